@@ -1,0 +1,183 @@
+/**
+ * The per-request gateway state: one typed object, `req.gateway`, shared by every middleware.
+ * Each middleware calls {@link gatewayContext} so that it works alone or in any order.
+ *
+ * @module
+ */
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
+import type { OutcomeCode } from './errors.js';
+
+/** How the client sent the token (RFC 6750 section 2). */
+export type TokenMethod = 'header' | 'body' | 'query';
+
+/** User information taken from UserInfo (or, failing that, from token claims). */
+export interface UserInfo {
+  fullName?: string;
+  firstName?: string;
+  middleName?: string;
+  familyName?: string;
+  eMail?: string;
+}
+
+/**
+ * Token information normalized from introspection, JWT validation and UserInfo.
+ * Times are seconds since the epoch, as in the claims.
+ */
+export interface TokenInfo {
+  /** `iss`. */
+  issuer?: string;
+  /** `sub`. */
+  subject?: string;
+  /** `username` (or `preferred_username`). */
+  username?: string;
+  /** `azp` when present, else `client_id`. */
+  clientId?: string;
+  /** `aud`, always as an array. */
+  audience: string[];
+  /** `scope`, split on spaces. */
+  scopes: string[];
+  /** Roles (`roles`, `realm_access.roles`, `groups`), when the token has any. */
+  roles: string[];
+  /** `exp`. */
+  expiresAt?: number;
+  /** `iat`. */
+  issuedAt?: number;
+  /** `nbf`. */
+  notBefore?: number;
+  /** `jti`. */
+  jti?: string;
+  /** User information (from UserInfo when it is enabled). */
+  userInfo: UserInfo;
+}
+
+/** The token of the current request. */
+export interface TokenContext {
+  /**
+   * The raw token. Non-enumerable on the object so that it never ends up in JSON, records or
+   * logs by accident; read it only to forward it.
+   */
+  readonly raw: string;
+  /** Where the client put it. */
+  readonly method: TokenMethod;
+  /** The token policy name (the realm). */
+  policy?: string;
+  /** Normalized information, once validated. */
+  info?: TokenInfo;
+  /** Claims returned by introspection, as returned. */
+  introspection?: Record<string, unknown>;
+  /** Claims of the validated JWT, when JWT validation is on. */
+  jwt?: Record<string, unknown>;
+  /** The UserInfo response, when UserInfo is on. */
+  userInfo?: Record<string, unknown>;
+  /** Milliseconds spent validating the token (0 on a cache hit is possible). */
+  processTimeMs?: number;
+}
+
+/** An XACML decision for the current request. */
+export interface AuthorizationContext {
+  decision: 'Permit' | 'Deny' | 'NotApplicable' | 'Indeterminate';
+  /** XACML status code URI. */
+  statusCode: string;
+  /** XACML status message, when there is one. */
+  statusMessage?: string;
+  /** The decision text, for example `result-1 DENY code:urn:oasis:names:tc:xacml:1.0:status:ok`. */
+  text: string;
+}
+
+/** Severity of a diagnostic entry. */
+export type DiagnosticLevel = 'debug' | 'info' | 'warn' | 'error';
+
+/** One diagnostic line of a transaction. Never contains a token value. */
+export interface Diagnostic {
+  /** Epoch milliseconds. */
+  time: number;
+  level: DiagnosticLevel;
+  /** A stable code, for example `ERR_TOKEN_INVALID` or `XACML_DECISION`. */
+  code: string;
+  message: string;
+}
+
+/** The registered API being invoked, when known. */
+export interface ApiContext {
+  /** Providing subject, for example `Ente`. */
+  provider: string;
+  /** API name, for example `PetStore`. */
+  name: string;
+  /** Version number. */
+  version: number;
+  /** Operation name (for XACML `action-id`), when known. */
+  operation?: string;
+  /** Resource path below the API's base, for example `/pet`. */
+  resourcePath?: string;
+}
+
+/** The per-request gateway state, at `req.gateway`. */
+export interface GatewayContext {
+  /** Unique id of the exchange, sent as `Gateway-Transaction-ID`. */
+  readonly transactionId: string;
+  /** Id of the message relayed, sent as `Gateway-Message-ID` on success. */
+  readonly messageId: string;
+  /** Epoch milliseconds at which the gateway took the request. */
+  readonly startedAt: number;
+  /** The registered API, when the request goes through `createGateway`. */
+  api?: ApiContext;
+  /** The token, once `requireToken` found one. */
+  token?: TokenContext;
+  /** The XACML decision, once `xacmlAuthorize` ran. */
+  authorization?: AuthorizationContext;
+  /** Diagnostics collected along the chain. */
+  readonly diagnostics: Diagnostic[];
+  /** Headers set for the backend by the gateway (token forwarding, transaction id). */
+  readonly outgoing: { headers: Record<string, string> };
+  /** The error the request ended with, once known. */
+  error?: { code: string; status: number; gatewayStatus: string; outcome: OutcomeCode };
+}
+
+declare global {
+  // Express's own extension point (declared by @types/express-serve-static-core), so `req.gateway`
+  // is typed in Express 4 and 5 apps without importing anything from us.
+  // eslint-disable-next-line @typescript-eslint/no-namespace
+  namespace Express {
+    interface Request {
+      /** The gateway's per-request state (set by the first gateway middleware that runs). */
+      gateway?: GatewayContext;
+    }
+  }
+}
+
+declare module 'http' {
+  interface IncomingMessage {
+    /** The gateway's per-request state (set by the first gateway middleware that runs). */
+    gateway?: GatewayContext;
+  }
+}
+
+/** Returns the request's gateway context, creating it when no middleware did yet. */
+export function gatewayContext(req: IncomingMessage): GatewayContext {
+  let context = req.gateway;
+  if (context === undefined) {
+    context = {
+      transactionId: randomUUID(),
+      messageId: randomUUID(),
+      startedAt: Date.now(),
+      diagnostics: [],
+      outgoing: { headers: {} },
+    };
+    req.gateway = context;
+  }
+  return context;
+}
+
+/** Creates the token context with the raw token kept non-enumerable. */
+export function createTokenContext(raw: string, method: TokenMethod, policy?: string): TokenContext {
+  const token = { method } as TokenContext;
+  if (policy !== undefined) token.policy = policy;
+  Object.defineProperty(token, 'raw', { value: raw, enumerable: false, writable: false });
+  return token;
+}
+
+/** Appends a diagnostic line to the request's context. */
+export function addDiagnostic(req: IncomingMessage, level: DiagnosticLevel, code: string, message: string): void {
+  gatewayContext(req).diagnostics.push({ time: Date.now(), level, code, message });
+}

@@ -1,0 +1,280 @@
+/**
+ * The catalogue of gateway errors: every code is defined once, here, with its HTTP status,
+ * `gateway_status`, console outcome and messages. Middleware throw (or `next()`) a
+ * {@link GatewayError}; {@link problemJsonErrorHandler} renders it.
+ *
+ * @module
+ */
+
+/**
+ * Transaction outcomes shown in the monitoring console (spec 2.4 / 7).
+ *
+ * - `OK`: the request was relayed (or handled) successfully.
+ * - `TOKEN_FAILED`: "Gestione Token Fallita" (token missing or invalid).
+ * - `AUTHORIZATION_DENIED`: "Autorizzazione Negata" (XACML not Permit).
+ * - `AUTHORIZATION_SERVER_ERROR`: the authorization server could not be used.
+ * - `CONNECTION_ERROR`: "Errore di Connessione" (backend unreachable or timing out).
+ * - `NOT_FOUND`: no registered API at that path.
+ * - `GENERIC_ERROR`: "Errore Generico" (anything unexpected).
+ * - `ABORTED`: the client went away before the response was complete.
+ */
+export type OutcomeCode =
+  | 'OK'
+  | 'TOKEN_FAILED'
+  | 'AUTHORIZATION_DENIED'
+  | 'AUTHORIZATION_SERVER_ERROR'
+  | 'CONNECTION_ERROR'
+  | 'NOT_FOUND'
+  | 'GENERIC_ERROR'
+  | 'ABORTED';
+
+/** Labels of each {@link OutcomeCode}, in the spec's Italian and in English. */
+export const outcomeLabels: Readonly<Record<OutcomeCode, { readonly it: string; readonly en: string }>> = {
+  OK: { it: 'Ok', en: 'Ok' },
+  TOKEN_FAILED: { it: 'Gestione Token Fallita', en: 'Token handling failed' },
+  AUTHORIZATION_DENIED: { it: 'Autorizzazione Negata', en: 'Authorization denied' },
+  AUTHORIZATION_SERVER_ERROR: { it: 'Authorization Server Non Disponibile', en: 'Authorization server unavailable' },
+  CONNECTION_ERROR: { it: 'Errore di Connessione', en: 'Connection error' },
+  NOT_FOUND: { it: 'API Non Trovata', en: 'API not found' },
+  GENERIC_ERROR: { it: 'Errore Generico', en: 'Generic error' },
+  ABORTED: { it: 'Richiesta Interrotta', en: 'Request aborted' },
+};
+
+/**
+ * Parameters that message templates may use. Only the 403 message needs them; they come from
+ * the API being invoked and the XACML decision.
+ */
+export interface MessageParams {
+  /** Service type, `gw` by default. */
+  serviceType?: string;
+  /** Registered API name, for example `PetStore`. */
+  serviceName?: string;
+  /** API version number, for example `1`. */
+  serviceVersion?: string | number;
+  /** Provider type, `gw` by default. */
+  providerType?: string;
+  /** Providing subject, for example `Ente`. */
+  providerName?: string;
+  /** Decision text, for example `result-1 DENY code:urn:oasis:names:tc:xacml:1.0:status:ok`. */
+  decisionText?: string;
+  /** Why the token request was rejected in more detail (several methods, malformed header). */
+  reason?: string;
+}
+
+/** A message: fixed text or a template over {@link MessageParams}. */
+export type Message = string | ((params: MessageParams) => string);
+
+/** The stable codes of every error the gateway can answer with. */
+export type GatewayErrorCode =
+  | 'ERR_TOKEN_MISSING'
+  | 'ERR_TOKEN_MULTIPLE_METHODS'
+  | 'ERR_TOKEN_MALFORMED'
+  | 'ERR_TOKEN_INVALID'
+  | 'ERR_TOKEN_EXPIRED'
+  | 'ERR_AUTHORIZATION_DENIED'
+  | 'ERR_AUTHORIZATION_SERVER_UNAVAILABLE'
+  | 'ERR_API_NOT_FOUND'
+  | 'ERR_BACKEND_UNAVAILABLE'
+  | 'ERR_BACKEND_TIMEOUT'
+  | 'ERR_INTERNAL';
+
+/** The `error` parameter of a `WWW-Authenticate: Bearer` challenge (RFC 6750 section 3.1). */
+export type BearerErrorCode = 'invalid_request' | 'invalid_token' | 'insufficient_scope';
+
+/** One entry of the catalogue. */
+export interface ErrorDefinition {
+  /** HTTP status of the problem+json answer. */
+  readonly status: number;
+  /** `gateway_status` field, for example `protocol:GATEWAY-1366`. */
+  readonly gatewayStatus: string;
+  /** Outcome recorded for the transaction. */
+  readonly outcome: OutcomeCode;
+  /** Bearer challenge sent in `WWW-Authenticate`, when the error is the client's token. */
+  readonly challenge?: { readonly error: BearerErrorCode; readonly description: string };
+  /** Seconds for `Retry-After`, for errors that are temporary. */
+  readonly retryAfter?: number;
+}
+
+/** Every gateway error, defined once. */
+export const errorCatalogue: Readonly<Record<GatewayErrorCode, ErrorDefinition>> = {
+  ERR_TOKEN_MISSING: {
+    status: 400,
+    gatewayStatus: 'protocol:GATEWAY-1366',
+    outcome: 'TOKEN_FAILED',
+    challenge: { error: 'invalid_request', description: 'The request is missing a required token parameter' },
+  },
+  ERR_TOKEN_MULTIPLE_METHODS: {
+    status: 400,
+    gatewayStatus: 'protocol:GATEWAY-1366',
+    outcome: 'TOKEN_FAILED',
+    challenge: {
+      error: 'invalid_request',
+      description: 'The request uses more than one method to send the token',
+    },
+  },
+  ERR_TOKEN_MALFORMED: {
+    status: 400,
+    gatewayStatus: 'protocol:GATEWAY-1366',
+    outcome: 'TOKEN_FAILED',
+    challenge: { error: 'invalid_request', description: 'The request has a malformed token parameter' },
+  },
+  ERR_TOKEN_INVALID: {
+    status: 401,
+    gatewayStatus: 'protocol:GATEWAY-1367',
+    outcome: 'TOKEN_FAILED',
+    challenge: { error: 'invalid_token', description: 'Token invalid' },
+  },
+  ERR_TOKEN_EXPIRED: {
+    status: 401,
+    gatewayStatus: 'protocol:GATEWAY-1367',
+    outcome: 'TOKEN_FAILED',
+    challenge: { error: 'invalid_token', description: 'Token expired' },
+  },
+  ERR_AUTHORIZATION_DENIED: {
+    status: 403,
+    gatewayStatus: 'protocol:GATEWAY-1352',
+    outcome: 'AUTHORIZATION_DENIED',
+  },
+  ERR_AUTHORIZATION_SERVER_UNAVAILABLE: {
+    status: 503,
+    gatewayStatus: 'protocol:GATEWAY-1369',
+    outcome: 'AUTHORIZATION_SERVER_ERROR',
+    retryAfter: 5,
+  },
+  ERR_API_NOT_FOUND: {
+    status: 404,
+    gatewayStatus: 'protocol:GATEWAY-404',
+    outcome: 'NOT_FOUND',
+  },
+  ERR_BACKEND_UNAVAILABLE: {
+    status: 503,
+    gatewayStatus: 'integration:GATEWAY-516',
+    outcome: 'CONNECTION_ERROR',
+    retryAfter: 5,
+  },
+  ERR_BACKEND_TIMEOUT: {
+    status: 504,
+    gatewayStatus: 'integration:GATEWAY-516',
+    outcome: 'CONNECTION_ERROR',
+  },
+  ERR_INTERNAL: {
+    status: 500,
+    gatewayStatus: 'integration:GATEWAY-500',
+    outcome: 'GENERIC_ERROR',
+  },
+};
+
+/** A message set: the `detail` text of every error code. */
+export type MessageSet = Readonly<Record<GatewayErrorCode, Message>>;
+
+const deniedIt: Message = (p) =>
+  `Il mittente non è autorizzato ad invocare il servizio ${p.serviceType ?? 'gw'}/${p.serviceName ?? ''} ` +
+  `(versione:${p.serviceVersion ?? ''}) erogato da ${p.providerType ?? 'gw'}/${p.providerName ?? ''}` +
+  (p.decisionText ? ` (${p.decisionText})` : '');
+
+const deniedEn: Message = (p) =>
+  `The sender is not authorized to invoke the service ${p.serviceType ?? 'gw'}/${p.serviceName ?? ''} ` +
+  `(version:${p.serviceVersion ?? ''}) provided by ${p.providerType ?? 'gw'}/${p.providerName ?? ''}` +
+  (p.decisionText ? ` (${p.decisionText})` : '');
+
+/** The spec's Italian messages (the default). */
+export const messagesIt: MessageSet = {
+  ERR_TOKEN_MISSING: 'Token non presente',
+  ERR_TOKEN_MULTIPLE_METHODS: 'Token non presente: il token è stato inviato con più di un metodo',
+  ERR_TOKEN_MALFORMED: (p) => `Token non presente: ${p.reason ?? 'token malformato'}`,
+  ERR_TOKEN_INVALID: 'Token non valido',
+  ERR_TOKEN_EXPIRED: 'Token non valido',
+  ERR_AUTHORIZATION_DENIED: deniedIt,
+  ERR_AUTHORIZATION_SERVER_UNAVAILABLE: 'Servizio di validazione del token temporaneamente non disponibile',
+  ERR_API_NOT_FOUND: 'Nessuna API registrata corrisponde alla richiesta',
+  ERR_BACKEND_UNAVAILABLE: 'Servizio temporaneamente non disponibile',
+  ERR_BACKEND_TIMEOUT: 'Il servizio non ha risposto in tempo',
+  ERR_INTERNAL: 'Errore interno del gateway',
+};
+
+/** English messages. */
+export const messagesEn: MessageSet = {
+  ERR_TOKEN_MISSING: 'Token not present',
+  ERR_TOKEN_MULTIPLE_METHODS: 'Token not present: the token was sent with more than one method',
+  ERR_TOKEN_MALFORMED: (p) => `Token not present: ${p.reason ?? 'malformed token'}`,
+  ERR_TOKEN_INVALID: 'Token not valid',
+  ERR_TOKEN_EXPIRED: 'Token not valid',
+  ERR_AUTHORIZATION_DENIED: deniedEn,
+  ERR_AUTHORIZATION_SERVER_UNAVAILABLE: 'Token validation service temporarily unavailable',
+  ERR_API_NOT_FOUND: 'No registered API matches the request',
+  ERR_BACKEND_UNAVAILABLE: 'Service temporarily unavailable',
+  ERR_BACKEND_TIMEOUT: 'The service did not answer in time',
+  ERR_INTERNAL: 'Internal gateway error',
+};
+
+/** The built-in message sets. */
+export const messageSets = { it: messagesIt, en: messagesEn } as const;
+
+/** Options of a {@link GatewayError}. */
+export interface GatewayErrorOptions {
+  /** Parameters for the message template. */
+  params?: MessageParams;
+  /** Realm of the `WWW-Authenticate` challenge (the token policy name). */
+  realm?: string;
+  /**
+   * Why it happened, for diagnostics only: never sent to the client. Must not contain a token.
+   */
+  diagnostic?: string;
+  /** The underlying error, for diagnostics only. */
+  cause?: unknown;
+}
+
+/** Renders the `detail` of an error code with a message set. */
+export function renderMessage(set: MessageSet, code: GatewayErrorCode, params: MessageParams = {}): string {
+  const message = set[code];
+  return typeof message === 'function' ? message(params) : message;
+}
+
+/**
+ * The error every gateway middleware raises. Its {@link GatewayError.code | code} is stable;
+ * status, `gateway_status` and outcome come from {@link errorCatalogue}.
+ *
+ * @example
+ * ```ts
+ * next(new GatewayError('ERR_TOKEN_INVALID', { realm: 'my-idp', diagnostic: 'introspection: active=false' }));
+ * ```
+ */
+export class GatewayError extends Error {
+  /** The stable error code. */
+  readonly code: GatewayErrorCode;
+  /** HTTP status. */
+  readonly status: number;
+  /** `gateway_status` of the problem+json body. */
+  readonly gatewayStatus: string;
+  /** Transaction outcome to record. */
+  readonly outcome: OutcomeCode;
+  /** Template parameters of the detail message. */
+  readonly params: MessageParams;
+  /** Realm of the Bearer challenge, when there is one. */
+  readonly realm: string | undefined;
+  /** Diagnostic text (never sent to the client). */
+  readonly diagnostic: string | undefined;
+
+  constructor(code: GatewayErrorCode, options: GatewayErrorOptions = {}) {
+    super(renderMessage(messagesEn, code, options.params), options.cause === undefined ? undefined : { cause: options.cause });
+    const definition = errorCatalogue[code];
+    this.name = 'GatewayError';
+    this.code = code;
+    this.status = definition.status;
+    this.gatewayStatus = definition.gatewayStatus;
+    this.outcome = definition.outcome;
+    this.params = options.params ?? {};
+    this.realm = options.realm;
+    this.diagnostic = options.diagnostic;
+  }
+
+  /** The catalogue entry of this error. */
+  get definition(): ErrorDefinition {
+    return errorCatalogue[this.code];
+  }
+}
+
+/** Whether a value is a {@link GatewayError} (also across copies of the package). */
+export function isGatewayError(value: unknown): value is GatewayError {
+  return value instanceof GatewayError || (value instanceof Error && value.name === 'GatewayError' && 'gatewayStatus' in value);
+}

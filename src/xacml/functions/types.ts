@@ -1,0 +1,48 @@
+/**
+ * The contract of an XACML function implemented eagerly: every argument is evaluated first,
+ * then {@link FunctionSpec.impl} runs. The evaluator handles the functions that are not eager
+ * itself (the logical `and`/`or`/`n-of`/`not`, the higher-order bag functions, and the XPath
+ * functions that need the request document) and uses this registry for everything else.
+ *
+ * @module
+ */
+
+/** The static type of an argument or result: a data type, single or bag. */
+export interface ValueType {
+  /** Data-type URI (canonical; aliases are resolved before lookup). */
+  readonly dataType: string;
+  /** Whether it is a bag of values. */
+  readonly bag: boolean;
+}
+
+/**
+ * Thrown by an implementation when the function's result is a processing error
+ * (division by zero, `one-and-only` of a bag that does not hold exactly one value, an invalid
+ * lexical form in a `*-from-string` conversion …). The evaluator turns it into Indeterminate
+ * with status `processing-error` and this message.
+ */
+export class XacmlProcessingError extends Error {
+  override readonly name = 'XacmlProcessingError';
+}
+
+/** An eagerly evaluated XACML function. */
+export interface FunctionSpec {
+  /** Canonical function URI. */
+  readonly id: string;
+  /** Types of the fixed parameters, in order. */
+  readonly params: readonly ValueType[];
+  /**
+   * Type of any further arguments (for `string-concatenate`, `*-bag`, `integer-add`,
+   * `*-one-and-only`-less variadics). Absent when the function takes exactly `params`.
+   */
+  readonly variadic?: ValueType;
+  /** The fewest arguments accepted (for variadic functions); `params.length` otherwise. */
+  readonly minArgs: number;
+  /** The result type. */
+  readonly returns: ValueType;
+  /**
+   * The implementation. Each argument is a runtime value, or a `readonly unknown[]` for a bag
+   * parameter. Throws {@link XacmlProcessingError} for a processing error.
+   */
+  readonly impl: (args: readonly unknown[]) => unknown;
+}
