@@ -1,0 +1,416 @@
+/**
+ * A demo OAuth 2.0 authorization server built with `oidc-provider` 9, for the runnable example and
+ * for every integration test. It runs in-process on loopback and issues client_credentials tokens:
+ *
+ * - opaque access tokens (default) whose introspection response carries `aud` (the API audience),
+ *   `azp` and `sub` (the client id), `scope`, `client_id`, `exp`, `iat`, `iss`, `active`;
+ * - JWT access tokens (`format: 'jwt'`, through a second resource indicator) signed with a key
+ *   published at the issuer's `jwks_uri`, so JWT validation can be tested;
+ * - introspection (the `gateway` client may introspect every client's tokens, others only their own)
+ *   and revocation (a client revokes its own tokens);
+ * - a small UserInfo answer for client_credentials tokens (see {@link DemoAuthServer}).
+ *
+ * @example
+ * ```ts
+ * const as = await startDemoAuthServer({ port: 0 });
+ * const token = await as.issueToken('client1', 'client1-secret', { scope: 'read write' });
+ * // ... call the gateway with `Authorization: Bearer ${token}`
+ * await as.stop();
+ * ```
+ *
+ * @module
+ */
+import { randomBytes, randomUUID } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { exportJWK, generateKeyPair, type JWK } from 'jose';
+
+/** A client registered at the demo authorization server. */
+export interface DemoClient {
+  /** `client_id`. */
+  clientId: string;
+  /** `client_secret` (also used as the HMAC key of `client_secret_jwt`, not supported here). */
+  clientSecret: string;
+  /**
+   * How the client authenticates at the token, introspection and revocation endpoints.
+   * Default `client_secret_basic`. `private_key_jwt` needs {@link DemoClient.jwks}.
+   */
+  tokenEndpointAuthMethod?: 'client_secret_basic' | 'client_secret_post' | 'private_key_jwt';
+  /** Public keys of a `private_key_jwt` client. */
+  jwks?: { keys: JWK[] };
+  /** Scopes the client may request, space separated. Default `read write`. */
+  scope?: string;
+  /**
+   * Claims the demo UserInfo answer returns for this client's tokens (merged over the default
+   * profile: `name`, `given_name`, `middle_name`, `family_name`, `email`, `preferred_username`).
+   */
+  profile?: Record<string, unknown>;
+}
+
+/** Options of {@link startDemoAuthServer}. */
+export interface DemoAuthServerOptions {
+  /** TCP port; `0` (the default) picks an ephemeral one (tests); the example uses 9000. */
+  port?: number;
+  /** Interface to listen on. Default `127.0.0.1`. */
+  host?: string;
+  /**
+   * Registered clients. Default: `client1`/`client1-secret`, `client2`/`client2-secret`,
+   * `client3`/`client3-secret` (token clients) and `gateway`/`gateway-secret` (introspection client).
+   */
+  clients?: DemoClient[];
+  /** Access token lifetime in seconds. Default 3600 (tests use a short one for "expired"). */
+  accessTokenTtl?: number;
+  /** The API identifier put in `aud`. Default `petstore-api`. */
+  audience?: string;
+  /**
+   * Client id allowed to introspect tokens of every client. Default `gateway`.
+   */
+  introspectionClientId?: string;
+}
+
+/** Counters of requests the demo server received. */
+export interface DemoAuthServerStats {
+  /** POST requests to the introspection endpoint. */
+  introspections: number;
+  /** POST requests to the token endpoint. */
+  tokenRequests: number;
+  /** Requests to the UserInfo endpoint. */
+  userinfo: number;
+  /** GET requests to the discovery document. */
+  discoveries: number;
+}
+
+/** A running demo authorization server. */
+export interface DemoAuthServer {
+  /** `http://127.0.0.1:<port>`. */
+  readonly issuer: string;
+  /** The TCP port it listens on. */
+  readonly port: number;
+  /** Request counters (mutable, reset them in tests if needed). */
+  readonly stats: DemoAuthServerStats;
+  /** The API audience put in `aud`. */
+  readonly audience: string;
+  /** Endpoint URLs, as published in discovery. */
+  readonly endpoints: { token: string; introspection: string; revocation: string; userinfo: string; jwks: string };
+  /** Resource indicators that select the access token format. */
+  readonly resources: { opaque: string; jwt: string };
+  /**
+   * Obtains an access token with the client_credentials grant, over real HTTP, authenticating as the
+   * client is registered (`client_secret_basic` or `client_secret_post`).
+   */
+  issueToken(clientId: string, clientSecret: string, options?: { scope?: string; format?: 'opaque' | 'jwt' }): Promise<string>;
+  /** Revokes a token (RFC 7009) over real HTTP. */
+  revoke(token: string, clientId: string, clientSecret: string): Promise<void>;
+  /** Closes the listening server and every open socket: the server is then "down". */
+  stop(): Promise<void>;
+  /** Listens again on the same port after {@link DemoAuthServer.stop}. */
+  start(): Promise<void>;
+}
+
+/** Default clients of the demo server. */
+export const defaultDemoClients: readonly DemoClient[] = [
+  { clientId: 'client1', clientSecret: 'client1-secret' },
+  { clientId: 'client2', clientSecret: 'client2-secret' },
+  { clientId: 'client3', clientSecret: 'client3-secret' },
+  { clientId: 'gateway', clientSecret: 'gateway-secret' },
+];
+
+// The parts of oidc-provider's API used here (the package ships no type declarations).
+interface OidcToken {
+  kind: string;
+  clientId: string;
+  accountId?: string;
+  isValid?: boolean;
+  isExpired?: boolean;
+}
+interface OidcClient {
+  clientId: string;
+}
+interface OidcProviderInstance {
+  callback(): (req: IncomingMessage, res: ServerResponse) => void;
+  ClientCredentials: { find(value: string): Promise<OidcToken | undefined> };
+}
+type OidcProviderConstructor = new (issuer: string, configuration: Record<string, unknown>) => OidcProviderInstance;
+interface OidcProviderModule {
+  default: OidcProviderConstructor;
+  errors: { InvalidTarget: new (description?: string) => Error };
+}
+
+/**
+ * Loads oidc-provider. The specifier goes through a variable because the package has no type
+ * declarations (a typed import would fail strict type-checking); the one warning it prints at import
+ * time on Node 20 ("Unsupported runtime") is filtered so test output stays quiet.
+ */
+async function loadProvider(): Promise<OidcProviderModule> {
+  const specifier = 'oidc-provider';
+  const original = console.warn;
+  console.warn = (...args: unknown[]) => {
+    if (typeof args[0] === 'string' && args[0].includes('Unsupported runtime')) return;
+    original.apply(console, args);
+  };
+  try {
+    return (await import(specifier)) as OidcProviderModule;
+  } finally {
+    console.warn = original;
+  }
+}
+
+/**
+ * A minimal in-memory storage adapter, one per server: oidc-provider's own one is shared by every
+ * provider in the process and warns at start-up.
+ */
+function memoryAdapterFactory(): (model: string) => unknown {
+  const store = new Map<string, { payload: Record<string, unknown>; expiresAt: number }>();
+  const get = (key: string): Record<string, unknown> | undefined => {
+    const entry = store.get(key);
+    if (entry === undefined) return undefined;
+    if (entry.expiresAt <= Date.now()) {
+      store.delete(key);
+      return undefined;
+    }
+    return entry.payload;
+  };
+  return (model: string) => ({
+    async upsert(id: string, payload: Record<string, unknown>, expiresIn?: number) {
+      const expiresAt = typeof expiresIn === 'number' ? Date.now() + expiresIn * 1000 : Infinity;
+      store.set(`${model}:${id}`, { payload, expiresAt });
+      if (model === 'Session' && typeof payload['uid'] === 'string') {
+        store.set(`sessionUid:${payload['uid']}`, { payload: { id }, expiresAt });
+      }
+      if (typeof payload['grantId'] === 'string') {
+        const grantKey = `grant:${payload['grantId']}`;
+        const members = (get(grantKey)?.['members'] as string[] | undefined) ?? [];
+        store.set(grantKey, { payload: { members: [...members, `${model}:${id}`] }, expiresAt: Infinity });
+      }
+    },
+    async find(id: string) {
+      return get(`${model}:${id}`);
+    },
+    async findByUid(uid: string) {
+      const ref = get(`sessionUid:${uid}`);
+      return ref === undefined ? undefined : get(`${model}:${String(ref['id'])}`);
+    },
+    async findByUserCode() {
+      return undefined;
+    },
+    async consume(id: string) {
+      const payload = get(`${model}:${id}`);
+      if (payload !== undefined) payload['consumed'] = Math.floor(Date.now() / 1000);
+    },
+    async destroy(id: string) {
+      store.delete(`${model}:${id}`);
+    },
+    async revokeByGrantId(grantId: string) {
+      const members = (get(`grant:${grantId}`)?.['members'] as string[] | undefined) ?? [];
+      for (const key of members) store.delete(key);
+      store.delete(`grant:${grantId}`);
+    },
+  });
+}
+
+function formEncode(value: string): string {
+  // RFC 6749 section 2.3.1: client id and secret are form-urlencoded before Basic encoding.
+  return encodeURIComponent(value).replace(/%20/g, '+');
+}
+
+/**
+ * Starts the demo authorization server on loopback.
+ *
+ * Listens first (so that the port, and thus the issuer `http://127.0.0.1:<port>`, is known), then
+ * builds the provider with that issuer. Besides oidc-provider's own endpoints it answers the
+ * UserInfo endpoint (`/me`, as published in discovery) itself for client_credentials tokens, with a
+ * demo profile of the client (`sub` = client id): oidc-provider's UserInfo only serves user tokens,
+ * and the gateway's UserInfo switch needs something to call. Other tokens go to oidc-provider.
+ */
+export async function startDemoAuthServer(options: DemoAuthServerOptions = {}): Promise<DemoAuthServer> {
+  const host = options.host ?? '127.0.0.1';
+  const audience = options.audience ?? 'petstore-api';
+  const ttl = options.accessTokenTtl ?? 3600;
+  const clients = options.clients ?? [...defaultDemoClients];
+  const introspector = options.introspectionClientId ?? 'gateway';
+  if (!Number.isInteger(ttl) || ttl <= 0) throw new TypeError('accessTokenTtl must be a positive integer');
+
+  const stats: DemoAuthServerStats = { introspections: 0, tokenRequests: 0, userinfo: 0, discoveries: 0 };
+  let handler: (req: IncomingMessage, res: ServerResponse) => void = (_req, res) => {
+    res.statusCode = 503;
+    res.end();
+  };
+  const server: Server = createServer((req, res) => handler(req, res));
+  await listen(server, options.port ?? 0, host);
+  const port = (server.address() as AddressInfo).port;
+  const issuer = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+
+  const resources = { opaque: 'urn:example:petstore:opaque', jwt: 'urn:example:petstore:jwt' };
+  const { privateKey } = await generateKeyPair('RS256', { extractable: true });
+  const signingKey = { ...(await exportJWK(privateKey)), kid: randomUUID(), alg: 'RS256', use: 'sig' };
+
+  const { default: Provider, errors } = await loadProvider();
+  const provider = new Provider(issuer, {
+    adapter: memoryAdapterFactory(),
+    clients: clients.map((c) => ({
+      client_id: c.clientId,
+      client_secret: c.clientSecret,
+      grant_types: ['client_credentials'],
+      response_types: [],
+      redirect_uris: [],
+      token_endpoint_auth_method: c.tokenEndpointAuthMethod ?? 'client_secret_basic',
+      ...(c.jwks ? { jwks: c.jwks } : {}),
+      scope: c.scope ?? 'read write',
+    })),
+    jwks: { keys: [signingKey] },
+    cookies: { keys: [randomBytes(32).toString('base64url')] },
+    scopes: ['openid', 'read', 'write'],
+    ttl: { ClientCredentials: ttl, AccessToken: ttl },
+    features: {
+      devInteractions: { enabled: false },
+      clientCredentials: { enabled: true },
+      introspection: {
+        enabled: true,
+        // The gateway's client introspects every client's tokens; a client only its own.
+        allowedPolicy: async (_ctx: unknown, client: OidcClient, token: OidcToken) =>
+          client.clientId === introspector || client.clientId === token.clientId,
+      },
+      revocation: {
+        enabled: true,
+        allowedPolicy: async (_ctx: unknown, client: OidcClient, token: OidcToken) => client.clientId === token.clientId,
+      },
+      resourceIndicators: {
+        enabled: true,
+        // Without a `resource` parameter the token is for the API, opaque.
+        defaultResource: async () => resources.opaque,
+        useGrantedResource: async () => true,
+        getResourceServerInfo: async (_ctx: unknown, resource: string) => {
+          if (resource !== resources.opaque && resource !== resources.jwt) {
+            throw new errors.InvalidTarget();
+          }
+          return {
+            scope: 'read write',
+            audience,
+            accessTokenTTL: ttl,
+            accessTokenFormat: resource === resources.jwt ? 'jwt' : 'opaque',
+          };
+        },
+      },
+    },
+    // `azp` on every token; `sub` = client id on client_credentials ones (user tokens have theirs).
+    extraTokenClaims: async (_ctx: unknown, token: OidcToken) =>
+      token.kind === 'ClientCredentials' ? { azp: token.clientId, sub: token.clientId } : { azp: token.clientId },
+    clockTolerance: 0,
+  });
+
+  const endpoints = {
+    token: `${issuer}/token`,
+    introspection: `${issuer}/token/introspection`,
+    revocation: `${issuer}/token/revocation`,
+    userinfo: `${issuer}/me`,
+    jwks: `${issuer}/jwks`,
+  };
+  const callback = provider.callback();
+  const profiles = new Map(clients.map((c) => [c.clientId, c.profile ?? {}]));
+
+  async function userinfo(req: IncomingMessage, res: ServerResponse): Promise<boolean> {
+    const match = /^bearer +([^\s]+)$/i.exec(req.headers.authorization ?? '');
+    if (!match?.[1]) return false;
+    const token = await provider.ClientCredentials.find(match[1]).catch(() => undefined);
+    if (token === undefined || token.isValid === false) return false;
+    const body = {
+      sub: token.clientId,
+      name: `Demo ${token.clientId}`,
+      given_name: 'Demo',
+      middle_name: 'Client',
+      family_name: token.clientId,
+      email: `${token.clientId}@example.test`,
+      preferred_username: token.clientId,
+      ...profiles.get(token.clientId),
+    };
+    res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' });
+    res.end(JSON.stringify(body));
+    return true;
+  }
+
+  handler = (req, res) => {
+    const path = (req.url ?? '/').split('?')[0];
+    if (req.method === 'POST' && path === '/token/introspection') stats.introspections += 1;
+    if (req.method === 'POST' && path === '/token') stats.tokenRequests += 1;
+    if (req.method === 'GET' && path === '/.well-known/openid-configuration') stats.discoveries += 1;
+    if (path === '/me') {
+      stats.userinfo += 1;
+      userinfo(req, res).then(
+        (handled) => {
+          if (!handled) callback(req, res);
+        },
+        () => {
+          res.statusCode = 500;
+          res.end();
+        },
+      );
+      return;
+    }
+    callback(req, res);
+  };
+
+  const secrets = new Map(clients.map((c) => [c.clientId, c]));
+  async function post(url: string, clientId: string, clientSecret: string, params: Record<string, string>): Promise<Response> {
+    const method = secrets.get(clientId)?.tokenEndpointAuthMethod ?? 'client_secret_basic';
+    const body = new URLSearchParams(params);
+    const headers: Record<string, string> = { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' };
+    if (method === 'client_secret_post') {
+      body.set('client_id', clientId);
+      body.set('client_secret', clientSecret);
+    } else {
+      headers['authorization'] = `Basic ${Buffer.from(`${formEncode(clientId)}:${formEncode(clientSecret)}`).toString('base64')}`;
+    }
+    return fetch(url, { method: 'POST', headers, body });
+  }
+
+  let running = true;
+  return {
+    issuer,
+    port,
+    stats,
+    audience,
+    endpoints,
+    resources,
+    async issueToken(clientId, clientSecret, tokenOptions = {}) {
+      const params: Record<string, string> = { grant_type: 'client_credentials' };
+      if (tokenOptions.scope !== undefined) params['scope'] = tokenOptions.scope;
+      params['resource'] = tokenOptions.format === 'jwt' ? resources.jwt : resources.opaque;
+      const response = await post(endpoints.token, clientId, clientSecret, params);
+      const json = (await response.json()) as { access_token?: string; error?: string; error_description?: string };
+      if (!response.ok || typeof json.access_token !== 'string') {
+        throw new Error(`token request failed: ${response.status} ${json.error ?? ''} ${json.error_description ?? ''}`.trim());
+      }
+      return json.access_token;
+    },
+    async revoke(token, clientId, clientSecret) {
+      const response = await post(endpoints.revocation, clientId, clientSecret, { token });
+      if (!response.ok) throw new Error(`revocation failed: ${response.status}`);
+      await response.arrayBuffer();
+    },
+    async stop() {
+      if (!running) return;
+      running = false;
+      await new Promise<void>((resolve, reject) => {
+        server.close((err) => (err ? reject(err) : resolve()));
+        // Keep-alive sockets would keep the server "up" for clients that already connected.
+        server.closeAllConnections();
+      });
+    },
+    async start() {
+      if (running) return;
+      await listen(server, port, host);
+      running = true;
+    },
+  };
+}
+
+function listen(server: Server, port: number, host: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const onError = (err: Error) => reject(err);
+    server.once('error', onError);
+    server.listen(port, host, () => {
+      server.off('error', onError);
+      resolve();
+    });
+  });
+}
