@@ -112,6 +112,15 @@ export interface ApiContext {
   resourcePath?: string;
 }
 
+/**
+ * Message-recording settings of one request (spec 2.3), set by the gateway from the API's
+ * configuration. They override the options of `recordTransaction` for that request.
+ */
+export interface RecordingContext {
+  /** Record the headers sent to the backend ("Richiesta - Uscita": headers only). */
+  outgoingHeaders?: boolean;
+}
+
 /** The per-request gateway state, at `req.gateway`. */
 export interface GatewayContext {
   /** Unique id of the exchange, sent as `Gateway-Transaction-ID`. */
@@ -130,6 +139,8 @@ export interface GatewayContext {
   readonly diagnostics: Diagnostic[];
   /** Headers set for the backend by the gateway (token forwarding, transaction id). */
   readonly outgoing: { headers: Record<string, string> };
+  /** Message recording of this request, when the API's configuration sets it (see {@link RecordingContext}). */
+  recording?: RecordingContext;
   /** The error the request ended with, once known. */
   error?: { code: string; status: number; gatewayStatus: string; outcome: OutcomeCode };
 }
