@@ -139,6 +139,12 @@ export interface GatewayContext {
   readonly diagnostics: Diagnostic[];
   /** Headers set for the backend by the gateway (token forwarding, transaction id). */
   readonly outgoing: { headers: Record<string, string> };
+  /**
+   * The request body as received, when a gateway middleware had to read the stream itself
+   * (`requireToken` buffers `application/x-www-form-urlencoded` bodies to find `access_token`).
+   * A relay sends these bytes instead of the (already consumed) stream. Also set as `req.rawBody`.
+   */
+  rawBody?: Buffer;
   /** Message recording of this request, when the API's configuration sets it (see {@link RecordingContext}). */
   recording?: RecordingContext;
   /** The error the request ended with, once known. */

@@ -76,6 +76,8 @@ export type GatewayErrorCode =
   | 'ERR_API_NOT_FOUND'
   | 'ERR_BACKEND_UNAVAILABLE'
   | 'ERR_BACKEND_TIMEOUT'
+  | 'ERR_BAD_REQUEST'
+  | 'ERR_REQUEST_TOO_LARGE'
   | 'ERR_INTERNAL';
 
 /** The `error` parameter of a `WWW-Authenticate: Bearer` challenge (RFC 6750 section 3.1). */
@@ -157,6 +159,16 @@ export const errorCatalogue: Readonly<Record<GatewayErrorCode, ErrorDefinition>>
     gatewayStatus: 'integration:GATEWAY-516',
     outcome: 'CONNECTION_ERROR',
   },
+  ERR_BAD_REQUEST: {
+    status: 400,
+    gatewayStatus: 'protocol:GATEWAY-400',
+    outcome: 'GENERIC_ERROR',
+  },
+  ERR_REQUEST_TOO_LARGE: {
+    status: 413,
+    gatewayStatus: 'protocol:GATEWAY-413',
+    outcome: 'GENERIC_ERROR',
+  },
   ERR_INTERNAL: {
     status: 500,
     gatewayStatus: 'integration:GATEWAY-500',
@@ -189,6 +201,8 @@ export const messagesIt: MessageSet = {
   ERR_API_NOT_FOUND: 'Nessuna API registrata corrisponde alla richiesta',
   ERR_BACKEND_UNAVAILABLE: 'Servizio temporaneamente non disponibile',
   ERR_BACKEND_TIMEOUT: 'Il servizio non ha risposto in tempo',
+  ERR_BAD_REQUEST: 'Richiesta non valida',
+  ERR_REQUEST_TOO_LARGE: 'Il corpo della richiesta supera la dimensione massima consentita',
   ERR_INTERNAL: 'Errore interno del gateway',
 };
 
@@ -204,6 +218,8 @@ export const messagesEn: MessageSet = {
   ERR_API_NOT_FOUND: 'No registered API matches the request',
   ERR_BACKEND_UNAVAILABLE: 'Service temporarily unavailable',
   ERR_BACKEND_TIMEOUT: 'The service did not answer in time',
+  ERR_BAD_REQUEST: 'Bad request',
+  ERR_REQUEST_TOO_LARGE: 'The request body exceeds the maximum size allowed',
   ERR_INTERNAL: 'Internal gateway error',
 };
 
