@@ -1,0 +1,32 @@
+/**
+ * The decision text of the 403 detail and of diagnostics.
+ *
+ * @module
+ */
+
+/** The parts of an XACML result the decision text is made of. */
+export interface DecisionResult {
+  decision: 'Permit' | 'Deny' | 'NotApplicable' | 'Indeterminate';
+  status: { code: string; message?: string };
+}
+
+const DECISION_NAMES: Readonly<Record<DecisionResult['decision'], string>> = {
+  Permit: 'PERMIT',
+  Deny: 'DENY',
+  NotApplicable: 'NOT_APPLICABLE',
+  Indeterminate: 'INDETERMINATE',
+};
+
+/**
+ * The decision text of a response, one `result-<n> <DECISION> code:<status code>` per result,
+ * joined by a space: `result-1 DENY code:urn:oasis:names:tc:xacml:1.0:status:ok`.
+ * With `withMessages`, each status message is appended as ` message:<text>` (for diagnostics).
+ */
+export function decisionText(results: readonly DecisionResult[], withMessages = false): string {
+  return results
+    .map((result, i) => {
+      const base = `result-${i + 1} ${DECISION_NAMES[result.decision]} code:${result.status.code}`;
+      return withMessages && result.status.message ? `${base} message:${result.status.message}` : base;
+    })
+    .join(' ');
+}

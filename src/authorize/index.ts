@@ -1,0 +1,23 @@
+/**
+ * XACML authorization of invocations: the middleware, its policy source, and the builder of the
+ * XACML request of an invocation.
+ *
+ * @module
+ */
+export { xacmlAuthorize } from './xacml-authorize.js';
+export type { XacmlAuthorizeMiddleware, XacmlAuthorizeOptions, XacmlObligation, XacmlObligationHandler } from './xacml-authorize.js';
+export { XacmlPolicySource } from './policy-source.js';
+export type {
+  XacmlEvaluatorOptions,
+  XacmlPdp,
+  XacmlPolicyDocuments,
+  XacmlPolicyLoader,
+  XacmlPolicySourceOptions,
+  XacmlPolicyState,
+} from './policy-source.js';
+export { buildXacmlRequest } from './request-builder.js';
+export type { BuildXacmlRequestOptions, XacmlInvocation, XacmlSubjectInfo } from './request-builder.js';
+export { toRequestXml } from './request-xml.js';
+export { XacmlAttributes } from './attributes.js';
+export { decisionText } from './decision.js';
+export type { DecisionResult } from './decision.js';

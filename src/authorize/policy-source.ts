@@ -1,0 +1,221 @@
+/**
+ * The compiled XACML policy of an authorization point, with its reload rules.
+ *
+ * @module
+ */
+import { logger } from '../log.js';
+import { createPdp } from '../xacml/index.js';
+
+const log = logger('authorize');
+
+/** The evaluator options a policy source passes to `createPdp` (attribute finder, clock, resource children). */
+export type XacmlEvaluatorOptions = Omit<Parameters<typeof createPdp>[0], 'policies' | 'references'>;
+
+/** A compiled policy: what `createPdp` returns. */
+export type XacmlPdp = ReturnType<typeof createPdp>;
+
+/**
+ * Policy documents: one XML text, several top-level ones, or top-level ones plus documents
+ * reachable only through `PolicyIdReference`/`PolicySetIdReference`.
+ */
+export type XacmlPolicyDocuments = string | readonly string[] | { policies: readonly string[]; references?: readonly string[] };
+
+/** Loads the current policy documents, for example by reading a file or a configuration store. */
+export type XacmlPolicyLoader = () => XacmlPolicyDocuments | Promise<XacmlPolicyDocuments>;
+
+/** Options of {@link XacmlPolicySource}. */
+export interface XacmlPolicySourceOptions extends XacmlEvaluatorOptions {
+  /**
+   * The policy: XML text (or texts), compiled at construction so that a bad policy throws at
+   * start-up, or a loader, called at first use and again after {@link XacmlPolicySource.reset}
+   * or {@link XacmlPolicySource.reload}.
+   */
+  policy: XacmlPolicyDocuments | XacmlPolicyLoader;
+  /** Referenced documents added to those the policy gives. */
+  references?: readonly string[];
+}
+
+/** What {@link XacmlPolicySource.get} gives: the policy in force and, when a reload just failed, why. */
+export interface XacmlPolicyState {
+  /** The compiled policy in force. */
+  readonly pdp: XacmlPdp;
+  /** Increases each time a different policy text is compiled and put in force (first one: 1). */
+  readonly version: number;
+  /** The error of the reload that just failed while this (previous) policy stayed in force. */
+  readonly reloadError?: Error;
+}
+
+/**
+ * Owns the compiled policy of one authorization point: compiles each policy version once, keeps it
+ * until reset, and never replaces a working policy with a broken one.
+ *
+ * - A policy given as text is compiled by the constructor: an invalid one throws (`XacmlSyntaxError`).
+ * - A loader is called at first use, and again after {@link reset} (lazily, by the next request) or
+ *   {@link reload} (now). A loaded text equal to the one in force is not compiled again.
+ * - If a new text fails to load or compile, the previous policy stays in force and the error is
+ *   logged and reported to the request that triggered the reload (as a diagnostic). With no
+ *   previous policy, {@link get} rejects and the middleware fails closed (500).
+ *
+ * Create one per policy and pass it to `xacmlAuthorize({ policy: source })`, or let
+ * `xacmlAuthorize` create it and use the middleware's `reset()`/`reload()`.
+ *
+ * @example
+ * ```ts
+ * import { readFile } from 'node:fs/promises';
+ * import { XacmlPolicySource } from 'express-access-gateway';
+ *
+ * const source = new XacmlPolicySource({ policy: () => readFile('policies/petstore.xml', 'utf8') });
+ * // after the file changed (the spec's ResetAllCaches):
+ * source.reset();
+ * ```
+ */
+export class XacmlPolicySource {
+  readonly #loader: XacmlPolicyLoader | undefined;
+  readonly #references: readonly string[];
+  readonly #evaluatorOptions: XacmlEvaluatorOptions;
+  #state: XacmlPolicyState | undefined;
+  /** The key (documents) of the policy in force, to skip compiling an unchanged text. */
+  #key: string | undefined;
+  /** The key of the last text that failed, with its error, so a broken text is not compiled again and again. */
+  #failed: { key: string; error: Error } | undefined;
+  #stale: boolean;
+  #loading: Promise<XacmlPolicyState> | undefined;
+
+  constructor(options: XacmlPolicySourceOptions) {
+    if (options === null || typeof options !== 'object') throw new TypeError('XacmlPolicySource: options must be an object');
+    const { policy, references, ...evaluatorOptions } = options;
+    if (references !== undefined && (!Array.isArray(references) || references.some((r) => typeof r !== 'string'))) {
+      throw new TypeError('XacmlPolicySource: options.references must be an array of XML strings');
+    }
+    this.#references = references ?? [];
+    this.#evaluatorOptions = evaluatorOptions;
+    if (typeof policy === 'function') {
+      this.#loader = policy;
+      this.#stale = true;
+    } else {
+      checkDocuments(policy, 'options.policy');
+      this.#loader = undefined;
+      this.#stale = false;
+      this.#install(policy);
+    }
+  }
+
+  /** The version of the policy in force (0 before the first successful load). */
+  get version(): number {
+    return this.#state?.version ?? 0;
+  }
+
+  /** The error of the last failed load or compile, if the last attempt failed. */
+  get lastError(): Error | undefined {
+    return this.#failed?.error;
+  }
+
+  /**
+   * The policy in force: synchronously when it is loaded and not reset (the hot path), otherwise a
+   * promise that loads it first (one load at a time, shared by concurrent callers). Rejects only
+   * when no policy was ever loaded successfully.
+   */
+  get(): XacmlPolicyState | Promise<XacmlPolicyState> {
+    if (!this.#stale && this.#state !== undefined) return this.#state;
+    this.#loading ??= this.#load().finally(() => {
+      this.#loading = undefined;
+    });
+    return this.#loading;
+  }
+
+  /**
+   * Marks the policy stale: the next request calls the loader again (ResetAllCaches). The policy
+   * in force keeps answering until a new one compiles. No effect on a policy given as text.
+   */
+  reset(): void {
+    if (this.#loader !== undefined) this.#stale = true;
+  }
+
+  /**
+   * Loads and compiles the policy now. Resolves with the policy in force; rejects with the load or
+   * compile error (the previous policy, if any, stays in force).
+   */
+  async reload(): Promise<XacmlPolicyState> {
+    this.reset();
+    const state = await this.get();
+    if (state.reloadError) throw state.reloadError;
+    return state;
+  }
+
+  /**
+   * Compiles `policy` and puts it in force (an uploaded policy). Throws `XacmlSyntaxError` (or
+   * `TypeError`) when it is invalid, leaving the previous policy in force.
+   */
+  update(policy: XacmlPolicyDocuments): XacmlPolicyState {
+    checkDocuments(policy, 'policy');
+    this.#install(policy);
+    this.#stale = false;
+    return this.#state as XacmlPolicyState;
+  }
+
+  async #load(): Promise<XacmlPolicyState> {
+    const loader = this.#loader;
+    if (loader === undefined) return this.#state as XacmlPolicyState;
+    try {
+      const documents = await loader();
+      checkDocuments(documents, 'the loaded policy');
+      this.#install(documents);
+      this.#stale = false;
+      return this.#state as XacmlPolicyState;
+    } catch (cause) {
+      const error = cause instanceof Error ? cause : new Error(String(cause));
+      this.#failed ??= { key: '', error };
+      this.#failed.error = error;
+      log('policy load failed, %s: %s', this.#state ? `version ${this.#state.version} stays in force` : 'no policy in force', error.message);
+      if (this.#state === undefined) throw error;
+      // Keep the previous policy until the next reset: retrying on every request would compile on the hot path.
+      this.#stale = false;
+      return { ...this.#state, reloadError: error };
+    }
+  }
+
+  /** Compiles `documents` unless they are the ones in force (or the last ones that failed). */
+  #install(documents: XacmlPolicyDocuments): void {
+    const { policies, references } = normalize(documents, this.#references);
+    const key = JSON.stringify([policies, references]);
+    if (key === this.#key) {
+      this.#failed = undefined;
+      return;
+    }
+    if (key === this.#failed?.key) throw this.#failed.error;
+    let pdp: XacmlPdp;
+    try {
+      pdp = createPdp({ ...this.#evaluatorOptions, policies, references });
+    } catch (cause) {
+      const error = cause instanceof Error ? cause : new Error(String(cause));
+      this.#failed = { key, error };
+      throw error;
+    }
+    this.#failed = undefined;
+    this.#key = key;
+    this.#state = { pdp, version: (this.#state?.version ?? 0) + 1 };
+    log('policy version %d compiled', this.#state.version);
+  }
+}
+
+function normalize(documents: XacmlPolicyDocuments, extraReferences: readonly string[]): { policies: string[]; references: string[] } {
+  if (typeof documents === 'string') return { policies: [documents], references: [...extraReferences] };
+  if (isDocumentList(documents)) return { policies: [...documents], references: [...extraReferences] };
+  return { policies: [...documents.policies], references: [...(documents.references ?? []), ...extraReferences] };
+}
+
+function isDocumentList(documents: XacmlPolicyDocuments): documents is readonly string[] {
+  return Array.isArray(documents);
+}
+
+function checkDocuments(documents: unknown, name: string): asserts documents is XacmlPolicyDocuments {
+  const strings = (v: unknown): boolean => Array.isArray(v) && v.length > 0 && v.every((x) => typeof x === 'string' && x.trim() !== '');
+  const ok =
+    (typeof documents === 'string' && documents.trim() !== '') ||
+    strings(documents) ||
+    (documents !== null &&
+      typeof documents === 'object' &&
+      strings((documents as { policies?: unknown }).policies) &&
+      ((documents as { references?: unknown }).references === undefined || Array.isArray((documents as { references?: unknown }).references)));
+  if (!ok) throw new TypeError(`${name} must be XACML policy XML text, a non-empty array of them, or { policies, references }`);
+}

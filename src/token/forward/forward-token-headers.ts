@@ -1,0 +1,241 @@
+/**
+ * `forwardTokenHeaders`: puts the token information on the request relayed to the backend and
+ * takes the token, and anything a client could use to spoof token information, off it.
+ *
+ * @module
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { CompactSign } from 'jose';
+import type { KeyInput } from 'jose';
+import { gatewayContext } from '../../context.js';
+import type { GatewayContext } from '../../context.js';
+import { GatewayError } from '../../errors.js';
+import { collectItems, defaultForwardedHeaderNames, headerValue, itemsDocument } from './items.js';
+import type { ForwardDateFormat, ForwardedItem } from './items.js';
+import { appendQueryParameter, removeQueryParameter } from './query.js';
+
+/** How the collected token information travels: one header per item, a base64 JSON, or a signed JWT. */
+export type ForwardInfoMode = 'headers' | 'json' | 'jws';
+
+/**
+ * Whether and how the original token is passed on as well:
+ * - `asReceived`: the way the client sent it (header, query or form body);
+ * - `authorizationHeader`: as `Authorization: Bearer <token>`;
+ * - `query`: as the `access_token` URL parameter;
+ * - `{ header: name }`: as the bare value of a custom header.
+ */
+export type OriginalTokenMode = 'asReceived' | 'authorizationHeader' | 'query' | { header: string };
+
+/** The signing key of `jws` mode. */
+export interface ForwardJwsOptions {
+  /** Private key or shared secret: `CryptoKey`, `KeyObject`, JWK or bytes (anything `jose` signs with). */
+  key: KeyInput;
+  /** JWS algorithm, for example `RS256`, `ES256`, `EdDSA`, `HS256`. */
+  alg: string;
+  /** `kid` of the protected header, so the backend can pick the verification key. */
+  kid?: string;
+}
+
+/** Options of {@link forwardTokenHeaders}. */
+export interface ForwardTokenHeadersOptions {
+  /** Collected-information mode(s). Default `headers`. `[]` forwards no token information. */
+  mode?: ForwardInfoMode | readonly ForwardInfoMode[];
+  /** Pass the original token on as well. Default `false`: the backend never sees it. */
+  originalToken?: OriginalTokenMode | false;
+  /** Signing key of `jws` mode (required with it). */
+  jws?: ForwardJwsOptions;
+  /** Date format of `Expire`, `IssuedAt`, `NotToBeUsedBefore` in every mode. Default `iso`. */
+  dateFormat?: ForwardDateFormat;
+  /** Header names of `headers` mode, replacing the defaults item by item. */
+  headerNames?: Partial<Record<ForwardedItem, string>>;
+  /** Header of `json` mode. Default `Gateway-Token`. */
+  jsonHeader?: string;
+  /** Header of `jws` mode. Default `Gateway-JWT`. */
+  jwsHeader?: string;
+  /** Header carrying the transaction id to the backend; `false` for none. Default `Gateway-Transaction-ID`. */
+  transactionIdHeader?: string | false;
+}
+
+/** The recorded stand-in for a token value: what `req.gateway.outgoing.headers` shows. */
+const REDACTED = '[redacted]';
+
+const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+
+/**
+ * Token forwarding (spec 4.2 step 4, DESIGN "Token forwarding"). Edits the incoming request in place
+ * so that whatever relays it (`createGateway`'s relay, `http-proxy-middleware`, your own handler
+ * copying `req.headers` and `req.url`) sends the right thing:
+ *
+ * 1. removes every client-sent `Gateway-*` header and every header this middleware may set (from
+ *    `req.headers` and `req.rawHeaders`), so a client cannot spoof token information;
+ * 2. removes the token: a `Bearer` `Authorization` header and the `access_token` URL parameter
+ *    (from `req.url` and `req.originalUrl`); a form-body token is left in the body (see
+ *    `docs/forwarding.md`);
+ * 3. sets `Gateway-Transaction-ID` and the token information (`headers`: `Gateway-Token-Subject`,
+ *    `-Issuer`, …; `json`: base64 JSON in `Gateway-Token`; `jws`: a compact JWS in `Gateway-JWT`);
+ * 4. puts the original token back if `originalToken` says so;
+ * 5. records every header it set in `req.gateway.outgoing.headers` (token values redacted).
+ *
+ * Put it after `introspect` and before the relay. Without a token (no `requireToken` before it) it
+ * still strips spoofed headers and the `access_token` parameter, and sets the transaction id.
+ *
+ * @example
+ * ```ts
+ * import express from 'express';
+ * import { createProxyMiddleware } from 'http-proxy-middleware';
+ * import { forwardTokenHeaders } from 'express-access-gateway';
+ *
+ * const app = express();
+ * // ... requireToken(...), introspect(...) before it
+ * app.use('/api', forwardTokenHeaders({ mode: 'headers' }), createProxyMiddleware({ target: 'http://127.0.0.1:9001' }));
+ * ```
+ */
+export function forwardTokenHeaders(
+  options: ForwardTokenHeadersOptions = {},
+): (req: IncomingMessage, res: ServerResponse, next: (err?: unknown) => void) => void {
+  if (options === null || typeof options !== 'object') throw new TypeError('forwardTokenHeaders: options must be an object');
+  const modes = new Set<ForwardInfoMode>(options.mode === undefined ? ['headers'] : typeof options.mode === 'string' ? [options.mode] : options.mode);
+  for (const mode of modes) {
+    if (mode !== 'headers' && mode !== 'json' && mode !== 'jws') throw new TypeError(`forwardTokenHeaders: options.mode has an unknown mode ${String(mode)}`);
+  }
+  const originalToken = options.originalToken ?? false;
+  if (
+    originalToken !== false &&
+    originalToken !== 'asReceived' &&
+    originalToken !== 'authorizationHeader' &&
+    originalToken !== 'query' &&
+    !(typeof originalToken === 'object' && originalToken !== null && typeof originalToken.header === 'string' && HEADER_NAME.test(originalToken.header))
+  ) {
+    throw new TypeError('forwardTokenHeaders: options.originalToken must be false, asReceived, authorizationHeader, query or { header: <name> }');
+  }
+  const jws = options.jws;
+  if (modes.has('jws')) {
+    if (jws === undefined || jws.key === undefined || typeof jws.alg !== 'string' || jws.alg === '' || jws.alg === 'none') {
+      throw new TypeError('forwardTokenHeaders: options.jws must give a signing key and an alg (not none) for jws mode');
+    }
+  }
+  const dateFormat = options.dateFormat ?? 'iso';
+  if (typeof dateFormat !== 'function' && !['iso', 'epoch', 'epochMillis', 'http'].includes(dateFormat)) {
+    throw new TypeError('forwardTokenHeaders: options.dateFormat must be iso, epoch, epochMillis, http or a function');
+  }
+  const headerNames: Record<ForwardedItem, string> = { ...defaultForwardedHeaderNames, ...options.headerNames };
+  const jsonHeader = options.jsonHeader ?? 'Gateway-Token';
+  const jwsHeader = options.jwsHeader ?? 'Gateway-JWT';
+  const transactionIdHeader = options.transactionIdHeader ?? 'Gateway-Transaction-ID';
+  for (const [name, value] of Object.entries({ ...prefixed('headerNames.', headerNames), jsonHeader, jwsHeader })) {
+    if (typeof value !== 'string' || !HEADER_NAME.test(value)) throw new TypeError(`forwardTokenHeaders: options.${name} must be a header name`);
+  }
+  if (transactionIdHeader !== false && (typeof transactionIdHeader !== 'string' || !HEADER_NAME.test(transactionIdHeader))) {
+    throw new TypeError('forwardTokenHeaders: options.transactionIdHeader must be a header name or false');
+  }
+  // Every name this middleware may set is stripped from what the client sent, whatever the mode.
+  const spoofable = new Set(
+    [...Object.values(headerNames), jsonHeader, jwsHeader, ...(transactionIdHeader ? [transactionIdHeader] : [])].map((n) => n.toLowerCase()),
+  );
+  if (typeof originalToken === 'object') spoofable.add(originalToken.header.toLowerCase());
+  const isSpoofable = (lowerName: string): boolean => lowerName.startsWith('gateway-') || spoofable.has(lowerName);
+
+  function prepare(req: IncomingMessage, gateway: GatewayContext): Array<[string, string]> {
+    stripHeaders(req, (lower, value) => isSpoofable(lower) || (lower === 'authorization' && isBearer(value)));
+    req.url = removeQueryParameter(req.url ?? '/', 'access_token');
+    const withOriginal = req as IncomingMessage & { originalUrl?: string };
+    if (typeof withOriginal.originalUrl === 'string') withOriginal.originalUrl = removeQueryParameter(withOriginal.originalUrl, 'access_token');
+    const set: Array<[string, string]> = [];
+    if (transactionIdHeader) set.push([transactionIdHeader, gateway.transactionId]);
+    return set;
+  }
+
+  function putOriginalToken(req: IncomingMessage, gateway: GatewayContext, set: Array<[string, string]>): void {
+    const token = gateway.token;
+    if (originalToken === false || token === undefined) return;
+    const mode = originalToken === 'asReceived' ? { header: 'authorizationHeader', query: 'query', body: 'body' }[token.method] : originalToken;
+    if (mode === 'authorizationHeader') set.push(['Authorization', `Bearer ${token.raw}`]);
+    else if (mode === 'query') req.url = appendQueryParameter(req.url ?? '/', 'access_token', token.raw);
+    else if (typeof mode === 'object') set.push([mode.header, token.raw]);
+    // 'body': the form body still holds it, nothing to put back.
+  }
+
+  return function forwardTokenHeadersMiddleware(req, _res, next): void {
+    const gateway = gatewayContext(req);
+    let set: Array<[string, string]>;
+    let items: ReturnType<typeof collectItems>;
+    try {
+      set = prepare(req, gateway);
+      items = collectItems(gateway.token, dateFormat);
+      if (modes.has('headers')) for (const [item, value] of items) set.push([headerNames[item], headerValue(value)]);
+      if (modes.has('json')) set.push([jsonHeader, Buffer.from(JSON.stringify(itemsDocument(gateway.transactionId, items))).toString('base64')]);
+      putOriginalToken(req, gateway, set);
+    } catch (cause) {
+      next(new GatewayError('ERR_INTERNAL', { diagnostic: `token forwarding failed: ${cause instanceof Error ? cause.message : String(cause)}`, cause }));
+      return;
+    }
+    if (!modes.has('jws') || jws === undefined) {
+      finish(req, gateway, set);
+      next();
+      return;
+    }
+    const header = { alg: jws.alg, typ: 'JWT', ...(jws.kid === undefined ? {} : { kid: jws.kid }) };
+    new CompactSign(Buffer.from(JSON.stringify(itemsDocument(gateway.transactionId, items))))
+      .setProtectedHeader(header)
+      .sign(jws.key)
+      .then(
+        (jwt) => {
+          set.push([jwsHeader, jwt]);
+          finish(req, gateway, set);
+          next();
+        },
+        (cause: unknown) => {
+          // Fail closed: the backend must not get a request without the token information it relies on.
+          next(new GatewayError('ERR_INTERNAL', { diagnostic: `token forwarding: signing the JWS failed: ${cause instanceof Error ? cause.message : String(cause)}`, cause }));
+        },
+      );
+  };
+
+  function finish(req: IncomingMessage, gateway: GatewayContext, set: ReadonlyArray<[string, string]>): void {
+    const raw = gateway.token?.raw;
+    for (const [name, value] of set) {
+      setHeader(req, name, value);
+      gateway.outgoing.headers[name] = raw !== undefined && raw !== '' && value.includes(raw) ? value.replace(raw, REDACTED) : value;
+    }
+  }
+}
+
+function prefixed(prefix: string, record: Record<string, string>): Record<string, string> {
+  return Object.fromEntries(Object.entries(record).map(([k, v]) => [prefix + k, v]));
+}
+
+function isBearer(value: string): boolean {
+  return /^\s*bearer(\s|$)/i.test(value);
+}
+
+/**
+ * Removes headers from `req.headers` and `req.rawHeaders` (http-proxy and some handlers copy one,
+ * some the other). `drop` gets the lower-case name and the value.
+ */
+function stripHeaders(req: IncomingMessage, drop: (lowerName: string, value: string) => boolean): void {
+  const headers = req.headers;
+  for (const name of Object.keys(headers)) {
+    const value = headers[name];
+    if (drop(name.toLowerCase(), Array.isArray(value) ? value.join(', ') : (value ?? ''))) delete headers[name];
+  }
+  const raw = req.rawHeaders;
+  if (!Array.isArray(raw)) return;
+  const kept: string[] = [];
+  for (let i = 0; i + 1 < raw.length; i += 2) {
+    const name = raw[i] as string;
+    const value = raw[i + 1] as string;
+    if (!drop(name.toLowerCase(), value)) kept.push(name, value);
+  }
+  raw.length = 0;
+  raw.push(...kept);
+}
+
+/** Sets one header on `req.headers` (lower-case key, as Node keeps them) and `req.rawHeaders` (as named). */
+function setHeader(req: IncomingMessage, name: string, value: string): void {
+  const lower = name.toLowerCase();
+  req.headers[lower] = value;
+  const raw = req.rawHeaders;
+  if (!Array.isArray(raw)) return;
+  for (let i = raw.length - 2; i >= 0; i -= 2) if ((raw[i] as string).toLowerCase() === lower) raw.splice(i, 2);
+  raw.push(name, value);
+}
