@@ -12,7 +12,7 @@ import type { GatewayContext } from '../../context.js';
 import { GatewayError } from '../../errors.js';
 import { collectItems, defaultForwardedHeaderNames, headerValue, itemsDocument } from './items.js';
 import type { ForwardDateFormat, ForwardedItem } from './items.js';
-import { appendQueryParameter, removeQueryParameter } from './query.js';
+import { appendQueryParameter, removeFormParameter, removeQueryParameter } from './query.js';
 
 /** How the collected token information travels: one header per item, a base64 JSON, or a signed JWT. */
 export type ForwardInfoMode = 'headers' | 'json' | 'jws';
@@ -140,6 +140,7 @@ export function forwardTokenHeaders(
     req.url = removeQueryParameter(req.url ?? '/', 'access_token');
     const withOriginal = req as IncomingMessage & { originalUrl?: string };
     if (typeof withOriginal.originalUrl === 'string') withOriginal.originalUrl = removeQueryParameter(withOriginal.originalUrl, 'access_token');
+    if (gateway.token?.method === 'body' && originalToken !== 'asReceived') stripBodyToken(req, gateway);
     const set: Array<[string, string]> = [];
     if (transactionIdHeader) set.push([transactionIdHeader, gateway.transactionId]);
     return set;
@@ -200,6 +201,30 @@ export function forwardTokenHeaders(
   }
 }
 
+/**
+ * Takes `access_token` out of a form body that `requireToken` buffered (`req.gateway.rawBody`,
+ * also `req.rawBody`), which is what a relay sends instead of the consumed stream, and out of a
+ * parsed `req.body` (what `http-proxy-middleware`'s `fixRequestBody` re-serializes).
+ */
+function stripBodyToken(req: IncomingMessage, gateway: GatewayContext): void {
+  const withBody = req as IncomingMessage & { rawBody?: unknown; body?: unknown };
+  const raw = gateway.rawBody ?? (Buffer.isBuffer(withBody.rawBody) ? withBody.rawBody : undefined);
+  if (raw !== undefined) {
+    const form = raw.toString('latin1');
+    const stripped = removeFormParameter(form, 'access_token');
+    if (stripped !== form) {
+      const body = Buffer.from(stripped, 'latin1');
+      gateway.rawBody = body;
+      withBody.rawBody = body;
+      req.headers['content-length'] = String(body.length);
+      setRawHeader(req, 'Content-Length', String(body.length));
+    }
+  }
+  if (withBody.body !== null && typeof withBody.body === 'object' && Object.hasOwn(withBody.body, 'access_token')) {
+    delete (withBody.body as Record<string, unknown>).access_token;
+  }
+}
+
 function prefixed(prefix: string, record: Record<string, string>): Record<string, string> {
   return Object.fromEntries(Object.entries(record).map(([k, v]) => [prefix + k, v]));
 }
@@ -232,8 +257,13 @@ function stripHeaders(req: IncomingMessage, drop: (lowerName: string, value: str
 
 /** Sets one header on `req.headers` (lower-case key, as Node keeps them) and `req.rawHeaders` (as named). */
 function setHeader(req: IncomingMessage, name: string, value: string): void {
+  req.headers[name.toLowerCase()] = value;
+  setRawHeader(req, name, value);
+}
+
+/** Replaces every `rawHeaders` entry of `name` by one. */
+function setRawHeader(req: IncomingMessage, name: string, value: string): void {
   const lower = name.toLowerCase();
-  req.headers[lower] = value;
   const raw = req.rawHeaders;
   if (!Array.isArray(raw)) return;
   for (let i = raw.length - 2; i >= 0; i -= 2) if ((raw[i] as string).toLowerCase() === lower) raw.splice(i, 2);

@@ -21,11 +21,22 @@ export function removeQueryParameter(url: string, name: string): string {
   const queryAt = beforeFragment.indexOf('?');
   if (queryAt === -1) return url;
   const query = beforeFragment.slice(queryAt + 1);
-  // Cheap exit on the hot path: most URLs carry no token.
-  if (!query.includes(name) && !query.includes('%')) return url;
-  const kept = query.split('&').filter((pair) => pair !== '' && parameterName(pair) !== name);
+  const kept = removeFormParameter(query, name);
+  if (kept === query) return url;
   const base = beforeFragment.slice(0, queryAt);
-  return (kept.length === 0 ? base : `${base}?${kept.join('&')}`) + fragment;
+  return (kept === '' ? base : `${base}?${kept}`) + fragment;
+}
+
+/**
+ * Removes every `name` parameter from an `application/x-www-form-urlencoded` text (a query string
+ * without `?`, or a form body), keeping the other pairs byte for byte.
+ */
+export function removeFormParameter(form: string, name: string): string {
+  // Cheap exit on the hot path: most requests carry no token there.
+  if (!form.includes(name) && !form.includes('%')) return form;
+  const pairs = form.split('&');
+  const kept = pairs.filter((pair) => parameterName(pair) !== name);
+  return kept.length === pairs.length ? form : kept.join('&');
 }
 
 /** Adds `name=value` (percent-encoded) to the query string of `url`. */
