@@ -6,3 +6,4 @@
 export * from './errors.js';
 export type * from './context.js';
 export { gatewayContext } from './context.js';
+export * from './record/index.js';

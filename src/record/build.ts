@@ -1,0 +1,119 @@
+/**
+ * Turns the per-request context into a {@link TransactionRecord} once the exchange is over.
+ *
+ * @module
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Diagnostic, GatewayContext } from '../context.js';
+import { outcomeLabels, type OutcomeCode } from '../errors.js';
+import { redactHeaders, scrubSecret } from './redact.js';
+import type { TransactionRecord, TransactionSender, TransactionTokenInfo } from './types.js';
+
+/** What the middleware knows about the exchange besides the context. */
+export interface ExchangeFacts {
+  /** The request URL taken when the request arrived, already without `access_token`. */
+  url: string;
+  clientAddress: string | undefined;
+  aborted: boolean;
+  endedAt: number;
+  recordOutgoingHeaders: boolean;
+  redactedHeaders: ReadonlySet<string>;
+}
+
+/** The outcome: the error's when the chain ended with one, else from the status. */
+export function outcomeOf(context: GatewayContext, status: number | null, aborted: boolean): OutcomeCode {
+  if (aborted) return 'ABORTED';
+  if (context.error !== undefined) return context.error.outcome;
+  // Without a gateway error the answer came from the backend or the host's own handlers.
+  if (status !== null && status >= 500) return 'GENERIC_ERROR';
+  return 'OK';
+}
+
+function str(value: unknown): string | undefined {
+  return typeof value === 'string' && value !== '' ? value : undefined;
+}
+
+function senderOf(context: GatewayContext): TransactionSender {
+  const token = context.token;
+  if (token === undefined) return {};
+  const info = token.info;
+  const claims = token.introspection ?? token.jwt ?? {};
+  const sender: TransactionSender = {};
+  const subject = info?.subject ?? str(claims['sub']);
+  const clientId = info?.clientId ?? str(claims['azp']) ?? str(claims['client_id']);
+  const username = info?.username ?? str(claims['username']) ?? str(claims['preferred_username']);
+  const issuer = info?.issuer ?? str(claims['iss']);
+  if (subject !== undefined) sender.subject = subject;
+  if (clientId !== undefined) sender.clientId = clientId;
+  if (username !== undefined) sender.username = username;
+  if (issuer !== undefined) sender.issuer = issuer;
+  return sender;
+}
+
+function tokenInfoOf(context: GatewayContext): TransactionTokenInfo | undefined {
+  const token = context.token;
+  if (token === undefined) return undefined;
+  const info: TransactionTokenInfo = { method: token.method };
+  if (token.policy !== undefined) info.policy = token.policy;
+  // Copies: the record must not change if a middleware keeps mutating the context afterwards.
+  if (token.introspection !== undefined) info.introspection = structuredClone(token.introspection);
+  if (token.jwt !== undefined) info.jwt = structuredClone(token.jwt);
+  if (token.userInfo !== undefined) info.userInfo = structuredClone(token.userInfo);
+  return info;
+}
+
+/** Builds the record of an exchange. Never contains the raw token. */
+export function buildRecord(req: IncomingMessage, res: ServerResponse, context: GatewayContext, facts: ExchangeFacts): TransactionRecord {
+  const status = facts.aborted && !res.headersSent ? null : res.statusCode;
+  const code = outcomeOf(context, status, facts.aborted);
+  const labels = outcomeLabels[code];
+  const diagnostics: Diagnostic[] = context.diagnostics.map((d) => ({ ...d }));
+  const authorization = context.authorization === undefined ? undefined : { ...context.authorization };
+  if (authorization !== undefined && authorization.decision !== 'Permit' && !diagnostics.some((d) => d.message.includes(authorization.text))) {
+    // The decision text of a denial belongs in the diagnostics (spec 7) even if no middleware wrote it.
+    diagnostics.push({ time: facts.endedAt, level: 'warn', code: 'XACML_DECISION', message: authorization.text });
+  }
+  if (facts.aborted) {
+    diagnostics.push({
+      time: facts.endedAt,
+      level: 'warn',
+      code: 'CLIENT_ABORTED',
+      message: res.headersSent
+        ? 'The client went away before the response was complete'
+        : 'The client went away before a response was sent',
+    });
+  }
+  const record: TransactionRecord = {
+    id: context.transactionId,
+    messageId: context.messageId,
+    startedAt: context.startedAt,
+    endedAt: facts.endedAt,
+    durationMs: Math.max(0, facts.endedAt - context.startedAt),
+    method: req.method ?? 'GET',
+    url: facts.url,
+    status,
+    outcome: { code, label: labels.it, en: labels.en },
+    aborted: facts.aborted,
+    sender: senderOf(context),
+    diagnostics,
+  };
+  if (facts.clientAddress !== undefined) record.clientAddress = facts.clientAddress;
+  const api = context.api;
+  if (api !== undefined) {
+    record.api = { provider: api.provider, name: api.name, version: api.version };
+    if (api.operation !== undefined) record.operation = api.operation;
+  }
+  if (context.error !== undefined) {
+    record.errorCode = context.error.code;
+    record.gatewayStatus = context.error.gatewayStatus;
+  }
+  const tokenInfo = tokenInfoOf(context);
+  if (tokenInfo !== undefined) record.tokenInfo = tokenInfo;
+  if (authorization !== undefined) record.authorization = authorization;
+  const raw = context.token?.raw;
+  if (facts.recordOutgoingHeaders) {
+    record.outgoing = { headers: redactHeaders(context.outgoing.headers, facts.redactedHeaders, raw) };
+  }
+  // Last line of defence: whatever ended up in diagnostics or claims, the token is not stored.
+  return raw === undefined ? record : scrubSecret(record, raw);
+}

@@ -1,0 +1,181 @@
+/**
+ * `monitoringConsole`: the console's router (web page, its script and style, JSON API).
+ *
+ * @module
+ */
+import express from 'express';
+import type { NextFunction, Request, Response, Router } from 'express';
+import { logger } from '../../log.js';
+import type { TransactionStore } from '../types.js';
+import { basicCredentials, fixedCredentials, type BasicCredentials, type ConsoleAuthenticate } from './auth.js';
+import { CONSOLE_CSS, CONSOLE_HTML, CONSOLE_JS } from './page.js';
+import { parseTransactionQuery, QueryError } from './query.js';
+
+const log = logger('console');
+
+/** Options of {@link monitoringConsole}. One of `authenticate` and `basicAuth` is required. */
+export interface MonitoringConsoleOptions {
+  /** The store to read, usually `recordTransaction(...).store`. */
+  store: TransactionStore;
+  /** One user allowed in with HTTP Basic (compared in constant time). */
+  basicAuth?: BasicCredentials;
+  /** Your own check (sessions, SSO, several users...). Used instead of `basicAuth` when both are given. */
+  authenticate?: ConsoleAuthenticate;
+  /** Realm of the `WWW-Authenticate: Basic` challenge. Default `Gateway monitoring console`. */
+  realm?: string;
+}
+
+/**
+ * Content-Security-Policy of every console response: nothing but the console's own script,
+ * style and API, no framing, no inline code.
+ */
+export const CONSOLE_CSP =
+  "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; " +
+  "base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+
+function problem(res: Response, status: number, title: string, detail: string): void {
+  res.status(status).type('application/problem+json').send(JSON.stringify({ type: `https://httpstatuses.com/${status}`, title, status, detail }));
+}
+
+/**
+ * The monitoring console: an Express router to mount where you want it (`createGateway` mounts it
+ * at `<basePath>/console`). Every route requires credentials.
+ *
+ * - `GET /`: the web page (table with filters and auto-refresh, outcome chart, transaction detail),
+ *   served with a strict Content-Security-Policy; its script and style are `GET /console.js` and
+ *   `GET /console.css`. No build step, no external requests.
+ * - `GET /api/transactions`: records newest first, `{ items, next }`; query parameters `from`, `to`,
+ *   `outcome`, `api`, `subject`, `clientId`, `status`, `limit`, `cursor` (the previous page's `next`).
+ * - `GET /api/transactions/:id`: one record, or 404 problem+json.
+ *
+ * @throws TypeError at creation when `store` is missing or neither `authenticate` nor `basicAuth`
+ * is given (the console has no open default).
+ *
+ * @example
+ * ```ts
+ * import express from 'express';
+ * import { MemoryTransactionStore, monitoringConsole, recordTransaction } from 'express-access-gateway';
+ *
+ * const store = new MemoryTransactionStore();
+ * const app = express();
+ * app.use('/console', monitoringConsole({ store, basicAuth: { username: 'admin', password: process.env.ADMIN_PASSWORD ?? '' } }));
+ * app.use(recordTransaction({ store }));
+ * ```
+ */
+export function monitoringConsole(options: MonitoringConsoleOptions): Router {
+  if (options === null || typeof options !== 'object') throw new TypeError('monitoringConsole: options must be an object');
+  const { store, basicAuth, authenticate } = options;
+  if (store === null || typeof store !== 'object' || typeof store.get !== 'function' || typeof store.query !== 'function') {
+    throw new TypeError('monitoringConsole: options.store must implement TransactionStore (get, query)');
+  }
+  let check: ConsoleAuthenticate;
+  if (authenticate !== undefined) {
+    if (typeof authenticate !== 'function') throw new TypeError('monitoringConsole: options.authenticate must be a function');
+    check = authenticate;
+  } else if (basicAuth !== undefined) {
+    if (
+      basicAuth === null ||
+      typeof basicAuth !== 'object' ||
+      typeof basicAuth.username !== 'string' ||
+      basicAuth.username === '' ||
+      basicAuth.username.includes(':') ||
+      typeof basicAuth.password !== 'string' ||
+      basicAuth.password === ''
+    ) {
+      throw new TypeError('monitoringConsole: options.basicAuth must be { username, password } with a non-empty username (no ":") and password');
+    }
+    check = fixedCredentials(basicAuth);
+  } else {
+    throw new TypeError('monitoringConsole: options.authenticate or options.basicAuth is required (the console has no open default)');
+  }
+  const realm = options.realm ?? 'Gateway monitoring console';
+  if (typeof realm !== 'string' || /["\\\r\n]/.test(realm)) {
+    throw new TypeError('monitoringConsole: options.realm must be a string without quotes, backslashes or line breaks');
+  }
+
+  const router = express.Router();
+
+  router.use((req: Request, res: Response, next: NextFunction) => {
+    res.setHeader('Content-Security-Policy', CONSOLE_CSP);
+    res.setHeader('X-Content-Type-Options', 'nosniff');
+    res.setHeader('Referrer-Policy', 'no-referrer');
+    res.setHeader('X-Frame-Options', 'DENY');
+    res.setHeader('Cache-Control', 'no-store');
+    let verdict: boolean | Promise<boolean>;
+    try {
+      verdict = check(req, basicCredentials(req));
+    } catch (error) {
+      verdict = Promise.reject(error);
+    }
+    Promise.resolve(verdict).then(
+      (ok) => {
+        if (ok === true) return next();
+        res.setHeader('WWW-Authenticate', `Basic realm="${realm}", charset="UTF-8"`);
+        problem(res, 401, 'Unauthorized', 'Authentication required');
+      },
+      (error: unknown) => {
+        log('authenticate failed: %O', error);
+        problem(res, 500, 'Internal Server Error', 'Authentication could not be checked');
+      },
+    );
+  });
+
+  router.get('/', (req: Request, res: Response) => {
+    // The page loads its assets and API by relative URLs: it must be addressed with a trailing slash.
+    const path = (req.originalUrl ?? req.url).split('?')[0] ?? '';
+    if (!path.endsWith('/')) {
+      const last = path.slice(path.lastIndexOf('/') + 1);
+      const search = (req.originalUrl ?? req.url).slice(path.length);
+      res.redirect(301, `${last}/${search}`);
+      return;
+    }
+    res.type('html').send(CONSOLE_HTML);
+  });
+  router.get('/console.js', (_req: Request, res: Response) => {
+    res.type('text/javascript').send(CONSOLE_JS);
+  });
+  router.get('/console.css', (_req: Request, res: Response) => {
+    res.type('text/css').send(CONSOLE_CSS);
+  });
+
+  router.get('/api/transactions', (req: Request, res: Response) => {
+    let query;
+    try {
+      query = parseTransactionQuery(req.query as Record<string, unknown>);
+    } catch (error) {
+      if (error instanceof QueryError) return problem(res, 400, 'Bad Request', error.message);
+      throw error;
+    }
+    Promise.resolve()
+      .then(() => store.query(query))
+      .then(
+        (page) => {
+          res.json(page.next === undefined ? { items: page.items } : { items: page.items, next: page.next });
+        },
+        (error: unknown) => {
+          // A store refuses a cursor it did not produce with a TypeError: the client's mistake.
+          if (error instanceof TypeError) return problem(res, 400, 'Bad Request', 'Invalid cursor');
+          log('query failed: %O', error);
+          problem(res, 500, 'Internal Server Error', 'The transaction store could not be read');
+        },
+      );
+  });
+
+  router.get('/api/transactions/:id', (req: Request, res: Response) => {
+    const id = String(req.params['id']);
+    Promise.resolve()
+      .then(() => store.get(id))
+      .then(
+        (record) => {
+          if (record === undefined) return problem(res, 404, 'Not Found', 'No transaction with this id');
+          res.json(record);
+        },
+        (error: unknown) => {
+          log('get failed: %O', error);
+          problem(res, 500, 'Internal Server Error', 'The transaction store could not be read');
+        },
+      );
+  });
+
+  return router;
+}

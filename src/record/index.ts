@@ -1,0 +1,25 @@
+/**
+ * Transaction recording and the monitoring console.
+ *
+ * @module
+ */
+export { recordTransaction } from './record-transaction.js';
+export type { RecordTransactionMiddleware, RecordTransactionOptions, RecordTransactionStats } from './record-transaction.js';
+export { MemoryTransactionStore } from './memory-store.js';
+export type { MemoryTransactionStoreOptions } from './memory-store.js';
+export { apiKey } from './types.js';
+export type {
+  TransactionApi,
+  TransactionFilter,
+  TransactionOutcome,
+  TransactionPage,
+  TransactionQuery,
+  TransactionRecord,
+  TransactionSender,
+  TransactionStore,
+  TransactionTokenInfo,
+} from './types.js';
+export { DEFAULT_REDACTED_HEADERS } from './redact.js';
+export { monitoringConsole, CONSOLE_CSP } from './console/router.js';
+export type { MonitoringConsoleOptions } from './console/router.js';
+export type { BasicCredentials, ConsoleAuthenticate } from './console/auth.js';

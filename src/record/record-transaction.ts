@@ -1,0 +1,162 @@
+/**
+ * `recordTransaction`: the first middleware of the chain. Ids, response headers, and one record
+ * per exchange in a {@link TransactionStore}.
+ *
+ * @module
+ */
+import type { ServerResponse } from 'node:http';
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import { gatewayContext } from '../context.js';
+import { logger } from '../log.js';
+import { buildRecord } from './build.js';
+import { MemoryTransactionStore } from './memory-store.js';
+import { DEFAULT_REDACTED_HEADERS, stripAccessToken } from './redact.js';
+import type { TransactionRecord, TransactionStore } from './types.js';
+
+const log = logger('record');
+
+/** Options of {@link recordTransaction}. */
+export interface RecordTransactionOptions {
+  /** Where records go. Default: a new {@link MemoryTransactionStore} (10,000 records). */
+  store?: TransactionStore;
+  /**
+   * Record the headers sent to the backend (`req.gateway.outgoing.headers`), as the message
+   * recording of spec 2.3 does. A function decides per request. `req.gateway.recording.outgoingHeaders`,
+   * when set (by `createGateway` from the API's configuration), overrides it. Default `false`.
+   */
+  recordOutgoingHeaders?: boolean | ((req: Request) => boolean);
+  /**
+   * Names of outgoing headers whose value is replaced by `[redacted]` (case-insensitive).
+   * Default: `authorization`, `proxy-authorization`, `cookie`, `set-cookie`, `x-api-key`,
+   * `gateway-jwt`. A header whose value contains the client's token is always redacted.
+   */
+  redactHeaders?: readonly string[];
+  /** Called when building or saving a record fails (after it was logged and counted). */
+  onError?: (error: unknown, record: TransactionRecord | undefined) => void;
+}
+
+/** Counters of a {@link recordTransaction} middleware. */
+export interface RecordTransactionStats {
+  /** Records saved. */
+  recorded: number;
+  /** Records lost because building or saving failed. */
+  failed: number;
+}
+
+/** The middleware returned by {@link recordTransaction}, with its store and counters. */
+export interface RecordTransactionMiddleware extends RequestHandler {
+  /** The store records go to (give it to `monitoringConsole`). */
+  readonly store: TransactionStore;
+  /** Saved and failed counts. */
+  readonly stats: Readonly<RecordTransactionStats>;
+}
+
+/**
+ * Records every exchange. Put it first in the chain: it gives the request its transaction and
+ * message ids (`req.gateway`), sets `Gateway-Transaction-ID` on every response and
+ * `Gateway-Message-ID` on success (status below 400), and when the response finishes, or the
+ * client goes away (outcome `ABORTED`), saves one {@link TransactionRecord}. Saving happens after
+ * the response is sent and its failures are logged (`DEBUG=express-access-gateway:record`),
+ * counted in `stats.failed` and passed to `onError`; they never reach the request.
+ *
+ * @example
+ * ```ts
+ * import express from 'express';
+ * import { monitoringConsole, recordTransaction } from 'express-access-gateway';
+ *
+ * const app = express();
+ * const record = recordTransaction({ recordOutgoingHeaders: true });
+ * app.use(record);
+ * app.use('/console', monitoringConsole({ store: record.store, basicAuth: { username: 'admin', password: 's3cret!' } }));
+ * ```
+ */
+export function recordTransaction(options: RecordTransactionOptions = {}): RecordTransactionMiddleware {
+  if (options === null || typeof options !== 'object') throw new TypeError('recordTransaction: options must be an object');
+  const store = options.store ?? new MemoryTransactionStore();
+  if (typeof store !== 'object' || store === null || typeof store.save !== 'function' || typeof store.get !== 'function' || typeof store.query !== 'function') {
+    throw new TypeError('recordTransaction: options.store must implement TransactionStore (save, get, query)');
+  }
+  const recordOutgoing = options.recordOutgoingHeaders ?? false;
+  if (typeof recordOutgoing !== 'boolean' && typeof recordOutgoing !== 'function') {
+    throw new TypeError('recordTransaction: options.recordOutgoingHeaders must be a boolean or a function');
+  }
+  const redactList = options.redactHeaders ?? DEFAULT_REDACTED_HEADERS;
+  if (!Array.isArray(redactList) || redactList.some((h) => typeof h !== 'string')) {
+    throw new TypeError('recordTransaction: options.redactHeaders must be an array of header names');
+  }
+  const redactedHeaders: ReadonlySet<string> = new Set(redactList.map((h) => h.toLowerCase()));
+  const onError = options.onError;
+  if (onError !== undefined && typeof onError !== 'function') throw new TypeError('recordTransaction: options.onError must be a function');
+
+  const stats: RecordTransactionStats = { recorded: 0, failed: 0 };
+  const fail = (error: unknown, record: TransactionRecord | undefined): void => {
+    stats.failed++;
+    log('record %s not saved: %s', record?.id ?? '(unbuilt)', error instanceof Error ? error.message : String(error));
+    if (onError === undefined) return;
+    try {
+      onError(error, record);
+    } catch (hookError) {
+      log('onError threw: %O', hookError);
+    }
+  };
+
+  const middleware = (req: Request, res: Response, next: NextFunction): void => {
+    const context = gatewayContext(req);
+    const url = stripAccessToken(req.originalUrl ?? req.url);
+    res.setHeader('Gateway-Transaction-ID', context.transactionId);
+    hookWriteHead(res, context.transactionId, context.messageId);
+
+    let done = false;
+    const finish = (aborted: boolean): void => {
+      if (done) return;
+      done = true;
+      let record: TransactionRecord | undefined;
+      try {
+        const override = context.recording?.outgoingHeaders;
+        const wantOutgoing = override ?? (typeof recordOutgoing === 'function' ? recordOutgoing(req) === true : recordOutgoing);
+        record = buildRecord(req, res, context, {
+          url,
+          clientAddress: req.ip ?? req.socket?.remoteAddress,
+          aborted,
+          endedAt: Date.now(),
+          recordOutgoingHeaders: wantOutgoing,
+          redactedHeaders,
+        });
+        const saved = store.save(record);
+        if (saved !== undefined && typeof (saved as Promise<void>).then === 'function') {
+          const built = record;
+          (saved as Promise<void>).then(
+            () => void stats.recorded++,
+            (error: unknown) => fail(error, built),
+          );
+        } else {
+          stats.recorded++;
+        }
+      } catch (error) {
+        fail(error, record);
+      }
+    };
+    res.once('finish', () => finish(false));
+    // 'close' also follows a normal finish; only a close before it means the client went away.
+    res.once('close', () => finish(!res.writableFinished));
+    next();
+  };
+  return Object.assign(middleware, { store, stats });
+}
+
+/**
+ * Sets the id headers at the last moment before the status line goes out, when the final status
+ * is known: the transaction id always, the message id only on success.
+ */
+function hookWriteHead(res: ServerResponse, transactionId: string, messageId: string): void {
+  const original = res.writeHead;
+  const hooked = function (this: ServerResponse, statusCode: number, ...rest: unknown[]): ServerResponse {
+    if (!this.headersSent) {
+      this.setHeader('Gateway-Transaction-ID', transactionId);
+      if (statusCode < 400) this.setHeader('Gateway-Message-ID', messageId);
+      else this.removeHeader('Gateway-Message-ID');
+    }
+    return (original as (...args: unknown[]) => ServerResponse).call(this, statusCode, ...rest);
+  };
+  res.writeHead = hooked as typeof res.writeHead;
+}

@@ -1,0 +1,170 @@
+/**
+ * The transaction record and the storage contract of the monitoring console.
+ *
+ * @module
+ */
+import type { AuthorizationContext, Diagnostic, TokenMethod } from '../context.js';
+import type { OutcomeCode } from '../errors.js';
+
+/** The outcome of a transaction: a stable code and its labels (spec 2.4 / 7). */
+export interface TransactionOutcome {
+  /** Stable code, for example `AUTHORIZATION_DENIED`. */
+  code: OutcomeCode;
+  /** The spec's (Italian) label, for example `Autorizzazione Negata`. */
+  label: string;
+  /** The English label, for example `Authorization denied`. */
+  en: string;
+}
+
+/** The registered API of a transaction. */
+export interface TransactionApi {
+  /** Providing subject, for example `Ente`. */
+  provider: string;
+  /** API name, for example `PetStore`. */
+  name: string;
+  /** API version number. */
+  version: number;
+}
+
+/** Who called: the main data taken from the token (spec 2.4, "sender information"). */
+export interface TransactionSender {
+  /** `sub` of the token. */
+  subject?: string;
+  /** `azp` when present, else `client_id`. */
+  clientId?: string;
+  /** `username` (or `preferred_username`). */
+  username?: string;
+  /** `iss` of the token. */
+  issuer?: string;
+}
+
+/**
+ * What the gateway learned about the token: every claim as the authorization server returned it.
+ * The token itself is never part of it.
+ */
+export interface TransactionTokenInfo {
+  /** Where the client put the token. */
+  method?: TokenMethod;
+  /** The token policy (realm) that validated it. */
+  policy?: string;
+  /** Claims of the introspection response, as returned (including `scope`). */
+  introspection?: Record<string, unknown>;
+  /** Claims of the validated JWT, when JWT validation is on. */
+  jwt?: Record<string, unknown>;
+  /** The UserInfo response, when UserInfo is on. */
+  userInfo?: Record<string, unknown>;
+}
+
+/**
+ * One recorded exchange, as stored by a {@link TransactionStore} and served by the console API.
+ * Plain JSON data: times are epoch milliseconds. It never contains a token value: the URL has its
+ * `access_token` parameter removed, credential-bearing headers are redacted and any string that
+ * would contain the token is replaced by `[redacted]`.
+ */
+export interface TransactionRecord {
+  /** The transaction id (`Gateway-Transaction-ID`). */
+  id: string;
+  /** The message id (`Gateway-Message-ID`). */
+  messageId: string;
+  /** Epoch milliseconds at which the gateway took the request. */
+  startedAt: number;
+  /** Epoch milliseconds at which the response finished (or the client went away). */
+  endedAt: number;
+  /** `endedAt - startedAt`. */
+  durationMs: number;
+  /** The registered API, when the request went through one. */
+  api?: TransactionApi;
+  /** The invoked operation, when known. */
+  operation?: string;
+  /** HTTP method of the request. */
+  method: string;
+  /** The request URL as received (path and query), without any `access_token` parameter. */
+  url: string;
+  /** The client's address (`req.ip`, which honours Express's `trust proxy`). */
+  clientAddress?: string;
+  /** HTTP status answered; `null` when the client went away before a response was started. */
+  status: number | null;
+  /** The outcome. */
+  outcome: TransactionOutcome;
+  /** Whether the client went away before the response was complete. */
+  aborted: boolean;
+  /** The error code of the catalogue the request ended with, for example `ERR_TOKEN_INVALID`. */
+  errorCode?: string;
+  /** `gateway_status` of the error answer, for example `protocol:GATEWAY-1367`. */
+  gatewayStatus?: string;
+  /** Sender information taken from the token. */
+  sender: TransactionSender;
+  /** Token claims, when a token was validated. */
+  tokenInfo?: TransactionTokenInfo;
+  /** The XACML decision, when authorization ran. */
+  authorization?: AuthorizationContext;
+  /** Diagnostics collected along the chain (decision text of a denial, cause of a 503, ...). */
+  diagnostics: Diagnostic[];
+  /**
+   * What the gateway sent to the backend, only when the API's message recording asks for the
+   * outgoing headers (spec 2.3). Credential-bearing headers are redacted.
+   */
+  outgoing?: { headers: Record<string, string> };
+}
+
+/**
+ * Filters of a {@link TransactionStore.query}. Every field given must match (AND). Results are
+ * newest first (in the order the records were saved, that is by completion).
+ */
+export interface TransactionFilter {
+  /** Earliest `startedAt` (epoch ms, inclusive). */
+  from?: number;
+  /** Latest `startedAt` (epoch ms, inclusive). */
+  to?: number;
+  /** Outcome code. */
+  outcome?: OutcomeCode;
+  /** API as `<provider>/<name>/v<version>`, for example `Ente/PetStore/v1` (see {@link apiKey}). */
+  api?: string;
+  /** Token subject (`sub`). */
+  subject?: string;
+  /** Client id (`azp` / `client_id`). */
+  clientId?: string;
+  /** HTTP status. */
+  status?: number;
+}
+
+/** A {@link TransactionFilter} plus paging. */
+export interface TransactionQuery extends TransactionFilter {
+  /** Page size. Default 50, at most 500. */
+  limit?: number;
+  /** The `next` cursor of the previous page (opaque). */
+  cursor?: string;
+}
+
+/** One page of a query: records newest first, and the cursor of the next page when there is one. */
+export interface TransactionPage {
+  /** The records of this page, newest first. */
+  items: TransactionRecord[];
+  /** Cursor of the next (older) page; absent on the last page. */
+  next?: string;
+}
+
+/**
+ * Where records go. Implement it to keep records elsewhere (a database, a log pipeline); every
+ * method may be synchronous or return a promise. `save` is called after the response is finished
+ * and its failures are logged and counted, never thrown into a request. `docs/console.md` shows a
+ * complete example.
+ */
+export interface TransactionStore {
+  /** Stores one record (its `id` is unique). */
+  save(record: TransactionRecord): void | Promise<void>;
+  /** The record with that transaction id, or `undefined`. */
+  get(id: string): TransactionRecord | undefined | Promise<TransactionRecord | undefined>;
+  /** Records matching the filters, newest first, one page at a time. */
+  query(query: TransactionQuery): TransactionPage | Promise<TransactionPage>;
+}
+
+/** The key of an API in filters: `<provider>/<name>/v<version>`. */
+export function apiKey(api: TransactionApi): string {
+  return `${api.provider}/${api.name}/v${api.version}`;
+}
+
+/** Default page size of a query. */
+export const DEFAULT_PAGE_SIZE = 50;
+/** Largest page size of a query. */
+export const MAX_PAGE_SIZE = 500;

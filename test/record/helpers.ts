@@ -1,0 +1,45 @@
+/** Shared helpers of the record tests. */
+import type { AddressInfo } from 'node:net';
+import type { Server } from 'node:http';
+import type { OutcomeCode, TransactionRecord } from '../../src/index.js';
+import { outcomeLabels } from '../../src/errors.js';
+
+let counter = 0;
+
+/** A plausible record; `overrides` replace fields. */
+export function makeRecord(overrides: Partial<TransactionRecord> & { code?: OutcomeCode } = {}): TransactionRecord {
+  counter++;
+  const { code = 'OK', ...rest } = overrides;
+  const startedAt = rest.startedAt ?? 1_700_000_000_000 + counter * 1000;
+  return {
+    id: `tx-${counter}`,
+    messageId: `msg-${counter}`,
+    startedAt,
+    endedAt: startedAt + 12,
+    durationMs: 12,
+    method: 'GET',
+    url: '/gateway/Ente/PetStore/v1/pet/1',
+    status: 200,
+    outcome: { code, label: outcomeLabels[code].it, en: outcomeLabels[code].en },
+    aborted: false,
+    sender: {},
+    diagnostics: [],
+    ...rest,
+  };
+}
+
+/** Listens on an ephemeral loopback port; returns the base URL. */
+export async function listen(server: Server): Promise<string> {
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => resolve());
+  });
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}
+
+/** Closes a server (and its idle keep-alive connections). */
+export async function close(server: Server | undefined): Promise<void> {
+  if (server === undefined || !server.listening) return;
+  server.closeAllConnections();
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+}
