@@ -7,3 +7,16 @@ export * from './errors.js';
 export type * from './context.js';
 export { gatewayContext } from './context.js';
 export * from './record/index.js';
+export { requireToken, type RequireTokenOptions, type TokenMiddleware } from './token/require-token.js';
+export { introspect, type IntrospectOptions } from './token/introspect.js';
+export {
+  TokenPolicy,
+  createTokenPolicy,
+  type TokenPolicyOptions,
+  type TokenValidation,
+  type ClientAuthMethod,
+  type ClientPrivateKey,
+  type AuthorizationServerMetadata,
+} from './token/policy.js';
+export { problemJsonErrorHandler, type ProblemJsonErrorHandlerOptions, type ErrorHandler } from './problem/handler.js';
+export { sendProblem, renderProblem, bearerChallenge, type ProblemOptions, type ProblemBody, type RenderedProblem } from './problem/render.js';

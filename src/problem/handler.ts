@@ -1,0 +1,113 @@
+/**
+ * `problemJsonErrorHandler`: the Express error handler that answers every gateway error as
+ * problem+json and records it on the request's context.
+ *
+ * @module
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { addDiagnostic, gatewayContext } from '../context.js';
+import { GatewayError, isGatewayError } from '../errors.js';
+import { logger } from '../log.js';
+import { resolveMessageSet, sendProblem, type ProblemOptions } from './render.js';
+
+const log = logger('gateway');
+
+/** Options of {@link problemJsonErrorHandler}. */
+export interface ProblemJsonErrorHandlerOptions extends ProblemOptions {
+  /**
+   * Map client errors raised by body parsers and similar middleware (an error with a numeric
+   * `status`/`statusCode` of 400 or 413 and `expose: true`, as `http-errors` creates them) to a
+   * clean 400 `ERR_BAD_REQUEST` / 413 `ERR_REQUEST_TOO_LARGE` instead of a 500. Default `true`.
+   */
+  mapClientErrors?: boolean;
+}
+
+type NextFunction = (err?: unknown) => void;
+
+/** An Express error handler, `(err, req, res, next)`. */
+export type ErrorHandler = (err: unknown, req: IncomingMessage, res: ServerResponse, next: NextFunction) => void;
+
+/**
+ * Creates the Express error handler of the gateway.
+ *
+ * - A {@link GatewayError} is rendered as problem+json: `type` `https://httpstatuses.com/<status>`,
+ *   `title` (reason phrase), `status`, `detail` (from the message set, Italian by default),
+ *   `gateway_status`; headers `Content-Type: application/problem+json`, `WWW-Authenticate` for token
+ *   errors (realm = token policy name), `Retry-After` for temporary ones, `Gateway-Transaction-ID`,
+ *   `Server`.
+ * - Anything else is a generic 500 `ERR_INTERNAL` that leaks nothing of the error (except, with
+ *   `mapClientErrors`, body-parser style 400/413 errors: a clean 400/413).
+ * - It records `req.gateway.error` and a diagnostic (the error's diagnostic text, never a token).
+ * - When the response headers are already sent, it delegates to `next(err)` (Express then closes
+ *   the connection).
+ *
+ * @example
+ * ```ts
+ * import express from 'express';
+ * import { problemJsonErrorHandler } from 'express-access-gateway';
+ *
+ * const app = express();
+ * // ... routes and gateway middleware ...
+ * app.use(problemJsonErrorHandler({ messages: 'en', server: 'my-gateway' }));
+ * ```
+ */
+export function problemJsonErrorHandler(options: ProblemJsonErrorHandlerOptions = {}): ErrorHandler {
+  if (typeof options !== 'object' || options === null) throw new TypeError('options must be an object');
+  const messages = resolveMessageSet(options.messages);
+  if (options.server !== undefined && options.server !== false && typeof options.server !== 'string') {
+    throw new TypeError('options.server must be a string or false');
+  }
+  if (options.mapClientErrors !== undefined && typeof options.mapClientErrors !== 'boolean') {
+    throw new TypeError('options.mapClientErrors must be a boolean');
+  }
+  const mapClientErrors = options.mapClientErrors ?? true;
+  const sendOptions: ProblemOptions = { messages, server: options.server ?? 'Gateway' };
+
+  return function problemJsonError(err, req, res, next) {
+    if (res.headersSent) {
+      next(err);
+      return;
+    }
+    const error = toGatewayError(err, mapClientErrors);
+    const context = gatewayContext(req);
+    context.error = { code: error.code, status: error.status, gatewayStatus: error.gatewayStatus, outcome: error.outcome };
+    const level = error.status >= 500 ? 'error' : 'warn';
+    addDiagnostic(req, level, error.code, redact(describe(error, err), req));
+    log('%s %d %s', context.transactionId, error.status, error.code);
+    sendProblem(res, error, sendOptions);
+  };
+}
+
+function toGatewayError(err: unknown, mapClientErrors: boolean): GatewayError {
+  if (isGatewayError(err)) return err;
+  if (mapClientErrors && typeof err === 'object' && err !== null) {
+    const e = err as { status?: unknown; statusCode?: unknown; expose?: unknown; type?: unknown };
+    const status = typeof e.status === 'number' ? e.status : e.statusCode;
+    if (e.expose === true && status === 413) {
+      return new GatewayError('ERR_REQUEST_TOO_LARGE', { diagnostic: `request body too large (${String(e.type ?? 'unknown')})`, cause: err });
+    }
+    if (e.expose === true && status === 400) {
+      return new GatewayError('ERR_BAD_REQUEST', { diagnostic: `bad request (${String(e.type ?? 'unknown')})`, cause: err });
+    }
+  }
+  return new GatewayError('ERR_INTERNAL', { diagnostic: `unexpected error: ${errorName(err)}`, cause: err });
+}
+
+function errorName(err: unknown): string {
+  if (err instanceof Error) {
+    const code = (err as { code?: unknown }).code;
+    return `${err.name}${typeof code === 'string' ? ` (${code})` : ''}: ${err.message}`;
+  }
+  return typeof err;
+}
+
+function describe(error: GatewayError, original: unknown): string {
+  if (error.diagnostic !== undefined) return error.diagnostic;
+  return original === error ? error.message : errorName(original);
+}
+
+/** Removes the request's token from a text, in case an underlying error message quoted it. */
+function redact(text: string, req: IncomingMessage): string {
+  const raw = req.gateway?.token?.raw;
+  return raw !== undefined && raw.length > 0 ? text.split(raw).join('[token]') : text;
+}

@@ -1,0 +1,118 @@
+/**
+ * Renders a {@link GatewayError} as an RFC 9457 problem+json answer (body and headers), without
+ * touching Express: the error handler and any other part of the gateway (404, 503) use it.
+ *
+ * @module
+ */
+import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
+import { gatewayContext } from '../context.js';
+import { GatewayError, messageSets, renderMessage, type MessageSet } from '../errors.js';
+
+/** The problem+json body (spec 2.5). */
+export interface ProblemBody {
+  /** `https://httpstatuses.com/<status>`. */
+  type: string;
+  /** Reason phrase of the status. */
+  title: string;
+  /** HTTP status. */
+  status: number;
+  /** Human-readable cause, from the message set. */
+  detail: string;
+  /** `protocol:GATEWAY-…` / `integration:GATEWAY-…`. */
+  gateway_status: string;
+}
+
+/** Options shared by {@link sendProblem} and `problemJsonErrorHandler`. */
+export interface ProblemOptions {
+  /**
+   * Message set of the `detail` field: `'it'` (the spec's Italian, default), `'en'`, or a custom
+   * {@link MessageSet}.
+   */
+  messages?: 'it' | 'en' | MessageSet;
+  /** Value of the `Server` header of error answers; `false` leaves the header alone. Default `Gateway`. */
+  server?: string | false;
+}
+
+/** The rendered answer: status, headers and body. */
+export interface RenderedProblem {
+  status: number;
+  headers: Record<string, string>;
+  body: ProblemBody;
+}
+
+/** Resolves the `messages` option to a message set; throws `TypeError` on anything else. */
+export function resolveMessageSet(messages: ProblemOptions['messages']): MessageSet {
+  if (messages === undefined || messages === 'it') return messageSets.it;
+  if (messages === 'en') return messageSets.en;
+  if (typeof messages === 'object' && messages !== null) return messages;
+  throw new TypeError(`options.messages must be 'it', 'en' or a MessageSet, got ${String(messages)}`);
+}
+
+/** Quotes a value for an auth-param (RFC 9110 quoted-string): backslash-escapes `"` and `\`. */
+export function quoteAuthParam(value: string): string {
+  // Control characters cannot appear in a header value at all; drop them rather than fail.
+  // eslint-disable-next-line no-control-regex
+  const clean = value.replace(/[\u0000-\u001f\u007f]/g, '');
+  return `"${clean.replace(/(["\\])/g, '\\$1')}"`;
+}
+
+/**
+ * The `WWW-Authenticate` value of an error, or `undefined` when its catalogue entry has no
+ * challenge: `Bearer realm="<realm>", error="…", error_description="…"` (RFC 6750 section 3).
+ */
+export function bearerChallenge(error: GatewayError): string | undefined {
+  const challenge = error.definition.challenge;
+  if (challenge === undefined) return undefined;
+  const params: string[] = [];
+  if (error.realm !== undefined) params.push(`realm=${quoteAuthParam(error.realm)}`);
+  params.push(`error=${quoteAuthParam(challenge.error)}`, `error_description=${quoteAuthParam(challenge.description)}`);
+  return `Bearer ${params.join(', ')}`;
+}
+
+/** Renders an error with a message set: status, headers (without the per-request ones) and body. */
+export function renderProblem(error: GatewayError, messages: MessageSet): RenderedProblem {
+  const status = error.status;
+  const body: ProblemBody = {
+    type: `https://httpstatuses.com/${status}`,
+    title: STATUS_CODES[status] ?? 'Unknown',
+    status,
+    detail: renderMessage(messages, error.code, error.params),
+    gateway_status: error.gatewayStatus,
+  };
+  const headers: Record<string, string> = { 'content-type': 'application/problem+json' };
+  const challenge = bearerChallenge(error);
+  if (challenge !== undefined) headers['www-authenticate'] = challenge;
+  const retryAfter = error.definition.retryAfter;
+  if (retryAfter !== undefined) headers['retry-after'] = String(retryAfter);
+  return { status, headers, body };
+}
+
+/**
+ * Sends a {@link GatewayError} as problem+json on `res`, with `Gateway-Transaction-ID` (from the
+ * request's gateway context) and `Server`. It does not record anything on the context: use
+ * `problemJsonErrorHandler` for that, or record `req.gateway.error` yourself.
+ *
+ * @example
+ * ```ts
+ * import { GatewayError, sendProblem } from 'express-access-gateway';
+ * import express from 'express';
+ *
+ * const app = express();
+ * app.use((req, res) => sendProblem(res, new GatewayError('ERR_API_NOT_FOUND'), { messages: 'en' }));
+ * ```
+ */
+export function sendProblem(res: ServerResponse, error: GatewayError, options: ProblemOptions = {}): void {
+  const { status, headers, body } = renderProblem(error, resolveMessageSet(options.messages));
+  const req = (res as ServerResponse & { req?: IncomingMessage }).req;
+  const context = req === undefined ? undefined : gatewayContext(req);
+  res.statusCode = status;
+  for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
+  // Token errors must not be cached by intermediaries (RFC 6750 section 5.3 spirit).
+  res.setHeader('cache-control', 'no-store');
+  if (context !== undefined) res.setHeader('gateway-transaction-id', context.transactionId);
+  const server = options.server ?? 'Gateway';
+  if (server !== false) res.setHeader('server', server);
+  const payload = JSON.stringify(body);
+  res.setHeader('content-length', Buffer.byteLength(payload));
+  res.end(payload);
+}

@@ -1,0 +1,116 @@
+/**
+ * Reads an `application/x-www-form-urlencoded` request body so that `requireToken` can find
+ * `access_token` in it (RFC 6750 section 2.2) without the app mounting a body parser, and without
+ * losing the body for the handlers and relays after it.
+ *
+ * @module
+ */
+import type { IncomingMessage } from 'node:http';
+import { gatewayContext } from '../context.js';
+import { GatewayError } from '../errors.js';
+
+/** A request as body parsers leave it. */
+type ParsedRequest = IncomingMessage & { body?: unknown; _body?: boolean; rawBody?: Buffer };
+
+/** Whether the request declares a urlencoded body (parameters such as `charset` allowed). */
+export function isUrlencoded(req: IncomingMessage): boolean {
+  const type = req.headers['content-type'];
+  if (type === undefined) return false;
+  return type.split(';')[0]!.trim().toLowerCase() === 'application/x-www-form-urlencoded';
+}
+
+/** Whether the request has a body at all (RFC 9112: Content-Length or Transfer-Encoding). */
+function hasBody(req: IncomingMessage): boolean {
+  return req.headers['transfer-encoding'] !== undefined || (req.headers['content-length'] !== undefined && req.headers['content-length'] !== '0');
+}
+
+/**
+ * The `access_token` values of the form body, reading the body if nobody did yet.
+ *
+ * - When a body parser already ran (`req.body` is set), its `access_token` field is used.
+ * - Otherwise the stream is read here, up to `limit` bytes (more: 413 `ERR_REQUEST_TOO_LARGE`), and
+ *   left for later middleware as body-parser leaves it: `req.body` (the parsed fields, only if
+ *   `req.body` was unset), `req._body = true` (so a later `express.urlencoded()` does not wait for a
+ *   stream that has ended), `req.rawBody` and `req.gateway.rawBody` (the bytes as received, which a
+ *   relay sends on).
+ * - Bodies with a `Content-Encoding` other than `identity` are not read (RFC 6750 asks for a
+ *   single-part urlencoded body; decoding is the app's choice): no token is taken from them.
+ */
+export async function formTokens(req: IncomingMessage, limit: number): Promise<string[]> {
+  const parsed = req as ParsedRequest;
+  if (parsed.body !== undefined && parsed.body !== null) return fieldValues(parsed.body);
+  if (parsed._body === true || parsed.readableEnded || !hasBody(req)) return [];
+  const encoding = req.headers['content-encoding'];
+  if (encoding !== undefined && encoding.toLowerCase() !== 'identity') return [];
+
+  const raw = await readBounded(req, limit);
+  const fields = parseForm(raw);
+  parsed._body = true;
+  parsed.rawBody = raw;
+  gatewayContext(req).rawBody = raw;
+  if (parsed.body === undefined || parsed.body === null) parsed.body = fields;
+  return fieldValues(fields);
+}
+
+function fieldValues(body: unknown): string[] {
+  if (typeof body !== 'object' || body === null) return [];
+  const value = (body as Record<string, unknown>)['access_token'];
+  if (value === undefined) return [];
+  if (Array.isArray(value)) return value.map((v) => (typeof v === 'string' ? v : ''));
+  return [typeof value === 'string' ? value : ''];
+}
+
+/** Parses a urlencoded body into an object; a repeated field becomes an array (as `qs` does). */
+function parseForm(raw: Buffer): Record<string, string | string[]> {
+  const fields: Record<string, string | string[]> = Object.create(null) as Record<string, string | string[]>;
+  for (const [name, value] of new URLSearchParams(raw.toString('utf8'))) {
+    const previous = fields[name];
+    if (previous === undefined) fields[name] = value;
+    else fields[name] = Array.isArray(previous) ? [...previous, value] : [previous, value];
+  }
+  return fields;
+}
+
+function readBounded(req: IncomingMessage, limit: number): Promise<Buffer> {
+  const declared = Number(req.headers['content-length']);
+  if (Number.isFinite(declared) && declared > limit) {
+    // Do not read what we will refuse; drain it so the connection can answer.
+    req.resume();
+    return Promise.reject(tooLarge(limit));
+  }
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let done = false;
+    const finish = (err: Error | undefined, value?: Buffer) => {
+      if (done) return;
+      done = true;
+      req.off('data', onData);
+      req.off('end', onEnd);
+      req.off('error', onError);
+      req.off('aborted', onAborted);
+      if (err) reject(err);
+      else resolve(value!);
+    };
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > limit) {
+        req.resume();
+        finish(tooLarge(limit));
+        return;
+      }
+      chunks.push(chunk);
+    };
+    const onEnd = () => finish(undefined, Buffer.concat(chunks, size));
+    const onError = (err: Error) => finish(new GatewayError('ERR_BAD_REQUEST', { diagnostic: `error reading the request body: ${err.message}`, cause: err }));
+    const onAborted = () => finish(new GatewayError('ERR_BAD_REQUEST', { diagnostic: 'the client aborted the request body' }));
+    req.on('data', onData);
+    req.on('end', onEnd);
+    req.on('error', onError);
+    req.on('aborted', onAborted);
+  });
+}
+
+function tooLarge(limit: number): GatewayError {
+  return new GatewayError('ERR_REQUEST_TOO_LARGE', { diagnostic: `urlencoded body larger than ${limit} bytes, not read for access_token` });
+}

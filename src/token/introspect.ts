@@ -1,0 +1,90 @@
+/**
+ * `introspect`: validates the request's token with a token policy and puts the result on
+ * `req.gateway.token`.
+ *
+ * @module
+ */
+import { addDiagnostic, gatewayContext } from '../context.js';
+import { GatewayError } from '../errors.js';
+import { logger } from '../log.js';
+import type { ExtractOptions } from './extract.js';
+import { TokenPolicy } from './policy.js';
+import { extractOptions, findToken, type TokenMiddleware, type RequireTokenOptions } from './require-token.js';
+
+const log = logger('token');
+
+/** Options of {@link introspect}. */
+export interface IntrospectOptions {
+  /** The token policy that validates the token. */
+  policy: TokenPolicy;
+  /**
+   * How to find the token when `requireToken` did not run before (so that `introspect` works
+   * alone): the same options as `requireToken`, without `policy`. Default: every RFC 6750 method.
+   */
+  extraction?: Omit<RequireTokenOptions, 'policy'>;
+}
+
+/**
+ * Validates the request's bearer token with `options.policy` (introspection, JWT validation and/or
+ * UserInfo, as the policy is switched) and stores the normalized information and raw claims on
+ * `req.gateway.token` (`info`, `introspection`, `jwt`, `userInfo`, `processTimeMs`). When no token
+ * was found yet it extracts it first, as `requireToken` does.
+ *
+ * Errors (through `next(err)`): 401 `ERR_TOKEN_INVALID` / `ERR_TOKEN_EXPIRED` (`protocol:GATEWAY-1367`),
+ * 503 `ERR_AUTHORIZATION_SERVER_UNAVAILABLE` (`protocol:GATEWAY-1369`, cause in diagnostics), plus
+ * the 400s of `requireToken`. No error lets the request through.
+ *
+ * @example
+ * ```ts
+ * import express from 'express';
+ * import { createTokenPolicy, introspect, problemJsonErrorHandler, requireToken } from 'express-access-gateway';
+ *
+ * const policy = createTokenPolicy({ name: 'my-idp', issuer: 'http://127.0.0.1:9000', clientId: 'gateway', clientSecret: 'gateway-secret' });
+ * const app = express();
+ * app.get('/pets', requireToken({ policy }), introspect({ policy }), (req, res) => {
+ *   res.json(req.gateway?.token?.info);
+ * });
+ * app.use(problemJsonErrorHandler());
+ * ```
+ */
+export function introspect(options: IntrospectOptions): TokenMiddleware {
+  if (typeof options !== 'object' || options === null) throw new TypeError('options must be an object');
+  if (!(options.policy instanceof TokenPolicy)) throw new TypeError('options.policy must be a TokenPolicy (see createTokenPolicy)');
+  const { policy } = options;
+  const extract: ExtractOptions = extractOptions({ ...options.extraction, policy }, 'options.extraction');
+
+  return function introspectMiddleware(req, _res, next) {
+    run().then(() => next(), next);
+
+    async function run(): Promise<void> {
+      const context = gatewayContext(req);
+      if (context.token === undefined) await findToken(req, extract);
+      const token = context.token;
+      if (token === undefined) throw new GatewayError('ERR_TOKEN_MISSING', { realm: policy.name });
+      const started = performance.now();
+      try {
+        const validation = await policy.validate(token.raw);
+        token.policy = policy.name;
+        token.info = validation.info;
+        if (validation.introspection !== undefined) token.introspection = validation.introspection;
+        if (validation.jwt !== undefined) token.jwt = validation.jwt;
+        if (validation.userInfo !== undefined) token.userInfo = validation.userInfo;
+        token.processTimeMs = Math.round((performance.now() - started) * 1000) / 1000;
+        addDiagnostic(req, 'info', 'TOKEN_VALID', `token validated by policy ${policy.name}${validation.cached ? ' (cached)' : ''}`);
+        log('%s token valid (policy %s%s)', context.transactionId, policy.name, validation.cached ? ', cached' : '');
+      } catch (err) {
+        token.processTimeMs = Math.round((performance.now() - started) * 1000) / 1000;
+        if (err instanceof GatewayError) {
+          log('%s %s: %s', context.transactionId, err.code, err.diagnostic ?? '');
+          throw err;
+        }
+        // Fail closed on anything unforeseen, without leaking it.
+        throw new GatewayError('ERR_AUTHORIZATION_SERVER_UNAVAILABLE', {
+          realm: policy.name,
+          diagnostic: `unexpected failure while validating the token (${err instanceof Error ? err.name : typeof err})`,
+          cause: err,
+        });
+      }
+    }
+  };
+}

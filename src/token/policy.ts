@@ -1,0 +1,426 @@
+/**
+ * Token policies: which authorization server validates a token and how (spec 2.1). A policy is an
+ * object the app creates once and passes to every route that uses it; it owns its discovery state,
+ * its JWKS and its token cache.
+ *
+ * @module
+ */
+import { isIP } from 'node:net';
+import { createRemoteJWKSet, jwtVerify, type CryptoKey, type JWTVerifyGetKey } from 'jose';
+import * as client from 'openid-client';
+import type { Configuration, ServerMetadata } from 'openid-client';
+import { GatewayError } from '../errors.js';
+import { logger } from '../log.js';
+import { TokenCache } from './cache.js';
+import { checkClaims, isExpired } from './checks.js';
+import { classifyClientError, classifyJwtError, KeySetUnavailableError } from './classify.js';
+import { toTokenInfo, type Claims } from './normalize.js';
+import type { TokenInfo } from '../context.js';
+
+const log = logger('token');
+
+/** How the gateway authenticates to the authorization server (introspection endpoint). */
+export type ClientAuthMethod = 'client_secret_basic' | 'client_secret_post' | 'private_key_jwt';
+
+/** A private key for `private_key_jwt`, optionally with the `kid` to put in the assertion header. */
+export type ClientPrivateKey = CryptoKey | { key: CryptoKey; kid?: string };
+
+/**
+ * Authorization server metadata given explicitly instead of discovered (RFC 8414 names). Only the
+ * endpoints the policy's switches use are needed.
+ */
+export interface AuthorizationServerMetadata {
+  /** Issuer identifier (checked against `iss`). */
+  issuer: string;
+  /** RFC 7662 endpoint, needed with `introspection`. */
+  introspection_endpoint?: string;
+  /** JWKS, needed with `jwtValidation`. */
+  jwks_uri?: string;
+  /** OpenID Connect UserInfo endpoint, needed with `userInfo`. */
+  userinfo_endpoint?: string;
+  /** Other metadata, passed to openid-client as is. */
+  [name: string]: unknown;
+}
+
+/** Options of {@link createTokenPolicy}. */
+export interface TokenPolicyOptions {
+  /** Policy name: the realm of the `WWW-Authenticate` challenges and the cache namespace. */
+  name: string;
+  /**
+   * Issuer identifier; its metadata is discovered (OpenID Connect discovery, then the
+   * openid-client default) at first use. Give this or {@link TokenPolicyOptions.metadata}.
+   */
+  issuer?: string | URL;
+  /** Explicit authorization server metadata, instead of discovery. */
+  metadata?: AuthorizationServerMetadata;
+  /** The gateway's client id at the authorization server. */
+  clientId: string;
+  /** The gateway's client secret (`client_secret_basic`, `client_secret_post`). */
+  clientSecret?: string;
+  /** Client authentication method. Default `client_secret_basic`. */
+  clientAuthMethod?: ClientAuthMethod;
+  /** Private key of `private_key_jwt`. */
+  privateKey?: ClientPrivateKey;
+  /** Validate by RFC 7662 introspection. Default `true`. */
+  introspection?: boolean;
+  /** Validate the token as a JWT signed by a key of the issuer's JWKS. Default `false`. */
+  jwtValidation?: boolean;
+  /** Call the UserInfo endpoint with the token. Default `false`. */
+  userInfo?: boolean;
+  /**
+   * JWS algorithms accepted by JWT validation. Default: the asymmetric ones
+   * (`RS256`…`RS512`, `PS256`…`PS512`, `ES256`…`ES512`, `EdDSA`, `Ed25519`); never `none` or HMAC.
+   */
+  jwtAlgorithms?: string[];
+  /** Accepted audiences (`aud` must contain one). Default: `aud` is not checked. */
+  audience?: string | string[];
+  /** Tolerated clock difference for `exp`/`nbf`/`iat`, seconds. Default 5. */
+  clockSkew?: number;
+  /** Timeout of every call to the authorization server, seconds. Default 5. */
+  timeout?: number;
+  /**
+   * Allow `http://` endpoints. Default: only when the issuer is a loopback address (127.0.0.0/8,
+   * `::1`, `localhost`), for local development and tests.
+   */
+  allowInsecureRequests?: boolean;
+  /**
+   * Token-result cache: `ttl` (seconds, default 300) and `maxEntries` (default 10000); `false`
+   * disables it. An entry never outlives the token's `exp`.
+   */
+  cache?: false | { ttl?: number; maxEntries?: number };
+}
+
+/** The outcome of a successful validation. */
+export interface TokenValidation {
+  /** Normalized token information. */
+  info: TokenInfo;
+  /** Introspection response, when introspection is on. */
+  introspection?: Record<string, unknown>;
+  /** JWT claims, when JWT validation is on. */
+  jwt?: Record<string, unknown>;
+  /** UserInfo response, when UserInfo is on. */
+  userInfo?: Record<string, unknown>;
+  /** Whether the result came from the cache. */
+  cached: boolean;
+}
+
+interface CachedValidation {
+  exp: number | undefined;
+  info: TokenInfo;
+  introspection?: Claims;
+  jwt?: Claims;
+  userInfo?: Claims;
+}
+
+const DEFAULT_ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA', 'Ed25519'];
+
+function isLoopback(hostname: string): boolean {
+  const host = hostname.replace(/^\[|\]$/g, '');
+  if (host === 'localhost' || host === '::1') return true;
+  return isIP(host) === 4 && host.startsWith('127.');
+}
+
+function positive(value: unknown, name: string, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0) throw new TypeError(`${name} must be a positive number`);
+  return value;
+}
+
+function optionalBoolean(value: unknown, name: string, fallback: boolean): boolean {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'boolean') throw new TypeError(`${name} must be a boolean`);
+  return value;
+}
+
+/**
+ * A token policy. Create it with {@link createTokenPolicy} (or `new TokenPolicy(options)`), once,
+ * and pass it to `requireToken` and `introspect` on every route it protects.
+ */
+export class TokenPolicy {
+  /** The policy name (the realm). */
+  readonly name: string;
+  private readonly options: Readonly<TokenPolicyOptions>;
+  private readonly introspection: boolean;
+  private readonly jwtValidation: boolean;
+  private readonly userInfo: boolean;
+  private readonly algorithms: string[];
+  private readonly audience: string[];
+  private readonly clockSkew: number;
+  private readonly timeout: number;
+  private readonly insecure: boolean;
+  private readonly cache: TokenCache<CachedValidation>;
+  private configuration: Promise<Configuration> | undefined;
+  private jwks: JWTVerifyGetKey | undefined;
+
+  constructor(options: TokenPolicyOptions) {
+    if (typeof options !== 'object' || options === null) throw new TypeError('options must be an object');
+    const { name, issuer, metadata, clientId, clientSecret, privateKey } = options;
+    if (typeof name !== 'string' || name === '') throw new TypeError('options.name must be a non-empty string');
+    if (typeof clientId !== 'string' || clientId === '') throw new TypeError('options.clientId must be a non-empty string');
+    if ((issuer === undefined) === (metadata === undefined)) throw new TypeError('give exactly one of options.issuer and options.metadata');
+    let issuerUrl: URL;
+    try {
+      issuerUrl = new URL(issuer !== undefined ? String(issuer) : String(metadata?.issuer));
+    } catch {
+      throw new TypeError(issuer !== undefined ? 'options.issuer must be a URL' : 'options.metadata.issuer must be a URL');
+    }
+    const method = options.clientAuthMethod ?? 'client_secret_basic';
+    if (!['client_secret_basic', 'client_secret_post', 'private_key_jwt'].includes(method)) {
+      throw new TypeError("options.clientAuthMethod must be 'client_secret_basic', 'client_secret_post' or 'private_key_jwt'");
+    }
+    if (method !== 'private_key_jwt' && (typeof clientSecret !== 'string' || clientSecret === '')) {
+      throw new TypeError(`options.clientSecret is required with ${method}`);
+    }
+    if (method === 'private_key_jwt' && (typeof privateKey !== 'object' || privateKey === null)) {
+      throw new TypeError('options.privateKey is required with private_key_jwt');
+    }
+    this.introspection = optionalBoolean(options.introspection, 'options.introspection', true);
+    this.jwtValidation = optionalBoolean(options.jwtValidation, 'options.jwtValidation', false);
+    this.userInfo = optionalBoolean(options.userInfo, 'options.userInfo', false);
+    if (!this.introspection && !this.jwtValidation && !this.userInfo) {
+      throw new TypeError('at least one of options.introspection, options.jwtValidation, options.userInfo must be on');
+    }
+    const algorithms = options.jwtAlgorithms ?? DEFAULT_ALGORITHMS;
+    if (!Array.isArray(algorithms) || algorithms.length === 0 || algorithms.some((a) => typeof a !== 'string' || a === 'none' || /^HS/i.test(a))) {
+      throw new TypeError('options.jwtAlgorithms must be a non-empty array of asymmetric JWS algorithms');
+    }
+    const audience = options.audience === undefined ? [] : typeof options.audience === 'string' ? [options.audience] : options.audience;
+    if (!Array.isArray(audience) || audience.some((a) => typeof a !== 'string' || a === '')) {
+      throw new TypeError('options.audience must be a string or an array of strings');
+    }
+    const insecure = optionalBoolean(options.allowInsecureRequests, 'options.allowInsecureRequests', isLoopback(issuerUrl.hostname));
+    if (issuerUrl.protocol === 'http:' && !insecure) {
+      throw new TypeError('options.issuer uses http:// on a non-loopback host: set options.allowInsecureRequests to allow it');
+    }
+    if (options.cache !== undefined && options.cache !== false && (typeof options.cache !== 'object' || options.cache === null)) {
+      throw new TypeError('options.cache must be false or an object');
+    }
+    const cacheSettings =
+      options.cache === false
+        ? undefined
+        : { ttl: positive(options.cache?.ttl, 'options.cache.ttl', 300), maxEntries: Math.floor(positive(options.cache?.maxEntries, 'options.cache.maxEntries', 10_000)) };
+
+    this.name = name;
+    this.options = { ...options };
+    this.algorithms = [...algorithms];
+    this.audience = [...audience];
+    this.clockSkew = options.clockSkew === undefined ? 5 : clockSkewOf(options.clockSkew);
+    this.timeout = positive(options.timeout, 'options.timeout', 5);
+    this.insecure = insecure;
+    this.cache = new TokenCache<CachedValidation>(name, cacheSettings);
+  }
+
+  /** Which validations the policy performs (spec 2.1 switches). */
+  get switches(): { introspection: boolean; jwtValidation: boolean; userInfo: boolean } {
+    return { introspection: this.introspection, jwtValidation: this.jwtValidation, userInfo: this.userInfo };
+  }
+
+  /** Number of token results currently cached. */
+  get cacheSize(): number {
+    return this.cache.size;
+  }
+
+  /**
+   * Forgets every cached token result (the ResetAllCaches runtime tool). With `discovery: true`
+   * also forgets the discovered metadata and JWKS, which are then fetched again at next use.
+   */
+  clearCache(options: { discovery?: boolean } = {}): void {
+    this.cache.clear();
+    if (options.discovery === true) {
+      this.configuration = undefined;
+      this.jwks = undefined;
+    }
+    log('policy %s: cache cleared', this.name);
+  }
+
+  /** Stops the cache timers (they do not keep the process alive anyway). */
+  close(): void {
+    this.cache.close();
+  }
+
+  /**
+   * Validates a token with the policy's switches. Resolves with the normalized information, or
+   * rejects with the {@link GatewayError} to answer with: `ERR_TOKEN_INVALID` / `ERR_TOKEN_EXPIRED`
+   * (401), or `ERR_AUTHORIZATION_SERVER_UNAVAILABLE` (503) when the authorization server could not
+   * be used. Valid results are cached; concurrent validations of one token share one call.
+   */
+  async validate(token: string): Promise<TokenValidation> {
+    const key = this.cache.key(token);
+    const now = Math.floor(Date.now() / 1000);
+    const hit = this.cache.get(key);
+    if (hit !== undefined) {
+      if (isExpired(hit.exp, now, this.clockSkew)) {
+        this.cache.delete(key);
+        throw new GatewayError('ERR_TOKEN_EXPIRED', { realm: this.name, diagnostic: 'cached token has expired (exp)' });
+      }
+      return result(hit, true);
+    }
+    const fresh = await this.cache.singleFlight(key, async () => {
+      try {
+        const value = await this.validateUncached(token);
+        this.cache.set(key, value, Math.floor(Date.now() / 1000));
+        return value;
+      } catch (err) {
+        const known = this.cache.knownExpiry(key);
+        if (err instanceof GatewayError && err.code === 'ERR_TOKEN_INVALID' && isExpired(known, Math.floor(Date.now() / 1000), this.clockSkew)) {
+          // Introspection only says "inactive"; we know this token and when it expired.
+          throw new GatewayError('ERR_TOKEN_EXPIRED', { realm: this.name, diagnostic: `${err.diagnostic ?? 'invalid'}; the token expired at ${known}` });
+        }
+        throw err;
+      }
+    });
+    return result(fresh, false);
+  }
+
+  private async validateUncached(token: string): Promise<CachedValidation> {
+    const config = await this.discover();
+    const issuer = config.serverMetadata().issuer;
+    const checks = { realm: this.name, clockSkew: this.clockSkew, audience: this.audience, issuer };
+    const value: CachedValidation = { exp: undefined, info: toTokenInfo({}) };
+
+    if (this.jwtValidation) {
+      const keys = this.keySet(config);
+      try {
+        const { payload } = await jwtVerify(token, keys, {
+          algorithms: this.algorithms,
+          issuer,
+          ...(this.audience.length > 0 ? { audience: this.audience } : {}),
+          clockTolerance: this.clockSkew,
+        });
+        value.jwt = { ...payload };
+      } catch (err) {
+        throw classifyJwtError(err, this.name);
+      }
+    }
+
+    if (this.introspection) {
+      let response: Claims;
+      try {
+        response = { ...(await client.tokenIntrospection(config, token, { token_type_hint: 'access_token' })) };
+      } catch (err) {
+        throw classifyClientError(err, this.name, 'introspection');
+      }
+      if (response['active'] !== true) throw new GatewayError('ERR_TOKEN_INVALID', { realm: this.name, diagnostic: 'introspection: active is false' });
+      checkClaims(response, { ...checks, now: Math.floor(Date.now() / 1000) }, 'introspection');
+      value.introspection = response;
+    }
+
+    if (this.userInfo) {
+      const subject = value.introspection?.['sub'] ?? value.jwt?.['sub'];
+      try {
+        const response = await client.fetchUserInfo(config, token, typeof subject === 'string' ? subject : client.skipSubjectCheck);
+        value.userInfo = { ...response };
+      } catch (err) {
+        throw classifyClientError(err, this.name, 'userinfo');
+      }
+    }
+
+    value.info = toTokenInfo(value);
+    value.exp = value.info.expiresAt;
+    return value;
+  }
+
+  /** The openid-client configuration: discovered once, shared, retried after a failure. */
+  private discover(): Promise<Configuration> {
+    if (this.configuration === undefined) {
+      const attempt = this.createConfiguration();
+      this.configuration = attempt;
+      attempt.catch(() => {
+        // Forget the failure so that the next request tries again.
+        if (this.configuration === attempt) this.configuration = undefined;
+      });
+    }
+    return this.configuration;
+  }
+
+  private async createConfiguration(): Promise<Configuration> {
+    const { options } = this;
+    const auth = clientAuth(options);
+    const clientMetadata = options.clientSecret !== undefined ? { client_secret: options.clientSecret } : {};
+    if (options.metadata !== undefined) {
+      const config = new client.Configuration(options.metadata as ServerMetadata, options.clientId, clientMetadata, auth);
+      if (this.insecure) client.allowInsecureRequests(config);
+      config.timeout = this.timeout;
+      return config;
+    }
+    try {
+      const config = await client.discovery(new URL(String(options.issuer)), options.clientId, clientMetadata, auth, {
+        timeout: this.timeout,
+        ...(this.insecure ? { execute: [client.allowInsecureRequests] } : {}),
+      });
+      log('policy %s: discovered %s', this.name, config.serverMetadata().issuer);
+      return config;
+    } catch (err) {
+      const error = classifyClientError(err, this.name, 'discovery');
+      log('policy %s: discovery failed: %s', this.name, error.diagnostic);
+      throw error;
+    }
+  }
+
+  /** The policy's key getter over the issuer's JWKS (one `createRemoteJWKSet` per policy). */
+  private keySet(config: Configuration): JWTVerifyGetKey {
+    if (this.jwks === undefined) {
+      const uri = config.serverMetadata().jwks_uri;
+      if (uri === undefined) {
+        throw new GatewayError('ERR_AUTHORIZATION_SERVER_UNAVAILABLE', { realm: this.name, diagnostic: 'jwks: the issuer publishes no jwks_uri' });
+      }
+      const remote = createRemoteJWKSet(new URL(uri), { timeoutDuration: Math.round(this.timeout * 1000) });
+      this.jwks = async (header, token) => {
+        try {
+          return await remote(header, token);
+        } catch (err) {
+          // "No key for this token" is the token's fault; anything else is the key source's.
+          if (err instanceof Error && 'code' in err && (err.code === 'ERR_JWKS_NO_MATCHING_KEY' || err.code === 'ERR_JWKS_MULTIPLE_MATCHING_KEYS')) throw err;
+          throw new KeySetUnavailableError(err);
+        }
+      };
+    }
+    return this.jwks;
+  }
+}
+
+function clockSkewOf(value: unknown): number {
+  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) throw new TypeError('options.clockSkew must be a non-negative number');
+  return value;
+}
+
+function clientAuth(options: TokenPolicyOptions): client.ClientAuth {
+  switch (options.clientAuthMethod ?? 'client_secret_basic') {
+    case 'client_secret_post':
+      return client.ClientSecretPost(options.clientSecret);
+    case 'private_key_jwt':
+      return client.PrivateKeyJwt(options.privateKey as ClientPrivateKey);
+    default:
+      return client.ClientSecretBasic(options.clientSecret);
+  }
+}
+
+/** A per-request copy, so that a middleware changing `req.gateway.token` cannot alter the cache. */
+function result(value: CachedValidation, cached: boolean): TokenValidation {
+  const copy = structuredClone(value);
+  const out: TokenValidation = { info: copy.info, cached };
+  if (copy.introspection !== undefined) out.introspection = copy.introspection;
+  if (copy.jwt !== undefined) out.jwt = copy.jwt;
+  if (copy.userInfo !== undefined) out.userInfo = copy.userInfo;
+  return out;
+}
+
+/**
+ * Creates a {@link TokenPolicy}.
+ *
+ * @example
+ * ```ts
+ * import { createTokenPolicy } from 'express-access-gateway';
+ *
+ * const idp = createTokenPolicy({
+ *   name: 'my-idp',
+ *   issuer: 'https://idp.example.com',
+ *   clientId: 'gateway',
+ *   clientSecret: 'gateway-secret',
+ *   audience: 'petstore-api',
+ * });
+ * ```
+ */
+export function createTokenPolicy(options: TokenPolicyOptions): TokenPolicy {
+  return new TokenPolicy(options);
+}
