@@ -45,4 +45,16 @@ export interface FunctionSpec {
    * parameter. Throws {@link XacmlProcessingError} for a processing error.
    */
   readonly impl: (args: readonly unknown[]) => unknown;
+  /**
+   * Optional (additive): returns an implementation specialized for the arguments that are known
+   * when the policy is compiled, for example a constant regular expression compiled once.
+   * `constants[i]` is the runtime value of argument `i` when `known[i]` is true. The returned
+   * function replaces {@link FunctionSpec.impl} at that call site and still receives every
+   * argument. It never throws itself: an invalid constant yields an implementation that throws
+   * the {@link XacmlProcessingError} when evaluated.
+   */
+  readonly specialize?: (
+    known: readonly boolean[],
+    constants: readonly unknown[],
+  ) => (args: readonly unknown[]) => unknown;
 }
