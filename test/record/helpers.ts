@@ -43,3 +43,13 @@ export async function close(server: Server | undefined): Promise<void> {
   server.closeAllConnections();
   await new Promise<void>((resolve) => server.close(() => resolve()));
 }
+
+/** Polls `probe` until it returns a value (records are saved just after the response ends). */
+export async function eventually<T>(probe: () => T | undefined | Promise<T | undefined>, what = 'condition'): Promise<T> {
+  for (let i = 0; i < 200; i++) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}

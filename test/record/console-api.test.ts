@@ -1,0 +1,170 @@
+import { createServer, type Server } from 'node:http';
+import vm from 'node:vm';
+import { expect } from 'chai';
+import express from 'express';
+import express4 from 'express4';
+import { MemoryTransactionStore, monitoringConsole, type TransactionStore } from '../../src/index.js';
+import { close, listen, makeRecord } from './helpers.js';
+
+const AUTH = { username: 'admin', password: 'correct horse battery' };
+const basic = (user: string, pass: string) => `Basic ${Buffer.from(`${user}:${pass}`).toString('base64')}`;
+const GOOD = basic(AUTH.username, AUTH.password);
+
+describe('monitoringConsole', () => {
+  it('has no open default: credentials options are required at factory time', () => {
+    const store = new MemoryTransactionStore();
+    expect(() => monitoringConsole({ store } as never)).to.throw(TypeError, /authenticate or options\.basicAuth is required/);
+    expect(() => monitoringConsole({ store, basicAuth: { username: 'admin', password: '' } })).to.throw(TypeError, /basicAuth/);
+    expect(() => monitoringConsole({ store, authenticate: 'yes' as never })).to.throw(TypeError, /authenticate/);
+    expect(() => monitoringConsole({ basicAuth: AUTH } as never)).to.throw(TypeError, /store/);
+    expect(() => monitoringConsole({ store, basicAuth: AUTH, realm: 'a"b' })).to.throw(TypeError, /realm/);
+  });
+
+  for (const [flavour, factory] of [['Express 5', express], ['Express 4', express4]] as const) {
+    describe(`mounted in ${flavour}`, () => {
+      let server: Server | undefined;
+      let base: string;
+      const store = new MemoryTransactionStore();
+      const api = { provider: 'Ente', name: 'PetStore', version: 1 };
+      const records = [
+        makeRecord({ code: 'TOKEN_FAILED', status: 400, api }),
+        makeRecord({ code: 'AUTHORIZATION_DENIED', status: 403, api, sender: { subject: 'client3', clientId: 'client3' } }),
+        makeRecord({ code: 'OK', status: 200, api, sender: { subject: 'client1', clientId: 'client1' } }),
+      ];
+      before(async () => {
+        for (const r of records) store.save(r);
+        const app = factory();
+        app.use('/gateway/console', monitoringConsole({ store, basicAuth: AUTH, realm: 'Console' }));
+        server = createServer(app);
+        base = `${await listen(server)}/gateway/console`;
+      });
+      after(() => close(server));
+
+      const get = (path: string, auth: string | null = GOOD) =>
+        fetch(`${base}${path}`, { headers: auth === null ? {} : { authorization: auth }, redirect: 'manual' });
+
+      it('answers 401 with a Basic challenge without credentials or with wrong ones, on every route', async () => {
+        for (const [path, auth] of [
+          ['/', null],
+          ['/api/transactions', null],
+          ['/console.js', basic('admin', 'wrong')],
+          ['/api/transactions', basic('root', AUTH.password)],
+          ['/api/transactions', 'Bearer abc'],
+        ] as const) {
+          const res = await get(path, auth);
+          expect(res.status, path).to.equal(401);
+          expect(res.headers.get('www-authenticate')).to.equal('Basic realm="Console", charset="UTF-8"');
+          expect(res.headers.get('content-type')).to.match(/^application\/problem\+json/);
+          expect(await res.text()).not.to.include('tx-');
+        }
+      });
+
+      it('lists records newest first with filters and cursor paging', async () => {
+        const all = await (await get('/api/transactions')).json();
+        expect(all.items.map((r: { id: string }) => r.id)).to.deep.equal(records.map((r) => r.id).reverse());
+        const denied = await (await get('/api/transactions?outcome=AUTHORIZATION_DENIED')).json();
+        expect(denied.items.map((r: { id: string }) => r.id)).to.deep.equal([records[1]!.id]);
+        const byClient = await (await get('/api/transactions?clientId=client1&api=Ente/PetStore/v1&status=200')).json();
+        expect(byClient.items.map((r: { id: string }) => r.id)).to.deep.equal([records[2]!.id]);
+        const from = new Date(records[1]!.startedAt).toISOString();
+        const since = await (await get(`/api/transactions?from=${encodeURIComponent(from)}`)).json();
+        expect(since.items).to.have.length(2);
+        const page1 = await (await get('/api/transactions?limit=2')).json();
+        expect(page1.items).to.have.length(2);
+        const page2 = await (await get(`/api/transactions?limit=2&cursor=${page1.next}`)).json();
+        expect(page2.items.map((r: { id: string }) => r.id)).to.deep.equal([records[0]!.id]);
+        expect(page2.next).to.equal(undefined);
+      });
+
+      it('refuses bad query parameters with 400 problem+json', async () => {
+        for (const query of ['outcome=NOPE', 'status=abc', 'limit=0', 'limit=501', 'from=yesterday', 'cursor=zz', 'status=200&status=201']) {
+          const res = await get(`/api/transactions?${query}`);
+          expect(res.status, query).to.equal(400);
+          expect(res.headers.get('content-type')).to.match(/^application\/problem\+json/);
+          const body = await res.json();
+          expect(body).to.include({ status: 400, title: 'Bad Request', type: 'https://httpstatuses.com/400' });
+        }
+      });
+
+      it('serves one record, or 404 problem+json', async () => {
+        const one = await get(`/api/transactions/${records[1]!.id}`);
+        expect(one.status).to.equal(200);
+        expect((await one.json()).outcome.label).to.equal('Autorizzazione Negata');
+        const none = await get('/api/transactions/unknown-id');
+        expect(none.status).to.equal(404);
+        expect(none.headers.get('content-type')).to.match(/^application\/problem\+json/);
+        expect(await none.json()).to.deep.equal({ type: 'https://httpstatuses.com/404', title: 'Not Found', status: 404, detail: 'No transaction with this id' });
+      });
+
+      it('serves the page, its script and style under a strict CSP, with no inline code and no external URL', async () => {
+        const page = await get('/');
+        expect(page.status).to.equal(200);
+        expect(page.headers.get('content-type')).to.match(/^text\/html/);
+        const csp = page.headers.get('content-security-policy')!;
+        expect(csp).to.include("default-src 'none'").and.include("script-src 'self'").and.include("style-src 'self'");
+        expect(csp).not.to.include('unsafe');
+        expect(page.headers.get('x-content-type-options')).to.equal('nosniff');
+        const html = await page.text();
+        expect(html).to.include('<script src="console.js" defer></script>');
+        expect(html).not.to.match(/<script>|<style|\sstyle=|\son[a-z]+=/i);
+        expect(html).not.to.match(/https?:\/\//);
+        const js = await get('/console.js');
+        expect(js.headers.get('content-type')).to.match(/^text\/javascript/);
+        const source = await js.text();
+        expect(() => new vm.Script(source)).not.to.throw();
+        expect(source).to.include('"AUTHORIZATION_DENIED":{"it":"Autorizzazione Negata"');
+        expect(source).not.to.match(/innerHTML|outerHTML|insertAdjacentHTML|document\.write/);
+        const css = await get('/console.css');
+        expect(css.headers.get('content-type')).to.match(/^text\/css/);
+        expect(await css.text()).not.to.match(/@import|url\(/);
+      });
+
+      it('redirects the mount path without a trailing slash, relatively', async () => {
+        const res = await get('?outcome=OK');
+        expect(res.status).to.equal(301);
+        expect(res.headers.get('location')).to.equal('console/?outcome=OK');
+      });
+    });
+  }
+
+  describe('with an authenticate function', () => {
+    let server: Server | undefined;
+    let base: string;
+    const seen: Array<string | undefined> = [];
+    before(async () => {
+      const store: TransactionStore = {
+        save: () => undefined,
+        get: async () => undefined,
+        query: async () => {
+          throw new Error('database offline');
+        },
+      };
+      const app = express();
+      app.use(
+        '/c',
+        monitoringConsole({
+          store,
+          authenticate: async (req, credentials) => {
+            seen.push(credentials?.username);
+            if (req.headers['x-explode'] !== undefined) throw new Error('idp down');
+            return req.headers['x-team'] === 'ops';
+          },
+        }),
+      );
+      server = createServer(app);
+      base = `${await listen(server)}/c`;
+    });
+    after(() => close(server));
+
+    it('lets the function decide, fails closed when it throws, hides store failures', async () => {
+      expect((await fetch(`${base}/api/transactions`, { headers: { authorization: basic('u', 'p') } })).status).to.equal(401);
+      expect(seen).to.deep.equal(['u']);
+      const exploded = await fetch(`${base}/api/transactions`, { headers: { 'x-team': 'ops', 'x-explode': '1' } });
+      expect(exploded.status).to.equal(500);
+      const failed = await fetch(`${base}/api/transactions`, { headers: { 'x-team': 'ops' } });
+      expect(failed.status).to.equal(500);
+      expect(await failed.text()).not.to.include('database offline');
+      expect((await fetch(`${base}/api/transactions/x`, { headers: { 'x-team': 'ops' } })).status).to.equal(404);
+    });
+  });
+});
