@@ -63,9 +63,10 @@ export interface DemoAuthServerOptions {
   /** The API identifier put in `aud`. Default `petstore-api`. */
   audience?: string;
   /**
-   * Client id allowed to introspect tokens of every client. Default `gateway`.
+   * Client id(s) allowed to introspect tokens of every client (other clients only introspect their
+   * own). Default `gateway`.
    */
-  introspectionClientId?: string;
+  introspectionClientId?: string | string[];
 }
 
 /** Counters of requests the demo server received. */
@@ -227,7 +228,7 @@ export async function startDemoAuthServer(options: DemoAuthServerOptions = {}): 
   const audience = options.audience ?? 'petstore-api';
   const ttl = options.accessTokenTtl ?? 3600;
   const clients = options.clients ?? [...defaultDemoClients];
-  const introspector = options.introspectionClientId ?? 'gateway';
+  const introspectors = new Set([options.introspectionClientId ?? 'gateway'].flat());
   if (!Number.isInteger(ttl) || ttl <= 0) throw new TypeError('accessTokenTtl must be a positive integer');
 
   const stats: DemoAuthServerStats = { introspections: 0, tokenRequests: 0, userinfo: 0, discoveries: 0 };
@@ -268,7 +269,7 @@ export async function startDemoAuthServer(options: DemoAuthServerOptions = {}): 
         enabled: true,
         // The gateway's client introspects every client's tokens; a client only its own.
         allowedPolicy: async (_ctx: unknown, client: OidcClient, token: OidcToken) =>
-          client.clientId === introspector || client.clientId === token.clientId,
+          introspectors.has(client.clientId) || client.clientId === token.clientId,
       },
       revocation: {
         enabled: true,
