@@ -1,0 +1,364 @@
+/**
+ * Compiling XACML expressions (Apply, AttributeValue, designators, AttributeSelector,
+ * VariableReference) into closures, with static type checks at compile time.
+ *
+ * @module
+ */
+import {
+  CURRENT_DATE, CURRENT_DATETIME, CURRENT_TIME, STATUS_MISSING_ATTRIBUTE, STATUS_PROCESSING_ERROR, STATUS_SYNTAX_ERROR,
+  XS_DATE, XS_DATETIME, XS_TIME,
+} from '../constants.js';
+import { canonicalDataType, dataTypes } from '../datatypes/index.js';
+import type { DataType, TemporalDataType } from '../datatypes/types.js';
+import { XacmlSyntaxError } from '../errors.js';
+import type { EvalContext } from '../eval-context.js';
+import { functions } from '../functions/index.js';
+import type { FunctionSpec, ValueType } from '../functions/types.js';
+import { ACCESS_SUBJECT } from '../request-context.js';
+import type { RequestAttribute } from '../request-context.js';
+import { Indeterminate, toIndeterminate } from '../runtime.js';
+import { selectValues } from '../xpath.js';
+import type { XmlElement } from '../xml.js';
+import { nonEagerFunctions } from './higher-order.js';
+
+/** A compiled expression. */
+export interface Expr {
+  /** Static type. */
+  readonly type: ValueType;
+  /** Evaluates; throws {@link Indeterminate}. */
+  readonly ev: (ctx: EvalContext) => unknown;
+  /** Whether the value is known at compile time (then `value` holds it). */
+  readonly constant: boolean;
+  /** The constant value. */
+  readonly value?: unknown;
+}
+
+/** The VariableDefinitions of one policy, compiled on first reference. */
+export interface VariableScope {
+  readonly defs: ReadonlyMap<string, XmlElement>;
+  readonly compiled: Map<string, Expr>;
+  readonly active: Set<string>;
+}
+
+/** What the compiler needs beyond the element. */
+export interface CompileScope {
+  /** PDP-wide registry of bag slots (one per distinct designator/selector). */
+  readonly slots: Map<string, number>;
+  /** The enclosing policy's variables (none in a policy set's target). */
+  readonly variables: VariableScope | undefined;
+}
+
+/** Builds a static type. */
+export function valueType(dataType: string, bag: boolean): ValueType {
+  return { dataType, bag };
+}
+
+/** `boolean` / `bag of T` in messages. */
+export function typeName(t: ValueType): string {
+  const short = t.dataType.replace(/^.*[#:]/, '');
+  return t.bag ? `bag of ${short}` : short;
+}
+
+/** Whether two static types are the same. */
+export function sameType(a: ValueType, b: ValueType): boolean {
+  return a.bag === b.bag && a.dataType === b.dataType;
+}
+
+/** The data type named by `DataType` on an element, canonical; syntax error when unknown/absent. */
+export function dataTypeOf(el: XmlElement, attr = 'DataType'): DataType {
+  const uri = el.attrs.get(attr);
+  if (!uri) throw new XacmlSyntaxError(`<${el.local}> without ${attr}`, el.path);
+  const dt = dataTypes.get(uri) ?? dataTypes.get(canonicalDataType(uri));
+  if (!dt) throw new XacmlSyntaxError(`Unknown data type "${uri}"`, el.path);
+  return dt;
+}
+
+/** A required attribute of an element. */
+export function required(el: XmlElement, attr: string): string {
+  const v = el.attrs.get(attr);
+  if (v === undefined || v === '') throw new XacmlSyntaxError(`<${el.local}> without ${attr}`, el.path);
+  return v;
+}
+
+/** Parses `MustBePresent` (xs:boolean). */
+function booleanAttr(el: XmlElement, attr: string): boolean {
+  const v = el.attrs.get(attr)?.trim();
+  if (v === undefined) return false;
+  if (v === 'true' || v === '1') return true;
+  if (v === 'false' || v === '0') return false;
+  throw new XacmlSyntaxError(`${attr} must be a boolean, not "${v}"`, el.path);
+}
+
+/** The lexical content of an AttributeValue (text, or its XML children serialized). */
+function lexicalOf(el: XmlElement): string {
+  return el.text;
+}
+
+/** Compiles an `<AttributeValue>` into a constant. */
+export function compileAttributeValue(el: XmlElement): Expr {
+  const dt = dataTypeOf(el);
+  let value: unknown;
+  try {
+    value = dt.parse(lexicalOf(el));
+  } catch (e) {
+    throw new XacmlSyntaxError(`Invalid ${typeName(valueType(dt.id, false))} value "${el.text}": ${(e as Error).message}`, el.path);
+  }
+  return { type: valueType(dt.id, false), ev: () => value, constant: true, value };
+}
+
+const DESIGNATORS: Record<string, 'subject' | 'resource' | 'action' | 'environment'> = {
+  SubjectAttributeDesignator: 'subject',
+  ResourceAttributeDesignator: 'resource',
+  ActionAttributeDesignator: 'action',
+  EnvironmentAttributeDesignator: 'environment',
+};
+
+/** Whether an element is one of the four attribute designators. */
+export function isDesignator(el: XmlElement): boolean {
+  return el.local in DESIGNATORS;
+}
+
+function slotFor(scope: CompileScope, key: string): number {
+  let slot = scope.slots.get(key);
+  if (slot === undefined) {
+    slot = scope.slots.size;
+    scope.slots.set(key, slot);
+  }
+  return slot;
+}
+
+const EMPTY: readonly unknown[] = Object.freeze([]);
+
+/** Compiles one of the four `*AttributeDesignator` elements. */
+export function compileDesignator(el: XmlElement, scope: CompileScope): Expr {
+  const category = DESIGNATORS[el.local]!;
+  const attributeId = required(el, 'AttributeId');
+  const dt = dataTypeOf(el);
+  const dataType = dt.id;
+  const issuer = el.attrs.get('Issuer');
+  const mustBePresent = booleanAttr(el, 'MustBePresent');
+  const subjectCategory = category === 'subject' ? (el.attrs.get('SubjectCategory') ?? ACCESS_SUBJECT) : '';
+  const slot = slotFor(scope, `d\n${category}\n${subjectCategory}\n${attributeId}\n${dataType}\n${issuer ?? ''}`);
+  const clockType = category === 'environment' ? clockDataType(attributeId, dataType) : undefined;
+  const where = `${el.path} (${category} attribute ${attributeId})`;
+
+  const resolve = (ctx: EvalContext): readonly unknown[] => {
+    let out: unknown[] | undefined;
+    let seen = false;
+    let error: Indeterminate | undefined;
+    const visit = (a: RequestAttribute): void => {
+      seen = true;
+      if (a.dataType !== dataType && canonicalDataType(a.dataType) !== dataType) return;
+      if (issuer !== undefined && a.issuer !== issuer) return;
+      for (const v of a.values) {
+        try {
+          (out ??= []).push(dt.parse(v));
+        } catch (e) {
+          error ??= new Indeterminate(STATUS_SYNTAX_ERROR, `Request value "${v}" of ${attributeId} is not a valid ${dataType}: ${(e as Error).message}`);
+        }
+      }
+    };
+    ctx.forEach(category, attributeId, subjectCategory, visit);
+    if (error) throw error;
+    if (out) return out;
+    // The request's own current-time/date/dateTime are never overridden.
+    if (clockType && !seen) return [clockType.fromDate(ctx.now())];
+    const finder = ctx.runtime.attributeFinder;
+    if (finder) {
+      let found: string[] | undefined;
+      try {
+        const q: Parameters<typeof finder>[0] = { category, attributeId, dataType };
+        if (issuer !== undefined) q.issuer = issuer;
+        if (category === 'subject') q.subjectCategory = subjectCategory;
+        found = finder(q);
+      } catch (e) {
+        throw new Indeterminate(STATUS_PROCESSING_ERROR, `attributeFinder failed for ${attributeId}: ${(e as Error)?.message ?? String(e)} (at ${el.path})`);
+      }
+      if (found && found.length > 0) {
+        try {
+          return found.map((v) => dt.parse(v));
+        } catch (e) {
+          throw new Indeterminate(STATUS_PROCESSING_ERROR, `attributeFinder value of ${attributeId} is not a valid ${dataType}: ${(e as Error).message}`);
+        }
+      }
+    }
+    return EMPTY;
+  };
+
+  const ev = (ctx: EvalContext): readonly unknown[] => {
+    let bag = ctx.slots[slot];
+    if (bag === undefined) bag = ctx.slots[slot] = resolve(ctx);
+    if (bag.length === 0 && mustBePresent) {
+      throw new Indeterminate(STATUS_MISSING_ATTRIBUTE, `Missing attribute ${attributeId} (${typeName(valueType(dataType, false))}) required at ${where}`);
+    }
+    return bag;
+  };
+  return { type: valueType(dataType, true), ev, constant: false };
+}
+
+function clockDataType(attributeId: string, dataType: string): TemporalDataType | undefined {
+  const expected = attributeId === CURRENT_TIME ? XS_TIME : attributeId === CURRENT_DATE ? XS_DATE : attributeId === CURRENT_DATETIME ? XS_DATETIME : undefined;
+  if (expected === undefined || dataType !== expected) return undefined;
+  const dt = dataTypes.get(expected) as TemporalDataType | undefined;
+  return dt && typeof dt.fromDate === 'function' ? dt : undefined;
+}
+
+/** The namespace declarations in scope of an element, for XPath (default namespace excluded). */
+export function xpathNamespaces(el: XmlElement): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [p, uri] of Object.entries(el.nsScope)) if (p !== '') out[p] = uri;
+  return out;
+}
+
+/** Compiles an `<AttributeSelector>`. */
+export function compileSelector(el: XmlElement, scope: CompileScope): Expr {
+  const path = required(el, 'RequestContextPath');
+  const dt = dataTypeOf(el);
+  const mustBePresent = booleanAttr(el, 'MustBePresent');
+  const ns = xpathNamespaces(el);
+  const slot = slotFor(scope, `x\n${path}\n${dt.id}\n${JSON.stringify(ns)}`);
+  const resolve = (ctx: EvalContext): readonly unknown[] => {
+    let values: string[];
+    try {
+      values = selectValues(ctx.document(), path, ns);
+    } catch (e) {
+      throw toIndeterminate(e, `${el.path} (RequestContextPath "${path}")`);
+    }
+    try {
+      return values.map((v) => dt.parse(v));
+    } catch (e) {
+      throw new Indeterminate(STATUS_PROCESSING_ERROR, `Value selected by "${path}" is not a valid ${dt.id}: ${(e as Error).message} (at ${el.path})`);
+    }
+  };
+  const ev = (ctx: EvalContext): readonly unknown[] => {
+    let bag = ctx.slots[slot];
+    if (bag === undefined) bag = ctx.slots[slot] = resolve(ctx);
+    if (bag.length === 0 && mustBePresent) {
+      throw new Indeterminate(STATUS_MISSING_ATTRIBUTE, `No value selected by "${path}" at ${el.path}`);
+    }
+    return bag;
+  };
+  return { type: valueType(dt.id, true), ev, constant: false };
+}
+
+/** Compiles any expression element. */
+export function compileExpression(el: XmlElement, scope: CompileScope): Expr {
+  switch (el.local) {
+    case 'Apply':
+      return compileApply(el, scope);
+    case 'AttributeValue':
+      return compileAttributeValue(el);
+    case 'SubjectAttributeDesignator':
+    case 'ResourceAttributeDesignator':
+    case 'ActionAttributeDesignator':
+    case 'EnvironmentAttributeDesignator':
+      return compileDesignator(el, scope);
+    case 'AttributeSelector':
+      return compileSelector(el, scope);
+    case 'VariableReference':
+      return compileVariableReference(el, scope);
+    case 'Function':
+      throw new XacmlSyntaxError('<Function> is only allowed as the first argument of a higher-order bag function', el.path);
+    default:
+      throw new XacmlSyntaxError(`<${el.local}> is not an expression`, el.path);
+  }
+}
+
+function compileVariableReference(el: XmlElement, scope: CompileScope): Expr {
+  const id = required(el, 'VariableId');
+  const vars = scope.variables;
+  const def = vars?.defs.get(id);
+  if (!vars || !def) throw new XacmlSyntaxError(`Reference to undefined variable "${id}"`, el.path);
+  return compileVariable(id, def, vars, scope);
+}
+
+/** Compiles (once) the VariableDefinition `id`. */
+export function compileVariable(id: string, def: XmlElement, vars: VariableScope, scope: CompileScope): Expr {
+  const done = vars.compiled.get(id);
+  if (done) return done;
+  if (vars.active.has(id)) throw new XacmlSyntaxError(`VariableDefinition "${id}" refers to itself`, def.path);
+  vars.active.add(id);
+  const body = def.children.filter((c) => c.local !== 'Description');
+  if (body.length !== 1) throw new XacmlSyntaxError('<VariableDefinition> must hold exactly one expression', def.path);
+  const expr = compileExpression(body[0]!, scope);
+  vars.active.delete(id);
+  vars.compiled.set(id, expr);
+  return expr;
+}
+
+/** Looks up an eager function; syntax error when unknown. */
+export function eagerFunction(el: XmlElement, id: string): FunctionSpec {
+  const fn = functions.get(id);
+  if (!fn) throw new XacmlSyntaxError(`Unknown function "${id}"`, el.path);
+  return fn;
+}
+
+/** Checks argument count and types of an eager function application. */
+export function checkArguments(fn: FunctionSpec, types: readonly ValueType[], el: XmlElement): void {
+  const n = types.length;
+  if (fn.variadic ? n < Math.max(fn.minArgs, fn.params.length) : n !== fn.params.length) {
+    const want = fn.variadic ? `at least ${Math.max(fn.minArgs, fn.params.length)}` : String(fn.params.length);
+    throw new XacmlSyntaxError(`${fn.id} takes ${want} argument(s), got ${n}`, el.path);
+  }
+  for (let i = 0; i < n; i++) {
+    const want = i < fn.params.length ? fn.params[i]! : fn.variadic!;
+    if (!sameType(want, types[i]!)) {
+      throw new XacmlSyntaxError(`Argument ${i + 1} of ${fn.id} must be ${typeName(want)}, not ${typeName(types[i]!)}`, el.path);
+    }
+  }
+}
+
+function compileApply(el: XmlElement, scope: CompileScope): Expr {
+  const id = required(el, 'FunctionId');
+  const argEls = el.children.filter((c) => c.local !== 'Description');
+  const special = nonEagerFunctions.get(id);
+  if (special) return special(el, argEls, scope);
+  const fn = eagerFunction(el, id);
+  const args = argEls.map((a) => compileExpression(a, scope));
+  checkArguments(fn, args.map((a) => a.type), el);
+  return applyEager(fn, args, el.path);
+}
+
+/** Builds the closure of an eager function application (folded when every argument is constant). */
+export function applyEager(fn: FunctionSpec, args: readonly Expr[], where: string): Expr {
+  const impl = fn.impl;
+  const call = (argv: unknown[]): unknown => {
+    try {
+      return impl(argv);
+    } catch (e) {
+      throw toIndeterminate(e, `${where} (${fn.id})`);
+    }
+  };
+  if (args.every((a) => a.constant)) {
+    try {
+      const value = impl(args.map((a) => a.value));
+      return { type: fn.returns, ev: () => value, constant: true, value };
+    } catch {
+      // A constant expression that fails is a runtime processing error, as the spec wants.
+    }
+  }
+  const evs = args.map((a) => a.ev);
+  let ev: (ctx: EvalContext) => unknown;
+  switch (evs.length) {
+    case 0:
+      ev = () => call([]);
+      break;
+    case 1: {
+      const [a] = evs as [(c: EvalContext) => unknown];
+      ev = (ctx) => call([a(ctx)]);
+      break;
+    }
+    case 2: {
+      const [a, b] = evs as [(c: EvalContext) => unknown, (c: EvalContext) => unknown];
+      ev = (ctx) => call([a(ctx), b(ctx)]);
+      break;
+    }
+    default:
+      ev = (ctx) => {
+        const argv = new Array<unknown>(evs.length);
+        for (let i = 0; i < evs.length; i++) argv[i] = evs[i]!(ctx);
+        return call(argv);
+      };
+  }
+  return { type: fn.returns, ev, constant: false };
+}

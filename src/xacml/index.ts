@@ -1,0 +1,23 @@
+/**
+ * `express-access-gateway/xacml`: a pure XACML 2.0 policy decision point (no Express).
+ *
+ * @example
+ * ```ts
+ * import { createPdp, parseRequest, toResponseXml } from 'express-access-gateway/xacml';
+ * const pdp = createPdp({ policies: [policyXml] });
+ * const response = pdp.evaluate(parseRequest(requestXml));
+ * console.log(response.results[0]?.decision, toResponseXml(response));
+ * ```
+ *
+ * @packageDocumentation
+ */
+export { createPdp } from './pdp.js';
+export type { Pdp, PdpOptions, AttributeFinder } from './pdp.js';
+export { parseRequest } from './request.js';
+export { toResponseXml } from './response.js';
+export type { XacmlResponse, XacmlResult, XacmlObligation } from './response.js';
+export { XacmlSyntaxError, XacmlProcessingError } from './errors.js';
+export type { XmlLimits } from './xml.js';
+export { DEFAULT_MAX_DEPTH, DEFAULT_MAX_SIZE } from './xml.js';
+export { ACCESS_SUBJECT, XS_STRING } from './request-context.js';
+export type { RequestContext, RequestAttribute, RequestSubject, RequestResource } from './request-context.js';

@@ -1,0 +1,244 @@
+/**
+ * The policy decision point: policies parsed and compiled once by {@link createPdp}, requests
+ * evaluated by closures.
+ *
+ * @module
+ */
+import { onlyOneApplicable } from './compile/combining.js';
+import type { Combinable } from './compile/combining.js';
+import { PolicyCompiler } from './compile/policy.js';
+import type { RepositoryEntry } from './compile/policy.js';
+import { RESOURCE_ID, RESOURCE_SCOPE, STATUS_OK, STATUS_PROCESSING_ERROR, STATUS_SYNTAX_ERROR } from './constants.js';
+import { XacmlSyntaxError } from './errors.js';
+import { EvalContext } from './eval-context.js';
+import type { AttributeFinder, Clock, PdpRuntime } from './eval-context.js';
+import { parseRequest } from './request.js';
+import type { RequestAttribute, RequestContext } from './request-context.js';
+import type { XacmlObligation, XacmlResponse, XacmlResult } from './response.js';
+import { DECISION_NAMES, INDETERMINATE, OK_STATUS } from './runtime.js';
+import type { Result } from './runtime.js';
+import { parseXml } from './xml.js';
+import type { XmlElement, XmlLimits } from './xml.js';
+
+export type { AttributeFinder } from './eval-context.js';
+
+/** Options of {@link createPdp}. */
+export interface PdpOptions {
+  /** XML of the top-level Policy/PolicySet documents (several: the applicable one decides). */
+  policies: string[];
+  /** XML of documents reachable only through PolicyIdReference / PolicySetIdReference. */
+  references?: string[];
+  /** Source of attributes the request lacks (called at most once per attribute and evaluation). */
+  attributeFinder?: AttributeFinder;
+  /** Children of a resource, for hierarchical requests (resource `scope` Children/Descendants). */
+  resourceChildren?: (resourceId: string) => string[];
+  /** Clock for current-time/date/dateTime when the request has none. Default `() => new Date()`. */
+  now?: () => Date;
+  /** Limits for every XML document read (policies and requests). Defaults: 4 MiB, depth 64. */
+  limits?: XmlLimits;
+}
+
+/** A compiled set of policies. */
+export interface Pdp {
+  /**
+   * Evaluates a request (XML, or a {@link RequestContext} for no XML work at all). Never throws
+   * for a bad request: an invalid request document gives Indeterminate with `syntax-error`.
+   */
+  evaluate(request: string | RequestContext): XacmlResponse;
+}
+
+/** Most resources one hierarchical request may expand to. */
+const MAX_RESOURCES = 10_000;
+
+function isFunction(v: unknown): boolean {
+  return typeof v === 'function';
+}
+
+/**
+ * Parses and compiles the policies once and returns the {@link Pdp}.
+ *
+ * Several top-level policies are combined as a policy repository does: the one whose target
+ * matches decides; more than one applicable gives Indeterminate; none gives NotApplicable.
+ * Reference documents are compiled only when something refers to them, so an invalid one that
+ * nothing refers to does no harm.
+ *
+ * @example
+ * ```ts
+ * const pdp = createPdp({ policies: [policyXml] });
+ * const { results } = pdp.evaluate(requestXml);
+ * if (results[0]?.decision === 'Permit') { ... }
+ * ```
+ * @throws {@link XacmlSyntaxError} (with the element's path) for an invalid policy, including
+ *   static type errors and unknown functions, data types or combining algorithms.
+ * @throws TypeError for a bad option.
+ */
+export function createPdp(options: PdpOptions): Pdp {
+  if (typeof options !== 'object' || options === null) throw new TypeError('createPdp: options must be an object');
+  const { policies, references = [], attributeFinder, resourceChildren, now = () => new Date(), limits } = options;
+  if (!Array.isArray(policies) || policies.length === 0 || !policies.every((p) => typeof p === 'string')) {
+    throw new TypeError('createPdp: options.policies must be a non-empty array of XML strings');
+  }
+  if (!Array.isArray(references) || !references.every((p) => typeof p === 'string')) {
+    throw new TypeError('createPdp: options.references must be an array of XML strings');
+  }
+  if (attributeFinder !== undefined && !isFunction(attributeFinder)) throw new TypeError('createPdp: options.attributeFinder must be a function');
+  if (resourceChildren !== undefined && !isFunction(resourceChildren)) throw new TypeError('createPdp: options.resourceChildren must be a function');
+  if (!isFunction(now)) throw new TypeError('createPdp: options.now must be a function');
+
+  const roots = policies.map((xml) => parseXml(xml, limits));
+  const repository: RepositoryEntry[] = [];
+  const unreadable: string[] = [];
+  for (const root of roots) {
+    const entry = entryOf(root);
+    if (entry) repository.push(entry);
+  }
+  references.forEach((xml, i) => {
+    try {
+      const root = parseXml(xml, limits);
+      const entry = entryOf(root);
+      if (entry) repository.push(entry);
+      else unreadable.push(`references[${i}] is not a Policy or PolicySet with an id`);
+    } catch (e) {
+      unreadable.push(`references[${i}]: ${(e as Error).message}`);
+    }
+  });
+  const compiler = new PolicyCompiler(repository, unreadable);
+  const top = roots.map((r) => compiler.compileRoot(r));
+  const runtime: PdpRuntime = { attributeFinder, now };
+  const nSlots = (): number => compiler.slots.size;
+  const decide = top.length === 1
+    ? (ctx: EvalContext): Result => top[0]!.evaluate(ctx)
+    : (ctx: EvalContext): Result => repositoryDecision(top, ctx);
+
+  const evaluateOne = (request: RequestContext, clock: Clock, resourceId?: string): XacmlResult => {
+    let r: Result;
+    try {
+      r = decide(new EvalContext(request, runtime, nSlots(), clock));
+    } catch (e) {
+      // Fail closed: whatever escaped is a processing error.
+      r = { decision: INDETERMINATE, status: { code: STATUS_PROCESSING_ERROR, message: `Unexpected error: ${(e as Error)?.message ?? String(e)}` } };
+    }
+    return toResult(r, resourceId);
+  };
+
+  return {
+    evaluate(request: string | RequestContext): XacmlResponse {
+      let ctx: RequestContext;
+      if (typeof request === 'string') {
+        try {
+          ctx = parseRequest(request, limits);
+        } catch (e) {
+          const message = e instanceof XacmlSyntaxError ? e.message : `Invalid request: ${(e as Error)?.message ?? String(e)}`;
+          return { results: [{ decision: 'Indeterminate', status: { code: STATUS_SYNTAX_ERROR, message }, obligations: [] }] };
+        }
+      } else if (!isRequestContext(request)) {
+        return { results: [{ decision: 'Indeterminate', status: { code: STATUS_SYNTAX_ERROR, message: 'The request is not a RequestContext' }, obligations: [] }] };
+      } else {
+        ctx = request;
+      }
+      const clock: Clock = {};
+      const scoped = findScope(ctx);
+      if (!scoped) return { results: [evaluateOne(ctx, clock)] };
+      let ids: string[];
+      try {
+        ids = expandResources(scoped, resourceChildren);
+      } catch (e) {
+        return { results: [{ resourceId: scoped.resourceId, decision: 'Indeterminate', status: { code: STATUS_PROCESSING_ERROR, message: (e as Error).message }, obligations: [] }] };
+      }
+      return { results: ids.map((id) => evaluateOne(individualRequest(ctx, scoped, id), clock, id)) };
+    },
+  };
+}
+
+function repositoryDecision(top: readonly Combinable[], ctx: EvalContext): Result {
+  const r = onlyOneApplicable(top, ctx);
+  if (r.decision === INDETERMINATE && r.status?.message?.startsWith('More than one applicable policy')) {
+    return { decision: INDETERMINATE, status: { code: STATUS_PROCESSING_ERROR, message: `More than one top-level policy is applicable${r.status.message.slice('More than one applicable policy'.length)}` } };
+  }
+  return r;
+}
+
+function entryOf(root: XmlElement): RepositoryEntry | undefined {
+  const kind = root.local === 'Policy' ? 'Policy' : root.local === 'PolicySet' ? 'PolicySet' : undefined;
+  if (!kind) return undefined;
+  const id = root.attrs.get(kind === 'Policy' ? 'PolicyId' : 'PolicySetId');
+  if (!id) return undefined;
+  return { kind, id, version: root.attrs.get('Version') ?? '1.0', root };
+}
+
+// Frozen: shared by every result without obligations.
+const EMPTY_OBLIGATIONS = Object.freeze([]) as unknown as XacmlObligation[];
+
+function toResult(r: Result, resourceId: string | undefined): XacmlResult {
+  const out: XacmlResult = {
+    decision: DECISION_NAMES[r.decision],
+    status: r.status ?? OK_STATUS,
+    obligations: r.obligations && r.obligations.length > 0 ? (r.obligations as XacmlObligation[]) : EMPTY_OBLIGATIONS,
+  };
+  if (r.status && r.status.code === STATUS_OK) out.status = OK_STATUS;
+  if (resourceId !== undefined) out.resourceId = resourceId;
+  return out;
+}
+
+function isRequestContext(v: unknown): v is RequestContext {
+  const r = v as RequestContext;
+  return typeof r === 'object' && r !== null && Array.isArray(r.subjects) && Array.isArray(r.resources)
+    && typeof r.action === 'object' && r.action !== null && Array.isArray(r.action.attributes)
+    && typeof r.environment === 'object' && r.environment !== null && Array.isArray(r.environment.attributes);
+}
+
+interface Scoped {
+  index: number;
+  scope: string;
+  resourceId: string;
+  idAttr: RequestAttribute;
+}
+
+/** The resource carrying a `scope` attribute, if any (hierarchical resource profile). */
+function findScope(ctx: RequestContext): Scoped | undefined {
+  for (let i = 0; i < ctx.resources.length; i++) {
+    const attrs = ctx.resources[i]!.attributes;
+    const scope = attrs.find((a) => a.attributeId === RESOURCE_SCOPE);
+    if (!scope) continue;
+    const idAttr = attrs.find((a) => a.attributeId === RESOURCE_ID);
+    return { index: i, scope: (scope.values[0] ?? '').trim(), resourceId: idAttr?.values[0]?.trim() ?? '', idAttr: idAttr ?? { attributeId: RESOURCE_ID, dataType: 'http://www.w3.org/2001/XMLSchema#string', values: [] } };
+  }
+  return undefined;
+}
+
+function expandResources(s: Scoped, children: ((id: string) => string[]) | undefined): string[] {
+  if (s.scope === 'Immediate') return [s.resourceId];
+  if (s.scope !== 'Children' && s.scope !== 'Descendants') throw new Error(`Unknown resource scope "${s.scope}"`);
+  if (!children) throw new Error(`Resource scope ${s.scope} needs the resourceChildren option`);
+  const out = [s.resourceId];
+  const seen = new Set(out);
+  // Iterative pre-order walk: a deep hierarchy must not exhaust the stack.
+  const stack: Array<{ id: string; depth: number }> = [{ id: s.resourceId, depth: 0 }];
+  while (stack.length > 0) {
+    const { id, depth } = stack.pop()!;
+    if (depth > 0 && s.scope === 'Children') continue;
+    const kids = children(id) ?? [];
+    const next: Array<{ id: string; depth: number }> = [];
+    for (const c of kids) {
+      if (seen.has(c)) continue;
+      seen.add(c);
+      out.push(c);
+      if (out.length > MAX_RESOURCES) throw new Error(`Hierarchical request expands to more than ${MAX_RESOURCES} resources`);
+      next.push({ id: c, depth: depth + 1 });
+    }
+    for (let i = next.length - 1; i >= 0; i--) stack.push(next[i]!);
+  }
+  return out;
+}
+
+/** The individual request for one resource node: its resource-id, no scope. */
+function individualRequest(ctx: RequestContext, s: Scoped, id: string): RequestContext {
+  const resources = ctx.resources.map((r, i) => {
+    if (i !== s.index) return r;
+    const attributes = r.attributes
+      .filter((a) => a.attributeId !== RESOURCE_SCOPE && a.attributeId !== RESOURCE_ID)
+      .concat([{ ...s.idAttr, values: [id] }]);
+    return r.resourceContent !== undefined ? { attributes, resourceContent: r.resourceContent } : { attributes };
+  });
+  return { ...ctx, resources };
+}
