@@ -111,7 +111,8 @@ export function buildRecord(req: IncomingMessage, res: ServerResponse, context: 
   if (tokenInfo !== undefined) record.tokenInfo = tokenInfo;
   if (authorization !== undefined) record.authorization = authorization;
   const raw = context.token?.raw;
-  if (facts.recordOutgoingHeaders) {
+  // Nothing produced for the backend (the request stopped before the relay): no outgoing contents.
+  if (facts.recordOutgoingHeaders && Object.keys(context.outgoing.headers).length > 0) {
     record.outgoing = { headers: redactHeaders(context.outgoing.headers, facts.redactedHeaders, raw) };
   }
   // Last line of defence: whatever ended up in diagnostics or claims, the token is not stored.

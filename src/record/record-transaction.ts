@@ -103,6 +103,8 @@ export function recordTransaction(options: RecordTransactionOptions = {}): Recor
   const middleware = (req: Request, res: Response, next: NextFunction): void => {
     const context = gatewayContext(req);
     const url = stripAccessToken(req.originalUrl ?? req.url);
+    // Read now: once the response is finished the socket may already be detached from the request.
+    const clientAddress = clientAddressOf(req);
     res.setHeader('Gateway-Transaction-ID', context.transactionId);
     hookWriteHead(res, context.transactionId, context.messageId);
 
@@ -116,7 +118,7 @@ export function recordTransaction(options: RecordTransactionOptions = {}): Recor
         const wantOutgoing = override ?? (typeof recordOutgoing === 'function' ? recordOutgoing(req) === true : recordOutgoing);
         record = buildRecord(req, res, context, {
           url,
-          clientAddress: req.ip ?? req.socket?.remoteAddress,
+          clientAddress,
           aborted,
           endedAt: Date.now(),
           recordOutgoingHeaders: wantOutgoing,
@@ -142,6 +144,15 @@ export function recordTransaction(options: RecordTransactionOptions = {}): Recor
     next();
   };
   return Object.assign(middleware, { store, stats });
+}
+
+function clientAddressOf(req: Request): string | undefined {
+  try {
+    return req.ip ?? req.socket?.remoteAddress;
+  } catch {
+    // `req.ip` of a request that did not come through an Express app (no `trust proxy` setting).
+    return req.socket?.remoteAddress;
+  }
 }
 
 /**

@@ -102,7 +102,8 @@ export interface TransactionRecord {
   diagnostics: Diagnostic[];
   /**
    * What the gateway sent to the backend, only when the API's message recording asks for the
-   * outgoing headers (spec 2.3). Credential-bearing headers are redacted.
+   * outgoing headers (spec 2.3) and the gateway produced headers for the backend (a request
+   * stopped by a 4xx has none). Credential-bearing headers are redacted.
    */
   outgoing?: { headers: Record<string, string> };
 }

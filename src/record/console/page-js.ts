@@ -376,7 +376,7 @@ const source = String.raw`
       ? (Object.keys(out.headers).length === 0
         ? el('p', { class: 'note', text: 'Recorded, but no headers were sent to the backend.' })
         : [el('h4', { text: 'Headers sent to the backend' }), pairTable('Headers sent to the backend', ['Header', 'Value'], Object.keys(out.headers).map(function (k) { return [k, out.headers[k]]; }))])
-      : el('p', { class: 'note', text: 'Not recorded: the message recording of this API does not include outgoing headers.' })].flat()));
+      : el('p', { class: 'note', text: 'None recorded: nothing was sent to the backend, or the message recording of this API does not include outgoing headers.' })].flat()));
     $('detail-body').replaceChildren.apply($('detail-body'), parts);
   }
 
