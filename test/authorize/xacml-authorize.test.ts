@@ -202,7 +202,7 @@ describe('xacmlAuthorize (real token chain, spec 4.4 policy)', () => {
 
   it('throws at start-up on an invalid policy text', () => {
     expect(() => xacmlAuthorize({ policy: '<Policy xmlns="urn:oasis:names:tc:xacml:2.0:policy:schema:os"' })).to.throw();
-    expect(() => xacmlAuthorize({ policy: policyXml.replace('permit-overrides', 'no-such-algorithm') })).to.throw(/algorithm|RuleCombiningAlgId/i);
+    expect(() => xacmlAuthorize({ policy: policyXml.replace('rule-combining-algorithm:permit-overrides', 'rule-combining-algorithm:no-such-algorithm') })).to.throw(/algorithm|RuleCombiningAlgId/i);
     expect(() => xacmlAuthorize({ policy: policyXml, serviceName: 3 as never })).to.throw(TypeError, /serviceName/);
   });
 
