@@ -20,3 +20,6 @@ export {
 } from './token/policy.js';
 export { problemJsonErrorHandler, type ProblemJsonErrorHandlerOptions, type ErrorHandler } from './problem/handler.js';
 export { sendProblem, renderProblem, bearerChallenge, type ProblemOptions, type ProblemBody, type RenderedProblem } from './problem/render.js';
+export * from './gateway/index.js';
+export * from './authorize/index.js';
+export * from './token/forward/index.js';

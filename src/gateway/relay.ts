@@ -108,10 +108,13 @@ export function backendError(err: unknown, backend: string): GatewayError {
  */
 function requestBody(req: IncomingMessage, headers: Record<string, string | string[]>): Readable | Buffer | null {
   const parsed = req as IncomingMessage & { _body?: boolean; body?: unknown; rawBody?: unknown };
-  if (parsed._body === true || parsed.readableEnded) {
-    // body-parser (express.json/urlencoded/raw/text) read the stream: re-encode what it produced.
+  const raw = req.gateway?.rawBody;
+  if (raw !== undefined || parsed._body === true || parsed.readableEnded) {
+    // A gateway middleware (requireToken on form bodies) or body-parser read the stream: send the
+    // bytes it kept, or else re-encode what the parser produced.
     let buffer: Buffer | undefined;
-    if (Buffer.isBuffer(parsed.rawBody)) buffer = parsed.rawBody;
+    if (raw !== undefined) buffer = raw;
+    else if (Buffer.isBuffer(parsed.rawBody)) buffer = parsed.rawBody;
     else if (Buffer.isBuffer(parsed.body)) buffer = parsed.body;
     else if (typeof parsed.body === 'string') buffer = Buffer.from(parsed.body);
     else if (parsed.body !== undefined && parsed.body !== null && typeof parsed.body === 'object') {

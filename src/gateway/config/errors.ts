@@ -1,0 +1,38 @@
+/**
+ * The error of a configuration that cannot be used.
+ *
+ * @module
+ */
+
+/** One problem found in a configuration: where and what. */
+export interface ConfigIssue {
+  /** Path of the bad field, for example `apis[0].backend.url` (empty for the whole document). */
+  readonly path: string;
+  /** What is wrong, for example `must be an http(s) URL`. */
+  readonly message: string;
+}
+
+/**
+ * Thrown when a gateway configuration fails validation (at start, or at a reload, where the
+ * previous configuration stays in force). Its message names every bad field:
+ * `apis[0].backend.url: must be an http(s) URL`.
+ */
+export class ConfigError extends Error {
+  /** Every problem found, in document order. */
+  readonly issues: readonly ConfigIssue[];
+  /** The configuration's origin (file path, `object` or `loader`), when known. */
+  readonly source: string | undefined;
+
+  constructor(issues: readonly ConfigIssue[], source?: string, options?: { cause?: unknown }) {
+    const lines = issues.map((i) => (i.path === '' ? i.message : `${i.path}: ${i.message}`));
+    super(`${source === undefined ? 'invalid gateway configuration' : `invalid gateway configuration (${source})`}: ${lines.join('; ')}`, options);
+    this.name = 'ConfigError';
+    this.issues = issues;
+    this.source = source;
+  }
+
+  /** The path of the first bad field. */
+  get path(): string {
+    return this.issues[0]?.path ?? '';
+  }
+}

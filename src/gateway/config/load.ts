@@ -1,0 +1,76 @@
+/**
+ * Where a configuration comes from: a JSON file, an object, or an async loader.
+ *
+ * @module
+ */
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { ConfigError } from './errors.js';
+import type { GatewayConfig, ResolvedConfig } from './types.js';
+import { resolveConfig } from './validate.js';
+
+/** Loads the configuration document, for hosts that keep it elsewhere (a database, a secret store). */
+export type ConfigLoader = () => GatewayConfig | Promise<GatewayConfig>;
+
+/**
+ * A configuration source: the path of a JSON file (relative paths inside it resolve from its
+ * folder), the document itself, or a {@link ConfigLoader}. A file or loader is read again at each
+ * reload (ResetAllCaches or expiry); an object is the same document each time.
+ */
+export type ConfigSource = string | URL | GatewayConfig | ConfigLoader;
+
+/** Options of {@link loadConfig}. */
+export interface LoadConfigOptions {
+  /**
+   * Folder that relative file paths (policies) resolve from, for an object or loader source.
+   * Default: the working directory. A file source always uses the file's folder.
+   */
+  baseDir?: string;
+}
+
+/**
+ * Reads and validates a configuration: JSON syntax errors and bad fields throw a
+ * {@link ConfigError} naming the file and the field.
+ *
+ * @example
+ * ```ts
+ * import { loadConfig } from 'express-access-gateway';
+ *
+ * const config = await loadConfig('examples/petstore/gateway.config.json');
+ * console.log(config.apis.map((api) => `${api.provider}/${api.name}/v${api.version}`));
+ * ```
+ */
+export async function loadConfig(source: ConfigSource, options: LoadConfigOptions = {}): Promise<ResolvedConfig> {
+  if (typeof source === 'string' || source instanceof URL) {
+    const file = path.resolve(source instanceof URL ? fileURLToPath(source) : source);
+    const label = file;
+    let text: string;
+    try {
+      text = await readFile(file, 'utf8');
+    } catch (err) {
+      throw new ConfigError([{ path: '', message: `cannot read the file (${(err as { code?: string }).code ?? String(err)})` }], label, { cause: err });
+    }
+    let document: unknown;
+    try {
+      document = JSON.parse(text);
+    } catch (err) {
+      throw new ConfigError([{ path: '', message: `not valid JSON: ${(err as Error).message}` }], label, { cause: err });
+    }
+    return resolveConfig(document, { baseDir: path.dirname(file), source: label });
+  }
+  if (typeof source === 'function') {
+    let document: unknown;
+    try {
+      document = await source();
+    } catch (err) {
+      throw new ConfigError([{ path: '', message: `the loader failed: ${(err as Error)?.message ?? String(err)}` }], 'loader', { cause: err });
+    }
+    return resolveConfig(document, { ...options, source: 'loader' });
+  }
+  if (source !== null && typeof source === 'object') {
+    // A copy, so that later edits of the caller's object take effect only at reload, like a file's.
+    return resolveConfig(structuredClone(source), { ...options, source: 'object' });
+  }
+  throw new TypeError('loadConfig: source must be a file path, a configuration object or a loader function');
+}

@@ -1,0 +1,185 @@
+/**
+ * The gateway configuration: the JSON shape of `gateway.config.json` (what users write) and the
+ * validated, normalized form the gateway runs on.
+ *
+ * @module
+ */
+
+/** HTTP methods an operation can declare. */
+export type HttpMethod = 'GET' | 'HEAD' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'OPTIONS';
+
+/**
+ * A token policy (spec 2.1 "Policy"): the authorization server whose introspection endpoint
+ * validates tokens. Its name, the key in {@link GatewayConfig.tokenPolicies}, is the realm of
+ * token errors.
+ */
+export interface TokenPolicyConfig {
+  /** Issuer URL; its metadata (`/.well-known/openid-configuration`) gives the endpoints. */
+  issuer: string;
+  /** Client id the gateway authenticates with at the introspection endpoint. */
+  clientId: string;
+  /** Its secret. */
+  clientSecret: string;
+  /** How the gateway authenticates to the endpoint. Default `client_secret_basic`. */
+  clientAuthMethod?: 'client_secret_basic' | 'client_secret_post';
+  /** Allow `http://` endpoints. Default: only for a loopback issuer (development and tests). */
+  allowInsecureRequests?: boolean;
+  /**
+   * Introspection endpoint. When this, `userinfoEndpoint` or `jwksUri` is given, no discovery
+   * happens and the endpoints are used as given.
+   */
+  introspectionEndpoint?: string;
+  /** UserInfo endpoint (see `introspectionEndpoint`). */
+  userinfoEndpoint?: string;
+  /** JWKS URI for JWT validation (see `introspectionEndpoint`). */
+  jwksUri?: string;
+  /** Audience a JWT must carry when JWT validation is on. */
+  audience?: string | string[];
+  /** How long a validated token result is cached, in seconds (never past the token's `exp`). Default `300`. */
+  cacheTtlSeconds?: number;
+  /** Timeout of each call to the authorization server, in milliseconds. Default `5000`. */
+  timeoutMs?: number;
+}
+
+/** Token forwarding to the backend (spec 2.1 "Token Forward"); see `forwardTokenHeaders`. */
+export interface TokenForwardConfig {
+  /** Forward token information. */
+  enabled: boolean;
+  /** How the collected information goes: one header per item (default), base64 JSON, or signed JWS. */
+  mode?: 'headers' | 'json' | 'jws';
+  /** How the original token goes, when it should: as received, `Authorization: Bearer`, a query parameter, or a custom header. */
+  originalToken?: 'none' | 'asReceived' | 'authorizationHeader' | 'query' | { header: string };
+}
+
+/** Token management of an API (spec 2.1). */
+export interface TokenManagementConfig {
+  /** "Stato": require and validate a token. */
+  enabled: boolean;
+  /** Name of a token policy in {@link GatewayConfig.tokenPolicies} (also the realm). */
+  policy?: string;
+  /** "Validazione JWT". Default `false`. */
+  jwtValidation?: boolean;
+  /** "Introspection". Default `true`. */
+  introspection?: boolean;
+  /** "User Info". Default `false`. */
+  userInfo?: boolean;
+  /** "Token Forward": `true` for the default headers mode. Default `false`. */
+  tokenForward?: boolean | TokenForwardConfig;
+}
+
+/** Authorization of an API (spec 2.2). */
+export type AuthorizationConfig =
+  | { mode: 'none' }
+  | {
+      mode: 'xacml-Policy';
+      /** Path of the XACML policy document, relative to the configuration file's folder (or the `baseDir` option). */
+      policy: string;
+      /** Paths of documents reachable only through references. */
+      references?: string[];
+    };
+
+/** Message recording of an API (spec 2.3). Only what the spec's scenario shows is configurable. */
+export interface RecordingConfig {
+  /** "Richiesta - Uscita - headers": record the headers sent to the backend. Default `false`. */
+  outgoingHeaders?: boolean;
+}
+
+/** The backend of an API. */
+export interface BackendConfig {
+  /** Base URL, `http(s)://host[:port][/path]`. The resource path is appended. */
+  url: string;
+  /** Read timeout in milliseconds (504 past it). Default `30000`. */
+  timeoutMs?: number;
+}
+
+/** One operation of an API, when the API lists them (else every method and path is relayed). */
+export interface OperationConfig {
+  /** The operation name, XACML `action-id` and the recorded operation. */
+  name: string;
+  /** Its method. */
+  method: HttpMethod;
+  /** Path template below the API, `{name}` for one segment, for example `/pet/{petId}`. */
+  path: string;
+}
+
+/** A registered API ("erogazione"). */
+export interface ApiConfig {
+  /** Providing subject, the first path segment, for example `Ente`. */
+  provider: string;
+  /** API name, for example `PetStore`. */
+  name: string;
+  /** Version number, served as `v<version>`. */
+  version: number;
+  /** Where requests are relayed. */
+  backend: BackendConfig;
+  /** Operations; when absent, any method and resource path is relayed. */
+  operations?: OperationConfig[];
+  /** Token management; absent means disabled. */
+  tokenManagement?: TokenManagementConfig;
+  /** Authorization; absent means `none`. */
+  authorization?: AuthorizationConfig;
+  /** Message recording. */
+  recording?: RecordingConfig;
+}
+
+/**
+ * The gateway configuration, as written in `gateway.config.json`: what the spec calls the
+ * configuration (token policies and registered APIs), cached and reset as a whole. Settings of the
+ * host (base path, `Server` header, cache lifetime, admin credentials) are options of `createGateway`.
+ */
+export interface GatewayConfig {
+  /** Token policies by name. */
+  tokenPolicies?: Record<string, TokenPolicyConfig>;
+  /** The registered APIs. */
+  apis: ApiConfig[];
+}
+
+/** An operation with its path template compiled. */
+export interface ResolvedOperation extends OperationConfig {
+  /** Matches a resource path. */
+  readonly pattern: RegExp;
+}
+
+/** An API after validation: defaults applied, paths resolved, policy text read. */
+export interface ResolvedApi {
+  readonly provider: string;
+  readonly name: string;
+  readonly version: number;
+  readonly backend: { readonly url: string; readonly timeoutMs: number };
+  readonly operations: readonly ResolvedOperation[] | undefined;
+  readonly tokenManagement:
+    | {
+        readonly enabled: true;
+        readonly policy: string;
+        readonly jwtValidation: boolean;
+        readonly introspection: boolean;
+        readonly userInfo: boolean;
+        readonly tokenForward: TokenForwardConfig;
+      }
+    | { readonly enabled: false };
+  readonly authorization:
+    | { readonly mode: 'none' }
+    | {
+        readonly mode: 'xacml-Policy';
+        /** Absolute path of the policy file. */
+        readonly policyFile: string;
+        /** The policy text, read at load. */
+        readonly policyXml: string;
+        /** Texts of the referenced documents, read at load. */
+        readonly referencesXml: readonly string[];
+      };
+  readonly recording: { readonly outgoingHeaders: boolean };
+}
+
+/** The configuration after validation. */
+export interface ResolvedConfig {
+  readonly tokenPolicies: Readonly<Record<string, ResolvedTokenPolicy>>;
+  readonly apis: readonly ResolvedApi[];
+}
+
+/** A token policy after validation, defaults applied. */
+export interface ResolvedTokenPolicy extends TokenPolicyConfig {
+  readonly name: string;
+  readonly cacheTtlSeconds: number;
+  readonly timeoutMs: number;
+}

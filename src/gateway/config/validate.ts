@@ -1,0 +1,385 @@
+/**
+ * Validation of a gateway configuration: structure first (every bad field reported with its path),
+ * then the files it names (policy documents, read relative to the configuration's folder).
+ *
+ * @module
+ */
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { ConfigError } from './errors.js';
+import type { ConfigIssue } from './errors.js';
+import type {
+  GatewayConfig,
+  HttpMethod,
+  ResolvedApi,
+  ResolvedConfig,
+  ResolvedOperation,
+  ResolvedTokenPolicy,
+  TokenForwardConfig,
+} from './types.js';
+
+const METHODS: readonly HttpMethod[] = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'];
+/** A path segment of the gateway URL: no slash, nothing that needs encoding. */
+const SEGMENT = /^[A-Za-z0-9._~-]+$/;
+/** First path segments taken by the gateway's admin and console routes. */
+const RESERVED = new Set(['admin', 'console']);
+/** A header name (RFC 9110 token). */
+const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+
+type Obj = Record<string, unknown>;
+
+/** Collects issues while walking the document. */
+class Checker {
+  readonly issues: ConfigIssue[] = [];
+
+  fail(at: string, message: string): undefined {
+    this.issues.push({ path: at, message });
+    return undefined;
+  }
+
+  object(value: unknown, at: string): Obj | undefined {
+    if (value === null || typeof value !== 'object' || Array.isArray(value)) return this.fail(at, 'must be an object');
+    return value as Obj;
+  }
+
+  /** Reports fields that the schema does not know (a typo must not silently disable a check). */
+  known(object: Obj, at: string, names: readonly string[]): void {
+    for (const key of Object.keys(object)) {
+      if (!names.includes(key)) this.fail(join(at, key), `unknown field (allowed: ${names.join(', ')})`);
+    }
+  }
+
+  string(object: Obj, key: string, at: string, required: boolean, pattern?: RegExp, patternText?: string): string | undefined {
+    const value = object[key];
+    const where = join(at, key);
+    if (value === undefined) return required ? this.fail(where, 'is required') : undefined;
+    if (typeof value !== 'string' || value.trim() === '') return this.fail(where, 'must be a non-empty string');
+    if (pattern !== undefined && !pattern.test(value)) return this.fail(where, patternText ?? `must match ${String(pattern)}`);
+    return value;
+  }
+
+  boolean(object: Obj, key: string, at: string, fallback: boolean): boolean {
+    const value = object[key];
+    if (value === undefined) return fallback;
+    if (typeof value !== 'boolean') {
+      this.fail(join(at, key), 'must be true or false');
+      return fallback;
+    }
+    return value;
+  }
+
+  positive(object: Obj, key: string, at: string, fallback: number, integer = false): number {
+    const value = object[key];
+    if (value === undefined) return fallback;
+    if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0 || (integer && !Number.isInteger(value))) {
+      this.fail(join(at, key), integer ? 'must be a positive integer' : 'must be a positive number');
+      return fallback;
+    }
+    return value;
+  }
+
+  url(object: Obj, key: string, at: string, required: boolean): string | undefined {
+    const value = object[key];
+    const where = join(at, key);
+    if (value === undefined) return required ? this.fail(where, 'is required') : undefined;
+    if (typeof value !== 'string' || !isHttpUrl(value)) return this.fail(where, 'must be an http(s) URL');
+    return value;
+  }
+}
+
+function join(at: string, key: string | number): string {
+  if (typeof key === 'number') return `${at}[${key}]`;
+  return at === '' ? key : `${at}.${key}`;
+}
+
+function isHttpUrl(value: string): boolean {
+  try {
+    const url = new URL(value);
+    return (url.protocol === 'http:' || url.protocol === 'https:') && url.hostname !== '' && url.search === '' && url.hash === '';
+  } catch {
+    return false;
+  }
+}
+
+function isLoopbackUrl(value: string): boolean {
+  const host = new URL(value).hostname.replace(/^\[|\]$/g, '');
+  return host === 'localhost' || host === '::1' || /^127\.\d+\.\d+\.\d+$/.test(host);
+}
+
+/** Compiles `/pet/{petId}` into an anchored regular expression over the resource path. */
+function compileTemplate(template: string): RegExp {
+  const parts = template.split(/(\{[^}/]+\})/).map((part) =>
+    part.startsWith('{') && part.endsWith('}') ? '[^/]+' : part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'),
+  );
+  return new RegExp(`^${parts.join('')}/?$`);
+}
+
+/** The structural checks of one token policy. */
+function checkTokenPolicy(c: Checker, name: string, value: unknown, at: string): ResolvedTokenPolicy | undefined {
+  const o = c.object(value, at);
+  if (o === undefined) return undefined;
+  c.known(o, at, [
+    'issuer',
+    'clientId',
+    'clientSecret',
+    'clientAuthMethod',
+    'allowInsecureRequests',
+    'introspectionEndpoint',
+    'userinfoEndpoint',
+    'jwksUri',
+    'audience',
+    'cacheTtlSeconds',
+    'timeoutMs',
+  ]);
+  const issuer = c.url(o, 'issuer', at, true);
+  const clientId = c.string(o, 'clientId', at, true);
+  const clientSecret = c.string(o, 'clientSecret', at, true);
+  const clientAuthMethod = o.clientAuthMethod;
+  if (clientAuthMethod !== undefined && clientAuthMethod !== 'client_secret_basic' && clientAuthMethod !== 'client_secret_post') {
+    c.fail(join(at, 'clientAuthMethod'), 'must be client_secret_basic or client_secret_post');
+  }
+  const allowInsecureRequests = o.allowInsecureRequests === undefined ? undefined : c.boolean(o, 'allowInsecureRequests', at, false);
+  if (issuer !== undefined && issuer.startsWith('http:') && allowInsecureRequests !== true && !isLoopbackUrl(issuer)) {
+    c.fail(join(at, 'issuer'), 'uses http:// on a non-loopback host: use https or set allowInsecureRequests');
+  }
+  const introspectionEndpoint = c.url(o, 'introspectionEndpoint', at, false);
+  const userinfoEndpoint = c.url(o, 'userinfoEndpoint', at, false);
+  const jwksUri = c.url(o, 'jwksUri', at, false);
+  let audience: string | string[] | undefined;
+  if (o.audience !== undefined) {
+    const a = o.audience;
+    if (typeof a === 'string' && a !== '') audience = a;
+    else if (Array.isArray(a) && a.length > 0 && a.every((x) => typeof x === 'string' && x !== '')) audience = a as string[];
+    else c.fail(join(at, 'audience'), 'must be a non-empty string or array of strings');
+  }
+  const cacheTtlSeconds = c.positive(o, 'cacheTtlSeconds', at, 300);
+  const timeoutMs = c.positive(o, 'timeoutMs', at, 5000);
+  if (issuer === undefined || clientId === undefined || clientSecret === undefined) return undefined;
+  return {
+    name,
+    issuer,
+    clientId,
+    clientSecret,
+    cacheTtlSeconds,
+    timeoutMs,
+    ...(clientAuthMethod === undefined ? {} : { clientAuthMethod: clientAuthMethod as 'client_secret_basic' | 'client_secret_post' }),
+    ...(allowInsecureRequests === undefined ? {} : { allowInsecureRequests }),
+    ...(introspectionEndpoint === undefined ? {} : { introspectionEndpoint }),
+    ...(userinfoEndpoint === undefined ? {} : { userinfoEndpoint }),
+    ...(jwksUri === undefined ? {} : { jwksUri }),
+    ...(audience === undefined ? {} : { audience }),
+  };
+}
+
+function checkTokenForward(c: Checker, value: unknown, at: string): TokenForwardConfig {
+  if (value === undefined || value === false) return { enabled: false };
+  if (value === true) return { enabled: true, mode: 'headers', originalToken: 'none' };
+  const o = c.object(value, at);
+  if (o === undefined) return { enabled: false };
+  c.known(o, at, ['enabled', 'mode', 'originalToken']);
+  const enabled = c.boolean(o, 'enabled', at, true);
+  const mode = o.mode ?? 'headers';
+  if (mode !== 'headers' && mode !== 'json' && mode !== 'jws') c.fail(join(at, 'mode'), 'must be one of headers, json, jws');
+  if (mode === 'jws') c.fail(join(at, 'mode'), 'jws needs a signing key, which a JSON file cannot hold: use forwardTokenHeaders in code');
+  const original = o.originalToken ?? 'none';
+  let originalToken: TokenForwardConfig['originalToken'] = 'none';
+  if (original === 'none' || original === 'asReceived' || original === 'authorizationHeader' || original === 'query') originalToken = original;
+  else if (original !== null && typeof original === 'object' && typeof (original as Obj).header === 'string' && TOKEN.test((original as Obj).header as string)) {
+    originalToken = { header: (original as Obj).header as string };
+  } else c.fail(join(at, 'originalToken'), 'must be none, asReceived, authorizationHeader, query or { "header": "<name>" }');
+  return { enabled, mode: mode as 'headers' | 'json', originalToken };
+}
+
+/** The structural part of an API, before its files are read. */
+type CheckedApi = Omit<ResolvedApi, 'authorization'> & {
+  authorization: { mode: 'none' } | { mode: 'xacml-Policy'; policy: string; references: string[] };
+};
+
+function checkApi(c: Checker, value: unknown, at: string, policies: ReadonlySet<string>): CheckedApi | undefined {
+  const o = c.object(value, at);
+  if (o === undefined) return undefined;
+  c.known(o, at, ['provider', 'name', 'version', 'backend', 'operations', 'tokenManagement', 'authorization', 'recording']);
+  const segment = 'must be a non-empty string of letters, digits, ".", "_", "~" or "-"';
+  const provider = c.string(o, 'provider', at, true, SEGMENT, segment);
+  const name = c.string(o, 'name', at, true, SEGMENT, segment);
+  if (provider !== undefined && RESERVED.has(provider)) c.fail(join(at, 'provider'), `"${provider}" is reserved for the gateway's own routes`);
+  let version: number | undefined;
+  if (o.version === undefined) c.fail(join(at, 'version'), 'is required');
+  else version = c.positive(o, 'version', at, Number.NaN, true);
+
+  const backendAt = join(at, 'backend');
+  let backend: ResolvedApi['backend'] | undefined;
+  if (o.backend === undefined) c.fail(backendAt, 'is required');
+  else {
+    const b = c.object(o.backend, backendAt);
+    if (b !== undefined) {
+      c.known(b, backendAt, ['url', 'timeoutMs']);
+      const url = c.url(b, 'url', backendAt, true);
+      const timeoutMs = c.positive(b, 'timeoutMs', backendAt, 30_000);
+      if (url !== undefined) backend = { url, timeoutMs };
+    }
+  }
+
+  let operations: ResolvedOperation[] | undefined;
+  if (o.operations !== undefined) {
+    const opsAt = join(at, 'operations');
+    if (!Array.isArray(o.operations) || o.operations.length === 0) c.fail(opsAt, 'must be a non-empty array');
+    else {
+      operations = [];
+      o.operations.forEach((op: unknown, i: number) => {
+        const opAt = join(opsAt, i);
+        const p = c.object(op, opAt);
+        if (p === undefined) return;
+        c.known(p, opAt, ['name', 'method', 'path']);
+        const opName = c.string(p, 'name', opAt, true);
+        const method = c.string(p, 'method', opAt, true);
+        if (method !== undefined && !METHODS.includes(method as HttpMethod)) c.fail(join(opAt, 'method'), `must be one of ${METHODS.join(', ')}`);
+        const template = c.string(p, 'path', opAt, true, /^\/[^?#\s]*$/, 'must be a path starting with "/" (no query), "{name}" for a segment');
+        if (opName !== undefined && method !== undefined && template !== undefined) {
+          operations!.push({ name: opName, method: method as HttpMethod, path: template, pattern: compileTemplate(template) });
+        }
+      });
+    }
+  }
+
+  const tmAt = join(at, 'tokenManagement');
+  let tokenManagement: ResolvedApi['tokenManagement'] = { enabled: false };
+  if (o.tokenManagement !== undefined) {
+    const t = c.object(o.tokenManagement, tmAt);
+    if (t !== undefined) {
+      c.known(t, tmAt, ['enabled', 'policy', 'jwtValidation', 'introspection', 'userInfo', 'tokenForward']);
+      if (t.enabled === undefined) c.fail(join(tmAt, 'enabled'), 'is required');
+      const enabled = c.boolean(t, 'enabled', tmAt, false);
+      const policy = c.string(t, 'policy', tmAt, enabled);
+      if (policy !== undefined && !policies.has(policy)) {
+        c.fail(join(tmAt, 'policy'), `names no token policy (defined: ${[...policies].join(', ') || 'none'})`);
+      }
+      const jwtValidation = c.boolean(t, 'jwtValidation', tmAt, false);
+      const introspection = c.boolean(t, 'introspection', tmAt, true);
+      const userInfo = c.boolean(t, 'userInfo', tmAt, false);
+      const tokenForward = checkTokenForward(c, t.tokenForward, join(tmAt, 'tokenForward'));
+      if (enabled && !jwtValidation && !introspection) c.fail(tmAt, 'an enabled token management needs introspection or jwtValidation');
+      if (enabled && policy !== undefined) tokenManagement = { enabled, policy, jwtValidation, introspection, userInfo, tokenForward };
+    }
+  }
+
+  const azAt = join(at, 'authorization');
+  let authorization: CheckedApi['authorization'] = { mode: 'none' };
+  if (o.authorization !== undefined) {
+    const a = c.object(o.authorization, azAt);
+    if (a !== undefined) {
+      if (a.mode === 'none') c.known(a, azAt, ['mode']);
+      else if (a.mode === 'xacml-Policy') {
+        c.known(a, azAt, ['mode', 'policy', 'references']);
+        const policy = c.string(a, 'policy', azAt, true);
+        const references: string[] = [];
+        if (a.references !== undefined) {
+          if (!Array.isArray(a.references) || a.references.some((r) => typeof r !== 'string' || r === '')) {
+            c.fail(join(azAt, 'references'), 'must be an array of file paths');
+          } else references.push(...(a.references as string[]));
+        }
+        if (!tokenManagement.enabled) c.fail(join(azAt, 'mode'), 'xacml-Policy needs token management enabled (the policy decides on token data)');
+        if (policy !== undefined) authorization = { mode: 'xacml-Policy', policy, references };
+      } else c.fail(join(azAt, 'mode'), 'must be "none" or "xacml-Policy"');
+    }
+  }
+
+  const recAt = join(at, 'recording');
+  let recording = { outgoingHeaders: false };
+  if (o.recording !== undefined) {
+    const r = c.object(o.recording, recAt);
+    if (r !== undefined) {
+      c.known(r, recAt, ['outgoingHeaders']);
+      recording = { outgoingHeaders: c.boolean(r, 'outgoingHeaders', recAt, false) };
+    }
+  }
+
+  if (provider === undefined || name === undefined || version === undefined || Number.isNaN(version) || backend === undefined) return undefined;
+  return { provider, name, version, backend, operations, tokenManagement, authorization, recording };
+}
+
+/**
+ * Checks the structure of a configuration document and applies defaults. Throws a
+ * {@link ConfigError} naming every bad field. Does not read files: see {@link resolveConfig}.
+ */
+export function checkConfig(input: unknown, source?: string): { tokenPolicies: Record<string, ResolvedTokenPolicy>; apis: CheckedApi[] } {
+  const c = new Checker();
+  const root = c.object(input, '');
+  const tokenPolicies: Record<string, ResolvedTokenPolicy> = {};
+  const apis: CheckedApi[] = [];
+  if (root !== undefined) {
+    c.known(root, '', ['$schema', 'tokenPolicies', 'apis']);
+    if (root.tokenPolicies !== undefined) {
+      const tp = c.object(root.tokenPolicies, 'tokenPolicies');
+      for (const [name, value] of Object.entries(tp ?? {})) {
+        const policy = checkTokenPolicy(c, name, value, join('tokenPolicies', name));
+        if (policy !== undefined) tokenPolicies[name] = policy;
+      }
+    }
+    const policyNames = new Set(Object.keys(root.tokenPolicies !== null && typeof root.tokenPolicies === 'object' ? root.tokenPolicies : {}));
+    if (!Array.isArray(root.apis)) c.fail('apis', root.apis === undefined ? 'is required' : 'must be an array');
+    else {
+      const seen = new Map<string, number>();
+      root.apis.forEach((value: unknown, i: number) => {
+        const api = checkApi(c, value, join('apis', i), policyNames);
+        if (api === undefined) return;
+        const key = `${api.provider}/${api.name}/v${api.version}`;
+        const first = seen.get(key);
+        if (first !== undefined) c.fail(join('apis', i), `duplicates apis[${first}] (${key})`);
+        else seen.set(key, i);
+        apis.push(api);
+      });
+    }
+  }
+  if (c.issues.length > 0) throw new ConfigError(c.issues, source);
+  return { tokenPolicies, apis };
+}
+
+/** Options of {@link resolveConfig}. */
+export interface ResolveConfigOptions {
+  /** Folder that relative file paths (policies) resolve from. Default: the working directory. */
+  baseDir?: string;
+  /** Names the configuration's origin in errors (a file path, `object`, `loader`). */
+  source?: string;
+}
+
+/**
+ * Validates a configuration document and reads the files it names (XACML policies), giving the
+ * form the gateway runs on. Throws a {@link ConfigError} naming every bad field, for example
+ * `apis[0].backend.url: must be an http(s) URL` or
+ * `apis[0].authorization.policy: cannot read /etc/gw/policies/petstore.xml (ENOENT)`.
+ */
+export async function resolveConfig(input: GatewayConfig | unknown, options: ResolveConfigOptions = {}): Promise<ResolvedConfig> {
+  const { tokenPolicies, apis } = checkConfig(input, options.source);
+  const baseDir = options.baseDir ?? process.cwd();
+  const issues: ConfigIssue[] = [];
+  const read = async (file: string, at: string): Promise<{ file: string; text: string } | undefined> => {
+    const absolute = path.resolve(baseDir, file);
+    try {
+      return { file: absolute, text: await readFile(absolute, 'utf8') };
+    } catch (err) {
+      issues.push({ path: at, message: `cannot read ${absolute} (${(err as { code?: string }).code ?? String(err)})` });
+      return undefined;
+    }
+  };
+  const resolved = await Promise.all(
+    apis.map(async (api, i): Promise<ResolvedApi> => {
+      const { authorization } = api;
+      if (authorization.mode === 'none') return { ...api, authorization };
+      const at = `apis[${i}].authorization`;
+      const policy = await read(authorization.policy, `${at}.policy`);
+      const references = await Promise.all(authorization.references.map((r, j) => read(r, `${at}.references[${j}]`)));
+      return {
+        ...api,
+        authorization: {
+          mode: 'xacml-Policy',
+          policyFile: policy?.file ?? '',
+          policyXml: policy?.text ?? '',
+          referencesXml: references.map((r) => r?.text ?? ''),
+        },
+      };
+    }),
+  );
+  if (issues.length > 0) throw new ConfigError(issues, options.source);
+  return { tokenPolicies, apis: resolved };
+}

@@ -1,0 +1,445 @@
+/**
+ * `createGateway`: the whole gateway of the spec from one configuration.
+ *
+ * @module
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { Router, type NextFunction, type Request, type Response } from 'express';
+import { Agent, type Dispatcher } from 'undici';
+import { xacmlAuthorize } from '../authorize/xacml-authorize.js';
+import { gatewayContext } from '../context.js';
+import { GatewayError, type MessageSet } from '../errors.js';
+import { logger } from '../log.js';
+import { problemJsonErrorHandler } from '../problem/handler.js';
+import { monitoringConsole } from '../record/console/router.js';
+import { MemoryTransactionStore } from '../record/memory-store.js';
+import { recordTransaction, type RecordTransactionOptions } from '../record/record-transaction.js';
+import type { TransactionStore } from '../record/types.js';
+import { forwardTokenHeaders } from '../token/forward/forward-token-headers.js';
+import { introspect } from '../token/introspect.js';
+import { createTokenPolicy, type TokenPolicy, type TokenPolicyOptions } from '../token/policy.js';
+import { requireToken } from '../token/require-token.js';
+import { adminAuthenticator, adminRouter, type AdminAuthOptions, type ResetResult } from './admin.js';
+import { ConfigCache, type ConfigCacheState } from './config/cache.js';
+import { ConfigError } from './config/errors.js';
+import type { ConfigSource } from './config/load.js';
+import type { ResolvedApi, ResolvedConfig, ResolvedTokenPolicy } from './config/types.js';
+import { createRelay } from './relay.js';
+import { apiKey, findOperation, parseInvocation } from './routing.js';
+
+const log = logger('gateway');
+
+type Middleware = (req: IncomingMessage, res: ServerResponse, next: (err?: unknown) => void) => void;
+
+/** Options of {@link createGateway}. */
+export interface CreateGatewayOptions {
+  /**
+   * The configuration: the path of a JSON file (relative paths in it resolve from its folder), the
+   * document as an object, or an async loader. Read at first access (or {@link Gateway.ready}),
+   * cached, and read again only by {@link Gateway.resetAllCaches} or at expiry.
+   */
+  config: ConfigSource;
+  /** Folder that relative paths resolve from, for an object or loader `config`. Default: the working directory. */
+  baseDir?: string;
+  /** Path the registered APIs are served under. Default `/gateway`. */
+  basePath?: string;
+  /** Value of the `Server` header of every gateway response. Default `Gateway`. */
+  server?: string;
+  /** Message set of error details: `it` (the spec's, default), `en` or your own. */
+  messages?: 'it' | 'en' | MessageSet;
+  /** Lifetime of the cached configuration and compiled policies, in seconds. Default `7200` (spec 8). */
+  cacheTtlSeconds?: number;
+  /**
+   * Credentials of the admin routes (`POST <basePath>/admin/reset-caches`, `GET <basePath>/admin/status`)
+   * and of the monitoring console (`<basePath>/console/`). Without it neither is mounted: there is no
+   * open default.
+   */
+  admin?: AdminAuthOptions;
+  /** Mount the monitoring console at `<basePath>/console` (needs `admin`). Default `true`. */
+  console?: boolean;
+  /** Where transaction records go. Default: a new `MemoryTransactionStore`. */
+  store?: TransactionStore;
+  /** Other options of the `recordTransaction` middleware (outgoing-header recording is set per API). */
+  recording?: Omit<RecordTransactionOptions, 'store' | 'recordOutgoingHeaders'>;
+  /** Connections to backends. */
+  relay?: {
+    /** Connect timeout in milliseconds (503 past it). Default `10000`. */
+    connectTimeoutMs?: number;
+    /** Most connections per backend origin. Default: no limit. */
+    connections?: number;
+    /** How long an idle keep-alive connection is kept, in milliseconds. Default `4000` (undici's). */
+    keepAliveTimeoutMs?: number;
+    /** Your own undici dispatcher (then the options above are ignored, and you close it). */
+    dispatcher?: Dispatcher;
+  };
+  /**
+   * Adjusts the options of each token policy built from the configuration, for what a JSON file
+   * cannot hold (a `private_key_jwt` key, metadata from elsewhere).
+   */
+  tokenPolicyOptions?: (options: TokenPolicyOptions, config: ResolvedTokenPolicy) => TokenPolicyOptions;
+}
+
+/** What {@link createGateway} returns. */
+export interface Gateway {
+  /**
+   * The Express router to mount at the root of your app (`app.use(gateway.router)`): it answers
+   * under `basePath` only and passes anything else on.
+   */
+  readonly router: Router;
+  /** The store transactions are recorded in. */
+  readonly store: TransactionStore;
+  /** The configuration cache's state (when loaded, when it expires, the last load failure) and the APIs served. */
+  readonly configState: ConfigCacheState & { apis: string[] };
+  /**
+   * Loads the configuration now instead of at the first request, so that a bad one fails at start.
+   * Rejects with a {@link ConfigError}.
+   */
+  ready(): Promise<void>;
+  /**
+   * ResetAllCaches: reads the configuration again, compiles its policies, and forgets every cached
+   * token result. When the new configuration is invalid, the previous one stays in force and the
+   * promise rejects with the {@link ConfigError} that says why (token results are forgotten anyway).
+   */
+  resetAllCaches(): Promise<ResetResult>;
+  /** Stops: closes backend connections and timers. In-flight relays finish first. */
+  close(): Promise<void>;
+}
+
+/** One registered API, ready to serve. */
+interface CompiledApi {
+  readonly api: ResolvedApi;
+  readonly chain: readonly Middleware[];
+}
+
+/** What a configuration compiles into. */
+interface Runtime {
+  readonly apis: ReadonlyMap<string, CompiledApi>;
+  /** Token policies by their settings' key (reused across reloads while the settings are the same). */
+  readonly tokenPolicies: ReadonlyMap<string, TokenPolicy>;
+}
+
+function normalizeBasePath(value: unknown): string {
+  if (value === undefined) return '/gateway';
+  if (typeof value !== 'string' || !/^\/([A-Za-z0-9._~-]+(\/[A-Za-z0-9._~-]+)*)?\/?$/.test(value)) {
+    throw new TypeError('createGateway: options.basePath must be a path like /gateway');
+  }
+  return value.length > 1 && value.endsWith('/') ? value.slice(0, -1) : value;
+}
+
+/** Runs a list of middleware in order, stopping at the first error (as a tiny router would). */
+function runChain(chain: readonly Middleware[], req: IncomingMessage, res: ServerResponse, done: (err?: unknown) => void): void {
+  let index = 0;
+  const next = (err?: unknown): void => {
+    if (err !== undefined && err !== null) {
+      done(err);
+      return;
+    }
+    const handler = chain[index++];
+    if (handler === undefined) {
+      done();
+      return;
+    }
+    try {
+      handler(req, res, next);
+    } catch (error) {
+      done(error);
+    }
+  };
+  next();
+}
+
+/**
+ * Creates the gateway of the spec: every registered API ("erogazione") of the configuration served
+ * at `{basePath}/<provider>/<api>/v<version>/<resource path>` with the processing order of spec 4.2:
+ *
+ * 1. `recordTransaction` (ids, `Gateway-Transaction-ID`, the record; outgoing headers when the API's
+ *    `recording.outgoingHeaders` is on);
+ * 2. token management (`requireToken`, then `introspect` with the API's token policy and switches):
+ *    400 without a token, 401 for an invalid one;
+ * 3. authorization `xacml-Policy` (`xacmlAuthorize` with the API's policy document): 403 unless Permit;
+ * 4. `forwardTokenHeaders` (token information when Token Forward is on; the client's token and
+ *    spoofed `Gateway-*` headers are always removed), then the relay to the backend (keep-alive,
+ *    streamed both ways; 503 unreachable, 504 read timeout).
+ *
+ * Unknown API, version or operation: 404 problem+json. Every error is problem+json.
+ * The configuration and compiled policies are cached for `cacheTtlSeconds`; a changed file takes
+ * effect after {@link Gateway.resetAllCaches} (or `POST <basePath>/admin/reset-caches`) or expiry.
+ *
+ * @example
+ * ```ts
+ * import express from 'express';
+ * import { createGateway } from 'express-access-gateway';
+ *
+ * const gateway = createGateway({
+ *   config: 'gateway.config.json',
+ *   admin: { basicAuth: { username: 'admin', password: process.env.ADMIN_PASSWORD ?? 'change-me' } },
+ * });
+ * await gateway.ready(); // fail at start on a bad configuration
+ * const app = express();
+ * app.use(gateway.router);
+ * const server = app.listen(8080);
+ * process.on('SIGTERM', () => server.close(() => void gateway.close()));
+ * ```
+ */
+export function createGateway(options: CreateGatewayOptions): Gateway {
+  if (options === null || typeof options !== 'object') throw new TypeError('createGateway: options must be an object');
+  const source = options.config;
+  if (!(typeof source === 'string' || source instanceof URL || typeof source === 'function' || (source !== null && typeof source === 'object'))) {
+    throw new TypeError('createGateway: options.config must be a file path, a configuration object or a loader function');
+  }
+  const basePath = normalizeBasePath(options.basePath);
+  const server = options.server ?? 'Gateway';
+  if (typeof server !== 'string' || server === '' || /[\r\n]/.test(server)) throw new TypeError('createGateway: options.server must be a non-empty header value');
+  const messages = options.messages ?? 'it';
+  const store = options.store ?? new MemoryTransactionStore();
+  if (options.tokenPolicyOptions !== undefined && typeof options.tokenPolicyOptions !== 'function') {
+    throw new TypeError('createGateway: options.tokenPolicyOptions must be a function');
+  }
+  const relayOptions = options.relay ?? {};
+  if (relayOptions === null || typeof relayOptions !== 'object') throw new TypeError('createGateway: options.relay must be an object');
+  for (const name of ['connectTimeoutMs', 'connections', 'keepAliveTimeoutMs'] as const) {
+    const value = relayOptions[name];
+    if (value !== undefined && (typeof value !== 'number' || !(value > 0))) throw new TypeError(`createGateway: options.relay.${name} must be a positive number`);
+  }
+  const ownDispatcher = relayOptions.dispatcher === undefined;
+  const dispatcher =
+    relayOptions.dispatcher ??
+    new Agent({
+      connect: { timeout: relayOptions.connectTimeoutMs ?? 10_000 },
+      ...(relayOptions.connections === undefined ? {} : { connections: relayOptions.connections }),
+      ...(relayOptions.keepAliveTimeoutMs === undefined ? {} : { keepAliveTimeout: relayOptions.keepAliveTimeoutMs }),
+    });
+  const record = recordTransaction({ ...options.recording, store });
+  const errorHandler = problemJsonErrorHandler({ messages, server });
+  // Validated now, so that a missing password fails at start rather than at the first admin call.
+  if (options.admin !== undefined) adminAuthenticator(options.admin, 'createGateway: options.admin');
+
+  /** The runtime most recently compiled and accepted (the cache's entry in force). */
+  let latest: Runtime | undefined;
+
+  function tokenPolicyFor(config: ResolvedTokenPolicy, api: ResolvedApi & { tokenManagement: { enabled: true } }): [string, TokenPolicyOptions] {
+    const { jwtValidation, introspection, userInfo } = api.tokenManagement;
+    const endpoints = config.introspectionEndpoint !== undefined || config.userinfoEndpoint !== undefined || config.jwksUri !== undefined;
+    let policyOptions: TokenPolicyOptions = {
+      name: config.name,
+      clientId: config.clientId,
+      clientSecret: config.clientSecret,
+      introspection,
+      jwtValidation,
+      userInfo,
+      timeout: config.timeoutMs / 1000,
+      cache: { ttl: config.cacheTtlSeconds },
+      ...(endpoints
+        ? {
+            metadata: {
+              issuer: config.issuer,
+              ...(config.introspectionEndpoint === undefined ? {} : { introspection_endpoint: config.introspectionEndpoint }),
+              ...(config.userinfoEndpoint === undefined ? {} : { userinfo_endpoint: config.userinfoEndpoint }),
+              ...(config.jwksUri === undefined ? {} : { jwks_uri: config.jwksUri }),
+            },
+          }
+        : { issuer: config.issuer }),
+      ...(config.clientAuthMethod === undefined ? {} : { clientAuthMethod: config.clientAuthMethod }),
+      ...(config.allowInsecureRequests === undefined ? {} : { allowInsecureRequests: config.allowInsecureRequests }),
+      ...(config.audience === undefined ? {} : { audience: config.audience }),
+    };
+    // Same settings, same policy object: a reload keeps discovery state; the key is never logged.
+    const key = JSON.stringify(policyOptions);
+    if (options.tokenPolicyOptions !== undefined) policyOptions = options.tokenPolicyOptions(policyOptions, config);
+    return [key, policyOptions];
+  }
+
+  function compile(config: ResolvedConfig): Runtime {
+    const previous = latest?.tokenPolicies ?? new Map<string, TokenPolicy>();
+    const tokenPolicies = new Map<string, TokenPolicy>();
+    const created: TokenPolicy[] = [];
+    const apis = new Map<string, CompiledApi>();
+    try {
+      config.apis.forEach((api, i) => {
+        const at = `apis[${i}]`;
+        const chain: Middleware[] = [];
+        const tm = api.tokenManagement;
+        if (tm.enabled) {
+          const [key, policyOptions] = tokenPolicyFor(config.tokenPolicies[tm.policy]!, { ...api, tokenManagement: tm });
+          let policy = tokenPolicies.get(key) ?? previous.get(key);
+          if (policy === undefined) {
+            try {
+              policy = createTokenPolicy(policyOptions);
+            } catch (err) {
+              throw new ConfigError([{ path: `tokenPolicies.${tm.policy}`, message: (err as Error).message }], undefined, { cause: err });
+            }
+            created.push(policy);
+          }
+          tokenPolicies.set(key, policy);
+          chain.push(requireToken({ policy }), introspect({ policy }));
+        }
+        const az = api.authorization;
+        if (az.mode === 'xacml-Policy') {
+          try {
+            // Compiled here, once per configuration load: the request path does no XML work.
+            chain.push(xacmlAuthorize({ policy: az.policyXml, references: az.referencesXml }) as unknown as Middleware);
+          } catch (err) {
+            throw new ConfigError([{ path: `${at}.authorization.policy`, message: `${az.policyFile}: ${(err as Error).message}` }], undefined, { cause: err });
+          }
+        }
+        const forward = tm.enabled && tm.tokenForward.enabled;
+        const original = tm.enabled ? tm.tokenForward.originalToken : undefined;
+        chain.push(
+          forwardTokenHeaders({
+            mode: forward ? (tm.tokenForward.mode ?? 'headers') : [],
+            ...(original === undefined || original === 'none' ? {} : { originalToken: original }),
+          }),
+        );
+        const prefix = `/${api.provider}/${api.name}/v${api.version}`;
+        chain.push(
+          createRelay({
+            target: api.backend.url,
+            dispatcher,
+            timeoutMs: api.backend.timeoutMs,
+            resourceUrl: (req) => {
+              const url = req.url ?? '/';
+              if (url.startsWith(prefix)) {
+                const rest = url.slice(prefix.length);
+                return rest === '' || rest.startsWith('?') ? `/${rest}` : rest;
+              }
+              // Something rewrote req.url: fall back to what routing saw (query from the current URL).
+              const q = url.indexOf('?');
+              return (req.gateway?.api?.resourcePath ?? '/') + (q === -1 ? '' : url.slice(q));
+            },
+          }),
+        );
+        apis.set(apiKey(api.provider, api.name, api.version), { api, chain });
+      });
+    } catch (err) {
+      for (const policy of created) policy.close();
+      throw err;
+    }
+    const runtime: Runtime = { apis, tokenPolicies };
+    latest = runtime;
+    return runtime;
+  }
+
+  function dispose(old: Runtime): void {
+    const live = new Set(latest?.tokenPolicies.values() ?? []);
+    for (const policy of old.tokenPolicies.values()) if (!live.has(policy)) policy.close();
+  }
+
+  const cache = new ConfigCache<Runtime>({
+    source,
+    ...(options.baseDir === undefined ? {} : { baseDir: options.baseDir }),
+    ...(options.cacheTtlSeconds === undefined ? {} : { ttlSeconds: options.cacheTtlSeconds }),
+    compile,
+    dispose,
+  });
+
+  function route(runtime: Runtime, req: IncomingMessage, res: ServerResponse, next: (err?: unknown) => void): void {
+    const url = req.url ?? '/';
+    const parsed = parseInvocation(url);
+    const compiled = parsed === undefined ? undefined : runtime.apis.get(apiKey(parsed.provider, parsed.api, parsed.version));
+    if (parsed === undefined || compiled === undefined) {
+      next(new GatewayError('ERR_API_NOT_FOUND', { diagnostic: `no registered API at ${basePath}${url.split('?')[0]}` }));
+      return;
+    }
+    const { api } = compiled;
+    let operation: string | undefined;
+    if (api.operations !== undefined) {
+      const found = findOperation(api.operations, req.method ?? 'GET', parsed.resourcePath);
+      if (found === undefined) {
+        next(new GatewayError('ERR_API_NOT_FOUND', { diagnostic: `${parsed.prefix} has no operation ${req.method} ${parsed.resourcePath}` }));
+        return;
+      }
+      operation = found.name;
+    }
+    const context = gatewayContext(req);
+    context.api = { provider: api.provider, name: api.name, version: api.version, resourcePath: parsed.resourcePath };
+    if (operation !== undefined) context.api.operation = operation;
+    if (api.recording.outgoingHeaders) context.recording = { outgoingHeaders: true };
+    runChain(compiled.chain, req, res, next);
+  }
+
+  function dispatch(req: Request, res: Response, next: NextFunction): void {
+    const entry = cache.get();
+    if (entry instanceof Promise) {
+      entry.then(
+        (loaded) => route(loaded.compiled, req, res, next),
+        (err: unknown) => {
+          // No configuration was ever loaded: fail closed, the cause in diagnostics and logs only.
+          log('no configuration in force: %s', (err as Error)?.message ?? String(err));
+          next(new GatewayError('ERR_INTERNAL', { diagnostic: `no configuration in force: ${(err as Error)?.message ?? String(err)}`, cause: err }));
+        },
+      );
+      return;
+    }
+    route(entry.compiled, req, res, next);
+  }
+
+  function apisOf(runtime: Runtime | undefined): string[] {
+    return runtime === undefined ? [] : [...runtime.apis.keys()];
+  }
+
+  function clearTokenResults(): number {
+    let cleared = 0;
+    for (const policy of latest?.tokenPolicies.values() ?? []) {
+      cleared += policy.cacheSize;
+      policy.clearCache();
+    }
+    return cleared;
+  }
+
+  const gateway: Gateway = {
+    router: Router(),
+    store,
+    get configState() {
+      return { ...cache.state, apis: apisOf(latest) };
+    },
+    async ready() {
+      await cache.get();
+    },
+    async resetAllCaches() {
+      // Token results go in any case: the reset is also how an operator drops a revoked token's result.
+      const tokenResultsCleared = clearTokenResults();
+      let entry;
+      try {
+        entry = await cache.reload();
+      } catch (err) {
+        log('ResetAllCaches: %s', (err as Error)?.message ?? String(err));
+        throw err;
+      }
+      const state = cache.state;
+      const result: ResetResult = { loadedAt: entry.loadedAt, apis: apisOf(entry.compiled), tokenResultsCleared };
+      if (state.expiresAt !== undefined) result.expiresAt = state.expiresAt;
+      log('ResetAllCaches: %d API(s), %d token result(s) cleared', result.apis.length, tokenResultsCleared);
+      return result;
+    },
+    async close() {
+      await cache.close();
+      for (const policy of latest?.tokenPolicies.values() ?? []) policy.close();
+      latest = undefined;
+      if (ownDispatcher) await dispatcher.close();
+    },
+  };
+
+  const router = gateway.router;
+  const serverHeader = (_req: Request, res: Response, next: NextFunction): void => {
+    res.setHeader('Server', server);
+    next();
+  };
+  if (options.admin !== undefined) {
+    router.use(`${basePath === '/' ? '' : basePath}/admin`, serverHeader, adminRouter(gateway, options.admin));
+    if (options.console !== false) {
+      const { basicAuth, authenticate, realm } = options.admin;
+      router.use(
+        `${basePath === '/' ? '' : basePath}/console`,
+        serverHeader,
+        monitoringConsole({
+          store,
+          ...(basicAuth === undefined ? {} : { basicAuth }),
+          ...(authenticate === undefined ? {} : { authenticate }),
+          ...(realm === undefined ? {} : { realm }),
+        }),
+      );
+    }
+  }
+  router.use(basePath, serverHeader, record, dispatch, errorHandler);
+  return gateway;
+}

@@ -1,0 +1,36 @@
+/**
+ * The gateway: `createGateway`, its configuration (schema, loading, validation, cache), the relay
+ * and the admin router.
+ *
+ * @module
+ */
+export { createGateway } from './create-gateway.js';
+export type { CreateGatewayOptions, Gateway } from './create-gateway.js';
+export { adminRouter } from './admin.js';
+export type { AdminAuthOptions, AdminTarget, ResetResult } from './admin.js';
+export { createRelay } from './relay.js';
+export type { Relay, RelayOptions } from './relay.js';
+export { ConfigError } from './config/errors.js';
+export type { ConfigIssue } from './config/errors.js';
+export { loadConfig } from './config/load.js';
+export type { ConfigLoader, ConfigSource, LoadConfigOptions } from './config/load.js';
+export { resolveConfig } from './config/validate.js';
+export type { ResolveConfigOptions } from './config/validate.js';
+export { ConfigCache } from './config/cache.js';
+export type { CacheEntry, ConfigCacheOptions, ConfigCacheState } from './config/cache.js';
+export type {
+  ApiConfig,
+  AuthorizationConfig,
+  BackendConfig,
+  GatewayConfig,
+  HttpMethod,
+  OperationConfig,
+  RecordingConfig,
+  ResolvedApi,
+  ResolvedConfig,
+  ResolvedOperation,
+  ResolvedTokenPolicy,
+  TokenForwardConfig,
+  TokenManagementConfig,
+  TokenPolicyConfig,
+} from './config/types.js';
