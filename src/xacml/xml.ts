@@ -44,7 +44,9 @@ export interface XmlElement {
 }
 
 /** Attributes whose value names an element in paths, like `Rule[@RuleId="r"]`. */
-const ID_ATTRS = ['PolicySetId', 'PolicyId', 'RuleId', 'VariableId', 'ObligationId'];
+const ID_ATTRS: Record<string, string> = {
+  PolicySet: 'PolicySetId', Policy: 'PolicyId', Rule: 'RuleId', VariableDefinition: 'VariableId', Obligation: 'ObligationId',
+};
 /** Elements that occur at most once where they occur, so their path needs no position. */
 const SINGLETONS = new Set([
   'Target', 'Condition', 'Subjects', 'Resources', 'Actions', 'Environments', 'Obligations',
@@ -169,8 +171,8 @@ function build(
   const ns = nsScope[prefix];
   if (ns === undefined && prefix !== '') throw new XacmlSyntaxError(`Undeclared namespace prefix "${prefix}"`, parentPath);
   let step = local;
-  const idAttr = ID_ATTRS.find((a) => attrs.has(a));
-  if (idAttr) step += `[@${idAttr}=${JSON.stringify(attrs.get(idAttr))}]`;
+  const idAttr = ID_ATTRS[local];
+  if (idAttr && attrs.has(idAttr)) step += `[@${idAttr}=${JSON.stringify(attrs.get(idAttr))}]`;
   else if (!SINGLETONS.has(local)) step += `[${position}]`;
   const path = `${parentPath}/${step}`;
   const children: XmlElement[] = [];

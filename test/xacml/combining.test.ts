@@ -1,0 +1,108 @@
+/** Combining algorithms, including the ordered-* ones the suite does not exercise, and obligations. */
+import { expect } from 'chai';
+import { createPdp, XacmlSyntaxError } from '../../src/xacml/index.js';
+import { apply, condition, designator, policy, policySet, request, rule, val } from './helpers.js';
+
+/** Rules with a known outcome. */
+const R = {
+  P: (id: string) => rule(id, 'Permit'),
+  D: (id: string) => rule(id, 'Deny'),
+  N: (id: string) => rule(id, 'Permit', condition(apply('string-equal', val('a'), val('b')))),
+  IP: (id: string) => rule(id, 'Permit', condition(apply('string-equal', apply('string-one-and-only', designator('Subject', 'none')), val('x')))),
+  ID: (id: string) => rule(id, 'Deny', condition(apply('string-equal', apply('string-one-and-only', designator('Subject', 'none')), val('x')))),
+};
+type Kind = keyof typeof R;
+
+/** A policy whose single rule gives that outcome, to combine policies. */
+const P = (kind: Kind, id: string): string => policy(id, 'first-applicable', R[kind](`${id}-r`)).replace(/ xmlns="[^"]*"/, '');
+
+function ruleDecision(alg: string, kinds: Kind[]): string {
+  const pdp = createPdp({ policies: [policy('p', alg, kinds.map((k, i) => R[k](`r${i}`)).join(''))] });
+  return pdp.evaluate(request()).results[0]!.decision;
+}
+function policyDecision(alg: string, kinds: Kind[]): string {
+  const pdp = createPdp({ policies: [policySet('s', alg, kinds.map((k, i) => P(k, `p${i}`)).join(''))] });
+  return pdp.evaluate(request()).results[0]!.decision;
+}
+
+const R10 = 'urn:oasis:names:tc:xacml:1.0:rule-combining-algorithm:';
+const R11 = 'urn:oasis:names:tc:xacml:1.1:rule-combining-algorithm:';
+const P10 = 'urn:oasis:names:tc:xacml:1.0:policy-combining-algorithm:';
+const P11 = 'urn:oasis:names:tc:xacml:1.1:policy-combining-algorithm:';
+
+describe('xacml combining algorithms', () => {
+  const ruleCases: Array<[Kind[], string, string]> = [
+    // kinds, deny-overrides, permit-overrides
+    [['P', 'D'], 'Deny', 'Permit'],
+    [['N', 'N'], 'NotApplicable', 'NotApplicable'],
+    [['P', 'N'], 'Permit', 'Permit'],
+    [['ID', 'P'], 'Indeterminate', 'Permit'], // Indeterminate of a Deny rule beats Permit under deny-overrides
+    [['IP', 'P'], 'Permit', 'Permit'], // Indeterminate of a Permit rule does not
+    [['IP', 'N'], 'Indeterminate', 'Indeterminate'],
+    [['IP', 'D'], 'Deny', 'Indeterminate'], // Indeterminate of a Permit rule beats Deny under permit-overrides
+    [['ID', 'D'], 'Deny', 'Deny'],
+    [['ID', 'N'], 'Indeterminate', 'Indeterminate'],
+  ];
+  for (const [ns, label] of [[R10, '1.0'], [R11, '1.1']] as const) {
+    for (const [kinds, deny, permit] of ruleCases) {
+      it(`rule ordered-deny-overrides (${label}) ${kinds.join(',')} → ${deny}`, () => expect(ruleDecision(`${ns}ordered-deny-overrides`, kinds)).to.equal(deny));
+      it(`rule ordered-permit-overrides (${label}) ${kinds.join(',')} → ${permit}`, () => expect(ruleDecision(`${ns}ordered-permit-overrides`, kinds)).to.equal(permit));
+    }
+  }
+  for (const [kinds, deny, permit] of ruleCases) {
+    it(`rule deny-overrides ${kinds.join(',')} → ${deny}`, () => expect(ruleDecision(`${R10}deny-overrides`, kinds)).to.equal(deny));
+    it(`rule permit-overrides ${kinds.join(',')} → ${permit}`, () => expect(ruleDecision(`${R10}permit-overrides`, kinds)).to.equal(permit));
+  }
+  it('rule first-applicable', () => {
+    expect(ruleDecision(`${R10}first-applicable`, ['N', 'D', 'P'])).to.equal('Deny');
+    expect(ruleDecision(`${R10}first-applicable`, ['N', 'IP', 'P'])).to.equal('Indeterminate');
+    expect(ruleDecision(`${R10}first-applicable`, ['N'])).to.equal('NotApplicable');
+  });
+
+  const policyCases: Array<[Kind[], string, string]> = [
+    [['P', 'D'], 'Deny', 'Permit'],
+    [['IP', 'P'], 'Deny', 'Permit'], // policy deny-overrides: an Indeterminate child gives Deny
+    [['IP', 'N'], 'Deny', 'Indeterminate'],
+    [['IP', 'D'], 'Deny', 'Deny'],
+    [['N', 'N'], 'NotApplicable', 'NotApplicable'],
+  ];
+  for (const [kinds, deny, permit] of policyCases) {
+    for (const [ns, label] of [[P10, '1.0'], [P11, '1.1']] as const) {
+      it(`policy ordered-deny-overrides (${label}) ${kinds.join(',')} → ${deny}`, () => expect(policyDecision(`${ns}ordered-deny-overrides`, kinds)).to.equal(deny));
+      it(`policy ordered-permit-overrides (${label}) ${kinds.join(',')} → ${permit}`, () => expect(policyDecision(`${ns}ordered-permit-overrides`, kinds)).to.equal(permit));
+    }
+    it(`policy deny-overrides ${kinds.join(',')} → ${deny}`, () => expect(policyDecision(`${P10}deny-overrides`, kinds)).to.equal(deny));
+    it(`policy permit-overrides ${kinds.join(',')} → ${permit}`, () => expect(policyDecision(`${P10}permit-overrides`, kinds)).to.equal(permit));
+  }
+
+  it('policy only-one-applicable: one applicable decides, two give Indeterminate', () => {
+    expect(policyDecision(`${P10}only-one-applicable`, ['D'])).to.equal('Deny');
+    expect(policyDecision(`${P10}only-one-applicable`, ['D', 'P'])).to.equal('Indeterminate');
+  });
+
+  it('an unknown algorithm, or a policy algorithm on rules, is rejected at createPdp', () => {
+    expect(() => createPdp({ policies: [policy('p', `${P10}only-one-applicable`, R.P('r'))] }))
+      .to.throw(XacmlSyntaxError, 'Unknown rule-combining algorithm').with.property('path', '/Policy[@PolicyId="p"]');
+  });
+
+  describe('obligations', () => {
+    const obligations = (fulfillOn: 'Permit' | 'Deny', id: string): string =>
+      `<Obligations><Obligation ObligationId="${id}" FulfillOn="${fulfillOn}"><AttributeAssignment AttributeId="a" DataType="http://www.w3.org/2001/XMLSchema#string">${id}-v</AttributeAssignment></Obligation></Obligations>`;
+    const withOb = (kind: Kind, id: string, fulfillOn: 'Permit' | 'Deny'): string => P(kind, id).replace('</Policy>', `${obligations(fulfillOn, `ob-${id}`)}</Policy>`);
+
+    it('returns the obligations of the policies that gave the decision, plus the set\'s own', () => {
+      const own = obligations('Deny', 'ob-set').replace('</Obligations>', `${obligations('Permit', 'ob-set-permit').slice('<Obligations>'.length)}`);
+      const set = policySet('s', 'permit-overrides', withOb('D', 'a', 'Deny') + withOb('D', 'b', 'Deny') + withOb('N', 'c', 'Deny') + withOb('D', 'd', 'Permit'))
+        .replace('</PolicySet>', `${own}</PolicySet>`);
+      const r = createPdp({ policies: [set] }).evaluate(request()).results[0]!;
+      expect(r.decision).to.equal('Deny');
+      expect(r.obligations.map((o) => o.id)).to.deep.equal(['ob-a', 'ob-b', 'ob-set']);
+      expect(r.obligations[0]).to.deep.equal({ id: 'ob-a', fulfillOn: 'Deny', assignments: [{ attributeId: 'a', dataType: 'http://www.w3.org/2001/XMLSchema#string', value: 'ob-a-v' }] });
+    });
+    it('returns none with NotApplicable or Indeterminate', () => {
+      const r = createPdp({ policies: [policy('a', 'first-applicable', R.IP('r') + obligations('Permit', 'ob-a'))] }).evaluate(request()).results[0]!;
+      expect(r.decision).to.equal('Indeterminate');
+      expect(r.obligations).to.deep.equal([]);
+    });
+  });
+});
