@@ -159,7 +159,7 @@ export function xacmlAuthorize(options: XacmlAuthorizeOptions): XacmlAuthorizeMi
     const request = buildXacmlRequest(
       {
         method: req.method,
-        url: `${req.protocol}://${req.headers.host ?? 'localhost'}${req.originalUrl ?? req.url}`,
+        url: invocationUrl(req),
         headers: req.headers,
         operation: operation ? operation(req) : defaultOperation(req),
         service: { type: serviceType, name: names.serviceName, version: names.serviceVersion },
@@ -253,7 +253,14 @@ export function xacmlAuthorize(options: XacmlAuthorizeOptions): XacmlAuthorizeMi
 function defaultOperation(req: Request): string {
   const api = req.gateway?.api;
   if (api?.operation) return api.operation;
-  return `${req.method} ${api?.resourcePath ?? req.path}`;
+  // `req.path` is Express's; a plain Node request (the middleware also runs outside Express) has only `url`.
+  return `${req.method} ${api?.resourcePath ?? req.path ?? (req.url ?? '/').split('?')[0]}`;
+}
+
+/** The URL as the sender used it: scheme (Express's `req.protocol` honours `trust proxy`), host, original path and query. */
+function invocationUrl(req: Request): string {
+  const protocol = req.protocol ?? ((req.socket as { encrypted?: boolean } | undefined)?.encrypted ? 'https' : 'http');
+  return `${protocol}://${req.headers.host ?? 'localhost'}${req.originalUrl ?? req.url ?? '/'}`;
 }
 
 function errorMessage(cause: unknown): string {
