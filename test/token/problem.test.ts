@@ -1,0 +1,101 @@
+import { expect } from 'chai';
+import express from 'express';
+import request from 'supertest';
+import { GatewayError, messagesEn, type MessageSet } from '../../src/errors.js';
+import { problemJsonErrorHandler } from '../../src/problem/handler.js';
+import { express4 } from '../support/express4.js';
+
+function appThrowing(error: unknown, options?: Parameters<typeof problemJsonErrorHandler>[0], factory = express) {
+  const app = factory();
+  app.get('/x', (_req, _res, next) => next(error));
+  app.use(problemJsonErrorHandler(options));
+  return app;
+}
+
+describe('problemJsonErrorHandler', () => {
+  it('renders a GatewayError with the English message set and a custom Server header', async () => {
+    const res = await request(appThrowing(new GatewayError('ERR_TOKEN_INVALID', { realm: 'idp' }), { messages: 'en', server: 'my-gw' })).get('/x');
+    expect(res.status).to.equal(401);
+    expect(res.headers['server']).to.equal('my-gw');
+    expect(res.headers['www-authenticate']).to.equal('Bearer realm="idp", error="invalid_token", error_description="Token invalid"');
+    expect(res.body).to.deep.equal({ type: 'https://httpstatuses.com/401', title: 'Unauthorized', status: 401, detail: 'Token not valid', gateway_status: 'protocol:GATEWAY-1367' });
+  });
+
+  it('uses a custom message set and escapes quotes in the realm', async () => {
+    const custom: MessageSet = { ...messagesEn, ERR_TOKEN_MISSING: 'where is the token?' };
+    const res = await request(appThrowing(new GatewayError('ERR_TOKEN_MISSING', { realm: 'a "quoted" \\ realm' }), { messages: custom })).get('/x');
+    expect(res.body.detail).to.equal('where is the token?');
+    expect(res.headers['www-authenticate']).to.match(/^Bearer realm="a \\"quoted\\" \\\\ realm", error="invalid_request"/);
+  });
+
+  it('answers anything unexpected with a generic 500 that leaks nothing, recording the cause', async () => {
+    const app = express();
+    let recorded: unknown;
+    app.use((req, res, next) => {
+      res.on('finish', () => (recorded = req.gateway));
+      next();
+    });
+    app.get('/x', () => {
+      throw new Error('database password is hunter2');
+    });
+    app.use(problemJsonErrorHandler());
+    const res = await request(app).get('/x');
+    expect(res.status).to.equal(500);
+    expect(res.headers['content-type']).to.equal('application/problem+json');
+    expect(res.body).to.deep.equal({ type: 'https://httpstatuses.com/500', title: 'Internal Server Error', status: 500, detail: 'Errore interno del gateway', gateway_status: 'integration:GATEWAY-500' });
+    expect(res.text).not.to.contain('hunter2');
+    expect(res.headers['www-authenticate']).to.equal(undefined);
+    expect(res.headers['gateway-transaction-id']).to.be.a('string');
+    const context = recorded as { error: { code: string }; diagnostics: Array<{ code: string; level: string }> };
+    expect(context.error.code).to.equal('ERR_INTERNAL');
+    expect(context.diagnostics.at(-1)).to.include({ code: 'ERR_INTERNAL', level: 'error' });
+  });
+
+  it('maps a body-parser error to a clean 400 (and 413), on Express 4 and 5', async () => {
+    for (const factory of [express, express4]) {
+      const app = factory();
+      app.post('/x', factory.json(), (_req, res) => res.end());
+      app.use(problemJsonErrorHandler());
+      const bad = await request(app).post('/x').set('content-type', 'application/json').send('{"oops"');
+      expect(bad.status).to.equal(400);
+      expect(bad.body.gateway_status).to.equal('protocol:GATEWAY-400');
+      const limited = factory();
+      limited.post('/x', factory.json({ limit: 10 }), (_req, res) => res.end());
+      limited.use(problemJsonErrorHandler());
+      const big = await request(limited).post('/x').send({ long: 'x'.repeat(100) });
+      expect(big.status).to.equal(413);
+    }
+  });
+
+  it('answers 503 with Retry-After for the authorization server being unavailable, without a challenge', async () => {
+    const res = await request(appThrowing(new GatewayError('ERR_AUTHORIZATION_SERVER_UNAVAILABLE', { realm: 'idp', diagnostic: 'introspection: unreachable' }))).get('/x');
+    expect(res.status).to.equal(503);
+    expect(res.headers['retry-after']).to.equal('5');
+    expect(res.headers['www-authenticate']).to.equal(undefined);
+    expect(res.text).not.to.contain('unreachable');
+  });
+
+  it('delegates to next(err) when the headers are already sent', async () => {
+    const app = express();
+    let delegated = false;
+    app.get('/x', (_req, res, next) => {
+      res.writeHead(200, { 'content-type': 'text/plain' });
+      res.write('partial');
+      next(new GatewayError('ERR_INTERNAL'));
+    });
+    app.use(problemJsonErrorHandler());
+    app.use((err: unknown, _req: express.Request, res: express.Response, _next: express.NextFunction) => {
+      delegated = err instanceof GatewayError;
+      res.end();
+    });
+    const res = await request(app).get('/x');
+    expect(res.status).to.equal(200);
+    expect(res.text).to.equal('partial');
+    expect(delegated).to.equal(true);
+  });
+
+  it('rejects bad options at factory time', () => {
+    expect(() => problemJsonErrorHandler({ messages: 'fr' as 'it' })).to.throw(TypeError, /messages/);
+    expect(() => problemJsonErrorHandler({ server: 3 as unknown as string })).to.throw(TypeError, /server/);
+  });
+});
