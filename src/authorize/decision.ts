@@ -6,7 +6,9 @@
 
 /** The parts of an XACML result the decision text is made of. */
 export interface DecisionResult {
+  /** The XACML decision. */
   decision: 'Permit' | 'Deny' | 'NotApplicable' | 'Indeterminate';
+  /** The XACML status: its code URI and, when the PDP gave one, its message. */
   status: { code: string; message?: string };
 }
 
