@@ -46,6 +46,7 @@ main{max-width:1500px;margin:0 auto;padding:1rem 1.5rem 2rem}
 .filters{display:flex;flex-wrap:wrap;gap:.6rem 1rem;align-items:flex-end}
 .field{display:flex;flex-direction:column;gap:.2rem;min-width:9rem}
 .field.narrow{min-width:5rem;width:5rem}
+#f-outcome{max-width:15rem}
 label{font-size:.8rem;font-weight:600;color:var(--muted)}
 .check{font-size:.85rem;font-weight:normal;color:inherit}
 input,select,button{font:inherit;font-size:.9rem}
@@ -57,7 +58,7 @@ button.primary{background:var(--accent);border-color:var(--accent);color:#fff}
 button.primary:hover{background:#084b8f}
 .actions{display:flex;gap:.5rem}
 :focus-visible{outline:3px solid var(--focus);outline-offset:1px}
-.chart svg{display:block;width:100%;height:auto;max-height:200px}
+.chart svg{display:block;width:100%;height:auto;max-height:150px}
 .chart .axis{stroke:#9aa5b1;stroke-width:1}
 .chart .grid{stroke:#e6eaee;stroke-width:1}
 .chart text{font-size:11px;fill:var(--muted)}
@@ -68,7 +69,8 @@ button.primary:hover{background:#084b8f}
 .table-wrap{overflow-x:auto}
 table{border-collapse:collapse;width:100%}
 th,td{text-align:left;padding:.38rem .55rem;border-bottom:1px solid var(--line);vertical-align:top}
-thead th{font-size:.78rem;text-transform:uppercase;letter-spacing:.04em;color:var(--muted);background:#f8fafb;position:sticky;top:0}
+thead th{font-size:.78rem;text-transform:uppercase;letter-spacing:.04em;color:var(--muted);background:#f8fafb}
+#transactions thead th{position:sticky;top:0;z-index:1}
 td.num,th.num{text-align:right;font-variant-numeric:tabular-nums}
 #rows tr{cursor:pointer}
 #rows tr:nth-child(even){background:#fafbfc}
@@ -85,13 +87,14 @@ td.request{max-width:22rem;overflow:hidden;text-overflow:ellipsis;white-space:no
 .message:empty{display:none}
 .empty{color:var(--muted);font-style:italic}
 #more{margin-top:.7rem}
-dialog{width:min(960px,94vw);max-height:90vh;border:1px solid var(--line);border-radius:10px;padding:0;box-shadow:0 12px 40px rgba(0,0,0,.3);color:var(--text)}
+dialog{width:min(1180px,95vw);max-height:90vh;border:1px solid var(--line);border-radius:10px;padding:0;box-shadow:0 12px 40px rgba(0,0,0,.3);color:var(--text)}
 dialog::backdrop{background:rgba(18,38,58,.45)}
-.dialog-head{display:flex;justify-content:space-between;align-items:center;gap:1rem;padding:.8rem 1.2rem;border-bottom:1px solid var(--line);position:sticky;top:0;background:var(--panel)}
+.dialog-head{display:flex;justify-content:space-between;align-items:center;gap:1rem;padding:.8rem 1.2rem;border-bottom:1px solid var(--line);position:sticky;top:0;z-index:2;background:var(--panel)}
 .dialog-head h2{margin:0;font-size:1.1rem}
 .key{font-size:.75rem;border:1px solid #aab4be;border-radius:3px;padding:0 .25rem;margin-left:.3rem;color:var(--muted)}
 .detail-body{padding:.4rem 1.2rem 1.2rem}
 .detail-body section{margin-top:1rem}
+.cols{display:grid;grid-template-columns:minmax(0,1fr) minmax(0,1fr);gap:0 2rem}
 .detail-body h3{font-size:.95rem;margin:0 0 .4rem;padding-bottom:.2rem;border-bottom:2px solid #e6eaee}
 .detail-body h4{font-size:.85rem;margin:.6rem 0 .3rem;color:var(--muted)}
 dl.kv{display:grid;grid-template-columns:max-content 1fr;gap:.2rem 1rem;margin:0}
@@ -100,11 +103,12 @@ dl.kv dd{margin:0;overflow-wrap:anywhere}
 .mono,.detail-body td{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:.82rem;overflow-wrap:anywhere}
 .detail-body table th{font-size:.78rem;color:var(--muted);background:#f8fafb}
 .detail-body table th[scope=row]{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:.82rem;color:var(--text);background:transparent;white-space:nowrap}
-.decision{background:#fde6e6;border-left:4px solid #c62828;padding:.4rem .7rem;font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:.85rem}
+.decision{display:block;background:#fde6e6;border-left:4px solid #c62828;padding:.4rem .7rem;font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:.85rem}
 .level-error td.level,.level-warn td.level{font-weight:700}
 .level-error td.level{color:#8e1b1b}
 .level-warn td.level{color:#6d4600}
 .note{color:var(--muted);font-style:italic;margin:.2rem 0}
 ${outcomeRules}
+@media (max-width:900px){.cols{grid-template-columns:minmax(0,1fr)}}
 @media (max-width:800px){main{padding:.6rem}.top{padding:.6rem}}
 `;

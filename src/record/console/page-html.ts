@@ -5,6 +5,10 @@
  * @module
  */
 
+/** The console's icon (`GET <mount>/favicon.svg`): a shield, so the browser asks the host for no `/favicon.ico`. */
+export const CONSOLE_ICON = `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32"><path d="M16 2 4 6v9c0 7.4 5.1 13.4 12 15 6.9-1.6 12-7.6 12-15V6z" fill="#12263a"/><path d="m10 16 4 4 8-9" fill="none" stroke="#7bd88f" stroke-width="3" stroke-linecap="round" stroke-linejoin="round"/></svg>
+`;
+
 /** The console page (`GET <mount>/`). */
 export const CONSOLE_HTML = `<!doctype html>
 <html lang="en">
@@ -13,6 +17,7 @@ export const CONSOLE_HTML = `<!doctype html>
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="referrer" content="no-referrer">
 <title>Gateway monitoring console</title>
+<link rel="icon" href="favicon.svg" type="image/svg+xml">
 <link rel="stylesheet" href="console.css">
 <script src="console.js" defer></script>
 </head>

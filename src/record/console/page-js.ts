@@ -225,7 +225,7 @@ const source = String.raw`
       if (!totals[code]) return;
       legend.appendChild(el('li', {}, [el('span', { class: 'swatch o-' + code, 'aria-hidden': 'true' }), label(code) + ': ' + totals[code]]));
     });
-    var W = 1000, H = 190, left = 40, right = 10, top = 10, bottom = 26;
+    var W = 1200, H = 150, left = 40, right = 10, top = 8, bottom = 24;
     if (items.length === 0) {
       box.replaceChildren(svg('svg', { viewBox: '0 0 ' + W + ' 60', role: 'img', 'aria-label': 'No transactions to chart' }, [
         svg('text', { x: W / 2, y: 34, 'text-anchor': 'middle', class: 'none', text: 'No transactions yet' }),
@@ -320,8 +320,9 @@ const source = String.raw`
 
   function renderDetail(r) {
     $('detail-heading').textContent = 'Transaction ' + r.id;
-    var parts = [];
-    parts.push(section('d-outcome', 'Outcome', [kv([
+    var left = [];
+    var right = [];
+    left.push(section('d-outcome', 'Outcome', [kv([
       ['Outcome', badge(r.outcome)],
       ['HTTP status', r.status === null ? 'no response sent' : r.status],
       ['gateway_status', r.gatewayStatus],
@@ -335,10 +336,16 @@ const source = String.raw`
       ['Transaction id', el('span', { class: 'mono', text: r.id })],
       ['Message id', el('span', { class: 'mono', text: r.messageId })],
     ])]));
+    if (r.authorization) {
+      left.push(section('d-authz', 'Authorization', [kv([
+        ['Decision', r.authorization.decision],
+        ['Decision text', el('span', { class: r.authorization.decision === 'Permit' ? 'mono' : 'decision', text: r.authorization.text })],
+      ])]));
+    }
     var s = r.sender || {};
     var hasSender = s.subject || s.clientId || s.username || s.issuer;
-    parts.push(section('d-sender', 'Sender', [hasSender
-      ? kv([['Subject', s.subject], ['Client id', s.clientId], ['Username', s.username], ['Issuer', s.issuer], ['Client address', r.clientAddress]])
+    right.push(section('d-sender', 'Sender', [hasSender
+      ? kv([['Subject', s.subject], ['Client id', s.clientId], ['Username', s.username], ['Issuer', s.issuer]])
       : el('p', { class: 'note', text: 'No token data: the sender was not identified.' })]));
     var info = r.tokenInfo;
     var tokenParts = [];
@@ -347,17 +354,12 @@ const source = String.raw`
       if (info.introspection) tokenParts.push(el('h4', { text: 'Introspection claims' }), claimsTable('Introspection claims', info.introspection));
       if (info.jwt) tokenParts.push(el('h4', { text: 'JWT claims' }), claimsTable('JWT claims', info.jwt));
       if (info.userInfo) tokenParts.push(el('h4', { text: 'UserInfo claims' }), claimsTable('UserInfo claims', info.userInfo));
-      if (!info.introspection && !info.jwt && !info.userInfo) tokenParts.push(el('p', { class: 'note', text: 'The token was not validated.' }));
+      if (!info.introspection && !info.jwt && !info.userInfo) tokenParts.push(el('p', { class: 'note', text: 'No claims: the token was not accepted by the authorization server.' }));
     } else {
       tokenParts.push(el('p', { class: 'note', text: 'No token in this transaction.' }));
     }
-    parts.push(section('d-token', 'Token info', tokenParts));
-    if (r.authorization) {
-      parts.push(section('d-authz', 'Authorization', [kv([
-        ['Decision', r.authorization.decision],
-        ['Decision text', el('span', { class: r.authorization.decision === 'Permit' ? 'mono' : 'decision', text: r.authorization.text })],
-      ])]));
-    }
+    right.push(section('d-token', 'Token info', tokenParts));
+    var parts = [el('div', { class: 'cols' }, [el('div', {}, left), el('div', {}, right)])];
     var diags = r.diagnostics || [];
     parts.push(section('d-diag', 'Diagnostics', [diags.length === 0
       ? el('p', { class: 'note', text: 'No diagnostics.' })

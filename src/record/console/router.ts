@@ -8,7 +8,7 @@ import type { NextFunction, Request, Response, Router } from 'express';
 import { logger } from '../../log.js';
 import type { TransactionStore } from '../types.js';
 import { basicCredentials, fixedCredentials, type BasicCredentials, type ConsoleAuthenticate } from './auth.js';
-import { CONSOLE_CSS, CONSOLE_HTML, CONSOLE_JS } from './page.js';
+import { CONSOLE_CSS, CONSOLE_HTML, CONSOLE_ICON, CONSOLE_JS } from './page.js';
 import { parseTransactionQuery, QueryError } from './query.js';
 
 const log = logger('console');
@@ -136,6 +136,9 @@ export function monitoringConsole(options: MonitoringConsoleOptions): Router {
   });
   router.get('/console.css', (_req: Request, res: Response) => {
     res.type('text/css').send(CONSOLE_CSS);
+  });
+  router.get('/favicon.svg', (_req: Request, res: Response) => {
+    res.type('image/svg+xml').send(CONSOLE_ICON);
   });
 
   router.get('/api/transactions', (req: Request, res: Response) => {
