@@ -1,7 +1,7 @@
 /** Combining algorithms, including the ordered-* ones the suite does not exercise, and obligations. */
-import { expect } from 'chai';
+import assert from 'node:assert/strict';
 import { createPdp, XacmlSyntaxError } from '../../src/xacml/index.js';
-import { apply, condition, designator, policy, policySet, request, rule, val } from './helpers.js';
+import { apply, condition, designator, policy, policySet, request, rule, throwsSyntax, val } from './helpers.js';
 
 /** Rules with a known outcome. */
 const R = {
@@ -45,18 +45,18 @@ describe('xacml combining algorithms', () => {
   ];
   for (const [ns, label] of [[R10, '1.0'], [R11, '1.1']] as const) {
     for (const [kinds, deny, permit] of ruleCases) {
-      it(`rule ordered-deny-overrides (${label}) ${kinds.join(',')} → ${deny}`, () => expect(ruleDecision(`${ns}ordered-deny-overrides`, kinds)).to.equal(deny));
-      it(`rule ordered-permit-overrides (${label}) ${kinds.join(',')} → ${permit}`, () => expect(ruleDecision(`${ns}ordered-permit-overrides`, kinds)).to.equal(permit));
+      it(`rule ordered-deny-overrides (${label}) ${kinds.join(',')} → ${deny}`, () => assert.equal(ruleDecision(`${ns}ordered-deny-overrides`, kinds), deny));
+      it(`rule ordered-permit-overrides (${label}) ${kinds.join(',')} → ${permit}`, () => assert.equal(ruleDecision(`${ns}ordered-permit-overrides`, kinds), permit));
     }
   }
   for (const [kinds, deny, permit] of ruleCases) {
-    it(`rule deny-overrides ${kinds.join(',')} → ${deny}`, () => expect(ruleDecision(`${R10}deny-overrides`, kinds)).to.equal(deny));
-    it(`rule permit-overrides ${kinds.join(',')} → ${permit}`, () => expect(ruleDecision(`${R10}permit-overrides`, kinds)).to.equal(permit));
+    it(`rule deny-overrides ${kinds.join(',')} → ${deny}`, () => assert.equal(ruleDecision(`${R10}deny-overrides`, kinds), deny));
+    it(`rule permit-overrides ${kinds.join(',')} → ${permit}`, () => assert.equal(ruleDecision(`${R10}permit-overrides`, kinds), permit));
   }
   it('rule first-applicable', () => {
-    expect(ruleDecision(`${R10}first-applicable`, ['N', 'D', 'P'])).to.equal('Deny');
-    expect(ruleDecision(`${R10}first-applicable`, ['N', 'IP', 'P'])).to.equal('Indeterminate');
-    expect(ruleDecision(`${R10}first-applicable`, ['N'])).to.equal('NotApplicable');
+    assert.equal(ruleDecision(`${R10}first-applicable`, ['N', 'D', 'P']), 'Deny');
+    assert.equal(ruleDecision(`${R10}first-applicable`, ['N', 'IP', 'P']), 'Indeterminate');
+    assert.equal(ruleDecision(`${R10}first-applicable`, ['N']), 'NotApplicable');
   });
 
   const policyCases: Array<[Kind[], string, string]> = [
@@ -68,21 +68,20 @@ describe('xacml combining algorithms', () => {
   ];
   for (const [kinds, deny, permit] of policyCases) {
     for (const [ns, label] of [[P10, '1.0'], [P11, '1.1']] as const) {
-      it(`policy ordered-deny-overrides (${label}) ${kinds.join(',')} → ${deny}`, () => expect(policyDecision(`${ns}ordered-deny-overrides`, kinds)).to.equal(deny));
-      it(`policy ordered-permit-overrides (${label}) ${kinds.join(',')} → ${permit}`, () => expect(policyDecision(`${ns}ordered-permit-overrides`, kinds)).to.equal(permit));
+      it(`policy ordered-deny-overrides (${label}) ${kinds.join(',')} → ${deny}`, () => assert.equal(policyDecision(`${ns}ordered-deny-overrides`, kinds), deny));
+      it(`policy ordered-permit-overrides (${label}) ${kinds.join(',')} → ${permit}`, () => assert.equal(policyDecision(`${ns}ordered-permit-overrides`, kinds), permit));
     }
-    it(`policy deny-overrides ${kinds.join(',')} → ${deny}`, () => expect(policyDecision(`${P10}deny-overrides`, kinds)).to.equal(deny));
-    it(`policy permit-overrides ${kinds.join(',')} → ${permit}`, () => expect(policyDecision(`${P10}permit-overrides`, kinds)).to.equal(permit));
+    it(`policy deny-overrides ${kinds.join(',')} → ${deny}`, () => assert.equal(policyDecision(`${P10}deny-overrides`, kinds), deny));
+    it(`policy permit-overrides ${kinds.join(',')} → ${permit}`, () => assert.equal(policyDecision(`${P10}permit-overrides`, kinds), permit));
   }
 
   it('policy only-one-applicable: one applicable decides, two give Indeterminate', () => {
-    expect(policyDecision(`${P10}only-one-applicable`, ['D'])).to.equal('Deny');
-    expect(policyDecision(`${P10}only-one-applicable`, ['D', 'P'])).to.equal('Indeterminate');
+    assert.equal(policyDecision(`${P10}only-one-applicable`, ['D']), 'Deny');
+    assert.equal(policyDecision(`${P10}only-one-applicable`, ['D', 'P']), 'Indeterminate');
   });
 
   it('an unknown algorithm, or a policy algorithm on rules, is rejected at createPdp', () => {
-    expect(() => createPdp({ policies: [policy('p', `${P10}only-one-applicable`, R.P('r'))] }))
-      .to.throw(XacmlSyntaxError, 'Unknown rule-combining algorithm').with.property('path', '/Policy[@PolicyId="p"]');
+    throwsSyntax(() => createPdp({ policies: [policy('p', `${P10}only-one-applicable`, R.P('r'))] }), 'Unknown rule-combining algorithm', '/Policy[@PolicyId="p"]');
   });
 
   describe('obligations', () => {
@@ -95,14 +94,14 @@ describe('xacml combining algorithms', () => {
       const set = policySet('s', 'permit-overrides', withOb('D', 'a', 'Deny') + withOb('D', 'b', 'Deny') + withOb('N', 'c', 'Deny') + withOb('D', 'd', 'Permit'))
         .replace('</PolicySet>', `${own}</PolicySet>`);
       const r = createPdp({ policies: [set] }).evaluate(request()).results[0]!;
-      expect(r.decision).to.equal('Deny');
-      expect(r.obligations.map((o) => o.id)).to.deep.equal(['ob-a', 'ob-b', 'ob-set']);
-      expect(r.obligations[0]).to.deep.equal({ id: 'ob-a', fulfillOn: 'Deny', assignments: [{ attributeId: 'a', dataType: 'http://www.w3.org/2001/XMLSchema#string', value: 'ob-a-v' }] });
+      assert.equal(r.decision, 'Deny');
+      assert.deepEqual(r.obligations.map((o) => o.id), ['ob-a', 'ob-b', 'ob-set']);
+      assert.deepEqual(r.obligations[0], { id: 'ob-a', fulfillOn: 'Deny', assignments: [{ attributeId: 'a', dataType: 'http://www.w3.org/2001/XMLSchema#string', value: 'ob-a-v' }] });
     });
     it('returns none with NotApplicable or Indeterminate', () => {
       const r = createPdp({ policies: [policy('a', 'first-applicable', R.IP('r') + obligations('Permit', 'ob-a'))] }).evaluate(request()).results[0]!;
-      expect(r.decision).to.equal('Indeterminate');
-      expect(r.obligations).to.deep.equal([]);
+      assert.equal(r.decision, 'Indeterminate');
+      assert.deepEqual(r.obligations, []);
     });
   });
 });

@@ -7,7 +7,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { DOMParser } from '@xmldom/xmldom';
-import { expect } from 'chai';
+import assert from 'node:assert/strict';
 import { createPdp, XacmlSyntaxError } from '../../src/xacml/index.js';
 import type { PdpOptions, XacmlResponse } from '../../src/xacml/index.js';
 
@@ -110,7 +110,7 @@ describe('XACML 2.0 conformance suite', function () {
       pdp = createPdp(options);
     } catch (e) {
       if (e instanceof XacmlSyntaxError && LOAD_TIME_REJECTION_ALLOWED.has(c.id)) {
-        expect(e.path, 'the rejection names the offending element').to.match(/^\/Policy/);
+        assert.match(e.path, /^\/Policy/, 'the rejection names the offending element');
         tally.rejectedAtLoad++;
         tally.passed++;
         return;
@@ -120,18 +120,18 @@ describe('XACML 2.0 conformance suite', function () {
     const response = pdp.evaluate(read(c.request));
     const expected = readExpected(read(c.response));
     // The manifest and the Response.xml agree; check both.
-    expect(expected.results.map((r) => r.decision)).to.deep.equal(c.expected.map((e) => e.decision));
-    expect(response.results.length, 'number of Results').to.equal(c.expected.length);
+    assert.deepEqual(expected.results.map((r) => r.decision), c.expected.map((e) => e.decision));
+    assert.equal(response.results.length, c.expected.length, 'number of Results');
     response.results.forEach((r, i) => {
       const msg = `${c.id} result ${i + 1}: ${JSON.stringify(r.status)}`;
-      expect(r.decision, msg).to.equal(c.expected[i]!.decision);
-      expect(r.status.code, msg).to.equal(c.expected[i]!.status);
-      expect(r.status.code, msg).to.equal(expected.results[i]!.status);
-      expect(r.resourceId, 'ResourceId').to.equal(expected.results[i]!.resourceId);
-      if (c.expected_result_resource_ids) expect(r.resourceId).to.equal(c.expected_result_resource_ids[i]);
-      expect(obligationKeys(r), 'Obligations').to.deep.equal(expected.results[i]!.obligations);
+      assert.equal(r.decision, c.expected[i]!.decision, msg);
+      assert.equal(r.status.code, c.expected[i]!.status, msg);
+      assert.equal(r.status.code, expected.results[i]!.status, msg);
+      assert.equal(r.resourceId, expected.results[i]!.resourceId, 'ResourceId');
+      if (c.expected_result_resource_ids) assert.equal(r.resourceId, c.expected_result_resource_ids[i]);
+      assert.deepEqual(obligationKeys(r), expected.results[i]!.obligations, 'Obligations');
     });
-    expect(response.results.flatMap((r) => r.obligations.map((o) => o.id)).sort()).to.deep.equal([...c.expected_obligations].sort());
+    assert.deepEqual(response.results.flatMap((r) => r.obligations.map((o) => o.id)).sort(), [...c.expected_obligations].sort());
     tally.passed++;
   }
 });

@@ -1,4 +1,6 @@
 /** Small builders of XACML 2.0 XML for the evaluator's tests. */
+import assert from 'node:assert/strict';
+import { XacmlSyntaxError } from '../../src/xacml/index.js';
 import type { RequestAttribute, RequestContext } from '../../src/xacml/index.js';
 
 export const NS = 'urn:oasis:names:tc:xacml:2.0:policy:schema:os';
@@ -45,4 +47,20 @@ export function request(p: { subject?: RequestAttribute[]; resource?: RequestAtt
     action: { attributes: p.action ?? [] },
     environment: { attributes: p.environment ?? [] },
   };
+}
+
+/** Asserts that `fn` throws an XacmlSyntaxError whose message includes `part` (and whose path is `path`). */
+export function throwsSyntax(fn: () => unknown, part: string, path?: string): void {
+  assert.throws(fn, (e: unknown) => {
+    assert.ok(e instanceof XacmlSyntaxError, `expected an XacmlSyntaxError, got ${String(e)}`);
+    assert.ok(e.message.includes(part), `message ${JSON.stringify(e.message)} should include ${JSON.stringify(part)}`);
+    if (path !== undefined) assert.equal(e.path, path);
+    return true;
+  });
+}
+
+/** Asserts that `actual` has these properties with these values. */
+export function assertIncludes(actual: object, expected: Record<string, unknown>): void {
+  const picked = Object.fromEntries(Object.keys(expected).map((k) => [k, (actual as Record<string, unknown>)[k]]));
+  assert.deepEqual(picked, expected);
 }
