@@ -1,0 +1,102 @@
+/**
+ * The gateway of the example: an Express app with `createGateway` from the configuration file,
+ * imported from the package as a user would.
+ *
+ * @module
+ */
+import { randomBytes } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import express from 'express';
+import { createGateway, type Gateway, type GatewayConfig } from 'express-access-gateway';
+
+/** An identity provider to use instead of the one the configuration names. */
+export interface IdentityProvider {
+  /** Issuer URL (its metadata is discovered). */
+  issuer: string;
+  /** The gateway's client id there (it introspects tokens). */
+  clientId: string;
+  /** Its secret. */
+  clientSecret: string;
+}
+
+/** Options of {@link startGatewayServer}. */
+export interface GatewayServerOptions {
+  /** The configuration file. Relative paths in it resolve from its folder. */
+  configFile: string;
+  /** TCP port; `0` picks one. Default `8080`. */
+  port?: number;
+  /** Interface. Default `127.0.0.1`. */
+  host?: string;
+  /** Password of the `admin` user (admin routes and console). Default: a random one. */
+  adminPassword?: string;
+  /** Overrides the issuer and client of every token policy of the file. */
+  idp?: IdentityProvider;
+}
+
+/** A running gateway. */
+export interface GatewayServer {
+  /** `http://127.0.0.1:<port>`. */
+  readonly url: string;
+  readonly port: number;
+  /** The password of the `admin` user. */
+  readonly adminPassword: string;
+  /** The gateway handles (`resetAllCaches`, `store`...). */
+  readonly gateway: Gateway;
+  /** Stops the server and the gateway. */
+  stop(): Promise<void>;
+}
+
+/** Starts the example gateway: `createGateway` mounted on an Express app. */
+export async function startGatewayServer(options: GatewayServerOptions): Promise<GatewayServer> {
+  const configFile = path.resolve(options.configFile);
+  const adminPassword = options.adminPassword ?? randomBytes(12).toString('base64url');
+  const idp = options.idp;
+  const gateway = createGateway({
+    // With another identity provider the file is read by a loader that swaps the token policies'
+    // issuer and client; either way it is read again at each ResetAllCaches.
+    config:
+      idp === undefined
+        ? configFile
+        : async () => {
+            const document = JSON.parse(await readFile(configFile, 'utf8')) as GatewayConfig;
+            for (const policy of Object.values(document.tokenPolicies ?? {})) {
+              policy.issuer = idp.issuer;
+              policy.clientId = idp.clientId;
+              policy.clientSecret = idp.clientSecret;
+            }
+            return document;
+          },
+    baseDir: path.dirname(configFile),
+    admin: { basicAuth: { username: 'admin', password: adminPassword } },
+  });
+  // A bad configuration stops the start here, with the field named.
+  await gateway.ready();
+
+  const app = express();
+  app.disable('x-powered-by');
+  app.use(gateway.router);
+  const host = options.host ?? '127.0.0.1';
+  const server: Server = await new Promise((resolve, reject) => {
+    const s = app.listen(options.port ?? 8080, host);
+    s.once('listening', () => resolve(s));
+    s.once('error', reject);
+  });
+  server.keepAliveTimeout = 65_000;
+  const port = (server.address() as AddressInfo).port;
+  return {
+    url: `http://${host.includes(':') ? `[${host}]` : host}:${port}`,
+    port,
+    adminPassword,
+    gateway,
+    async stop() {
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      });
+      await gateway.close();
+    },
+  };
+}
