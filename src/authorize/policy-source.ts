@@ -76,8 +76,10 @@ export class XacmlPolicySource {
   #state: XacmlPolicyState | undefined;
   /** The key (documents) of the policy in force, to skip compiling an unchanged text. */
   #key: string | undefined;
-  /** The key of the last text that failed, with its error, so a broken text is not compiled again and again. */
+  /** The key of the last text that failed to compile, with its error, so a broken text is not compiled again and again. */
   #failed: { key: string; error: Error } | undefined;
+  /** The error of the last load or compile, cleared by the next success. */
+  #lastError: Error | undefined;
   #stale: boolean;
   #loading: Promise<XacmlPolicyState> | undefined;
 
@@ -107,7 +109,7 @@ export class XacmlPolicySource {
 
   /** The error of the last failed load or compile, if the last attempt failed. */
   get lastError(): Error | undefined {
-    return this.#failed?.error;
+    return this.#lastError;
   }
 
   /**
@@ -164,8 +166,7 @@ export class XacmlPolicySource {
       return this.#state as XacmlPolicyState;
     } catch (cause) {
       const error = cause instanceof Error ? cause : new Error(String(cause));
-      this.#failed ??= { key: '', error };
-      this.#failed.error = error;
+      this.#lastError = error;
       log('policy load failed, %s: %s', this.#state ? `version ${this.#state.version} stays in force` : 'no policy in force', error.message);
       if (this.#state === undefined) throw error;
       // Keep the previous policy until the next reset: retrying on every request would compile on the hot path.
@@ -179,7 +180,7 @@ export class XacmlPolicySource {
     const { policies, references } = normalize(documents, this.#references);
     const key = JSON.stringify([policies, references]);
     if (key === this.#key) {
-      this.#failed = undefined;
+      this.#lastError = undefined;
       return;
     }
     if (key === this.#failed?.key) throw this.#failed.error;
@@ -189,9 +190,11 @@ export class XacmlPolicySource {
     } catch (cause) {
       const error = cause instanceof Error ? cause : new Error(String(cause));
       this.#failed = { key, error };
+      this.#lastError = error;
       throw error;
     }
     this.#failed = undefined;
+    this.#lastError = undefined;
     this.#key = key;
     this.#state = { pdp, version: (this.#state?.version ?? 0) + 1 };
     log('policy version %d compiled', this.#state.version);

@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
 import express from 'express';
+import express4 from 'express4';
 import type { NextFunction, Request, Response } from 'express';
 import { createProxyMiddleware } from 'http-proxy-middleware';
 import supertest from 'supertest';
@@ -154,6 +155,10 @@ describe('xacmlAuthorize (real token chain, spec 4.4 policy)', () => {
     const { app } = gateway(authorize);
     const token = await as.issueToken('client3', 'client3-secret');
     await supertest(app).get(`${BASE}/pet/1`).set('Authorization', `Bearer ${token}`).expect(403);
+    // A reset that finds the same text does not compile it again.
+    authorize.reset();
+    await supertest(app).get(`${BASE}/pet/1`).set('Authorization', `Bearer ${token}`).expect(403);
+    expect(authorize.policySource.version).to.equal(1);
     const updated = policyXml.replace(
       '<AttributeValue DataType="http://www.w3.org/2001/XMLSchema#string">client2</AttributeValue>',
       '$&\n            <AttributeValue DataType="http://www.w3.org/2001/XMLSchema#string">client3</AttributeValue>',
@@ -180,6 +185,7 @@ describe('xacmlAuthorize (real token chain, spec 4.4 policy)', () => {
     });
     expect(rejected).to.be.instanceOf(Error);
     expect((rejected as Error).name).to.equal('XacmlSyntaxError');
+    expect(authorize.policySource.lastError).to.equal(rejected);
     await supertest(app).get(`${BASE}/pet/1`).set('Authorization', `Bearer ${token}`).expect(200);
     // Lazy path: reset, the next request tries the broken text, keeps the old policy, records why.
     authorize.reset();
@@ -255,6 +261,18 @@ describe('xacmlAuthorize (real token chain, spec 4.4 policy)', () => {
     expect(() => source.update('<nope')).to.throw();
     source.update(policyXml.replace('>client2<', '>client3<'));
     await supertest(app).get(`${BASE}/pet/1`).set('Authorization', `Bearer ${client3}`).expect(200);
+  });
+
+  it('works the same in an Express 4 app', async () => {
+    const app4 = express4();
+    app4.use(BASE, requireToken({ policy: tokenPolicy }), introspect({ policy: tokenPolicy }), scenarioAuthorize(), forwardTokenHeaders(), createProxyMiddleware({ target: backend.url }));
+    app4.use(problemJsonErrorHandler());
+    const client2 = await as.issueToken('client2', 'client2-secret');
+    const ok = await supertest(app4).get(`${BASE}/pet/1`).set('Authorization', `Bearer ${client2}`).expect(200);
+    expect((ok.body as Echo).headers['gateway-token-clientid']).to.equal('client2');
+    const client3 = await as.issueToken('client3', 'client3-secret');
+    const denied = await supertest(app4).get(`${BASE}/pet/1`).set('Authorization', `Bearer ${client3}`).expect(403);
+    expect(denied.body.detail).to.equal(DENIED_DETAIL);
   });
 
   describe('the XACML request of an invocation', () => {
