@@ -227,3 +227,17 @@ describe('xacml functions', () => {
     expect(m('o=Medico Corp,c=US,dc=x', 'o=Medico Corp,c=US')).to.equal(false);
   });
 });
+
+describe('xacml functions: specialized call sites', () => {
+  it('rfc822Name-match with a constant pattern behaves as the generic one', () => {
+    const f = functions.get('urn:oasis:names:tc:xacml:1.0:function:rfc822Name-match')!;
+    const name = dataTypes.get('urn:oasis:names:tc:xacml:1.0:data-type:rfc822Name')!;
+    for (const pattern of ['Anderson@sun.com', 'sun.com', '.sun.com']) {
+      const impl = f.specialize!([true, false], [pattern, undefined]);
+      for (const mailbox of ['Anderson@SUN.com', 'anderson@sun.com', 'x@east.sun.com']) {
+        const args = [pattern, name.parse(mailbox)];
+        expect(impl(args), `${pattern} ~ ${mailbox}`).to.equal(f.impl(args));
+      }
+    }
+  });
+});
