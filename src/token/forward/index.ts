@@ -7,4 +7,3 @@ export { forwardTokenHeaders } from './forward-token-headers.js';
 export type { ForwardInfoMode, ForwardJwsOptions, ForwardTokenHeadersOptions, OriginalTokenMode } from './forward-token-headers.js';
 export { defaultForwardedHeaderNames } from './items.js';
 export type { ForwardDateFormat, ForwardedItem } from './items.js';
-export { removeQueryParameter } from './query.js';
