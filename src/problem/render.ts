@@ -35,8 +35,11 @@ export interface ProblemOptions {
 
 /** The rendered answer: status, headers and body. */
 export interface RenderedProblem {
+  /** HTTP status. */
   status: number;
+  /** `content-type`, and `www-authenticate` / `retry-after` when the catalogue has them (lower-case names). */
   headers: Record<string, string>;
+  /** The problem+json body. */
   body: ProblemBody;
 }
 
