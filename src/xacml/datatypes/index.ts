@@ -46,7 +46,7 @@ export {
   yearMonthDurationType,
 } from './temporal.js';
 export type { TemporalKind } from './temporal.js';
-export { Rfc822Name, rfc822NameMatch, rfc822NameType, X500Name, x500NameMatch, x500NameType } from './names.js';
+export { Rfc822Name, rfc822NameMatch, rfc822NamePattern, rfc822NameType, X500Name, x500NameMatch, x500NameType } from './names.js';
 export { DnsName, dnsNameType, IpAddress, ipAddressType } from './network.js';
 export type { PortRange } from './network.js';
 export { collapse, compareCodePoints } from './lexical.js';

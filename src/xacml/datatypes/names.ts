@@ -46,18 +46,27 @@ export const rfc822NameType: DataType<Rfc822Name> = {
 };
 
 /**
- * `rfc822Name-match` (XACML 2.0 A.3.14): `pattern` is a full mailbox (`local@domain`: local part
- * exact, domain case-insensitive), a domain (`sun.com`: that exact domain, case-insensitive), or
- * a sub-domain suffix (`.east.sun.com`: any domain ending with it, not the domain itself).
+ * Compiles an `rfc822Name-match` pattern (XACML 2.0 A.3.14) into a predicate: a full mailbox
+ * (`local@domain`: local part exact, domain case-insensitive), a domain (`sun.com`: that exact
+ * domain, case-insensitive), or a sub-domain suffix (`.east.sun.com`: any domain ending with it,
+ * hence never the domain `east.sun.com` itself). Compile a constant pattern once; the predicate
+ * allocates nothing.
  */
-export function rfc822NameMatch(pattern: string, name: Rfc822Name): boolean {
+export function rfc822NamePattern(pattern: string): (name: Rfc822Name) => boolean {
   const at = pattern.lastIndexOf('@');
   if (at >= 0) {
-    return pattern.slice(0, at) === name.local && pattern.slice(at + 1).toLowerCase() === name.domain;
+    const local = pattern.slice(0, at);
+    const domain = pattern.slice(at + 1).toLowerCase();
+    return (n) => n.local === local && n.domain === domain;
   }
   const p = pattern.toLowerCase();
-  if (p.startsWith('.')) return name.domain.length > p.length && name.domain.endsWith(p);
-  return name.domain === p;
+  if (p.startsWith('.')) return (n) => n.domain.endsWith(p);
+  return (n) => n.domain === p;
+}
+
+/** `rfc822Name-match(pattern, name)`; see {@link rfc822NamePattern}. */
+export function rfc822NameMatch(pattern: string, name: Rfc822Name): boolean {
+  return rfc822NamePattern(pattern)(name);
 }
 
 /** A parsed `x500Name`: its RDNs, most significant last (as written), normalized. */

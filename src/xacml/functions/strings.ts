@@ -7,7 +7,7 @@
 import { XacmlProcessingError, type FunctionSpec } from './types.js';
 import { BOOL, F1, F2, fixed, one, variadic } from './define.js';
 import { compileXsRegex } from './regex.js';
-import { rfc822NameMatch, x500NameMatch, type Rfc822Name, type X500Name } from '../datatypes/names.js';
+import { rfc822NameMatch, rfc822NamePattern, x500NameMatch, type Rfc822Name, type X500Name } from '../datatypes/names.js';
 import * as T from '../datatypes/uris.js';
 
 const STR = one(T.STRING);
@@ -73,8 +73,16 @@ export function stringFunctions(): FunctionSpec[] {
     fixed(`${F1}x500Name-match`, [one(T.X500_NAME), one(T.X500_NAME)], BOOL, (a) =>
       x500NameMatch(a[0] as X500Name, a[1] as X500Name),
     ),
-    fixed(`${F1}rfc822Name-match`, [STR, one(T.RFC822_NAME)], BOOL, (a) =>
-      rfc822NameMatch(a[0] as string, a[1] as Rfc822Name),
+    fixed(
+      `${F1}rfc822Name-match`,
+      [STR, one(T.RFC822_NAME)],
+      BOOL,
+      (a) => rfc822NameMatch(a[0] as string, a[1] as Rfc822Name),
+      (known, constants) => {
+        if (!known[0]) return (a) => rfc822NameMatch(a[0] as string, a[1] as Rfc822Name);
+        const match = rfc822NamePattern(constants[0] as string);
+        return (a) => match(a[1] as Rfc822Name);
+      },
     ),
   ];
 }

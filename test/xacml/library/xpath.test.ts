@@ -1,4 +1,4 @@
-import { expect } from 'chai';
+import assert from 'node:assert/strict';
 import { XacmlProcessingError } from '../../../src/xacml/functions/index.js';
 import type { RequestContext } from '../../../src/xacml/request-context.js';
 import {
@@ -63,65 +63,63 @@ describe('xacml XPath over the request context', () => {
       action: { attributes: [] },
       environment: { attributes: [] },
     });
-    expect(xml).to.equal(
-      `<Request xmlns="${CTX}"><Subject SubjectCategory="c"><Attribute AttributeId="a&quot;&lt;" DataType="${S}" Issuer="me">` +
+    assert.equal(xml, `<Request xmlns="${CTX}"><Subject SubjectCategory="c"><Attribute AttributeId="a&quot;&lt;" DataType="${S}" Issuer="me">` +
         '<AttributeValue>x&amp;y</AttributeValue><AttributeValue>&lt;z&gt;</AttributeValue></Attribute></Subject>' +
-        '<Action></Action><Environment></Environment></Request>',
-    );
+        '<Action></Action><Environment></Environment></Request>');
   });
 
   it('selects text nodes and attributes with absolute paths and policy prefixes (IIIF001)', () => {
-    expect(selectValues(doc, '//md:record/md:patient_info/md:name/text()', ns)).to.deep.equal(['Bart Simpson']);
-    expect(selectValues(doc, '//md:record/md:diagnosis_info/md:pathological_diagnosis/md:malignancy/@type', ns)).to.deep.equal(['yes']);
-    expect(selectValues(doc, '//md:record/md:diagnosis_info/md:diagnosis/md:item/text()', ns)).to.deep.equal([
+    assert.deepEqual(selectValues(doc, '//md:record/md:patient_info/md:name/text()', ns), ['Bart Simpson']);
+    assert.deepEqual(selectValues(doc, '//md:record/md:diagnosis_info/md:pathological_diagnosis/md:malignancy/@type', ns), ['yes']);
+    assert.deepEqual(selectValues(doc, '//md:record/md:diagnosis_info/md:diagnosis/md:item/text()', ns), [
       'Gastric Cancer',
       'Hyper tension',
     ]);
-    expect(selectValues(doc, '//md:nothing/text()', ns)).to.deep.equal([]);
+    assert.deepEqual(selectValues(doc, '//md:nothing/text()', ns), []);
   });
 
   it('evaluates relative paths with <Request> as the context node (IIIF007)', () => {
     const base = './xacml-context:Resource/xacml-context:ResourceContent/md:record';
-    expect(selectValues(doc, `${base}/md:patient_info/md:name/text()`, ns)).to.deep.equal(['Bart Simpson']);
-    expect(selectValues(doc, 'xacml-context:Action/xacml-context:Attribute/xacml-context:AttributeValue', ns)).to.deep.equal(['read']);
-    expect(selectValues(doc, `${base}/md:patient_info`, ns)).to.deep.equal(['Bart Simpson60']); // element text
-    expect(selectValues(doc, `count(${base}//md:name)`, ns)).to.deep.equal(['2']);
+    assert.deepEqual(selectValues(doc, `${base}/md:patient_info/md:name/text()`, ns), ['Bart Simpson']);
+    assert.deepEqual(selectValues(doc, 'xacml-context:Action/xacml-context:Attribute/xacml-context:AttributeValue', ns), ['read']);
+    assert.deepEqual(selectValues(doc, `${base}/md:patient_info`, ns), ['Bart Simpson60']); // element text
+    assert.deepEqual(selectValues(doc, `count(${base}//md:name)`, ns), ['2']);
   });
 
   it('xpath-node-count counts the selected nodes (IIIG001, IIIG006)', () => {
-    expect(xpathNodeCount(doc, ATTRIBUTES, ns)).to.equal(4n);
-    expect(xpathNodeCount(doc, './xacml-context:Resource/xacml-context:ResourceContent/md:record//md:name', ns)).to.equal(2n);
-    expect(() => xpathNodeCount(doc, 'count(//md:name)', ns)).to.throw(XacmlProcessingError, /does not select nodes/);
+    assert.equal(xpathNodeCount(doc, ATTRIBUTES, ns), 4n);
+    assert.equal(xpathNodeCount(doc, './xacml-context:Resource/xacml-context:ResourceContent/md:record//md:name', ns), 2n);
+    assert.throws(() => xpathNodeCount(doc, 'count(//md:name)', ns), (e: unknown) => e instanceof XacmlProcessingError && /does not select nodes/.test(e.message));
   });
 
   it('xpath-node-equal is node identity between the two node-sets (IIIG002, IIIG006)', () => {
-    expect(xpathNodeEqual(doc, ATTRIBUTES, SUBJECT_ATTRIBUTES, ns)).to.equal(true);
-    expect(xpathNodeEqual(doc, './xacml-context:Resource/xacml-context:ResourceContent/md:record', '//md:record', ns)).to.equal(true);
-    expect(xpathNodeEqual(doc, '//xacml-context:Subject', SUBJECT_ATTRIBUTES, ns)).to.equal(false);
+    assert.equal(xpathNodeEqual(doc, ATTRIBUTES, SUBJECT_ATTRIBUTES, ns), true);
+    assert.equal(xpathNodeEqual(doc, './xacml-context:Resource/xacml-context:ResourceContent/md:record', '//md:record', ns), true);
+    assert.equal(xpathNodeEqual(doc, '//xacml-context:Subject', SUBJECT_ATTRIBUTES, ns), false);
   });
 
   it('xpath-node-match also accepts descendants and their attributes (IIIG004, IIIG005, IIIG006)', () => {
-    expect(xpathNodeMatch(doc, '/', SUBJECT_ATTRIBUTES, ns)).to.equal(true);
-    expect(xpathNodeMatch(doc, `//*[local-name()='Resource'][namespace-uri()='${CTX}']`, SUBJECT_ATTRIBUTES, ns)).to.equal(false);
-    expect(xpathNodeMatch(doc, '.', './xacml-context:Resource/xacml-context:ResourceContent/md:record', ns)).to.equal(true);
-    expect(xpathNodeMatch(doc, '//md:diagnosis_info', '//md:item/@type', ns)).to.equal(true);
-    expect(xpathNodeMatch(doc, '//md:malignancy', '//md:malignancy/@type', ns)).to.equal(true);
+    assert.equal(xpathNodeMatch(doc, '/', SUBJECT_ATTRIBUTES, ns), true);
+    assert.equal(xpathNodeMatch(doc, `//*[local-name()='Resource'][namespace-uri()='${CTX}']`, SUBJECT_ATTRIBUTES, ns), false);
+    assert.equal(xpathNodeMatch(doc, '.', './xacml-context:Resource/xacml-context:ResourceContent/md:record', ns), true);
+    assert.equal(xpathNodeMatch(doc, '//md:diagnosis_info', '//md:item/@type', ns), true);
+    assert.equal(xpathNodeMatch(doc, '//md:malignancy', '//md:malignancy/@type', ns), true);
     // a//* selects elements only: a text node below a is not matched.
-    expect(xpathNodeMatch(doc, '//md:patient_info', '//md:patient_info/md:name/text()', ns)).to.equal(false);
-    expect(xpathNodeMatch(doc, '//md:patient_info', '//md:diagnosis_info//md:item', ns)).to.equal(false);
+    assert.equal(xpathNodeMatch(doc, '//md:patient_info', '//md:patient_info/md:name/text()', ns), false);
+    assert.equal(xpathNodeMatch(doc, '//md:patient_info', '//md:diagnosis_info//md:item', ns), false);
   });
 
   it('reports syntax errors, unknown prefixes and malformed content as processing errors (IIIF005)', () => {
-    expect(() => selectValues(doc, '//md:record[', ns)).to.throw(XacmlProcessingError, /invalid XPath expression/);
-    expect(() => selectValues(doc, '//zz:record', ns)).to.throw(XacmlProcessingError, /zz/);
+    assert.throws(() => selectValues(doc, '//md:record[', ns), (e: unknown) => e instanceof XacmlProcessingError && /invalid XPath expression/.test(e.message));
+    assert.throws(() => selectValues(doc, '//zz:record', ns), (e: unknown) => e instanceof XacmlProcessingError && /zz/.test(e.message));
     const broken: RequestContext = { ...request, resources: [{ attributes: [], resourceContent: '<ResourceContent><a></ResourceContent>' }] };
-    expect(() => requestDocument(broken)).to.throw(XacmlProcessingError, /well-formed/);
+    assert.throws(() => requestDocument(broken), (e: unknown) => e instanceof XacmlProcessingError && /well-formed/.test(e.message));
   });
 
   it('reuses the parsed expression for the same namespace map', () => {
     const fixed = { md: MD };
-    expect(selectValues(doc, '//md:age/text()', fixed)).to.deep.equal(['60']);
-    expect(selectValues(doc, '//md:age/text()', fixed)).to.deep.equal(['60']);
-    expect(selectValues(requestDocument({ ...request, resources: [] }), '//md:age/text()', fixed)).to.deep.equal([]);
+    assert.deepEqual(selectValues(doc, '//md:age/text()', fixed), ['60']);
+    assert.deepEqual(selectValues(doc, '//md:age/text()', fixed), ['60']);
+    assert.deepEqual(selectValues(requestDocument({ ...request, resources: [] }), '//md:age/text()', fixed), []);
   });
 });
