@@ -109,7 +109,9 @@ export function buildXacmlRequest(
   addValues(action, A.audience, facts.audience);
   addValues(action, A.scope, facts.scopes);
   for (const [name, value] of parsed.searchParams) addValues(action, A.urlParameterPrefix + name, [value]);
-  const excluded = new Set([...ALWAYS_EXCLUDED_HEADERS, ...(options.excludeHeaders ?? []).map((h) => h.toLowerCase())]);
+  const excluded = options.excludeHeaders?.length
+    ? new Set([...ALWAYS_EXCLUDED_HEADERS, ...options.excludeHeaders.map((h) => h.toLowerCase())])
+    : ALWAYS_EXCLUDED_HEADERS;
   for (const [name, value] of Object.entries(invocation.headers)) {
     const lower = name.toLowerCase();
     if (value === undefined || excluded.has(lower)) continue;

@@ -194,7 +194,11 @@ export function xacmlAuthorize(options: XacmlAuthorizeOptions): XacmlAuthorizeMi
         : `${text}: obligation ${unfulfilled} not fulfilled, treated as Deny`;
     addDiagnostic(req, 'warn', 'XACML_DECISION', diagnostic);
     log('not permitted: %s', diagnostic);
-    return new GatewayError('ERR_AUTHORIZATION_DENIED', { params: { ...names, decisionText: text }, diagnostic });
+    // The decision text is already a diagnostic line of its own; the error's says which policy decided.
+    return new GatewayError('ERR_AUTHORIZATION_DENIED', {
+      params: { ...names, decisionText: text },
+      diagnostic: `not permitted by XACML policy version ${state.version}`,
+    });
   }
 
   function unfulfilledObligation(list: readonly XacmlObligation[], req: Request): string | undefined {
