@@ -1,0 +1,137 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { expect } from 'chai';
+import { ConfigError, loadConfig, resolveConfig, type GatewayConfig } from '../../src/index.js';
+import { exampleCopy, exampleDir } from './helpers.js';
+
+async function issuesOf(document: unknown): Promise<string[]> {
+  try {
+    await resolveConfig(document, { baseDir: exampleDir });
+  } catch (err) {
+    expect(err).to.be.instanceOf(ConfigError);
+    return (err as ConfigError).issues.map((i) => `${i.path}: ${i.message}`);
+  }
+  throw new Error('expected a ConfigError');
+}
+
+const valid = (): GatewayConfig => ({
+  tokenPolicies: { idp: { issuer: 'http://127.0.0.1:9000', clientId: 'gateway', clientSecret: 'gateway-secret' } },
+  apis: [
+    {
+      provider: 'Ente',
+      name: 'PetStore',
+      version: 1,
+      backend: { url: 'http://127.0.0.1:9001' },
+      tokenManagement: { enabled: true, policy: 'idp', tokenForward: true },
+      authorization: { mode: 'xacml-Policy', policy: 'policies/petstore.xml' },
+    },
+  ],
+});
+
+describe('gateway configuration', () => {
+  it('loads the example file, resolving the policy from the file folder and applying defaults', async () => {
+    const config = await loadConfig(path.join(exampleDir, 'gateway.config.json'));
+    expect(config.apis).to.have.length(1);
+    const api = config.apis[0]!;
+    expect([api.provider, api.name, api.version]).to.deep.equal(['Ente', 'PetStore', 1]);
+    expect(api.tokenManagement).to.deep.include({ enabled: true, policy: 'DemoIdP', introspection: true, jwtValidation: false, userInfo: false });
+    expect(api.authorization.mode).to.equal('xacml-Policy');
+    if (api.authorization.mode !== 'xacml-Policy') throw new Error('unreachable');
+    expect(api.authorization.policyFile).to.equal(path.join(exampleDir, 'policies', 'petstore.xml'));
+    expect(api.authorization.policyXml).to.contain('<Policy');
+    expect(api.recording.outgoingHeaders).to.equal(true);
+    expect(api.operations?.map((o) => `${o.method} ${o.path} ${o.name}`)).to.include('GET /pet/{petId} getPetById');
+    expect(config.tokenPolicies.DemoIdP).to.deep.include({ cacheTtlSeconds: 300, timeoutMs: 5000, clientId: 'gateway' });
+  });
+
+  it('names the bad field: backend URL', async () => {
+    const document = valid();
+    document.apis[0]!.backend.url = 'ftp://example.org';
+    expect(await issuesOf(document)).to.deep.equal(['apis[0].backend.url: must be an http(s) URL']);
+  });
+
+  it('reports every bad field at once, with its path', async () => {
+    const document = valid() as unknown as { apis: Array<Record<string, unknown>>; tokenPolicies: Record<string, Record<string, unknown>> };
+    delete document.apis[0]!.version;
+    document.apis[0]!.provider = 'has space';
+    (document.apis[0]!.tokenManagement as Record<string, unknown>).policy = 'nope';
+    document.apis[0]!.timeout = 5;
+    document.tokenPolicies.idp!.clientSecret = '';
+    expect(await issuesOf(document)).to.have.members([
+      'tokenPolicies.idp.clientSecret: must be a non-empty string',
+      'apis[0].timeout: unknown field (allowed: provider, name, version, backend, operations, tokenManagement, authorization, recording)',
+      'apis[0].provider: must be a non-empty string of letters, digits, ".", "_", "~" or "-"',
+      'apis[0].version: is required',
+      'apis[0].tokenManagement.policy: names no token policy (defined: idp)',
+    ]);
+  });
+
+  it('rejects duplicates, reserved providers, bad operations and unknown authorization modes', async () => {
+    const document = valid() as unknown as { apis: unknown[] };
+    const api = (document.apis[0] as Record<string, unknown>);
+    document.apis.push({ ...api });
+    document.apis.push({ ...api, provider: 'admin', version: 2 });
+    document.apis.push({ ...api, version: 3, operations: [{ name: 'x', method: 'FETCH', path: 'pet' }], authorization: { mode: 'allow-all' } });
+    expect(await issuesOf(document)).to.have.members([
+      'apis[1]: duplicates apis[0] (Ente/PetStore/v1)',
+      'apis[2].provider: "admin" is reserved for the gateway\'s own routes',
+      'apis[3].operations[0].method: must be one of GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS',
+      'apis[3].operations[0].path: must be a path starting with "/" (no query), "{name}" for a segment',
+      'apis[3].authorization.mode: must be "none" or "xacml-Policy"',
+    ]);
+  });
+
+  it('refuses xacml-Policy without token management and an http issuer off loopback', async () => {
+    const document = valid();
+    document.apis[0]!.tokenManagement = { enabled: false };
+    document.tokenPolicies!.idp!.issuer = 'http://idp.example.org';
+    expect(await issuesOf(document)).to.have.members([
+      'tokenPolicies.idp.issuer: uses http:// on a non-loopback host: use https or set allowInsecureRequests',
+      'apis[0].authorization.mode: xacml-Policy needs token management enabled (the policy decides on token data)',
+    ]);
+  });
+
+  it('names a policy file that cannot be read', async () => {
+    const document = valid();
+    document.apis[0]!.authorization = { mode: 'xacml-Policy', policy: 'policies/missing.xml' };
+    const issues = await issuesOf(document);
+    expect(issues).to.have.length(1);
+    expect(issues[0]).to.match(/^apis\[0\]\.authorization\.policy: cannot read .*missing\.xml \(ENOENT\)$/);
+  });
+
+  it('says which file is not JSON, and the message names the file', async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), 'gateway-config-'));
+    try {
+      const file = path.join(dir, 'broken.json');
+      await writeFile(file, '{ "apis": [ }');
+      const error = await loadConfig(file).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(error).to.be.instanceOf(ConfigError);
+      expect((error as ConfigError).message).to.contain(file).and.to.contain('not valid JSON');
+      expect((error as ConfigError).source).to.equal(file);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('takes an object (copied, so later edits wait for a reload) and an async loader', async () => {
+    const document = valid();
+    const fromObject = await loadConfig(document, { baseDir: exampleDir });
+    document.apis[0]!.name = 'Changed';
+    expect(fromObject.apis[0]!.name).to.equal('PetStore');
+    const copy = await exampleCopy();
+    try {
+      const fromLoader = await loadConfig(async () => valid(), { baseDir: copy.dir });
+      if (fromLoader.apis[0]!.authorization.mode !== 'xacml-Policy') throw new Error('expected xacml');
+      expect(fromLoader.apis[0]!.authorization.policyFile).to.equal(copy.policyFile);
+      const failing = await loadConfig(() => Promise.reject(new Error('store down'))).catch((e: unknown) => e);
+      expect(failing).to.be.instanceOf(ConfigError);
+      expect((failing as Error).message).to.contain('the loader failed: store down');
+    } finally {
+      await copy.remove();
+    }
+  });
+});

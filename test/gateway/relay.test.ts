@@ -1,0 +1,183 @@
+import { createServer, request, type Server } from 'node:http';
+import { expect } from 'chai';
+import express from 'express';
+import express4 from 'express4';
+import { createGateway, createRelay, problemJsonErrorHandler, type Gateway } from '../../src/index.js';
+import { close, echoBackend, listen, openConfig, type Seen } from './helpers.js';
+
+/** A raw HTTP exchange on a fresh connection (fetch refuses hop-by-hop request headers). */
+function raw(url: string, headers: Record<string, string>): Promise<{ headers: Record<string, string | string[] | undefined>; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { headers, agent: false }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (c: string) => (body += c));
+      res.on('end', () => resolve({ headers: res.headers, body }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+/**
+ * Sends a chunked body in two parts, the second only once the response has started: this completes
+ * only if the relay streams the request body (a relay that buffered it whole would wait forever).
+ */
+function twoPartUpload(url: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error('no response before the body ended: the relay buffered the request')), 5000);
+    const req = request(url, { method: 'POST', headers: { 'Content-Type': 'text/plain', 'Transfer-Encoding': 'chunked' }, agent: false }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.once('data', () => req.end('part-2'));
+      res.on('data', (c: string) => (body += c));
+      res.on('end', () => {
+        clearTimeout(timer);
+        resolve(body);
+      });
+    });
+    req.on('error', reject);
+    req.flushHeaders();
+    req.write('part-1;');
+  });
+}
+
+for (const [flavour, factory] of [['Express 5', express], ['Express 4', express4]] as const) {
+  describe(`relay through createGateway (${flavour})`, () => {
+    let backend: Awaited<ReturnType<typeof echoBackend>>;
+    let gateway: Gateway;
+    let server: Server;
+    let base: string;
+
+    before(async () => {
+      backend = await echoBackend();
+      gateway = createGateway({ config: openConfig(backend.url), relay: { keepAliveTimeoutMs: 30_000 } });
+      const app = factory();
+      app.use(gateway.router);
+      server = createServer(app);
+      base = `${await listen(server)}/gateway/Ente/Echo/v1`;
+    });
+    after(async () => {
+      await close(server);
+      await gateway.close();
+      await backend.stop();
+    });
+
+    it('relays method, resource path, query and body unchanged, and the answer back', async () => {
+      const res = await fetch(`${base}/pet/findByStatus?status=available&status=sold&x=%20y`, {
+        method: 'PATCH',
+        headers: { 'Content-Type': 'application/json', 'X-Custom': 'kept' },
+        body: '{"name":"doggie"}',
+      });
+      expect(res.status).to.equal(201);
+      const seen = (await res.json()) as Seen;
+      expect(seen.method).to.equal('PATCH');
+      expect(seen.url).to.equal('/pet/findByStatus?status=available&status=sold&x=%20y');
+      expect(seen.body).to.equal('{"name":"doggie"}');
+      expect(seen.headers['x-custom']).to.equal('kept');
+      expect(seen.headers['content-type']).to.equal('application/json');
+      expect(seen.headers.host).to.equal(new URL(backend.url).host);
+      expect(seen.headers['x-forwarded-for']).to.equal('127.0.0.1');
+      expect(seen.headers['gateway-transaction-id']).to.equal(res.headers.get('gateway-transaction-id'));
+      expect(res.headers.get('x-backend')).to.equal('echo');
+      expect(res.headers.getSetCookie()).to.deep.equal(['a=1', 'b=2']);
+    });
+
+    it('adds Server and the gateway ids, and drops hop-by-hop headers both ways', async () => {
+      const res = await raw(`${base}/`, { 'X-Hop-In': 'x', Connection: 'X-Hop-In', 'Proxy-Authorization': 'Basic eDp5', TE: 'trailers', 'Keep-Alive': 'timeout=5' });
+      const seen = JSON.parse(res.body) as Seen;
+      expect(seen.url).to.equal('/');
+      expect(seen.headers).to.not.have.any.keys('x-hop-in', 'proxy-authorization', 'te');
+      expect(seen.headers['keep-alive']).to.equal(undefined);
+      expect(res.headers.server).to.equal('Gateway');
+      expect(res.headers['gateway-transaction-id']).to.match(/^[0-9a-f-]{36}$/);
+      expect(res.headers['gateway-message-id']).to.match(/^[0-9a-f-]{36}$/);
+      expect(res.headers['x-hop']).to.equal(undefined);
+      expect(res.headers['keep-alive']).to.not.equal('timeout=60');
+      expect(res.headers['x-backend']).to.equal('echo');
+    });
+
+    it('overwrites a client-sent Gateway-Transaction-ID before it reaches the backend', async () => {
+      const res = await fetch(`${base}/x`, { headers: { 'Gateway-Transaction-ID': 'client-made' } });
+      const seen = (await res.json()) as Seen;
+      expect(seen.headers['gateway-transaction-id']).to.equal(res.headers.get('gateway-transaction-id'));
+      expect(seen.headers['gateway-transaction-id']).to.not.equal('client-made');
+    });
+
+    it('streams the request body to the backend as it arrives', async () => {
+      expect(await twoPartUpload(`${base}/early`)).to.equal('got-first;part-1;part-2');
+    });
+
+    it('streams the response to the client as the backend sends it', async () => {
+      const res = await fetch(`${base}/hold`);
+      const reader = res.body!.getReader();
+      const first = await reader.read();
+      expect(Buffer.from(first.value!).toString()).to.equal('first;');
+      backend.release();
+      let rest = '';
+      for (let part = await reader.read(); !part.done; part = await reader.read()) rest += Buffer.from(part.value).toString();
+      expect(rest).to.equal('second');
+    });
+
+    it('keeps connections to the backend alive between requests', async () => {
+      const before = backend.seen.length;
+      for (let i = 0; i < 3; i++) await (await fetch(`${base}/k${i}`)).arrayBuffer();
+      const sockets = new Set(backend.seen.slice(before).map((s) => s.socket));
+      expect(sockets.size).to.equal(1);
+    });
+  });
+}
+
+describe('relay failures', () => {
+  let app: express.Express;
+  let server: Server;
+  let base: string;
+  let relays: Array<ReturnType<typeof createRelay>> = [];
+  let backend: Awaited<ReturnType<typeof echoBackend>>;
+
+  before(async () => {
+    backend = await echoBackend();
+    // A port that was just in use and is now closed: "backend down".
+    const down = createServer();
+    const downUrl = await listen(down);
+    await close(down);
+    relays = [createRelay({ target: downUrl }), createRelay({ target: backend.url, timeoutMs: 200 })];
+    app = express();
+    app.use('/down', relays[0]!);
+    app.use('/slow', (req, _res, next) => {
+      req.url = '/slow';
+      next();
+    }, relays[1]!);
+    app.use(problemJsonErrorHandler());
+    server = createServer(app);
+    base = await listen(server);
+  });
+  after(async () => {
+    await close(server);
+    for (const relay of relays) await relay.close();
+    await backend.stop();
+  });
+
+  it('answers 503 problem+json (GATEWAY-516) when the backend is unreachable', async () => {
+    const res = await fetch(`${base}/down/pet`, { method: 'POST', body: 'x' });
+    expect(res.status).to.equal(503);
+    expect(res.headers.get('content-type')).to.match(/^application\/problem\+json/);
+    const body = (await res.json()) as Record<string, unknown>;
+    expect(body).to.include({ status: 503, gateway_status: 'integration:GATEWAY-516', title: 'Service Unavailable' });
+    expect(JSON.stringify(body)).to.not.contain('ECONNREFUSED');
+  });
+
+  it('answers 504 problem+json (GATEWAY-516) when the backend does not answer in time', async () => {
+    const res = await fetch(`${base}/slow`);
+    expect(res.status).to.equal(504);
+    const body = (await res.json()) as Record<string, unknown>;
+    expect(body).to.include({ status: 504, gateway_status: 'integration:GATEWAY-516' });
+  });
+
+  it('validates its options at factory time', () => {
+    expect(() => createRelay({ target: 'ftp://x' })).to.throw(TypeError, /options\.target must be an http\(s\) URL/);
+    expect(() => createRelay({ target: 'http://x/?q=1' })).to.throw(TypeError, /query/);
+    expect(() => createRelay({ target: 'http://x', timeoutMs: 0 })).to.throw(TypeError, /options\.timeoutMs/);
+    expect(() => createRelay({ target: 'http://x', dispatcher: {} as never })).to.throw(TypeError, /options\.dispatcher/);
+  });
+});
