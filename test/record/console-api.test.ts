@@ -2,13 +2,16 @@ import { createServer, type Server } from 'node:http';
 import vm from 'node:vm';
 import { expect } from 'chai';
 import express from 'express';
-import express4 from 'express4';
+import { express4 } from '../support/express4.js';
 import { MemoryTransactionStore, monitoringConsole, type TransactionStore } from '../../src/index.js';
 import { close, listen, makeRecord } from './helpers.js';
 
 const AUTH = { username: 'admin', password: 'correct horse battery' };
 const basic = (user: string, pass: string) => `Basic ${Buffer.from(`${user}:${pass}`).toString('base64')}`;
 const GOOD = basic(AUTH.username, AUTH.password);
+/** A page of the list API, as JSON. */
+type ListBody = { items: Array<{ id: string }>; next?: string };
+const list = async (res: Response) => (await res.json()) as ListBody;
 
 describe('monitoringConsole', () => {
   it('has no open default: credentials options are required at factory time', () => {
@@ -60,18 +63,18 @@ describe('monitoringConsole', () => {
       });
 
       it('lists records newest first with filters and cursor paging', async () => {
-        const all = await (await get('/api/transactions')).json();
+        const all = await list(await get('/api/transactions'));
         expect(all.items.map((r: { id: string }) => r.id)).to.deep.equal(records.map((r) => r.id).reverse());
-        const denied = await (await get('/api/transactions?outcome=AUTHORIZATION_DENIED')).json();
+        const denied = await list(await get('/api/transactions?outcome=AUTHORIZATION_DENIED'));
         expect(denied.items.map((r: { id: string }) => r.id)).to.deep.equal([records[1]!.id]);
-        const byClient = await (await get('/api/transactions?clientId=client1&api=Ente/PetStore/v1&status=200')).json();
+        const byClient = await list(await get('/api/transactions?clientId=client1&api=Ente/PetStore/v1&status=200'));
         expect(byClient.items.map((r: { id: string }) => r.id)).to.deep.equal([records[2]!.id]);
         const from = new Date(records[1]!.startedAt).toISOString();
-        const since = await (await get(`/api/transactions?from=${encodeURIComponent(from)}`)).json();
+        const since = await list(await get(`/api/transactions?from=${encodeURIComponent(from)}`));
         expect(since.items).to.have.length(2);
-        const page1 = await (await get('/api/transactions?limit=2')).json();
+        const page1 = await list(await get('/api/transactions?limit=2'));
         expect(page1.items).to.have.length(2);
-        const page2 = await (await get(`/api/transactions?limit=2&cursor=${page1.next}`)).json();
+        const page2 = await list(await get(`/api/transactions?limit=2&cursor=${page1.next}`));
         expect(page2.items.map((r: { id: string }) => r.id)).to.deep.equal([records[0]!.id]);
         expect(page2.next).to.equal(undefined);
       });
@@ -89,7 +92,7 @@ describe('monitoringConsole', () => {
       it('serves one record, or 404 problem+json', async () => {
         const one = await get(`/api/transactions/${records[1]!.id}`);
         expect(one.status).to.equal(200);
-        expect((await one.json()).outcome.label).to.equal('Autorizzazione Negata');
+        expect(((await one.json()) as { outcome: { label: string } }).outcome.label).to.equal('Autorizzazione Negata');
         const none = await get('/api/transactions/unknown-id');
         expect(none.status).to.equal(404);
         expect(none.headers.get('content-type')).to.match(/^application\/problem\+json/);
