@@ -31,6 +31,7 @@ export interface Clock {
 
 /** Above this many attributes in a section, lookups go through a Map built on first use. */
 const INDEX_THRESHOLD = 16;
+const NONE: readonly RequestAttribute[] = Object.freeze([]);
 
 /** Per-evaluation state. */
 export class EvalContext {
@@ -60,33 +61,40 @@ export class EvalContext {
   }
 
   /**
-   * Calls `visit` for each request attribute of the category with that id (subject attributes
-   * only from subjects of `subjectCategory`; attributes of several elements of one category merge).
+   * The request attributes of the category with that id (subject attributes only from subjects
+   * of `subjectCategory`; attributes of several elements of one category merge). Returns a
+   * shared empty array when there is none. No closure is created: this runs per designator and
+   * evaluation.
    */
-  forEach(category: 'subject' | 'resource' | 'action' | 'environment', attributeId: string, subjectCategory: string, visit: (a: RequestAttribute) => void): void {
+  attributes(category: 'subject' | 'resource' | 'action' | 'environment', attributeId: string, subjectCategory: string): readonly RequestAttribute[] {
     const r = this.request;
     switch (category) {
-      case 'subject':
+      case 'subject': {
+        let out: RequestAttribute[] | undefined;
         for (const s of r.subjects) {
-          if (s.subjectCategory === subjectCategory) this.scan(s.attributes, attributeId, visit);
+          if (s.subjectCategory === subjectCategory) out = this.scan(s.attributes, attributeId, out);
         }
-        return;
-      case 'resource':
-        if (r.resources.length === 1) this.scan(r.resources[0]!.attributes, attributeId, visit);
-        else for (let i = 0; i < r.resources.length; i++) this.scan(r.resources[i]!.attributes, attributeId, visit);
-        return;
+        return out ?? NONE;
+      }
+      case 'resource': {
+        let out: RequestAttribute[] | undefined;
+        for (const res of r.resources) out = this.scan(res.attributes, attributeId, out);
+        return out ?? NONE;
+      }
       case 'action':
-        this.scan(r.action.attributes, attributeId, visit);
-        return;
+        return this.scan(r.action.attributes, attributeId, undefined) ?? NONE;
       default:
-        this.scan(r.environment.attributes, attributeId, visit);
+        return this.scan(r.environment.attributes, attributeId, undefined) ?? NONE;
     }
   }
 
-  private scan(attrs: readonly RequestAttribute[], attributeId: string, visit: (a: RequestAttribute) => void): void {
+  private scan(attrs: readonly RequestAttribute[], attributeId: string, out: RequestAttribute[] | undefined): RequestAttribute[] | undefined {
     if (attrs.length <= INDEX_THRESHOLD) {
-      for (const a of attrs) if (a.attributeId === attributeId) visit(a);
-      return;
+      for (let i = 0; i < attrs.length; i++) {
+        const a = attrs[i]!;
+        if (a.attributeId === attributeId) (out ??= []).push(a);
+      }
+      return out;
     }
     // A large section is indexed by attribute id once per evaluation.
     const indexes = (this.indexes ??= new Map());
@@ -101,6 +109,7 @@ export class EvalContext {
       indexes.set(attrs, index);
     }
     const list = index.get(attributeId);
-    if (list) for (const a of list) visit(a);
+    if (list) for (const a of list) (out ??= []).push(a);
+    return out;
   }
 }

@@ -8,19 +8,24 @@ import { onlyOneApplicable } from './compile/combining.js';
 import type { Combinable } from './compile/combining.js';
 import { PolicyCompiler } from './compile/policy.js';
 import type { RepositoryEntry } from './compile/policy.js';
-import { RESOURCE_ID, RESOURCE_SCOPE, STATUS_OK, STATUS_PROCESSING_ERROR, STATUS_SYNTAX_ERROR } from './constants.js';
 import { XacmlSyntaxError } from './errors.js';
 import { EvalContext } from './eval-context.js';
 import type { AttributeFinder, Clock, PdpRuntime } from './eval-context.js';
 import { parseRequest } from './request.js';
 import type { RequestAttribute, RequestContext } from './request-context.js';
 import type { XacmlObligation, XacmlResponse, XacmlResult } from './response.js';
-import { DECISION_NAMES, INDETERMINATE, OK_STATUS } from './runtime.js';
+import * as runtime from './runtime.js';
+import * as constants from './constants.js';
 import type { Result } from './runtime.js';
 import { parseXml } from './xml.js';
 import type { XmlElement, XmlLimits } from './xml.js';
 
 export type { AttributeFinder } from './eval-context.js';
+
+// Copied into module constants once: reading an imported binding can cost a getter call per
+// access under some loaders (tsx), and these are read on every evaluation.
+const { DECISION_NAMES, INDETERMINATE, OK_STATUS } = runtime;
+const { RESOURCE_ID, RESOURCE_SCOPE, STATUS_OK, STATUS_PROCESSING_ERROR, STATUS_SYNTAX_ERROR } = constants;
 
 /** Options of {@link createPdp}. */
 export interface PdpOptions {
@@ -198,9 +203,14 @@ interface Scoped {
 function findScope(ctx: RequestContext): Scoped | undefined {
   for (let i = 0; i < ctx.resources.length; i++) {
     const attrs = ctx.resources[i]!.attributes;
-    const scope = attrs.find((a) => a.attributeId === RESOURCE_SCOPE);
+    let scope: RequestAttribute | undefined;
+    let idAttr: RequestAttribute | undefined;
+    for (let j = 0; j < attrs.length; j++) {
+      const a = attrs[j]!;
+      if (a.attributeId === RESOURCE_SCOPE) scope ??= a;
+      else if (a.attributeId === RESOURCE_ID) idAttr ??= a;
+    }
     if (!scope) continue;
-    const idAttr = attrs.find((a) => a.attributeId === RESOURCE_ID);
     return { index: i, scope: (scope.values[0] ?? '').trim(), resourceId: idAttr?.values[0]?.trim() ?? '', idAttr: idAttr ?? { attributeId: RESOURCE_ID, dataType: 'http://www.w3.org/2001/XMLSchema#string', values: [] } };
   }
   return undefined;

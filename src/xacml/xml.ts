@@ -157,7 +157,7 @@ function build(
   const attrs = new Map<string, string>();
   let nsScope = scope;
   for (const [k, v] of Object.entries(rawAttrs)) {
-    const value = decode(String(v));
+    const value = intern(decode(String(v)));
     if (k === 'xmlns' || k.startsWith('xmlns:')) {
       if (nsScope === scope) nsScope = { ...scope };
       nsScope[k === 'xmlns' ? '' : k.slice(6)] = value;
@@ -195,6 +195,17 @@ function build(
   }
   (el as { text: string }).text = text;
   return el;
+}
+
+/**
+ * Returns the internalized copy of a short string. Ids read from XML are slices of the document;
+ * comparing them with the request's strings would compare characters on every evaluation,
+ * whereas two internalized strings compare by identity.
+ */
+export function intern(s: string): string {
+  if (s.length > 256) return s;
+  for (const k in { [s]: 0 }) return k;
+  return s;
 }
 
 /** Escapes text for element content or a double-quoted attribute. */

@@ -6,7 +6,7 @@
  */
 import {
   CURRENT_DATE, CURRENT_DATETIME, CURRENT_TIME, STATUS_MISSING_ATTRIBUTE, STATUS_PROCESSING_ERROR, STATUS_SYNTAX_ERROR,
-  XS_DATE, XS_DATETIME, XS_TIME,
+  XS_DATE, XS_DATETIME, XS_STRING, XS_TIME,
 } from '../constants.js';
 import { canonicalDataType, dataTypes } from '../datatypes/index.js';
 import type { DataType, TemporalDataType } from '../datatypes/types.js';
@@ -15,9 +15,9 @@ import type { EvalContext } from '../eval-context.js';
 import { functions } from '../functions/index.js';
 import type { FunctionSpec, ValueType } from '../functions/types.js';
 import { ACCESS_SUBJECT } from '../request-context.js';
-import type { RequestAttribute } from '../request-context.js';
 import { Indeterminate, toIndeterminate } from '../runtime.js';
 import { selectValues } from '../xpath.js';
+import { intern } from '../xml.js';
 import type { XmlElement } from '../xml.js';
 import { nonEagerFunctions } from './higher-order.js';
 
@@ -100,6 +100,7 @@ export function compileAttributeValue(el: XmlElement): Expr {
   let value: unknown;
   try {
     value = dt.parse(lexicalOf(el));
+    if (typeof value === 'string') value = intern(value);
   } catch (e) {
     throw new XacmlSyntaxError(`Invalid ${typeName(valueType(dt.id, false))} value "${el.text}": ${(e as Error).message}`, el.path);
   }
@@ -141,28 +142,34 @@ export function compileDesignator(el: XmlElement, scope: CompileScope): Expr {
   const slot = slotFor(scope, `d\n${category}\n${subjectCategory}\n${attributeId}\n${dataType}\n${issuer ?? ''}`);
   const clockType = category === 'environment' ? clockDataType(attributeId, dataType) : undefined;
   const where = `${el.path} (${category} attribute ${attributeId})`;
+  const isString = dataType === XS_STRING;
 
   const resolve = (ctx: EvalContext): readonly unknown[] => {
     let out: unknown[] | undefined;
-    let seen = false;
     let error: Indeterminate | undefined;
-    const visit = (a: RequestAttribute): void => {
-      seen = true;
-      if (a.dataType !== dataType && canonicalDataType(a.dataType) !== dataType) return;
-      if (issuer !== undefined && a.issuer !== issuer) return;
-      for (const v of a.values) {
+    const attrs = ctx.attributes(category, attributeId, subjectCategory);
+    // xs:string values are their lexical form: one matching attribute is already the bag.
+    if (isString && attrs.length === 1 && attrs[0]!.values.length > 0) {
+      const a = attrs[0]!;
+      if ((a.dataType === dataType || canonicalDataType(a.dataType) === dataType) && (issuer === undefined || a.issuer === issuer)) return a.values;
+    }
+    for (let i = 0; i < attrs.length; i++) {
+      const a = attrs[i]!;
+      if (a.dataType !== dataType && canonicalDataType(a.dataType) !== dataType) continue;
+      if (issuer !== undefined && a.issuer !== issuer) continue;
+      const values = a.values;
+      for (let j = 0; j < values.length; j++) {
         try {
-          (out ??= []).push(dt.parse(v));
+          (out ??= []).push(dt.parse(values[j]!));
         } catch (e) {
-          error ??= new Indeterminate(STATUS_SYNTAX_ERROR, `Request value "${v}" of ${attributeId} is not a valid ${dataType}: ${(e as Error).message}`);
+          error ??= new Indeterminate(STATUS_SYNTAX_ERROR, `Request value "${values[j]}" of ${attributeId} is not a valid ${dataType}: ${(e as Error).message}`);
         }
       }
-    };
-    ctx.forEach(category, attributeId, subjectCategory, visit);
+    }
     if (error) throw error;
     if (out) return out;
     // The request's own current-time/date/dateTime are never overridden.
-    if (clockType && !seen) return [clockType.fromDate(ctx.now())];
+    if (clockType && attrs.length === 0) return [clockType.fromDate(ctx.now())];
     const finder = ctx.runtime.attributeFinder;
     if (finder) {
       let found: string[] | undefined;
