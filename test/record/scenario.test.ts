@@ -102,6 +102,23 @@ describe('transaction records of the spec scenario (real oidc-provider, real HTT
     }
   });
 
+  it('503 when the authorization server is down: outcome and cause in the diagnostics', async () => {
+    const token = await scenario.as.issueToken('client1', 'client1-secret', { scope: 'read' });
+    await scenario.as.stop();
+    try {
+      const res = await scenario.putPet(token);
+      expect(res.status).to.equal(503);
+      const r = await eventually(() => scenario.store.get(res.headers.get('gateway-transaction-id')!));
+      expect(r.outcome.code).to.equal('AUTHORIZATION_SERVER_ERROR');
+      expect(r.gatewayStatus).to.equal('protocol:GATEWAY-1369');
+      const cause = r.diagnostics.find((d) => d.code === 'ERR_AUTHORIZATION_SERVER_UNAVAILABLE');
+      expect(cause?.level).to.equal('error');
+      expect(cause?.message, 'the cause names what failed').to.match(/introspection|discovery|connect|ECONNREFUSED|fetch/i);
+    } finally {
+      await scenario.as.start();
+    }
+  });
+
   it('never stores or serves a token value, and strips access_token from URLs', async () => {
     const all = scenario.store.query({ limit: 500 }).items;
     expect(all.length).to.be.at.least(5);
