@@ -1,7 +1,7 @@
 import { createServer, request, type Server } from 'node:http';
 import { expect } from 'chai';
 import express from 'express';
-import express4 from 'express4';
+import { express4 } from '../support/express4.js';
 import { createGateway, createRelay, problemJsonErrorHandler, type Gateway } from '../../src/index.js';
 import { close, echoBackend, listen, openConfig, type Seen } from './helpers.js';
 

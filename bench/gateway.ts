@@ -1,0 +1,134 @@
+/**
+ * Gateway benchmark (standalone: `npx tsx bench/gateway.ts`, after `npm run build`).
+ *
+ * Measures with autocannon, on loopback, requests/second of:
+ *  (a) the same Express handler bare, behind the full middleware chain (recordTransaction,
+ *      requireToken, introspect with its cache warm, xacmlAuthorize with the scenario policy,
+ *      forwardTokenHeaders), and behind express-oauth2-jwt-bearer (local JWT validation: the peer);
+ *  (b) a bare relay to the petstore backend (createRelay, undici) and the full gateway
+ *      (createGateway from the example's configuration) relaying to the same backend.
+ * Prints the ratios against the targets: chain ≥ 0.85 of bare, gateway ≥ 0.8 of the bare relay.
+ *
+ * Fairness: each server under test runs alone in its own child process (one event loop, one core),
+ * the load generator in this process on the other core; the backend of (b) is a third process used
+ * identically by both relays. Each case gets a warm-up (token cache, JIT, keep-alive connections)
+ * and the same connections and duration (BENCH_DURATION seconds, default 6).
+ */
+import { fork, type ChildProcess } from 'node:child_process';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import autocannon from 'autocannon';
+import { startDemoAuthServer } from '../examples/petstore/auth-server.js';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const exampleDir = path.join(here, '..', 'examples', 'petstore');
+const DURATION = Number(process.env.BENCH_DURATION ?? 6);
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 16);
+
+interface Result {
+  name: string;
+  rps: number;
+  p50: number;
+  p99: number;
+}
+
+function startServer(kind: string, options: Record<string, unknown> = {}): Promise<{ child: ChildProcess; port: number }> {
+  return new Promise((resolve, reject) => {
+    const child = fork(path.join(here, 'servers.ts'), [kind, JSON.stringify(options)], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    child.once('message', (message) => resolve({ child, port: (message as { port: number }).port }));
+    child.once('exit', (code) => reject(new Error(`server ${kind} exited with code ${String(code)}`)));
+  });
+}
+
+function stopServer(child: ChildProcess): Promise<void> {
+  return new Promise((resolve) => {
+    if (child.exitCode !== null) return resolve();
+    child.once('exit', () => resolve());
+    child.kill('SIGTERM');
+  });
+}
+
+async function load(url: string, headers: Record<string, string>, duration: number): Promise<autocannon.Result> {
+  return autocannon({ url, headers, connections: CONNECTIONS, pipelining: 1, duration });
+}
+
+async function measure(name: string, kind: string, options: Record<string, unknown>, urlPath: string, headers: Record<string, string> = {}): Promise<Result> {
+  const { child, port } = await startServer(kind, options);
+  try {
+    const url = `http://127.0.0.1:${port}${urlPath}`;
+    const probe = await fetch(url, { headers });
+    if (probe.status !== 200) throw new Error(`${name}: ${url} answered ${probe.status} ${await probe.text()}`);
+    await load(url, headers, 1); // warm-up
+    const result = await load(url, headers, DURATION);
+    if (result.non2xx > 0 || result.errors > 0) throw new Error(`${name}: ${result.non2xx} non-2xx answers, ${result.errors} errors`);
+    return { name, rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99 };
+  } finally {
+    await stopServer(child);
+  }
+}
+
+function row(result: Result, baseline?: Result): string {
+  const ratio = baseline === undefined ? '' : (result.rps / baseline.rps).toFixed(2);
+  return `  ${result.name.padEnd(58)} ${Math.round(result.rps).toString().padStart(8)} ${result.p50.toString().padStart(6)} ${result.p99.toString().padStart(6)} ${ratio.padStart(6)}`;
+}
+
+async function main(): Promise<void> {
+  const as = await startDemoAuthServer({ port: 0 });
+  const dir = await mkdtemp(path.join(tmpdir(), 'gateway-bench-'));
+  const children: ChildProcess[] = [];
+  try {
+    const opaque = await as.issueToken('client1', 'client1-secret');
+    const jwt = await as.issueToken('client1', 'client1-secret', { format: 'jwt' });
+    const bearer = (token: string): Record<string, string> => ({ Authorization: `Bearer ${token}` });
+    const policyFile = path.join(exampleDir, 'policies', 'petstore.xml');
+
+    console.log(`Gateway benchmark: autocannon, ${CONNECTIONS} connections, ${DURATION} s per case after a 1 s warm-up, loopback.`);
+    console.log('Each server under test runs alone in a child process; the load generator runs in this one.');
+    console.log(`\n  ${'(a) the same handler, GET /pet/10'.padEnd(58)} ${'req/s'.padStart(8)} ${'p50ms'.padStart(6)} ${'p99ms'.padStart(6)} ${'ratio'.padStart(6)}`);
+    const bare = await measure('bare Express handler', 'bare', {}, '/pet/10');
+    console.log(row(bare, bare));
+    const chain = await measure('full chain (record, token, introspect, XACML, forward)', 'chain', { issuer: as.issuer, policyFile }, '/pet/10', bearer(opaque));
+    console.log(row(chain, bare));
+    const peer = await measure('peer: express-oauth2-jwt-bearer (local JWT)', 'peer', { issuer: as.issuer, audience: as.audience }, '/pet/10', bearer(jwt));
+    console.log(row(peer, bare));
+
+    const backend = await startServer('backend');
+    children.push(backend.child);
+    const target = `http://127.0.0.1:${backend.port}`;
+    const config = JSON.parse(await readFile(path.join(exampleDir, 'gateway.config.json'), 'utf8')) as {
+      tokenPolicies: Record<string, { issuer: string }>;
+      apis: Array<{ backend: { url: string }; authorization: { policy?: string } }>;
+    };
+    for (const policy of Object.values(config.tokenPolicies)) policy.issuer = as.issuer;
+    for (const api of config.apis) {
+      api.backend.url = target;
+      if (api.authorization.policy !== undefined) api.authorization.policy = path.join(exampleDir, api.authorization.policy);
+    }
+    const configFile = path.join(dir, 'gateway.config.json');
+    await writeFile(configFile, JSON.stringify(config));
+
+    console.log(`\n  ${'(b) relaying GET /pet/10 to the petstore backend'.padEnd(58)} ${'req/s'.padStart(8)} ${'p50ms'.padStart(6)} ${'p99ms'.padStart(6)} ${'ratio'.padStart(6)}`);
+    const relay = await measure('bare relay (createRelay, undici keep-alive)', 'relay', { target }, '/gateway/Ente/PetStore/v1/pet/10');
+    console.log(row(relay, relay));
+    const gateway = await measure('full gateway (createGateway, example configuration)', 'gateway', { configFile }, '/gateway/Ente/PetStore/v1/pet/10', bearer(opaque));
+    console.log(row(gateway, relay));
+
+    const chainRatio = chain.rps / bare.rps;
+    const gatewayRatio = gateway.rps / relay.rps;
+    console.log('');
+    console.log(`  full chain / bare handler   ${chainRatio.toFixed(2)}  (target ≥ 0.85) ${chainRatio >= 0.85 ? 'met' : 'NOT MET'}`);
+    console.log(`  JWT-only peer / bare        ${(peer.rps / bare.rps).toFixed(2)}  (for reference)`);
+    console.log(`  full gateway / bare relay   ${gatewayRatio.toFixed(2)}  (target ≥ 0.80) ${gatewayRatio >= 0.8 ? 'met' : 'NOT MET'}`);
+  } finally {
+    for (const child of children) await stopServer(child);
+    await as.stop();
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+main().catch((err: unknown) => {
+  console.error(err);
+  process.exitCode = 1;
+});
