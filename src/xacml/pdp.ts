@@ -220,23 +220,20 @@ function expandResources(s: Scoped, children: ((id: string) => string[]) | undef
   if (s.scope === 'Immediate') return [s.resourceId];
   if (s.scope !== 'Children' && s.scope !== 'Descendants') throw new Error(`Unknown resource scope "${s.scope}"`);
   if (!children) throw new Error(`Resource scope ${s.scope} needs the resourceChildren option`);
-  const out = [s.resourceId];
-  const seen = new Set(out);
-  // Iterative pre-order walk: a deep hierarchy must not exhaust the stack.
+  const out: string[] = [];
+  const seen = new Set<string>();
+  // Iterative depth-first pre-order (a node, then its subtree, in the order given), so that a
+  // deep hierarchy cannot exhaust the stack.
   const stack: Array<{ id: string; depth: number }> = [{ id: s.resourceId, depth: 0 }];
   while (stack.length > 0) {
     const { id, depth } = stack.pop()!;
+    if (seen.has(id)) continue;
+    seen.add(id);
+    out.push(id);
+    if (out.length > MAX_RESOURCES) throw new Error(`Hierarchical request expands to more than ${MAX_RESOURCES} resources`);
     if (depth > 0 && s.scope === 'Children') continue;
     const kids = children(id) ?? [];
-    const next: Array<{ id: string; depth: number }> = [];
-    for (const c of kids) {
-      if (seen.has(c)) continue;
-      seen.add(c);
-      out.push(c);
-      if (out.length > MAX_RESOURCES) throw new Error(`Hierarchical request expands to more than ${MAX_RESOURCES} resources`);
-      next.push({ id: c, depth: depth + 1 });
-    }
-    for (let i = next.length - 1; i >= 0; i--) stack.push(next[i]!);
+    for (let i = kids.length - 1; i >= 0; i--) if (!seen.has(kids[i]!)) stack.push({ id: kids[i]!, depth: depth + 1 });
   }
   return out;
 }

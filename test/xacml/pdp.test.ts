@@ -140,9 +140,9 @@ describe('xacml PDP', () => {
       resourceChildren: (id) => tree[id] ?? [],
     });
     const scoped = (scope: string): RequestContext => request({ resource: [attr(RESOURCE_ID, 'a'), attr('urn:oasis:names:tc:xacml:1.0:resource:scope', scope)] });
-    it('Descendants gives one Result per node with its ResourceId', () => {
+    it('Descendants gives one Result per node (depth-first) with its ResourceId', () => {
       const r = pdp.evaluate(scoped('Descendants')).results;
-      assert.deepEqual(r.map((x) => [x.resourceId, x.decision]), [['a', 'Permit'], ['a/1', 'Permit'], ['a/2', 'Deny'], ['a/1/x', 'Permit']]);
+      assert.deepEqual(r.map((x) => [x.resourceId, x.decision]), [['a', 'Permit'], ['a/1', 'Permit'], ['a/1/x', 'Permit'], ['a/2', 'Deny']]);
     });
     it('Children and Immediate', () => {
       assert.deepEqual(pdp.evaluate(scoped('Children')).results.map((x) => x.resourceId), ['a', 'a/1', 'a/2']);
