@@ -120,19 +120,46 @@ export function parseXml(xml: string, limits: XmlLimits = {}): XmlElement {
   return build(roots[0] as Record<string, unknown>, undefined, {}, '', 1, maxDepth);
 }
 
-/** Rough nesting check on the raw text so that a hostile document is refused in linear time. */
+/**
+ * Nesting check on the raw text, in one linear pass (no backtracking regex: a hostile document
+ * must be refused in linear time), before the parser builds anything.
+ */
 function checkDepth(xml: string, maxDepth: number): void {
+  const n = xml.length;
   let depth = 0;
-  const re = /<(\/?)([^\s>/!?]+)(?:[^>"']|"[^"]*"|'[^']*')*?(\/?)>|<!--[\s\S]*?-->|<!\[CDATA\[[\s\S]*?\]\]>|<\?[\s\S]*?\?>/g;
-  let m: RegExpExecArray | null;
-  while ((m = re.exec(xml)) !== null) {
-    if (m[2] === undefined || m[2] === '') continue; // comment, CDATA, PI
-    if (m[1] === '/') depth--;
-    else if (m[3] !== '/') {
-      depth++;
-      if (depth > maxDepth) throw new XacmlSyntaxError(`XML nesting deeper than ${maxDepth} levels`);
+  let i = xml.indexOf('<');
+  while (i !== -1 && i < n) {
+    let end: number;
+    if (xml.startsWith('<!--', i)) end = endOf(xml, '-->', i + 4);
+    else if (xml.startsWith('<![CDATA[', i)) end = endOf(xml, ']]>', i + 9);
+    else if (xml.startsWith('<?', i)) end = endOf(xml, '?>', i + 2);
+    else if (xml.startsWith('<!', i) || xml[i + 1] === '/') {
+      if (xml[i + 1] === '/') depth--;
+      end = endOf(xml, '>', i + 2);
+    } else {
+      // A start tag: find its '>' outside quoted attribute values.
+      let j = i + 1;
+      let quote = '';
+      for (; j < n; j++) {
+        const c = xml[j]!;
+        if (quote) {
+          if (c === quote) quote = '';
+        } else if (c === '"' || c === "'") quote = c;
+        else if (c === '>') break;
+      }
+      if (j >= n) return; // unterminated: the validator reports it
+      if (xml[j - 1] !== '/' && ++depth > maxDepth) throw new XacmlSyntaxError(`XML nesting deeper than ${maxDepth} levels`);
+      end = j + 1;
     }
+    if (end < 0) return;
+    i = xml.indexOf('<', end);
   }
+}
+
+/** Index just after `token` searched from `from`, or -1. */
+function endOf(xml: string, token: string, from: number): number {
+  const k = xml.indexOf(token, from);
+  return k < 0 ? -1 : k + token.length;
 }
 
 function elementName(node: unknown): string | undefined {

@@ -23,6 +23,10 @@ const hostile: Array<[string, string, string]> = [
   ['deep nesting', `<Policy xmlns="${NS}">${'<a>'.repeat(100_000)}${'</a>'.repeat(100_000)}</Policy>`, 'nesting deeper than 64'],
   ['an oversize document', `${ok}<!--${'x'.repeat(4 * 1024 * 1024)}-->`, 'larger than'],
   ['malformed XML', '<Policy><Rule></Policy>', 'Malformed XML'],
+  ['4 MiB of unterminated tags', '<a'.repeat(2 * 1024 * 1024 - 10), 'Malformed XML'],
+  ['4 MiB of unterminated comments', '<!--'.repeat(1024 * 1024 - 10), 'Malformed XML'],
+  ['4 MiB of unterminated quotes', `<Policy xmlns="${NS}">${'<a b="'.repeat(600_000)}`, 'Malformed XML'],
+  ['300,000 attributes on one element', `<Policy xmlns="${NS}" ${Array.from({ length: 300_000 }, (_, i) => `a${i}="1"`).join(' ')}/>`, 'without PolicyId'],
   ['two root elements', `${ok}${ok}`, 'root'],
 ];
 
