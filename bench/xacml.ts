@@ -88,7 +88,7 @@ function bigPolicySet(): string {
   </Policy>`).join('');
   return `<PolicySet xmlns="${NS}" PolicySetId="big" PolicyCombiningAlgId="urn:oasis:names:tc:xacml:1.0:policy-combining-algorithm:first-applicable"><Target/>${policies}</PolicySet>`;
 }
-const handTable = new Map(Array.from({ length: N }, (_, i) => [`/api/${i}`, i % 2 === 0 ? 'Permit' : 'Deny'] as const));
+const handTable = new Map<string, string>(Array.from({ length: N }, (_, i) => [`/api/${i}`, i % 2 === 0 ? 'Permit' : 'Deny'] as const));
 function handBig(ctx: RequestContext): string {
   for (const r of ctx.resources) {
     for (const a of r.attributes) {

@@ -1,6 +1,6 @@
 /** Combining algorithms, including the ordered-* ones the suite does not exercise, and obligations. */
 import assert from 'node:assert/strict';
-import { createPdp, XacmlSyntaxError } from '../../src/xacml/index.js';
+import { createPdp } from '../../src/xacml/index.js';
 import { apply, condition, designator, policy, policySet, request, rule, throwsSyntax, val } from './helpers.js';
 
 /** Rules with a known outcome. */

@@ -1,6 +1,6 @@
 /** Expressions beyond the conformance suite: variables, Environments, 2.0 functions, non-eager functions. */
 import assert from 'node:assert/strict';
-import { createPdp, XacmlSyntaxError } from '../../src/xacml/index.js';
+import { createPdp } from '../../src/xacml/index.js';
 import type { RequestContext } from '../../src/xacml/index.js';
 import {
   ACTION_ID, FN, FN2, SUBJECT_ID, apply, assertIncludes, attr, condition, designator, policy, request, rule, target1, throwsSyntax, typed, val,
