@@ -72,10 +72,17 @@ describe('xacml PDP', () => {
       const pdp = createPdp({ policies: [root('<PolicyIdReference>leaf</PolicyIdReference>')], references: [broken, '<not xml', leaf('leaf', 'Permit')] });
       assert.equal(pdp.evaluate(request()).results[0]!.decision, 'Permit');
     });
-    it('a referenced invalid policy is rejected with the reference path', () => {
+    it('a referenced invalid policy is Indeterminate (syntax-error) only where the evaluation reaches it', () => {
       const broken = policy('bad', 'first-applicable', rule('r', 'Permit', condition(apply('no-such-function'))));
-      throwsSyntax(() => createPdp({ policies: [root('<PolicyIdReference>bad</PolicyIdReference>')], references: [broken] }),
-        'Referenced Policy "bad" is invalid', '/PolicySet[@PolicySetId="root"]/PolicyIdReference[1]');
+      const pdp = createPdp({
+        policies: [policySet('root', 'first-applicable', `<PolicyIdReference>leaf</PolicyIdReference><PolicyIdReference>bad</PolicyIdReference>`)],
+        references: [broken, policy('leaf', 'first-applicable', rule('r', 'Permit', condition(apply('string-is-in', val('yes'), designator('Subject', 'go')))))],
+      });
+      assert.equal(pdp.evaluate(request({ subject: [{ attributeId: 'go', dataType: `${XS}string`, values: ['yes'] }] })).results[0]!.decision, 'Permit');
+      const reached = pdp.evaluate(request()).results[0]!;
+      assert.equal(reached.decision, 'Indeterminate');
+      assert.equal(reached.status.code, 'urn:oasis:names:tc:xacml:1.0:status:syntax-error');
+      assert.match(reached.status.message!, /Referenced Policy "bad" is invalid: Unknown function .* \(referenced at \/PolicySet\[@PolicySetId="root"\]\/PolicyIdReference\[2\]\)/);
     });
     it('a missing reference and a circular one are rejected', () => {
       throwsSyntax(() => createPdp({ policies: [root('<PolicyIdReference>nope</PolicyIdReference>')] }), 'No Policy "nope"');

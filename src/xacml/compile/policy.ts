@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { POLICY_NAMESPACES, XS_BOOLEAN } from '../constants.js';
+import { POLICY_NAMESPACES, STATUS_SYNTAX_ERROR, XS_BOOLEAN } from '../constants.js';
 import { XacmlSyntaxError } from '../errors.js';
 import type { EvalContext } from '../eval-context.js';
 import * as runtime from '../runtime.js';
@@ -57,7 +57,7 @@ export class PolicyCompiler {
   private compileEntry(entry: RepositoryEntry, at: XmlElement): Combinable {
     const done = this.compiled.get(entry);
     if (done) return done;
-    if (this.active.has(entry)) throw new XacmlSyntaxError(`Circular reference to ${entry.kind} "${entry.id}"`, at.path);
+    if (this.active.has(entry)) throw new CircularReference(`Circular reference to ${entry.kind} "${entry.id}"`, at.path);
     this.active.add(entry);
     try {
       const c = this.compileTop(entry.root);
@@ -272,20 +272,37 @@ export class PolicyCompiler {
         && (latest === undefined || compareVersions(e.version, latest.replace(/[*+]/g, '999999999')) <= 0),
     );
     if (candidates.length === 0) {
-      const hint = this.unreadable.length ? ` (${this.unreadable.length} reference document(s) could not be read: ${this.unreadable.join('; ')})` : '';
-      throw new XacmlSyntaxError(`No ${kind} "${id}"${version ? ` with Version ${version}` : ''} among the policies and references${hint}`, el.path);
+      const missing = `No ${kind} "${id}"${version ? ` with Version ${version}` : ''} among the policies and references`;
+      // The policy may be in a reference document that could not be read: like any invalid
+      // referenced document, that is an error only if the evaluation ever reaches it.
+      if (this.unreadable.length > 0) {
+        return invalidReference(id, `${missing} (${this.unreadable.length} reference document(s) could not be read: ${this.unreadable.join('; ')}) (at ${el.path})`);
+      }
+      throw new XacmlSyntaxError(missing, el.path);
     }
     // The latest matching version wins.
     const entry = candidates.reduce((a, b) => (compareVersions(b.version, a.version) > 0 ? b : a));
     try {
       return this.compileEntry(entry, el);
     } catch (e) {
-      if (e instanceof XacmlSyntaxError && !e.path.startsWith(el.path)) {
-        throw new XacmlSyntaxError(`Referenced ${kind} "${id}" is invalid: ${e.message}`, el.path);
+      if (e instanceof XacmlSyntaxError && !(e instanceof CircularReference)) {
+        // An invalid referenced document must not break the policies that never reach it
+        // (conformance IIE003): it evaluates to Indeterminate (syntax-error) where reached.
+        return invalidReference(id, `Referenced ${kind} "${id}" is invalid: ${e.message} (referenced at ${el.path})`);
       }
       throw e;
     }
   }
+}
+
+/** A reference cycle: always rejected at load time. */
+class CircularReference extends XacmlSyntaxError {}
+
+/** Stands for a referenced document that is invalid: Indeterminate (syntax-error) when reached. */
+function invalidReference(id: string, message: string): Combinable {
+  const signal = new runtime.Indeterminate(STATUS_SYNTAX_ERROR, message);
+  const result: Result = signal.result();
+  return { id, evaluate: () => result, body: () => result, match: () => signal };
 }
 
 /** Wraps a target and a body into a {@link Combinable}. */
