@@ -7,7 +7,7 @@
  * backend over real HTTP. The responses the pages show (```http heads and problem+json bodies) are
  * compared with what the running samples answer.
  */
-import { readFile } from 'node:fs/promises';
+import { access, readFile, readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { expect } from 'chai';
 import { exportJWK, exportPKCS8, generateKeyPair } from 'jose';
@@ -39,6 +39,22 @@ function expectHead(response: Response, example: HttpExample): void {
     if (name !== 'gateway-transaction-id') expect(actual, `header ${name}`).to.equal(value);
   }
 }
+
+describe('guides: the index and the links', () => {
+  it('docs/README.md lists every guide, and every page linked from the index and the getting-started pages exists', async () => {
+    const guides = (await readdir(path.join(repoRoot, 'docs'))).filter((f) => f.endsWith('.md') && f !== 'README.md');
+    const pages = ['README.md', 'getting-started.md', 'identity-providers.md'];
+    const linked = new Set<string>();
+    for (const name of pages) {
+      for (const m of (await page(name)).matchAll(/\]\(([\w.-]+\.md)(#[\w-]*)?\)/g)) linked.add(m[1]!);
+    }
+    const index = await page('README.md');
+    for (const guide of guides) expect(index, `the index lists ${guide}`).to.include(`](${guide})`);
+    const missing: string[] = [];
+    for (const file of linked) await access(path.join(repoRoot, 'docs', file)).catch(() => missing.push(file));
+    expect(missing, 'linked pages that do not exist').to.deep.equal([]);
+  });
+});
 
 describe('guides: the samples run as written', function () {
   this.timeout(90_000);
