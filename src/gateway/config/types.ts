@@ -142,11 +142,17 @@ export interface ResolvedOperation extends OperationConfig {
 
 /** An API after validation: defaults applied, paths resolved, policy text read. */
 export interface ResolvedApi {
+  /** Providing subject. */
   readonly provider: string;
+  /** API name. */
   readonly name: string;
+  /** Version number. */
   readonly version: number;
+  /** Backend URL and read timeout (default applied). */
   readonly backend: { readonly url: string; readonly timeoutMs: number };
+  /** Declared operations, or `undefined` when any method and path is relayed. */
   readonly operations: readonly ResolvedOperation[] | undefined;
+  /** Token management with its defaults applied. */
   readonly tokenManagement:
     | {
         readonly enabled: true;
@@ -157,6 +163,7 @@ export interface ResolvedApi {
         readonly tokenForward: TokenForwardConfig;
       }
     | { readonly enabled: false };
+  /** Authorization, with the policy documents read. */
   readonly authorization:
     | { readonly mode: 'none' }
     | {
@@ -168,18 +175,24 @@ export interface ResolvedApi {
         /** Texts of the referenced documents, read at load. */
         readonly referencesXml: readonly string[];
       };
+  /** Message recording. */
   readonly recording: { readonly outgoingHeaders: boolean };
 }
 
 /** The configuration after validation. */
 export interface ResolvedConfig {
+  /** Token policies by name. */
   readonly tokenPolicies: Readonly<Record<string, ResolvedTokenPolicy>>;
+  /** The registered APIs, in file order. */
   readonly apis: readonly ResolvedApi[];
 }
 
 /** A token policy after validation, defaults applied. */
 export interface ResolvedTokenPolicy extends TokenPolicyConfig {
+  /** Its name (the realm). */
   readonly name: string;
+  /** Token-result cache lifetime, seconds. */
   readonly cacheTtlSeconds: number;
+  /** Timeout of calls to the authorization server, milliseconds. */
   readonly timeoutMs: number;
 }
