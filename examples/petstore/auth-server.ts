@@ -63,6 +63,11 @@ export interface DemoAuthServerOptions {
   /** The API identifier put in `aud`. Default `petstore-api`. */
   audience?: string;
   /**
+   * A scope the token must carry for UserInfo to answer; without it UserInfo answers 403
+   * `insufficient_scope`, as Keycloak does for tokens without `openid`. Default: none required.
+   */
+  userInfoScope?: string;
+  /**
    * Client id(s) allowed to introspect tokens of every client (other clients only introspect their
    * own). Default `gateway`.
    */
@@ -314,6 +319,11 @@ export async function startDemoAuthServer(options: DemoAuthServerOptions = {}): 
     if (!match?.[1]) return false;
     const token = await provider.ClientCredentials.find(match[1]).catch(() => undefined);
     if (token === undefined || token.isValid === false) return false;
+    if (options.userInfoScope !== undefined && !(token.scope ?? '').split(' ').includes(options.userInfoScope)) {
+      res.writeHead(403, { 'www-authenticate': `Bearer error="insufficient_scope", scope="${options.userInfoScope}"` });
+      res.end();
+      return true;
+    }
     const body = {
       sub: token.clientId,
       name: `Demo ${token.clientId}`,

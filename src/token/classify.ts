@@ -24,6 +24,12 @@ function responseStatus(err: unknown): number | undefined {
   return cause instanceof Response ? cause.status : undefined;
 }
 
+/** The `error` parameter of the first challenge, e.g. `invalid_client` or `insufficient_scope`. */
+function challengeError(err: WWWAuthenticateChallengeError): string | undefined {
+  const error = err.cause[0]?.parameters.error;
+  return typeof error === 'string' ? error : undefined;
+}
+
 /** Classifies an error thrown by an `openid-client` call (discovery, introspection, UserInfo). */
 export function classifyClientError(err: unknown, realm: string, operation: Operation): GatewayError {
   if (err instanceof GatewayError) return err;
@@ -34,14 +40,19 @@ export function classifyClientError(err: unknown, realm: string, operation: Oper
     return unavailable(realm, operation, `the server answered ${err.status} ${err.error}`, err);
   }
   if (err instanceof WWWAuthenticateChallengeError) {
-    if (operation === 'userinfo' && err.status === 401) {
-      return new GatewayError('ERR_TOKEN_INVALID', { realm, diagnostic: 'userinfo: the server refused the token (401)' });
+    const error = challengeError(err);
+    // UserInfo answers 401 (invalid_token) or 403 (insufficient_scope, e.g. no `openid` scope):
+    // both are about the caller's token, not an outage.
+    if (operation === 'userinfo' && (err.status === 401 || err.status === 403)) {
+      return new GatewayError('ERR_TOKEN_INVALID', { realm, diagnostic: `userinfo: the server refused the token (${err.status}${error ? ` ${error}` : ''})` });
     }
-    return unavailable(realm, operation, `the server answered ${err.status} with a challenge`, err);
+    // At introspection a challenge is about the gateway's own client (invalid_client: check its credentials).
+    return unavailable(realm, operation, `the server answered ${err.status} with a challenge${error ? ` (${error})` : ''}`, err);
   }
   if (err instanceof ClientError) {
-    if (operation === 'userinfo' && responseStatus(err) === 401) {
-      return new GatewayError('ERR_TOKEN_INVALID', { realm, diagnostic: 'userinfo: the server refused the token (401)' });
+    const status = responseStatus(err);
+    if (operation === 'userinfo' && (status === 401 || status === 403)) {
+      return new GatewayError('ERR_TOKEN_INVALID', { realm, diagnostic: `userinfo: the server refused the token (${status})` });
     }
     if (operation === 'userinfo' && err.code === 'OAUTH_JSON_ATTRIBUTE_COMPARISON') {
       return new GatewayError('ERR_TOKEN_INVALID', { realm, diagnostic: 'userinfo: sub differs from the token subject' });

@@ -44,6 +44,21 @@ describe('token policies: JWT validation, UserInfo, client authentication, expli
     return app;
   }
 
+  it('answers 401, not 503, when UserInfo refuses the token for its scope (403 insufficient_scope)', async () => {
+    const strict = await startDemoAuthServer({ port: 0, userInfoScope: 'profile' });
+    try {
+      const policy = createTokenPolicy({ name: 'PetStore IdP', issuer: strict.issuer, clientId: 'gateway', clientSecret: 'gateway-secret', userInfo: true });
+      const app = await startTestApp({ policy });
+      open.push({ app, policy });
+      const withoutScope = await request(app.url).get('/pets').set('Authorization', `Bearer ${await strict.issueToken('client1', 'client1-secret', { scope: 'read' })}`);
+      expect(withoutScope.status).to.equal(401);
+      expect(withoutScope.headers['www-authenticate']).to.equal(INVALID);
+      expect(withoutScope.body.gateway_status).to.equal('protocol:GATEWAY-1367');
+    } finally {
+      await strict.stop();
+    }
+  });
+
   it('validates a JWT access token with the issuer JWKS (introspection off), checking the audience', async () => {
     const app = await appWith({ introspection: false, jwtValidation: true, audience: 'petstore-api' });
     const token = await as.issueToken('client1', 'client1-secret', { scope: 'read write', format: 'jwt' });
