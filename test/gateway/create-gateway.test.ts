@@ -247,5 +247,24 @@ describe('createGateway', () => {
         await gateway.close();
       }
     });
+
+    it('keeps serving the previous configuration when the reload at expiry fails', async () => {
+      let loads = 0;
+      const gateway = createGateway({
+        config: () => (++loads === 1 ? openConfig(backend.url) : ({ apis: 'broken' } as never)),
+        cacheTtlSeconds: 0.3,
+      });
+      const { server, base } = await mount(gateway);
+      try {
+        expect((await fetch(`${base}/gateway/Ente/Echo/v1/a`)).status).to.equal(201);
+        await new Promise((resolve) => setTimeout(resolve, 450));
+        expect((await fetch(`${base}/gateway/Ente/Echo/v1/b`)).status).to.equal(201);
+        expect(loads).to.equal(2);
+        expect(gateway.configState.lastError?.message).to.contain('apis: must be an array');
+      } finally {
+        await close(server);
+        await gateway.close();
+      }
+    });
   });
 });

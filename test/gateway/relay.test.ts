@@ -174,6 +174,23 @@ describe('relay failures', () => {
     expect(body).to.include({ status: 504, gateway_status: 'integration:GATEWAY-516' });
   });
 
+  it('used alone, sends the transaction id to the backend in place of a client-sent one', async () => {
+    const alone = express();
+    const relay = createRelay({ target: backend.url });
+    alone.use('/api', relay);
+    const aloneServer = createServer(alone);
+    const url = await listen(aloneServer);
+    try {
+      const res = await fetch(`${url}/api/pet?x=1`, { headers: { 'Gateway-Transaction-ID': 'client-made' } });
+      const seen = (await res.json()) as Seen;
+      expect(seen.url).to.equal('/pet?x=1');
+      expect(seen.headers['gateway-transaction-id']).to.match(/^[0-9a-f-]{36}$/);
+    } finally {
+      await close(aloneServer);
+      await relay.close();
+    }
+  });
+
   it('validates its options at factory time', () => {
     expect(() => createRelay({ target: 'ftp://x' })).to.throw(TypeError, /options\.target must be an http\(s\) URL/);
     expect(() => createRelay({ target: 'http://x/?q=1' })).to.throw(TypeError, /query/);
