@@ -13,10 +13,15 @@ export type TokenMethod = 'header' | 'body' | 'query';
 
 /** User information taken from UserInfo (or, failing that, from token claims). */
 export interface UserInfo {
+  /** Full name: the `name` claim. */
   fullName?: string;
+  /** First name: the `given_name` claim. */
   firstName?: string;
+  /** Middle name: the `middle_name` claim. */
   middleName?: string;
+  /** Family name: the `family_name` claim. */
   familyName?: string;
+  /** E-mail address: the `email` claim. */
   eMail?: string;
 }
 
@@ -76,6 +81,7 @@ export interface TokenContext {
 
 /** An XACML decision for the current request. */
 export interface AuthorizationContext {
+  /** The XACML decision; only `Permit` lets the request through. */
   decision: 'Permit' | 'Deny' | 'NotApplicable' | 'Indeterminate';
   /** XACML status code URI. */
   statusCode: string;
@@ -92,9 +98,11 @@ export type DiagnosticLevel = 'debug' | 'info' | 'warn' | 'error';
 export interface Diagnostic {
   /** Epoch milliseconds. */
   time: number;
+  /** Severity. */
   level: DiagnosticLevel;
   /** A stable code, for example `ERR_TOKEN_INVALID` or `XACML_DECISION`. */
   code: string;
+  /** Human-readable detail, for operators (never a token value). */
   message: string;
 }
 
@@ -138,7 +146,13 @@ export interface GatewayContext {
   /** Diagnostics collected along the chain. */
   readonly diagnostics: Diagnostic[];
   /** Headers set for the backend by the gateway (token forwarding, transaction id). */
-  readonly outgoing: { headers: Record<string, string> };
+  readonly outgoing: {
+    /**
+     * Header name to value. A value that contains the token is recorded with the token replaced
+     * by `[redacted]`. Empty until a middleware such as `forwardTokenHeaders` sets one.
+     */
+    headers: Record<string, string>;
+  };
   /**
    * The request body as received, when a gateway middleware had to read the stream itself
    * (`requireToken` buffers `application/x-www-form-urlencoded` bodies to find `access_token`).
@@ -148,7 +162,16 @@ export interface GatewayContext {
   /** Message recording of this request, when the API's configuration sets it (see {@link RecordingContext}). */
   recording?: RecordingContext;
   /** The error the request ended with, once known. */
-  error?: { code: string; status: number; gatewayStatus: string; outcome: OutcomeCode };
+  error?: {
+    /** The error's {@link GatewayErrorCode}, for example `ERR_TOKEN_INVALID`. */
+    code: string;
+    /** HTTP status of the answer, for example `401`. */
+    status: number;
+    /** `gateway_status` of the problem+json body, for example `protocol:GATEWAY-1367`. */
+    gatewayStatus: string;
+    /** Transaction outcome recorded for the console, for example `TOKEN_FAILED`. */
+    outcome: OutcomeCode;
+  };
 }
 
 declare global {

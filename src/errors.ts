@@ -29,7 +29,17 @@ export type OutcomeCode =
   | 'ABORTED';
 
 /** Labels of each {@link OutcomeCode}, in the spec's Italian and in English. */
-export const outcomeLabels: Readonly<Record<OutcomeCode, { readonly it: string; readonly en: string }>> = {
+export const outcomeLabels: Readonly<
+  Record<
+    OutcomeCode,
+    {
+      /** Italian label, as the spec's console shows it, for example `Autorizzazione Negata`. */
+      readonly it: string;
+      /** English label, for example `Authorization denied`. */
+      readonly en: string;
+    }
+  >
+> = {
   OK: { it: 'Ok', en: 'Ok' },
   TOKEN_FAILED: { it: 'Gestione Token Fallita', en: 'Token handling failed' },
   AUTHORIZATION_DENIED: { it: 'Autorizzazione Negata', en: 'Authorization denied' },
@@ -92,7 +102,12 @@ export interface ErrorDefinition {
   /** Outcome recorded for the transaction. */
   readonly outcome: OutcomeCode;
   /** Bearer challenge sent in `WWW-Authenticate`, when the error is the client's token. */
-  readonly challenge?: { readonly error: BearerErrorCode; readonly description: string };
+  readonly challenge?: {
+    /** The challenge's `error` parameter. */
+    readonly error: BearerErrorCode;
+    /** The challenge's `error_description` parameter (English, fixed: it is not localized). */
+    readonly description: string;
+  };
   /** Seconds for `Retry-After`, for errors that are temporary. */
   readonly retryAfter?: number;
 }
@@ -224,7 +239,12 @@ export const messagesEn: MessageSet = {
 };
 
 /** The built-in message sets. */
-export const messageSets = { it: messagesIt, en: messagesEn } as const;
+export const messageSets = {
+  /** {@link messagesIt}, the default. */
+  it: messagesIt,
+  /** {@link messagesEn}. */
+  en: messagesEn,
+} as const;
 
 /** Options of a {@link GatewayError}. */
 export interface GatewayErrorOptions {

@@ -9,7 +9,12 @@ export interface DecisionResult {
   /** The XACML decision. */
   decision: 'Permit' | 'Deny' | 'NotApplicable' | 'Indeterminate';
   /** The XACML status: its code URI and, when the PDP gave one, its message. */
-  status: { code: string; message?: string };
+  status: {
+    /** Status code URI, for example `urn:oasis:names:tc:xacml:1.0:status:ok`. */
+    code: string;
+    /** Status message, when the PDP gave one. */
+    message?: string;
+  };
 }
 
 const DECISION_NAMES: Readonly<Record<DecisionResult['decision'], string>> = {

@@ -18,7 +18,15 @@ export type XacmlPdp = ReturnType<typeof createPdp>;
  * Policy documents: one XML text, several top-level ones, or top-level ones plus documents
  * reachable only through `PolicyIdReference`/`PolicySetIdReference`.
  */
-export type XacmlPolicyDocuments = string | readonly string[] | { policies: readonly string[]; references?: readonly string[] };
+export type XacmlPolicyDocuments =
+  | string
+  | readonly string[]
+  | {
+      /** XML of the top-level Policy/PolicySet documents (at least one). */
+      policies: readonly string[];
+      /** XML of documents reachable only through `PolicyIdReference`/`PolicySetIdReference`. */
+      references?: readonly string[];
+    };
 
 /** Loads the current policy documents, for example by reading a file or a configuration store. */
 export type XacmlPolicyLoader = () => XacmlPolicyDocuments | Promise<XacmlPolicyDocuments>;

@@ -39,9 +39,21 @@ export interface XacmlInvocation {
   /** Operation name (`action-id` and `org:gateway:action:action`). */
   operation: string;
   /** The invoked service; `type` defaults to `gw`. */
-  service: { type?: string; name: string; version?: string | number };
+  service: {
+    /** Service type. Default `gw`. */
+    type?: string;
+    /** Service (API) name, for example `PetStore`; `org:gateway:action:service` is `<type>/<name>`. */
+    name: string;
+    /** Version number, for example `1`. Not an attribute of the request. */
+    version?: string | number;
+  };
   /** The providing subject; `type` defaults to `gw`. */
-  provider: { type?: string; name: string };
+  provider: {
+    /** Provider type. Default `gw`. */
+    type?: string;
+    /** Providing subject, for example `Ente`; `org:gateway:action:provider` is `<type>/<name>`. */
+    name: string;
+  };
   /** Usage profile (`org:gateway:action:protocol`). Default `rest`. */
   protocol?: string;
   /** Role of the transaction (`org:gateway:action:gwService`). Default `inbound`. */

@@ -22,10 +22,14 @@ export interface ProblemJsonErrorHandlerOptions extends ProblemOptions {
   mapClientErrors?: boolean;
 }
 
-type NextFunction = (err?: unknown) => void;
-
-/** An Express error handler, `(err, req, res, next)`. */
-export type ErrorHandler = (err: unknown, req: IncomingMessage, res: ServerResponse, next: NextFunction) => void;
+/**
+ * An Express error handler, `(err, req, res, next)`. Typed with Node's request and response (not
+ * Express's) so that it needs no Express types; Express 4 and 5 accept it as is.
+ *
+ * @param err - the error passed to `next(err)` or thrown by a route.
+ * @param next - Express's `next`; called with `err` only when the response was already started.
+ */
+export type ErrorHandler = (err: unknown, req: IncomingMessage, res: ServerResponse, next: (err?: unknown) => void) => void;
 
 /**
  * Creates the Express error handler of the gateway.

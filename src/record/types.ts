@@ -105,7 +105,10 @@ export interface TransactionRecord {
    * outgoing headers (spec 2.3) and the gateway produced headers for the backend (a request
    * stopped by a 4xx has none). Credential-bearing headers are redacted.
    */
-  outgoing?: { headers: Record<string, string> };
+  outgoing?: {
+    /** Header name to value as sent to the backend, credential-bearing values `[redacted]`. */
+    headers: Record<string, string>;
+  };
 }
 
 /**

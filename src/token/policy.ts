@@ -23,7 +23,14 @@ const log = logger('token');
 export type ClientAuthMethod = 'client_secret_basic' | 'client_secret_post' | 'private_key_jwt';
 
 /** A private key for `private_key_jwt`, optionally with the `kid` to put in the assertion header. */
-export type ClientPrivateKey = CryptoKey | { key: CryptoKey; kid?: string };
+export type ClientPrivateKey =
+  | CryptoKey
+  | {
+      /** The private signing key (WebCrypto `CryptoKey`), for example from `jose`'s `importPKCS8`. */
+      key: CryptoKey;
+      /** `kid` of the client assertion's JWS header, so the server picks the matching registered key. */
+      kid?: string;
+    };
 
 /**
  * Authorization server metadata given explicitly instead of discovered (RFC 8414 names). Only the
@@ -87,7 +94,14 @@ export interface TokenPolicyOptions {
    * Token-result cache: `ttl` (seconds, default 300) and `maxEntries` (default 10000); `false`
    * disables it. An entry never outlives the token's `exp`.
    */
-  cache?: false | { ttl?: number; maxEntries?: number };
+  cache?:
+    | false
+    | {
+        /** Longest time a valid result is reused, in seconds (capped by the token's `exp`). Default 300. */
+        ttl?: number;
+        /** Most results kept; when full, new results are not cached until entries expire. Default 10000. */
+        maxEntries?: number;
+      };
 }
 
 /** The outcome of a successful validation. */
@@ -211,7 +225,14 @@ export class TokenPolicy {
   }
 
   /** Which validations the policy performs (spec 2.1 switches). */
-  get switches(): { introspection: boolean; jwtValidation: boolean; userInfo: boolean } {
+  get switches(): {
+    /** Validates by RFC 7662 introspection (option `introspection`, default `true`). */
+    introspection: boolean;
+    /** Validates the token as a JWT against the issuer's JWKS (option `jwtValidation`, default `false`). */
+    jwtValidation: boolean;
+    /** Calls the UserInfo endpoint with the token (option `userInfo`, default `false`). */
+    userInfo: boolean;
+  } {
     return { introspection: this.introspection, jwtValidation: this.jwtValidation, userInfo: this.userInfo };
   }
 

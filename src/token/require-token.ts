@@ -28,10 +28,14 @@ export interface RequireTokenOptions {
   maxBodySize?: number;
 }
 
-type NextFunction = (err?: unknown) => void;
-
-/** A connect/Express middleware. */
-export type TokenMiddleware = (req: IncomingMessage, res: ServerResponse, next: NextFunction) => void;
+/**
+ * A connect/Express middleware, typed with Node's request and response (not Express's) so that it
+ * needs no Express types.
+ *
+ * @param next - Express's (or connect's) `next`: called with no argument to go on, or with a
+ *   {@link GatewayError} to answer with it.
+ */
+export type TokenMiddleware = (req: IncomingMessage, res: ServerResponse, next: (err?: unknown) => void) => void;
 
 const ALL_METHODS: readonly TokenMethod[] = ['header', 'body', 'query'];
 

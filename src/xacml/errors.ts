@@ -15,6 +15,7 @@ export { XacmlProcessingError } from './functions/types.js';
  * (empty when the document could not be parsed at all).
  */
 export class XacmlSyntaxError extends Error {
+  /** Always `'XacmlSyntaxError'`. */
   override readonly name = 'XacmlSyntaxError';
   /** Where the problem is, as an XPath-like path of the element. */
   readonly path: string;

@@ -28,11 +28,13 @@ export interface RequestAttribute {
 export interface RequestSubject {
   /** `SubjectCategory`, {@link ACCESS_SUBJECT} by default. */
   subjectCategory: string;
+  /** The subject's attributes. */
   attributes: RequestAttribute[];
 }
 
 /** One `<Resource>` of the request. */
 export interface RequestResource {
+  /** The resource's attributes (`resource-id`, and `scope` in a hierarchical request). */
   attributes: RequestAttribute[];
   /** The `<ResourceContent>` element's XML, for AttributeSelectors, when present. */
   resourceContent?: string;
@@ -40,8 +42,18 @@ export interface RequestResource {
 
 /** The XACML 2.0 `<Request>` as data. */
 export interface RequestContext {
+  /** The `<Subject>`s, in document order (usually one, of category `access-subject`). */
   subjects: RequestSubject[];
+  /** The `<Resource>`s, in document order. */
   resources: RequestResource[];
-  action: { attributes: RequestAttribute[] };
-  environment: { attributes: RequestAttribute[] };
+  /** The single `<Action>`. */
+  action: {
+    /** The action's attributes. */
+    attributes: RequestAttribute[];
+  };
+  /** The single `<Environment>` (empty when the request has none; the PDP supplies current time/date). */
+  environment: {
+    /** The environment's attributes. */
+    attributes: RequestAttribute[];
+  };
 }

@@ -13,7 +13,14 @@ export interface XacmlObligation {
   /** `FulfillOn`: the decision it comes with. */
   fulfillOn: 'Permit' | 'Deny';
   /** `<AttributeAssignment>`s, values in their lexical form. */
-  assignments: Array<{ attributeId: string; dataType: string; value: string }>;
+  assignments: Array<{
+    /** `AttributeId` of the assignment. */
+    attributeId: string;
+    /** `DataType` URI, for example `http://www.w3.org/2001/XMLSchema#string`. */
+    dataType: string;
+    /** The value in its lexical form. */
+    value: string;
+  }>;
 }
 
 /** One `<Result>`. */
@@ -23,7 +30,12 @@ export interface XacmlResult {
   /** The decision. */
   decision: 'Permit' | 'Deny' | 'NotApplicable' | 'Indeterminate';
   /** Status code URI (`urn:oasis:names:tc:xacml:1.0:status:ok` …) and a message saying where. */
-  status: { code: string; message?: string };
+  status: {
+    /** Status code URI, for example `urn:oasis:names:tc:xacml:1.0:status:ok` or `…:status:processing-error`. */
+    code: string;
+    /** Status message saying what went wrong and where, when there is one. */
+    message?: string;
+  };
   /** Obligations to fulfil with the decision (empty for NotApplicable/Indeterminate). */
   obligations: XacmlObligation[];
 }

@@ -24,7 +24,14 @@ export type ForwardInfoMode = 'headers' | 'json' | 'jws';
  * - `query`: as the `access_token` URL parameter;
  * - `{ header: name }`: as the bare value of a custom header.
  */
-export type OriginalTokenMode = 'asReceived' | 'authorizationHeader' | 'query' | { header: string };
+export type OriginalTokenMode =
+  | 'asReceived'
+  | 'authorizationHeader'
+  | 'query'
+  | {
+      /** Name of the header that carries the bare token, for example `X-Access-Token`. */
+      header: string;
+    };
 
 /** The signing key of `jws` mode. */
 export interface ForwardJwsOptions {

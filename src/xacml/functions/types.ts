@@ -22,6 +22,7 @@ export interface ValueType {
  * with status `processing-error` and this message.
  */
 export class XacmlProcessingError extends Error {
+  /** Always `'XacmlProcessingError'`. */
   override readonly name = 'XacmlProcessingError';
 }
 
