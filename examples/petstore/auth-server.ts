@@ -319,7 +319,7 @@ export async function startDemoAuthServer(options: DemoAuthServerOptions = {}): 
     if (!match?.[1]) return false;
     const token = await provider.ClientCredentials.find(match[1]).catch(() => undefined);
     if (token === undefined || token.isValid === false) return false;
-    if (options.userInfoScope !== undefined && !(token.scope ?? '').split(' ').includes(options.userInfoScope)) {
+    if (options.userInfoScope !== undefined && !String((token as { scope?: unknown }).scope ?? '').split(' ').includes(options.userInfoScope)) {
       res.writeHead(403, { 'www-authenticate': `Bearer error="insufficient_scope", scope="${options.userInfoScope}"` });
       res.end();
       return true;
