@@ -166,8 +166,8 @@ function positive(name: string, value: number | undefined, fallback: number): nu
  * streamed, the backend's status, headers and body streamed back (hop-by-hop headers dropped in
  * both directions, the backend's `Server` and gateway id headers replaced by the gateway's).
  * Errors before the response starts go to `next` as {@link GatewayError}: unreachable →
- * `ERR_BACKEND_UNAVAILABLE` (503), read timeout → `ERR_BACKEND_TIMEOUT` (504). Headers that
- * earlier middleware put in `req.gateway.outgoing.headers` are sent too.
+ * `ERR_BACKEND_UNAVAILABLE` (503), read timeout → `ERR_BACKEND_TIMEOUT` (504). The request headers
+ * sent are `req.headers` as earlier middleware (forwardTokenHeaders) left them.
  *
  * @example
  * ```ts
@@ -199,7 +199,8 @@ export function createRelay(options: RelayOptions): Relay {
   const relay = function relay(req: IncomingMessage, res: ServerResponse, next: (err?: unknown) => void): void {
     const context = gatewayContext(req);
     const headers = requestHeadersForBackend(req.headers);
-    for (const name in context.outgoing.headers) headers[name.toLowerCase()] = context.outgoing.headers[name]!;
+    // `req.headers` already carries what forwardTokenHeaders set; `outgoing.headers` is only its
+    // record (token values redacted), so it must never be sent.
     // The backend can correlate its logs with the gateway's record (a client-sent copy is overwritten).
     headers['gateway-transaction-id'] = context.transactionId;
     if (forwarded) {

@@ -178,6 +178,40 @@ describe('createGateway', () => {
       await as.stop();
     });
 
+    it('relays the original token when an original-token mode asks for it, and records it only redacted', async () => {
+      const store = new MemoryTransactionStore();
+      const config: GatewayConfig = {
+        tokenPolicies: { DemoIdP: { issuer: as.issuer, clientId: 'gateway', clientSecret: 'gateway-secret' } },
+        apis: [
+          {
+            provider: 'Ente',
+            name: 'Echo',
+            version: 1,
+            backend: { url: backend.url },
+            tokenManagement: { enabled: true, policy: 'DemoIdP', introspection: true, tokenForward: { enabled: true, mode: 'headers', originalToken: 'authorizationHeader' } },
+            recording: { outgoingHeaders: true },
+          },
+        ],
+      };
+      const gateway = createGateway({ config, store });
+      const { server, base } = await mount(gateway);
+      try {
+        const token = await as.issueToken('client1', 'client1-secret', { scope: 'read' });
+        const res = await fetch(`${base}/gateway/Ente/Echo/v1/pet?access_token=${encodeURIComponent(token)}`);
+        expect(res.status).to.equal(201);
+        const seen = (await res.json()) as Seen;
+        expect(seen.headers.authorization).to.equal(`Bearer ${token}`);
+        expect(seen.url).to.equal('/pet');
+        expect(seen.headers['gateway-token-clientid']).to.equal('client1');
+        const [record] = (await store.query({})).items;
+        expect(record?.outgoing?.headers['Authorization']).to.equal('[redacted]');
+        expect(JSON.stringify(record)).to.not.include(token);
+      } finally {
+        await close(server);
+        await gateway.close();
+      }
+    });
+
     it('keeps the file as first read until ResetAllCaches, which also forgets token results', async () => {
       const copy = await exampleCopy();
       await editJson<GatewayConfig>(copy.configFile, (c) => {
