@@ -209,7 +209,7 @@ export function gatewayContext(req: IncomingMessage): GatewayContext {
   return context;
 }
 
-/** Creates the token context with the raw token kept non-enumerable. */
+/** Creates the token context with the raw token kept non-enumerable.  @internal */
 export function createTokenContext(raw: string, method: TokenMethod, policy?: string): TokenContext {
   const token = { method } as TokenContext;
   if (policy !== undefined) token.policy = policy;

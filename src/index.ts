@@ -5,7 +5,7 @@
  */
 export * from './errors.js';
 export type * from './context.js';
-export { gatewayContext } from './context.js';
+export { gatewayContext, addDiagnostic } from './context.js';
 export * from './record/index.js';
 export { requireToken, type RequireTokenOptions, type TokenMiddleware } from './token/require-token.js';
 export { introspect, type IntrospectOptions } from './token/introspect.js';

@@ -5,11 +5,10 @@
  * @module
  */
 export { xacmlAuthorize } from './xacml-authorize.js';
-export type { XacmlAuthorizeMiddleware, XacmlAuthorizeOptions, XacmlObligation, XacmlObligationHandler } from './xacml-authorize.js';
+export type { XacmlAuthorizeMiddleware, XacmlAuthorizeOptions, XacmlObligationHandler } from './xacml-authorize.js';
 export { XacmlPolicySource } from './policy-source.js';
 export type {
   XacmlEvaluatorOptions,
-  XacmlPdp,
   XacmlPolicyDocuments,
   XacmlPolicyLoader,
   XacmlPolicySourceOptions,

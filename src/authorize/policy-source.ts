@@ -4,15 +4,12 @@
  * @module
  */
 import { logger } from '../log.js';
-import { createPdp } from '../xacml/index.js';
+import { createPdp, type Pdp, type PdpOptions } from '../xacml/index.js';
 
 const log = logger('authorize');
 
 /** The evaluator options a policy source passes to `createPdp` (attribute finder, clock, resource children). */
-export type XacmlEvaluatorOptions = Omit<Parameters<typeof createPdp>[0], 'policies' | 'references'>;
-
-/** A compiled policy: what `createPdp` returns. */
-export type XacmlPdp = ReturnType<typeof createPdp>;
+export type XacmlEvaluatorOptions = Omit<PdpOptions, 'policies' | 'references'>;
 
 /**
  * Policy documents: one XML text, several top-level ones, or top-level ones plus documents
@@ -46,7 +43,7 @@ export interface XacmlPolicySourceOptions extends XacmlEvaluatorOptions {
 /** What {@link XacmlPolicySource.get} gives: the policy in force and, when a reload just failed, why. */
 export interface XacmlPolicyState {
   /** The compiled policy in force. */
-  readonly pdp: XacmlPdp;
+  readonly pdp: Pdp;
   /** Increases each time a different policy text is compiled and put in force (first one: 1). */
   readonly version: number;
   /** The error of the reload that just failed while this (previous) policy stayed in force. */
@@ -192,7 +189,7 @@ export class XacmlPolicySource {
       return;
     }
     if (key === this.#failed?.key) throw this.#failed.error;
-    let pdp: XacmlPdp;
+    let pdp: Pdp;
     try {
       pdp = createPdp({ ...this.#evaluatorOptions, policies, references });
     } catch (cause) {

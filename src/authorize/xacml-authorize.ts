@@ -10,15 +10,14 @@ import { GatewayError } from '../errors.js';
 import { logger } from '../log.js';
 import { decisionText } from './decision.js';
 import { XacmlPolicySource } from './policy-source.js';
-import type { XacmlEvaluatorOptions, XacmlPdp, XacmlPolicyDocuments, XacmlPolicyLoader, XacmlPolicyState } from './policy-source.js';
+import type { XacmlEvaluatorOptions, XacmlPolicyDocuments, XacmlPolicyLoader, XacmlPolicyState } from './policy-source.js';
 import { buildXacmlRequest } from './request-builder.js';
 import type { XacmlSubjectInfo } from './request-builder.js';
 import type { RequestContext } from '../xacml/request-context.js';
+import type { XacmlObligation } from '../xacml/index.js';
 
 const log = logger('authorize');
 
-/** One obligation of a Permit or Deny result, as the evaluator returns it. */
-export type XacmlObligation = ReturnType<XacmlPdp['evaluate']>['results'][number]['obligations'][number];
 
 /**
  * Fulfils one obligation for a request. Return `false` (or throw) when it cannot be fulfilled:
