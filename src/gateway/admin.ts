@@ -33,10 +33,18 @@ export interface ResetResult {
   tokenResultsCleared: number;
 }
 
+/** The configuration cache's state plus the APIs it serves. */
+export interface GatewayConfigState extends ConfigCacheState {
+  /** The registered APIs now served, `<provider>/<api>/v<version>`. */
+  apis: string[];
+}
+
 /** What the admin router needs from the gateway. */
 export interface AdminTarget {
+  /** Runs ResetAllCaches: reloads the configuration and clears compiled policies and token results. */
   resetAllCaches(): Promise<ResetResult>;
-  readonly configState: ConfigCacheState & { apis: string[] };
+  /** The configuration cache's state, for `GET <admin>/status`. */
+  readonly configState: GatewayConfigState;
 }
 
 /** Turns {@link AdminAuthOptions} into one check; throws `TypeError` when none is given. */

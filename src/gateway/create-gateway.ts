@@ -19,7 +19,7 @@ import { forwardTokenHeaders } from '../token/forward/forward-token-headers.js';
 import { introspect } from '../token/introspect.js';
 import { createTokenPolicy, type TokenPolicy, type TokenPolicyOptions } from '../token/policy.js';
 import { requireToken } from '../token/require-token.js';
-import { adminAuthenticator, adminRouter, type AdminAuthOptions, type ResetResult } from './admin.js';
+import { adminAuthenticator, adminRouter, type AdminAuthOptions, type GatewayConfigState, type ResetResult } from './admin.js';
 import { ConfigCache, type ConfigCacheState } from './config/cache.js';
 import { ConfigError } from './config/errors.js';
 import type { ConfigSource } from './config/load.js';
@@ -89,7 +89,7 @@ export interface Gateway {
   /** The store transactions are recorded in. */
   readonly store: TransactionStore;
   /** The configuration cache's state (when loaded, when it expires, the last load failure) and the APIs served. */
-  readonly configState: ConfigCacheState & { apis: string[] };
+  readonly configState: GatewayConfigState;
   /**
    * Loads the configuration now instead of at the first request, so that a bad one fails at start.
    * Rejects with a {@link ConfigError}.

@@ -48,7 +48,15 @@ export interface TokenForwardConfig {
   /** How the collected information goes: one header per item (default), base64 JSON, or signed JWS. */
   mode?: 'headers' | 'json' | 'jws';
   /** How the original token goes, when it should: as received, `Authorization: Bearer`, a query parameter, or a custom header. */
-  originalToken?: 'none' | 'asReceived' | 'authorizationHeader' | 'query' | { header: string };
+  originalToken?:
+    | 'none'
+    | 'asReceived'
+    | 'authorizationHeader'
+    | 'query'
+    | {
+        /** Name of the request header that carries the token to the backend. */
+        header: string;
+      };
 }
 
 /** Token management of an API (spec 2.1). */
@@ -69,8 +77,12 @@ export interface TokenManagementConfig {
 
 /** Authorization of an API (spec 2.2). */
 export type AuthorizationConfig =
-  | { mode: 'none' }
   | {
+      /** No authorization: a validated token (when token management is on) is enough. */
+      mode: 'none';
+    }
+  | {
+      /** "xacml-Policy": the uploaded XACML policy decides; only Permit passes. */
       mode: 'xacml-Policy';
       /** Path of the XACML policy document, relative to the configuration file's folder (or the `baseDir` option). */
       policy: string;
@@ -149,24 +161,42 @@ export interface ResolvedApi {
   /** Version number. */
   readonly version: number;
   /** Backend URL and read timeout (default applied). */
-  readonly backend: { readonly url: string; readonly timeoutMs: number };
+  readonly backend: {
+    /** Backend base URL; the resource path is appended to it. */
+    readonly url: string;
+    /** Read timeout of the backend's answer, milliseconds. */
+    readonly timeoutMs: number;
+  };
   /** Declared operations, or `undefined` when any method and path is relayed. */
   readonly operations: readonly ResolvedOperation[] | undefined;
   /** Token management with its defaults applied. */
   readonly tokenManagement:
     | {
+        /** Token management is on: a token is required and validated. */
         readonly enabled: true;
+        /** Name of the token policy (the realm). */
         readonly policy: string;
+        /** Validate JWT access tokens locally with the issuer's JWKS. */
         readonly jwtValidation: boolean;
+        /** Validate the token by RFC 7662 introspection. */
         readonly introspection: boolean;
+        /** Call UserInfo with the token. */
         readonly userInfo: boolean;
+        /** Token forwarding to the backend (`enabled: false` when off). */
         readonly tokenForward: TokenForwardConfig;
       }
-    | { readonly enabled: false };
+    | {
+        /** Token management is off: requests are relayed without a token check. */
+        readonly enabled: false;
+      };
   /** Authorization, with the policy documents read. */
   readonly authorization:
-    | { readonly mode: 'none' }
     | {
+        /** No authorization. */
+        readonly mode: 'none';
+      }
+    | {
+        /** The XACML policy decides. */
         readonly mode: 'xacml-Policy';
         /** Absolute path of the policy file. */
         readonly policyFile: string;
@@ -176,7 +206,10 @@ export interface ResolvedApi {
         readonly referencesXml: readonly string[];
       };
   /** Message recording. */
-  readonly recording: { readonly outgoingHeaders: boolean };
+  readonly recording: {
+    /** Record the headers sent to the backend (spec 2.3, outgoing contents). */
+    readonly outgoingHeaders: boolean;
+  };
 }
 
 /** The configuration after validation. */
