@@ -20,7 +20,7 @@ import { introspect } from '../token/introspect.js';
 import { createTokenPolicy, type TokenPolicy, type TokenPolicyOptions } from '../token/policy.js';
 import { requireToken } from '../token/require-token.js';
 import { adminAuthenticator, adminRouter, type AdminAuthOptions, type GatewayConfigState, type ResetResult } from './admin.js';
-import { ConfigCache, type ConfigCacheState } from './config/cache.js';
+import { ConfigCache } from './config/cache.js';
 import { ConfigError } from './config/errors.js';
 import type { ConfigSource } from './config/load.js';
 import type { ResolvedApi, ResolvedConfig, ResolvedTokenPolicy } from './config/types.js';
