@@ -14,6 +14,8 @@ declare module 'autocannon' {
       average: number;
       p50: number;
       p99: number;
+      /** Count of samples (for `requests`: the number of requests completed). */
+      total: number;
     }
     interface Result {
       requests: Histogram;
