@@ -35,21 +35,16 @@ export const CURRENT_DATE = 'urn:oasis:names:tc:xacml:1.0:environment:current-da
 /** See {@link CURRENT_TIME}. */
 export const CURRENT_DATETIME = 'urn:oasis:names:tc:xacml:1.0:environment:current-dateTime';
 
-const XS = 'http://www.w3.org/2001/XMLSchema#';
-/** XML Schema data types the evaluator inspects itself. */
-export const XS_STRING = `${XS}string`;
-/** See {@link XS_STRING}. */
-export const XS_BOOLEAN = `${XS}boolean`;
-/** See {@link XS_STRING}. */
-export const XS_INTEGER = `${XS}integer`;
-/** See {@link XS_STRING}. */
-export const XS_ANYURI = `${XS}anyURI`;
-/** See {@link XS_STRING}. */
-export const XS_TIME = `${XS}time`;
-/** See {@link XS_STRING}. */
-export const XS_DATE = `${XS}date`;
-/** See {@link XS_STRING}. */
-export const XS_DATETIME = `${XS}dateTime`;
+/** XML Schema data types the evaluator inspects itself (defined once, in datatypes/uris). */
+export {
+  STRING as XS_STRING,
+  BOOLEAN as XS_BOOLEAN,
+  INTEGER as XS_INTEGER,
+  ANY_URI as XS_ANYURI,
+  TIME as XS_TIME,
+  DATE as XS_DATE,
+  DATE_TIME as XS_DATETIME,
+} from './datatypes/uris.js';
 
 /** Prefix of the 1.0 function namespace. */
 export const FN1 = 'urn:oasis:names:tc:xacml:1.0:function:';

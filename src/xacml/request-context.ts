@@ -7,7 +7,7 @@
  */
 
 /** `http://www.w3.org/2001/XMLSchema#string`. */
-export const XS_STRING = 'http://www.w3.org/2001/XMLSchema#string';
+export { STRING as XS_STRING } from './datatypes/uris.js';
 
 /** The default subject category, `access-subject`. */
 export const ACCESS_SUBJECT = 'urn:oasis:names:tc:xacml:1.0:subject-category:access-subject';
