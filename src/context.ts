@@ -67,7 +67,11 @@ export interface TokenContext {
   readonly method: TokenMethod;
   /** The token policy name (the realm). */
   policy?: string;
-  /** Normalized information, once validated. */
+  /**
+   * Normalized information, once validated. Set by `introspect` to the token policy's cached
+   * result, deeply frozen (as are the claims below) because every request with the same token
+   * shares it: replace the property with a copy to change it.
+   */
   info?: TokenInfo;
   /** Claims returned by introspection, as returned. */
   introspection?: Record<string, unknown>;

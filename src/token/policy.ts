@@ -15,6 +15,7 @@ import { TokenCache } from './cache.js';
 import { checkClaims, isExpired } from './checks.js';
 import { classifyClientError, classifyJwtError, KeySetUnavailableError } from './classify.js';
 import { toTokenInfo, type Claims } from './normalize.js';
+import { shareTokenData } from './shared.js';
 import type { TokenInfo } from '../context.js';
 
 const log = logger('token');
@@ -104,7 +105,10 @@ export interface TokenPolicyOptions {
       };
 }
 
-/** The outcome of a successful validation. */
+/**
+ * The outcome of a successful validation. `info` and the claims are deeply frozen: they are the
+ * policy's cached result, shared by every request with the same token (copy them to change them).
+ */
 export interface TokenValidation {
   /** Normalized token information. */
   info: TokenInfo;
@@ -267,15 +271,8 @@ export class TokenPolicy {
    */
   async validate(token: string): Promise<TokenValidation> {
     const key = this.cache.key(token);
-    const now = Math.floor(Date.now() / 1000);
-    const hit = this.cache.get(key);
-    if (hit !== undefined) {
-      if (isExpired(hit.exp, now, this.clockSkew)) {
-        this.cache.delete(key);
-        throw new GatewayError('ERR_TOKEN_EXPIRED', { realm: this.name, diagnostic: 'cached token has expired (exp)' });
-      }
-      return result(hit, true);
-    }
+    const hit = this.cachedResult(key);
+    if (hit !== undefined) return hit;
     const fresh = await this.cache.singleFlight(key, async () => {
       try {
         const value = await this.validateUncached(token);
@@ -291,6 +288,26 @@ export class TokenPolicy {
       }
     });
     return result(fresh, false);
+  }
+
+  /**
+   * The cached result for `token`, answered synchronously (no call, no promise): `undefined` when
+   * the token has no cached valid result. Throws `ERR_TOKEN_EXPIRED` (and forgets the result) when
+   * the cached token has expired since. `introspect` tries it before {@link TokenPolicy.validate},
+   * so that a cache hit costs no asynchronous round.
+   */
+  validateFromCache(token: string): TokenValidation | undefined {
+    return this.cachedResult(this.cache.key(token));
+  }
+
+  private cachedResult(key: string): TokenValidation | undefined {
+    const hit = this.cache.get(key);
+    if (hit === undefined) return undefined;
+    if (isExpired(hit.exp, Math.floor(Date.now() / 1000), this.clockSkew)) {
+      this.cache.delete(key);
+      throw new GatewayError('ERR_TOKEN_EXPIRED', { realm: this.name, diagnostic: 'cached token has expired (exp)' });
+    }
+    return result(hit, true);
   }
 
   private async validateUncached(token: string): Promise<CachedValidation> {
@@ -338,7 +355,8 @@ export class TokenPolicy {
 
     value.info = toTokenInfo(value);
     value.exp = value.info.expiresAt;
-    return value;
+    // Frozen once here, then shared by every request with this token (no copy per request).
+    return shareTokenData(value);
   }
 
   /** The openid-client configuration: discovered once, shared, retried after a failure. */
@@ -416,13 +434,16 @@ function clientAuth(options: TokenPolicyOptions): client.ClientAuth {
   }
 }
 
-/** A per-request copy, so that a middleware changing `req.gateway.token` cannot alter the cache. */
+/**
+ * The outcome handed to a request: the cached data itself, which {@link shareTokenData} froze, so
+ * that a middleware changing it cannot alter the cache (nor what other requests see), at no
+ * per-request copy.
+ */
 function result(value: CachedValidation, cached: boolean): TokenValidation {
-  const copy = structuredClone(value);
-  const out: TokenValidation = { info: copy.info, cached };
-  if (copy.introspection !== undefined) out.introspection = copy.introspection;
-  if (copy.jwt !== undefined) out.jwt = copy.jwt;
-  if (copy.userInfo !== undefined) out.userInfo = copy.userInfo;
+  const out: TokenValidation = { info: value.info, cached };
+  if (value.introspection !== undefined) out.introspection = value.introspection;
+  if (value.jwt !== undefined) out.jwt = value.jwt;
+  if (value.userInfo !== undefined) out.userInfo = value.userInfo;
   return out;
 }
 

@@ -1,0 +1,62 @@
+/**
+ * Validated token data shared, read-only, by every request that carries the same token.
+ *
+ * A token policy validates a token once and then serves every request with that token from its
+ * cache. The result (normalized info and raw claims) is deeply frozen and handed to each request
+ * as is, instead of a per-request deep copy: a middleware cannot alter what the next request
+ * sees, and whatever the chain derives from the token alone (XACML attributes, forwarded header
+ * values, the record's token section) can be computed once per token and reused, keyed by this
+ * object. Internal: not exported from the package.
+ *
+ * @module
+ */
+import type { TokenContext, TokenInfo } from '../context.js';
+
+/** What a token policy keeps for a valid token, once frozen by {@link shareTokenData}. */
+export interface SharedTokenData {
+  /** `exp` of the token, seconds since the epoch, when it has one. */
+  readonly exp: number | undefined;
+  /** Normalized information (frozen). */
+  readonly info: TokenInfo;
+  /** Introspection response (frozen), when introspection is on. */
+  readonly introspection?: Readonly<Record<string, unknown>>;
+  /** JWT claims (frozen), when JWT validation is on. */
+  readonly jwt?: Readonly<Record<string, unknown>>;
+  /** UserInfo response (frozen), when UserInfo is on. */
+  readonly userInfo?: Readonly<Record<string, unknown>>;
+}
+
+/** Brand on a shared `info` object, pointing back to its {@link SharedTokenData}. */
+const SHARED = Symbol('express-access-gateway.sharedTokenData');
+
+/**
+ * Freezes `data` deeply and brands its `info`, so that {@link sharedTokenData} can recognize it on
+ * a request's token context. Call it once per validation, with the token it validated: the data
+ * belongs to that one token (the policy's cache is keyed by the token's hash).
+ */
+export function shareTokenData<T extends SharedTokenData>(data: T): T {
+  Object.defineProperty(data.info, SHARED, { value: data, enumerable: false, writable: false, configurable: false });
+  deepFreeze(data);
+  return data;
+}
+
+/**
+ * The shared data behind a request's token, when the token context still holds exactly the
+ * shared objects that `introspect` put there (a middleware that replaced one of them with its own
+ * gets `undefined`, and every consumer falls back to working from the context itself).
+ */
+export function sharedTokenData(token: TokenContext | undefined): SharedTokenData | undefined {
+  const info = token?.info as (TokenInfo & { [SHARED]?: SharedTokenData }) | undefined;
+  const shared = info?.[SHARED];
+  if (shared === undefined || shared.info !== info) return undefined;
+  if (shared.introspection !== token!.introspection || shared.jwt !== token!.jwt || shared.userInfo !== token!.userInfo) return undefined;
+  return shared;
+}
+
+/** Freezes a JSON-like value and everything it contains (cycles and typed arrays are left alone). */
+export function deepFreeze<T>(value: T): T {
+  if (value === null || typeof value !== 'object' || Object.isFrozen(value) || ArrayBuffer.isView(value)) return value;
+  Object.freeze(value);
+  for (const key of Object.keys(value)) deepFreeze((value as Record<string, unknown>)[key]);
+  return value;
+}
