@@ -8,7 +8,28 @@
  *   published at the issuer's `jwks_uri`, so JWT validation can be tested;
  * - introspection (the `gateway` client may introspect every client's tokens, others only their own)
  *   and revocation (a client revokes its own tokens);
+ * - introspection and revocation of its own JWT access tokens too, as Keycloak, WSO2 and similar
+ *   servers do (oidc-provider itself refuses both for JWTs, which it does not store: see below);
  * - a small UserInfo answer for client_credentials tokens (see {@link DemoAuthServer}).
+ *
+ * JWT access tokens at the introspection and revocation endpoints: oidc-provider handles the
+ * request first, so the calling client is authenticated exactly as for opaque tokens (same methods,
+ * same errors: a bad secret still gets 401 `invalid_client`). For a JWT it then answers 400
+ * `unsupported_token_type`; a Koa middleware of the provider replaces that answer, and only that
+ * one, for an authenticated client:
+ *
+ * - introspection: when the token verifies with `jose` against this server's own key (`typ`
+ *   `at+jwt`, RS256, `iss` = this issuer, `exp` not passed), its `jti` was not revoked, and the
+ *   client may introspect it (the same rule as for opaque tokens), the answer is `active: true`
+ *   with the JWT's claims plus `client_id` and `token_type: 'Bearer'`; otherwise `{"active":false}`
+ *   (RFC 7662: never an error for a bad token);
+ * - revocation: when the token verifies and belongs to the calling client, its `jti` is recorded
+ *   as revoked (kept until the token's `exp`, in a set owned by this server instance); the answer
+ *   is 200 either way (RFC 7009 section 2.2). {@link DemoAuthServer.revoke} goes through this
+ *   endpoint, so it revokes JWTs too.
+ *
+ * Revoked JWTs are also refused by the demo UserInfo answer. Such a request is still counted once in
+ * {@link DemoAuthServer.stats} (`introspections` counts POSTs to the endpoint, whatever the token).
  *
  * @example
  * ```ts
@@ -23,7 +44,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { exportJWK, generateKeyPair, type JWK } from 'jose';
+import { createLocalJWKSet, decodeProtectedHeader, exportJWK, generateKeyPair, jwtVerify, type JWK, type JWTPayload } from 'jose';
 
 /** A client registered at the demo authorization server. */
 export interface DemoClient {
@@ -105,7 +126,10 @@ export interface DemoAuthServer {
    * client is registered (`client_secret_basic` or `client_secret_post`).
    */
   issueToken(clientId: string, clientSecret: string, options?: { scope?: string; format?: 'opaque' | 'jwt' }): Promise<string>;
-  /** Revokes a token (RFC 7009) over real HTTP. */
+  /**
+   * Revokes a token (RFC 7009) over real HTTP. Works for JWT access tokens too: the server records
+   * their `jti`, so introspection then answers `active: false` for them.
+   */
   revoke(token: string, clientId: string, clientSecret: string): Promise<void>;
   /** Closes the listening server and every open socket: the server is then "down". */
   stop(): Promise<void>;
@@ -132,8 +156,15 @@ interface OidcToken {
 interface OidcClient {
   clientId: string;
 }
+/** The parts of oidc-provider's (Koa) request context read by the JWT middleware. */
+interface OidcKoaContext {
+  status: number;
+  body: unknown;
+  oidc?: { route?: string; client?: OidcClient; params?: { token?: unknown } };
+}
 interface OidcProviderInstance {
   callback(): (req: IncomingMessage, res: ServerResponse) => void;
+  use(middleware: (ctx: OidcKoaContext, next: () => Promise<void>) => Promise<void>): unknown;
   ClientCredentials: { find(value: string): Promise<OidcToken | undefined> };
 }
 type OidcProviderConstructor = new (issuer: string, configuration: Record<string, unknown>) => OidcProviderInstance;
@@ -247,8 +278,35 @@ export async function startDemoAuthServer(options: DemoAuthServerOptions = {}): 
   const issuer = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
 
   const resources = { opaque: 'urn:example:petstore:opaque', jwt: 'urn:example:petstore:jwt' };
-  const { privateKey } = await generateKeyPair('RS256', { extractable: true });
-  const signingKey = { ...(await exportJWK(privateKey)), kid: randomUUID(), alg: 'RS256', use: 'sig' };
+  const { privateKey, publicKey } = await generateKeyPair('RS256', { extractable: true });
+  const kid = randomUUID();
+  const signingKey = { ...(await exportJWK(privateKey)), kid, alg: 'RS256', use: 'sig' };
+  // The server's own public JWKS (what it publishes), to recognize its JWT access tokens.
+  const ownKeys = createLocalJWKSet({ keys: [{ ...(await exportJWK(publicKey)), kid, alg: 'RS256', use: 'sig' }] });
+  // jti -> exp of revoked JWT access tokens (per server: no state shared between instances).
+  const revokedJwts = new Map<string, number>();
+
+  /**
+   * The claims of one of this server's JWT access tokens: signature by its key, `typ` `at+jwt`,
+   * `iss`, `exp` (no tolerance, as the provider's `clockTolerance: 0`); `undefined` for anything
+   * else, including a revoked one.
+   */
+  async function ownJwt(token: unknown, { checkRevoked = true } = {}): Promise<JWTPayload | undefined> {
+    if (typeof token !== 'string' || !isJws(token)) return undefined;
+    try {
+      const { payload } = await jwtVerify(token, ownKeys, { issuer, algorithms: ['RS256'], typ: 'at+jwt', requiredClaims: ['exp', 'jti'] });
+      if (typeof payload.client_id !== 'string') return undefined;
+      if (checkRevoked && revokedJwts.has(payload.jti as string)) return undefined;
+      return payload;
+    } catch {
+      return undefined;
+    }
+  }
+  function recordRevoked(payload: JWTPayload): void {
+    const now = Math.floor(Date.now() / 1000);
+    for (const [jti, exp] of revokedJwts) if (exp <= now) revokedJwts.delete(jti);
+    revokedJwts.set(payload.jti as string, payload.exp as number);
+  }
 
   const { default: Provider, errors } = await loadProvider();
   const provider = new Provider(issuer, {
@@ -304,6 +362,32 @@ export async function startDemoAuthServer(options: DemoAuthServerOptions = {}): 
     clockTolerance: 0,
   });
 
+  // JWT access tokens at introspection and revocation (see the module comment). Runs around
+  // oidc-provider's routes: after `next()` the route has authenticated the client (or failed) and
+  // rendered its answer; only "authenticated client, structured token refused" is replaced.
+  provider.use(async (ctx, next) => {
+    await next();
+    const route = ctx.oidc?.route;
+    if (route !== 'introspection' && route !== 'revocation') return;
+    const refusedJwt = ctx.status === 400 && (ctx.body as { error?: unknown } | undefined)?.error === 'unsupported_token_type';
+    const client = ctx.oidc?.client;
+    if (!refusedJwt || client === undefined) return;
+    const token = ctx.oidc?.params?.token;
+    if (route === 'introspection') {
+      const payload = await ownJwt(token);
+      const clientId = payload?.client_id as string | undefined;
+      const allowed = clientId !== undefined && (introspectors.has(client.clientId) || client.clientId === clientId);
+      ctx.status = 200;
+      ctx.body = payload !== undefined && allowed ? { ...payload, active: true, client_id: clientId, token_type: 'Bearer' } : { active: false };
+      return;
+    }
+    // Revocation: a client revokes its own tokens; an expired one needs no revoking.
+    const payload = await ownJwt(token, { checkRevoked: false });
+    if (payload !== undefined && payload.client_id === client.clientId) recordRevoked(payload);
+    ctx.status = 200;
+    ctx.body = '';
+  });
+
   const endpoints = {
     token: `${issuer}/token`,
     introspection: `${issuer}/token/introspection`,
@@ -314,12 +398,21 @@ export async function startDemoAuthServer(options: DemoAuthServerOptions = {}): 
   const callback = provider.callback();
   const profiles = new Map(clients.map((c) => [c.clientId, c.profile ?? {}]));
 
+  /** The client id and scope of a valid client_credentials token, opaque or one of our JWTs. */
+  async function clientToken(value: string): Promise<{ clientId: string; scope: unknown } | undefined> {
+    const jwt = await ownJwt(value);
+    if (jwt !== undefined) return { clientId: jwt.client_id as string, scope: jwt['scope'] };
+    const token = await provider.ClientCredentials.find(value).catch(() => undefined);
+    if (token === undefined || token.isValid === false) return undefined;
+    return { clientId: token.clientId, scope: (token as { scope?: unknown }).scope };
+  }
+
   async function userinfo(req: IncomingMessage, res: ServerResponse): Promise<boolean> {
     const match = /^bearer +([^\s]+)$/i.exec(req.headers.authorization ?? '');
     if (!match?.[1]) return false;
-    const token = await provider.ClientCredentials.find(match[1]).catch(() => undefined);
-    if (token === undefined || token.isValid === false) return false;
-    if (options.userInfoScope !== undefined && !String((token as { scope?: unknown }).scope ?? '').split(' ').includes(options.userInfoScope)) {
+    const token = await clientToken(match[1]);
+    if (token === undefined) return false;
+    if (options.userInfoScope !== undefined && !String(token.scope ?? '').split(' ').includes(options.userInfoScope)) {
       res.writeHead(403, { 'www-authenticate': `Bearer error="insufficient_scope", scope="${options.userInfoScope}"` });
       res.end();
       return true;
@@ -413,6 +506,16 @@ export async function startDemoAuthServer(options: DemoAuthServerOptions = {}): 
       running = true;
     },
   };
+}
+
+/** Whether a string is a compact JWS (what oidc-provider's own check calls a structured token). */
+function isJws(value: string): boolean {
+  try {
+    decodeProtectedHeader(value);
+    return value.split('.').length === 3;
+  } catch {
+    return false;
+  }
 }
 
 function listen(server: Server, port: number, host: string): Promise<void> {
