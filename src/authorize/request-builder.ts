@@ -4,7 +4,7 @@
  *
  * @module
  */
-import type { GatewayContext } from '../context.js';
+import type { GatewayContext, TokenContext, TokenInfo } from '../context.js';
 import { tokenFacts } from '../token/forward/token-facts.js';
 import { removeQueryParameter } from '../token/forward/query.js';
 import { ACCESS_SUBJECT, XS_STRING } from '../xacml/request-context.js';
@@ -74,7 +74,66 @@ export interface BuildXacmlRequestOptions {
 }
 
 /** The headers that can carry credentials of the request itself and are never attributes. */
-const ALWAYS_EXCLUDED_HEADERS = new Set(['authorization']);
+const ALWAYS_EXCLUDED_HEADERS: ReadonlySet<string> = new Set(['authorization']);
+
+/**
+ * The attributes that depend on the token alone, in the places the request puts them. They are the
+ * same for every request with the same token, so `xacmlAuthorize` computes them once per cached
+ * token result (see {@link tokenAttributes}).
+ */
+export interface TokenAttributes {
+  /** The token's normalized facts the per-request attributes also use (subject, client id, roles). */
+  readonly facts: TokenInfo;
+  /** Action: audience and scope bags (after the invocation attributes). */
+  readonly audienceAndScope: readonly RequestAttribute[];
+  /** Action: every JWT and introspection claim, flattened (last). */
+  readonly claims: readonly RequestAttribute[];
+  /** Subject: the token and UserInfo attributes and the flattened UserInfo claims (after subject-id). */
+  readonly subject: readonly RequestAttribute[];
+}
+
+/**
+ * Computes the token-derived attributes of {@link buildXacmlRequest}. Values that contain the raw
+ * token are dropped, as everywhere in the request.
+ */
+export function tokenAttributes(token: TokenContext | undefined): TokenAttributes {
+  const facts = tokenFacts(token);
+  const raw = token?.raw;
+
+  const audienceAndScope: AttributeBag = new Map();
+  addValues(audienceAndScope, A.audience, facts.audience);
+  addValues(audienceAndScope, A.scope, facts.scopes);
+
+  const claims: AttributeBag = new Map();
+  for (const [name, value] of Object.entries(token?.jwt ?? {})) addClaim(claims, A.jwtClaimPrefix, name, value);
+  for (const [name, value] of Object.entries(token?.introspection ?? {})) addClaim(claims, A.introspectionClaimPrefix, name, value);
+
+  const subject: AttributeBag = new Map();
+  addValues(subject, A.tokenIssuer, optional(facts.issuer));
+  addValues(subject, A.tokenSubject, optional(facts.subject));
+  addValues(subject, A.tokenUsername, optional(facts.username));
+  addValues(subject, A.tokenClientId, optional(facts.clientId));
+  addValues(subject, A.userInfoFullName, optional(facts.userInfo.fullName));
+  addValues(subject, A.userInfoFirstName, optional(facts.userInfo.firstName));
+  addValues(subject, A.userInfoMiddleName, optional(facts.userInfo.middleName));
+  addValues(subject, A.userInfoFamilyName, optional(facts.userInfo.familyName));
+  addValues(subject, A.userInfoEMail, optional(facts.userInfo.eMail));
+  for (const [name, value] of Object.entries(token?.userInfo ?? {})) addClaim(subject, A.userInfoClaimPrefix, name, value);
+
+  return {
+    facts,
+    audienceAndScope: toAttributes(audienceAndScope, raw),
+    claims: toAttributes(claims, raw),
+    subject: toAttributes(subject, raw),
+  };
+}
+
+/** The header names an options object leaves out, lower-cased, `authorization` included. */
+export function excludedHeaders(options: BuildXacmlRequestOptions = {}): ReadonlySet<string> {
+  return options.excludeHeaders?.length
+    ? new Set([...ALWAYS_EXCLUDED_HEADERS, ...options.excludeHeaders.map((h) => h.toLowerCase())])
+    : ALWAYS_EXCLUDED_HEADERS;
+}
 
 /**
  * Builds the XACML 2.0 request context of an invocation: every attribute of spec 4.3 that the
@@ -102,68 +161,72 @@ export function buildXacmlRequest(
   options: BuildXacmlRequestOptions = {},
 ): RequestContext {
   const token = context?.token;
-  const facts = tokenFacts(token);
+  return assembleXacmlRequest(invocation, token?.raw, tokenAttributes(token), excludedHeaders(options));
+}
+
+/**
+ * {@link buildXacmlRequest} with its token part and excluded headers already computed: the
+ * invocation's own attributes are built here, the token's are taken as given.
+ */
+export function assembleXacmlRequest(
+  invocation: XacmlInvocation,
+  rawToken: string | undefined,
+  tokenPart: TokenAttributes,
+  excluded: ReadonlySet<string>,
+): RequestContext {
+  const { facts } = tokenPart;
   const serviceType = invocation.service.type ?? 'gw';
   const providerType = invocation.provider.type ?? 'gw';
   const url = removeQueryParameter(invocation.url, 'access_token');
-  // Origin-form is appended to a dummy origin rather than resolved against it, so that a path
-  // such as `//host/x` stays a path instead of becoming a host.
-  const parsed = new URL(url.startsWith('/') ? `http://gateway.invalid${url}` : url);
+  const { pathname, searchParams } = parseUrl(url);
 
-  const action: AttributeBag = new Map();
-  addValues(action, A.actionId, [invocation.operation]);
-  addValues(action, A.action, [invocation.operation]);
-  addValues(action, A.service, [`${serviceType}/${invocation.service.name}`]);
-  addValues(action, A.provider, [`${providerType}/${invocation.provider.name}`]);
-  addValues(action, A.url, [url]);
-  addValues(action, A.gwService, [invocation.gwService ?? 'inbound']);
-  addValues(action, A.protocol, [invocation.protocol ?? 'rest']);
-  addValues(action, A.audience, facts.audience);
-  addValues(action, A.scope, facts.scopes);
-  for (const [name, value] of parsed.searchParams) addValues(action, A.urlParameterPrefix + name, [value]);
-  const excluded = options.excludeHeaders?.length
-    ? new Set([...ALWAYS_EXCLUDED_HEADERS, ...options.excludeHeaders.map((h) => h.toLowerCase())])
-    : ALWAYS_EXCLUDED_HEADERS;
-  for (const [name, value] of Object.entries(invocation.headers)) {
+  const invoked: AttributeBag = new Map();
+  addValues(invoked, A.actionId, [invocation.operation]);
+  addValues(invoked, A.action, [invocation.operation]);
+  addValues(invoked, A.service, [`${serviceType}/${invocation.service.name}`]);
+  addValues(invoked, A.provider, [`${providerType}/${invocation.provider.name}`]);
+  addValues(invoked, A.url, [url]);
+  addValues(invoked, A.gwService, [invocation.gwService ?? 'inbound']);
+  addValues(invoked, A.protocol, [invocation.protocol ?? 'rest']);
+  const transport: AttributeBag = new Map();
+  if (searchParams !== undefined) for (const [name, value] of searchParams) addValues(transport, A.urlParameterPrefix + name, [value]);
+  const headers = invocation.headers;
+  for (const name of Object.keys(headers)) {
+    const value = headers[name];
     const lower = name.toLowerCase();
     if (value === undefined || excluded.has(lower)) continue;
-    addValues(action, A.headerPrefix + lower, typeof value === 'string' ? [value] : value);
-    if (lower === 'soapaction') addValues(action, A.soapAction, typeof value === 'string' ? [value] : value);
+    addValues(transport, A.headerPrefix + lower, typeof value === 'string' ? [value] : value);
+    if (lower === 'soapaction') addValues(transport, A.soapAction, typeof value === 'string' ? [value] : value);
   }
-  for (const [name, value] of Object.entries(token?.jwt ?? {})) addClaim(action, A.jwtClaimPrefix, name, value);
-  for (const [name, value] of Object.entries(token?.introspection ?? {})) addClaim(action, A.introspectionClaimPrefix, name, value);
 
-  const subject: AttributeBag = new Map();
   const subjectInfo = invocation.subject ?? {};
   const client = subjectInfo.client ?? facts.clientId;
   const credential = subjectInfo.credential ?? facts.username ?? facts.subject ?? facts.clientId;
-  addValues(subject, A.subjectId, optional(facts.subject ?? client));
-  addValues(subject, A.tokenIssuer, optional(facts.issuer));
-  addValues(subject, A.tokenSubject, optional(facts.subject));
-  addValues(subject, A.tokenUsername, optional(facts.username));
-  addValues(subject, A.tokenClientId, optional(facts.clientId));
-  addValues(subject, A.userInfoFullName, optional(facts.userInfo.fullName));
-  addValues(subject, A.userInfoFirstName, optional(facts.userInfo.firstName));
-  addValues(subject, A.userInfoMiddleName, optional(facts.userInfo.middleName));
-  addValues(subject, A.userInfoFamilyName, optional(facts.userInfo.familyName));
-  addValues(subject, A.userInfoEMail, optional(facts.userInfo.eMail));
-  for (const [name, value] of Object.entries(token?.userInfo ?? {})) addClaim(subject, A.userInfoClaimPrefix, name, value);
-  addValues(subject, A.organization, optional(subjectInfo.organization));
-  addValues(subject, A.client, optional(client));
-  addValues(subject, A.credential, optional(credential));
-  addValues(subject, A.role, subjectInfo.roles ?? facts.roles);
+  const subjectId: AttributeBag = new Map();
+  addValues(subjectId, A.subjectId, optional(facts.subject ?? client));
+  const caller: AttributeBag = new Map();
+  addValues(caller, A.organization, optional(subjectInfo.organization));
+  addValues(caller, A.client, optional(client));
+  addValues(caller, A.credential, optional(credential));
+  addValues(caller, A.role, subjectInfo.roles ?? facts.roles);
 
   const resource: AttributeBag = new Map();
-  addValues(resource, A.resourceId, [parsed.pathname]);
+  addValues(resource, A.resourceId, [pathname]);
 
   const now = (invocation.now ?? new Date()).toISOString();
   const date = now.slice(0, 10);
   const time = now.slice(11);
-  const raw = token?.raw;
   return {
-    subjects: [{ subjectCategory: ACCESS_SUBJECT, attributes: toAttributes(subject, raw) }],
-    resources: [{ attributes: toAttributes(resource, raw) }],
-    action: { attributes: toAttributes(action, raw) },
+    subjects: [
+      {
+        subjectCategory: ACCESS_SUBJECT,
+        attributes: [...toAttributes(subjectId, rawToken), ...tokenPart.subject, ...toAttributes(caller, rawToken)],
+      },
+    ],
+    resources: [{ attributes: toAttributes(resource, rawToken) }],
+    action: {
+      attributes: [...toAttributes(invoked, rawToken), ...tokenPart.audienceAndScope, ...toAttributes(transport, rawToken), ...tokenPart.claims],
+    },
     environment: {
       attributes: [
         { attributeId: A.currentTime, dataType: XS_TIME, values: [time] },
@@ -172,6 +235,39 @@ export function buildXacmlRequest(
       ],
     },
   };
+}
+
+// An absolute http(s) URL split into its authority and the rest, and the characters a WHATWG URL
+// path keeps as they are (no percent-encoding, no dot segments, no backslash): for such a URL,
+// with a host `new URL` surely accepts, the path is its own `pathname` and parsing can be skipped.
+const ABSOLUTE = /^https?:\/\/([^/?#\\]+)(?=\/)/i;
+const PLAIN_PATH = /^\/[A-Za-z0-9\-._~!$&'()*+,;=:@/]*$/;
+const HOST_PORT = /^([A-Za-z0-9.-]+)(?::(\d{1,5}))?$/;
+const IPV4_OCTET = /^(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)$/;
+
+/** Whether `new URL` accepts `authority` as is: an ASCII host name or a dotted IPv4 address, an optional port. */
+function plainAuthority(authority: string): boolean {
+  const match = HOST_PORT.exec(authority);
+  if (match === null || (match[2] !== undefined && Number(match[2]) > 65535)) return false;
+  const labels = match[1]!.split('.');
+  for (const label of labels) if (label === '' || label.toLowerCase().startsWith('xn--')) return false;
+  // A name ending in a number is parsed as an IPv4 address: accept only the plain dotted form.
+  if (/^[0-9]/.test(labels[labels.length - 1]!)) return labels.length === 4 && labels.every((octet) => IPV4_OCTET.test(octet));
+  return true;
+}
+
+/** The path and query parameters of `url`, as `new URL` gives them, without parsing when the URL is plain. */
+function parseUrl(url: string): { pathname: string; searchParams: URLSearchParams | undefined } {
+  let path: string | undefined = url;
+  if (!url.startsWith('/')) {
+    const origin = ABSOLUTE.exec(url);
+    path = origin !== null && plainAuthority(origin[1]!) ? url.slice(origin[0].length) : undefined;
+  }
+  if (path !== undefined && PLAIN_PATH.test(path) && !path.includes('/.')) return { pathname: path, searchParams: undefined };
+  // Origin-form is appended to a dummy origin rather than resolved against it, so that a path
+  // such as `//host/x` stays a path instead of becoming a host.
+  const parsed = new URL(url.startsWith('/') ? `http://gateway.invalid${url}` : url);
+  return { pathname: parsed.pathname, searchParams: parsed.searchParams };
 }
 
 function optional(value: string | undefined): string[] {

@@ -5,14 +5,16 @@
  */
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { addDiagnostic, gatewayContext } from '../context.js';
-import type { AuthorizationContext } from '../context.js';
+import type { AuthorizationContext, TokenContext } from '../context.js';
 import { GatewayError } from '../errors.js';
 import { logger } from '../log.js';
 import { decisionText } from './decision.js';
 import { XacmlPolicySource } from './policy-source.js';
 import type { XacmlEvaluatorOptions, XacmlPolicyDocuments, XacmlPolicyLoader, XacmlPolicyState } from './policy-source.js';
-import { buildXacmlRequest } from './request-builder.js';
-import type { XacmlSubjectInfo } from './request-builder.js';
+import { assembleXacmlRequest, excludedHeaders, tokenAttributes } from './request-builder.js';
+// `buildXacmlRequest` is imported for the {@link} of the documentation below.
+import type { buildXacmlRequest, TokenAttributes, XacmlInvocation, XacmlSubjectInfo } from './request-builder.js';
+import { deepFreeze, sharedTokenData, type SharedTokenData } from '../token/shared.js';
 import type { RequestContext } from '../xacml/request-context.js';
 import type { XacmlObligation } from '../xacml/index.js';
 
@@ -140,7 +142,21 @@ export function xacmlAuthorize(options: XacmlAuthorizeOptions): XacmlAuthorizeMi
     policy instanceof XacmlPolicySource
       ? policy
       : new XacmlPolicySource({ ...evaluatorOptions, policy, ...(references === undefined ? {} : { references }) });
-  const buildOptions = excludeHeaders === undefined ? {} : { excludeHeaders };
+  const excluded = excludedHeaders(excludeHeaders === undefined ? {} : { excludeHeaders });
+  // The token-derived attributes, computed once per cached token result (the key: frozen, shared
+  // by every request with that token, collected with it when the token cache drops it).
+  const tokenParts = new WeakMap<SharedTokenData, TokenAttributes>();
+
+  function tokenPart(token: TokenContext | undefined): TokenAttributes {
+    const shared = sharedTokenData(token);
+    if (shared === undefined) return tokenAttributes(token);
+    let part = tokenParts.get(shared);
+    if (part === undefined) {
+      part = deepFreeze(tokenAttributes(token));
+      tokenParts.set(shared, part);
+    }
+    return part;
+  }
 
   function decide(req: Request, state: XacmlPolicyState): GatewayError | undefined {
     const gateway = gatewayContext(req);
@@ -155,21 +171,19 @@ export function xacmlAuthorize(options: XacmlAuthorizeOptions): XacmlAuthorizeMi
     if (state.reloadError) {
       addDiagnostic(req, 'error', 'XACML_POLICY_RELOAD_FAILED', `policy reload failed, version ${state.version} stays in force: ${state.reloadError.message}`);
     }
-    const request = buildXacmlRequest(
-      {
-        method: req.method,
-        url: invocationUrl(req),
-        headers: req.headers,
-        operation: operation ? operation(req) : defaultOperation(req),
-        service: { type: serviceType, name: names.serviceName, version: names.serviceVersion },
-        provider: { type: providerType, name: names.providerName },
-        protocol,
-        ...(subject ? { subject: subject(req) ?? {} } : {}),
-        now: new Date(),
-      },
-      gateway,
-      buildOptions,
-    );
+    const invocation: XacmlInvocation = {
+      method: req.method,
+      url: invocationUrl(req),
+      headers: req.headers,
+      operation: operation ? operation(req) : defaultOperation(req),
+      service: { type: serviceType, name: names.serviceName, version: names.serviceVersion },
+      provider: { type: providerType, name: names.providerName },
+      protocol,
+      now: new Date(),
+    };
+    if (subject) invocation.subject = subject(req) ?? {};
+    const token = gateway.token;
+    const request = assembleXacmlRequest(invocation, token?.raw, tokenPart(token), excluded);
     onRequest?.(request, req);
     const response = state.pdp.evaluate(request);
     const first = response.results[0];
