@@ -6,7 +6,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Diagnostic, GatewayContext } from '../context.js';
 import { outcomeLabels, type OutcomeCode } from '../errors.js';
-import { redactHeaders, scrubSecret } from './redact.js';
+import { copyScrubbed, redactHeaders, scrubSecret } from './redact.js';
 import type { TransactionRecord, TransactionSender, TransactionTokenInfo } from './types.js';
 
 /** What the middleware knows about the exchange besides the context. */
@@ -50,15 +50,17 @@ function senderOf(context: GatewayContext): TransactionSender {
   return sender;
 }
 
-function tokenInfoOf(context: GatewayContext): TransactionTokenInfo | undefined {
+/** The record's token section, already without the token (`secret`) anywhere in it. */
+function tokenInfoOf(context: GatewayContext, secret: string | undefined): TransactionTokenInfo | undefined {
   const token = context.token;
   if (token === undefined) return undefined;
   const info: TransactionTokenInfo = { method: token.method };
-  if (token.policy !== undefined) info.policy = token.policy;
-  // Copies: the record must not change if a middleware keeps mutating the context afterwards.
-  if (token.introspection !== undefined) info.introspection = structuredClone(token.introspection);
-  if (token.jwt !== undefined) info.jwt = structuredClone(token.jwt);
-  if (token.userInfo !== undefined) info.userInfo = structuredClone(token.userInfo);
+  if (token.policy !== undefined) info.policy = copyScrubbed(token.policy, secret);
+  // Copies, scrubbed as they are made: the record must not change if a middleware keeps mutating
+  // the context afterwards, nor share the token policy's frozen cached claims.
+  if (token.introspection !== undefined) info.introspection = copyScrubbed(token.introspection, secret);
+  if (token.jwt !== undefined) info.jwt = copyScrubbed(token.jwt, secret);
+  if (token.userInfo !== undefined) info.userInfo = copyScrubbed(token.userInfo, secret);
   return info;
 }
 
@@ -107,14 +109,15 @@ export function buildRecord(req: IncomingMessage, res: ServerResponse, context: 
     record.errorCode = context.error.code;
     record.gatewayStatus = context.error.gatewayStatus;
   }
-  const tokenInfo = tokenInfoOf(context);
+  const raw = context.token?.raw;
+  const tokenInfo = tokenInfoOf(context, raw);
   if (tokenInfo !== undefined) record.tokenInfo = tokenInfo;
   if (authorization !== undefined) record.authorization = authorization;
-  const raw = context.token?.raw;
   // Nothing produced for the backend (the request stopped before the relay): no outgoing contents.
   if (facts.recordOutgoingHeaders && Object.keys(context.outgoing.headers).length > 0) {
     record.outgoing = { headers: redactHeaders(context.outgoing.headers, facts.redactedHeaders, raw) };
   }
-  // Last line of defence: whatever ended up in diagnostics or claims, the token is not stored.
-  return raw === undefined ? record : scrubSecret(record, raw);
+  // Last line of defence: whatever ended up in diagnostics or elsewhere, the token is not stored
+  // (the token section was scrubbed while it was copied).
+  return raw === undefined ? record : scrubSecret(record, raw, tokenInfo);
 }

@@ -147,6 +147,9 @@ export function recordTransaction(options: RecordTransactionOptions = {}): Recor
 }
 
 function clientAddressOf(req: Request): string | undefined {
+  // Without X-Forwarded-For, `req.ip` is the socket's address whatever `trust proxy` says: skip
+  // Express's proxy-addr walk.
+  if (req.headers['x-forwarded-for'] === undefined) return req.socket?.remoteAddress;
   try {
     return req.ip ?? req.socket?.remoteAddress;
   } catch {
@@ -160,14 +163,31 @@ function clientAddressOf(req: Request): string | undefined {
  * is known: the transaction id always, the message id only on success.
  */
 function hookWriteHead(res: ServerResponse, transactionId: string, messageId: string): void {
-  const original = res.writeHead;
-  const hooked = function (this: ServerResponse, statusCode: number, ...rest: unknown[]): ServerResponse {
-    if (!this.headersSent) {
-      this.setHeader('Gateway-Transaction-ID', transactionId);
-      if (statusCode < 400) this.setHeader('Gateway-Message-ID', messageId);
-      else this.removeHeader('Gateway-Message-ID');
-    }
-    return (original as (...args: unknown[]) => ServerResponse).call(this, statusCode, ...rest);
-  };
-  res.writeHead = hooked as typeof res.writeHead;
+  // One shared function rather than a closure per request: the ids and the writeHead it wraps
+  // ride on the response.
+  const hooked = res as HookedResponse;
+  hooked[RESPONSE_IDS] = [transactionId, messageId];
+  // Hooked already (a second recordTransaction on the same exchange): the ids are all it needs.
+  if (res.writeHead === (writeHeadWithIds as unknown)) return;
+  hooked[ORIGINAL_WRITE_HEAD] = res.writeHead;
+  res.writeHead = writeHeadWithIds as typeof res.writeHead;
+}
+
+const ORIGINAL_WRITE_HEAD = Symbol('express-access-gateway.originalWriteHead');
+const RESPONSE_IDS = Symbol('express-access-gateway.responseIds');
+
+interface HookedResponse extends ServerResponse {
+  [ORIGINAL_WRITE_HEAD]: ServerResponse['writeHead'];
+  [RESPONSE_IDS]: readonly [transactionId: string, messageId: string];
+}
+
+function writeHeadWithIds(this: HookedResponse, statusCode: number): ServerResponse {
+  if (!this.headersSent) {
+    const [transactionId, messageId] = this[RESPONSE_IDS];
+    this.setHeader('Gateway-Transaction-ID', transactionId);
+    if (statusCode < 400) this.setHeader('Gateway-Message-ID', messageId);
+    else this.removeHeader('Gateway-Message-ID');
+  }
+  // eslint-disable-next-line prefer-rest-params
+  return Reflect.apply(this[ORIGINAL_WRITE_HEAD], this, arguments) as ServerResponse;
 }

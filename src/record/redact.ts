@@ -61,16 +61,20 @@ export function redactHeaders(
  * (and removes object keys that contain it). The last line of defence: whatever a middleware put
  * in diagnostics or claims, the token does not reach the store.
  */
-export function scrubSecret<T>(value: T, secret: string): T {
+export function scrubSecret<T>(value: T, secret: string, skip?: object): T {
   if (secret === '') return value;
-  return scrub(value, secret, 0) as T;
+  return scrub(value, secret, 0, skip) as T;
 }
 
-function scrub(value: unknown, secret: string, depth: number): unknown {
+function scrub(value: unknown, secret: string, depth: number, skip: object | undefined): unknown {
   if (typeof value === 'string') return value.includes(secret) ? REDACTED : value;
-  if (value === null || typeof value !== 'object' || depth > 32) return value;
+  if (value === null || typeof value !== 'object' || depth > 32 || value === skip) return value;
   if (Array.isArray(value)) {
-    for (let i = 0; i < value.length; i++) value[i] = scrub(value[i], secret, depth + 1);
+    for (let i = 0; i < value.length; i++) {
+      const item: unknown = value[i];
+      const scrubbed = scrub(item, secret, depth + 1, skip);
+      if (scrubbed !== item) value[i] = scrubbed;
+    }
     return value;
   }
   const object = value as Record<string, unknown>;
@@ -79,7 +83,42 @@ function scrub(value: unknown, secret: string, depth: number): unknown {
       delete object[key];
       continue;
     }
-    object[key] = scrub(object[key], secret, depth + 1);
+    const member = object[key];
+    const scrubbed = scrub(member, secret, depth + 1, skip);
+    if (scrubbed !== member) object[key] = scrubbed;
   }
   return value;
+}
+
+/**
+ * A copy of a JSON-like value (claims) with every string that contains `secret` replaced by
+ * {@link REDACTED} and every object key that contains it removed: {@link scrubSecret} and a deep
+ * copy in one pass, for values the record must not share (they may be frozen, or change later).
+ * `secret` `undefined` or empty: a plain copy. Nesting deeper than 32 levels is copied as is.
+ */
+export function copyScrubbed<T>(value: T, secret: string | undefined): T {
+  return copy(value, secret === '' ? undefined : secret, 0) as T;
+}
+
+function copy(value: unknown, secret: string | undefined, depth: number): unknown {
+  if (typeof value === 'string') return secret !== undefined && value.includes(secret) ? REDACTED : value;
+  if (value === null || typeof value !== 'object') return value;
+  if (depth > 32) return structuredClone(value);
+  if (Array.isArray(value)) {
+    const out: unknown[] = new Array(value.length);
+    for (let i = 0; i < value.length; i++) out[i] = copy(value[i], secret, depth + 1);
+    return out;
+  }
+  const prototype: unknown = Object.getPrototypeOf(value);
+  // Anything but a plain object (a Date, a Map...) is copied as structuredClone would.
+  if (prototype !== Object.prototype && prototype !== null) return secret === undefined ? structuredClone(value) : scrub(structuredClone(value), secret, depth, undefined);
+  const out: Record<string, unknown> = {};
+  for (const key of Object.keys(value)) {
+    if (secret !== undefined && key.includes(secret)) continue;
+    const member = copy((value as Record<string, unknown>)[key], secret, depth + 1);
+    // A `__proto__` member (JSON.parse makes it an own property) stays a member, not a prototype.
+    if (key === '__proto__') Object.defineProperty(out, key, { value: member, enumerable: true, writable: true, configurable: true });
+    else out[key] = member;
+  }
+  return out;
 }
