@@ -179,15 +179,19 @@ export function assembleXacmlRequest(
   const providerType = invocation.provider.type ?? 'gw';
   const url = removeQueryParameter(invocation.url, 'access_token');
   const { pathname, searchParams } = parseUrl(url);
+  const raw = rawToken === '' ? undefined : rawToken;
 
-  const invoked: AttributeBag = new Map();
-  addValues(invoked, A.actionId, [invocation.operation]);
-  addValues(invoked, A.action, [invocation.operation]);
-  addValues(invoked, A.service, [`${serviceType}/${invocation.service.name}`]);
-  addValues(invoked, A.provider, [`${providerType}/${invocation.provider.name}`]);
-  addValues(invoked, A.url, [url]);
-  addValues(invoked, A.gwService, [invocation.gwService ?? 'inbound']);
-  addValues(invoked, A.protocol, [invocation.protocol ?? 'rest']);
+  // Built attribute by attribute (the ids here are all distinct, so no bag merging is needed);
+  // only URL parameters and headers, which may repeat, go through a bag.
+  const action: RequestAttribute[] = [];
+  one(action, A.actionId, invocation.operation, raw);
+  one(action, A.action, invocation.operation, raw);
+  one(action, A.service, `${serviceType}/${invocation.service.name}`, raw);
+  one(action, A.provider, `${providerType}/${invocation.provider.name}`, raw);
+  one(action, A.url, url, raw);
+  one(action, A.gwService, invocation.gwService ?? 'inbound', raw);
+  one(action, A.protocol, invocation.protocol ?? 'rest', raw);
+  for (const attribute of tokenPart.audienceAndScope) action.push(attribute);
   const transport: AttributeBag = new Map();
   if (searchParams !== undefined) for (const [name, value] of searchParams) addValues(transport, A.urlParameterPrefix + name, [value]);
   const headers = invocation.headers;
@@ -198,35 +202,30 @@ export function assembleXacmlRequest(
     addValues(transport, A.headerPrefix + lower, typeof value === 'string' ? [value] : value);
     if (lower === 'soapaction') addValues(transport, A.soapAction, typeof value === 'string' ? [value] : value);
   }
+  appendAttributes(action, transport, raw);
+  for (const attribute of tokenPart.claims) action.push(attribute);
 
   const subjectInfo = invocation.subject ?? {};
   const client = subjectInfo.client ?? facts.clientId;
   const credential = subjectInfo.credential ?? facts.username ?? facts.subject ?? facts.clientId;
-  const subjectId: AttributeBag = new Map();
-  addValues(subjectId, A.subjectId, optional(facts.subject ?? client));
-  const caller: AttributeBag = new Map();
-  addValues(caller, A.organization, optional(subjectInfo.organization));
-  addValues(caller, A.client, optional(client));
-  addValues(caller, A.credential, optional(credential));
-  addValues(caller, A.role, subjectInfo.roles ?? facts.roles);
+  const subject: RequestAttribute[] = [];
+  optionalOne(subject, A.subjectId, facts.subject ?? client, raw);
+  for (const attribute of tokenPart.subject) subject.push(attribute);
+  optionalOne(subject, A.organization, subjectInfo.organization, raw);
+  optionalOne(subject, A.client, client, raw);
+  optionalOne(subject, A.credential, credential, raw);
+  bag(subject, A.role, subjectInfo.roles ?? facts.roles, raw);
 
-  const resource: AttributeBag = new Map();
-  addValues(resource, A.resourceId, [pathname]);
+  const resource: RequestAttribute[] = [];
+  one(resource, A.resourceId, pathname, raw);
 
   const now = (invocation.now ?? new Date()).toISOString();
   const date = now.slice(0, 10);
   const time = now.slice(11);
   return {
-    subjects: [
-      {
-        subjectCategory: ACCESS_SUBJECT,
-        attributes: [...toAttributes(subjectId, rawToken), ...tokenPart.subject, ...toAttributes(caller, rawToken)],
-      },
-    ],
-    resources: [{ attributes: toAttributes(resource, rawToken) }],
-    action: {
-      attributes: [...toAttributes(invoked, rawToken), ...tokenPart.audienceAndScope, ...toAttributes(transport, rawToken), ...tokenPart.claims],
-    },
+    subjects: [{ subjectCategory: ACCESS_SUBJECT, attributes: subject }],
+    resources: [{ attributes: resource }],
+    action: { attributes: action },
     environment: {
       attributes: [
         { attributeId: A.currentTime, dataType: XS_TIME, values: [time] },
@@ -237,23 +236,45 @@ export function assembleXacmlRequest(
   };
 }
 
+/** Appends a one-value string attribute, unless the value contains the token. */
+function one(list: RequestAttribute[], attributeId: string, value: string, rawToken: string | undefined): void {
+  if (rawToken !== undefined && value.includes(rawToken)) return;
+  list.push({ attributeId, dataType: XS_STRING, values: [value] });
+}
+
+/** {@link one} for a value that may be missing (absent or empty: no attribute). */
+function optionalOne(list: RequestAttribute[], attributeId: string, value: string | undefined, rawToken: string | undefined): void {
+  if (value !== undefined && value !== '') one(list, attributeId, value, rawToken);
+}
+
+/** Appends a bag attribute of the values that do not contain the token, if any. */
+function bag(list: RequestAttribute[], attributeId: string, values: readonly string[], rawToken: string | undefined): void {
+  const kept = rawToken === undefined ? [...values] : values.filter((v) => !v.includes(rawToken));
+  if (kept.length > 0) list.push({ attributeId, dataType: XS_STRING, values: kept });
+}
+
 // An absolute http(s) URL split into its authority and the rest, and the characters a WHATWG URL
 // path keeps as they are (no percent-encoding, no dot segments, no backslash): for such a URL,
 // with a host `new URL` surely accepts, the path is its own `pathname` and parsing can be skipped.
 const ABSOLUTE = /^https?:\/\/([^/?#\\]+)(?=\/)/i;
 const PLAIN_PATH = /^\/[A-Za-z0-9\-._~!$&'()*+,;=:@/]*$/;
-const HOST_PORT = /^([A-Za-z0-9.-]+)(?::(\d{1,5}))?$/;
-const IPV4_OCTET = /^(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)$/;
+// A host name whose last label starts with a letter (so it is not read as an IPv4 address), or a
+// dotted IPv4 address, each with an optional port.
+const PLAIN_NAME = /^(?:[A-Za-z0-9-]+\.)*[A-Za-z][A-Za-z0-9-]*(?::\d{1,5})?$/;
+const OCTET = '(?:25[0-5]|2[0-4]\\d|1\\d\\d|[1-9]?\\d)';
+const PLAIN_IPV4 = new RegExp(`^(?:${OCTET}\\.){3}${OCTET}(?::\\d{1,5})?$`);
+const PUNYCODE = /(?:^|\.)xn--/i;
 
 /** Whether `new URL` accepts `authority` as is: an ASCII host name or a dotted IPv4 address, an optional port. */
 function plainAuthority(authority: string): boolean {
-  const match = HOST_PORT.exec(authority);
-  if (match === null || (match[2] !== undefined && Number(match[2]) > 65535)) return false;
-  const labels = match[1]!.split('.');
-  for (const label of labels) if (label === '' || label.toLowerCase().startsWith('xn--')) return false;
-  // A name ending in a number is parsed as an IPv4 address: accept only the plain dotted form.
-  if (/^[0-9]/.test(labels[labels.length - 1]!)) return labels.length === 4 && labels.every((octet) => IPV4_OCTET.test(octet));
-  return true;
+  if (PLAIN_NAME.test(authority)) {
+    // A punycode label is decoded and checked by the URL parser: leave those to it.
+    if (PUNYCODE.test(authority)) return false;
+  } else if (!PLAIN_IPV4.test(authority)) {
+    return false;
+  }
+  const colon = authority.lastIndexOf(':');
+  return colon === -1 || Number(authority.slice(colon + 1)) <= 65535;
 }
 
 /** The path and query parameters of `url`, as `new URL` gives them, without parsing when the URL is plain. */
@@ -276,10 +297,15 @@ function optional(value: string | undefined): string[] {
 
 function toAttributes(bag: AttributeBag, rawToken: string | undefined): RequestAttribute[] {
   const attributes: RequestAttribute[] = [];
+  appendAttributes(attributes, bag, rawToken);
+  return attributes;
+}
+
+function appendAttributes(attributes: RequestAttribute[], bag: AttributeBag, rawToken: string | undefined): void {
   for (const [attributeId, allValues] of bag) {
     // Last guard: a token copied into another header or parameter must not reach the PDP either.
-    const values = rawToken ? allValues.filter((v) => !v.includes(rawToken)) : allValues;
+    // (The bag's arrays are this request's own: kept as they are when nothing is dropped.)
+    const values = rawToken && allValues.some((v) => v.includes(rawToken)) ? allValues.filter((v) => !v.includes(rawToken)) : allValues;
     if (values.length > 0) attributes.push({ attributeId, dataType: XS_STRING, values });
   }
-  return attributes;
 }
