@@ -4,7 +4,7 @@
  *
  * @module
  */
-import type { ServerResponse } from 'node:http';
+import { ServerResponse } from 'node:http';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { gatewayContext } from '../context.js';
 import { logger } from '../log.js';
@@ -163,31 +163,31 @@ function clientAddressOf(req: Request): string | undefined {
  * is known: the transaction id always, the message id only on success.
  */
 function hookWriteHead(res: ServerResponse, transactionId: string, messageId: string): void {
-  // One shared function rather than a closure per request: the ids and the writeHead it wraps
-  // ride on the response.
-  const hooked = res as HookedResponse;
-  hooked[RESPONSE_IDS] = [transactionId, messageId];
-  // Hooked already (a second recordTransaction on the same exchange): the ids are all it needs.
-  if (res.writeHead === (writeHeadWithIds as unknown)) return;
-  hooked[ORIGINAL_WRITE_HEAD] = res.writeHead;
-  res.writeHead = writeHeadWithIds as typeof res.writeHead;
-}
-
-const ORIGINAL_WRITE_HEAD = Symbol('express-access-gateway.originalWriteHead');
-const RESPONSE_IDS = Symbol('express-access-gateway.responseIds');
-
-interface HookedResponse extends ServerResponse {
-  [ORIGINAL_WRITE_HEAD]: ServerResponse['writeHead'];
-  [RESPONSE_IDS]: readonly [transactionId: string, messageId: string];
-}
-
-function writeHeadWithIds(this: HookedResponse, statusCode: number): ServerResponse {
-  if (!this.headersSent) {
-    const [transactionId, messageId] = this[RESPONSE_IDS];
-    this.setHeader('Gateway-Transaction-ID', transactionId);
-    if (statusCode < 400) this.setHeader('Gateway-Message-ID', messageId);
-    else this.removeHeader('Gateway-Message-ID');
+  const original = res.writeHead;
+  if (original === ServerResponse.prototype.writeHead && res.req?.gateway?.transactionId === transactionId) {
+    // The common case: one shared function that reads the ids from the request's context, rather
+    // than a closure per request (and no extra property on the response: each one costs).
+    res.writeHead = writeHeadWithIds as typeof res.writeHead;
+    return;
   }
+  // Someone else wraps writeHead too (or a second recordTransaction): wrap what is there.
+  const hooked = function (this: ServerResponse, statusCode: number, ...rest: unknown[]): ServerResponse {
+    setIds(this, statusCode, transactionId, messageId);
+    return (original as (...args: unknown[]) => ServerResponse).call(this, statusCode, ...rest);
+  };
+  res.writeHead = hooked as typeof res.writeHead;
+}
+
+function writeHeadWithIds(this: ServerResponse, statusCode: number): ServerResponse {
+  const context = this.req.gateway!;
+  setIds(this, statusCode, context.transactionId, context.messageId);
   // eslint-disable-next-line prefer-rest-params
-  return Reflect.apply(this[ORIGINAL_WRITE_HEAD], this, arguments) as ServerResponse;
+  return Reflect.apply(ServerResponse.prototype.writeHead, this, arguments) as ServerResponse;
+}
+
+function setIds(res: ServerResponse, statusCode: number, transactionId: string, messageId: string): void {
+  if (res.headersSent) return;
+  res.setHeader('Gateway-Transaction-ID', transactionId);
+  if (statusCode < 400) res.setHeader('Gateway-Message-ID', messageId);
+  else res.removeHeader('Gateway-Message-ID');
 }
