@@ -8,10 +8,11 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { CompactSign } from 'jose';
 import type { KeyInput } from 'jose';
 import { gatewayContext } from '../../context.js';
-import type { GatewayContext } from '../../context.js';
+import type { GatewayContext, TokenContext } from '../../context.js';
+import { sharedTokenData, type SharedTokenData } from '../shared.js';
 import { GatewayError } from '../../errors.js';
 import { collectItems, defaultForwardedHeaderNames, headerValue, itemsDocument } from './items.js';
-import type { ForwardDateFormat, ForwardedItem } from './items.js';
+import type { ForwardDateFormat, ForwardedItem, ForwardedValue } from './items.js';
 import { appendQueryParameter, removeFormParameter, removeQueryParameter } from './query.js';
 
 /** How the collected token information travels: one header per item, a base64 JSON, or a signed JWT. */
@@ -141,37 +142,89 @@ export function forwardTokenHeaders(
   );
   if (typeof originalToken === 'object') spoofable.add(originalToken.header.toLowerCase());
   const isSpoofable = (lowerName: string): boolean => lowerName.startsWith('gateway-') || spoofable.has(lowerName);
+  const dropHeader = (lower: string, value: string): boolean => isSpoofable(lower) || (lower === 'authorization' && isBearer(value));
+  // Names this middleware sets, lower-cased once. When they are all distinct, each one was just
+  // stripped from rawHeaders, so setting it is a plain append (no scan of rawHeaders per header).
+  const configuredNames = [
+    ...Object.values(headerNames),
+    jsonHeader,
+    jwsHeader,
+    ...(transactionIdHeader ? [transactionIdHeader] : []),
+    ...(typeof originalToken === 'object' ? [originalToken.header] : []),
+  ];
+  const lowerNames = new Map(configuredNames.map((n) => [n, n.toLowerCase()]));
+  const appendable: ReadonlySet<string> = new Set(lowerNames.values()).size === configuredNames.length ? spoofable : new Set();
+  const lowerOf = (name: string): string => lowerNames.get(name) ?? name.toLowerCase();
+  // What the token alone decides (the items and their header entries, but the per-request
+  // processTime), once per cached token result. Not with a dateFormat function: it is called
+  // for every request, as documented.
+  const memoizable = typeof dateFormat !== 'function';
+  const perToken = new WeakMap<SharedTokenData, TokenForward>();
 
-  function prepare(req: IncomingMessage, gateway: GatewayContext): Array<[string, string]> {
-    stripHeaders(req, (lower, value) => isSpoofable(lower) || (lower === 'authorization' && isBearer(value)));
+  /** One header to set: its name, lower-case name, value, and the value recorded (token redacted). */
+  function entry(name: string, value: string, raw: string | undefined): HeaderEntry {
+    return [name, lowerOf(name), value, raw !== undefined && raw !== '' && value.includes(raw) ? value.replace(raw, REDACTED) : value];
+  }
+
+  function tokenForward(token: TokenContext | undefined): TokenForward {
+    const items = collectItems(token, dateFormat);
+    items.delete('processTime');
+    const headers: HeaderEntry[] = [];
+    if (modes.has('headers')) for (const [item, value] of items) headers.push(entry(headerNames[item], headerValue(value), token?.raw));
+    return { items, headers };
+  }
+
+  function tokenForwardOf(token: TokenContext | undefined): TokenForward {
+    const shared = memoizable ? sharedTokenData(token) : undefined;
+    if (shared === undefined) return tokenForward(token);
+    let forward = perToken.get(shared);
+    if (forward === undefined) {
+      forward = tokenForward(token);
+      perToken.set(shared, forward);
+    }
+    return forward;
+  }
+
+  function prepare(req: IncomingMessage, gateway: GatewayContext): HeaderEntry[] {
+    stripHeaders(req, dropHeader);
     req.url = removeQueryParameter(req.url ?? '/', 'access_token');
     const withOriginal = req as IncomingMessage & { originalUrl?: string };
     if (typeof withOriginal.originalUrl === 'string') withOriginal.originalUrl = removeQueryParameter(withOriginal.originalUrl, 'access_token');
     if (gateway.token?.method === 'body' && originalToken !== 'asReceived') stripBodyToken(req, gateway);
-    const set: Array<[string, string]> = [];
-    if (transactionIdHeader) set.push([transactionIdHeader, gateway.transactionId]);
+    const set: HeaderEntry[] = [];
+    if (transactionIdHeader) set.push(entry(transactionIdHeader, gateway.transactionId, gateway.token?.raw));
     return set;
   }
 
-  function putOriginalToken(req: IncomingMessage, gateway: GatewayContext, set: Array<[string, string]>): void {
+  function putOriginalToken(req: IncomingMessage, gateway: GatewayContext, set: HeaderEntry[]): void {
     const token = gateway.token;
     if (originalToken === false || token === undefined) return;
     const mode = originalToken === 'asReceived' ? { header: 'authorizationHeader', query: 'query', body: 'body' }[token.method] : originalToken;
-    if (mode === 'authorizationHeader') set.push(['Authorization', `Bearer ${token.raw}`]);
+    if (mode === 'authorizationHeader') set.push(entry('Authorization', `Bearer ${token.raw}`, token.raw));
     else if (mode === 'query') req.url = appendQueryParameter(req.url ?? '/', 'access_token', token.raw);
-    else if (typeof mode === 'object') set.push([mode.header, token.raw]);
+    else if (typeof mode === 'object') set.push(entry(mode.header, token.raw, token.raw));
     // 'body': the form body still holds it, nothing to put back.
   }
 
   return function forwardTokenHeadersMiddleware(req, _res, next): void {
     const gateway = gatewayContext(req);
-    let set: Array<[string, string]>;
-    let items: ReturnType<typeof collectItems>;
+    let set: HeaderEntry[];
+    let items: Map<ForwardedItem, ForwardedValue>;
     try {
       set = prepare(req, gateway);
-      items = collectItems(gateway.token, dateFormat);
-      if (modes.has('headers')) for (const [item, value] of items) set.push([headerNames[item], headerValue(value)]);
-      if (modes.has('json')) set.push([jsonHeader, Buffer.from(JSON.stringify(itemsDocument(gateway.transactionId, items))).toString('base64')]);
+      const token = gateway.token;
+      const forward = tokenForwardOf(token);
+      const processTime = token?.processTimeMs;
+      items = forward.items;
+      if (processTime !== undefined && (modes.has('json') || modes.has('jws'))) {
+        items = new Map(items);
+        items.set('processTime', processTime);
+      }
+      if (modes.has('headers')) {
+        for (const header of forward.headers) set.push(header);
+        if (processTime !== undefined) set.push(entry(headerNames.processTime, headerValue(processTime), token?.raw));
+      }
+      if (modes.has('json')) set.push(entry(jsonHeader, Buffer.from(JSON.stringify(itemsDocument(gateway.transactionId, items))).toString('base64'), token?.raw));
       putOriginalToken(req, gateway, set);
     } catch (cause) {
       next(new GatewayError('ERR_INTERNAL', { diagnostic: `token forwarding failed: ${cause instanceof Error ? cause.message : String(cause)}`, cause }));
@@ -188,7 +241,7 @@ export function forwardTokenHeaders(
       .sign(jws.key)
       .then(
         (jwt) => {
-          set.push([jwsHeader, jwt]);
+          set.push(entry(jwsHeader, jwt, gateway.token?.raw));
           finish(req, gateway, set);
           next();
         },
@@ -199,13 +252,25 @@ export function forwardTokenHeaders(
       );
   };
 
-  function finish(req: IncomingMessage, gateway: GatewayContext, set: ReadonlyArray<[string, string]>): void {
-    const raw = gateway.token?.raw;
-    for (const [name, value] of set) {
-      setHeader(req, name, value);
-      gateway.outgoing.headers[name] = raw !== undefined && raw !== '' && value.includes(raw) ? value.replace(raw, REDACTED) : value;
+  function finish(req: IncomingMessage, gateway: GatewayContext, set: readonly HeaderEntry[]): void {
+    const raw = Array.isArray(req.rawHeaders) ? req.rawHeaders : undefined;
+    const recorded = gateway.outgoing.headers;
+    for (const [name, lower, value, recordedValue] of set) {
+      req.headers[lower] = value;
+      if (raw !== undefined && appendable.has(lower)) raw.push(name, value);
+      else setRawHeader(req, name, value);
+      recorded[name] = recordedValue;
     }
   }
+}
+
+/** A header to set: name, lower-case name, value, value as recorded (the token redacted). */
+type HeaderEntry = readonly [name: string, lower: string, value: string, recorded: string];
+
+/** What the token alone decides: the forwarded items but `processTime`, and their header entries. */
+interface TokenForward {
+  readonly items: Map<ForwardedItem, ForwardedValue>;
+  readonly headers: readonly HeaderEntry[];
 }
 
 /**
@@ -236,8 +301,10 @@ function prefixed(prefix: string, record: Record<string, string>): Record<string
   return Object.fromEntries(Object.entries(record).map(([k, v]) => [prefix + k, v]));
 }
 
+const BEARER = /^\s*bearer(\s|$)/i;
+
 function isBearer(value: string): boolean {
-  return /^\s*bearer(\s|$)/i.test(value);
+  return BEARER.test(value);
 }
 
 /**
@@ -248,18 +315,20 @@ function stripHeaders(req: IncomingMessage, drop: (lowerName: string, value: str
   const headers = req.headers;
   for (const name of Object.keys(headers)) {
     const value = headers[name];
-    if (drop(name.toLowerCase(), Array.isArray(value) ? value.join(', ') : (value ?? ''))) delete headers[name];
+    if (drop(name.toLowerCase(), typeof value === 'string' ? value : Array.isArray(value) ? value.join(', ') : '')) delete headers[name];
   }
   const raw = req.rawHeaders;
   if (!Array.isArray(raw)) return;
-  const kept: string[] = [];
+  // Compacted in place: kept pairs move down over the dropped ones.
+  let kept = 0;
   for (let i = 0; i + 1 < raw.length; i += 2) {
     const name = raw[i] as string;
     const value = raw[i + 1] as string;
-    if (!drop(name.toLowerCase(), value)) kept.push(name, value);
+    if (drop(name.toLowerCase(), value)) continue;
+    raw[kept++] = name;
+    raw[kept++] = value;
   }
-  raw.length = 0;
-  raw.push(...kept);
+  raw.length = kept;
 }
 
 /** Sets one header on `req.headers` (lower-case key, as Node keeps them) and `req.rawHeaders` (as named). */
