@@ -25,11 +25,15 @@ export interface MemoryTransactionStoreOptions {
 interface Entry {
   readonly seq: number;
   readonly record: TransactionRecord;
-  /** The index keys this entry was filed under, to unfile it on eviction. */
-  readonly keys: readonly string[];
+  /** The index lists this entry was filed in, to unfile it on eviction. */
+  readonly lists: readonly EntryList[];
   /** Set when the record was dropped or replaced; lists skip it and shed it from their front. */
   dead: boolean;
 }
+
+/** The filterable fields that have an index: field value (as text) to the entries with it. */
+type IndexField = 'outcome' | 'status' | 'api' | 'subject' | 'clientId';
+type Index = Map<string, EntryList>;
 
 /**
  * An append-only list of entries in save order. Dead entries are shed from the front by moving a
@@ -39,6 +43,12 @@ interface Entry {
 class EntryList {
   private items: Entry[] = [];
   private head = 0;
+
+  /** For an index list: the index it is in and its key there (to drop it once empty). */
+  constructor(
+    readonly index?: Index,
+    readonly key?: string,
+  ) {}
 
   get size(): number {
     return this.items.length - this.head;
@@ -85,24 +95,27 @@ class EntryList {
   }
 }
 
-/** Index keys of one record: one per filterable field, prefixed by the field name. */
-function indexKeys(record: TransactionRecord): string[] {
-  const keys = [`outcome:${record.outcome.code}`, `status:${record.status ?? ''}`];
-  if (record.api) keys.push(`api:${apiKey(record.api)}`);
-  if (record.sender.subject !== undefined) keys.push(`subject:${record.sender.subject}`);
-  if (record.sender.clientId !== undefined) keys.push(`clientId:${record.sender.clientId}`);
-  return keys;
+/**
+ * The index values of a record, one per filterable field it has, as text (the index keys; no
+ * per-save string building but the API key and a status number's text, which V8 caches).
+ */
+function indexValues(record: TransactionRecord, each: (field: IndexField, value: string) => void): void {
+  each('outcome', record.outcome.code);
+  each('status', String(record.status ?? ''));
+  if (record.api) each('api', apiKey(record.api));
+  if (record.sender.subject !== undefined) each('subject', String(record.sender.subject));
+  if (record.sender.clientId !== undefined) each('clientId', String(record.sender.clientId));
 }
 
-/** Index keys a filter asks for (its equality fields). */
-function filterKeys(filter: TransactionFilter): string[] {
-  const keys: string[] = [];
-  if (filter.outcome !== undefined) keys.push(`outcome:${filter.outcome satisfies OutcomeCode}`);
-  if (filter.status !== undefined) keys.push(`status:${filter.status}`);
-  if (filter.api !== undefined) keys.push(`api:${filter.api}`);
-  if (filter.subject !== undefined) keys.push(`subject:${filter.subject}`);
-  if (filter.clientId !== undefined) keys.push(`clientId:${filter.clientId}`);
-  return keys;
+/** The index values a filter asks for (its equality fields). */
+function filterValues(filter: TransactionFilter): Array<[IndexField, string]> {
+  const values: Array<[IndexField, string]> = [];
+  if (filter.outcome !== undefined) values.push(['outcome', String(filter.outcome satisfies OutcomeCode)]);
+  if (filter.status !== undefined) values.push(['status', String(filter.status)]);
+  if (filter.api !== undefined) values.push(['api', String(filter.api)]);
+  if (filter.subject !== undefined) values.push(['subject', String(filter.subject)]);
+  if (filter.clientId !== undefined) values.push(['clientId', String(filter.clientId)]);
+  return values;
 }
 
 function parseCursor(cursor: string | undefined): number | undefined {
@@ -129,7 +142,7 @@ export class MemoryTransactionStore implements TransactionStore {
   readonly maxRecords: number;
   private all = new EntryList();
   private readonly byId = new Map<string, Entry>();
-  private readonly indexes = new Map<string, EntryList>();
+  private indexes = newIndexes();
   private seq = 0;
 
   constructor(options: MemoryTransactionStoreOptions = {}) {
@@ -153,17 +166,20 @@ export class MemoryTransactionStore implements TransactionStore {
     const previous = this.byId.get(record.id);
     // Same id saved again (a custom middleware re-saving): keep the newest record only.
     if (previous !== undefined) this.remove(previous);
-    const entry: Entry = { seq: ++this.seq, record, keys: indexKeys(record), dead: false };
-    this.byId.set(record.id, entry);
-    this.all.push(entry);
-    for (const key of entry.keys) {
-      let list = this.indexes.get(key);
+    const lists: EntryList[] = [];
+    const entry: Entry = { seq: ++this.seq, record, lists, dead: false };
+    indexValues(record, (field, value) => {
+      const index = this.indexes[field];
+      let list = index.get(value);
       if (list === undefined) {
-        list = new EntryList();
-        this.indexes.set(key, list);
+        list = new EntryList(index, value);
+        index.set(value, list);
       }
       list.push(entry);
-    }
+      lists.push(list);
+    });
+    this.byId.set(record.id, entry);
+    this.all.push(entry);
     while (this.byId.size > this.maxRecords) {
       const oldest = this.all.front();
       if (oldest === undefined) break;
@@ -186,8 +202,8 @@ export class MemoryTransactionStore implements TransactionStore {
     const before = parseCursor(query.cursor);
     // Walk the smallest index among the filter's equality fields; check the rest on each entry.
     let source: EntryList | undefined = this.all;
-    for (const key of filterKeys(query)) {
-      const list = this.indexes.get(key);
+    for (const [field, value] of filterValues(query)) {
+      const list = this.indexes[field].get(value);
       if (list === undefined) return { items: [] };
       if (list.size < source.size) source = list;
     }
@@ -207,7 +223,7 @@ export class MemoryTransactionStore implements TransactionStore {
   clear(): void {
     for (const entry of this.byId.values()) entry.dead = true;
     this.byId.clear();
-    this.indexes.clear();
+    this.indexes = newIndexes();
     this.all = new EntryList();
   }
 
@@ -215,13 +231,16 @@ export class MemoryTransactionStore implements TransactionStore {
     entry.dead = true;
     this.byId.delete(entry.record.id);
     this.all.shed();
-    for (const key of entry.keys) {
-      const list = this.indexes.get(key);
-      if (list === undefined) continue;
-      list.shed();
-      if (list.front() === undefined) this.indexes.delete(key);
+    for (const list of entry.lists) {
+      if (list.front() !== undefined) continue;
+      // Empty now: drop it from its index (unless a newer list already took its key).
+      if (list.index!.get(list.key!) === list) list.index!.delete(list.key!);
     }
   }
+}
+
+function newIndexes(): Record<IndexField, Index> {
+  return { outcome: new Map(), status: new Map(), api: new Map(), subject: new Map(), clientId: new Map() };
 }
 
 function matches(record: TransactionRecord, filter: TransactionFilter): boolean {
