@@ -45,6 +45,27 @@ describe('gateway configuration', () => {
     expect(config.tokenPolicies.DemoIdP).to.deep.include({ cacheTtlSeconds: 300, timeoutMs: 5000, clientId: 'gateway' });
   });
 
+  it('reads the client secret from the environment variable clientSecretEnv names, and says which one is missing', async () => {
+    const document = valid();
+    delete document.tokenPolicies!['idp']!.clientSecret;
+    document.tokenPolicies!['idp']!.clientSecretEnv = 'EAG_TEST_GATEWAY_SECRET';
+    process.env['EAG_TEST_GATEWAY_SECRET'] = 'secret-from-env';
+    try {
+      const config = await resolveConfig(document, { baseDir: exampleDir });
+      expect(config.tokenPolicies['idp']?.clientSecret).to.equal('secret-from-env');
+    } finally {
+      delete process.env['EAG_TEST_GATEWAY_SECRET'];
+    }
+    const unset = await issuesOf(document);
+    expect(unset).to.deep.equal(['tokenPolicies.idp.clientSecretEnv: environment variable EAG_TEST_GATEWAY_SECRET is not set']);
+    const both = valid();
+    both.tokenPolicies!['idp']!.clientSecretEnv = 'EAG_TEST_GATEWAY_SECRET';
+    expect(await issuesOf(both)).to.deep.equal(['tokenPolicies.idp.clientSecretEnv: give clientSecret or clientSecretEnv, not both']);
+    const neither = valid();
+    delete neither.tokenPolicies!['idp']!.clientSecret;
+    expect(await issuesOf(neither)).to.deep.equal(['tokenPolicies.idp.clientSecret: is required']);
+  });
+
   it('names the bad field: backend URL', async () => {
     const document = valid();
     document.apis[0]!.backend.url = 'ftp://example.org';

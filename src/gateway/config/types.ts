@@ -18,8 +18,13 @@ export interface TokenPolicyConfig {
   issuer: string;
   /** Client id the gateway authenticates with at the introspection endpoint. */
   clientId: string;
-  /** Its secret. */
-  clientSecret: string;
+  /** Its secret. Give this or {@link TokenPolicyConfig.clientSecretEnv}, not both. */
+  clientSecret?: string;
+  /**
+   * Name of an environment variable that holds the secret, read when the configuration is loaded,
+   * so that the file need not contain it. Give this or `clientSecret`, not both.
+   */
+  clientSecretEnv?: string;
   /** How the gateway authenticates to the endpoint. Default `client_secret_basic`. */
   clientAuthMethod?: 'client_secret_basic' | 'client_secret_post';
   /** Allow `http://` endpoints. Default: only for a loopback issuer (development and tests). */
@@ -224,6 +229,8 @@ export interface ResolvedConfig {
 export interface ResolvedTokenPolicy extends TokenPolicyConfig {
   /** Its name (the realm). */
   readonly name: string;
+  /** The client secret, from the file or from the environment variable it names. */
+  readonly clientSecret: string;
   /** Token-result cache lifetime, seconds. */
   readonly cacheTtlSeconds: number;
   /** Timeout of calls to the authorization server, milliseconds. */

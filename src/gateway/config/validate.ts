@@ -114,6 +114,19 @@ function compileTemplate(template: string): RegExp {
   return new RegExp(`^${parts.join('')}/?$`);
 }
 
+/** The client secret: given in the file, or read from the environment variable it names. */
+function secret(c: Checker, o: Obj, at: string): string | undefined {
+  if (o.clientSecret !== undefined && o.clientSecretEnv !== undefined) {
+    return c.fail(join(at, 'clientSecretEnv'), 'give clientSecret or clientSecretEnv, not both');
+  }
+  if (o.clientSecretEnv === undefined) return c.string(o, 'clientSecret', at, true);
+  const variable = c.string(o, 'clientSecretEnv', at, true, /^[A-Za-z_][A-Za-z0-9_]*$/, 'must be an environment variable name');
+  if (variable === undefined) return undefined;
+  const value = process.env[variable];
+  // Name the variable, never its value.
+  return value === undefined || value === '' ? c.fail(join(at, 'clientSecretEnv'), `environment variable ${variable} is not set`) : value;
+}
+
 /** The structural checks of one token policy. */
 function checkTokenPolicy(c: Checker, name: string, value: unknown, at: string): ResolvedTokenPolicy | undefined {
   const o = c.object(value, at);
@@ -122,6 +135,7 @@ function checkTokenPolicy(c: Checker, name: string, value: unknown, at: string):
     'issuer',
     'clientId',
     'clientSecret',
+    'clientSecretEnv',
     'clientAuthMethod',
     'allowInsecureRequests',
     'introspectionEndpoint',
@@ -133,7 +147,7 @@ function checkTokenPolicy(c: Checker, name: string, value: unknown, at: string):
   ]);
   const issuer = c.url(o, 'issuer', at, true);
   const clientId = c.string(o, 'clientId', at, true);
-  const clientSecret = c.string(o, 'clientSecret', at, true);
+  const clientSecret = secret(c, o, at);
   const clientAuthMethod = o.clientAuthMethod;
   if (clientAuthMethod !== undefined && clientAuthMethod !== 'client_secret_basic' && clientAuthMethod !== 'client_secret_post') {
     c.fail(join(at, 'clientAuthMethod'), 'must be client_secret_basic or client_secret_post');
