@@ -138,9 +138,10 @@ export function recordTransaction(options: RecordTransactionOptions = {}): Recor
         fail(error, record);
       }
     };
-    res.once('finish', () => finish(false));
-    // 'close' also follows a normal finish; only a close before it means the client went away.
-    res.once('close', () => finish(!res.writableFinished));
+    // A server response always emits 'close': right after 'finish' (on the next tick) when it was
+    // sent, or alone when the client went away first. One listener covers both (no 'once'
+    // wrappers: `finish` runs once anyway).
+    res.on('close', () => finish(!res.writableFinished));
     next();
   };
   return Object.assign(middleware, { store, stats });
@@ -187,7 +188,8 @@ function writeHeadWithIds(this: ServerResponse, statusCode: number): ServerRespo
 
 function setIds(res: ServerResponse, statusCode: number, transactionId: string, messageId: string): void {
   if (res.headersSent) return;
-  res.setHeader('Gateway-Transaction-ID', transactionId);
+  // Usually still there from the start of the request: setHeader validates, getHeader does not.
+  if (res.getHeader('Gateway-Transaction-ID') !== transactionId) res.setHeader('Gateway-Transaction-ID', transactionId);
   if (statusCode < 400) res.setHeader('Gateway-Message-ID', messageId);
   else res.removeHeader('Gateway-Message-ID');
 }

@@ -65,7 +65,8 @@ export function introspect(options: IntrospectOptions): TokenMiddleware {
     if (validation.userInfo !== undefined) token.userInfo = validation.userInfo;
     token.processTimeMs = Math.round((performance.now() - started) * 1000) / 1000;
     addDiagnostic(req, 'info', 'TOKEN_VALID', validation.cached ? cachedMessage : validMessage);
-    log('%s token valid (policy %s%s)', req.gateway?.transactionId, policy.name, validation.cached ? ', cached' : '');
+    // Checked first: on every request, even the arguments of a disabled log cost.
+    if (log.enabled) log('%s token valid (policy %s%s)', req.gateway?.transactionId, policy.name, validation.cached ? ', cached' : '');
   }
 
   /** The error to answer with when validation failed: a GatewayError as is, anything else a 503 that leaks nothing. */

@@ -101,5 +101,6 @@ export async function findToken(req: IncomingMessage, extract: ExtractOptions): 
   }
   context.token = createTokenContext(token.raw, token.method, extract.realm);
   addDiagnostic(req, 'info', 'TOKEN_RECEIVED', `bearer token received (${token.method})`);
-  log('%s token received by %s', context.transactionId, token.method);
+  // Checked first: on every request, even the arguments of a disabled log cost.
+  if (log.enabled) log('%s token received by %s', context.transactionId, token.method);
 }
