@@ -30,6 +30,9 @@ const DECISION_NAMES: Readonly<Record<DecisionResult['decision'], string>> = {
  * With `withMessages`, each status message is appended as ` message:<text>` (for diagnostics).
  */
 export function decisionText(results: readonly DecisionResult[], withMessages = false): string {
+  const only = results.length === 1 ? results[0]! : undefined;
+  // The usual single result, without the map and join (this runs for every request).
+  if (only !== undefined && !(withMessages && only.status.message)) return `result-1 ${DECISION_NAMES[only.decision]} code:${only.status.code}`;
   return results
     .map((result, i) => {
       const base = `result-${i + 1} ${DECISION_NAMES[result.decision]} code:${result.status.code}`;

@@ -196,7 +196,8 @@ export function xacmlAuthorize(options: XacmlAuthorizeOptions): XacmlAuthorizeMi
     };
     if (first?.status.message !== undefined) authorization.statusMessage = first.status.message;
     gateway.authorization = authorization;
-    const unfulfilled = permitted ? unfulfilledObligation(response.results.flatMap((r) => r.obligations), req) : undefined;
+    let unfulfilled: string | undefined;
+    if (permitted) for (const result of response.results) unfulfilled ??= unfulfilledObligation(result.obligations, req);
     if (permitted && unfulfilled === undefined) {
       addDiagnostic(req, 'info', 'XACML_DECISION', text);
       return undefined;

@@ -118,6 +118,10 @@ export function buildRecord(req: IncomingMessage, res: ServerResponse, context: 
     record.outgoing = { headers: redactHeaders(context.outgoing.headers, facts.redactedHeaders, raw) };
   }
   // Last line of defence: whatever ended up in diagnostics or elsewhere, the token is not stored
-  // (the token section was scrubbed while it was copied).
-  return raw === undefined ? record : scrubSecret(record, raw, tokenInfo);
+  // (the token section was scrubbed while it was copied, the outgoing headers by redactHeaders).
+  if (raw === undefined) return record;
+  const clean: object[] = [];
+  if (tokenInfo !== undefined) clean.push(tokenInfo);
+  if (record.outgoing !== undefined) clean.push(record.outgoing.headers);
+  return scrubSecret(record, raw, clean);
 }

@@ -42,16 +42,21 @@ export function stripAccessToken(url: string): string {
   return url.slice(0, q) + (kept.length > 0 ? `?${kept.join('&')}` : '');
 }
 
-/** A copy of `headers` with credential-bearing ones (by name, or containing `secret`) redacted. */
+/**
+ * A copy of `headers` with credential-bearing ones (by name, or containing `secret`) redacted,
+ * and without any header whose name contains `secret` (as {@link scrubSecret} would remove it).
+ */
 export function redactHeaders(
   headers: Record<string, string>,
   redacted: ReadonlySet<string>,
   secret: string | undefined,
 ): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const [name, value] of Object.entries(headers)) {
-    const hit = redacted.has(name.toLowerCase()) || (secret !== undefined && secret !== '' && String(value).includes(secret));
-    out[name] = hit ? REDACTED : String(value);
+  const checked = secret !== undefined && secret !== '' ? secret : undefined;
+  for (const name of Object.keys(headers)) {
+    if (checked !== undefined && name.includes(checked)) continue;
+    const value = String(headers[name]);
+    out[name] = redacted.has(name.toLowerCase()) || (checked !== undefined && value.includes(checked)) ? REDACTED : value;
   }
   return out;
 }
@@ -61,14 +66,14 @@ export function redactHeaders(
  * (and removes object keys that contain it). The last line of defence: whatever a middleware put
  * in diagnostics or claims, the token does not reach the store.
  */
-export function scrubSecret<T>(value: T, secret: string, skip?: object): T {
+export function scrubSecret<T>(value: T, secret: string, skip?: readonly object[]): T {
   if (secret === '') return value;
   return scrub(value, secret, 0, skip) as T;
 }
 
-function scrub(value: unknown, secret: string, depth: number, skip: object | undefined): unknown {
+function scrub(value: unknown, secret: string, depth: number, skip: readonly object[] | undefined): unknown {
   if (typeof value === 'string') return value.includes(secret) ? REDACTED : value;
-  if (value === null || typeof value !== 'object' || depth > 32 || value === skip) return value;
+  if (value === null || typeof value !== 'object' || depth > 32 || skip?.includes(value)) return value;
   if (Array.isArray(value)) {
     for (let i = 0; i < value.length; i++) {
       const item: unknown = value[i];
