@@ -440,6 +440,9 @@ export function createGateway(options: CreateGatewayOptions): Gateway {
       );
     }
   }
-  router.use(basePath, serverHeader, record, dispatch, errorHandler);
+  // One router layer for the request path (the router matches the path and rewrites req.url for
+  // every layer it enters; the three steps run through runChain instead), then the error handler.
+  const requestPath: readonly Middleware[] = [serverHeader as Middleware, record as unknown as Middleware, dispatch as unknown as Middleware];
+  router.use(basePath, (req: Request, res: Response, next: NextFunction) => runChain(requestPath, req, res, next), errorHandler);
   return gateway;
 }
