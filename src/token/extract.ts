@@ -27,6 +27,9 @@ export interface ExtractOptions {
 
 // RFC 6750 section 2.1: b64token = 1*( ALPHA / DIGIT / "-" / "." / "_" / "~" / "+" / "/" ) *"="
 const B64TOKEN = /^[A-Za-z0-9\-._~+/]+=*$/;
+// The Bearer scheme (case-insensitive), and what follows it.
+const BEARER_SCHEME = /^\s*bearer(\s|$)/i;
+const BEARER_CREDENTIALS = /^\s*bearer(?:\s+(.*))?$/is;
 // Body and query values are form-decoded, so any visible ASCII character may appear; nothing else.
 const VISIBLE_ASCII = /^[\x21-\x7e]+$/;
 // Methods whose body RFC 6750 section 2.2 allows the token in (never GET; HEAD has no body).
@@ -41,7 +44,9 @@ function authorizationLines(req: IncomingMessage): string[] {
   const lines: string[] = [];
   const raw = req.rawHeaders;
   for (let i = 0; i + 1 < raw.length; i += 2) {
-    if (raw[i]!.toLowerCase() === 'authorization') lines.push(raw[i + 1]!);
+    const name = raw[i]!;
+    // Length first: most header names are not 13 characters long, and need no lower-casing.
+    if (name.length === 13 && name.toLowerCase() === 'authorization') lines.push(raw[i + 1]!);
   }
   return lines;
 }
@@ -50,13 +55,13 @@ function authorizationLines(req: IncomingMessage): string[] {
 function headerToken(req: IncomingMessage, realm: string | undefined): string | undefined {
   const lines = authorizationLines(req);
   if (lines.length === 0) return undefined;
-  const bearer = lines.filter((line) => /^\s*bearer(\s|$)/i.test(line));
+  const bearer = lines.filter((line) => BEARER_SCHEME.test(line));
   if (lines.length > 1) {
     if (bearer.length > 0) throw malformed(realm, `${lines.length} Authorization headers in one request`);
     return undefined;
   }
   if (bearer.length === 0) return undefined; // another scheme (Basic, ...): not ours
-  const match = /^\s*bearer(?:\s+(.*))?$/is.exec(bearer[0]!);
+  const match = BEARER_CREDENTIALS.exec(bearer[0]!);
   const credentials = match?.[1]?.trim() ?? '';
   if (credentials === '') throw malformed(realm, 'Authorization: Bearer without a token');
   if (!B64TOKEN.test(credentials)) {

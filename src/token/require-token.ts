@@ -39,6 +39,13 @@ export type TokenMiddleware = (req: IncomingMessage, res: ServerResponse, next: 
 
 const ALL_METHODS: readonly TokenMethod[] = ['header', 'body', 'query'];
 
+/** The TOKEN_RECEIVED diagnostic of each method (built once, not per request). */
+const RECEIVED: Readonly<Record<TokenMethod, string>> = {
+  header: 'bearer token received (header)',
+  body: 'bearer token received (body)',
+  query: 'bearer token received (query)',
+};
+
 /** Validates {@link RequireTokenOptions} and turns them into extraction options. */
 export function extractOptions(options: RequireTokenOptions, name = 'options'): ExtractOptions {
   if (typeof options !== 'object' || options === null) throw new TypeError(`${name} must be an object`);
@@ -100,7 +107,7 @@ export async function findToken(req: IncomingMessage, extract: ExtractOptions): 
     throw new GatewayError('ERR_TOKEN_MISSING', { realm: extract.realm, diagnostic: 'no token in the Authorization header, form body or query' });
   }
   context.token = createTokenContext(token.raw, token.method, extract.realm);
-  addDiagnostic(req, 'info', 'TOKEN_RECEIVED', `bearer token received (${token.method})`);
+  addDiagnostic(req, 'info', 'TOKEN_RECEIVED', RECEIVED[token.method]);
   // Checked first: on every request, even the arguments of a disabled log cost.
   if (log.enabled) log('%s token received by %s', context.transactionId, token.method);
 }
