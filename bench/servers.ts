@@ -104,9 +104,9 @@ start().then(
 // A clean exit on SIGTERM, so that `--cpu-prof` can write its profile when the bench stops a server.
 process.on('SIGTERM', () => process.exit(0));
 
-// The bench asks for this process's CPU time (user + system, µs) before and after a measurement, to
-// report the CPU each request costs and whether the server was saturated (or the load generator was
-// the limit).
+// The bench asks for this process's CPU time (user + system, µs, all threads) and event-loop
+// utilization before and after a measurement, to report the CPU each request costs and whether the
+// server was saturated (or the load generator was the limit).
 process.on('message', (message) => {
-  if (message === 'cpu-usage') process.send?.({ cpuUsage: process.cpuUsage() });
+  if (message === 'cpu-usage') process.send?.({ cpuUsage: process.cpuUsage(), eventLoop: performance.eventLoopUtilization() });
 });
