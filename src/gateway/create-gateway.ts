@@ -227,8 +227,8 @@ export function createGateway(options: CreateGatewayOptions): Gateway {
       introspection,
       jwtValidation,
       userInfo,
-      timeout: config.timeoutMs / 1000,
-      cache: { ttl: config.cacheTtlSeconds },
+      timeoutMs: config.timeoutMs,
+      cache: { ttlSeconds: config.cacheTtlSeconds },
       ...(endpoints
         ? {
             metadata: {

@@ -84,22 +84,22 @@ export interface TokenPolicyOptions {
   audience?: string | string[];
   /** Tolerated clock difference for `exp`/`nbf`/`iat`, seconds. Default 5. */
   clockSkew?: number;
-  /** Timeout of every call to the authorization server, seconds. Default 5. */
-  timeout?: number;
+  /** Timeout of every call to the authorization server, milliseconds. Default 5000. */
+  timeoutMs?: number;
   /**
    * Allow `http://` endpoints. Default: only when the issuer is a loopback address (127.0.0.0/8,
    * `::1`, `localhost`), for local development and tests.
    */
   allowInsecureRequests?: boolean;
   /**
-   * Token-result cache: `ttl` (seconds, default 300) and `maxEntries` (default 10000); `false`
+   * Token-result cache: `ttlSeconds` (default 300) and `maxEntries` (default 10000); `false`
    * disables it. An entry never outlives the token's `exp`.
    */
   cache?:
     | false
     | {
         /** Longest time a valid result is reused, in seconds (capped by the token's `exp`). Default 300. */
-        ttl?: number;
+        ttlSeconds?: number;
         /** Most results kept; when full, new results are not cached until entries expire. Default 10000. */
         maxEntries?: number;
       };
@@ -216,14 +216,15 @@ export class TokenPolicy {
     const cacheSettings =
       options.cache === false
         ? undefined
-        : { ttl: positive(options.cache?.ttl, 'options.cache.ttl', 300), maxEntries: Math.floor(positive(options.cache?.maxEntries, 'options.cache.maxEntries', 10_000)) };
+        : { ttl: positive(options.cache?.ttlSeconds, 'options.cache.ttlSeconds', 300), maxEntries: Math.floor(positive(options.cache?.maxEntries, 'options.cache.maxEntries', 10_000)) };
 
     this.name = name;
     this.options = { ...options };
     this.algorithms = [...algorithms];
     this.audience = [...audience];
     this.clockSkew = options.clockSkew === undefined ? 5 : clockSkewOf(options.clockSkew);
-    this.timeout = positive(options.timeout, 'options.timeout', 5);
+    // openid-client counts in seconds; our options, like the configuration file, in milliseconds.
+    this.timeout = positive(options.timeoutMs, 'options.timeoutMs', 5000) / 1000;
     this.insecure = insecure;
     this.cache = new TokenCache<CachedValidation>(name, cacheSettings);
   }

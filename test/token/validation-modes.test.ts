@@ -190,7 +190,7 @@ describe('token policies: an authorization server that misbehaves', () => {
       metadata: { issuer: url, introspection_endpoint: `${url}/introspect` },
       clientId: 'gateway',
       clientSecret: 's',
-      timeout: 0.3,
+      timeoutMs: 300,
       ...options,
     } as TokenPolicyOptions);
     const app = await startTestApp({ policy });
@@ -241,7 +241,7 @@ describe('createTokenPolicy options', () => {
     expect(() => createTokenPolicy({ ...base, clientAuthMethod: 'private_key_jwt' })).to.throw(TypeError, /privateKey/);
     expect(() => createTokenPolicy({ ...base, introspection: false })).to.throw(TypeError, /at least one/);
     expect(() => createTokenPolicy({ ...base, jwtAlgorithms: ['HS256'] })).to.throw(TypeError, /jwtAlgorithms/);
-    expect(() => createTokenPolicy({ ...base, timeout: 0 })).to.throw(TypeError, /timeout/);
+    expect(() => createTokenPolicy({ ...base, timeoutMs: 0 })).to.throw(TypeError, /timeoutMs/);
     expect(() => createTokenPolicy({ ...base, cache: { maxEntries: -1 } })).to.throw(TypeError, /maxEntries/);
   });
   it('refuses http:// issuers except on loopback or when explicitly allowed', () => {
