@@ -9,6 +9,7 @@ import { tokenFacts } from '../token/forward/token-facts.js';
 import { removeQueryParameter } from '../token/forward/query.js';
 import { ACCESS_SUBJECT, XS_STRING } from '../xacml/request-context.js';
 import type { RequestAttribute, RequestContext } from '../xacml/request-context.js';
+import type { AttributeReferences } from '../xacml/pdp.js';
 import { XacmlAttributes as A, XS_DATE, XS_DATE_TIME, XS_TIME } from './attributes.js';
 import { addClaim, addValues } from './flatten.js';
 import type { AttributeBag } from './flatten.js';
@@ -165,14 +166,45 @@ export function buildXacmlRequest(
 }
 
 /**
+ * The attribute ids, per category, that a compiled policy can read (from its `Pdp.references`):
+ * {@link assembleXacmlRequest} given one builds only those. Subject ids are those of any subject
+ * category (a superset of what the request's access-subject needs).
+ */
+export interface AttributeSelection {
+  /** Subject attribute ids. */
+  readonly subject: ReadonlySet<string>;
+  /** Resource attribute ids (the resource id is built whatever this says). */
+  readonly resource: ReadonlySet<string>;
+  /** Action attribute ids. */
+  readonly action: ReadonlySet<string>;
+  /** Environment attribute ids. */
+  readonly environment: ReadonlySet<string>;
+}
+
+/**
+ * The {@link AttributeSelection} of a compiled policy's references, or `undefined` when the
+ * policy reads the request document as a whole (an `AttributeSelector` or an XPath function):
+ * then every attribute may matter and the full request must be built.
+ */
+export function attributeSelection(references: AttributeReferences): AttributeSelection | undefined {
+  if (references.selectors) return undefined;
+  const selection = { subject: new Set<string>(), resource: new Set<string>(), action: new Set<string>(), environment: new Set<string>() };
+  for (const designator of references.designators) selection[designator.category].add(designator.attributeId);
+  return selection;
+}
+
+/**
  * {@link buildXacmlRequest} with its token part and excluded headers already computed: the
- * invocation's own attributes are built here, the token's are taken as given.
+ * invocation's own attributes are built here, the token's are taken as given. With `only`, the
+ * attributes whose id it does not list are left out (not even built): a PDP whose references
+ * gave `only` decides the same on the smaller request.
  */
 export function assembleXacmlRequest(
   invocation: XacmlInvocation,
   rawToken: string | undefined,
   tokenPart: TokenAttributes,
   excluded: ReadonlySet<string>,
+  only?: AttributeSelection,
 ): RequestContext {
   const { facts } = tokenPart;
   const serviceType = invocation.service.type ?? 'gw';
@@ -180,60 +212,81 @@ export function assembleXacmlRequest(
   const url = removeQueryParameter(invocation.url, 'access_token');
   const { pathname, searchParams } = parseUrl(url);
   const raw = rawToken === '' ? undefined : rawToken;
+  const actionIds = only?.action;
+  const subjectIds = only?.subject;
 
   // Built attribute by attribute (the ids here are all distinct, so no bag merging is needed);
   // only URL parameters and headers, which may repeat, go through a bag.
   const action: RequestAttribute[] = [];
-  one(action, A.actionId, invocation.operation, raw);
-  one(action, A.action, invocation.operation, raw);
-  one(action, A.service, `${serviceType}/${invocation.service.name}`, raw);
-  one(action, A.provider, `${providerType}/${invocation.provider.name}`, raw);
-  one(action, A.url, url, raw);
-  one(action, A.gwService, invocation.gwService ?? 'inbound', raw);
-  one(action, A.protocol, invocation.protocol ?? 'rest', raw);
-  for (const attribute of tokenPart.audienceAndScope) action.push(attribute);
+  if (wanted(actionIds, A.actionId)) one(action, A.actionId, invocation.operation, raw);
+  if (wanted(actionIds, A.action)) one(action, A.action, invocation.operation, raw);
+  if (wanted(actionIds, A.service)) one(action, A.service, `${serviceType}/${invocation.service.name}`, raw);
+  if (wanted(actionIds, A.provider)) one(action, A.provider, `${providerType}/${invocation.provider.name}`, raw);
+  if (wanted(actionIds, A.url)) one(action, A.url, url, raw);
+  if (wanted(actionIds, A.gwService)) one(action, A.gwService, invocation.gwService ?? 'inbound', raw);
+  if (wanted(actionIds, A.protocol)) one(action, A.protocol, invocation.protocol ?? 'rest', raw);
+  pushWanted(action, tokenPart.audienceAndScope, actionIds);
   const transport: AttributeBag = new Map();
-  if (searchParams !== undefined) for (const [name, value] of searchParams) addValues(transport, A.urlParameterPrefix + name, [value]);
+  if (searchParams !== undefined) {
+    for (const [name, value] of searchParams) {
+      const id = A.urlParameterPrefix + name;
+      if (wanted(actionIds, id)) addValues(transport, id, [value]);
+    }
+  }
   const headers = invocation.headers;
   for (const name of Object.keys(headers)) {
     const value = headers[name];
     const lower = name.toLowerCase();
     if (value === undefined || excluded.has(lower)) continue;
-    addValues(transport, A.headerPrefix + lower, typeof value === 'string' ? [value] : value);
-    if (lower === 'soapaction') addValues(transport, A.soapAction, typeof value === 'string' ? [value] : value);
+    const id = A.headerPrefix + lower;
+    if (wanted(actionIds, id)) addValues(transport, id, typeof value === 'string' ? [value] : value);
+    if (lower === 'soapaction' && wanted(actionIds, A.soapAction)) addValues(transport, A.soapAction, typeof value === 'string' ? [value] : value);
   }
   appendAttributes(action, transport, raw);
-  for (const attribute of tokenPart.claims) action.push(attribute);
+  pushWanted(action, tokenPart.claims, actionIds);
 
   const subjectInfo = invocation.subject ?? {};
   const client = subjectInfo.client ?? facts.clientId;
   const credential = subjectInfo.credential ?? facts.username ?? facts.subject ?? facts.clientId;
   const subject: RequestAttribute[] = [];
-  optionalOne(subject, A.subjectId, facts.subject ?? client, raw);
-  for (const attribute of tokenPart.subject) subject.push(attribute);
-  optionalOne(subject, A.organization, subjectInfo.organization, raw);
-  optionalOne(subject, A.client, client, raw);
-  optionalOne(subject, A.credential, credential, raw);
-  bag(subject, A.role, subjectInfo.roles ?? facts.roles, raw);
+  if (wanted(subjectIds, A.subjectId)) optionalOne(subject, A.subjectId, facts.subject ?? client, raw);
+  pushWanted(subject, tokenPart.subject, subjectIds);
+  if (wanted(subjectIds, A.organization)) optionalOne(subject, A.organization, subjectInfo.organization, raw);
+  if (wanted(subjectIds, A.client)) optionalOne(subject, A.client, client, raw);
+  if (wanted(subjectIds, A.credential)) optionalOne(subject, A.credential, credential, raw);
+  if (wanted(subjectIds, A.role)) bag(subject, A.role, subjectInfo.roles ?? facts.roles, raw);
 
+  // The resource id always: the PDP reads it (with the scope) to expand hierarchical requests.
   const resource: RequestAttribute[] = [];
   one(resource, A.resourceId, pathname, raw);
 
-  const now = (invocation.now ?? new Date()).toISOString();
-  const date = now.slice(0, 10);
-  const time = now.slice(11);
+  const environment: RequestAttribute[] = [];
+  const environmentIds = only?.environment;
+  if (environmentIds === undefined || environmentIds.size > 0) {
+    const now = (invocation.now ?? new Date()).toISOString();
+    if (wanted(environmentIds, A.currentTime)) environment.push({ attributeId: A.currentTime, dataType: XS_TIME, values: [now.slice(11)] });
+    if (wanted(environmentIds, A.currentDate)) environment.push({ attributeId: A.currentDate, dataType: XS_DATE, values: [`${now.slice(0, 10)}Z`] });
+    if (wanted(environmentIds, A.currentDateTime)) environment.push({ attributeId: A.currentDateTime, dataType: XS_DATE_TIME, values: [now] });
+  }
   return {
     subjects: [{ subjectCategory: ACCESS_SUBJECT, attributes: subject }],
     resources: [{ attributes: resource }],
     action: { attributes: action },
-    environment: {
-      attributes: [
-        { attributeId: A.currentTime, dataType: XS_TIME, values: [time] },
-        { attributeId: A.currentDate, dataType: XS_DATE, values: [`${date}Z`] },
-        { attributeId: A.currentDateTime, dataType: XS_DATE_TIME, values: [now] },
-      ],
-    },
+    environment: { attributes: environment },
   };
+}
+
+/** Whether an attribute id is to be built: every one without a selection. */
+function wanted(ids: ReadonlySet<string> | undefined, attributeId: string): boolean {
+  return ids === undefined || ids.has(attributeId);
+}
+
+/** Appends the attributes a selection wants (all of them without one). */
+function pushWanted(list: RequestAttribute[], attributes: readonly RequestAttribute[], ids: ReadonlySet<string> | undefined): void {
+  for (let i = 0; i < attributes.length; i++) {
+    const attribute = attributes[i]!;
+    if (ids === undefined || ids.has(attribute.attributeId)) list.push(attribute);
+  }
 }
 
 /** Appends a one-value string attribute, unless the value contains the token. */

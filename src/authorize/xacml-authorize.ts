@@ -11,12 +11,13 @@ import { logger } from '../log.js';
 import { decisionText } from './decision.js';
 import { XacmlPolicySource } from './policy-source.js';
 import type { XacmlEvaluatorOptions, XacmlPolicyDocuments, XacmlPolicyLoader, XacmlPolicyState } from './policy-source.js';
-import { assembleXacmlRequest, excludedHeaders, tokenAttributes } from './request-builder.js';
+import { assembleXacmlRequest, attributeSelection, excludedHeaders, tokenAttributes } from './request-builder.js';
+import type { AttributeSelection } from './request-builder.js';
 // `buildXacmlRequest` is imported for the {@link} of the documentation below.
 import type { buildXacmlRequest, TokenAttributes, XacmlInvocation, XacmlSubjectInfo } from './request-builder.js';
 import { deepFreeze, sharedTokenData, type SharedTokenData } from '../token/shared.js';
 import type { RequestContext } from '../xacml/request-context.js';
-import type { XacmlObligation } from '../xacml/index.js';
+import type { Pdp, XacmlObligation } from '../xacml/index.js';
 
 const log = logger('authorize');
 
@@ -62,7 +63,10 @@ export interface XacmlAuthorizeOptions extends XacmlEvaluatorOptions {
   obligations?: Readonly<Record<string, XacmlObligationHandler>>;
   /**
    * Called with the XACML request context of each invocation before it is evaluated, to log or
-   * archive it (for example as XML with `toRequestXml`). It never contains the token.
+   * archive it (for example as XML with `toRequestXml`). It never contains the token. The hook
+   * gets the full request (every attribute of `buildXacmlRequest`), and that is what is then
+   * evaluated; without a hook only the attributes the compiled policy references are built
+   * (unless it uses an `AttributeSelector` or an XPath function), which decides the same.
    */
   onRequest?: (request: RequestContext, req: Request) => void;
 }
@@ -158,6 +162,19 @@ export function xacmlAuthorize(options: XacmlAuthorizeOptions): XacmlAuthorizeMi
     return part;
   }
 
+  // What each compiled policy can read (one entry per policy version, collected with it).
+  const selections = new WeakMap<Pdp, AttributeSelection | null>();
+
+  function selectionOf(pdp: Pdp): AttributeSelection | undefined {
+    let selection = selections.get(pdp);
+    if (selection === undefined) {
+      // A Pdp without references (a user's own implementation): the full request.
+      selection = pdp.references === undefined ? null : (attributeSelection(pdp.references) ?? null);
+      selections.set(pdp, selection);
+    }
+    return selection ?? undefined;
+  }
+
   function decide(req: Request, state: XacmlPolicyState): GatewayError | undefined {
     const gateway = gatewayContext(req);
     const api = gateway.api;
@@ -183,8 +200,15 @@ export function xacmlAuthorize(options: XacmlAuthorizeOptions): XacmlAuthorizeMi
     };
     if (subject) invocation.subject = subject(req) ?? {};
     const token = gateway.token;
-    const request = assembleXacmlRequest(invocation, token?.raw, tokenPart(token), excluded);
-    onRequest?.(request, req);
+    let request: RequestContext;
+    if (onRequest === undefined) {
+      // Only the attributes the policy can read: the same decision for less work per request.
+      request = assembleXacmlRequest(invocation, token?.raw, tokenPart(token), excluded, selectionOf(state.pdp));
+    } else {
+      // The hook sees the whole request, and the PDP decides on what the hook saw.
+      request = assembleXacmlRequest(invocation, token?.raw, tokenPart(token), excluded);
+      onRequest(request, req);
+    }
     const response = state.pdp.evaluate(request);
     const first = response.results[0];
     const text = decisionText(response.results);

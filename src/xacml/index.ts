@@ -12,7 +12,7 @@
  * @packageDocumentation
  */
 export { createPdp } from './pdp.js';
-export type { Pdp, PdpOptions, AttributeFinder } from './pdp.js';
+export type { Pdp, PdpOptions, AttributeFinder, AttributeDesignatorReference, AttributeReferences } from './pdp.js';
 export { parseRequest } from './request.js';
 export { toResponseXml } from './response.js';
 export type { XacmlResponse, XacmlResult, XacmlObligation } from './response.js';

@@ -6,6 +6,8 @@
  */
 import { onlyOneApplicable } from './compile/combining.js';
 import type { Combinable } from './compile/combining.js';
+import { attributeReferences } from './compile/expression.js';
+import type { AttributeReferences } from './compile/expression.js';
 import { PolicyCompiler } from './compile/policy.js';
 import type { RepositoryEntry } from './compile/policy.js';
 import { XacmlSyntaxError } from './errors.js';
@@ -21,6 +23,7 @@ import { parseXml } from './xml.js';
 import type { XmlElement, XmlLimits } from './xml.js';
 
 export type { AttributeFinder } from './eval-context.js';
+export type { AttributeDesignatorReference, AttributeReferences } from './compile/expression.js';
 
 // Copied into module constants once: reading an imported binding can cost a getter call per
 // access under some loaders (tsx), and these are read on every evaluation.
@@ -50,6 +53,13 @@ export interface Pdp {
    * for a bad request: an invalid request document gives Indeterminate with `syntax-error`.
    */
   evaluate(request: string | RequestContext): XacmlResponse;
+  /**
+   * What the policies can read of a request, computed when they were compiled (referenced
+   * policies included): every attribute designator, and whether an `AttributeSelector` or an
+   * XPath function reads the request document. A caller building requests may leave out the
+   * attributes no designator names when `selectors` is `false`: the decisions stay the same.
+   */
+  readonly references: AttributeReferences;
 }
 
 /** Most resources one hierarchical request may expand to. */
@@ -126,7 +136,10 @@ export function createPdp(options: PdpOptions): Pdp {
     return toResult(r, resourceId);
   };
 
+  const attributeRefs = attributeReferences(compiler.slots);
+
   return {
+    references: attributeRefs,
     evaluate(request: string | RequestContext): XacmlResponse {
       let ctx: RequestContext;
       if (typeof request === 'string') {

@@ -130,6 +130,63 @@ function slotFor(scope: CompileScope, key: string): number {
 
 const EMPTY: readonly unknown[] = Object.freeze([]);
 
+/**
+ * Slot-registry key recording that some expression reads the whole request document (an XPath
+ * function): its slot is never filled, it only tells {@link attributeReferences} that the PDP
+ * needs every attribute of the request.
+ */
+const DOCUMENT_KEY = 'p\nrequest-document';
+
+/** Records that an expression reads the whole request document (XPath functions). */
+export function markDocumentUse(scope: CompileScope): void {
+  slotFor(scope, DOCUMENT_KEY);
+}
+
+/** One attribute designator a compiled policy holds (see {@link AttributeReferences}). */
+export interface AttributeDesignatorReference {
+  /** The designator's category. */
+  readonly category: 'subject' | 'resource' | 'action' | 'environment';
+  /** Its `AttributeId`. */
+  readonly attributeId: string;
+  /** Its `DataType`. */
+  readonly dataType: string;
+  /** Its `Issuer`, when it names one. */
+  readonly issuer?: string;
+  /** Its `SubjectCategory` (subject designators only; the access-subject by default). */
+  readonly subjectCategory?: string;
+}
+
+/**
+ * What a compiled set of policies can read of a request, referenced policies included: every
+ * attribute designator, and whether anything reads the request document as a whole (an
+ * `AttributeSelector` or an XPath function), in which case every attribute may matter.
+ */
+export interface AttributeReferences {
+  /** The distinct designators. */
+  readonly designators: readonly AttributeDesignatorReference[];
+  /** Whether an `AttributeSelector` or an XPath function reads the request document. */
+  readonly selectors: boolean;
+}
+
+/** The {@link AttributeReferences} recorded in a slot registry once compiling is over. */
+export function attributeReferences(slots: ReadonlyMap<string, number>): AttributeReferences {
+  const designators: AttributeDesignatorReference[] = [];
+  let selectors = false;
+  for (const key of slots.keys()) {
+    const parts = key.split('\n');
+    if (parts[0] !== 'd') {
+      selectors = true;
+      continue;
+    }
+    const [, category, subjectCategory, attributeId, dataType, issuer] = parts as [string, AttributeDesignatorReference['category'], string, string, string, string];
+    const reference: { -readonly [K in keyof AttributeDesignatorReference]: AttributeDesignatorReference[K] } = { category, attributeId, dataType };
+    if (issuer !== '') reference.issuer = issuer;
+    if (category === 'subject') reference.subjectCategory = subjectCategory;
+    designators.push(Object.freeze(reference));
+  }
+  return Object.freeze({ designators: Object.freeze(designators), selectors });
+}
+
 /** Compiles one of the four `*AttributeDesignator` elements. */
 export function compileDesignator(el: XmlElement, scope: CompileScope): Expr {
   const category = DESIGNATORS[el.local]!;

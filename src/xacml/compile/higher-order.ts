@@ -12,7 +12,7 @@ import type { FunctionSpec, ValueType } from '../functions/types.js';
 import { Indeterminate, toIndeterminate } from '../runtime.js';
 import { xpathNodeCount, xpathNodeEqual, xpathNodeMatch } from '../xpath.js';
 import type { XmlElement } from '../xml.js';
-import { checkArguments, compileExpression, eagerFunction, required, typeName, valueType, xpathNamespaces } from './expression.js';
+import { checkArguments, compileExpression, eagerFunction, markDocumentUse, required, typeName, valueType, xpathNamespaces } from './expression.js';
 import type { CompileScope, Expr } from './expression.js';
 
 type Compiler = (el: XmlElement, args: readonly XmlElement[], scope: CompileScope) => Expr;
@@ -216,6 +216,7 @@ function xpathFunction(name: 'xpath-node-count' | 'xpath-node-equal' | 'xpath-no
     if (args.length !== arity) throw new XacmlSyntaxError(`${name} takes ${arity} argument(s), got ${args.length}`, el.path);
     const exprs = compileArgs(args, scope);
     exprs.forEach((e, i) => expectType(e, STRING, name, i, el));
+    markDocumentUse(scope);
     const ns = xpathNamespaces(el);
     const where = `${el.path} (${FN1}${name})`;
     const [a, b] = exprs.map((e) => e.ev as (c: EvalContext) => string) as [(c: EvalContext) => string, (c: EvalContext) => string];
