@@ -6,6 +6,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Diagnostic, GatewayContext } from '../context.js';
 import { outcomeLabels, type OutcomeCode } from '../errors.js';
+import { sharedTokenData, type SharedTokenData } from '../token/shared.js';
 import { copyScrubbed, redactHeaders, scrubSecret } from './redact.js';
 import type { TransactionRecord, TransactionSender, TransactionTokenInfo } from './types.js';
 
@@ -18,6 +19,47 @@ export interface ExchangeFacts {
   endedAt: number;
   recordOutgoingHeaders: boolean;
   redactedHeaders: ReadonlySet<string>;
+  /** The middleware's cache of token sections per shared (cached, frozen) token validation. */
+  tokenSections?: TokenSectionCache;
+}
+
+/** A record's token-derived sections, built once per cached token validation, deeply frozen. */
+interface TokenSections {
+  readonly secret: string;
+  readonly method: string;
+  readonly policy: string | undefined;
+  readonly sender: TransactionSender;
+  readonly tokenInfo: TransactionTokenInfo;
+}
+
+/**
+ * Token sections by the token policy's shared validation result: every request with the same
+ * cached token gets the same frozen, already scrubbed `sender` and `tokenInfo` (one copy per token,
+ * not per record). Weak: an entry lives as long as the token cache keeps the result.
+ */
+export type TokenSectionCache = WeakMap<SharedTokenData, TokenSections>;
+
+function deepFreeze<T>(value: T): T {
+  if (value === null || typeof value !== 'object' || Object.isFrozen(value)) return value;
+  Object.freeze(value);
+  for (const key of Object.keys(value)) deepFreeze((value as Record<string, unknown>)[key]);
+  return value;
+}
+
+/** The shared sections of the request's token, when its validation came from the token cache. */
+function sharedSections(context: GatewayContext, cache: TokenSectionCache, secret: string): TokenSections | undefined {
+  const token = context.token!;
+  const shared = sharedTokenData(token);
+  if (shared === undefined) return undefined;
+  const known = cache.get(shared);
+  if (known !== undefined && known.secret === secret && known.method === token.method && known.policy === token.policy) return known;
+  // Built as every record's used to be (copies scrubbed of the token), then frozen: shared from now on.
+  const sender = senderOf(context);
+  const tokenInfo = tokenInfoOf(context, secret)!;
+  scrubSecret(sender, secret);
+  const sections: TokenSections = { secret, method: token.method, policy: token.policy, sender: deepFreeze(sender), tokenInfo: deepFreeze(tokenInfo) };
+  cache.set(shared, sections);
+  return sections;
 }
 
 /** The outcome: the error's when the chain ended with one, else from the status. */
@@ -85,6 +127,9 @@ export function buildRecord(req: IncomingMessage, res: ServerResponse, context: 
         : 'The client went away before a response was sent',
     });
   }
+  const raw = context.token?.raw;
+  const sections = raw !== undefined && raw !== '' && facts.tokenSections !== undefined ? sharedSections(context, facts.tokenSections, raw) : undefined;
+  const sender = sections !== undefined ? sections.sender : senderOf(context);
   const record: TransactionRecord = {
     id: context.transactionId,
     messageId: context.messageId,
@@ -96,7 +141,7 @@ export function buildRecord(req: IncomingMessage, res: ServerResponse, context: 
     status,
     outcome: { code, label: labels.it, en: labels.en },
     aborted: facts.aborted,
-    sender: senderOf(context),
+    sender,
     diagnostics,
   };
   if (facts.clientAddress !== undefined) record.clientAddress = facts.clientAddress;
@@ -109,8 +154,7 @@ export function buildRecord(req: IncomingMessage, res: ServerResponse, context: 
     record.errorCode = context.error.code;
     record.gatewayStatus = context.error.gatewayStatus;
   }
-  const raw = context.token?.raw;
-  const tokenInfo = tokenInfoOf(context, raw);
+  const tokenInfo = sections !== undefined ? sections.tokenInfo : tokenInfoOf(context, raw);
   if (tokenInfo !== undefined) record.tokenInfo = tokenInfo;
   if (authorization !== undefined) record.authorization = authorization;
   // Nothing produced for the backend (the request stopped before the relay): no outgoing contents.
@@ -122,6 +166,7 @@ export function buildRecord(req: IncomingMessage, res: ServerResponse, context: 
   if (raw === undefined) return record;
   const clean: object[] = [];
   if (tokenInfo !== undefined) clean.push(tokenInfo);
+  if (sections !== undefined) clean.push(sender);
   if (record.outgoing !== undefined) clean.push(record.outgoing.headers);
   return scrubSecret(record, raw, clean);
 }

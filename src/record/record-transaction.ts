@@ -8,7 +8,7 @@ import { ServerResponse } from 'node:http';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { gatewayContext } from '../context.js';
 import { logger } from '../log.js';
-import { buildRecord } from './build.js';
+import { buildRecord, type TokenSectionCache } from './build.js';
 import { MemoryTransactionStore } from './memory-store.js';
 import { DEFAULT_REDACTED_HEADERS, stripAccessToken } from './redact.js';
 import type { TransactionRecord, TransactionStore } from './types.js';
@@ -89,6 +89,8 @@ export function recordTransaction(options: RecordTransactionOptions = {}): Recor
   if (onError !== undefined && typeof onError !== 'function') throw new TypeError('recordTransaction: options.onError must be a function');
 
   const stats: RecordTransactionStats = { recorded: 0, failed: 0 };
+  // Token sections of records, built once per cached token validation (see buildRecord).
+  const tokenSections: TokenSectionCache = new WeakMap();
   const fail = (error: unknown, record: TransactionRecord | undefined): void => {
     stats.failed++;
     log('record %s not saved: %s', record?.id ?? '(unbuilt)', error instanceof Error ? error.message : String(error));
@@ -123,6 +125,7 @@ export function recordTransaction(options: RecordTransactionOptions = {}): Recor
           endedAt: Date.now(),
           recordOutgoingHeaders: wantOutgoing,
           redactedHeaders,
+          tokenSections,
         });
         const saved = store.save(record);
         if (saved !== undefined && typeof (saved as Promise<void>).then === 'function') {
