@@ -107,13 +107,16 @@ export function recordTransaction(options: RecordTransactionOptions = {}): Recor
     const url = stripAccessToken(req.originalUrl ?? req.url);
     // Read now: once the response is finished the socket may already be detached from the request.
     const clientAddress = clientAddressOf(req);
-    res.setHeader('Gateway-Transaction-ID', context.transactionId);
     hookWriteHead(res, context.transactionId, context.messageId);
 
     let done = false;
-    const finish = (aborted: boolean): void => {
+    // A server response always emits 'close': right after 'finish' (on the next tick) when it was
+    // sent, or alone when the client went away first. One listener covers both (no 'once'
+    // wrappers, one closure: the record is built at most once anyway).
+    res.on('close', () => {
       if (done) return;
       done = true;
+      const aborted = !res.writableFinished;
       let record: TransactionRecord | undefined;
       try {
         const override = context.recording?.outgoingHeaders;
@@ -140,11 +143,7 @@ export function recordTransaction(options: RecordTransactionOptions = {}): Recor
       } catch (error) {
         fail(error, record);
       }
-    };
-    // A server response always emits 'close': right after 'finish' (on the next tick) when it was
-    // sent, or alone when the client went away first. One listener covers both (no 'once'
-    // wrappers: `finish` runs once anyway).
-    res.on('close', () => finish(!res.writableFinished));
+    });
     next();
   };
   return Object.assign(middleware, { store, stats });
@@ -170,11 +169,15 @@ function hookWriteHead(res: ServerResponse, transactionId: string, messageId: st
   const original = res.writeHead;
   if (original === ServerResponse.prototype.writeHead && res.req?.gateway?.transactionId === transactionId) {
     // The common case: one shared function that reads the ids from the request's context, rather
-    // than a closure per request (and no extra property on the response: each one costs).
+    // than a closure per request (and no extra property on the response: each one costs). Every
+    // way a ServerResponse sends its head (end, write, flushHeaders, writeHead) goes through
+    // `this.writeHead`, so the transaction id is set there, once, validated once.
     res.writeHead = writeHeadWithIds as typeof res.writeHead;
     return;
   }
-  // Someone else wraps writeHead too (or a second recordTransaction): wrap what is there.
+  // Someone else wraps writeHead too (or a second recordTransaction, or not a plain
+  // ServerResponse): set the id now as well, in case the head goes out some other way.
+  res.setHeader('Gateway-Transaction-ID', transactionId);
   const hooked = function (this: ServerResponse, statusCode: number, ...rest: unknown[]): ServerResponse {
     setIds(this, statusCode, transactionId, messageId);
     return (original as (...args: unknown[]) => ServerResponse).call(this, statusCode, ...rest);
@@ -183,8 +186,12 @@ function hookWriteHead(res: ServerResponse, transactionId: string, messageId: st
 }
 
 function writeHeadWithIds(this: ServerResponse, statusCode: number): ServerResponse {
-  const context = this.req.gateway!;
-  setIds(this, statusCode, context.transactionId, context.messageId);
+  if (!this.headersSent) {
+    const context = this.req.gateway!;
+    this.setHeader('Gateway-Transaction-ID', context.transactionId);
+    if (statusCode < 400) this.setHeader('Gateway-Message-ID', context.messageId);
+    else if (this.hasHeader('Gateway-Message-ID')) this.removeHeader('Gateway-Message-ID');
+  }
   // eslint-disable-next-line prefer-rest-params
   return Reflect.apply(ServerResponse.prototype.writeHead, this, arguments) as ServerResponse;
 }
