@@ -10,17 +10,10 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import { expect } from 'chai';
+import { tsBlocks } from './support/markdown.js';
 
 const run = promisify(execFile);
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
-
-/** The ```ts blocks of a Markdown text. */
-export function tsBlocks(markdown: string): string[] {
-  const blocks: string[] = [];
-  const fence = /^```(ts|typescript)\s*\n([\s\S]*?)^```\s*$/gm;
-  for (let m = fence.exec(markdown); m; m = fence.exec(markdown)) blocks.push(m[2]!);
-  return blocks;
-}
 
 describe('code samples in the README and the guides', function () {
   this.timeout(120_000);
