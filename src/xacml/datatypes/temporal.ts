@@ -235,6 +235,15 @@ function fracOfMillis(ms: number): string {
   return ms === 0 ? '' : stripFrac(pad(ms, 3));
 }
 
+/** Year, month and day of a date or dateTime match (groups 1-4), checked against the calendar. */
+function datePart(m: RegExpExecArray, kind: 'date' | 'dateTime', lexical: string): { year: number; month: number; day: number } {
+  const year = parseYear(m[1]!, m[2]!, kind, lexical);
+  const month = Number(m[3]);
+  const day = Number(m[4]);
+  if (month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month)) bad(kind, lexical);
+  return { year, month, day };
+}
+
 const equalTemporal = (a: XsDateTime, b: XsDateTime): boolean => compareTemporal(a, b) === 0;
 
 /** `xs:dateTime`. Runtime value: {@link XsDateTime}. `fromDate` keeps the local offset explicitly. */
@@ -243,10 +252,7 @@ export const dateTimeType: TemporalDataType<XsDateTime> = {
   parse(lexical) {
     const m = DATE_TIME_RE.exec(collapse(lexical));
     if (!m) bad('dateTime', lexical);
-    const year = parseYear(m[1]!, m[2]!, 'dateTime', lexical);
-    const month = Number(m[3]);
-    const day = Number(m[4]);
-    if (month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month)) bad('dateTime', lexical);
+    const { year, month, day } = datePart(m, 'dateTime', lexical);
     const h = Number(m[5]);
     const mi = Number(m[6]);
     const s = Number(m[7]);
@@ -277,10 +283,7 @@ export const dateType: TemporalDataType<XsDateTime> = {
   parse(lexical) {
     const m = DATE_RE.exec(collapse(lexical));
     if (!m) bad('date', lexical);
-    const year = parseYear(m[1]!, m[2]!, 'date', lexical);
-    const month = Number(m[3]);
-    const day = Number(m[4]);
-    if (month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month)) bad('date', lexical);
+    const { year, month, day } = datePart(m, 'date', lexical);
     return makeDateTime('date', year, month, day, 0, 0, 0, '', parseTz(m[5], 'date', lexical));
   },
   equal: equalTemporal,
