@@ -59,7 +59,7 @@ describe('MemoryTransactionStore', () => {
     expect(() => new MemoryTransactionStore().query({ cursor: 'abc' })).to.throw(TypeError, /cursor/);
   });
 
-  it('keeps its indexes right when records are evicted and replaced', () => {
+  it('keeps the order and the ids right when records are evicted and replaced', () => {
     const store = new MemoryTransactionStore({ maxRecords: 100 });
     const outcomes = ['OK', 'TOKEN_FAILED', 'AUTHORIZATION_DENIED'] as const;
     const all = [];
