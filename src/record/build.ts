@@ -4,10 +4,10 @@
  * @module
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Diagnostic, GatewayContext } from '../context.js';
+import type { AuthorizationContext, Diagnostic, GatewayContext } from '../context.js';
 import { outcomeLabels, type OutcomeCode } from '../errors.js';
 import { sharedTokenData, type SharedTokenData } from '../token/shared.js';
-import { copyScrubbed, redactHeaders, scrubSecret } from './redact.js';
+import { copyScrubbed, REDACTED, redactHeaders, scrubSecret } from './redact.js';
 import type { TransactionRecord, TransactionSender, TransactionTokenInfo } from './types.js';
 
 /** What the middleware knows about the exchange besides the context. */
@@ -106,13 +106,48 @@ function tokenInfoOf(context: GatewayContext, secret: string | undefined): Trans
   return info;
 }
 
-/** Builds the record of an exchange. Never contains the raw token. */
+/** Outcome sections, one frozen object per code, shared by every record with that outcome. */
+const OUTCOMES = Object.fromEntries(
+  Object.entries(outcomeLabels).map(([code, labels]) => [code, Object.freeze({ code: code as OutcomeCode, label: labels.it, en: labels.en })]),
+) as Readonly<Record<OutcomeCode, TransactionRecord['outcome']>>;
+
+/** `value`, or {@link REDACTED} when it contains the token. */
+function clean(value: string, secret: string | undefined): string {
+  return secret !== undefined && value.includes(secret) ? REDACTED : value;
+}
+
+/** A diagnostic as the record keeps it: the same object unless a field contains the token. */
+function cleanDiagnostic(diagnostic: Diagnostic, secret: string | undefined): Diagnostic {
+  if (secret === undefined || (!diagnostic.message.includes(secret) && !diagnostic.code.includes(secret))) return diagnostic;
+  return { ...diagnostic, code: clean(diagnostic.code, secret), message: clean(diagnostic.message, secret) };
+}
+
+/** The decision as the record keeps it: shared when it is frozen (as `xacmlAuthorize` makes it) and clean. */
+function cleanAuthorization(authorization: AuthorizationContext, secret: string | undefined): AuthorizationContext {
+  const dirty = secret !== undefined && (authorization.text.includes(secret) || (authorization.statusMessage?.includes(secret) ?? false));
+  if (!dirty && Object.isFrozen(authorization)) return authorization;
+  const copy: AuthorizationContext = { ...authorization, text: clean(authorization.text, secret) };
+  if (copy.statusMessage !== undefined) copy.statusMessage = clean(copy.statusMessage, secret);
+  return copy;
+}
+
+/**
+ * Builds the record of an exchange. Never contains the raw token: the token sections are built
+ * scrubbed (and shared per cached token), the outgoing headers redacted, and every other string
+ * that can come from the client, the policy or a middleware is checked here.
+ *
+ * Runs once per request, after the response: it takes over the context's diagnostics (the
+ * exchange is over) and shares frozen sections (outcome, decision, sender, token) instead of
+ * copying them.
+ */
 export function buildRecord(req: IncomingMessage, res: ServerResponse, context: GatewayContext, facts: ExchangeFacts): TransactionRecord {
   const status = facts.aborted && !res.headersSent ? null : res.statusCode;
   const code = outcomeOf(context, status, facts.aborted);
-  const labels = outcomeLabels[code];
-  const diagnostics: Diagnostic[] = context.diagnostics.map((d) => ({ ...d }));
-  const authorization = context.authorization === undefined ? undefined : { ...context.authorization };
+  const rawToken = context.token?.raw;
+  const raw = rawToken === '' ? undefined : rawToken;
+  const diagnostics = context.diagnostics;
+  for (let i = 0; i < diagnostics.length; i++) diagnostics[i] = cleanDiagnostic(diagnostics[i]!, raw);
+  const authorization = context.authorization === undefined ? undefined : cleanAuthorization(context.authorization, raw);
   if (authorization !== undefined && authorization.decision !== 'Permit' && !diagnostics.some((d) => d.message.includes(authorization.text))) {
     // The decision text of a denial belongs in the diagnostics (spec 7) even if no middleware wrote it.
     diagnostics.push({ time: facts.endedAt, level: 'warn', code: 'XACML_DECISION', message: authorization.text });
@@ -127,19 +162,24 @@ export function buildRecord(req: IncomingMessage, res: ServerResponse, context: 
         : 'The client went away before a response was sent',
     });
   }
-  const raw = context.token?.raw;
-  const sections = raw !== undefined && raw !== '' && facts.tokenSections !== undefined ? sharedSections(context, facts.tokenSections, raw) : undefined;
-  const sender = sections !== undefined ? sections.sender : senderOf(context);
+  const sections = raw !== undefined && facts.tokenSections !== undefined ? sharedSections(context, facts.tokenSections, raw) : undefined;
+  let sender: TransactionSender;
+  if (sections !== undefined) {
+    sender = sections.sender;
+  } else {
+    sender = senderOf(context);
+    if (raw !== undefined) scrubSecret(sender, raw);
+  }
   const record: TransactionRecord = {
     id: context.transactionId,
     messageId: context.messageId,
     startedAt: context.startedAt,
     endedAt: facts.endedAt,
     durationMs: Math.max(0, facts.endedAt - context.startedAt),
-    method: req.method ?? 'GET',
-    url: facts.url,
+    method: clean(req.method ?? 'GET', raw),
+    url: clean(facts.url, raw),
     status,
-    outcome: { code, label: labels.it, en: labels.en },
+    outcome: OUTCOMES[code],
     aborted: facts.aborted,
     sender,
     diagnostics,
@@ -148,7 +188,7 @@ export function buildRecord(req: IncomingMessage, res: ServerResponse, context: 
   const api = context.api;
   if (api !== undefined) {
     record.api = { provider: api.provider, name: api.name, version: api.version };
-    if (api.operation !== undefined) record.operation = api.operation;
+    if (api.operation !== undefined) record.operation = clean(api.operation, raw);
   }
   if (context.error !== undefined) {
     record.errorCode = context.error.code;
@@ -158,15 +198,13 @@ export function buildRecord(req: IncomingMessage, res: ServerResponse, context: 
   if (tokenInfo !== undefined) record.tokenInfo = tokenInfo;
   if (authorization !== undefined) record.authorization = authorization;
   // Nothing produced for the backend (the request stopped before the relay): no outgoing contents.
-  if (facts.recordOutgoingHeaders && Object.keys(context.outgoing.headers).length > 0) {
+  if (facts.recordOutgoingHeaders && hasAny(context.outgoing.headers)) {
     record.outgoing = { headers: redactHeaders(context.outgoing.headers, facts.redactedHeaders, raw) };
   }
-  // Last line of defence: whatever ended up in diagnostics or elsewhere, the token is not stored
-  // (the token section was scrubbed while it was copied, the outgoing headers by redactHeaders).
-  if (raw === undefined) return record;
-  const clean: object[] = [];
-  if (tokenInfo !== undefined) clean.push(tokenInfo);
-  if (sections !== undefined) clean.push(sender);
-  if (record.outgoing !== undefined) clean.push(record.outgoing.headers);
-  return scrubSecret(record, raw, clean);
+  return record;
+}
+
+function hasAny(headers: Record<string, string>): boolean {
+  for (const _ in headers) return true;
+  return false;
 }
