@@ -59,8 +59,8 @@ export interface TokenInfo {
 /** The token of the current request. */
 export interface TokenContext {
   /**
-   * The raw token. Non-enumerable on the object so that it never ends up in JSON, records or
-   * logs by accident; read it only to forward it.
+   * The raw token. Not an own property of the object (a getter) so that it never ends up in JSON,
+   * records or logs by accident; read it only to forward it.
    */
   readonly raw: string;
   /** Where the client put it. */
@@ -213,12 +213,30 @@ export function gatewayContext(req: IncomingMessage): GatewayContext {
   return context;
 }
 
-/** Creates the token context with the raw token kept non-enumerable.  @internal */
+/**
+ * The token context of a request. The raw token is a private field behind a getter on the
+ * prototype: not an own property, so never in `Object.keys`, JSON, spreads or records. (A class
+ * rather than `Object.defineProperty` on a literal: every context has the same fast shape.)
+ */
+class RequestToken implements TokenContext {
+  readonly #raw: string;
+  readonly method: TokenMethod;
+  policy?: string;
+
+  constructor(raw: string, method: TokenMethod, policy: string | undefined) {
+    this.#raw = raw;
+    this.method = method;
+    if (policy !== undefined) this.policy = policy;
+  }
+
+  get raw(): string {
+    return this.#raw;
+  }
+}
+
+/** Creates the token context with the raw token kept out of its own (enumerable or not) properties.  @internal */
 export function createTokenContext(raw: string, method: TokenMethod, policy?: string): TokenContext {
-  const token = { method } as TokenContext;
-  if (policy !== undefined) token.policy = policy;
-  Object.defineProperty(token, 'raw', { value: raw, enumerable: false, writable: false });
-  return token;
+  return new RequestToken(raw, method, policy);
 }
 
 /** Appends a diagnostic line to the request's context. */

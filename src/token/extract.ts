@@ -39,29 +39,34 @@ function malformed(realm: string | undefined, diagnostic: string): GatewayError 
   return new GatewayError('ERR_TOKEN_MALFORMED', { realm, diagnostic });
 }
 
-/** Every `Authorization` header line as sent (Node keeps only the first in `req.headers`). */
-function authorizationLines(req: IncomingMessage): string[] {
-  const lines: string[] = [];
-  const raw = req.rawHeaders;
-  for (let i = 0; i + 1 < raw.length; i += 2) {
-    const name = raw[i]!;
-    // Length first: most header names are not 13 characters long, and need no lower-casing.
-    if (name.length === 13 && name.toLowerCase() === 'authorization') lines.push(raw[i + 1]!);
-  }
-  return lines;
+/** Whether a raw header name is `Authorization`, in any case (without lower-casing the usual spellings). */
+function isAuthorizationName(name: string): boolean {
+  return name.length === 13 && (name === 'Authorization' || name === 'authorization' || name.toLowerCase() === 'authorization');
 }
 
 /** The bearer token of the `Authorization` header, `undefined` when the header is absent or not Bearer. */
 function headerToken(req: IncomingMessage, realm: string | undefined): string | undefined {
-  const lines = authorizationLines(req);
-  if (lines.length === 0) return undefined;
-  const bearer = lines.filter((line) => BEARER_SCHEME.test(line));
-  if (lines.length > 1) {
-    if (bearer.length > 0) throw malformed(realm, `${lines.length} Authorization headers in one request`);
+  // Every Authorization line as sent: Node keeps only the first in `req.headers`.
+  const raw = req.rawHeaders;
+  let lines = 0;
+  let bearer: string | undefined;
+  let bearers = 0;
+  for (let i = 0; i + 1 < raw.length; i += 2) {
+    if (!isAuthorizationName(raw[i]!)) continue;
+    lines++;
+    const value = raw[i + 1]!;
+    if (BEARER_SCHEME.test(value)) {
+      bearers++;
+      bearer = value;
+    }
+  }
+  if (lines === 0) return undefined;
+  if (lines > 1) {
+    if (bearers > 0) throw malformed(realm, `${lines} Authorization headers in one request`);
     return undefined;
   }
-  if (bearer.length === 0) return undefined; // another scheme (Basic, ...): not ours
-  const match = BEARER_CREDENTIALS.exec(bearer[0]!);
+  if (bearer === undefined) return undefined; // another scheme (Basic, ...): not ours
+  const match = BEARER_CREDENTIALS.exec(bearer);
   const credentials = match?.[1]?.trim() ?? '';
   if (credentials === '') throw malformed(realm, 'Authorization: Bearer without a token');
   if (!B64TOKEN.test(credentials)) {
@@ -79,10 +84,13 @@ function single(values: string[], where: string, realm: string | undefined): str
   return value;
 }
 
+/** No values (shared: never modified). */
+const NONE: string[] = [];
+
 function queryValues(req: IncomingMessage): string[] {
   const url = (req as IncomingMessage & { originalUrl?: string }).originalUrl ?? req.url ?? '/';
   const question = url.indexOf('?');
-  if (question < 0) return [];
+  if (question < 0) return NONE;
   // Parsed here rather than through req.query, whose parser differs between Express 4 and 5.
   return new URLSearchParams(url.slice(question + 1)).getAll('access_token');
 }
@@ -90,28 +98,38 @@ function queryValues(req: IncomingMessage): string[] {
 /**
  * Finds the request's bearer token. Returns `undefined` when there is none; throws a
  * {@link GatewayError} (`ERR_TOKEN_MULTIPLE_METHODS`, `ERR_TOKEN_MALFORMED`,
- * `ERR_REQUEST_TOO_LARGE`, `ERR_BAD_REQUEST`) when the request is ambiguous or malformed.
+ * `ERR_REQUEST_TOO_LARGE`, `ERR_BAD_REQUEST`) when the request is ambiguous or malformed (the
+ * promise rejects with it when the body had to be read).
+ *
+ * Synchronous unless the token may be in a form body that has to be read first: most requests
+ * (a header token, any GET) are answered without a promise.
  */
-export async function extractToken(req: IncomingMessage, options: ExtractOptions): Promise<ExtractedToken | undefined> {
+export function extractToken(req: IncomingMessage, options: ExtractOptions): ExtractedToken | undefined | Promise<ExtractedToken | undefined> {
   const { realm, methods } = options;
-  const found: ExtractedToken[] = [];
-  if (methods.has('header')) {
-    const raw = headerToken(req, realm);
-    if (raw !== undefined) found.push({ raw, method: 'header' });
-  }
-  if (methods.has('query')) {
-    const raw = single(queryValues(req), 'query string', realm);
-    if (raw !== undefined) found.push({ raw, method: 'query' });
-  }
+  let found: ExtractedToken | undefined;
+  let more: TokenMethod[] | undefined;
+  const add = (raw: string | undefined, method: TokenMethod): void => {
+    if (raw === undefined) return;
+    if (found === undefined) found = { raw, method };
+    else (more ??= [found.method]).push(method);
+  };
+  if (methods.has('header')) add(headerToken(req, realm), 'header');
+  if (methods.has('query')) add(single(queryValues(req), 'query string', realm), 'query');
   if (methods.has('body') && BODY_METHODS.has(req.method ?? '') && isUrlencoded(req)) {
-    const raw = single(await formTokens(req, options.maxBodySize), 'form body', realm);
-    if (raw !== undefined) found.push({ raw, method: 'body' });
-  }
-  if (found.length > 1) {
-    throw new GatewayError('ERR_TOKEN_MULTIPLE_METHODS', {
-      realm,
-      diagnostic: `token sent with more than one method: ${found.map((t) => t.method).join(', ')}`,
+    return formTokens(req, options.maxBodySize).then((values) => {
+      add(single(values, 'form body', realm), 'body');
+      return onlyOne(found, more, realm);
     });
   }
-  return found[0];
+  return onlyOne(found, more, realm);
+}
+
+function onlyOne(found: ExtractedToken | undefined, more: TokenMethod[] | undefined, realm: string | undefined): ExtractedToken | undefined {
+  if (more !== undefined) {
+    throw new GatewayError('ERR_TOKEN_MULTIPLE_METHODS', {
+      realm,
+      diagnostic: `token sent with more than one method: ${more.join(', ')}`,
+    });
+  }
+  return found;
 }

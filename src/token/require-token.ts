@@ -7,7 +7,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { addDiagnostic, createTokenContext, gatewayContext, type TokenMethod } from '../context.js';
 import { GatewayError } from '../errors.js';
 import { logger } from '../log.js';
-import { extractToken, type ExtractOptions } from './extract.js';
+import { extractToken, type ExtractedToken, type ExtractOptions } from './extract.js';
 import type { TokenPolicy } from './policy.js';
 
 const log = logger('token');
@@ -95,17 +95,34 @@ export function requireToken(options: RequireTokenOptions = {}): TokenMiddleware
       next();
       return;
     }
-    findToken(req, extract).then(() => next(), next);
+    let found: ExtractedToken | undefined | Promise<ExtractedToken | undefined>;
+    try {
+      found = extractToken(req, extract);
+      if (!(found instanceof Promise)) {
+        acceptToken(req, found, extract);
+        next();
+        return;
+      }
+    } catch (err) {
+      next(err);
+      return;
+    }
+    // The token may be in a form body: read first.
+    found.then((token) => acceptToken(req, token, extract)).then(() => next(), next);
   };
 }
 
 /** Extracts the token into the request's context, or throws the GatewayError to answer with. */
 export async function findToken(req: IncomingMessage, extract: ExtractOptions): Promise<void> {
-  const context = gatewayContext(req);
-  const token = await extractToken(req, extract);
+  acceptToken(req, await extractToken(req, extract), extract);
+}
+
+/** Puts the token found on the request's context, or throws `ERR_TOKEN_MISSING` when there is none. */
+function acceptToken(req: IncomingMessage, token: ExtractedToken | undefined, extract: ExtractOptions): void {
   if (token === undefined) {
     throw new GatewayError('ERR_TOKEN_MISSING', { realm: extract.realm, diagnostic: 'no token in the Authorization header, form body or query' });
   }
+  const context = gatewayContext(req);
   context.token = createTokenContext(token.raw, token.method, extract.realm);
   addDiagnostic(req, 'info', 'TOKEN_RECEIVED', RECEIVED[token.method]);
   // Checked first: on every request, even the arguments of a disabled log cost.
