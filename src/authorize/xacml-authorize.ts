@@ -5,10 +5,11 @@
  */
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { addDiagnostic, gatewayContext } from '../context.js';
-import type { AuthorizationContext, TokenContext } from '../context.js';
+import type { ApiContext, AuthorizationContext, GatewayContext, TokenContext } from '../context.js';
 import { GatewayError } from '../errors.js';
 import { logger } from '../log.js';
 import { decisionText } from './decision.js';
+import { DecisionMemo, decisionKeyPlan, keyPart, type DecisionKeyPlan } from './decision-memo.js';
 import { XacmlPolicySource } from './policy-source.js';
 import type { XacmlEvaluatorOptions, XacmlPolicyDocuments, XacmlPolicyLoader, XacmlPolicyState } from './policy-source.js';
 import { assembleXacmlRequest, attributeSelection, excludedHeaders, tokenAttributes } from './request-builder.js';
@@ -17,7 +18,7 @@ import type { AttributeSelection } from './request-builder.js';
 import type { buildXacmlRequest, TokenAttributes, XacmlInvocation, XacmlSubjectInfo } from './request-builder.js';
 import { deepFreeze, sharedTokenData, type SharedTokenData } from '../token/shared.js';
 import type { RequestContext } from '../xacml/request-context.js';
-import type { Pdp, XacmlObligation } from '../xacml/index.js';
+import type { Pdp, XacmlObligation, XacmlResponse } from '../xacml/index.js';
 
 const log = logger('authorize');
 
@@ -69,6 +70,33 @@ export interface XacmlAuthorizeOptions extends XacmlEvaluatorOptions {
    * (unless it uses an `AttributeSelector` or an XPath function), which decides the same.
    */
   onRequest?: (request: RequestContext, req: Request) => void;
+}
+
+/** What `xacmlAuthorize` derives from one compiled policy. */
+interface PolicyPlan {
+  /** The attributes to build (all of them when `undefined`). */
+  readonly selection: AttributeSelection | undefined;
+  /** What a decision depends on besides the token, when decisions can be reused. */
+  readonly key: DecisionKeyPlan | undefined;
+}
+
+/** One evaluation's outcome, deeply frozen: reused for every request with the same token and key. */
+interface Decided {
+  readonly response: XacmlResponse;
+  /** Every result is Permit (obligations still to fulfil, per request). */
+  readonly permitted: boolean;
+  readonly authorization: AuthorizationContext;
+  /** The diagnostic of a denial (the decision text with each result's status). */
+  readonly denial: string;
+}
+
+/** The names of the 403's detail. */
+interface DenialNames {
+  serviceType: string;
+  serviceName: string;
+  serviceVersion: string | number;
+  providerType: string;
+  providerName: string;
 }
 
 /** The middleware returned by {@link xacmlAuthorize}, with the controls of its policy. */
@@ -162,32 +190,92 @@ export function xacmlAuthorize(options: XacmlAuthorizeOptions): XacmlAuthorizeMi
     return part;
   }
 
-  // What each compiled policy can read (one entry per policy version, collected with it).
-  const selections = new WeakMap<Pdp, AttributeSelection | null>();
+  // What each compiled policy can read, and what its decisions depend on besides the token
+  // (one entry per policy version, collected with it).
+  const plans = new WeakMap<Pdp, PolicyPlan>();
 
-  function selectionOf(pdp: Pdp): AttributeSelection | undefined {
-    let selection = selections.get(pdp);
-    if (selection === undefined) {
-      // A Pdp without references (a user's own implementation): the full request.
-      selection = pdp.references === undefined ? null : (attributeSelection(pdp.references) ?? null);
-      selections.set(pdp, selection);
+  function planOf(pdp: Pdp): PolicyPlan {
+    let plan = plans.get(pdp);
+    if (plan === undefined) {
+      // A Pdp without references (a user's own implementation): the full request, no reuse.
+      const selection = pdp.references === undefined ? undefined : attributeSelection(pdp.references);
+      const reusable = onRequest === undefined && evaluatorOptions.attributeFinder === undefined;
+      plan = { selection, key: reusable ? decisionKeyPlan(selection, excluded, subject !== undefined) : undefined };
+      plans.set(pdp, plan);
     }
-    return selection ?? undefined;
+    return plan;
   }
 
-  function decide(req: Request, state: XacmlPolicyState): GatewayError | undefined {
-    const gateway = gatewayContext(req);
-    const api = gateway.api;
-    const names = {
+  /** The service and provider names of the request (options first, else the gateway's API). */
+  function namesOf(api: ApiContext | undefined): DenialNames {
+    return {
       serviceType,
       serviceName: serviceName ?? api?.name ?? '',
       serviceVersion: serviceVersion ?? api?.version ?? '',
       providerType,
       providerName: providerName ?? api?.provider ?? '',
     };
+  }
+
+  /** The decision key of a request: the values of the invocation attributes the policy reads. */
+  function decisionKey(req: Request, api: ApiContext | undefined, plan: DecisionKeyPlan): string {
+    let key = '';
+    if (plan.operation) key += keyPart(operation ? operation(req) : defaultOperation(req));
+    if (plan.service) key += keyPart(serviceName ?? api?.name ?? '');
+    if (plan.provider) key += keyPart(providerName ?? api?.provider ?? '');
+    if (plan.url) key += keyPart(invocationUrl(req));
+    if (plan.target) key += keyPart(req.originalUrl ?? req.url ?? '/');
+    for (const name of plan.headers) key += keyPart(req.headers[name]);
+    return key;
+  }
+
+  // Decisions per compiled policy, cached token result and decision key (see decision-memo.ts).
+  const memo = new DecisionMemo<Decided>();
+
+  function decide(req: Request, state: XacmlPolicyState): GatewayError | undefined {
+    const gateway = gatewayContext(req);
     if (state.reloadError) {
       addDiagnostic(req, 'error', 'XACML_POLICY_RELOAD_FAILED', `policy reload failed, version ${state.version} stays in force: ${state.reloadError.message}`);
     }
+    const plan = planOf(state.pdp);
+    const token = gateway.token;
+    const shared = plan.key === undefined ? undefined : sharedTokenData(token);
+    let decided: Decided | undefined;
+    if (shared !== undefined) {
+      const key = decisionKey(req, gateway.api, plan.key!);
+      const raw = token?.raw;
+      // A key holding the token (a header the policy reads carries it) is not remembered.
+      if (raw === undefined || raw === '' || !key.includes(raw)) {
+        const slot = memo.slot(state.pdp, shared);
+        decided = slot.get(key);
+        if (decided === undefined) {
+          decided = evaluate(req, gateway, state, plan);
+          DecisionMemo.remember(slot, key, decided);
+        }
+      }
+    }
+    decided ??= evaluate(req, gateway, state, plan);
+    gateway.authorization = decided.authorization;
+    let unfulfilled: string | undefined;
+    if (decided.permitted) for (const result of decided.response.results) unfulfilled ??= unfulfilledObligation(result.obligations, req);
+    if (decided.permitted && unfulfilled === undefined) {
+      addDiagnostic(req, 'info', 'XACML_DECISION', decided.authorization.text);
+      return undefined;
+    }
+    const text = decided.authorization.text;
+    const diagnostic = unfulfilled === undefined ? decided.denial : `${text}: obligation ${unfulfilled} not fulfilled, treated as Deny`;
+    addDiagnostic(req, 'warn', 'XACML_DECISION', diagnostic);
+    log('not permitted: %s', diagnostic);
+    // The decision text is already a diagnostic line of its own; the error's says which policy decided.
+    return new GatewayError('ERR_AUTHORIZATION_DENIED', {
+      params: { ...namesOf(gateway.api), decisionText: text },
+      diagnostic: `not permitted by XACML policy version ${state.version}`,
+    });
+  }
+
+  /** Builds the request context of the invocation and evaluates the policy. */
+  function evaluate(req: Request, gateway: GatewayContext, state: XacmlPolicyState, plan: PolicyPlan): Decided {
+    const names = namesOf(gateway.api);
     const invocation: XacmlInvocation = {
       method: req.method,
       url: invocationUrl(req),
@@ -203,7 +291,7 @@ export function xacmlAuthorize(options: XacmlAuthorizeOptions): XacmlAuthorizeMi
     let request: RequestContext;
     if (onRequest === undefined) {
       // Only the attributes the policy can read: the same decision for less work per request.
-      request = assembleXacmlRequest(invocation, token?.raw, tokenPart(token), excluded, selectionOf(state.pdp));
+      request = assembleXacmlRequest(invocation, token?.raw, tokenPart(token), excluded, plan.selection);
     } else {
       // The hook sees the whole request, and the PDP decides on what the hook saw.
       request = assembleXacmlRequest(invocation, token?.raw, tokenPart(token), excluded);
@@ -211,31 +299,18 @@ export function xacmlAuthorize(options: XacmlAuthorizeOptions): XacmlAuthorizeMi
     }
     const response = state.pdp.evaluate(request);
     const first = response.results[0];
-    const text = decisionText(response.results);
-    const permitted = response.results.length > 0 && response.results.every((r) => r.decision === 'Permit');
     const authorization: AuthorizationContext = {
       decision: first?.decision ?? 'Indeterminate',
       statusCode: first?.status.code ?? 'urn:oasis:names:tc:xacml:1.0:status:processing-error',
-      text,
+      text: decisionText(response.results),
     };
     if (first?.status.message !== undefined) authorization.statusMessage = first.status.message;
-    gateway.authorization = authorization;
-    let unfulfilled: string | undefined;
-    if (permitted) for (const result of response.results) unfulfilled ??= unfulfilledObligation(result.obligations, req);
-    if (permitted && unfulfilled === undefined) {
-      addDiagnostic(req, 'info', 'XACML_DECISION', text);
-      return undefined;
-    }
-    const diagnostic =
-      unfulfilled === undefined
-        ? decisionText(response.results, true)
-        : `${text}: obligation ${unfulfilled} not fulfilled, treated as Deny`;
-    addDiagnostic(req, 'warn', 'XACML_DECISION', diagnostic);
-    log('not permitted: %s', diagnostic);
-    // The decision text is already a diagnostic line of its own; the error's says which policy decided.
-    return new GatewayError('ERR_AUTHORIZATION_DENIED', {
-      params: { ...names, decisionText: text },
-      diagnostic: `not permitted by XACML policy version ${state.version}`,
+    // Frozen: shared by every request (and record) the decision is reused for.
+    return deepFreeze({
+      response,
+      permitted: response.results.length > 0 && response.results.every((r) => r.decision === 'Permit'),
+      authorization,
+      denial: decisionText(response.results, true),
     });
   }
 
