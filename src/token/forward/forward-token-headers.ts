@@ -143,6 +143,10 @@ export function forwardTokenHeaders(
   if (typeof originalToken === 'object') spoofable.add(originalToken.header.toLowerCase());
   const isSpoofable = (lowerName: string): boolean => lowerName.startsWith('gateway-') || spoofable.has(lowerName);
   const dropHeader = (lower: string, value: string): boolean => isSpoofable(lower) || (lower === 'authorization' && isBearer(value));
+  // The first letters (lower-cased) of every name that may be dropped: most headers are passed
+  // over on their first character, without lower-casing their name.
+  const dropFirst = new Set([...spoofable, 'gateway-', 'authorization'].map(firstLetter));
+  const strip: HeaderFilter = { mayDrop: (name) => dropFirst.has(firstLetter(name)), drop: dropHeader };
   // Names this middleware sets, lower-cased once. When they are all distinct, each one was just
   // stripped from rawHeaders, so setting it is a plain append (no scan of rawHeaders per header).
   const configuredNames = [
@@ -186,10 +190,15 @@ export function forwardTokenHeaders(
   }
 
   function prepare(req: IncomingMessage, gateway: GatewayContext): HeaderEntry[] {
-    stripHeaders(req, dropHeader);
-    req.url = removeQueryParameter(req.url ?? '/', 'access_token');
+    stripHeaders(req, strip);
+    const url = req.url ?? '/';
+    const strippedUrl = removeQueryParameter(url, 'access_token');
+    if (strippedUrl !== url) req.url = strippedUrl;
     const withOriginal = req as IncomingMessage & { originalUrl?: string };
-    if (typeof withOriginal.originalUrl === 'string') withOriginal.originalUrl = removeQueryParameter(withOriginal.originalUrl, 'access_token');
+    if (typeof withOriginal.originalUrl === 'string') {
+      const stripped = removeQueryParameter(withOriginal.originalUrl, 'access_token');
+      if (stripped !== withOriginal.originalUrl) withOriginal.originalUrl = stripped;
+    }
     if (gateway.token?.method === 'body' && originalToken !== 'asReceived') stripBodyToken(req, gateway);
     const set: HeaderEntry[] = [];
     if (transactionIdHeader) set.push(entry(transactionIdHeader, gateway.transactionId, gateway.token?.raw));
@@ -307,15 +316,28 @@ function isBearer(value: string): boolean {
   return BEARER.test(value);
 }
 
+/** Which request headers to remove: `mayDrop` is a quick pre-check on the name as is, `drop` decides (lower-case name, value). */
+interface HeaderFilter {
+  mayDrop(name: string): boolean;
+  drop(lowerName: string, value: string): boolean;
+}
+
+/** The lower-cased first character of a name (ASCII letters; other characters as they are). */
+function firstLetter(name: string): number {
+  const code = name.charCodeAt(0);
+  return code >= 65 && code <= 90 ? code + 32 : code;
+}
+
 /**
  * Removes headers from `req.headers` and `req.rawHeaders` (http-proxy and some handlers copy one,
- * some the other). `drop` gets the lower-case name and the value.
+ * some the other).
  */
-function stripHeaders(req: IncomingMessage, drop: (lowerName: string, value: string) => boolean): void {
+function stripHeaders(req: IncomingMessage, filter: HeaderFilter): void {
   const headers = req.headers;
-  for (const name of Object.keys(headers)) {
+  for (const name in headers) {
+    if (!filter.mayDrop(name)) continue;
     const value = headers[name];
-    if (drop(name.toLowerCase(), typeof value === 'string' ? value : Array.isArray(value) ? value.join(', ') : '')) delete headers[name];
+    if (filter.drop(name.toLowerCase(), typeof value === 'string' ? value : Array.isArray(value) ? value.join(', ') : '')) delete headers[name];
   }
   const raw = req.rawHeaders;
   if (!Array.isArray(raw)) return;
@@ -324,11 +346,14 @@ function stripHeaders(req: IncomingMessage, drop: (lowerName: string, value: str
   for (let i = 0; i + 1 < raw.length; i += 2) {
     const name = raw[i] as string;
     const value = raw[i + 1] as string;
-    if (drop(name.toLowerCase(), value)) continue;
-    raw[kept++] = name;
-    raw[kept++] = value;
+    if (filter.mayDrop(name) && filter.drop(name.toLowerCase(), value)) continue;
+    if (kept !== i) {
+      raw[kept] = name;
+      raw[kept + 1] = value;
+    }
+    kept += 2;
   }
-  raw.length = kept;
+  if (kept !== raw.length) raw.length = kept;
 }
 
 /** Sets one header on `req.headers` (lower-case key, as Node keeps them) and `req.rawHeaders` (as named). */
