@@ -11,8 +11,12 @@
  *
  * Fairness: each server under test runs alone in its own child process (one event loop, one core),
  * the load generator in this process on the other core; the backend of (b) is a third process used
- * identically by both relays. Each case gets a warm-up (token cache, JIT, keep-alive connections)
- * and the same connections and duration (BENCH_DURATION seconds, default 6).
+ * identically by both relays. Each server gets a warm-up (token cache, JIT, keep-alive
+ * connections), then the cases of a group are measured in interleaved rounds (BENCH_ROUNDS,
+ * default 5, of BENCH_DURATION seconds each, default 3; the order rotates every round), one server
+ * loaded at a time. A case's ratio is the median of its per-round ratios to the baseline measured
+ * in the same round: on a shared machine whose speed drifts by 10-20% over tens of seconds, cases
+ * measured seconds apart compare fairly, where one long run per case does not.
  *
  * Besides requests/second, each row shows how busy the server's event loop was during the
  * measurement (`busy%`, `performance.eventLoopUtilization()` in the server: 100 = saturated), its
@@ -34,7 +38,8 @@ import { startDemoAuthServer } from '../examples/petstore/auth-server.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const exampleDir = path.join(here, '..', 'examples', 'petstore');
-const DURATION = Number(process.env.BENCH_DURATION ?? 6);
+const DURATION = Number(process.env.BENCH_DURATION ?? 3);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 16);
 
 interface Result {
@@ -91,41 +96,75 @@ async function load(url: string, headers: Record<string, string>, duration: numb
   return autocannon({ url, headers, connections: CONNECTIONS, pipelining: 1, duration });
 }
 
-async function measure(name: string, kind: string, options: Record<string, unknown>, urlPath: string, headers: Record<string, string> = {}): Promise<Result> {
+/** A server under test: started once, warmed up, then measured round after round. */
+interface Case {
+  name: string;
+  child: ChildProcess;
+  url: string;
+  headers: Record<string, string>;
+  rounds: Result[];
+}
+
+async function startCase(name: string, kind: string, options: Record<string, unknown>, urlPath: string, headers: Record<string, string> = {}): Promise<Case> {
   const { child, port } = await startServer(kind, options);
-  try {
-    const url = `http://127.0.0.1:${port}${urlPath}`;
-    const probe = await fetch(url, { headers });
-    if (probe.status !== 200) throw new Error(`${name}: ${url} answered ${probe.status} ${await probe.text()}`);
-    await load(url, headers, 1); // warm-up
-    const before = await serverUsage(child);
-    const started = performance.now();
-    const result = await load(url, headers, DURATION);
-    const elapsedMs = performance.now() - started;
-    const after = await serverUsage(child);
-    const cpu = after.cpu - before.cpu;
-    const busy = performance.eventLoopUtilization(after.eventLoop, before.eventLoop).utilization;
-    if (result.non2xx > 0 || result.errors > 0) throw new Error(`${name}: ${result.non2xx} non-2xx answers, ${result.errors} errors`);
-    return {
-      name,
-      rps: result.requests.average,
-      p50: result.latency.p50,
-      p99: result.latency.p99,
-      cpuPercent: cpu / 10 / elapsedMs,
-      busyPercent: busy * 100,
-      cpuPerRequest: cpu / Math.max(1, result.requests.total),
-    };
-  } finally {
-    await stopServer(child);
+  const url = `http://127.0.0.1:${port}${urlPath}`;
+  const probe = await fetch(url, { headers });
+  if (probe.status !== 200) throw new Error(`${name}: ${url} answered ${probe.status} ${await probe.text()}`);
+  await load(url, headers, 1); // warm-up
+  return { name, child, url, headers, rounds: [] };
+}
+
+async function measureRound(c: Case): Promise<void> {
+  const before = await serverUsage(c.child);
+  const started = performance.now();
+  const result = await load(c.url, c.headers, DURATION);
+  const elapsedMs = performance.now() - started;
+  const after = await serverUsage(c.child);
+  const cpu = after.cpu - before.cpu;
+  const busy = performance.eventLoopUtilization(after.eventLoop, before.eventLoop).utilization;
+  if (result.non2xx > 0 || result.errors > 0) throw new Error(`${c.name}: ${result.non2xx} non-2xx answers, ${result.errors} errors`);
+  c.rounds.push({
+    name: c.name,
+    rps: result.requests.average,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    cpuPercent: cpu / 10 / elapsedMs,
+    busyPercent: busy * 100,
+    cpuPerRequest: cpu / Math.max(1, result.requests.total),
+  });
+}
+
+/** Measures the cases in ROUNDS interleaved rounds, the order rotating each round. */
+async function measureGroup(cases: Case[]): Promise<void> {
+  for (let round = 0; round < ROUNDS; round++) {
+    for (let i = 0; i < cases.length; i++) await measureRound(cases[(round + i) % cases.length]!);
   }
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+}
+
+/** A case's figures: the median of its rounds. */
+function summary(c: Case): Result {
+  const of = (field: keyof Omit<Result, 'name'>): number => median(c.rounds.map((r) => r[field]));
+  return { name: c.name, rps: of('rps'), p50: of('p50'), p99: of('p99'), cpuPercent: of('cpuPercent'), busyPercent: of('busyPercent'), cpuPerRequest: of('cpuPerRequest') };
+}
+
+/** Median over rounds of the case's req/s and CPU-per-request ratios to the baseline of the same round. */
+function ratios(c: Case, baseline: Case): { rps: number; cpu: number; perRound: number[] } {
+  const perRound = c.rounds.map((r, i) => r.rps / baseline.rounds[i]!.rps);
+  return { rps: median(perRound), cpu: median(c.rounds.map((r, i) => baseline.rounds[i]!.cpuPerRequest / r.cpuPerRequest)), perRound };
 }
 
 const HEADINGS = `${'req/s'.padStart(8)} ${'p50ms'.padStart(6)} ${'p99ms'.padStart(6)} ${'busy%'.padStart(5)} ${'cpu%'.padStart(5)} ${'µs/req'.padStart(7)} ${'ratio'.padStart(6)} ${'cpu ratio'.padStart(9)}`;
 
-function row(result: Result, baseline: Result): string {
-  const ratio = (result.rps / baseline.rps).toFixed(2);
-  const cpuRatio = (baseline.cpuPerRequest / result.cpuPerRequest).toFixed(2);
-  return `  ${result.name.padEnd(58)} ${Math.round(result.rps).toString().padStart(8)} ${result.p50.toString().padStart(6)} ${result.p99.toString().padStart(6)} ${Math.round(result.busyPercent).toString().padStart(5)} ${Math.round(result.cpuPercent).toString().padStart(5)} ${Math.round(result.cpuPerRequest).toString().padStart(7)} ${ratio.padStart(6)} ${cpuRatio.padStart(9)}`;
+function row(c: Case, baseline: Case): string {
+  const result = summary(c);
+  const r = ratios(c, baseline);
+  return `  ${result.name.padEnd(58)} ${Math.round(result.rps).toString().padStart(8)} ${result.p50.toString().padStart(6)} ${result.p99.toString().padStart(6)} ${Math.round(result.busyPercent).toString().padStart(5)} ${Math.round(result.cpuPercent).toString().padStart(5)} ${Math.round(result.cpuPerRequest).toString().padStart(7)} ${r.rps.toFixed(2).padStart(6)} ${r.cpu.toFixed(2).padStart(9)}`;
 }
 
 async function main(): Promise<void> {
@@ -138,18 +177,25 @@ async function main(): Promise<void> {
     const bearer = (token: string): Record<string, string> => ({ Authorization: `Bearer ${token}` });
     const policyFile = path.join(exampleDir, 'policies', 'petstore.xml');
 
-    console.log(`Gateway benchmark: autocannon, ${CONNECTIONS} connections, pipelining 1, ${DURATION} s per case after a 1 s warm-up, loopback.`);
-    console.log('Each server under test runs alone in a child process (started fresh per case); the load generator runs in this one.');
+    console.log(`Gateway benchmark: autocannon, ${CONNECTIONS} connections, pipelining 1, loopback; ${ROUNDS} interleaved rounds of ${DURATION} s per case, after a 1 s warm-up.`);
+    console.log('Each server under test runs alone in a child process, loaded one at a time; the load generator runs in this one.');
     console.log(`Node ${process.version}, ${availableParallelism()} CPU(s), load average ${loadavg().map((l) => l.toFixed(2)).join(' ')} at start.`);
+    console.log('Figures are medians over the rounds; ratio = median of the per-round req/s ratios to the baseline (same round).');
     console.log('busy% = server event loop busy during the run (100 = saturated); cpu% = server CPU, all threads (100 = one core);');
     console.log('µs/req = server CPU per request; cpu ratio = baseline µs/req / case µs/req (the work per request, whatever set the pace).');
+
+    const groupA: Case[] = [];
+    try {
+      groupA.push(await startCase('bare Express handler', 'bare', {}, '/pet/10'));
+      groupA.push(await startCase('full chain (record, token, introspect, XACML, forward)', 'chain', { issuer: as.issuer, policyFile }, '/pet/10', bearer(opaque)));
+      groupA.push(await startCase('peer: express-oauth2-jwt-bearer (local JWT)', 'peer', { issuer: as.issuer, audience: as.audience }, '/pet/10', bearer(jwt)));
+      await measureGroup(groupA);
+    } finally {
+      for (const c of groupA) await stopServer(c.child);
+    }
+    const [bare, chain, peer] = groupA as [Case, Case, Case];
     console.log(`\n  ${'(a) the same handler, GET /pet/10'.padEnd(58)} ${HEADINGS}`);
-    const bare = await measure('bare Express handler', 'bare', {}, '/pet/10');
-    console.log(row(bare, bare));
-    const chain = await measure('full chain (record, token, introspect, XACML, forward)', 'chain', { issuer: as.issuer, policyFile }, '/pet/10', bearer(opaque));
-    console.log(row(chain, bare));
-    const peer = await measure('peer: express-oauth2-jwt-bearer (local JWT)', 'peer', { issuer: as.issuer, audience: as.audience }, '/pet/10', bearer(jwt));
-    console.log(row(peer, bare));
+    for (const c of groupA) console.log(row(c, bare));
 
     const backend = await startServer('backend');
     children.push(backend.child);
@@ -166,20 +212,27 @@ async function main(): Promise<void> {
     const configFile = path.join(dir, 'gateway.config.json');
     await writeFile(configFile, JSON.stringify(config));
 
+    const groupB: Case[] = [];
+    try {
+      groupB.push(await startCase('bare relay (createRelay, undici keep-alive)', 'relay', { target }, '/gateway/Ente/PetStore/v1/pet/10'));
+      groupB.push(await startCase('full gateway (createGateway, example configuration)', 'gateway', { configFile }, '/gateway/Ente/PetStore/v1/pet/10', bearer(opaque)));
+      await measureGroup(groupB);
+    } finally {
+      for (const c of groupB) await stopServer(c.child);
+    }
+    const [relay, gateway] = groupB as [Case, Case];
     console.log(`\n  ${'(b) relaying GET /pet/10 to the petstore backend'.padEnd(58)} ${HEADINGS}`);
-    const relay = await measure('bare relay (createRelay, undici keep-alive)', 'relay', { target }, '/gateway/Ente/PetStore/v1/pet/10');
-    console.log(row(relay, relay));
-    const gateway = await measure('full gateway (createGateway, example configuration)', 'gateway', { configFile }, '/gateway/Ente/PetStore/v1/pet/10', bearer(opaque));
-    console.log(row(gateway, relay));
+    for (const c of groupB) console.log(row(c, relay));
 
-    const chainRatio = chain.rps / bare.rps;
-    const gatewayRatio = gateway.rps / relay.rps;
-    const cpuRatio = (a: Result, b: Result): string => (a.cpuPerRequest / b.cpuPerRequest).toFixed(2);
+    const chainRatio = ratios(chain, bare);
+    const peerRatio = ratios(peer, bare);
+    const gatewayRatio = ratios(gateway, relay);
+    const rounds = (r: { perRound: number[] }): string => r.perRound.map((x) => x.toFixed(2)).join(' ');
     console.log('');
-    console.log(`  full chain / bare handler   ${chainRatio.toFixed(2)}  (target ≥ 0.85) ${chainRatio >= 0.85 ? 'met' : 'NOT MET'}; CPU per request ratio ${cpuRatio(bare, chain)}`);
-    console.log(`  JWT-only peer / bare        ${(peer.rps / bare.rps).toFixed(2)}  (for reference); CPU per request ratio ${cpuRatio(bare, peer)}`);
-    console.log(`  full gateway / bare relay   ${gatewayRatio.toFixed(2)}  (target ≥ 0.80) ${gatewayRatio >= 0.8 ? 'met' : 'NOT MET'}; CPU per request ratio ${cpuRatio(relay, gateway)}`);
-    const unsaturated = [bare, chain, peer, relay, gateway].filter((r) => r.busyPercent < 90).map((r) => `${r.name} (${Math.round(r.busyPercent)}%)`);
+    console.log(`  full chain / bare handler   ${chainRatio.rps.toFixed(2)}  (target ≥ 0.85) ${chainRatio.rps >= 0.85 ? 'met' : 'NOT MET'}; CPU per request ratio ${chainRatio.cpu.toFixed(2)}; rounds ${rounds(chainRatio)}`);
+    console.log(`  JWT-only peer / bare        ${peerRatio.rps.toFixed(2)}  (for reference); CPU per request ratio ${peerRatio.cpu.toFixed(2)}; rounds ${rounds(peerRatio)}`);
+    console.log(`  full gateway / bare relay   ${gatewayRatio.rps.toFixed(2)}  (target ≥ 0.80) ${gatewayRatio.rps >= 0.8 ? 'met' : 'NOT MET'}; CPU per request ratio ${gatewayRatio.cpu.toFixed(2)}; rounds ${rounds(gatewayRatio)}`);
+    const unsaturated = [bare, chain, peer, relay, gateway].map(summary).filter((r) => r.busyPercent < 90).map((r) => `${r.name} (${Math.round(r.busyPercent)}%)`);
     if (unsaturated.length > 0) {
       console.log(`  Not saturated (event loop busy below 90%, so the load generator or the machine set the pace): ${unsaturated.join('; ')}.`);
     }
