@@ -112,6 +112,14 @@ export class XacmlPolicySource {
     return this.#state?.version ?? 0;
   }
 
+  /**
+   * Whether an `attributeFinder` supplies attributes the requests lack: then a decision may depend
+   * on more than the request, and `xacmlAuthorize` does not reuse decisions.
+   */
+  get hasAttributeFinder(): boolean {
+    return this.#evaluatorOptions.attributeFinder !== undefined;
+  }
+
   /** The error of the last failed load or compile, if the last attempt failed. */
   get lastError(): Error | undefined {
     return this.#lastError;

@@ -199,7 +199,7 @@ export function xacmlAuthorize(options: XacmlAuthorizeOptions): XacmlAuthorizeMi
     if (plan === undefined) {
       // A Pdp without references (a user's own implementation): the full request, no reuse.
       const selection = pdp.references === undefined ? undefined : attributeSelection(pdp.references);
-      const reusable = onRequest === undefined && evaluatorOptions.attributeFinder === undefined;
+      const reusable = onRequest === undefined && !source.hasAttributeFinder;
       plan = { selection, key: reusable ? decisionKeyPlan(selection, excluded, subject !== undefined) : undefined };
       plans.set(pdp, plan);
     }

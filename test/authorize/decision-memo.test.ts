@@ -8,7 +8,7 @@ import express from 'express';
 import supertest from 'supertest';
 import { startDemoAuthServer, type DemoAuthServer } from '../../examples/petstore/auth-server.js';
 import { XacmlAttributes as A } from '../../src/authorize/attributes.js';
-import { xacmlAuthorize, type XacmlAuthorizeMiddleware } from '../../src/authorize/index.js';
+import { xacmlAuthorize, XacmlPolicySource, type XacmlAuthorizeMiddleware } from '../../src/authorize/index.js';
 import { problemJsonErrorHandler } from '../../src/problem/handler.js';
 import { introspect } from '../../src/token/introspect.js';
 import { createTokenPolicy, type TokenPolicy } from '../../src/token/policy.js';
@@ -52,7 +52,7 @@ describe('xacmlAuthorize decision reuse (cached tokens, real chain)', () => {
   });
 
   /** The chain with `policy`, and the count of the policy's evaluations. */
-  function gateway(policy: string): { app: express.Express; authorize: XacmlAuthorizeMiddleware; evaluations: () => number } {
+  function gateway(policy: string | XacmlPolicySource): { app: express.Express; authorize: XacmlAuthorizeMiddleware; evaluations: () => number } {
     const authorize = xacmlAuthorize({ policy, serviceName: 'PetStore', serviceVersion: 1, providerName: 'Ente' });
     let count = 0;
     const state = authorize.policySource.get();
@@ -129,5 +129,18 @@ describe('xacmlAuthorize decision reuse (cached tokens, real chain)', () => {
     const echoed = gateway(permitWhen(isIn(action(`${A.headerPrefix}x-copy`), ['acme'])));
     for (let i = 0; i < 3; i++) await supertest(echoed.app).get('/api/pet/10').set('Authorization', bearer(token1)).set('X-Copy', token1).expect(403);
     expect(echoed.evaluations()).to.equal(3);
+  });
+
+  it('evaluates every request when an attribute finder of a shared policy source supplies attributes', async () => {
+    let department = 'pets';
+    const source = new XacmlPolicySource({
+      policy: permitWhen(isIn(subject('org:example:department'), ['pets'])),
+      attributeFinder: (q) => (q.attributeId === 'org:example:department' ? [department] : undefined),
+    });
+    const found = gateway(source);
+    await supertest(found.app).get('/api/pet/10').set('Authorization', bearer(token1)).expect(200);
+    department = 'finance';
+    await supertest(found.app).get('/api/pet/10').set('Authorization', bearer(token1)).expect(403);
+    expect(found.evaluations()).to.equal(2);
   });
 });
