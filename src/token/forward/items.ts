@@ -111,7 +111,9 @@ export function collectItems(token: TokenContext | undefined, dateFormat: Forwar
  * (`encodeURIComponent`), so that no value can break the header or be refused by Node.
  */
 export function headerValue(value: ForwardedValue): string {
-  const text = typeof value === 'string' ? value : typeof value === 'number' ? String(value) : value.join(',');
+  // A number's text is plain ASCII: no check (processTime is formatted on every request).
+  if (typeof value === 'number') return String(value);
+  const text = typeof value === 'string' ? value : value.join(',');
   return /^[\x20-\x7e]*$/.test(text) ? text : encodeURIComponent(text);
 }
 
