@@ -356,12 +356,6 @@ function stripHeaders(req: IncomingMessage, filter: HeaderFilter): void {
   if (kept !== raw.length) raw.length = kept;
 }
 
-/** Sets one header on `req.headers` (lower-case key, as Node keeps them) and `req.rawHeaders` (as named). */
-function setHeader(req: IncomingMessage, name: string, value: string): void {
-  req.headers[name.toLowerCase()] = value;
-  setRawHeader(req, name, value);
-}
-
 /** Replaces every `rawHeaders` entry of `name` by one. */
 function setRawHeader(req: IncomingMessage, name: string, value: string): void {
   const lower = name.toLowerCase();
