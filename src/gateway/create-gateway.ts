@@ -13,7 +13,7 @@ import { logger } from '../log.js';
 import { problemJsonErrorHandler } from '../problem/handler.js';
 import { monitoringConsole } from '../record/console/router.js';
 import { MemoryTransactionStore } from '../record/memory-store.js';
-import { recordTransaction, type RecordTransactionOptions } from '../record/record-transaction.js';
+import { recordTransactionSettingIdsAhead, type RecordTransactionOptions } from '../record/record-transaction.js';
 import type { TransactionStore } from '../record/types.js';
 import { forwardTokenHeaders } from '../token/forward/forward-token-headers.js';
 import { introspect } from '../token/introspect.js';
@@ -209,7 +209,9 @@ export function createGateway(options: CreateGatewayOptions): Gateway {
       ...(relayOptions.connections === undefined ? {} : { connections: relayOptions.connections }),
       ...(relayOptions.keepAliveTimeoutMs === undefined ? {} : { keepAliveTimeout: relayOptions.keepAliveTimeoutMs }),
     });
-  const record = recordTransaction({ ...options.recording, store });
+  // Every answer of the request path goes through the relay or the error handler (sendProblem):
+  // the ids can be set ahead, without a writeHead hook per response.
+  const record = recordTransactionSettingIdsAhead({ ...options.recording, store });
   const errorHandler = problemJsonErrorHandler({ messages, server });
   // Validated now, so that a missing password fails at start rather than at the first admin call.
   if (options.admin !== undefined) adminAuthenticator(options.admin, 'createGateway: options.admin');

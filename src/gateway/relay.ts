@@ -237,6 +237,8 @@ export function createRelay(options: RelayOptions): Relay {
         bodyTimeout: timeoutMs,
       },
       ({ statusCode, headers: backendHeaders }) => {
+        // The message id goes with success only (spec 2.5); a recorder may have set it ahead.
+        if (statusCode >= 400) res.removeHeader('Gateway-Message-ID');
         res.writeHead(statusCode, responseHeadersForClient(backendHeaders));
         return res;
       },

@@ -92,7 +92,7 @@ export function renderProblem(error: GatewayError, messages: MessageSet): Render
 
 /**
  * Sends a {@link GatewayError} as problem+json on `res`, with `Gateway-Transaction-ID` (from the
- * request's gateway context) and `Server`. It does not record anything on the context: use
+ * request's gateway context) and `Server`, and without `Gateway-Message-ID`. It does not record anything on the context: use
  * `problemJsonErrorHandler` for that, or record `req.gateway.error` yourself.
  *
  * @example
@@ -113,6 +113,8 @@ export function sendProblem(res: ServerResponse, error: GatewayError, options: P
   // Token errors must not be cached by intermediaries (RFC 6750 section 5.3 spirit).
   res.setHeader('cache-control', 'no-store');
   if (context !== undefined) res.setHeader('gateway-transaction-id', context.transactionId);
+  // An error answer carries no message id (a recorder may have set one ahead, expecting success).
+  res.removeHeader('gateway-message-id');
   const server = options.server ?? 'Gateway';
   if (server !== false) res.setHeader('server', server);
   const payload = JSON.stringify(body);

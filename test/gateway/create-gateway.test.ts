@@ -35,6 +35,49 @@ describe('createGateway', () => {
     expect(() => createGateway({ config: openConfig(backend.url), relay: { connections: -1 } })).to.throw(TypeError, /options\.relay\.connections/);
   });
 
+  it('sends Gateway-Transaction-ID on every answer and Gateway-Message-ID on success only (relayed 4xx/5xx, 404, 503)', async () => {
+    // A backend that answers each path with the status it names, and tries to set the ids itself.
+    const statuses = createServer((req, res) => {
+      res.writeHead(Number(req.url!.slice(1)), { 'Gateway-Message-ID': 'from-backend', 'Gateway-Transaction-ID': 'from-backend' });
+      res.end('backend');
+    });
+    const statusUrl = await listen(statuses);
+    const downServer = createServer();
+    const downUrl = await listen(downServer);
+    await close(downServer);
+    const gateway = createGateway({
+      config: {
+        apis: [
+          { provider: 'Ente', name: 'Status', version: 1, backend: { url: statusUrl } },
+          { provider: 'Ente', name: 'Down', version: 1, backend: { url: downUrl } },
+        ],
+      },
+    });
+    const { server, base } = await mount(gateway);
+    try {
+      const cases: Array<[string, number, boolean]> = [
+        ['/gateway/Ente/Status/v1/200', 200, true],
+        ['/gateway/Ente/Status/v1/302', 302, true],
+        ['/gateway/Ente/Status/v1/404', 404, false],
+        ['/gateway/Ente/Status/v1/500', 500, false],
+        ['/gateway/Ente/Nope/v1/x', 404, false],
+        ['/gateway/Ente/Down/v1/x', 503, false],
+      ];
+      for (const [path, status, success] of cases) {
+        const res = await fetch(`${base}${path}`, { redirect: 'manual' });
+        expect(res.status, path).to.equal(status);
+        expect(res.headers.get('gateway-transaction-id'), path).to.match(/^[0-9a-f-]{36}$/);
+        if (success) expect(res.headers.get('gateway-message-id'), path).to.match(/^[0-9a-f-]{36}$/);
+        else expect(res.headers.get('gateway-message-id'), path).to.equal(null);
+        await res.arrayBuffer();
+      }
+    } finally {
+      await close(server);
+      await close(statuses);
+      await gateway.close();
+    }
+  });
+
   describe('routing and admin', () => {
     let gateway: Gateway;
     let server: Server;
