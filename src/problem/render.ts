@@ -111,13 +111,13 @@ export function sendProblem(res: ServerResponse, error: GatewayError, options: P
   res.statusCode = status;
   for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
   // Token errors must not be cached by intermediaries (RFC 6750 section 5.3 spirit).
-  res.setHeader('cache-control', 'no-store');
-  if (context !== undefined) res.setHeader('gateway-transaction-id', context.transactionId);
+  res.setHeader('Cache-Control', 'no-store');
+  if (context !== undefined) res.setHeader('Gateway-Transaction-ID', context.transactionId);
   // An error answer carries no message id (a recorder may have set one ahead, expecting success).
-  res.removeHeader('gateway-message-id');
+  res.removeHeader('Gateway-Message-ID');
   const server = options.server ?? 'Gateway';
-  if (server !== false) res.setHeader('server', server);
+  if (server !== false) res.setHeader('Server', server);
   const payload = JSON.stringify(body);
-  res.setHeader('content-length', Buffer.byteLength(payload));
+  res.setHeader('Content-Length', Buffer.byteLength(payload));
   res.end(payload);
 }
