@@ -206,14 +206,18 @@ export function xacmlAuthorize(options: XacmlAuthorizeOptions): XacmlAuthorizeMi
     return plan;
   }
 
-  /** The service and provider names of the request (options first, else the gateway's API). */
+  // The service and provider names of a request: the options first, else the gateway's API.
+  const serviceNameOf = (api: ApiContext | undefined): string => serviceName ?? api?.name ?? '';
+  const providerNameOf = (api: ApiContext | undefined): string => providerName ?? api?.provider ?? '';
+
+  /** The names of the request's invocation and of its 403. */
   function namesOf(api: ApiContext | undefined): DenialNames {
     return {
       serviceType,
-      serviceName: serviceName ?? api?.name ?? '',
+      serviceName: serviceNameOf(api),
       serviceVersion: serviceVersion ?? api?.version ?? '',
       providerType,
-      providerName: providerName ?? api?.provider ?? '',
+      providerName: providerNameOf(api),
     };
   }
 
@@ -221,8 +225,8 @@ export function xacmlAuthorize(options: XacmlAuthorizeOptions): XacmlAuthorizeMi
   function decisionKey(req: Request, api: ApiContext | undefined, plan: DecisionKeyPlan): string {
     let key = '';
     if (plan.operation) key += keyPart(operation ? operation(req) : defaultOperation(req));
-    if (plan.service) key += keyPart(serviceName ?? api?.name ?? '');
-    if (plan.provider) key += keyPart(providerName ?? api?.provider ?? '');
+    if (plan.service) key += keyPart(serviceNameOf(api));
+    if (plan.provider) key += keyPart(providerNameOf(api));
     if (plan.url) key += keyPart(invocationUrl(req));
     if (plan.target) key += keyPart(req.originalUrl ?? req.url ?? '/');
     for (const name of plan.headers) key += keyPart(req.headers[name]);
@@ -239,10 +243,11 @@ export function xacmlAuthorize(options: XacmlAuthorizeOptions): XacmlAuthorizeMi
     }
     const plan = planOf(state.pdp);
     const token = gateway.token;
-    const shared = plan.key === undefined ? undefined : sharedTokenData(token);
+    const keyPlan = plan.key;
+    const shared = keyPlan === undefined ? undefined : sharedTokenData(token);
     let decided: Decided | undefined;
-    if (shared !== undefined) {
-      const key = decisionKey(req, gateway.api, plan.key!);
+    if (keyPlan !== undefined && shared !== undefined) {
+      const key = decisionKey(req, gateway.api, keyPlan);
       const raw = token?.raw;
       // A key holding the token (a header the policy reads carries it) is not remembered.
       if (raw === undefined || raw === '' || !key.includes(raw)) {

@@ -106,30 +106,26 @@ function queryValues(req: IncomingMessage): string[] {
  */
 export function extractToken(req: IncomingMessage, options: ExtractOptions): ExtractedToken | undefined | Promise<ExtractedToken | undefined> {
   const { realm, methods } = options;
-  let found: ExtractedToken | undefined;
-  let more: TokenMethod[] | undefined;
-  const add = (raw: string | undefined, method: TokenMethod): void => {
-    if (raw === undefined) return;
-    if (found === undefined) found = { raw, method };
-    else (more ??= [found.method]).push(method);
-  };
-  if (methods.has('header')) add(headerToken(req, realm), 'header');
-  if (methods.has('query')) add(single(queryValues(req), 'query string', realm), 'query');
+  const header = methods.has('header') ? headerToken(req, realm) : undefined;
+  const query = methods.has('query') ? single(queryValues(req), 'query string', realm) : undefined;
   if (methods.has('body') && BODY_METHODS.has(req.method ?? '') && isUrlencoded(req)) {
-    return formTokens(req, options.maxBodySize).then((values) => {
-      add(single(values, 'form body', realm), 'body');
-      return onlyOne(found, more, realm);
-    });
+    return formTokens(req, options.maxBodySize).then((values) => onlyOne(header, query, single(values, 'form body', realm), realm));
   }
-  return onlyOne(found, more, realm);
+  return onlyOne(header, query, undefined, realm);
 }
 
-function onlyOne(found: ExtractedToken | undefined, more: TokenMethod[] | undefined, realm: string | undefined): ExtractedToken | undefined {
-  if (more !== undefined) {
-    throw new GatewayError('ERR_TOKEN_MULTIPLE_METHODS', {
-      realm,
-      diagnostic: `token sent with more than one method: ${more.join(', ')}`,
-    });
+/** The one token found, by method; `ERR_TOKEN_MULTIPLE_METHODS` when there are several. */
+function onlyOne(header: string | undefined, query: string | undefined, body: string | undefined, realm: string | undefined): ExtractedToken | undefined {
+  const count = (header === undefined ? 0 : 1) + (query === undefined ? 0 : 1) + (body === undefined ? 0 : 1);
+  if (count > 1) {
+    const methods: TokenMethod[] = [];
+    if (header !== undefined) methods.push('header');
+    if (query !== undefined) methods.push('query');
+    if (body !== undefined) methods.push('body');
+    throw new GatewayError('ERR_TOKEN_MULTIPLE_METHODS', { realm, diagnostic: `token sent with more than one method: ${methods.join(', ')}` });
   }
-  return found;
+  if (header !== undefined) return { raw: header, method: 'header' };
+  if (query !== undefined) return { raw: query, method: 'query' };
+  if (body !== undefined) return { raw: body, method: 'body' };
+  return undefined;
 }

@@ -191,14 +191,9 @@ export function forwardTokenHeaders(
 
   function prepare(req: IncomingMessage, gateway: GatewayContext): HeaderEntry[] {
     stripHeaders(req, strip);
-    const url = req.url ?? '/';
-    const strippedUrl = removeQueryParameter(url, 'access_token');
-    if (strippedUrl !== url) req.url = strippedUrl;
     const withOriginal = req as IncomingMessage & { originalUrl?: string };
-    if (typeof withOriginal.originalUrl === 'string') {
-      const stripped = removeQueryParameter(withOriginal.originalUrl, 'access_token');
-      if (stripped !== withOriginal.originalUrl) withOriginal.originalUrl = stripped;
-    }
+    stripTokenParameter(req, 'url');
+    if (typeof withOriginal.originalUrl === 'string') stripTokenParameter(withOriginal, 'originalUrl');
     if (gateway.token?.method === 'body' && originalToken !== 'asReceived') stripBodyToken(req, gateway);
     const set: HeaderEntry[] = [];
     if (transactionIdHeader) set.push(entry(transactionIdHeader, gateway.transactionId, gateway.token?.raw));
@@ -314,6 +309,13 @@ const BEARER = /^\s*bearer(\s|$)/i;
 
 function isBearer(value: string): boolean {
   return BEARER.test(value);
+}
+
+/** Removes `access_token` from a URL property of the request, writing it only when it changes. */
+function stripTokenParameter<K extends 'url' | 'originalUrl'>(req: { [P in K]?: string }, property: K): void {
+  const url = req[property] ?? '/';
+  const stripped = removeQueryParameter(url, 'access_token');
+  if (stripped !== url) req[property] = stripped;
 }
 
 /** Which request headers to remove: `mayDrop` is a quick pre-check on the name as is, `drop` decides (lower-case name, value). */
