@@ -13,7 +13,7 @@ import { logger } from '../log.js';
 import { problemJsonErrorHandler } from '../problem/handler.js';
 import { monitoringConsole } from '../record/console/router.js';
 import { MemoryTransactionStore } from '../record/memory-store.js';
-import { recordTransactionSettingIdsAhead, type RecordTransactionOptions } from '../record/record-transaction.js';
+import { recordTransactionWithoutIdHeaders, type RecordTransactionOptions } from '../record/record-transaction.js';
 import type { TransactionStore } from '../record/types.js';
 import { forwardTokenHeaders } from '../token/forward/forward-token-headers.js';
 import { introspect } from '../token/introspect.js';
@@ -28,6 +28,9 @@ import { createRelay } from './relay.js';
 import { apiKey, findOperation, parseInvocation } from './routing.js';
 
 const log = logger('gateway');
+
+/** The per-request recording setting of APIs that record outgoing headers: one shared object. */
+const RECORD_OUTGOING_HEADERS = Object.freeze({ outgoingHeaders: true });
 
 type Middleware = (req: IncomingMessage, res: ServerResponse, next: (err?: unknown) => void) => void;
 
@@ -189,7 +192,7 @@ export function createGateway(options: CreateGatewayOptions): Gateway {
   }
   const basePath = normalizeBasePath(options.basePath);
   const server = options.server ?? 'Gateway';
-  if (typeof server !== 'string' || server === '' || /[\r\n]/.test(server)) throw new TypeError('createGateway: options.server must be a non-empty header value');
+  if (typeof server !== 'string' || server === '' || !/^[\t\x20-\x7e\x80-\xff]+$/.test(server)) throw new TypeError('createGateway: options.server must be a non-empty header value');
   const messages = options.messages ?? 'it';
   const store = options.store ?? new MemoryTransactionStore();
   if (options.tokenPolicyOptions !== undefined && typeof options.tokenPolicyOptions !== 'function') {
@@ -209,9 +212,10 @@ export function createGateway(options: CreateGatewayOptions): Gateway {
       ...(relayOptions.connections === undefined ? {} : { connections: relayOptions.connections }),
       ...(relayOptions.keepAliveTimeoutMs === undefined ? {} : { keepAliveTimeout: relayOptions.keepAliveTimeoutMs }),
     });
-  // Every answer of the request path goes through the relay or the error handler (sendProblem):
-  // the ids can be set ahead, without a writeHead hook per response.
-  const record = recordTransactionSettingIdsAhead({ ...options.recording, store });
+  // Every answer of the request path goes through the relay or the error handler (sendProblem),
+  // and both write `Server` and the id headers themselves, with the rest of the head: the
+  // recorder sets none (no writeHead hook, no setHeader per response).
+  const record = recordTransactionWithoutIdHeaders({ ...options.recording, store });
   const errorHandler = problemJsonErrorHandler({ messages, server });
   // Validated now, so that a missing password fails at start rather than at the first admin call.
   if (options.admin !== undefined) adminAuthenticator(options.admin, 'createGateway: options.admin');
@@ -298,6 +302,8 @@ export function createGateway(options: CreateGatewayOptions): Gateway {
             target: api.backend.url,
             dispatcher,
             timeoutMs: api.backend.timeoutMs,
+            server,
+            idHeaders: true,
             resourceUrl: (req) => {
               const url = req.url ?? '/';
               if (url.startsWith(prefix)) {
@@ -355,7 +361,7 @@ export function createGateway(options: CreateGatewayOptions): Gateway {
     const context = gatewayContext(req);
     context.api = { provider: api.provider, name: api.name, version: api.version, resourcePath: parsed.resourcePath };
     if (operation !== undefined) context.api.operation = operation;
-    if (api.recording.outgoingHeaders) context.recording = { outgoingHeaders: true };
+    if (api.recording.outgoingHeaders) context.recording = RECORD_OUTGOING_HEADERS;
     runChain(compiled.chain, req, res, next);
   }
 
@@ -443,8 +449,8 @@ export function createGateway(options: CreateGatewayOptions): Gateway {
     }
   }
   // One router layer for the request path (the router matches the path and rewrites req.url for
-  // every layer it enters; the three steps run through runChain instead), then the error handler.
-  const requestPath: readonly Middleware[] = [serverHeader as Middleware, record as unknown as Middleware, dispatch as unknown as Middleware];
+  // every layer it enters; the steps run through runChain instead), then the error handler.
+  const requestPath: readonly Middleware[] = [record as unknown as Middleware, dispatch as unknown as Middleware];
   router.use(basePath, (req: Request, res: Response, next: NextFunction) => runChain(requestPath, req, res, next), errorHandler);
   return gateway;
 }

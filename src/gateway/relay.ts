@@ -18,6 +18,9 @@ import { requestHeadersForBackend, responseHeadersForClient } from './headers.js
 
 const log = logger('relay');
 
+/** A header value Node accepts (RFC 9110 field-value characters: no controls but tab). */
+const HEADER_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
+
 /** Options of {@link createRelay}. */
 export interface RelayOptions {
   /**
@@ -53,6 +56,18 @@ export interface RelayOptions {
    * path). `createGateway` passes the part after `/<provider>/<api>/v<n>`.
    */
   resourceUrl?: (req: IncomingMessage) => string;
+  /**
+   * Value of the `Server` header of relayed responses (the backend's own is never relayed).
+   * Default: none.
+   */
+  server?: string;
+  /**
+   * Adds `Gateway-Transaction-ID` (always) and `Gateway-Message-ID` (status below 400) from
+   * `req.gateway` to relayed responses, in the same write as the backend's headers. For a host
+   * whose recorder does not set them itself (`createGateway`); with `recordTransaction` in the
+   * chain, leave it off: the recorder sets them. Default `false`.
+   */
+  idHeaders?: boolean;
 }
 
 /** An Express-compatible middleware that relays the request, plus its cleanup. */
@@ -187,6 +202,12 @@ export function createRelay(options: RelayOptions): Relay {
   if (options.resourceUrl !== undefined && typeof options.resourceUrl !== 'function') {
     throw new TypeError('createRelay: options.resourceUrl must be a function');
   }
+  if (options.server !== undefined && (typeof options.server !== 'string' || !HEADER_VALUE.test(options.server))) {
+    throw new TypeError('createRelay: options.server must be a header value (no control characters)');
+  }
+  if (options.idHeaders !== undefined && typeof options.idHeaders !== 'boolean') throw new TypeError('createRelay: options.idHeaders must be a boolean');
+  const server = options.server;
+  const idHeaders = options.idHeaders ?? false;
   const ownDispatcher = options.dispatcher === undefined;
   const dispatcher = options.dispatcher ?? new Agent({ connect: { timeout: connectTimeoutMs } });
   const forwarded = options.forwardedHeaders ?? true;
@@ -223,7 +244,8 @@ export function createRelay(options: RelayOptions): Relay {
     const onClose = (): void => {
       if (!res.writableFinished) abort.abort();
     };
-    res.once('close', onClose);
+    // `on`, not `once` (no wrapper per request): the completion callback removes it.
+    res.on('close', onClose);
 
     dispatcher.stream(
       {
@@ -237,9 +259,16 @@ export function createRelay(options: RelayOptions): Relay {
         bodyTimeout: timeoutMs,
       },
       ({ statusCode, headers: backendHeaders }) => {
-        // The message id goes with success only (spec 2.5); a recorder may have set it ahead.
-        if (statusCode >= 400) res.removeHeader('Gateway-Message-ID');
-        res.writeHead(statusCode, responseHeadersForClient(backendHeaders));
+        const out = responseHeadersForClient(backendHeaders);
+        // Added to the one object written with the status: when nothing was set on the response
+        // before, Node validates and serializes it directly (no setHeader per header).
+        if (server !== undefined) out.Server = server;
+        if (idHeaders) {
+          out['Gateway-Transaction-ID'] = context.transactionId;
+          // The message id goes with success only (spec 2.5).
+          if (statusCode < 400) out['Gateway-Message-ID'] = context.messageId;
+        }
+        res.writeHead(statusCode, out);
         return res;
       },
       (err) => {

@@ -71,21 +71,21 @@ export interface RecordTransactionMiddleware extends RequestHandler {
  * ```
  */
 export function recordTransaction(options: RecordTransactionOptions = {}): RecordTransactionMiddleware {
-  return createRecorder(options, false);
-}
-
-/**
- * {@link recordTransaction} for a host that answers every error itself through `sendProblem` or
- * the relay (both drop `Gateway-Message-ID` from a response of status 400 or more): the id headers
- * are set when the request arrives instead of hooking `res.writeHead` on each response, which
- * costs an extra property on every response object. `createGateway` uses it. Internal: a
- * hand-built chain may end in handlers that answer errors their own way.  @internal
- */
-export function recordTransactionSettingIdsAhead(options: RecordTransactionOptions = {}): RecordTransactionMiddleware {
   return createRecorder(options, true);
 }
 
-function createRecorder(options: RecordTransactionOptions, idsAhead: boolean): RecordTransactionMiddleware {
+/**
+ * {@link recordTransaction} for a host whose every answer writes the id headers itself: the relay
+ * with `idHeaders` and `sendProblem`, as in `createGateway`. Sets no header and hooks nothing on
+ * the response (a hook costs a property on every response object, and each `setHeader` before the
+ * relay's `writeHead` turns Node's one-pass head write into a `setHeader` per backend header).
+ * Internal: a hand-built chain may end in handlers that answer their own way.  @internal
+ */
+export function recordTransactionWithoutIdHeaders(options: RecordTransactionOptions = {}): RecordTransactionMiddleware {
+  return createRecorder(options, false);
+}
+
+function createRecorder(options: RecordTransactionOptions, setsIdHeaders: boolean): RecordTransactionMiddleware {
   if (options === null || typeof options !== 'object') throw new TypeError('recordTransaction: options must be an object');
   const store = options.store ?? new MemoryTransactionStore();
   if (typeof store !== 'object' || store === null || typeof store.save !== 'function' || typeof store.get !== 'function' || typeof store.query !== 'function') {
@@ -122,12 +122,7 @@ function createRecorder(options: RecordTransactionOptions, idsAhead: boolean): R
     const url = stripAccessToken(req.originalUrl ?? req.url);
     // Read now: once the response is finished the socket may already be detached from the request.
     const clientAddress = clientAddressOf(req);
-    if (idsAhead && !res.headersSent) {
-      res.setHeader('Gateway-Transaction-ID', context.transactionId);
-      res.setHeader('Gateway-Message-ID', context.messageId);
-    } else {
-      hookWriteHead(res, context.transactionId, context.messageId);
-    }
+    if (setsIdHeaders) hookWriteHead(res, context.transactionId, context.messageId);
 
     let done = false;
     // A server response always emits 'close': right after 'finish' (on the next tick) when it was

@@ -191,7 +191,57 @@ describe('relay failures', () => {
     }
   });
 
+  it('with server and idHeaders, answers with the gateway Server and ids in place of the backend ones (message id on success only)', async () => {
+    const statusBackend = createServer((req, res) => {
+      res.writeHead(req.url === '/missing' ? 404 : 200, { 'Content-Type': 'text/plain', Server: 'Backend/2', 'Gateway-Message-ID': 'spoofed' });
+      res.end(String(req.headers['gateway-transaction-id']));
+    });
+    const backendUrl = await listen(statusBackend);
+    const alone = express();
+    const relay = createRelay({ target: backendUrl, server: 'MyGateway/1', idHeaders: true });
+    alone.use('/api', relay);
+    const aloneServer = createServer(alone);
+    const url = await listen(aloneServer);
+    try {
+      const ok = await fetch(`${url}/api/pet`);
+      const sentToBackend = await ok.text();
+      expect(ok.status).to.equal(200);
+      expect(ok.headers.get('server')).to.equal('MyGateway/1');
+      expect(ok.headers.get('gateway-transaction-id')).to.equal(sentToBackend).and.match(/^[0-9a-f-]{36}$/);
+      expect(ok.headers.get('gateway-message-id')).to.match(/^[0-9a-f-]{36}$/).and.not.equal(sentToBackend);
+
+      const missing = await fetch(`${url}/api/missing`);
+      expect(missing.status).to.equal(404);
+      expect(missing.headers.get('server')).to.equal('MyGateway/1');
+      expect(missing.headers.get('gateway-transaction-id')).to.equal(await missing.text());
+      expect(missing.headers.get('gateway-message-id')).to.equal(null);
+
+      // Without the options the relay adds neither, and still drops the backend's.
+      const plainRelay = createRelay({ target: backendUrl });
+      const plain = express();
+      plain.use('/api', plainRelay);
+      const plainServer = createServer(plain);
+      const plainUrl = await listen(plainServer);
+      try {
+        const res = await fetch(`${plainUrl}/api/pet`);
+        await res.text();
+        expect(res.headers.get('server')).to.equal(null);
+        expect(res.headers.get('gateway-transaction-id')).to.equal(null);
+        expect(res.headers.get('gateway-message-id')).to.equal(null);
+      } finally {
+        await close(plainServer);
+        await plainRelay.close();
+      }
+    } finally {
+      await close(aloneServer);
+      await close(statusBackend);
+      await relay.close();
+    }
+  });
+
   it('validates its options at factory time', () => {
+    expect(() => createRelay({ target: 'http://x', server: 'bad\r\nInjected: 1' })).to.throw(TypeError, /options\.server must be a header value/);
+    expect(() => createRelay({ target: 'http://x', idHeaders: 'yes' as never })).to.throw(TypeError, /options\.idHeaders must be a boolean/);
     expect(() => createRelay({ target: 'ftp://x' })).to.throw(TypeError, /options\.target must be an http\(s\) URL/);
     expect(() => createRelay({ target: 'http://x/?q=1' })).to.throw(TypeError, /query/);
     expect(() => createRelay({ target: 'http://x', timeoutMs: 0 })).to.throw(TypeError, /options\.timeoutMs/);
