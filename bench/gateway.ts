@@ -13,7 +13,7 @@
  * the load generator in this process on the other core; the backend of (b) is a third process used
  * identically by both relays. Each server gets a warm-up (token cache, JIT, keep-alive
  * connections), then the cases of a group are measured in interleaved rounds (BENCH_ROUNDS,
- * default 5, of BENCH_DURATION seconds each, default 3; the order rotates every round), one server
+ * default 9, of BENCH_DURATION seconds each, default 2; the order rotates every round), one server
  * loaded at a time. A case's ratio is the median of its per-round ratios to the baseline measured
  * in the same round: on a shared machine whose speed drifts by 10-20% over tens of seconds, cases
  * measured seconds apart compare fairly, where one long run per case does not.
@@ -38,8 +38,10 @@ import { startDemoAuthServer } from '../examples/petstore/auth-server.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const exampleDir = path.join(here, '..', 'examples', 'petstore');
-const DURATION = Number(process.env.BENCH_DURATION ?? 3);
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
+// Many short rounds rather than a few long ones: per-round ratios on this kind of shared machine
+// swing by ±15% (slow spells of a few seconds), and the median of 9 steadies where that of 5 did not.
+const DURATION = Number(process.env.BENCH_DURATION ?? 2);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 9);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 16);
 
 interface Result {
