@@ -197,6 +197,13 @@ declare module 'http' {
   }
 }
 
+/**
+ * Set on a context when `recordTransaction` wants its ids on the response head (see
+ * record/id-headers.ts). A symbol: out of keys and JSON; created with every context so that
+ * setting it later changes no object's shape.  @internal
+ */
+export const ID_HEADERS_ON_HEAD: unique symbol = Symbol('express-access-gateway.idHeadersOnHead');
+
 /** Returns the request's gateway context, creating it when no middleware did yet. */
 export function gatewayContext(req: IncomingMessage): GatewayContext {
   let context = req.gateway;
@@ -207,7 +214,8 @@ export function gatewayContext(req: IncomingMessage): GatewayContext {
       startedAt: Date.now(),
       diagnostics: [],
       outgoing: { headers: {} },
-    };
+      [ID_HEADERS_ON_HEAD]: false,
+    } as GatewayContext;
     req.gateway = context;
   }
   return context;

@@ -4,11 +4,11 @@
  *
  * @module
  */
-import { ServerResponse } from 'node:http';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { gatewayContext } from '../context.js';
 import { logger } from '../log.js';
 import { buildRecord, type TokenSectionCache } from './build.js';
+import { hookIdHeaders } from './id-headers.js';
 import { MemoryTransactionStore } from './memory-store.js';
 import { DEFAULT_REDACTED_HEADERS, stripAccessToken } from './redact.js';
 import type { TransactionRecord, TransactionStore } from './types.js';
@@ -58,6 +58,11 @@ export interface RecordTransactionMiddleware extends RequestHandler {
  * client goes away (outcome `ABORTED`), saves one {@link TransactionRecord}. Saving happens after
  * the response is sent and its failures are logged (`DEBUG=express-access-gateway:record`),
  * counted in `stats.failed` and passed to `onError`; they never reach the request.
+ *
+ * The id headers are set when the head is written (the final status is known then) by a
+ * `writeHead` installed once on the Express app's response prototype (`app.response`, and its mount
+ * parents'); it leaves responses of requests the recorder did not see alone. Outside Express, or on
+ * a response whose `writeHead` something else replaced, that response's own `writeHead` is wrapped.
  *
  * @example
  * ```ts
@@ -122,7 +127,7 @@ function createRecorder(options: RecordTransactionOptions, setsIdHeaders: boolea
     const url = stripAccessToken(req.originalUrl ?? req.url);
     // Read now: once the response is finished the socket may already be detached from the request.
     const clientAddress = clientAddressOf(req);
-    if (setsIdHeaders) hookWriteHead(res, context.transactionId, context.messageId);
+    if (setsIdHeaders) hookIdHeaders(res, context);
 
     let done = false;
     // A server response always emits 'close': right after 'finish' (on the next tick) when it was
@@ -174,47 +179,4 @@ function clientAddressOf(req: Request): string | undefined {
     // `req.ip` of a request that did not come through an Express app (no `trust proxy` setting).
     return req.socket?.remoteAddress;
   }
-}
-
-/**
- * Sets the id headers at the last moment before the status line goes out, when the final status
- * is known: the transaction id always, the message id only on success.
- */
-function hookWriteHead(res: ServerResponse, transactionId: string, messageId: string): void {
-  const original = res.writeHead;
-  if (original === ServerResponse.prototype.writeHead && res.req?.gateway?.transactionId === transactionId) {
-    // The common case: one shared function that reads the ids from the request's context, rather
-    // than a closure per request (and no extra property on the response: each one costs). Every
-    // way a ServerResponse sends its head (end, write, flushHeaders, writeHead) goes through
-    // `this.writeHead`, so the transaction id is set there, once, validated once.
-    res.writeHead = writeHeadWithIds as typeof res.writeHead;
-    return;
-  }
-  // Someone else wraps writeHead too (or a second recordTransaction, or not a plain
-  // ServerResponse): set the id now as well, in case the head goes out some other way.
-  res.setHeader('Gateway-Transaction-ID', transactionId);
-  const hooked = function (this: ServerResponse, statusCode: number, ...rest: unknown[]): ServerResponse {
-    setIds(this, statusCode, transactionId, messageId);
-    return (original as (...args: unknown[]) => ServerResponse).call(this, statusCode, ...rest);
-  };
-  res.writeHead = hooked as typeof res.writeHead;
-}
-
-function writeHeadWithIds(this: ServerResponse, statusCode: number): ServerResponse {
-  if (!this.headersSent) {
-    const context = this.req.gateway!;
-    this.setHeader('Gateway-Transaction-ID', context.transactionId);
-    if (statusCode < 400) this.setHeader('Gateway-Message-ID', context.messageId);
-    else if (this.hasHeader('Gateway-Message-ID')) this.removeHeader('Gateway-Message-ID');
-  }
-  // eslint-disable-next-line prefer-rest-params
-  return Reflect.apply(ServerResponse.prototype.writeHead, this, arguments) as ServerResponse;
-}
-
-function setIds(res: ServerResponse, statusCode: number, transactionId: string, messageId: string): void {
-  if (res.headersSent) return;
-  // Usually still there from the start of the request: setHeader validates, getHeader does not.
-  if (res.getHeader('Gateway-Transaction-ID') !== transactionId) res.setHeader('Gateway-Transaction-ID', transactionId);
-  if (statusCode < 400) res.setHeader('Gateway-Message-ID', messageId);
-  else res.removeHeader('Gateway-Message-ID');
 }

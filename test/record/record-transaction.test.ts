@@ -3,6 +3,7 @@ import { expect } from 'chai';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { createTokenContext, gatewayContext, addDiagnostic } from '../../src/context.js';
 import { MemoryTransactionStore, recordTransaction, type TransactionRecord, type TransactionStore } from '../../src/index.js';
+import { express4 } from '../support/express4.js';
 import { close, eventually, listen } from './helpers.js';
 
 const TOKEN = 'tok_9f8e7d6c5b4a39281706f5e4d3c2b1a0';
@@ -186,5 +187,75 @@ describe('recordTransaction', () => {
     await eventually(() => (a.stats.failed === 1 && b.stats.failed === 1 ? true : undefined), 'the failure counts');
     expect(a.stats.recorded + b.stats.recorded).to.equal(0);
     expect(errors.map((e) => (e as Error).message).sort()).to.deep.equal(['db down', 'disk full']);
+  });
+});
+
+describe('recordTransaction id headers on the response head', () => {
+  const servers: Server[] = [];
+  afterEach(async () => {
+    for (const server of servers.splice(0)) await close(server);
+  });
+  async function start(handler: Parameters<typeof createServer>[1]): Promise<string> {
+    const server = createServer(handler);
+    servers.push(server);
+    return listen(server);
+  }
+  const ids = (res: globalThis.Response) => [res.status, res.headers.get('gateway-transaction-id') !== null, res.headers.get('gateway-message-id') !== null];
+
+  for (const [flavour, factory] of [['Express 5', express], ['Express 4', express4]] as const) {
+    it(`${flavour}: only on responses of requests the recorder saw, also when a sub-app hands the request back to its parent`, async () => {
+      const record = recordTransaction();
+      const app = factory();
+      app.get('/before', (_req, res) => void res.send('not recorded'));
+      const sub = factory();
+      sub.use(record);
+      sub.get('/own', (_req, res) => void res.send('sub'));
+      sub.get('/own-missing', (_req, res) => void res.status(404).send('sub 404'));
+      app.use('/sub', sub);
+      // Requests the sub-app did not answer come back here, under the parent's response prototype.
+      app.use('/sub', (req, res) => void res.status(req.path === '/gone' ? 410 : 200).send('parent'));
+      app.get('/after', (_req, res) => void res.send('not recorded either'));
+      const base = await start(app);
+      expect(ids(await fetch(`${base}/sub/own`))).to.deep.equal([200, true, true]);
+      expect(ids(await fetch(`${base}/sub/own-missing`))).to.deep.equal([404, true, false]);
+      expect(ids(await fetch(`${base}/sub/elsewhere`))).to.deep.equal([200, true, true]);
+      expect(ids(await fetch(`${base}/sub/gone`))).to.deep.equal([410, true, false]);
+      expect(ids(await fetch(`${base}/before`))).to.deep.equal([200, false, false]);
+      expect(ids(await fetch(`${base}/after`))).to.deep.equal([200, false, false]);
+      const recorded = await fetch(`${base}/sub/own`);
+      const saved = await eventually(() => record.store.get(recorded.headers.get('gateway-transaction-id')!) as TransactionRecord | undefined, 'the record');
+      expect(saved.messageId).to.equal(recorded.headers.get('gateway-message-id'));
+    });
+  }
+
+  it('outside Express, and when writeHead was already replaced on the response, wraps that response', async () => {
+    const record = recordTransaction();
+    const plain = await start((req, res) => {
+      record(req as Request, res as Response, () => {
+        res.statusCode = req.url === '/fail' ? 500 : 200;
+        res.end('plain');
+      });
+    });
+    expect(ids(await fetch(`${plain}/ok`))).to.deep.equal([200, true, true]);
+    expect(ids(await fetch(`${plain}/fail`))).to.deep.equal([500, true, false]);
+
+    const app = express();
+    app.use((_req, res, next) => {
+      // Another library wrapping writeHead on each response, before the recorder runs.
+      const original = res.writeHead;
+      res.writeHead = function (this: Response, ...args: unknown[]) {
+        res.setHeader('X-Wrapped', 'yes');
+        return (original as (...a: unknown[]) => Response).apply(this, args);
+      } as typeof res.writeHead;
+      next();
+    });
+    app.use(recordTransaction());
+    app.get('/ok', (_req, res) => void res.send('ok'));
+    app.get('/bad', (_req, res) => void res.status(400).send('bad'));
+    const base = await start(app);
+    const ok = await fetch(`${base}/ok`);
+    expect(ids(ok)).to.deep.equal([200, true, true]);
+    expect(ok.headers.get('x-wrapped')).to.equal('yes');
+    expect(ids(await fetch(`${base}/bad`))).to.deep.equal([400, true, false]);
   });
 });
