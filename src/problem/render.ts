@@ -72,6 +72,13 @@ export function bearerChallenge(error: GatewayError): string | undefined {
   return `Bearer ${params.join(', ')}`;
 }
 
+/** The names as sent on the wire by {@link sendProblem} ({@link renderProblem} keys them in lower case, as Node reads headers). */
+const CANONICAL_NAMES: Readonly<Record<string, string>> = {
+  'content-type': 'Content-Type',
+  'www-authenticate': 'WWW-Authenticate',
+  'retry-after': 'Retry-After',
+};
+
 /** Renders an error with a message set: status, headers (without the per-request ones) and body. */
 export function renderProblem(error: GatewayError, messages: MessageSet): RenderedProblem {
   const status = error.status;
@@ -109,11 +116,11 @@ export function sendProblem(res: ServerResponse, error: GatewayError, options: P
   const req = (res as ServerResponse & { req?: IncomingMessage }).req;
   const context = req === undefined ? undefined : gatewayContext(req);
   res.statusCode = status;
-  for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
+  for (const [name, value] of Object.entries(headers)) res.setHeader(CANONICAL_NAMES[name] ?? name, value);
   // Token errors must not be cached by intermediaries (RFC 6750 section 5.3 spirit).
   res.setHeader('Cache-Control', 'no-store');
   if (context !== undefined) res.setHeader('Gateway-Transaction-ID', context.transactionId);
-  // An error answer carries no message id (a recorder may have set one ahead, expecting success).
+  // An error answer carries no message id, whoever set one on this response before the error.
   res.removeHeader('Gateway-Message-ID');
   const server = options.server ?? 'Gateway';
   if (server !== false) res.setHeader('Server', server);

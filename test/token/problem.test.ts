@@ -1,3 +1,5 @@
+import { get, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { expect } from 'chai';
 import express from 'express';
 import request from 'supertest';
@@ -12,7 +14,32 @@ function appThrowing(error: unknown, options?: Parameters<typeof problemJsonErro
   return app;
 }
 
+/** The header names of an answer exactly as they came over the wire. */
+async function wireHeaderNames(app: express.Express, path: string): Promise<string[]> {
+  const server: Server = app.listen(0, '127.0.0.1');
+  await new Promise((resolve) => server.once('listening', resolve));
+  try {
+    const { port } = server.address() as AddressInfo;
+    return await new Promise((resolve, reject) => {
+      get(`http://127.0.0.1:${port}${path}`, { agent: false }, (res) => {
+        res.resume();
+        resolve(res.rawHeaders.filter((_, i) => i % 2 === 0));
+      }).on('error', reject);
+    });
+  } finally {
+    await new Promise((resolve) => server.close(resolve));
+  }
+}
+
 describe('problemJsonErrorHandler', () => {
+  it('sends the header names in their usual case (WWW-Authenticate, Retry-After, Content-Type, ...)', async () => {
+    const unauthorized = await wireHeaderNames(appThrowing(new GatewayError('ERR_TOKEN_INVALID', { realm: 'idp' })), '/x');
+    expect(unauthorized).to.include.members(['WWW-Authenticate', 'Content-Type', 'Cache-Control', 'Server', 'Content-Length']);
+    const unavailable = await wireHeaderNames(appThrowing(new GatewayError('ERR_AUTHORIZATION_SERVER_UNAVAILABLE', { realm: 'idp' })), '/x');
+    expect(unavailable).to.include('Retry-After');
+    for (const name of [...unauthorized, ...unavailable]) expect(name, name).not.to.match(/^(www-authenticate|retry-after|content-type)$/);
+  });
+
   it('renders a GatewayError with the English message set and a custom Server header', async () => {
     const res = await request(appThrowing(new GatewayError('ERR_TOKEN_INVALID', { realm: 'idp' }), { messages: 'en', server: 'my-gw' })).get('/x');
     expect(res.status).to.equal(401);
