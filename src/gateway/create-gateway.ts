@@ -24,6 +24,7 @@ import { ConfigCache } from './config/cache.js';
 import { ConfigError } from './config/errors.js';
 import type { ConfigSource } from './config/load.js';
 import type { ResolvedApi, ResolvedConfig, ResolvedTokenPolicy } from './config/types.js';
+import { isHeaderValue } from './headers.js';
 import { createRelay } from './relay.js';
 import { apiKey, findOperation, parseInvocation } from './routing.js';
 
@@ -192,7 +193,7 @@ export function createGateway(options: CreateGatewayOptions): Gateway {
   }
   const basePath = normalizeBasePath(options.basePath);
   const server = options.server ?? 'Gateway';
-  if (typeof server !== 'string' || server === '' || !/^[\t\x20-\x7e\x80-\xff]+$/.test(server)) throw new TypeError('createGateway: options.server must be a non-empty header value');
+  if (typeof server !== 'string' || server === '' || !isHeaderValue(server)) throw new TypeError('createGateway: options.server must be a non-empty header value');
   const messages = options.messages ?? 'it';
   const store = options.store ?? new MemoryTransactionStore();
   if (options.tokenPolicyOptions !== undefined && typeof options.tokenPolicyOptions !== 'function') {

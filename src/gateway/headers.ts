@@ -31,6 +31,11 @@ const REQUEST_DROPPED = new Set([...HOP_BY_HOP, 'host', 'expect']);
  */
 const RESPONSE_DROPPED = new Set([...HOP_BY_HOP, 'server', 'gateway-transaction-id', 'gateway-message-id']);
 
+/** Whether Node accepts `value` as a header value (RFC 9110 field-value characters: no controls but tab). */
+export function isHeaderValue(value: string): boolean {
+  return /^[\t\x20-\x7e\x80-\xff]*$/.test(value);
+}
+
 /** Names listed in a `Connection` header, which are hop-by-hop for that message too. */
 function connectionTokens(value: string | string[] | undefined): Set<string> | undefined {
   if (value === undefined) return undefined;

@@ -14,12 +14,9 @@ import { Agent, type Dispatcher } from 'undici';
 import { addDiagnostic, gatewayContext } from '../context.js';
 import { GatewayError } from '../errors.js';
 import { logger } from '../log.js';
-import { requestHeadersForBackend, responseHeadersForClient } from './headers.js';
+import { isHeaderValue, requestHeadersForBackend, responseHeadersForClient } from './headers.js';
 
 const log = logger('relay');
-
-/** A header value Node accepts (RFC 9110 field-value characters: no controls but tab). */
-const HEADER_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
 
 /** Options of {@link createRelay}. */
 export interface RelayOptions {
@@ -202,7 +199,7 @@ export function createRelay(options: RelayOptions): Relay {
   if (options.resourceUrl !== undefined && typeof options.resourceUrl !== 'function') {
     throw new TypeError('createRelay: options.resourceUrl must be a function');
   }
-  if (options.server !== undefined && (typeof options.server !== 'string' || !HEADER_VALUE.test(options.server))) {
+  if (options.server !== undefined && (typeof options.server !== 'string' || !isHeaderValue(options.server))) {
     throw new TypeError('createRelay: options.server must be a header value (no control characters)');
   }
   if (options.idHeaders !== undefined && typeof options.idHeaders !== 'boolean') throw new TypeError('createRelay: options.idHeaders must be a boolean');

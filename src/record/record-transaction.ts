@@ -81,9 +81,9 @@ export function recordTransaction(options: RecordTransactionOptions = {}): Recor
 
 /**
  * {@link recordTransaction} for a host whose every answer writes the id headers itself: the relay
- * with `idHeaders` and `sendProblem`, as in `createGateway`. Sets no header and hooks nothing on
- * the response (a hook costs a property on every response object, and each `setHeader` before the
- * relay's `writeHead` turns Node's one-pass head write into a `setHeader` per backend header).
+ * with `idHeaders` and `sendProblem`, as in `createGateway`. Sets no header and hooks nothing: any
+ * `setHeader` before the relay's `writeHead` would turn Node's one-pass head write into a
+ * `setHeader` per backend header.
  * Internal: a hand-built chain may end in handlers that answer their own way.  @internal
  */
 export function recordTransactionWithoutIdHeaders(options: RecordTransactionOptions = {}): RecordTransactionMiddleware {

@@ -33,6 +33,9 @@ describe('createGateway', () => {
     expect(() => createGateway({ config: openConfig(backend.url), admin: {} })).to.throw(TypeError, /no open default/);
     expect(() => createGateway({ config: openConfig(backend.url), admin: { basicAuth: { username: 'admin', password: '' } } })).to.throw(TypeError, /basicAuth/);
     expect(() => createGateway({ config: openConfig(backend.url), relay: { connections: -1 } })).to.throw(TypeError, /options\.relay\.connections/);
+    // Rejected at start-up rather than by Node's setHeader on the first relayed answer.
+    expect(() => createGateway({ config: openConfig(backend.url), server: 'Gateway\u0000' })).to.throw(TypeError, /options\.server/);
+    expect(() => createGateway({ config: openConfig(backend.url), server: '' })).to.throw(TypeError, /options\.server/);
   });
 
   it('sends Gateway-Transaction-ID on every answer and Gateway-Message-ID on success only (relayed 4xx/5xx, 404, 503)', async () => {
