@@ -59,33 +59,29 @@ interface AppLike {
 }
 
 /**
- * Installs on the Express response prototype of `res` and on those of the apps it is mounted in
- * (a sub-app hands a request back to its parent with the parent's prototype). False when `res` is
- * not re-prototyped by Express or its `writeHead` was already replaced.
+ * Installs on `proto` when it is an Express app's response prototype, and on those of the apps
+ * that app is mounted in (a sub-app hands a request back to its parent with the parent's
+ * prototype). Whether `proto` carries the hook afterwards.
  */
-function installOnApp(res: ServerResponse, proto: object): boolean {
-  if (!Object.hasOwn(proto, 'app')) return false;
-  if (!installOnPrototype(proto)) return false;
+function installOnApp(proto: object): boolean {
+  if (!Object.hasOwn(proto, 'app') || !installOnPrototype(proto)) return false;
   for (let app = (proto as { app?: AppLike }).app?.parent; app !== undefined; app = app.parent) {
     if (app.response !== undefined && Object.hasOwn(app.response, 'app')) installOnPrototype(app.response);
   }
-  return res.writeHead === (proto as { writeHead: WriteHead }).writeHead;
+  return true;
 }
 
 /**
  * Makes `res` carry the ids of `context` (the request's `req.gateway`) when its head is written.
  */
 export function hookIdHeaders(res: ServerResponse, context: GatewayContext): void {
-  const proto = Object.getPrototypeOf(res) as object | null;
-  if (proto !== null && (Object.hasOwn(proto, INSTALLED) ? res.writeHead === (proto as { writeHead: WriteHead }).writeHead : installOnApp(res, proto))) {
-    if (res.req?.gateway === context) {
-      (context as Marked)[ID_HEADERS_ON_HEAD] = true;
-      return;
-    }
+  const proto = Object.getPrototypeOf(res) as { writeHead: WriteHead } | null;
+  if (proto !== null && (Object.hasOwn(proto, INSTALLED) || installOnApp(proto)) && res.writeHead === proto.writeHead && res.req?.gateway === context) {
+    (context as Marked)[ID_HEADERS_ON_HEAD] = true;
+    return;
   }
-  // Not Express's response, or writeHead already replaced on this response (another wrapper, a
-  // second recorder): wrap this response's own, and set the id now as well in case the head goes
-  // out some other way.
+  // Not Express's response, or writeHead already replaced on this response (another wrapper):
+  // wrap this response's own, and set the id now as well in case the head goes out some other way.
   const original = res.writeHead;
   res.setHeader('Gateway-Transaction-ID', context.transactionId);
   const hooked = function (this: ServerResponse, statusCode: number, ...rest: unknown[]): ServerResponse {
