@@ -87,7 +87,10 @@ export type GatewayErrorCode =
   | 'ERR_BACKEND_UNAVAILABLE'
   | 'ERR_BACKEND_TIMEOUT'
   | 'ERR_BAD_REQUEST'
+  | 'ERR_PATH_REFUSED'
   | 'ERR_REQUEST_TOO_LARGE'
+  | 'ERR_ADMIN_ORIGIN_REFUSED'
+  | 'ERR_TOO_MANY_REQUESTS'
   | 'ERR_INTERNAL';
 
 /** The `error` parameter of a `WWW-Authenticate: Bearer` challenge (RFC 6750 section 3.1). */
@@ -179,10 +182,26 @@ export const errorCatalogue: Readonly<Record<GatewayErrorCode, ErrorDefinition>>
     gatewayStatus: 'protocol:GATEWAY-400',
     outcome: 'GENERIC_ERROR',
   },
+  ERR_PATH_REFUSED: {
+    status: 400,
+    gatewayStatus: 'protocol:GATEWAY-400',
+    outcome: 'GENERIC_ERROR',
+  },
   ERR_REQUEST_TOO_LARGE: {
     status: 413,
     gatewayStatus: 'protocol:GATEWAY-413',
     outcome: 'GENERIC_ERROR',
+  },
+  ERR_ADMIN_ORIGIN_REFUSED: {
+    status: 403,
+    gatewayStatus: 'protocol:GATEWAY-403',
+    outcome: 'GENERIC_ERROR',
+  },
+  ERR_TOO_MANY_REQUESTS: {
+    status: 429,
+    gatewayStatus: 'protocol:GATEWAY-429',
+    outcome: 'GENERIC_ERROR',
+    retryAfter: 60,
   },
   ERR_INTERNAL: {
     status: 500,
@@ -217,7 +236,10 @@ export const messagesIt: MessageSet = {
   ERR_BACKEND_UNAVAILABLE: 'Servizio temporaneamente non disponibile',
   ERR_BACKEND_TIMEOUT: 'Il servizio non ha risposto in tempo',
   ERR_BAD_REQUEST: 'Richiesta non valida',
+  ERR_PATH_REFUSED: 'Percorso della richiesta non valido',
   ERR_REQUEST_TOO_LARGE: 'Il corpo della richiesta supera la dimensione massima consentita',
+  ERR_ADMIN_ORIGIN_REFUSED: 'Richiesta amministrativa rifiutata: origine non consentita',
+  ERR_TOO_MANY_REQUESTS: 'Troppi tentativi falliti: riprovare più tardi',
   ERR_INTERNAL: 'Errore interno del gateway',
 };
 
@@ -234,7 +256,10 @@ export const messagesEn: MessageSet = {
   ERR_BACKEND_UNAVAILABLE: 'Service temporarily unavailable',
   ERR_BACKEND_TIMEOUT: 'The service did not answer in time',
   ERR_BAD_REQUEST: 'Bad request',
+  ERR_PATH_REFUSED: 'Invalid request path',
   ERR_REQUEST_TOO_LARGE: 'The request body exceeds the maximum size allowed',
+  ERR_ADMIN_ORIGIN_REFUSED: 'Administrative request refused: origin not allowed',
+  ERR_TOO_MANY_REQUESTS: 'Too many failed attempts: try again later',
   ERR_INTERNAL: 'Internal gateway error',
 };
 

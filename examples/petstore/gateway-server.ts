@@ -28,6 +28,8 @@ export interface GatewayServerOptions {
   configFile: string;
   /** TCP port; `0` picks one. Default `8080`. */
   port?: number;
+  /** TCP port of the admin listener (admin routes and console, their own origin); `0` picks one. Default `8081`. */
+  adminPort?: number;
   /** Interface. Default `127.0.0.1`. */
   host?: string;
   /** Password of the `admin` user (admin routes and console). Default: a random one. */
@@ -38,9 +40,11 @@ export interface GatewayServerOptions {
 
 /** A running gateway. */
 export interface GatewayServer {
-  /** `http://127.0.0.1:<port>`. */
+  /** `http://127.0.0.1:<port>`: the APIs. */
   readonly url: string;
   readonly port: number;
+  /** `http://127.0.0.1:<adminPort>`: admin routes and monitoring console, on their own origin. */
+  readonly adminUrl: string;
   /** The password of the `admin` user. */
   readonly adminPassword: string;
   /** The gateway handles (`resetAllCaches`, `store`...). */
@@ -75,28 +79,44 @@ export async function startGatewayServer(options: GatewayServerOptions): Promise
   // A bad configuration stops the start here, with the field named.
   await gateway.ready();
 
+  const host = options.host ?? '127.0.0.1';
   const app = express();
   app.disable('x-powered-by');
   app.use(gateway.router);
-  const host = options.host ?? '127.0.0.1';
+  // The console and admin routes get their own listener, so their own origin: no page relayed
+  // from a backend through an API can reach them with an operator's credentials.
+  const adminApp = express();
+  adminApp.disable('x-powered-by');
+  adminApp.use(gateway.adminRouter);
+  const server = await listen(app, options.port ?? 8080, host);
+  const adminServer = await listen(adminApp, options.adminPort ?? 8081, host);
+  const origin = (s: Server): string => `http://${host.includes(':') ? `[${host}]` : host}:${(s.address() as AddressInfo).port}`;
+  return {
+    url: origin(server),
+    port: (server.address() as AddressInfo).port,
+    adminUrl: origin(adminServer),
+    adminPassword,
+    gateway,
+    async stop() {
+      await Promise.all([stopServer(server), stopServer(adminServer)]);
+      await gateway.close();
+    },
+  };
+}
+
+async function listen(app: express.Express, port: number, host: string): Promise<Server> {
   const server: Server = await new Promise((resolve, reject) => {
-    const s = app.listen(options.port ?? 8080, host);
+    const s = app.listen(port, host);
     s.once('listening', () => resolve(s));
     s.once('error', reject);
   });
   server.keepAliveTimeout = 65_000;
-  const port = (server.address() as AddressInfo).port;
-  return {
-    url: `http://${host.includes(':') ? `[${host}]` : host}:${port}`,
-    port,
-    adminPassword,
-    gateway,
-    async stop() {
-      await new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      });
-      await gateway.close();
-    },
-  };
+  return server;
+}
+
+function stopServer(server: Server): Promise<void> {
+  return new Promise<void>((resolve) => {
+    server.close(() => resolve());
+    server.closeAllConnections();
+  });
 }

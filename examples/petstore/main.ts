@@ -38,6 +38,7 @@ async function main(): Promise<void> {
   const gateway = await startGatewayServer({
     configFile,
     port: 8080,
+    adminPort: 8081,
     ...(idp === undefined ? {} : { idp }),
     ...(process.env.ADMIN_PASSWORD ? { adminPassword: process.env.ADMIN_PASSWORD } : {}),
   });
@@ -54,8 +55,8 @@ async function main(): Promise<void> {
       : `  authorization server   ${authServer.issuer}  (demo; clients client1, client2, client3 with secret <id>-secret)`,
     `  petstore backend       ${backend.url}`,
     `  gateway                ${api}/pet/10`,
-    `  monitoring console     ${gateway.url}/gateway/console/   (user admin, password ${gateway.adminPassword})`,
-    `  ResetAllCaches         curl -u '${admin}' -X POST ${gateway.url}/gateway/admin/reset-caches`,
+    `  monitoring console     ${gateway.adminUrl}/gateway/console/   (user admin, password ${gateway.adminPassword})`,
+    `  ResetAllCaches         curl -u '${admin}' -X POST ${gateway.adminUrl}/gateway/admin/reset-caches`,
     '',
   ];
   if (authServer !== undefined) {

@@ -90,6 +90,14 @@ export interface Gateway {
    * under `basePath` only and passes anything else on.
    */
   readonly router: Router;
+  /**
+   * The admin routes (`<basePath>/admin/...`) and the monitoring console (`<basePath>/console/`),
+   * when `admin` is set (an empty router otherwise). Mount it on its own listener (its own port,
+   * so its own origin), never in the app that relays APIs: a page relayed from a backend shares
+   * the origin of the APIs and could otherwise use an operator's cached credentials
+   * (see docs/security.md).
+   */
+  readonly adminRouter: Router;
   /** The store transactions are recorded in. */
   readonly store: TransactionStore;
   /** The configuration cache's state (when loaded, when it expires, the last load failure) and the APIs served. */
@@ -397,6 +405,7 @@ export function createGateway(options: CreateGatewayOptions): Gateway {
 
   const gateway: Gateway = {
     router: Router(),
+    adminRouter: Router(),
     store,
     get configState() {
       return { ...cache.state, apis: apisOf(latest) };
@@ -434,10 +443,11 @@ export function createGateway(options: CreateGatewayOptions): Gateway {
     next();
   };
   if (options.admin !== undefined) {
-    router.use(`${basePath === '/' ? '' : basePath}/admin`, serverHeader, adminRouter(gateway, options.admin));
+    const adminApp = gateway.adminRouter;
+    adminApp.use(`${basePath === '/' ? '' : basePath}/admin`, serverHeader, adminRouter(gateway, options.admin));
     if (options.console !== false) {
       const { basicAuth, authenticate, realm } = options.admin;
-      router.use(
+      adminApp.use(
         `${basePath === '/' ? '' : basePath}/console`,
         serverHeader,
         monitoringConsole({

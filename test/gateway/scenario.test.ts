@@ -28,7 +28,7 @@ describe('the README scenario, end to end', () => {
       config.tokenPolicies!.DemoIdP!.issuer = as.issuer;
       config.apis[0]!.backend.url = backend.url;
     });
-    gateway = await startGatewayServer({ configFile: copy.configFile, port: 0, adminPassword });
+    gateway = await startGatewayServer({ configFile: copy.configFile, port: 0, adminPort: 0, adminPassword });
     api = `${gateway.url}/gateway/Ente/PetStore/v1`;
   });
   after(async () => {
@@ -103,7 +103,7 @@ describe('the README scenario, end to end', () => {
     expect(JSON.stringify(seen)).to.not.contain(token);
 
     // The console shows the transaction with the outgoing headers (recording of spec 2.3).
-    const record = await fetch(`${gateway.url}/gateway/console/api/transactions/${transactionId}`, { headers: admin });
+    const record = await fetch(`${gateway.adminUrl}/gateway/console/api/transactions/${transactionId}`, { headers: admin });
     expect(record.status).to.equal(200);
     const body = (await record.json()) as TransactionRecord;
     expect(body.outcome.code).to.equal('OK');
@@ -120,7 +120,7 @@ describe('the README scenario, end to end', () => {
     await writeFile(copy.policyFile, policy.replace(client2, `${client2}\n            ${client2.replace('client2', 'client3')}`));
 
     expect((await putPet(`?access_token=${token}`)).status, 'the cached policy is still in force').to.equal(403);
-    const reset = await fetch(`${gateway.url}/gateway/admin/reset-caches`, { method: 'POST', headers: admin });
+    const reset = await fetch(`${gateway.adminUrl}/gateway/admin/reset-caches`, { method: 'POST', headers: admin });
     expect(reset.status).to.equal(200);
     const res = await putPet(`?access_token=${token}`);
     expect(res.status).to.equal(200);
@@ -129,7 +129,7 @@ describe('the README scenario, end to end', () => {
 
   it('an invalid policy at reset is refused and the previous policy stays in force', async () => {
     await writeFile(copy.policyFile, '<Policy xmlns="urn:oasis:names:tc:xacml:2.0:policy:schema:os">');
-    const reset = await fetch(`${gateway.url}/gateway/admin/reset-caches`, { method: 'POST', headers: admin });
+    const reset = await fetch(`${gateway.adminUrl}/gateway/admin/reset-caches`, { method: 'POST', headers: admin });
     expect(reset.status).to.equal(422);
     expect(((await reset.json()) as { detail: string }).detail).to.contain('apis[0].authorization.policy');
     const token = await as.issueToken('client3', 'client3-secret');
