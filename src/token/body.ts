@@ -24,32 +24,62 @@ function hasBody(req: IncomingMessage): boolean {
   return req.headers['transfer-encoding'] !== undefined || (req.headers['content-length'] !== undefined && req.headers['content-length'] !== '0');
 }
 
+/** Bounds of {@link formTokens}. */
+export interface FormBounds {
+  /** Largest body read, in bytes (more: 413 `ERR_REQUEST_TOO_LARGE`). */
+  maxBodySize: number;
+  /** Most fields a body may have (more: 413 `ERR_REQUEST_TOO_LARGE`), as body-parser's `parameterLimit`. */
+  maxFields: number;
+}
+
 /**
  * The `access_token` values of the form body, reading the body if nobody did yet.
  *
  * - When a body parser already ran (`req.body` is set), its `access_token` field is used.
- * - Otherwise the stream is read here, up to `limit` bytes (more: 413 `ERR_REQUEST_TOO_LARGE`), and
- *   left for later middleware as body-parser leaves it: `req.body` (the parsed fields, only if
- *   `req.body` was unset), `req._body = true` (so a later `express.urlencoded()` does not wait for a
- *   stream that has ended), `req.rawBody` and `req.gateway.rawBody` (the bytes as received, which a
- *   relay sends on).
+ * - Otherwise the stream is read here, up to `maxBodySize` bytes, and left for later middleware as
+ *   body-parser leaves it: `req.body` (the parsed fields, only if `req.body` was unset),
+ *   `req._body = true` (so a later `express.urlencoded()` does not wait for a stream that has
+ *   ended), `req.rawBody` and `req.gateway.rawBody` (the bytes as received, which a relay sends on).
+ * - The fields are counted before anything is decoded (a scan for `&` that stops at
+ *   `maxFields + 1`): a body of more fields is refused with 413 without being parsed, so the
+ *   parse that follows costs at most `maxFields` fields and is linear in the body size.
  * - Bodies with a `Content-Encoding` other than `identity` are not read (RFC 6750 asks for a
  *   single-part urlencoded body; decoding is the app's choice): no token is taken from them.
  */
-export async function formTokens(req: IncomingMessage, limit: number): Promise<string[]> {
+export async function formTokens(req: IncomingMessage, bounds: FormBounds): Promise<string[]> {
   const parsed = req as ParsedRequest;
   if (parsed.body !== undefined && parsed.body !== null) return fieldValues(parsed.body);
   if (parsed._body === true || parsed.readableEnded || !hasBody(req)) return [];
   const encoding = req.headers['content-encoding'];
   if (encoding !== undefined && encoding.toLowerCase() !== 'identity') return [];
 
-  const raw = await readBounded(req, limit);
-  const fields = parseForm(raw);
+  const raw = await readBounded(req, bounds.maxBodySize);
+  // Marked as read before any refusal below: the stream has ended either way.
   parsed._body = true;
   parsed.rawBody = raw;
   gatewayContext(req).rawBody = raw;
+  if (hasMoreFields(raw, bounds.maxFields)) {
+    throw new GatewayError('ERR_REQUEST_TOO_LARGE', { diagnostic: `urlencoded body with more than ${bounds.maxFields} fields, not parsed for access_token` });
+  }
+  const fields = parseForm(raw);
   if (parsed.body === undefined || parsed.body === null) parsed.body = fields;
   return fieldValues(fields);
+}
+
+/**
+ * Whether `raw` has more than `max` fields as `URLSearchParams` counts them (non-empty runs
+ * between `&`). Looks only for `&` (native search), and stops at the first field over the bound.
+ */
+function hasMoreFields(raw: Buffer, max: number): boolean {
+  let fields = 0;
+  let start = 0;
+  while (start <= raw.length) {
+    let end = raw.indexOf(0x26, start); // '&'
+    if (end < 0) end = raw.length;
+    if (end > start && ++fields > max) return true;
+    start = end + 1;
+  }
+  return false;
 }
 
 function fieldValues(body: unknown): string[] {
@@ -60,13 +90,18 @@ function fieldValues(body: unknown): string[] {
   return [typeof value === 'string' ? value : ''];
 }
 
-/** Parses a urlencoded body into an object; a repeated field becomes an array (as `qs` does). */
+/**
+ * Parses a urlencoded body into an object; a repeated field becomes an array (as `qs` does).
+ * Linear: a repeated field's array grows in place (copying it at each repeat made a body of
+ * `x&x&x…` cost quadratic time, seconds of blocked event loop for 40 KB).
+ */
 function parseForm(raw: Buffer): Record<string, string | string[]> {
   const fields: Record<string, string | string[]> = Object.create(null) as Record<string, string | string[]>;
   for (const [name, value] of new URLSearchParams(raw.toString('utf8'))) {
     const previous = fields[name];
     if (previous === undefined) fields[name] = value;
-    else fields[name] = Array.isArray(previous) ? [...previous, value] : [previous, value];
+    else if (Array.isArray(previous)) previous.push(value);
+    else fields[name] = [previous, value];
   }
   return fields;
 }

@@ -23,6 +23,10 @@ export interface ExtractOptions {
   methods: ReadonlySet<TokenMethod>;
   /** Largest urlencoded body read to look for `access_token`, in bytes. */
   maxBodySize: number;
+  /** Most fields of a urlencoded body read to look for `access_token`. */
+  maxBodyFields: number;
+  /** Longest token accepted, in characters, whatever the method. */
+  maxTokenLength: number;
 }
 
 // RFC 6750 section 2.1: b64token = 1*( ALPHA / DIGIT / "-" / "." / "_" / "~" / "+" / "/" ) *"="
@@ -45,7 +49,7 @@ function isAuthorizationName(name: string): boolean {
 }
 
 /** The bearer token of the `Authorization` header, `undefined` when the header is absent or not Bearer. */
-function headerToken(req: IncomingMessage, realm: string | undefined): string | undefined {
+function headerToken(req: IncomingMessage, realm: string | undefined, maxLength: number): string | undefined {
   // Every Authorization line as sent: Node keeps only the first in `req.headers`.
   const raw = req.rawHeaders;
   let lines = 0;
@@ -69,17 +73,22 @@ function headerToken(req: IncomingMessage, realm: string | undefined): string | 
   const match = BEARER_CREDENTIALS.exec(bearer);
   const credentials = match?.[1]?.trim() ?? '';
   if (credentials === '') throw malformed(realm, 'Authorization: Bearer without a token');
+  if (credentials.length > maxLength) throw malformed(realm, `Authorization: Bearer token longer than ${maxLength} characters`);
   if (!B64TOKEN.test(credentials)) {
     throw malformed(realm, 'Authorization: Bearer value does not match the b64token syntax of RFC 6750');
   }
   return credentials;
 }
 
-function single(values: string[], where: string, realm: string | undefined): string | undefined {
+function single(values: string[], where: string, options: ExtractOptions): string | undefined {
   if (values.length === 0) return undefined;
+  const { realm, maxTokenLength } = options;
   if (values.length > 1) throw malformed(realm, `access_token appears ${values.length} times in the ${where}`);
   const value = values[0]!;
   if (value === '') throw malformed(realm, `empty access_token in the ${where}`);
+  // Refused here, as the client's error: sent on, the authorization server may refuse the
+  // request itself, which the gateway would then take for an outage (503).
+  if (value.length > maxTokenLength) throw malformed(realm, `access_token in the ${where} longer than ${maxTokenLength} characters`);
   if (!VISIBLE_ASCII.test(value)) throw malformed(realm, `access_token in the ${where} has characters outside visible ASCII`);
   return value;
 }
@@ -106,10 +115,13 @@ function queryValues(req: IncomingMessage): string[] {
  */
 export function extractToken(req: IncomingMessage, options: ExtractOptions): ExtractedToken | undefined | Promise<ExtractedToken | undefined> {
   const { realm, methods } = options;
-  const header = methods.has('header') ? headerToken(req, realm) : undefined;
-  const query = methods.has('query') ? single(queryValues(req), 'query string', realm) : undefined;
+  const header = methods.has('header') ? headerToken(req, realm, options.maxTokenLength) : undefined;
+  const query = methods.has('query') ? single(queryValues(req), 'query string', options) : undefined;
+  // The body is read only when it can carry the token: method enabled, a method whose body RFC 6750 allows it in, urlencoded.
   if (methods.has('body') && BODY_METHODS.has(req.method ?? '') && isUrlencoded(req)) {
-    return formTokens(req, options.maxBodySize).then((values) => onlyOne(header, query, single(values, 'form body', realm), realm));
+    return formTokens(req, { maxBodySize: options.maxBodySize, maxFields: options.maxBodyFields }).then((values) =>
+      onlyOne(header, query, single(values, 'form body', options), realm),
+    );
   }
   return onlyOne(header, query, undefined, realm);
 }

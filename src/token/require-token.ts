@@ -26,6 +26,19 @@ export interface RequireTokenOptions {
    * Larger bodies are refused with 413 (`ERR_REQUEST_TOO_LARGE`). Default 1 MiB.
    */
   maxBodySize?: number;
+  /**
+   * Most fields of an `application/x-www-form-urlencoded` body read to look for `access_token`
+   * (as body-parser's `parameterLimit`). A body with more is refused with 413
+   * (`ERR_REQUEST_TOO_LARGE`) before it is parsed. Default 1000.
+   */
+  maxBodyFields?: number;
+  /**
+   * Longest token accepted, in characters, in the header, the body or the query. A longer one is
+   * refused with 400 `invalid_request` (`ERR_TOKEN_MALFORMED`) and never sent to the authorization
+   * server. Default 16384 (16 KiB, Node's default limit of all request headers together, so no
+   * token that could come in a header is refused in a body).
+   */
+  maxTokenLength?: number;
 }
 
 /**
@@ -49,7 +62,7 @@ const RECEIVED: Readonly<Record<TokenMethod, string>> = {
 /** Validates {@link RequireTokenOptions} and turns them into extraction options. */
 export function extractOptions(options: RequireTokenOptions, name = 'options'): ExtractOptions {
   if (typeof options !== 'object' || options === null) throw new TypeError(`${name} must be an object`);
-  const { policy, methods = ALL_METHODS, maxBodySize = 1024 * 1024 } = options;
+  const { policy, methods = ALL_METHODS, maxBodySize = 1024 * 1024, maxBodyFields = 1000, maxTokenLength = 16 * 1024 } = options;
   let realm: string | undefined;
   if (typeof policy === 'string') realm = policy;
   else if (policy !== undefined && policy !== null && typeof policy === 'object' && typeof policy.name === 'string') realm = policy.name;
@@ -58,7 +71,9 @@ export function extractOptions(options: RequireTokenOptions, name = 'options'): 
     throw new TypeError(`${name}.methods must be a non-empty array of 'header', 'body', 'query'`);
   }
   if (!Number.isSafeInteger(maxBodySize) || maxBodySize <= 0) throw new TypeError(`${name}.maxBodySize must be a positive integer`);
-  return { realm, methods: new Set(methods), maxBodySize };
+  if (!Number.isSafeInteger(maxBodyFields) || maxBodyFields <= 0) throw new TypeError(`${name}.maxBodyFields must be a positive integer`);
+  if (!Number.isSafeInteger(maxTokenLength) || maxTokenLength <= 0) throw new TypeError(`${name}.maxTokenLength must be a positive integer`);
+  return { realm, methods: new Set(methods), maxBodySize, maxBodyFields, maxTokenLength };
 }
 
 /**
@@ -71,7 +86,9 @@ export function extractOptions(options: RequireTokenOptions, name = 'options'): 
  * rendered by `problemJsonErrorHandler`):
  * - no token: 400 `ERR_TOKEN_MISSING` (`protocol:GATEWAY-1366`, `error="invalid_request"`);
  * - more than one method: 400 `ERR_TOKEN_MULTIPLE_METHODS`;
- * - malformed (empty, bad characters, two `Authorization` headers, repeated parameter): 400 `ERR_TOKEN_MALFORMED`.
+ * - malformed (empty, longer than `maxTokenLength`, bad characters, two `Authorization` headers,
+ *   repeated parameter): 400 `ERR_TOKEN_MALFORMED`;
+ * - a form body larger than `maxBodySize` or with more fields than `maxBodyFields`: 413 `ERR_REQUEST_TOO_LARGE`.
  *
  * Does nothing when a token was already found for the request.
  *

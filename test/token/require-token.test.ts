@@ -168,7 +168,31 @@ describe('requireToken options', () => {
     expect(() => requireToken({ methods: [] })).to.throw(TypeError, /methods/);
     expect(() => requireToken({ methods: ['cookie' as 'header'] })).to.throw(TypeError, /methods/);
     expect(() => requireToken({ maxBodySize: -1 })).to.throw(TypeError, /maxBodySize/);
+    expect(() => requireToken({ maxBodyFields: 0 })).to.throw(TypeError, /maxBodyFields/);
+    expect(() => requireToken({ maxTokenLength: 1.5 })).to.throw(TypeError, /maxTokenLength/);
     expect(() => requireToken({ policy: 42 as unknown as string })).to.throw(TypeError, /policy/);
+  });
+
+  it('honours maxBodyFields and maxTokenLength, for every method, keeping repeated fields as arrays', async () => {
+    const app = await startTestApp({ realm: 'r', extraction: { maxBodyFields: 4, maxTokenLength: 8 } });
+    try {
+      const ok = await request(app.url).post('/pets').type('form').send('tag=a&&tag=b&tag=c&access_token=12345678&');
+      expect(ok.status).to.equal(200);
+      expect(ok.body.body).to.deep.equal({ tag: ['a', 'b', 'c'], access_token: '12345678' });
+      const fields = await request(app.url).post('/pets').type('form').send('a=1&b=2&c=3&d=4&access_token=1');
+      expect(fields.status).to.equal(413);
+      for (const long of [
+        request(app.url).post('/pets').type('form').send('access_token=123456789'),
+        request(app.url).get('/pets?access_token=123456789'),
+        request(app.url).get('/pets').set('Authorization', 'Bearer 123456789'),
+      ]) {
+        const res = await long;
+        expect(res.status).to.equal(400);
+        expect(res.headers['www-authenticate']).to.equal('Bearer realm="r", error="invalid_request", error_description="The request has a malformed token parameter"');
+      }
+    } finally {
+      await app.close();
+    }
   });
 
   it('honours methods: a query token is not accepted when only the header is', async () => {
