@@ -26,6 +26,8 @@ import type { ConfigSource } from './config/load.js';
 import type { ResolvedApi, ResolvedConfig, ResolvedTokenPolicy } from './config/types.js';
 import { isHeaderValue } from './headers.js';
 import { createRelay } from './relay.js';
+import { compileTrust, type TrustProxy } from './trust-proxy.js';
+import { canonicalTarget, isRefused, type CanonicalTarget, type RefusedTarget, type RequestTargetRules } from './request-target.js';
 import { apiKey, findOperation, parseInvocation } from './routing.js';
 
 const log = logger('gateway');
@@ -45,8 +47,17 @@ export interface CreateGatewayOptions {
   config: ConfigSource;
   /** Folder that relative paths resolve from, for an object or loader `config`. Default: the working directory. */
   baseDir?: string;
-  /** Path the registered APIs are served under. Default `/gateway`. */
+  /**
+   * Path the registered APIs are served under. Default `/gateway`. Matched case-sensitively, as
+   * every part of the canonical path is (see docs/security.md).
+   */
   basePath?: string;
+  /**
+   * Accept empty path segments (`/a//b`). Default `false`: such a path is refused with 400
+   * `ERR_PATH_REFUSED`, as are dot segments, escaped separators, backslashes, control characters,
+   * `;` parameters and fragments, whatever this says (docs/security.md, "The canonical request path").
+   */
+  allowEmptySegments?: boolean;
   /** Value of the `Server` header of every gateway response. Default `Gateway`. */
   server?: string;
   /** Message set of error details: `it` (the spec's, default), `en` or your own. */
@@ -65,8 +76,18 @@ export interface CreateGatewayOptions {
   store?: TransactionStore;
   /** Other options of the `recordTransaction` middleware (outgoing-header recording is set per API). */
   recording?: Omit<RecordTransactionOptions, 'store' | 'recordOutgoingHeaders'>;
+  /**
+   * Whose `X-Forwarded-*` and `Forwarded` headers the relay continues instead of replacing them
+   * with the connection's: Express's `trust proxy` values. Default `false` (nobody's).
+   */
+  trustProxy?: TrustProxy;
   /** Connections to backends. */
   relay?: {
+    /**
+     * Relay client headers whose name has `_`. Default `false`: dropped, as nginx does (a CGI/WSGI
+     * backend reads `Gateway_Token_Subject` as `Gateway-Token-Subject`).
+     */
+    keepUnderscoreHeaders?: boolean;
     /** Connect timeout in milliseconds (503 past it). Default `10000`. */
     connectTimeoutMs?: number;
     /** Most connections per backend origin. Default: no limit. */
@@ -90,6 +111,13 @@ export interface Gateway {
    * under `basePath` only and passes anything else on.
    */
   readonly router: Router;
+  /**
+   * The same request path as a plain `node:http` handler, `(req, res, next?)`: what
+   * `http.createServer(gateway.handler)` serves. Requests outside `basePath` go to `next` when
+   * there is one, else get 404 problem+json. Keeps the request off Express's router, whose debug
+   * output prints request URLs (query included).
+   */
+  readonly handler: (req: IncomingMessage, res: ServerResponse, next?: (err?: unknown) => void) => void;
   /**
    * The admin routes (`<basePath>/admin/...`) and the monitoring console (`<basePath>/console/`),
    * when `admin` is set (an empty router otherwise). Mount it on its own listener (its own port,
@@ -200,6 +228,10 @@ export function createGateway(options: CreateGatewayOptions): Gateway {
     throw new TypeError('createGateway: options.config must be a file path, a configuration object or a loader function');
   }
   const basePath = normalizeBasePath(options.basePath);
+  if (options.allowEmptySegments !== undefined && typeof options.allowEmptySegments !== 'boolean') {
+    throw new TypeError('createGateway: options.allowEmptySegments must be a boolean');
+  }
+  const targetRules: RequestTargetRules = { allowEmptySegments: options.allowEmptySegments ?? false };
   const server = options.server ?? 'Gateway';
   if (typeof server !== 'string' || server === '' || !isHeaderValue(server)) throw new TypeError('createGateway: options.server must be a non-empty header value');
   const messages = options.messages ?? 'it';
@@ -213,6 +245,11 @@ export function createGateway(options: CreateGatewayOptions): Gateway {
     const value = relayOptions[name];
     if (value !== undefined && (typeof value !== 'number' || !(value > 0))) throw new TypeError(`createGateway: options.relay.${name} must be a positive number`);
   }
+  if (relayOptions.keepUnderscoreHeaders !== undefined && typeof relayOptions.keepUnderscoreHeaders !== 'boolean') {
+    throw new TypeError('createGateway: options.relay.keepUnderscoreHeaders must be a boolean');
+  }
+  // Compiled once here so that a bad value fails at start; each relay gets the compiled function.
+  const trustProxy = compileTrust(options.trustProxy, 'createGateway: options.trustProxy');
   const ownDispatcher = relayOptions.dispatcher === undefined;
   const dispatcher =
     relayOptions.dispatcher ??
@@ -313,6 +350,8 @@ export function createGateway(options: CreateGatewayOptions): Gateway {
             timeoutMs: api.backend.timeoutMs,
             server,
             idHeaders: true,
+            trustProxy,
+            ...(relayOptions.keepUnderscoreHeaders === undefined ? {} : { keepUnderscoreHeaders: relayOptions.keepUnderscoreHeaders }),
             resourceUrl: (req) => {
               const url = req.url ?? '/';
               if (url.startsWith(prefix)) {
@@ -374,7 +413,7 @@ export function createGateway(options: CreateGatewayOptions): Gateway {
     runChain(compiled.chain, req, res, next);
   }
 
-  function dispatch(req: Request, res: Response, next: NextFunction): void {
+  function dispatch(req: IncomingMessage, res: ServerResponse, next: (err?: unknown) => void): void {
     const entry = cache.get();
     if (entry instanceof Promise) {
       entry.then(
@@ -403,8 +442,68 @@ export function createGateway(options: CreateGatewayOptions): Gateway {
     return cleared;
   }
 
+  /** Whether the raw path is under the base path the way Express's mount matched it (any case). */
+  const baseLower = basePath.toLowerCase();
+  function claimsRaw(url: string): boolean {
+    if (basePath === '/') return true;
+    if (url.length < baseLower.length || url.slice(0, baseLower.length).toLowerCase() !== baseLower) return false;
+    const after = url.charCodeAt(baseLower.length);
+    return Number.isNaN(after) || after === 47 /* / */ || after === 63 /* ? */;
+  }
+  function under(path: string): string | undefined {
+    if (basePath === '/') return path;
+    if (path === basePath) return '/';
+    return path.startsWith(basePath) && path.charCodeAt(basePath.length) === 47 ? path.slice(basePath.length) : undefined;
+  }
+
+  /**
+   * The request's canonical target, decided once before anything reads the URL: refused → 400
+   * `ERR_PATH_REFUSED` before any token work; outside the base path in its exact case → 404;
+   * otherwise `req.url` (below the base path) and `req.originalUrl` become the canonical form,
+   * which the recorder, routing, XACML and the relay all read.
+   */
+  function decide(req: IncomingMessage, raw: string, target: CanonicalTarget | RefusedTarget): GatewayError | undefined {
+    if (isRefused(target)) return new GatewayError('ERR_PATH_REFUSED', { diagnostic: `request target refused: ${target.refused}` });
+    const rest = under(target.path);
+    if (rest === undefined) {
+      return new GatewayError('ERR_API_NOT_FOUND', { diagnostic: `${target.path} is not under the base path ${basePath} (paths are case-sensitive)` });
+    }
+    const query = target.query === '' && !raw.endsWith('?') ? '' : `?${target.query}`;
+    const withOriginal = req as IncomingMessage & { originalUrl?: string };
+    const original = withOriginal.originalUrl;
+    // A host that mounted the gateway below a path of its own keeps that prefix.
+    const mount = typeof original === 'string' && original.endsWith(raw) ? original.slice(0, original.length - raw.length) : '';
+    req.url = rest + query;
+    withOriginal.originalUrl = mount + target.path + query;
+    return undefined;
+  }
+
+  // The recorder first (refusals are recorded too), then the API's chain; errors end in the
+  // problem+json handler.
+  const requestPath: readonly Middleware[] = [record as unknown as Middleware, dispatch];
+  const refusalPath = (error: GatewayError): readonly Middleware[] => [record as unknown as Middleware, (_req, _res, next) => next(error)];
+  function handler(req: IncomingMessage, res: ServerResponse, next?: (err?: unknown) => void): void {
+    const raw = req.url ?? '/';
+    const target = canonicalTarget(raw, targetRules);
+    if (!claimsRaw(raw) && (isRefused(target) || under(target.path) === undefined)) {
+      if (next !== undefined) {
+        next();
+        return;
+      }
+    }
+    const outer = next ?? ((err?: unknown) => {
+      if (err !== undefined) res.destroy();
+    });
+    const refusal = decide(req, raw, target);
+    runChain(refusal === undefined ? requestPath : refusalPath(refusal), req, res, (err) => {
+      if (err !== undefined && err !== null) errorHandler(err, req, res, outer);
+      else if (!res.headersSent) errorHandler(new GatewayError('ERR_INTERNAL', { diagnostic: 'the request path ended without an answer' }), req, res, outer);
+    });
+  }
+
   const gateway: Gateway = {
-    router: Router(),
+    router: Router({ caseSensitive: true }),
+    handler,
     adminRouter: Router(),
     store,
     get configState() {
@@ -459,9 +558,8 @@ export function createGateway(options: CreateGatewayOptions): Gateway {
       );
     }
   }
-  // One router layer for the request path (the router matches the path and rewrites req.url for
-  // every layer it enters; the steps run through runChain instead), then the error handler.
-  const requestPath: readonly Middleware[] = [record as unknown as Middleware, dispatch as unknown as Middleware];
-  router.use(basePath, (req: Request, res: Response, next: NextFunction) => runChain(requestPath, req, res, next), errorHandler);
+  // One router layer: the handler decides which requests are the gateway's (Express's own mount
+  // matching ignores case) and passes the others on.
+  router.use((req: Request, res: Response, next: NextFunction) => handler(req, res, next));
   return gateway;
 }

@@ -106,10 +106,13 @@ function isLoopbackUrl(value: string): boolean {
   return host === 'localhost' || host === '::1' || /^127\.\d+\.\d+\.\d+$/.test(host);
 }
 
-/** Compiles `/pet/{petId}` into an anchored regular expression over the resource path. */
+/**
+ * Compiles `/pet/{petId}` into an anchored regular expression over the resource path. A parameter
+ * never matches a dot segment (`.`, `..`), even where the canonical path would let one through.
+ */
 function compileTemplate(template: string): RegExp {
   const parts = template.split(/(\{[^}/]+\})/).map((part) =>
-    part.startsWith('{') && part.endsWith('}') ? '[^/]+' : part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'),
+    part.startsWith('{') && part.endsWith('}') ? '(?!\\.\\.?(?:/|$))[^/]+' : part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'),
   );
   return new RegExp(`^${parts.join('')}/?$`);
 }
