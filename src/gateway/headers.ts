@@ -4,7 +4,8 @@
  *
  * @module
  */
-import type { IncomingHttpHeaders, OutgoingHttpHeaders } from 'node:http';
+import type { IncomingHttpHeaders, IncomingMessage, OutgoingHttpHeaders } from 'node:http';
+import type { TrustFunction } from './trust-proxy.js';
 
 /** Hop-by-hop headers: meaningful for one connection only, never relayed (RFC 9110 7.6.1). */
 const HOP_BY_HOP = new Set([
@@ -48,19 +49,74 @@ function connectionTokens(value: string | string[] | undefined): Set<string> | u
   return tokens.size > 0 ? tokens : undefined;
 }
 
+/** The proxy headers the gateway writes itself from the connection. */
+const PROXY_HEADERS = new Set(['x-forwarded-for', 'x-forwarded-host', 'x-forwarded-proto', 'forwarded']);
+
+/** What {@link requestHeadersForBackend} keeps of the client's headers. */
+export interface BackendHeaderRules {
+  /**
+   * Keep client headers whose name has `_`. When dropped (the default, as nginx does), a backend
+   * that maps `-` and `_` to one name (CGI, WSGI, PHP: `HTTP_GATEWAY_TOKEN_SUBJECT`) cannot be sent
+   * a forged copy of a gateway header.
+   */
+  readonly keepUnderscoreHeaders: boolean;
+}
+
 /**
  * The request headers to send to the backend: the client's (as edited by earlier middleware, for
- * example token forwarding) minus hop-by-hop and gateway-owned ones. Returns a new object.
+ * example token forwarding) minus hop-by-hop ones, names the client's `Connection` lists, names
+ * with `_` (unless kept) and the proxy headers, which only {@link writeProxyHeaders} writes (continuing
+ * a trusted peer's). Returns a new object.
  */
-export function requestHeadersForBackend(headers: IncomingHttpHeaders): Record<string, string | string[]> {
+export function requestHeadersForBackend(headers: IncomingHttpHeaders, rules: BackendHeaderRules): Record<string, string | string[]> {
   const listed = connectionTokens(headers.connection);
   const out: Record<string, string | string[]> = {};
   for (const name in headers) {
     if (REQUEST_DROPPED.has(name) || listed?.has(name)) continue;
+    if (!rules.keepUnderscoreHeaders && name.includes('_')) continue;
+    if (PROXY_HEADERS.has(name)) continue;
     const value = headers[name];
     if (value !== undefined) out[name] = value;
   }
   return out;
+}
+
+/**
+ * Writes `X-Forwarded-For`, `X-Forwarded-Host`, `X-Forwarded-Proto` and `Forwarded` (RFC 7239) for
+ * the backend from the connection. The client's own copies are continued only when the peer is
+ * trusted (`trust(address, 0)`); otherwise they were dropped and the chain starts here.
+ */
+export function writeProxyHeaders(req: IncomingMessage, out: Record<string, string | string[]>, trust: TrustFunction): void {
+  const remote = req.socket.remoteAddress;
+  const proto = (req.socket as { encrypted?: boolean }).encrypted === true ? 'https' : 'http';
+  const host = req.headers.host;
+  const trusted = remote !== undefined && trust(remote, 0);
+  const sent = req.headers;
+  const prior = (name: string): string | undefined => {
+    const value = trusted ? sent[name] : undefined;
+    return value === undefined ? undefined : Array.isArray(value) ? value.join(', ') : value;
+  };
+  const priorFor = prior('x-forwarded-for');
+  if (remote !== undefined) out['x-forwarded-for'] = priorFor === undefined ? remote : `${priorFor}, ${remote}`;
+  const forwardedHost = prior('x-forwarded-host') ?? host;
+  if (forwardedHost !== undefined) out['x-forwarded-host'] = forwardedHost;
+  out['x-forwarded-proto'] = prior('x-forwarded-proto') ?? proto;
+  const element = [
+    ...(remote === undefined ? [] : [`for=${forwardedNode(remote)}`]),
+    ...(host === undefined || !isHeaderValue(host) ? [] : [`host=${quoted(host)}`]),
+    `proto=${proto}`,
+  ].join(';');
+  const priorForwarded = prior('forwarded');
+  out.forwarded = priorForwarded === undefined ? element : `${priorForwarded}, ${element}`;
+}
+
+/** A node of RFC 7239: IPv6 addresses quoted and bracketed. */
+function forwardedNode(address: string): string {
+  return address.includes(':') ? `"[${address}]"` : address;
+}
+
+function quoted(value: string): string {
+  return /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/.test(value) ? value : `"${value.replace(/["\\]/g, '\\$&')}"`;
 }
 
 /**

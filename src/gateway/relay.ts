@@ -14,7 +14,8 @@ import { Agent, type Dispatcher } from 'undici';
 import { addDiagnostic, gatewayContext } from '../context.js';
 import { GatewayError } from '../errors.js';
 import { logger } from '../log.js';
-import { isHeaderValue, requestHeadersForBackend, responseHeadersForClient } from './headers.js';
+import { isHeaderValue, requestHeadersForBackend, responseHeadersForClient, writeProxyHeaders, type BackendHeaderRules } from './headers.js';
+import { compileTrust, type TrustProxy } from './trust-proxy.js';
 
 const log = logger('relay');
 
@@ -43,10 +44,21 @@ export interface RelayOptions {
    */
   connectTimeoutMs?: number;
   /**
-   * Adds `X-Forwarded-For`, `X-Forwarded-Host` and `X-Forwarded-Proto` for the backend.
-   * Default `true`.
+   * Writes `X-Forwarded-For`, `X-Forwarded-Host`, `X-Forwarded-Proto` and `Forwarded` for the
+   * backend from the connection. The client's copies are dropped unless it is a trusted proxy
+   * (`trustProxy`). `false` relays none of them, the client's included. Default `true`.
    */
   forwardedHeaders?: boolean;
+  /**
+   * Whose `X-Forwarded-*` and `Forwarded` headers are continued instead of replaced, with
+   * Express's `trust proxy` values (see {@link TrustProxy}). Default `false`: nobody's.
+   */
+  trustProxy?: TrustProxy;
+  /**
+   * Relay client headers whose name has `_`. Default `false`: dropped, as nginx does, so that a
+   * backend that reads `_` and `-` alike (CGI, WSGI, PHP) cannot be sent a forged gateway header.
+   */
+  keepUnderscoreHeaders?: boolean;
   /**
    * The resource path to request from the backend (below `target`'s path), query string included.
    * Default: `req.url` as the relay sees it (so mount the relay where `req.url` is the resource
@@ -208,6 +220,12 @@ export function createRelay(options: RelayOptions): Relay {
   const ownDispatcher = options.dispatcher === undefined;
   const dispatcher = options.dispatcher ?? new Agent({ connect: { timeout: connectTimeoutMs } });
   const forwarded = options.forwardedHeaders ?? true;
+  if (typeof forwarded !== 'boolean') throw new TypeError('createRelay: options.forwardedHeaders must be a boolean');
+  if (options.keepUnderscoreHeaders !== undefined && typeof options.keepUnderscoreHeaders !== 'boolean') {
+    throw new TypeError('createRelay: options.keepUnderscoreHeaders must be a boolean');
+  }
+  const trust = compileTrust(options.trustProxy, 'createRelay: options.trustProxy');
+  const headerRules: BackendHeaderRules = { keepUnderscoreHeaders: options.keepUnderscoreHeaders ?? false };
   const resourceUrl = options.resourceUrl ?? ((req: IncomingMessage) => req.url ?? '/');
   const origin = target.origin;
   // The backend's base path without its trailing slash; the resource path brings its own.
@@ -216,22 +234,11 @@ export function createRelay(options: RelayOptions): Relay {
 
   const relay = function relay(req: IncomingMessage, res: ServerResponse, next: (err?: unknown) => void): void {
     const context = gatewayContext(req);
-    const headers = requestHeadersForBackend(req.headers);
-    // `req.headers` already carries what forwardTokenHeaders set; `outgoing.headers` is only its
-    // record (token values redacted), so it must never be sent.
-    // The backend can correlate its logs with the gateway's record (a client-sent copy is overwritten).
+    // The one place the backend's request head is made: the client's headers as the chain left
+    // them, cleaned, then the gateway's own (transaction id, proxy headers) over any copy.
+    const headers = requestHeadersForBackend(req.headers, headerRules);
     headers['gateway-transaction-id'] = context.transactionId;
-    if (forwarded) {
-      const remote = req.socket.remoteAddress;
-      if (remote !== undefined) {
-        const prior = req.headers['x-forwarded-for'];
-        headers['x-forwarded-for'] = prior === undefined ? remote : `${String(prior)}, ${remote}`;
-      }
-      if (req.headers['x-forwarded-host'] === undefined && req.headers.host !== undefined) headers['x-forwarded-host'] = req.headers.host;
-      if (req.headers['x-forwarded-proto'] === undefined) {
-        headers['x-forwarded-proto'] = (req.socket as { encrypted?: boolean }).encrypted === true ? 'https' : 'http';
-      }
-    }
+    if (forwarded) writeProxyHeaders(req, headers, trust);
     const resource = resourceUrl(req);
     const path = basePath + (resource.startsWith('/') ? resource : `/${resource}`);
     const body = requestBody(req, headers);

@@ -141,7 +141,11 @@ export function forwardTokenHeaders(
     [...Object.values(headerNames), jsonHeader, jwsHeader, ...(transactionIdHeader ? [transactionIdHeader] : [])].map((n) => n.toLowerCase()),
   );
   if (typeof originalToken === 'object') spoofable.add(originalToken.header.toLowerCase());
-  const isSpoofable = (lowerName: string): boolean => lowerName.startsWith('gateway-') || spoofable.has(lowerName);
+  // `_` and `-` compare equal: CGI/WSGI backends read `Gateway_Token_Subject` as `Gateway-Token-Subject`.
+  const isSpoofable = (lowerName: string): boolean => {
+    const name = lowerName.includes('_') ? lowerName.replaceAll('_', '-') : lowerName;
+    return name.startsWith('gateway-') || spoofable.has(name);
+  };
   const dropHeader = (lower: string, value: string): boolean => isSpoofable(lower) || (lower === 'authorization' && isBearer(value));
   // The first letters (lower-cased) of every name that may be dropped: most headers are passed
   // over on their first character, without lower-casing their name.
@@ -191,6 +195,7 @@ export function forwardTokenHeaders(
 
   function prepare(req: IncomingMessage, gateway: GatewayContext): HeaderEntry[] {
     stripHeaders(req, strip);
+    stripConnectionListed(req);
     const withOriginal = req as IncomingMessage & { originalUrl?: string };
     stripTokenParameter(req, 'url');
     if (typeof withOriginal.originalUrl === 'string') stripTokenParameter(withOriginal, 'originalUrl');
@@ -356,6 +361,31 @@ function stripHeaders(req: IncomingMessage, filter: HeaderFilter): void {
     kept += 2;
   }
   if (kept !== raw.length) raw.length = kept;
+}
+
+/**
+ * Removes the headers the client's `Connection` header lists (hop-by-hop for this message, RFC 9110
+ * 7.6.1) and leaves only `close`/`keep-alive` in it, before the gateway adds its own: a client
+ * listing `gateway-token-subject` must not make a relay drop the gateway's header after the record
+ * listed it as sent.
+ */
+function stripConnectionListed(req: IncomingMessage): void {
+  const connection = req.headers.connection;
+  if (connection === undefined) return;
+  const listed = new Set<string>();
+  const kept: string[] = [];
+  for (const token of connection.split(',')) {
+    const name = token.trim().toLowerCase();
+    if (name === 'close' || name === 'keep-alive') kept.push(name);
+    else if (name !== '') listed.add(name);
+  }
+  if (listed.size === 0) return;
+  // `connection` itself is one of the names that may be dropped here, and is set again below.
+  stripHeaders(req, { mayDrop: () => true, drop: (lower) => listed.has(lower) || lower === 'connection' });
+  if (kept.length > 0) {
+    req.headers.connection = kept.join(', ');
+    setRawHeader(req, 'Connection', req.headers.connection);
+  }
 }
 
 /** Replaces every `rawHeaders` entry of `name` by one. */

@@ -29,13 +29,14 @@ export function removeQueryParameter(url: string, name: string): string {
 
 /**
  * Removes every `name` parameter from an `application/x-www-form-urlencoded` text (a query string
- * without `?`, or a form body), keeping the other pairs byte for byte.
+ * without `?`, or a form body), keeping the other pairs byte for byte. `name[...]` and `name.x`
+ * go too: `qs`-style parsers (Express 4, PHP) read them as `name`.
  */
 export function removeFormParameter(form: string, name: string): string {
   // Cheap exit on the hot path: most requests carry no token there.
   if (!form.includes(name) && !form.includes('%')) return form;
   const pairs = form.split('&');
-  const kept = pairs.filter((pair) => parameterName(pair) !== name);
+  const kept = pairs.filter((pair) => !isParameter(parameterName(pair), name));
   return kept.length === pairs.length ? form : kept.join('&');
 }
 
@@ -46,6 +47,12 @@ export function appendQueryParameter(url: string, name: string, value: string): 
   const beforeFragment = hashAt === -1 ? url : url.slice(0, hashAt);
   const separator = beforeFragment.includes('?') ? (beforeFragment.endsWith('?') ? '' : '&') : '?';
   return `${beforeFragment}${separator}${encodeURIComponent(name)}=${encodeURIComponent(value)}${fragment}`;
+}
+
+function isParameter(decoded: string, name: string): boolean {
+  if (!decoded.startsWith(name)) return false;
+  const next = decoded.charCodeAt(name.length);
+  return Number.isNaN(next) || next === 91 /* [ */ || next === 46 /* . */;
 }
 
 function parameterName(pair: string): string {

@@ -1,0 +1,39 @@
+/**
+ * Which peers may speak for the client: Express's `trust proxy` setting, compiled once.
+ *
+ * @module
+ */
+import proxyAddr from 'proxy-addr';
+
+/**
+ * Who is trusted to send `X-Forwarded-For`, `-Host`, `-Proto` and `Forwarded`, with the values and
+ * meaning of Express's `trust proxy` setting: `false` (no one, the default), `true` (everyone), a
+ * hop count, addresses and subnets (`'loopback'`, `'10.0.0.0/8'`, a comma-separated list or an
+ * array), or a function `(address, hop) => boolean`.
+ */
+export type TrustProxy = boolean | number | string | readonly string[] | ((address: string, hop: number) => boolean);
+
+/** A compiled {@link TrustProxy}: whether the peer at `hop` (0 = the socket's) is trusted. */
+export type TrustFunction = (address: string, hop: number) => boolean;
+
+const NOBODY: TrustFunction = () => false;
+
+/** Compiles a {@link TrustProxy} setting, throwing a `TypeError` that names `name` when it is invalid. */
+export function compileTrust(value: TrustProxy | undefined, name: string): TrustFunction {
+  if (value === undefined || value === false) return NOBODY;
+  if (value === true) return () => true;
+  if (typeof value === 'function') return value;
+  if (typeof value === 'number') {
+    if (!Number.isSafeInteger(value) || value < 0) throw new TypeError(`${name} must be a hop count (a whole number >= 0)`);
+    return (_address, hop) => hop < value;
+  }
+  const list = typeof value === 'string' ? value.split(',').map((v) => v.trim()) : value;
+  if (!Array.isArray(list) || list.some((v) => typeof v !== 'string' || v === '')) {
+    throw new TypeError(`${name} must be a boolean, a hop count, addresses/subnets or a function`);
+  }
+  try {
+    return proxyAddr.compile([...list]);
+  } catch (err) {
+    throw new TypeError(`${name}: ${(err as Error).message}`);
+  }
+}
