@@ -8,6 +8,7 @@
 import { errors as joseErrors } from 'jose';
 import { ClientError, ResponseBodyError, WWWAuthenticateChallengeError } from 'openid-client';
 import { GatewayError } from '../errors.js';
+import { responseTooLarge } from './bounded-fetch.js';
 
 /** Which call failed, for the diagnostic. */
 export type Operation = 'discovery' | 'introspection' | 'userinfo' | 'jwks';
@@ -33,6 +34,8 @@ function challengeError(err: WWWAuthenticateChallengeError): string | undefined 
 /** Classifies an error thrown by an `openid-client` call (discovery, introspection, UserInfo). */
 export function classifyClientError(err: unknown, realm: string, operation: Operation): GatewayError {
   if (err instanceof GatewayError) return err;
+  const tooLarge = responseTooLarge(err);
+  if (tooLarge !== undefined) return unavailable(realm, operation, `non-conforming response (body larger than ${tooLarge.limit} bytes, not read further)`, err);
   if (err instanceof ResponseBodyError) {
     if (operation !== 'discovery' && TOKEN_ERRORS.has(err.error)) {
       return new GatewayError('ERR_TOKEN_INVALID', { realm, diagnostic: `${operation}: the server refused the token (${err.error})` });

@@ -12,7 +12,8 @@ import type { Configuration, ServerMetadata } from 'openid-client';
 import { GatewayError } from '../errors.js';
 import { logger } from '../log.js';
 import { TokenCache } from './cache.js';
-import { checkClaims, isExpired } from './checks.js';
+import { boundedFetch } from './bounded-fetch.js';
+import { checkAccessTokenType, checkClaims, checkTimeClaims, isExpired } from './checks.js';
 import { classifyClientError, classifyJwtError, KeySetUnavailableError } from './classify.js';
 import { toTokenInfo, type Claims } from './normalize.js';
 import { shareTokenData } from './shared.js';
@@ -80,8 +81,32 @@ export interface TokenPolicyOptions {
    * (`RS256`…`RS512`, `PS256`…`PS512`, `ES256`…`ES512`, `EdDSA`, `Ed25519`); never `none` or HMAC.
    */
   jwtAlgorithms?: string[];
-  /** Accepted audiences (`aud` must contain one). Default: `aud` is not checked. */
+  /**
+   * Accepted audiences (`aud` must contain one). Required with `jwtValidation` (a JWT of the issuer
+   * meant for another client or API, an ID token for example, would pass otherwise) unless
+   * {@link TokenPolicyOptions.anyAudience} is `true`. Without JWT validation: `aud` is not checked
+   * when unset.
+   */
   audience?: string | string[];
+  /**
+   * `true` to run JWT validation without an `audience`, accepting a JWT of the issuer whatever its
+   * `aud`: only for an issuer that signs nothing but access tokens for this gateway (better, also
+   * set {@link TokenPolicyOptions.jwtTypes}). Cannot be given with `audience`. Default `false`:
+   * `jwtValidation` without `audience` is a `TypeError` at creation.
+   */
+  anyAudience?: boolean;
+  /**
+   * JWT `typ` header values accepted by JWT validation, for example `['at+jwt']` (RFC 9068 access
+   * tokens), which refuses ID tokens (`JWT`) and tokens without `typ`. Compared case-insensitively,
+   * with or without the `application/` prefix (RFC 7515 section 4.1.9). Default: `typ` is not checked.
+   */
+  jwtTypes?: string[];
+  /**
+   * Largest body read from the authorization server (discovery, introspection, UserInfo), in bytes.
+   * A larger answer is non-conforming: 503 `ERR_AUTHORIZATION_SERVER_UNAVAILABLE`, never cached, and
+   * the rest of it is not read. Default 262144 (256 KiB).
+   */
+  maxResponseSize?: number;
   /** Tolerated clock difference for `exp`/`nbf`/`iat`, seconds. Default 5. */
   clockSkew?: number;
   /** Timeout of every call to the authorization server, milliseconds. Default 5000. */
@@ -163,6 +188,8 @@ export class TokenPolicy {
   private readonly userInfo: boolean;
   private readonly algorithms: string[];
   private readonly audience: string[];
+  private readonly jwtTypes: ReadonlySet<string> | undefined;
+  private readonly fetch: ReturnType<typeof boundedFetch>;
   private readonly clockSkew: number;
   private readonly timeout: number;
   private readonly insecure: boolean;
@@ -206,6 +233,17 @@ export class TokenPolicy {
     if (!Array.isArray(audience) || audience.some((a) => typeof a !== 'string' || a === '')) {
       throw new TypeError('options.audience must be a string or an array of strings');
     }
+    const anyAudience = optionalBoolean(options.anyAudience, 'options.anyAudience', false);
+    if (anyAudience && audience.length > 0) throw new TypeError('options.anyAudience: true cannot be given with options.audience');
+    if (this.jwtValidation && audience.length === 0 && !anyAudience) {
+      throw new TypeError('options.jwtValidation needs options.audience (or options.anyAudience: true to accept a JWT of the issuer meant for any audience)');
+    }
+    const jwtTypes = options.jwtTypes;
+    if (jwtTypes !== undefined && (!Array.isArray(jwtTypes) || jwtTypes.length === 0 || jwtTypes.some((t) => typeof t !== 'string' || normalizeTyp(t) === ''))) {
+      throw new TypeError("options.jwtTypes must be a non-empty array of JWT typ values, such as ['at+jwt']");
+    }
+    const maxResponseSize = options.maxResponseSize ?? 256 * 1024;
+    if (!Number.isSafeInteger(maxResponseSize) || maxResponseSize <= 0) throw new TypeError('options.maxResponseSize must be a positive integer');
     const insecure = optionalBoolean(options.allowInsecureRequests, 'options.allowInsecureRequests', isLoopback(issuerUrl.hostname));
     if (issuerUrl.protocol === 'http:' && !insecure) {
       throw new TypeError('options.issuer uses http:// on a non-loopback host: set options.allowInsecureRequests to allow it');
@@ -222,6 +260,8 @@ export class TokenPolicy {
     this.options = { ...options };
     this.algorithms = [...algorithms];
     this.audience = [...audience];
+    this.jwtTypes = jwtTypes === undefined ? undefined : new Set(jwtTypes.map(normalizeTyp));
+    this.fetch = boundedFetch(maxResponseSize);
     this.clockSkew = options.clockSkew === undefined ? 5 : clockSkewOf(options.clockSkew);
     // openid-client counts in seconds; our options, like the configuration file, in milliseconds.
     this.timeout = positive(options.timeoutMs, 'options.timeoutMs', 5000) / 1000;
@@ -320,16 +360,22 @@ export class TokenPolicy {
     if (this.jwtValidation) {
       const keys = this.keySet(config);
       try {
-        const { payload } = await jwtVerify(token, keys, {
+        const { payload, protectedHeader } = await jwtVerify(token, keys, {
           algorithms: this.algorithms,
           issuer,
           ...(this.audience.length > 0 ? { audience: this.audience } : {}),
           clockTolerance: this.clockSkew,
+          // A token that never expires is not one the gateway accepts.
+          requiredClaims: ['exp'],
         });
+        if (this.jwtTypes !== undefined && !this.jwtTypes.has(typeof protectedHeader.typ === 'string' ? normalizeTyp(protectedHeader.typ) : '')) {
+          throw new GatewayError('ERR_TOKEN_INVALID', { realm: this.name, diagnostic: 'jwt: typ is not one of options.jwtTypes' });
+        }
         value.jwt = { ...payload };
       } catch (err) {
         throw classifyJwtError(err, this.name);
       }
+      checkTimeClaims(value.jwt, this.name, 'jwt');
     }
 
     if (this.introspection) {
@@ -340,6 +386,7 @@ export class TokenPolicy {
         throw classifyClientError(err, this.name, 'introspection');
       }
       if (response['active'] !== true) throw new GatewayError('ERR_TOKEN_INVALID', { realm: this.name, diagnostic: 'introspection: active is false' });
+      checkAccessTokenType(response, this.name, 'introspection');
       checkClaims(response, { ...checks, now: Math.floor(Date.now() / 1000) }, 'introspection');
       value.introspection = response;
     }
@@ -352,6 +399,8 @@ export class TokenPolicy {
       } catch (err) {
         throw classifyClientError(err, this.name, 'userinfo');
       }
+      // Its times, if any, end up in the token information too.
+      checkTimeClaims(value.userInfo, this.name, 'userinfo');
     }
 
     value.info = toTokenInfo(value);
@@ -379,6 +428,7 @@ export class TokenPolicy {
     const clientMetadata = options.clientSecret !== undefined ? { client_secret: options.clientSecret } : {};
     if (options.metadata !== undefined) {
       const config = new client.Configuration(options.metadata as ServerMetadata, options.clientId, clientMetadata, auth);
+      config[client.customFetch] = this.fetch;
       if (this.insecure) client.allowInsecureRequests(config);
       config.timeout = this.timeout;
       return config;
@@ -386,6 +436,8 @@ export class TokenPolicy {
     try {
       const config = await client.discovery(new URL(String(options.issuer)), options.clientId, clientMetadata, auth, {
         timeout: this.timeout,
+        // Also the configuration's fetch afterwards (introspection, UserInfo).
+        [client.customFetch]: this.fetch,
         ...(this.insecure ? { execute: [client.allowInsecureRequests] } : {}),
       });
       log('policy %s: discovered %s', this.name, config.serverMetadata().issuer);
@@ -417,6 +469,12 @@ export class TokenPolicy {
     }
     return this.jwks;
   }
+}
+
+/** A `typ` as RFC 7515 section 4.1.9 compares it: case-insensitive, `application/` implied. */
+function normalizeTyp(typ: string): string {
+  const lower = typ.toLowerCase();
+  return lower.startsWith('application/') ? lower.slice('application/'.length) : lower;
 }
 
 function clockSkewOf(value: unknown): number {

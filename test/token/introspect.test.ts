@@ -212,7 +212,7 @@ describe('introspect: expired tokens', function () {
   });
 
   it('answers 401 Token expired for an expired JWT access token', async () => {
-    const jwtPolicy = createTokenPolicy({ name: 'PetStore IdP', issuer: as.issuer, clientId: 'gateway', clientSecret: 'gateway-secret', introspection: false, jwtValidation: true, clockSkew: 0 });
+    const jwtPolicy = createTokenPolicy({ name: 'PetStore IdP', issuer: as.issuer, clientId: 'gateway', clientSecret: 'gateway-secret', introspection: false, jwtValidation: true, audience: 'petstore-api', clockSkew: 0 });
     const jwtApp = await startTestApp({ policy: jwtPolicy });
     try {
       const token = await as.issueToken('client1', 'client1-secret', { scope: 'read', format: 'jwt' });

@@ -71,6 +71,16 @@ describe('token policies: JWT validation, UserInfo, client authentication, expli
     expect(as.stats.introspections).to.equal(before);
   });
 
+  it("accepts the demo server's JWT access tokens (typ at+jwt) with jwtTypes, and with anyAudience", async () => {
+    const token = await as.issueToken('client1', 'client1-secret', { format: 'jwt' });
+    const typed = await appWith({ introspection: false, jwtValidation: true, audience: 'petstore-api', jwtTypes: ['application/at+jwt'] });
+    expect((await request(typed.url).get('/pets').set('Authorization', `Bearer ${token}`)).status).to.equal(200);
+    const any = await appWith({ introspection: false, jwtValidation: true, anyAudience: true, jwtTypes: ['at+jwt'] });
+    expect((await request(any.url).get('/pets').set('Authorization', `Bearer ${token}`)).status).to.equal(200);
+    const other = await appWith({ introspection: false, jwtValidation: true, audience: 'petstore-api', jwtTypes: ['JWT'] });
+    expect((await request(other.url).get('/pets').set('Authorization', `Bearer ${token}`)).status).to.equal(401);
+  });
+
   it('refuses a JWT with a bad signature, another audience, or an opaque token, with 401', async () => {
     const app = await appWith({ introspection: false, jwtValidation: true, audience: 'petstore-api' });
     const token = await as.issueToken('client1', 'client1-secret', { format: 'jwt' });
@@ -83,7 +93,7 @@ describe('token policies: JWT validation, UserInfo, client authentication, expli
     expect(opaque.status).to.equal(401);
     const otherAudience = await appWith({ introspection: false, jwtValidation: true, audience: 'another-api' });
     expect((await request(otherAudience.url).get('/pets').set('Authorization', `Bearer ${token}`)).status).to.equal(401);
-    const es256Only = await appWith({ introspection: false, jwtValidation: true, jwtAlgorithms: ['ES256'] });
+    const es256Only = await appWith({ introspection: false, jwtValidation: true, audience: 'petstore-api', jwtAlgorithms: ['ES256'] });
     expect((await request(es256Only.url).get('/pets').set('Authorization', `Bearer ${token}`)).status).to.equal(401);
   });
 
