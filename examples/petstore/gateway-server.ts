@@ -1,12 +1,13 @@
 /**
- * The gateway of the example: an Express app with `createGateway` from the configuration file,
+ * The gateway of the example: `createGateway` from the configuration file, its APIs served by a
+ * plain `node:http` server and its admin routes and console by an Express app on another port,
  * imported from the package as a user would.
  *
  * @module
  */
 import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
-import type { Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import express from 'express';
@@ -53,7 +54,7 @@ export interface GatewayServer {
   stop(): Promise<void>;
 }
 
-/** Starts the example gateway: `createGateway` mounted on an Express app. */
+/** Starts the example gateway: the APIs on `gateway.handler`, admin and console on their own listener. */
 export async function startGatewayServer(options: GatewayServerOptions): Promise<GatewayServer> {
   const configFile = path.resolve(options.configFile);
   const adminPassword = options.adminPassword ?? randomBytes(12).toString('base64url');
@@ -80,9 +81,9 @@ export async function startGatewayServer(options: GatewayServerOptions): Promise
   await gateway.ready();
 
   const host = options.host ?? '127.0.0.1';
-  const app = express();
-  app.disable('x-powered-by');
-  app.use(gateway.router);
+  // The APIs on a plain node:http handler: the request stays off Express's router, whose debug
+  // output prints request URLs, `?access_token=` included.
+  const app = createServer(gateway.handler);
   // The console and admin routes get their own listener, so their own origin: no page relayed
   // from a backend through an API can reach them with an operator's credentials.
   const adminApp = express();
@@ -104,7 +105,7 @@ export async function startGatewayServer(options: GatewayServerOptions): Promise
   };
 }
 
-async function listen(app: express.Express, port: number, host: string): Promise<Server> {
+async function listen(app: Server | express.Express, port: number, host: string): Promise<Server> {
   const server: Server = await new Promise((resolve, reject) => {
     const s = app.listen(port, host);
     s.once('listening', () => resolve(s));
