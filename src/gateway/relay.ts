@@ -9,10 +9,10 @@
  * @module
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { Readable } from 'node:stream';
+import type { Readable } from 'node:stream';
 import { Agent, type Dispatcher } from 'undici';
 import { addDiagnostic, gatewayContext } from '../context.js';
-import { GatewayError } from '../errors.js';
+import { errorCatalogue, GatewayError } from '../errors.js';
 import { logger } from '../log.js';
 import { isHeaderValue, requestHeadersForBackend, responseHeadersForClient, writeProxyHeaders, type BackendHeaderRules } from './headers.js';
 import { compileTrust, type TrustProxy } from './trust-proxy.js';
@@ -77,6 +77,19 @@ export interface RelayOptions {
    * chain, leave it off: the recorder sets them. Default `false`.
    */
   idHeaders?: boolean;
+  /**
+   * How long an idle keep-alive connection to the backend is kept, in milliseconds, by the relay's
+   * own `Agent` (ignored with `dispatcher`). A longer `Keep-Alive: timeout=` hint from the backend
+   * does not extend it (a shorter one shortens it). Default `4000`.
+   */
+  keepAliveTimeoutMs?: number;
+  /**
+   * When the backend answers before the client's upload is read (a 401/403/413 to a big POST), the
+   * rest of the upload is read and discarded after the answer, so that the client's next request on
+   * the same connection is answered. Past this many bytes (`Content-Length`, or any chunked upload),
+   * the answer carries `Connection: close` instead. Default `1048576` (1 MiB).
+   */
+  maxDrainBytes?: number;
 }
 
 /** An Express-compatible middleware that relays the request, plus its cleanup. */
@@ -127,10 +140,25 @@ export function backendError(err: unknown, backend: string): GatewayError {
 }
 
 /**
+ * The client's body stream as undici reads it: an async iterable rather than the stream itself.
+ * undici destroys a stream body when it stops sending (the backend answered first, or failed);
+ * destroying an `IncomingMessage` leaves its socket paused with the rest of the upload unread, and
+ * the client's next request on that connection is never read. Iterated without `destroyOnReturn`,
+ * the stream stays ours: the relay drains it or closes the connection (see `settleUpload`).
+ */
+class ClientBody implements AsyncIterable<Buffer> {
+  constructor(readonly req: IncomingMessage) {}
+
+  [Symbol.asyncIterator](): AsyncIterator<Buffer> {
+    return this.req.iterator({ destroyOnReturn: false }) as AsyncIterator<Buffer>;
+  }
+}
+
+/**
  * The body to send: the request stream itself (relayed as it arrives, never buffered whole), or,
  * when a body parser already consumed it, the parsed body encoded again.
  */
-function requestBody(req: IncomingMessage, headers: Record<string, string | string[]>): Readable | Buffer | null {
+function requestBody(req: IncomingMessage, headers: Record<string, string | string[]>): ClientBody | Buffer | null {
   const parsed = req as IncomingMessage & { _body?: boolean; body?: unknown; rawBody?: unknown };
   const raw = req.gateway?.rawBody;
   if (raw !== undefined || parsed._body === true || parsed.readableEnded) {
@@ -156,9 +184,52 @@ function requestBody(req: IncomingMessage, headers: Record<string, string | stri
     return buffer;
   }
   const length = headers['content-length'];
-  if (length !== undefined && length !== '0') return req;
-  if (req.headers['transfer-encoding'] !== undefined) return req;
+  if (length !== undefined && length !== '0') return new ClientBody(req);
+  if (req.headers['transfer-encoding'] !== undefined) return new ClientBody(req);
   return null;
+}
+
+/** Whether the client has gone (or its exchange is already answered): nothing may be relayed for it. */
+function exchangeOver(req: IncomingMessage, res: ServerResponse): boolean {
+  const socket = req.socket as IncomingMessage['socket'] | null;
+  // `req.destroyed` alone is no sign: a request whose body was read to its end is destroyed too.
+  return res.destroyed || res.writableEnded || socket === null || socket.destroyed || (req.destroyed && !req.complete);
+}
+
+/**
+ * Whether the unread rest of the client's upload may be drained: its declared length is within
+ * the bound (a chunked upload has none, so it may not).
+ */
+function drainable(req: IncomingMessage, maxDrainBytes: number): boolean {
+  const length = req.headers['content-length'];
+  return length !== undefined && Number(length) <= maxDrainBytes;
+}
+
+function discard(): void {}
+
+/**
+ * After the backend's answer (or failure), the upload the backend did not take: read and dropped
+ * (within `maxDrainBytes`, so the connection serves the client's next request), or else the answer
+ * closes the connection.
+ */
+function settleUpload(req: IncomingMessage, res: ServerResponse, maxDrainBytes: number): void {
+  if (req.complete || req.destroyed) return;
+  if (drainable(req, maxDrainBytes)) {
+    req.on('data', discard);
+    req.resume();
+  } else if (!res.headersSent) {
+    res.setHeader('Connection', 'close');
+  }
+}
+
+/**
+ * Notes a backend failure after the status line was sent: the answer can only be cut, and the
+ * record must say that the backend failed (not that the client left).
+ */
+function noteBackendFailure(req: IncomingMessage, error: GatewayError): void {
+  const definition = errorCatalogue[error.code];
+  gatewayContext(req).error = { code: error.code, status: definition.status, gatewayStatus: definition.gatewayStatus, outcome: definition.outcome };
+  addDiagnostic(req, 'error', error.code, error.diagnostic ?? error.message);
 }
 
 function validatedTarget(target: string | URL): URL {
@@ -175,6 +246,14 @@ function validatedTarget(target: string | URL): URL {
     throw new TypeError('createRelay: options.target must not have a query or fragment');
   }
   return url;
+}
+
+function nonNegative(name: string, value: number | undefined, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 0) {
+    throw new TypeError(`createRelay: options.${name} must be a non-negative integer`);
+  }
+  return value;
 }
 
 function positive(name: string, value: number | undefined, fallback: number): number {
@@ -218,7 +297,12 @@ export function createRelay(options: RelayOptions): Relay {
   const server = options.server;
   const idHeaders = options.idHeaders ?? false;
   const ownDispatcher = options.dispatcher === undefined;
-  const dispatcher = options.dispatcher ?? new Agent({ connect: { timeout: connectTimeoutMs } });
+  const keepAliveTimeoutMs = positive('keepAliveTimeoutMs', options.keepAliveTimeoutMs, 4_000);
+  const maxDrainBytes = nonNegative('maxDrainBytes', options.maxDrainBytes, 1_048_576);
+  // keepAliveMaxTimeout caps the backend's `Keep-Alive: timeout=` hint (undici would otherwise keep
+  // an idle connection for up to 10 minutes on a backend's word).
+  const dispatcher =
+    options.dispatcher ?? new Agent({ connect: { timeout: connectTimeoutMs }, keepAliveTimeout: keepAliveTimeoutMs, keepAliveMaxTimeout: keepAliveTimeoutMs });
   const forwarded = options.forwardedHeaders ?? true;
   if (typeof forwarded !== 'boolean') throw new TypeError('createRelay: options.forwardedHeaders must be a boolean');
   if (options.keepUnderscoreHeaders !== undefined && typeof options.keepUnderscoreHeaders !== 'boolean') {
@@ -242,14 +326,26 @@ export function createRelay(options: RelayOptions): Relay {
     const resource = resourceUrl(req);
     const path = basePath + (resource.startsWith('/') ? resource : `/${resource}`);
     const body = requestBody(req, headers);
+    // Checked now, as late as possible: a client that gave up during a slow introspection has had
+    // its exchange recorded as aborted, and a DELETE sent for it now would run for nobody.
+    if (exchangeOver(req, res)) {
+      addDiagnostic(req, 'info', 'RELAY_SKIPPED', `not relayed to ${backendLabel}: the client closed the connection first`);
+      return;
+    }
+    const streamed = body instanceof ClientBody;
 
-    // Abort the backend exchange when the client goes away before its response is complete.
+    // On the response's close before its end: either undici destroyed it for a backend failure
+    // (then `res.errored` holds the error), or the client left, and the backend exchange is
+    // aborted. Prepended, so that the context says which before the recorder's own 'close' reads it.
     const abort = new AbortController();
     const onClose = (): void => {
-      if (!res.writableFinished) abort.abort();
+      if (res.writableFinished) return;
+      const failure = res.errored;
+      if (failure !== null && failure !== undefined && !abort.signal.aborted) noteBackendFailure(req, backendError(failure, backendLabel));
+      else abort.abort();
     };
-    // `on`, not `once` (no wrapper per request): the completion callback removes it.
-    res.on('close', onClose);
+    // Not `once` (no wrapper per request): the completion callback removes it.
+    res.prependListener('close', onClose);
 
     dispatcher.stream(
       {
@@ -257,7 +353,8 @@ export function createRelay(options: RelayOptions): Relay {
         path,
         method: req.method ?? 'GET',
         headers,
-        body,
+        // An AsyncIterable body is documented (undici's Dispatcher.md) but missing from its types.
+        body: body as Readable | Buffer | null,
         signal: abort.signal,
         headersTimeout: timeoutMs,
         bodyTimeout: timeoutMs,
@@ -272,26 +369,31 @@ export function createRelay(options: RelayOptions): Relay {
           // The message id goes with success only (spec 2.5).
           if (statusCode < 400) out['Gateway-Message-ID'] = context.messageId;
         }
+        // The backend answers before the upload is all read: past the drain bound, the connection
+        // cannot serve another request, so the client is told now.
+        if (streamed && !req.complete && !drainable(req, maxDrainBytes)) out.Connection = 'close';
         res.writeHead(statusCode, out);
         return res;
       },
       (err) => {
         res.removeListener('close', onClose);
-        if (err === null) return;
+        if (err === null) {
+          if (streamed) settleUpload(req, res, maxDrainBytes);
+          return;
+        }
         if (abort.signal.aborted) {
           // The client left: nothing to answer, only to note.
           addDiagnostic(req, 'info', 'RELAY_ABORTED', `client closed the connection before the backend ${backendLabel} answered`);
           return;
         }
-        const error = backendError(err, backendLabel);
+        // After the status line, onClose noted the failure and undici cut the response: nothing is
+        // left to answer (the destroy is for safety only, fail closed).
         if (res.headersSent) {
-          // Mid-body failure: the status is already out, so the only honest signal is a cut connection.
-          addDiagnostic(req, 'error', error.code, error.diagnostic ?? error.message);
-          res.destroy(error);
+          if (!res.destroyed) res.destroy();
           return;
         }
-        if (body instanceof Readable && !body.readableEnded) body.resume();
-        next(error);
+        if (streamed) settleUpload(req, res, maxDrainBytes);
+        next(backendError(err, backendLabel));
       },
     );
   } as Relay;

@@ -239,6 +239,42 @@ describe('relay failures', () => {
     }
   });
 
+  it('says in the context, before the response closes, that a backend failed after its status line', async () => {
+    const cutting = createServer((req, res) => {
+      req.resume();
+      res.writeHead(200, { 'Content-Length': '1000' });
+      res.write('part;');
+      setTimeout(() => res.socket?.destroy(), 30);
+    });
+    const cuttingUrl = await listen(cutting);
+    const relay = createRelay({ target: cuttingUrl });
+    const seenAtClose: Array<{ error: unknown; codes: string[] }> = [];
+    const alone = express();
+    // Registered before the relay, as the recorder is: it must already read the backend's failure.
+    alone.use((req, res, next) => {
+      res.on('close', () => seenAtClose.push({ error: req.gateway?.error, codes: req.gateway?.diagnostics.map((d) => d.code) ?? [] }));
+      next();
+    });
+    alone.use('/api', relay);
+    const aloneServer = createServer(alone);
+    const url = await listen(aloneServer);
+    try {
+      const res = await fetch(`${url}/api/x`);
+      expect(res.status).to.equal(200);
+      let cut = false;
+      await res.text().catch(() => (cut = true));
+      expect(cut).to.equal(true);
+      for (let i = 0; i < 50 && seenAtClose.length === 0; i++) await new Promise((resolve) => setTimeout(resolve, 20));
+      expect(seenAtClose).to.have.length(1);
+      expect(seenAtClose[0]!.error).to.deep.equal({ code: 'ERR_BACKEND_UNAVAILABLE', status: 503, gatewayStatus: 'integration:GATEWAY-516', outcome: 'CONNECTION_ERROR' });
+      expect(seenAtClose[0]!.codes).to.include('ERR_BACKEND_UNAVAILABLE').and.not.include('RELAY_ABORTED');
+    } finally {
+      await close(aloneServer);
+      await close(cutting);
+      await relay.close();
+    }
+  });
+
   it('validates its options at factory time', () => {
     expect(() => createRelay({ target: 'http://x', server: 'bad\r\nInjected: 1' })).to.throw(TypeError, /options\.server must be a header value/);
     expect(() => createRelay({ target: 'http://x', idHeaders: 'yes' as never })).to.throw(TypeError, /options\.idHeaders must be a boolean/);
@@ -246,5 +282,8 @@ describe('relay failures', () => {
     expect(() => createRelay({ target: 'http://x/?q=1' })).to.throw(TypeError, /query/);
     expect(() => createRelay({ target: 'http://x', timeoutMs: 0 })).to.throw(TypeError, /options\.timeoutMs/);
     expect(() => createRelay({ target: 'http://x', dispatcher: {} as never })).to.throw(TypeError, /options\.dispatcher/);
+    expect(() => createRelay({ target: 'http://x', keepAliveTimeoutMs: -1 })).to.throw(TypeError, /options\.keepAliveTimeoutMs/);
+    expect(() => createRelay({ target: 'http://x', maxDrainBytes: 1.5 })).to.throw(TypeError, /options\.maxDrainBytes/);
+    expect(() => createRelay({ target: 'http://x', maxDrainBytes: '1' as never })).to.throw(TypeError, /options\.maxDrainBytes/);
   });
 });
