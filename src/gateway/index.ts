@@ -10,6 +10,7 @@ export { adminRouter } from './admin.js';
 export type { AdminAuthOptions, AdminTarget, GatewayConfigState, ResetResult } from './admin.js';
 export { createRelay } from './relay.js';
 export type { Relay, RelayOptions } from './relay.js';
+export type { TrustProxy } from './trust-proxy.js';
 export { ConfigError } from './config/errors.js';
 export type { ConfigIssue } from './config/errors.js';
 export { loadConfig } from './config/load.js';
