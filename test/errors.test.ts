@@ -1,0 +1,58 @@
+/**
+ * docs/errors.md lists the catalogue of src/errors.ts row by row: this test keeps the two equal, so
+ * that a code added, changed or removed in one is seen in the other.
+ */
+import { readFile } from 'node:fs/promises';
+import { STATUS_CODES } from 'node:http';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { expect } from 'chai';
+import { errorCatalogue, messagesEn, messagesIt, renderMessage, type GatewayErrorCode } from '../src/errors.js';
+
+const docsFile = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', 'docs', 'errors.md');
+
+/** The rows of the catalogue table: code → cells. */
+async function documentedRows(): Promise<Map<string, string[]>> {
+  const text = await readFile(docsFile, 'utf8');
+  const table = text.slice(text.indexOf('## The catalogue'));
+  const rows = new Map<string, string[]>();
+  for (const line of table.split('\n')) {
+    if (!line.startsWith('| `ERR_')) continue;
+    // No cell of the table holds a `|` of its own.
+    const [code, ...cells] = line.slice(1, -1).split('|').map((cell) => cell.trim());
+    rows.set(code!.replaceAll('`', ''), cells);
+  }
+  return rows;
+}
+
+/** A detail as the docs write it: template parameters as `<name>` placeholders. */
+function documentedDetail(set: typeof messagesIt, code: GatewayErrorCode): string {
+  const detail = renderMessage(set, code, { serviceName: '<api>', serviceVersion: '<n>', providerName: '<provider>', decisionText: '<decision>' });
+  return detail.replace(/<(api|n|provider|decision)>/g, '`<$1>`');
+}
+
+describe('docs/errors.md', () => {
+  it('lists every code of the catalogue, and no other', async () => {
+    const rows = await documentedRows();
+    expect([...rows.keys()].sort()).to.deep.equal(Object.keys(errorCatalogue).sort());
+  });
+
+  for (const [code, definition] of Object.entries(errorCatalogue) as Array<[GatewayErrorCode, (typeof errorCatalogue)[GatewayErrorCode]]>) {
+    it(`documents ${code} as the catalogue defines it`, async () => {
+      const cells = (await documentedRows()).get(code);
+      expect(cells, code).to.be.an('array');
+      const [status, title, gatewayStatus, it, en, challenge, retryAfter] = cells!;
+      expect(Number(status)).to.equal(definition.status);
+      expect(title).to.equal(STATUS_CODES[definition.status]);
+      expect(gatewayStatus).to.equal(`\`${definition.gatewayStatus}\``);
+      expect(it).to.equal(documentedDetail(messagesIt, code));
+      expect(en).to.equal(documentedDetail(messagesEn, code));
+      const expectedChallenge =
+        definition.challenge === undefined
+          ? ''
+          : `\`Bearer realm="<policy>", error="${definition.challenge.error}", error_description="${definition.challenge.description}"\``;
+      expect(challenge).to.equal(expectedChallenge);
+      expect(retryAfter).to.equal(definition.retryAfter === undefined ? '' : String(definition.retryAfter));
+    });
+  }
+});
