@@ -294,6 +294,9 @@ export function createGateway(options: CreateGatewayOptions): Gateway {
       ...(config.clientAuthMethod === undefined ? {} : { clientAuthMethod: config.clientAuthMethod }),
       ...(config.allowInsecureRequests === undefined ? {} : { allowInsecureRequests: config.allowInsecureRequests }),
       ...(config.audience === undefined ? {} : { audience: config.audience }),
+      ...(config.anyAudience === undefined ? {} : { anyAudience: config.anyAudience }),
+      ...(config.jwtTypes === undefined ? {} : { jwtTypes: config.jwtTypes }),
+      ...(config.maxResponseSize === undefined ? {} : { maxResponseSize: config.maxResponseSize }),
     };
     // Same settings, same policy object: a reload keeps discovery state; the key is never logged.
     const key = JSON.stringify(policyOptions);

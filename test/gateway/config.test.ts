@@ -2,7 +2,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
-import { ConfigError, loadConfig, resolveConfig, type GatewayConfig } from '../../src/index.js';
+import { ConfigError, createGateway, loadConfig, resolveConfig, type GatewayConfig, type TokenPolicyOptions } from '../../src/index.js';
 import { exampleCopy, exampleDir } from './helpers.js';
 
 async function issuesOf(document: unknown): Promise<string[]> {
@@ -101,6 +101,52 @@ describe('gateway configuration', () => {
       'apis[3].operations[0].path: must be a path starting with "/" (no query), "{name}" for a segment',
       'apis[3].authorization.mode: must be "none" or "xacml-Policy"',
     ]);
+  });
+
+  it('keeps the token policy keys anyAudience, jwtTypes and maxResponseSize, and refuses bad ones, naming them', async () => {
+    const document = valid();
+    Object.assign(document.tokenPolicies!.idp!, { anyAudience: true, jwtTypes: ['at+jwt'], maxResponseSize: 65536 });
+    const config = await resolveConfig(document, { baseDir: exampleDir });
+    expect(config.tokenPolicies['idp']).to.deep.include({ anyAudience: true, jwtTypes: ['at+jwt'], maxResponseSize: 65536 });
+    const bad = valid();
+    Object.assign(bad.tokenPolicies!.idp!, { audience: 'petstore-api', anyAudience: true, jwtTypes: [], maxResponseSize: 1.5 });
+    expect(await issuesOf(bad)).to.have.members([
+      'tokenPolicies.idp.anyAudience: true cannot be given with audience',
+      'tokenPolicies.idp.jwtTypes: must be a non-empty array of strings, such as ["at+jwt"]',
+      'tokenPolicies.idp.maxResponseSize: must be a positive integer',
+    ]);
+    const wrongTypes = valid();
+    Object.assign(wrongTypes.tokenPolicies!.idp!, { anyAudience: 'yes', jwtTypes: ['at+jwt', 7] });
+    expect(await issuesOf(wrongTypes)).to.have.members([
+      'tokenPolicies.idp.anyAudience: must be true or false',
+      'tokenPolicies.idp.jwtTypes: must be a non-empty array of strings, such as ["at+jwt"]',
+    ]);
+  });
+
+  it('createGateway refuses at start-up JWT validation without audience or anyAudience, and passes the keys to the token policy', async () => {
+    const document = valid();
+    document.apis[0]!.tokenManagement = { enabled: true, policy: 'idp', jwtValidation: true, introspection: false };
+    // An object configuration resolves files from the working directory: no policy file here.
+    document.apis[0]!.authorization = { mode: 'none' };
+    const unbounded = createGateway({ config: document });
+    try {
+      const error = await unbounded.ready().catch((e: unknown) => e);
+      expect(error).to.be.instanceOf(ConfigError);
+      expect((error as ConfigError).issues.map((i) => `${i.path}: ${i.message}`)).to.deep.equal([
+        'tokenPolicies.idp: options.jwtValidation needs options.audience (or options.anyAudience: true to accept a JWT of the issuer meant for any audience)',
+      ]);
+    } finally {
+      await unbounded.close();
+    }
+    Object.assign(document.tokenPolicies!.idp!, { anyAudience: true, jwtTypes: ['at+jwt'], maxResponseSize: 65536 });
+    let seen: TokenPolicyOptions | undefined;
+    const gateway = createGateway({ config: document, tokenPolicyOptions: (options) => (seen = options) });
+    try {
+      await gateway.ready();
+      expect(seen).to.deep.include({ anyAudience: true, jwtTypes: ['at+jwt'], maxResponseSize: 65536 });
+    } finally {
+      await gateway.close();
+    }
   });
 
   it('refuses xacml-Policy without token management and an http issuer off loopback', async () => {

@@ -38,8 +38,20 @@ export interface TokenPolicyConfig {
   userinfoEndpoint?: string;
   /** JWKS URI for JWT validation (see `introspectionEndpoint`). */
   jwksUri?: string;
-  /** Audience a JWT must carry when JWT validation is on. */
+  /**
+   * Audience a JWT must carry when JWT validation is on (required then, unless `anyAudience` is
+   * `true`); with introspection, `aud` of the answer is checked against it too.
+   */
   audience?: string | string[];
+  /**
+   * `true` to validate JWTs without an `audience`, accepting any `aud` of the issuer's JWTs (see
+   * the token policy option of the same name). Cannot be given with `audience`. Default `false`.
+   */
+  anyAudience?: boolean;
+  /** JWT `typ` header values JWT validation accepts, such as `["at+jwt"]`. Default: not checked. */
+  jwtTypes?: string[];
+  /** Largest discovery, introspection or UserInfo answer read, in bytes. Default `262144` (256 KiB). */
+  maxResponseSize?: number;
   /** How long a validated token result is cached, in seconds (never past the token's `exp`). Default `300`. */
   cacheTtlSeconds?: number;
   /** Timeout of each call to the authorization server, in milliseconds. Default `5000`. */

@@ -145,6 +145,9 @@ function checkTokenPolicy(c: Checker, name: string, value: unknown, at: string):
     'userinfoEndpoint',
     'jwksUri',
     'audience',
+    'anyAudience',
+    'jwtTypes',
+    'maxResponseSize',
     'cacheTtlSeconds',
     'timeoutMs',
   ]);
@@ -169,6 +172,15 @@ function checkTokenPolicy(c: Checker, name: string, value: unknown, at: string):
     else if (Array.isArray(a) && a.length > 0 && a.every((x) => typeof x === 'string' && x !== '')) audience = a as string[];
     else c.fail(join(at, 'audience'), 'must be a non-empty string or array of strings');
   }
+  const anyAudience = o.anyAudience === undefined ? undefined : c.boolean(o, 'anyAudience', at, false);
+  if (anyAudience === true && audience !== undefined) c.fail(join(at, 'anyAudience'), 'true cannot be given with audience');
+  let jwtTypes: string[] | undefined;
+  if (o.jwtTypes !== undefined) {
+    const t = o.jwtTypes;
+    if (Array.isArray(t) && t.length > 0 && t.every((x) => typeof x === 'string' && x.trim() !== '')) jwtTypes = t as string[];
+    else c.fail(join(at, 'jwtTypes'), 'must be a non-empty array of strings, such as ["at+jwt"]');
+  }
+  const maxResponseSize = o.maxResponseSize === undefined ? undefined : c.positive(o, 'maxResponseSize', at, 262_144, true);
   const cacheTtlSeconds = c.positive(o, 'cacheTtlSeconds', at, 300);
   const timeoutMs = c.positive(o, 'timeoutMs', at, 5000);
   if (issuer === undefined || clientId === undefined || clientSecret === undefined) return undefined;
@@ -185,6 +197,9 @@ function checkTokenPolicy(c: Checker, name: string, value: unknown, at: string):
     ...(userinfoEndpoint === undefined ? {} : { userinfoEndpoint }),
     ...(jwksUri === undefined ? {} : { jwksUri }),
     ...(audience === undefined ? {} : { audience }),
+    ...(anyAudience === undefined ? {} : { anyAudience }),
+    ...(jwtTypes === undefined ? {} : { jwtTypes }),
+    ...(maxResponseSize === undefined ? {} : { maxResponseSize }),
   };
 }
 
