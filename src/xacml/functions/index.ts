@@ -17,7 +17,8 @@ import { stringFunctions } from './strings.js';
 
 export { XacmlProcessingError } from './types.js';
 export type { FunctionSpec, ValueType } from './types.js';
-export { compileXsRegex, translateXsRegex, XsRegexError } from './regex.js';
+export { compileXsRegex, XsRegexError } from './regex.js';
+export type { XsRegex } from './regex.js';
 export { equalityOf } from './equality.js';
 
 /**

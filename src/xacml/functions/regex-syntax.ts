@@ -1,16 +1,16 @@
 /**
- * XML Schema / XPath regular expressions (XML Schema Part 2 Appendix F, as XQuery 1.0 F&O 7.6.1
- * extends them with `^` and `$` anchors and reluctant quantifiers) translated to JavaScript
- * `RegExp` in `v` (unicode sets) mode.
+ * The syntax of XML Schema / XPath regular expressions (XML Schema Part 2 Appendix F, as XQuery
+ * 1.0 F&O 7.6.1 extends them with `^` and `$` anchors and reluctant quantifiers): a parser to a
+ * syntax tree, which `regex-automaton.ts` compiles and matches.
  *
- * Translation is syntax-directed, never textual: every literal character is emitted as a
- * `\u{…}` escape, groups become non-capturing, `.` is `[^\n\r]`, `\s \i \c \w \d` get their XML
- * Schema meaning (not JavaScript's), `\p{IsBlock}` names the Unicode block, and character-class
- * subtraction `[a-z-[aeiou]]` becomes the `v`-mode `[[a-z]--[aeiou]]`. Back-references and flags
- * are not supported (XACML gives no way to pass flags).
- *
- * Matching follows `fn:matches`, which XACML 2.0 A.3.13 names for `string-regexp-match`: the
- * pattern may match any substring, unless anchored with `^` / `$`.
+ * Every character class (a literal, `.`, `\s \i \c \w \d` in their XML Schema meaning, not
+ * JavaScript's, `\p{..}` categories, `\p{IsBlock}` blocks, `[...]` with negation and the
+ * subtraction `[a-z-[aeiou]]`) stands for one code point and is given as the source of a
+ * JavaScript class for the `v` (unicode sets) flag, `[[a-z]--[aeiou]]`, every literal character
+ * as a `\u{…}` escape: a class alone has nothing to backtrack, so the automaton may ask a
+ * `RegExp` of it whether a code point belongs. Back-references and flags are not supported (XML
+ * Schema has none, XACML gives no way to pass flags); a reluctant quantifier parses as the greedy
+ * one (the same language: only whether the pattern matches counts).
  *
  * @module
  */
@@ -112,8 +112,27 @@ function esc(cp: number): string {
   return /[A-Za-z0-9]/.test(c) ? c : `\\u{${cp.toString(16)}}`;
 }
 
-/** A recursive-descent translator over the pattern's code points. */
-class Translator {
+/** The syntax tree of a pattern. */
+export type XsRegexNode =
+  /** One code point of a class: `source` is a `v`-mode class (or `\p{..}`), `literal` its only code point when it has one. */
+  | { readonly kind: 'class'; readonly source: string; readonly literal?: number }
+  | { readonly kind: 'seq'; readonly items: readonly XsRegexNode[] }
+  | { readonly kind: 'alt'; readonly items: readonly XsRegexNode[] }
+  /** `max` is `Infinity` for an unbounded quantifier. */
+  | { readonly kind: 'repeat'; readonly item: XsRegexNode; readonly min: number; readonly max: number }
+  | { readonly kind: 'start' }
+  | { readonly kind: 'end' };
+
+const START: XsRegexNode = { kind: 'start' };
+const END: XsRegexNode = { kind: 'end' };
+const ANY: XsRegexNode = { kind: 'class', source: '[^\\n\\r]' };
+
+function literal(cp: number): XsRegexNode {
+  return { kind: 'class', source: `[${esc(cp)}]`, literal: cp };
+}
+
+/** A recursive-descent parser over the pattern's code points. */
+class Parser {
   private readonly cps: number[];
   private pos = 0;
 
@@ -121,7 +140,7 @@ class Translator {
     this.cps = Array.from(pattern, (c) => c.codePointAt(0)!);
   }
 
-  translate(): string {
+  parse(): XsRegexNode {
     const out = this.regExp();
     if (this.pos < this.cps.length) this.fail(`unexpected ${this.charAt(this.pos)}`);
     return out;
@@ -140,74 +159,74 @@ class Translator {
     return this.cps[this.pos];
   }
 
-  private regExp(): string {
-    let out = this.branch();
+  private regExp(): XsRegexNode {
+    const items = [this.branch()];
     while (this.peek() === 0x7c /* | */) {
       this.pos++;
-      out += `|${this.branch()}`;
+      items.push(this.branch());
     }
-    return out;
+    return items.length === 1 ? items[0]! : { kind: 'alt', items };
   }
 
-  private branch(): string {
-    let out = '';
+  private branch(): XsRegexNode {
+    const items: XsRegexNode[] = [];
     for (;;) {
       const c = this.peek();
-      if (c === undefined || c === 0x7c || c === 0x29 /* ) */) return out;
-      out += this.piece();
+      if (c === undefined || c === 0x7c || c === 0x29 /* ) */) return items.length === 1 ? items[0]! : { kind: 'seq', items };
+      items.push(this.piece());
     }
   }
 
-  private piece(): string {
+  private piece(): XsRegexNode {
     const atom = this.atom();
     const c = this.peek();
-    let q = '';
-    if (c === 0x3f || c === 0x2a || c === 0x2b) {
-      this.pos++;
-      q = String.fromCodePoint(c);
-    } else if (c === 0x7b /* { */) {
-      q = this.quantity();
-    } else {
-      return atom;
-    }
-    if (atom === '^' || atom === '$') this.fail('quantified anchor');
-    if (this.peek() === 0x3f) {
-      this.pos++;
-      q += '?'; // reluctant (XPath 2.0)
-    }
-    return atom + q;
+    let min: number;
+    let max: number;
+    if (c === 0x3f /* ? */) [min, max] = [0, 1];
+    else if (c === 0x2a /* * */) [min, max] = [0, Infinity];
+    else if (c === 0x2b /* + */) [min, max] = [1, Infinity];
+    else if (c === 0x7b /* { */) [min, max] = this.quantity();
+    else return atom;
+    if (c !== 0x7b) this.pos++;
+    if (atom.kind === 'start' || atom.kind === 'end') this.fail('quantified anchor');
+    if (this.peek() === 0x3f) this.pos++; // reluctant (XPath 2.0): the same language
+    return { kind: 'repeat', item: atom, min, max };
   }
 
-  private quantity(): string {
+  private quantity(): [number, number] {
     const start = this.pos;
     const end = this.cps.indexOf(0x7d, start);
     if (end < 0) this.fail('unterminated quantifier');
     const body = String.fromCodePoint(...this.cps.slice(start + 1, end));
     const m = /^(\d+)(,(\d*))?$/.exec(body);
     if (!m) this.fail(`bad quantifier {${body}}`);
-    if (m[3] !== undefined && m[3] !== '' && Number(m[3]) < Number(m[1])) this.fail(`bad quantifier {${body}}`);
+    const min = Number(m[1]);
+    const max = m[2] === undefined ? min : m[3] === '' ? Infinity : Number(m[3]);
+    if (max < min) this.fail(`bad quantifier {${body}}`);
     this.pos = end + 1;
-    return `{${body}}`;
+    return [min, max];
   }
 
-  private atom(): string {
+  private atom(): XsRegexNode {
     const c = this.cps[this.pos++]!;
     switch (c) {
       case 0x28 /* ( */: {
         const inner = this.regExp();
         if (this.cps[this.pos++] !== 0x29) this.fail('unclosed group');
-        return `(?:${inner})`;
+        return inner;
       }
       case 0x5b /* [ */:
-        return this.classExpr();
+        return { kind: 'class', source: this.classExpr() };
       case 0x2e /* . */:
-        return '[^\\n\\r]';
+        return ANY;
       case 0x5e /* ^ */:
-        return '^';
+        return START;
       case 0x24 /* $ */:
-        return '$';
-      case 0x5c /* \ */:
-        return this.escape();
+        return END;
+      case 0x5c /* \ */: {
+        const single = this.singleEscape();
+        return single === undefined ? { kind: 'class', source: this.escape() } : literal(single);
+      }
       case 0x3f:
       case 0x2a:
       case 0x2b:
@@ -217,8 +236,16 @@ class Translator {
       case 0x5d:
         return this.fail(`unexpected ${String.fromCodePoint(c)}`);
       default:
-        return esc(c);
+        return literal(c);
     }
+  }
+
+  /** After a backslash: the code point of a single-character escape (consumed), else `undefined`. */
+  private singleEscape(): number | undefined {
+    const c = this.cps[this.pos];
+    const single = c === undefined ? undefined : SINGLE[String.fromCodePoint(c)];
+    if (single !== undefined) this.pos++;
+    return single;
   }
 
   /** After a backslash: a multi-char escape, a category escape or a single-char escape. */
@@ -321,28 +348,9 @@ class Translator {
 }
 
 /**
- * Translates an XML Schema / XPath regular expression to the source of an equivalent
- * JavaScript regular expression for the `v` flag (unanchored, like `fn:matches`).
- * Throws {@link XsRegexError} for an invalid pattern.
- *
- * @example
- * ```ts
- * translateXsRegex('[a-z-[aeiou]]+'); // '[[a-z]--[aeiou]]+' (in \u{…} form)
- * ```
+ * Parses an XML Schema / XPath regular expression into its syntax tree. Throws
+ * {@link XsRegexError} for an invalid pattern, including a class JavaScript cannot build.
  */
-export function translateXsRegex(pattern: string): string {
-  return new Translator(pattern).translate();
-}
-
-/**
- * Compiles an XML Schema / XPath regular expression into a `RegExp` (flag `v`, no `g`, so
- * `test` is stateless and the object can be shared). Throws {@link XsRegexError}.
- */
-export function compileXsRegex(pattern: string): RegExp {
-  const source = translateXsRegex(pattern);
-  try {
-    return new RegExp(source, 'v');
-  } catch (e) {
-    throw new XsRegexError(`invalid regular expression ${JSON.stringify(pattern)}: ${(e as Error).message}`);
-  }
+export function parseXsRegex(pattern: string): XsRegexNode {
+  return new Parser(pattern).parse();
 }

@@ -7,6 +7,7 @@
 import { XacmlProcessingError, type FunctionSpec } from './types.js';
 import { BOOL, F1, F2, fixed, one, variadic } from './define.js';
 import { compileXsRegex } from './regex.js';
+import type { XsRegex } from './regex.js';
 import { rfc822NameMatch, rfc822NamePattern, x500NameMatch, type Rfc822Name, type X500Name } from '../datatypes/names.js';
 import * as T from '../datatypes/uris.js';
 
@@ -19,7 +20,10 @@ function concat(a: readonly unknown[]): string {
   return s;
 }
 
-function regex(pattern: string, fn: string): RegExp {
+/** Most patterns given as values (not policy constants) kept compiled, per function. */
+const RUNTIME_PATTERNS = 64;
+
+function regex(pattern: string, fn: string): XsRegex {
   try {
     return compileXsRegex(pattern);
   } catch (e) {
@@ -30,12 +34,26 @@ function regex(pattern: string, fn: string): RegExp {
 /**
  * A `*-regexp-match` function: argument 1 is an XML Schema regular expression, argument 2 is
  * converted to a string by `toText` and matched as `fn:matches` does (any substring, unless
- * anchored). A constant pattern is compiled once through `specialize`.
+ * anchored), in time linear in its length (see `regex.ts`). A constant pattern is compiled once,
+ * with the policy, through `specialize`; a pattern computed per request goes through a small
+ * cache of the last {@link RUNTIME_PATTERNS} ones (a compilation is linear in the pattern, but
+ * not free).
  */
 function regexpMatch(id: string, name: string, type: string, toText: (v: unknown) => string): FunctionSpec {
+  const cache = new Map<string, XsRegex>();
+  const runtime = (pattern: string): XsRegex => {
+    let re = cache.get(pattern);
+    if (re === undefined) {
+      re = regex(pattern, name);
+      if (cache.size >= RUNTIME_PATTERNS) cache.delete(cache.keys().next().value!);
+      cache.set(pattern, re);
+    }
+    return re;
+  };
+  const impl = (a: readonly unknown[]): boolean => runtime(a[0] as string).test(toText(a[1]));
   const specialize: FunctionSpec['specialize'] = (known, constants) => {
-    if (!known[0]) return (a) => regex(a[0] as string, name).test(toText(a[1]));
-    let re: RegExp;
+    if (!known[0]) return impl;
+    let re: XsRegex;
     try {
       re = regex(constants[0] as string, name);
     } catch (e) {
@@ -45,7 +63,7 @@ function regexpMatch(id: string, name: string, type: string, toText: (v: unknown
     }
     return (a) => re.test(toText(a[1]));
   };
-  return fixed(id, [STR, one(type)], BOOL, (a) => regex(a[0] as string, name).test(toText(a[1])), specialize);
+  return fixed(id, [STR, one(type)], BOOL, impl, specialize);
 }
 
 const asString = (v: unknown): string => v as string;

@@ -1,0 +1,29 @@
+/**
+ * A gateway (xacmlAuthorize relaying to a backend) in a process of its own, for the attack tests
+ * of test/security: a request that freezes the event loop freezes only this process, so the test
+ * can measure how long an unrelated request waits and still stop the frozen gateway.
+ *
+ * Usage: `node --import tsx gateway-process-main.ts <policy file> <backend URL>`; prints
+ * `{"url":"http://127.0.0.1:<port>"}` on one line when it listens.
+ */
+import { readFileSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import express from 'express';
+import { createProxyMiddleware } from 'http-proxy-middleware';
+import { xacmlAuthorize } from '../../../src/authorize/index.js';
+import { problemJsonErrorHandler } from '../../../src/problem/handler.js';
+import { GATEWAY_BASE } from './gateway-process.js';
+
+const [policyFile, backend] = process.argv.slice(2);
+if (policyFile === undefined || backend === undefined) throw new Error('usage: gateway-process-main.ts <policy file> <backend URL>');
+
+const app = express();
+app.use(
+  GATEWAY_BASE,
+  xacmlAuthorize({ policy: readFileSync(policyFile, 'utf8'), serviceName: 'PetStore', serviceVersion: 1, providerName: 'Ente' }),
+  createProxyMiddleware({ target: backend }),
+);
+app.use(problemJsonErrorHandler());
+const server = app.listen(0, '127.0.0.1', () => {
+  process.stdout.write(`${JSON.stringify({ url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` })}\n`);
+});

@@ -1,0 +1,108 @@
+/**
+ * Starts {@link ./gateway-process-main.ts} (xacmlAuthorize with a given policy, relaying to a
+ * backend) in a child process, and measures how long unrelated requests wait while an attack
+ * request is being answered.
+ */
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** Where the child gateway serves the PetStore API. */
+export const GATEWAY_BASE = '/gateway/Ente/PetStore/v1';
+
+/** A running child gateway. */
+export interface GatewayProcess {
+  /** Its base URL, `http://127.0.0.1:<port>`. */
+  readonly url: string;
+  /** Kills it (SIGKILL: it may be frozen) and removes its policy file. */
+  stop(): Promise<void>;
+}
+
+/** Starts a gateway process with `policyXml`, relaying permitted requests to `backend`. */
+export async function startGatewayProcess(policyXml: string, backend: string): Promise<GatewayProcess> {
+  const dir = await mkdtemp(path.join(tmpdir(), 'eag-xacml-attack-'));
+  const policyFile = path.join(dir, 'policy.xml');
+  await writeFile(policyFile, policyXml);
+  const main = fileURLToPath(new URL('gateway-process-main.ts', import.meta.url));
+  const child = spawn(process.execPath, ['--import', 'tsx', main, policyFile, backend], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const stop = async (): Promise<void> => {
+    if (child.exitCode === null && child.signalCode === null) {
+      child.kill('SIGKILL');
+      await once(child, 'exit');
+    }
+    await rm(dir, { recursive: true, force: true });
+  };
+  try {
+    const url = await new Promise<string>((resolve, reject) => {
+      let out = '';
+      child.stdout!.setEncoding('utf8');
+      child.stdout!.on('data', (chunk: string) => {
+        out += chunk;
+        const line = out.split('\n')[0];
+        if (out.includes('\n') && line) resolve((JSON.parse(line) as { url: string }).url);
+      });
+      child.once('exit', (code) => reject(new Error(`gateway process exited with ${code}`)));
+      child.once('error', reject);
+    });
+    return { url, stop };
+  } catch (e) {
+    await stop();
+    throw e;
+  }
+}
+
+/** What {@link latencyDuring} saw. */
+export interface LatencyReport {
+  /** The attack's response (status and body), or why it failed. */
+  attack: { status: number; body: string } | { error: string };
+  /** The latency of each unrelated request, in ms (`Infinity` for one not answered in time). */
+  latencies: number[];
+  /** The statuses of the unrelated requests that were answered. */
+  statuses: number[];
+}
+
+/**
+ * Sends `attack`, and while it is in flight, unrelated requests to `probeUrl` every 10 ms (at
+ * least three, the first at once): each unrelated request is given `patienceMs` before it counts
+ * as not answered (`Infinity`). Returns once the attack is answered or the patience ran out
+ * while an unrelated request waited. Five unrelated requests go first, unmeasured: the first
+ * requests of a new process are slow (code loaded and compiled on first use) whatever the attack.
+ */
+export async function latencyDuring(
+  attack: (signal: AbortSignal) => Promise<Response>,
+  probeUrl: string,
+  patienceMs = 2000,
+): Promise<LatencyReport> {
+  for (let i = 0; i < 5; i++) await (await fetch(probeUrl)).arrayBuffer();
+  const attackAbort = new AbortController();
+  let attackDone = false;
+  const attackResult = attack(attackAbort.signal).then(
+    async (res) => ({ status: res.status, body: await res.text() }),
+    (e: unknown) => ({ error: (e as Error).message }),
+  );
+  void attackResult.then(() => (attackDone = true));
+  const latencies: number[] = [];
+  const statuses: number[] = [];
+  const probe = async (): Promise<void> => {
+    const start = performance.now();
+    try {
+      const res = await fetch(probeUrl, { signal: AbortSignal.timeout(patienceMs) });
+      await res.arrayBuffer();
+      latencies.push(performance.now() - start);
+      statuses.push(res.status);
+    } catch {
+      latencies.push(Infinity);
+    }
+  };
+  let sent = 0;
+  while (sent < 3 || !attackDone) {
+    await Promise.all([probe(), new Promise((r) => setTimeout(r, 10))]);
+    sent++;
+    if (latencies.includes(Infinity)) break;
+  }
+  if (!attackDone) attackAbort.abort();
+  return { attack: await attackResult, latencies, statuses };
+}
