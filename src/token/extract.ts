@@ -7,7 +7,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { TokenMethod } from '../context.js';
 import { GatewayError } from '../errors.js';
-import { formTokens, isUrlencoded } from './body.js';
+import { formTokens, isUrlencoded, type FormBounds } from './body.js';
 
 /** A token found in a request. */
 export interface ExtractedToken {
@@ -21,10 +21,8 @@ export interface ExtractOptions {
   realm: string | undefined;
   /** Methods accepted. */
   methods: ReadonlySet<TokenMethod>;
-  /** Largest urlencoded body read to look for `access_token`, in bytes. */
-  maxBodySize: number;
-  /** Most fields of a urlencoded body read to look for `access_token`. */
-  maxBodyFields: number;
+  /** Bounds of a urlencoded body read to look for `access_token` (one object, built at factory time). */
+  form: FormBounds;
   /** Longest token accepted, in characters, whatever the method. */
   maxTokenLength: number;
 }
@@ -119,9 +117,7 @@ export function extractToken(req: IncomingMessage, options: ExtractOptions): Ext
   const query = methods.has('query') ? single(queryValues(req), 'query string', options) : undefined;
   // The body is read only when it can carry the token: method enabled, a method whose body RFC 6750 allows it in, urlencoded.
   if (methods.has('body') && BODY_METHODS.has(req.method ?? '') && isUrlencoded(req)) {
-    return formTokens(req, { maxBodySize: options.maxBodySize, maxFields: options.maxBodyFields }).then((values) =>
-      onlyOne(header, query, single(values, 'form body', options), realm),
-    );
+    return formTokens(req, options.form).then((values) => onlyOne(header, query, single(values, 'form body', options), realm));
   }
   return onlyOne(header, query, undefined, realm);
 }

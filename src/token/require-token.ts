@@ -73,7 +73,7 @@ export function extractOptions(options: RequireTokenOptions, name = 'options'): 
   if (!Number.isSafeInteger(maxBodySize) || maxBodySize <= 0) throw new TypeError(`${name}.maxBodySize must be a positive integer`);
   if (!Number.isSafeInteger(maxBodyFields) || maxBodyFields <= 0) throw new TypeError(`${name}.maxBodyFields must be a positive integer`);
   if (!Number.isSafeInteger(maxTokenLength) || maxTokenLength <= 0) throw new TypeError(`${name}.maxTokenLength must be a positive integer`);
-  return { realm, methods: new Set(methods), maxBodySize, maxBodyFields, maxTokenLength };
+  return { realm, methods: new Set(methods), form: { maxBodySize, maxFields: maxBodyFields }, maxTokenLength };
 }
 
 /**
