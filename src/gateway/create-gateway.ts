@@ -92,7 +92,10 @@ export interface CreateGatewayOptions {
     connectTimeoutMs?: number;
     /** Most connections per backend origin. Default: no limit. */
     connections?: number;
-    /** How long an idle keep-alive connection is kept, in milliseconds. Default `4000` (undici's). */
+    /**
+     * How long an idle keep-alive connection to a backend is kept, in milliseconds. A backend's
+     * longer `Keep-Alive: timeout=` hint does not extend it (a shorter one shortens it). Default `4000`.
+     */
     keepAliveTimeoutMs?: number;
     /** Your own undici dispatcher (then the options above are ignored, and you close it). */
     dispatcher?: Dispatcher;
@@ -256,7 +259,10 @@ export function createGateway(options: CreateGatewayOptions): Gateway {
     new Agent({
       connect: { timeout: relayOptions.connectTimeoutMs ?? 10_000 },
       ...(relayOptions.connections === undefined ? {} : { connections: relayOptions.connections }),
-      ...(relayOptions.keepAliveTimeoutMs === undefined ? {} : { keepAliveTimeout: relayOptions.keepAliveTimeoutMs }),
+      // undici keeps an idle connection as long as the backend's `Keep-Alive: timeout=` hint says
+      // (up to 10 minutes) unless capped: the cap makes the documented setting hold.
+      keepAliveTimeout: relayOptions.keepAliveTimeoutMs ?? 4_000,
+      keepAliveMaxTimeout: relayOptions.keepAliveTimeoutMs ?? 4_000,
     });
   // Every answer of the request path goes through the relay or the error handler (sendProblem),
   // and both write `Server` and the id headers themselves, with the rest of the head: the
