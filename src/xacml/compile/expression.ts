@@ -383,9 +383,22 @@ function compileApply(el: XmlElement, scope: CompileScope): Expr {
   return applyEager(fn, args, el.path);
 }
 
+/**
+ * The implementation of `fn` for a call site whose arguments `args` are known when the policy is
+ * compiled or not: specialized for the constant ones when the function can be (a constant regular
+ * expression is compiled here, once, not per request).
+ */
+export function implementationFor(fn: FunctionSpec, args: readonly Pick<Expr, 'constant' | 'value'>[]): FunctionSpec['impl'] {
+  if (fn.specialize === undefined || !args.some((a) => a.constant)) return fn.impl;
+  return fn.specialize(
+    args.map((a) => a.constant),
+    args.map((a) => (a.constant ? a.value : undefined)),
+  );
+}
+
 /** Builds the closure of an eager function application (folded when every argument is constant). */
 export function applyEager(fn: FunctionSpec, args: readonly Expr[], where: string): Expr {
-  const impl = fn.impl;
+  const impl = implementationFor(fn, args);
   const call = (argv: unknown[]): unknown => {
     try {
       return impl(argv);

@@ -12,7 +12,7 @@ import type { FunctionSpec, ValueType } from '../functions/types.js';
 import { Indeterminate, toIndeterminate } from '../runtime.js';
 import { xpathNodeCount, xpathNodeEqual, xpathNodeMatch } from '../xpath.js';
 import type { XmlElement } from '../xml.js';
-import { checkArguments, compileExpression, eagerFunction, markDocumentUse, required, typeName, valueType, xpathNamespaces } from './expression.js';
+import { checkArguments, compileExpression, eagerFunction, implementationFor, markDocumentUse, required, typeName, valueType, xpathNamespaces } from './expression.js';
 import type { CompileScope, Expr } from './expression.js';
 
 type Compiler = (el: XmlElement, args: readonly XmlElement[], scope: CompileScope) => Expr;
@@ -118,7 +118,8 @@ function bagFunction(mode: BagMode): Compiler {
     if (fn.returns.bag || fn.returns.dataType !== XS_BOOLEAN) {
       throw new XacmlSyntaxError(`The function given to ${mode} must return a boolean, ${fn.id} returns ${typeName(fn.returns)}`, el.path);
     }
-    const impl = fn.impl;
+    // any-of / all-of with a constant single value (a pattern, say): specialized for it, once.
+    const impl = firstIsBag ? fn.impl : implementationFor(fn, [a, { constant: false, value: undefined }]);
     const where = `${el.path} (${name} with ${fn.id})`;
     const test = (x: unknown, y: unknown): boolean => {
       try {

@@ -12,7 +12,7 @@ import * as runtime from '../runtime.js';
 import type { Indeterminate } from '../runtime.js';
 import type { MatchOutcome } from '../runtime.js';
 import type { XmlElement } from '../xml.js';
-import { checkArguments, compileAttributeValue, compileDesignator, compileSelector, eagerFunction, required, typeName, valueType } from './expression.js';
+import { checkArguments, compileAttributeValue, compileDesignator, compileSelector, eagerFunction, implementationFor, required, typeName, valueType } from './expression.js';
 import type { CompileScope } from './expression.js';
 
 // Copied into module constants once: reading an imported binding can cost a getter call per
@@ -150,7 +150,7 @@ function compileMatch(m: XmlElement, designatorName: string, scope: CompileScope
       : undefined;
     return indexable ? { test, indexable } : { test };
   }
-  const impl = fn.impl;
+  const impl = implementationFor(fn, [value, { constant: false, value: undefined }]);
   const test: Test = (ctx) => {
     let bag: readonly unknown[];
     try {
