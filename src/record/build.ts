@@ -7,7 +7,8 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AuthorizationContext, Diagnostic, GatewayContext } from '../context.js';
 import { outcomeLabels, type OutcomeCode } from '../errors.js';
 import { sharedTokenData, type SharedTokenData } from '../token/shared.js';
-import { copyScrubbed, REDACTED, redactHeaders, scrubSecret } from './redact.js';
+import { budgetOf, copyBounded, deepFreeze, fit, truncate, type Budget, type RecordLimits } from './bounds.js';
+import { REDACTED, redactHeaders, scrubSecret } from './redact.js';
 import type { TransactionRecord, TransactionSender, TransactionTokenInfo } from './types.js';
 
 /** What the middleware knows about the exchange besides the context. */
@@ -19,6 +20,8 @@ export interface ExchangeFacts {
   endedAt: number;
   recordOutgoingHeaders: boolean;
   redactedHeaders: ReadonlySet<string>;
+  /** How long strings, claims, diagnostics and headers may be in the record. */
+  limits: RecordLimits;
   /** The middleware's cache of token sections per shared (cached, frozen) token validation. */
   tokenSections?: TokenSectionCache;
 }
@@ -39,33 +42,30 @@ interface TokenSections {
  */
 export type TokenSectionCache = WeakMap<SharedTokenData, TokenSections>;
 
-function deepFreeze<T>(value: T): T {
-  if (value === null || typeof value !== 'object' || Object.isFrozen(value)) return value;
-  Object.freeze(value);
-  for (const key of Object.keys(value)) deepFreeze((value as Record<string, unknown>)[key]);
-  return value;
-}
-
 /** The shared sections of the request's token, when its validation came from the token cache. */
-function sharedSections(context: GatewayContext, cache: TokenSectionCache, secret: string): TokenSections | undefined {
+function sharedSections(context: GatewayContext, cache: TokenSectionCache, secret: string, limits: RecordLimits): TokenSections | undefined {
   const token = context.token!;
   const shared = sharedTokenData(token);
   if (shared === undefined) return undefined;
   const known = cache.get(shared);
   if (known !== undefined && known.secret === secret && known.method === token.method && known.policy === token.policy) return known;
   // Built as every record's used to be (copies scrubbed of the token), then frozen: shared from now on.
-  const sender = senderOf(context);
-  const tokenInfo = tokenInfoOf(context, secret)!;
+  const sender = senderOf(context, limits);
+  const tokenInfo = tokenInfoOf(context, secret, limits)!;
   scrubSecret(sender, secret);
   const sections: TokenSections = { secret, method: token.method, policy: token.policy, sender: deepFreeze(sender), tokenInfo: deepFreeze(tokenInfo) };
   cache.set(shared, sections);
   return sections;
 }
 
-/** The outcome: the error's when the chain ended with one, else from the status. */
+/**
+ * The outcome: the error's when the chain ended with one, else `ABORTED` when the client went away,
+ * else from the status. A recorded error wins over an unfinished response: the relay records the
+ * backend's failure, then destroys a response it had started (the client did not go away).
+ */
 export function outcomeOf(context: GatewayContext, status: number | null, aborted: boolean): OutcomeCode {
-  if (aborted) return 'ABORTED';
   if (context.error !== undefined) return context.error.outcome;
+  if (aborted) return 'ABORTED';
   // Without a gateway error the answer came from the backend or the host's own handlers.
   if (status !== null && status >= 500) return 'GENERIC_ERROR';
   return 'OK';
@@ -75,7 +75,7 @@ function str(value: unknown): string | undefined {
   return typeof value === 'string' && value !== '' ? value : undefined;
 }
 
-function senderOf(context: GatewayContext): TransactionSender {
+function senderOf(context: GatewayContext, limits: RecordLimits): TransactionSender {
   const token = context.token;
   if (token === undefined) return {};
   const info = token.info;
@@ -85,24 +85,26 @@ function senderOf(context: GatewayContext): TransactionSender {
   const clientId = info?.clientId ?? str(claims['azp']) ?? str(claims['client_id']);
   const username = info?.username ?? str(claims['username']) ?? str(claims['preferred_username']);
   const issuer = info?.issuer ?? str(claims['iss']);
-  if (subject !== undefined) sender.subject = subject;
-  if (clientId !== undefined) sender.clientId = clientId;
-  if (username !== undefined) sender.username = username;
-  if (issuer !== undefined) sender.issuer = issuer;
+  const max = limits.maxValueLength;
+  if (subject !== undefined) sender.subject = truncate(subject, max);
+  if (clientId !== undefined) sender.clientId = truncate(clientId, max);
+  if (username !== undefined) sender.username = truncate(username, max);
+  if (issuer !== undefined) sender.issuer = truncate(issuer, max);
   return sender;
 }
 
 /** The record's token section, already without the token (`secret`) anywhere in it. */
-function tokenInfoOf(context: GatewayContext, secret: string | undefined): TransactionTokenInfo | undefined {
+function tokenInfoOf(context: GatewayContext, secret: string | undefined, limits: RecordLimits): TransactionTokenInfo | undefined {
   const token = context.token;
   if (token === undefined) return undefined;
   const info: TransactionTokenInfo = { method: token.method };
-  if (token.policy !== undefined) info.policy = copyScrubbed(token.policy, secret);
-  // Copies, scrubbed as they are made: the record must not change if a middleware keeps mutating
-  // the context afterwards, nor share the token policy's frozen cached claims.
-  if (token.introspection !== undefined) info.introspection = copyScrubbed(token.introspection, secret);
-  if (token.jwt !== undefined) info.jwt = copyScrubbed(token.jwt, secret);
-  if (token.userInfo !== undefined) info.userInfo = copyScrubbed(token.userInfo, secret);
+  if (token.policy !== undefined) info.policy = copyBounded(token.policy, secret, limits);
+  // Copies, scrubbed and bounded as they are made: the record must not change if a middleware keeps
+  // mutating the context afterwards, nor share the token policy's frozen cached claims, nor hold
+  // whatever size of claims the authorization server sent. One budget per claims set.
+  if (token.introspection !== undefined) info.introspection = copyBounded(token.introspection, secret, limits);
+  if (token.jwt !== undefined) info.jwt = copyBounded(token.jwt, secret, limits);
+  if (token.userInfo !== undefined) info.userInfo = copyBounded(token.userInfo, secret, limits);
   return info;
 }
 
@@ -116,19 +118,58 @@ function clean(value: string, secret: string | undefined): string {
   return secret !== undefined && value.includes(secret) ? REDACTED : value;
 }
 
-/** A diagnostic as the record keeps it: the same object unless a field contains the token. */
-function cleanDiagnostic(diagnostic: Diagnostic, secret: string | undefined): Diagnostic {
-  if (secret === undefined || (!diagnostic.message.includes(secret) && !diagnostic.code.includes(secret))) return diagnostic;
-  return { ...diagnostic, code: clean(diagnostic.code, secret), message: clean(diagnostic.message, secret) };
+/** A frozen diagnostic of the record's own: a copy, without the token, within the budget. */
+function diagnosticOf(d: Diagnostic, secret: string | undefined, limits: RecordLimits, budget: Budget): Diagnostic {
+  return Object.freeze({
+    time: d.time,
+    level: truncate(String(d.level), 16) as Diagnostic['level'],
+    code: fit(clean(String(d.code), secret), limits, budget),
+    message: fit(clean(String(d.message), secret), limits, budget),
+  });
 }
 
-/** The decision as the record keeps it: shared when it is frozen (as `xacmlAuthorize` makes it) and clean. */
-function cleanAuthorization(authorization: AuthorizationContext, secret: string | undefined): AuthorizationContext {
+/**
+ * The record's diagnostics: copies of the context's (a middleware may still add to or change
+ * those after the save), at most `maxEntries` of them, the last one then saying how many were left out.
+ */
+function diagnosticsOf(source: readonly Diagnostic[], secret: string | undefined, limits: RecordLimits, budget: Budget, endedAt: number): Diagnostic[] {
+  const n = source.length;
+  const kept = n > limits.maxEntries ? limits.maxEntries - 1 : n;
+  const out: Diagnostic[] = new Array<Diagnostic>(kept);
+  for (let i = 0; i < kept; i++) out[i] = diagnosticOf(source[i]!, secret, limits, budget);
+  if (kept < n) {
+    out.push(Object.freeze({ time: endedAt, level: 'warn', code: 'DIAGNOSTICS_TRUNCATED', message: `…[truncated ${n - kept} diagnostics]` } as const));
+  }
+  return out;
+}
+
+/**
+ * The decision as the record keeps it: shared when it is frozen (as `xacmlAuthorize` makes it),
+ * clean and short; otherwise a frozen copy.
+ */
+function cleanAuthorization(authorization: AuthorizationContext, secret: string | undefined, limits: RecordLimits): AuthorizationContext {
+  const max = limits.maxValueLength;
   const dirty = secret !== undefined && (authorization.text.includes(secret) || (authorization.statusMessage?.includes(secret) ?? false));
-  if (!dirty && Object.isFrozen(authorization)) return authorization;
-  const copy: AuthorizationContext = { ...authorization, text: clean(authorization.text, secret) };
-  if (copy.statusMessage !== undefined) copy.statusMessage = clean(copy.statusMessage, secret);
-  return copy;
+  const long = authorization.text.length > max || (authorization.statusMessage?.length ?? 0) > max;
+  if (!dirty && !long && Object.isFrozen(authorization)) return authorization;
+  const copy: AuthorizationContext = { ...authorization, text: truncate(clean(authorization.text, secret), max) };
+  if (copy.statusMessage !== undefined) copy.statusMessage = truncate(clean(copy.statusMessage, secret), max);
+  return Object.freeze(copy);
+}
+
+/** The outgoing headers as recorded: redacted, at most `maxEntries`, values within the budget. */
+function outgoingOf(headers: Record<string, string>, facts: ExchangeFacts, secret: string | undefined, budget: Budget): Record<string, string> {
+  const redacted = redactHeaders(headers, facts.redactedHeaders, secret);
+  const out: Record<string, string> = {};
+  let count = 0;
+  for (const name of Object.keys(redacted)) {
+    if (++count > facts.limits.maxEntries) {
+      out['…'] = `[truncated ${Object.keys(redacted).length - facts.limits.maxEntries} more headers]`;
+      break;
+    }
+    out[truncate(name, facts.limits.maxValueLength)] = fit(redacted[name]!, facts.limits, budget);
+  }
+  return Object.freeze(out);
 }
 
 /**
@@ -136,23 +177,29 @@ function cleanAuthorization(authorization: AuthorizationContext, secret: string 
  * scrubbed (and shared per cached token), the outgoing headers redacted, and every other string
  * that can come from the client, the policy or a middleware is checked here.
  *
- * Runs once per request, after the response: it takes over the context's diagnostics (the
- * exchange is over) and shares frozen sections (outcome, decision, sender, token) instead of
- * copying them.
+ * Bounded: strings longer than `limits.maxValueLength` are cut with a `…[truncated N characters]`
+ * marker, claims within a depth, width and size budget, diagnostics and headers within theirs.
+ *
+ * Immutable: the record is deeply frozen and holds nothing of the context's own (diagnostics and
+ * headers are copied), so whatever a middleware adds to the context after the save stays out of
+ * it. Frozen sections (outcome, decision, sender, token) are shared instead of copied.
  */
 export function buildRecord(req: IncomingMessage, res: ServerResponse, context: GatewayContext, facts: ExchangeFacts): TransactionRecord {
+  const limits = facts.limits;
   const status = facts.aborted && !res.headersSent ? null : res.statusCode;
   const code = outcomeOf(context, status, facts.aborted);
+  // An unfinished response with a recorded error is the gateway's doing (see outcomeOf).
+  const clientAborted = facts.aborted && context.error === undefined;
   const rawToken = context.token?.raw;
   const raw = rawToken === '' ? undefined : rawToken;
-  const diagnostics = context.diagnostics;
-  for (let i = 0; i < diagnostics.length; i++) diagnostics[i] = cleanDiagnostic(diagnostics[i]!, raw);
-  const authorization = context.authorization === undefined ? undefined : cleanAuthorization(context.authorization, raw);
+  const budget = budgetOf(limits);
+  const diagnostics = diagnosticsOf(context.diagnostics, raw, limits, budget, facts.endedAt);
+  const authorization = context.authorization === undefined ? undefined : cleanAuthorization(context.authorization, raw, limits);
   if (authorization !== undefined && authorization.decision !== 'Permit' && !diagnostics.some((d) => d.message.includes(authorization.text))) {
     // The decision text of a denial belongs in the diagnostics (spec 7) even if no middleware wrote it.
-    diagnostics.push({ time: facts.endedAt, level: 'warn', code: 'XACML_DECISION', message: authorization.text });
+    diagnostics.push(Object.freeze({ time: facts.endedAt, level: 'warn', code: 'XACML_DECISION', message: authorization.text } as const));
   }
-  if (facts.aborted) {
+  if (clientAborted) {
     diagnostics.push({
       time: facts.endedAt,
       level: 'warn',
@@ -162,12 +209,12 @@ export function buildRecord(req: IncomingMessage, res: ServerResponse, context: 
         : 'The client went away before a response was sent',
     });
   }
-  const sections = raw !== undefined && facts.tokenSections !== undefined ? sharedSections(context, facts.tokenSections, raw) : undefined;
+  const sections = raw !== undefined && facts.tokenSections !== undefined ? sharedSections(context, facts.tokenSections, raw, limits) : undefined;
   let sender: TransactionSender;
   if (sections !== undefined) {
     sender = sections.sender;
   } else {
-    sender = senderOf(context);
+    sender = senderOf(context, limits);
     if (raw !== undefined) scrubSecret(sender, raw);
   }
   const record: TransactionRecord = {
@@ -176,32 +223,38 @@ export function buildRecord(req: IncomingMessage, res: ServerResponse, context: 
     startedAt: context.startedAt,
     endedAt: facts.endedAt,
     durationMs: Math.max(0, facts.endedAt - context.startedAt),
-    method: clean(req.method ?? 'GET', raw),
-    url: clean(facts.url, raw),
+    method: truncate(clean(req.method ?? 'GET', raw), 32),
+    url: urlOf(facts.url, raw, limits),
     status,
     outcome: OUTCOMES[code],
-    aborted: facts.aborted,
+    aborted: clientAborted,
     sender,
-    diagnostics,
+    diagnostics: Object.freeze(diagnostics) as Diagnostic[],
   };
-  if (facts.clientAddress !== undefined) record.clientAddress = facts.clientAddress;
+  if (facts.clientAddress !== undefined) record.clientAddress = truncate(facts.clientAddress, 64);
   const api = context.api;
   if (api !== undefined) {
-    record.api = { provider: api.provider, name: api.name, version: api.version };
-    if (api.operation !== undefined) record.operation = clean(api.operation, raw);
+    record.api = Object.freeze({ provider: truncate(api.provider, limits.maxValueLength), name: truncate(api.name, limits.maxValueLength), version: api.version });
+    if (api.operation !== undefined) record.operation = truncate(clean(api.operation, raw), limits.maxValueLength);
   }
   if (context.error !== undefined) {
     record.errorCode = context.error.code;
     record.gatewayStatus = context.error.gatewayStatus;
   }
-  const tokenInfo = sections !== undefined ? sections.tokenInfo : tokenInfoOf(context, raw);
-  if (tokenInfo !== undefined) record.tokenInfo = tokenInfo;
+  const tokenInfo = sections !== undefined ? sections.tokenInfo : tokenInfoOf(context, raw, limits);
+  if (tokenInfo !== undefined) record.tokenInfo = deepFreeze(tokenInfo);
   if (authorization !== undefined) record.authorization = authorization;
   // Nothing produced for the backend (the request stopped before the relay): no outgoing contents.
   if (facts.recordOutgoingHeaders && hasAny(context.outgoing.headers)) {
-    record.outgoing = { headers: redactHeaders(context.outgoing.headers, facts.redactedHeaders, raw) };
+    record.outgoing = Object.freeze({ headers: outgoingOf(context.outgoing.headers, facts, raw, budget) });
   }
-  return record;
+  Object.freeze(sender);
+  return Object.freeze(record);
+}
+
+/** The recorded URL: without the token (`stripAccessToken` already took its parameter out), cut past `maxValueLength`. */
+function urlOf(url: string, secret: string | undefined, limits: RecordLimits): string {
+  return truncate(clean(url, secret), limits.maxValueLength);
 }
 
 function hasAny(headers: Record<string, string>): boolean {

@@ -3,6 +3,7 @@
  *
  * @module
  */
+import { estimateSize } from './size.js';
 import {
   apiKey,
   DEFAULT_PAGE_SIZE,
@@ -18,7 +19,16 @@ import {
 export interface MemoryTransactionStoreOptions {
   /** Most records kept; when full, the oldest is dropped. Default 10,000. */
   maxRecords?: number;
+  /**
+   * Most bytes of records kept, as estimated from their contents (see {@link MemoryTransactionStore.bytes});
+   * past it the oldest records are dropped. A record larger than the whole budget is refused.
+   * Default 32 MiB.
+   */
+  maxBytes?: number;
 }
+
+/** Default byte budget of a {@link MemoryTransactionStore}. */
+const DEFAULT_MAX_BYTES = 32 * 1024 * 1024;
 
 function parseCursor(cursor: string | undefined): number | undefined {
   if (cursor === undefined || cursor === '') return undefined;
@@ -27,8 +37,8 @@ function parseCursor(cursor: string | undefined): number | undefined {
 }
 
 /**
- * The default transaction store: keeps the latest `maxRecords` records in memory (the oldest is
- * dropped when full), in a ring. Saving is O(1) and allocates nothing but the id's map entry: it
+ * The default transaction store: keeps the latest `maxRecords` records in memory, within
+ * `maxBytes` (the oldest is dropped when either is reached), in a ring. Saving is O(1) and allocates nothing but the id's map entry: it
  * runs once per request. A filtered query walks the ring newest first (at most `maxRecords`
  * records, a few hundred microseconds for 10,000): queries come from an operator's console, a
  * rare event next to saves, so they pay instead of every request keeping indexes up to date.
@@ -38,18 +48,23 @@ function parseCursor(cursor: string | undefined): number | undefined {
  * @example
  * ```ts
  * import { MemoryTransactionStore, recordTransaction } from 'express-access-gateway';
- * const store = new MemoryTransactionStore({ maxRecords: 50_000 });
+ * const store = new MemoryTransactionStore({ maxRecords: 50_000, maxBytes: 128 * 1024 * 1024 });
  * const record = recordTransaction({ store });
  * ```
  */
 export class MemoryTransactionStore implements TransactionStore {
   /** Most records kept. */
   readonly maxRecords: number;
-  // A queue in save order, as two parallel arrays from `head` on: save numbers (increasing: the
-  // paging cursors, never repeated) and records (`undefined` once replaced by a later save of the
-  // same id). Dropped entries are shed from the front by moving `head`, compacting now and then.
+  /** Most bytes of records kept (estimated). */
+  readonly maxBytes: number;
+  // A queue in save order, as parallel arrays from `head` on: save numbers (increasing: the paging
+  // cursors, never repeated), records (`undefined` once replaced by a later save of the same id)
+  // and their estimated sizes. Dropped entries are shed from the front by moving `head`,
+  // compacting now and then.
   private seqs: number[] = [];
   private records: Array<TransactionRecord | undefined> = [];
+  private sizes: number[] = [];
+  private total = 0;
   private head = 0;
   /** Transaction id to the save number of its (live) record. */
   private readonly bySeq = new Map<string, number>();
@@ -64,6 +79,11 @@ export class MemoryTransactionStore implements TransactionStore {
       throw new TypeError('MemoryTransactionStore: options.maxRecords must be a positive integer');
     }
     this.maxRecords = max;
+    const maxBytes = options.maxBytes ?? DEFAULT_MAX_BYTES;
+    if (!Number.isSafeInteger(maxBytes) || maxBytes < 1) {
+      throw new TypeError('MemoryTransactionStore: options.maxBytes must be a positive integer');
+    }
+    this.maxBytes = maxBytes;
   }
 
   /** Number of records held. */
@@ -71,25 +91,43 @@ export class MemoryTransactionStore implements TransactionStore {
     return this.bySeq.size;
   }
 
-  /** Stores a record; when the store is full the oldest record is dropped. A saved id replaces the earlier record. */
+  /**
+   * Estimated bytes of the records held (strings by their length plus per-string, per-object and
+   * per-property overheads; shared sections counted with each record), at most `maxBytes`.
+   */
+  get bytes(): number {
+    return this.total;
+  }
+
+  /**
+   * Stores a record; when the store is full (records or bytes) the oldest records are dropped. A
+   * saved id replaces the earlier record.
+   *
+   * @throws RangeError when the record alone is larger than `maxBytes` (it is not kept).
+   */
   save(record: TransactionRecord): void {
+    const bytes = estimateSize(record);
+    if (bytes > this.maxBytes) {
+      throw new RangeError(`MemoryTransactionStore: a record of about ${bytes} bytes exceeds the store's budget of ${this.maxBytes} bytes`);
+    }
     const id = record.id;
     const previous = this.bySeq.get(id);
     // Same id saved again (a custom middleware re-saving): keep the newest record only.
-    if (previous !== undefined) this.records[this.position(previous)] = undefined;
+    if (previous !== undefined) this.drop(this.position(previous));
     const seq = ++this.seq;
     this.seqs.push(seq);
     this.records.push(record);
+    this.sizes.push(bytes);
+    this.total += bytes;
     this.bySeq.set(id, seq);
-    while (this.bySeq.size > this.maxRecords) {
-      const oldest = this.records[this.head];
-      this.records[this.head] = undefined;
+    while (this.bySeq.size > this.maxRecords || this.total > this.maxBytes) {
+      this.drop(this.head);
       this.head++;
-      if (oldest !== undefined) this.bySeq.delete(oldest.id);
     }
     if (this.head > 1024 && this.head * 2 > this.seqs.length) {
       this.seqs = this.seqs.slice(this.head);
       this.records = this.records.slice(this.head);
+      this.sizes = this.sizes.slice(this.head);
       this.head = 0;
     }
   }
@@ -125,8 +163,20 @@ export class MemoryTransactionStore implements TransactionStore {
   clear(): void {
     this.seqs = [];
     this.records = [];
+    this.sizes = [];
+    this.total = 0;
     this.head = 0;
     this.bySeq.clear();
+  }
+
+  /** Forgets the record at queue index `i` (its slot stays, empty). */
+  private drop(i: number): void {
+    const record = this.records[i];
+    if (record === undefined) return;
+    this.records[i] = undefined;
+    this.total -= this.sizes[i]!;
+    this.sizes[i] = 0;
+    this.bySeq.delete(record.id);
   }
 
   /**

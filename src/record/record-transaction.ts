@@ -7,6 +7,7 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { gatewayContext } from '../context.js';
 import { logger } from '../log.js';
+import { DEFAULT_MAX_VALUE_LENGTH, recordLimits } from './bounds.js';
 import { buildRecord, type TokenSectionCache } from './build.js';
 import { hookIdHeaders } from './id-headers.js';
 import { MemoryTransactionStore } from './memory-store.js';
@@ -31,6 +32,15 @@ export interface RecordTransactionOptions {
    * `gateway-jwt`. A header whose value contains the client's token is always redacted.
    */
   redactHeaders?: readonly string[];
+  /**
+   * Longest string kept whole in a record: the URL, each outgoing header value, each claim value,
+   * each diagnostic. A longer one is cut and ends with `…[truncated N characters]`. Claims are also
+   * kept to 8 levels of nesting and 100 items or members per array or object, diagnostics and
+   * outgoing headers to 100, each claims set and the diagnostics with the headers to 16 times this
+   * many characters in all: a record stays small whatever the client or the authorization server
+   * sends. Default `2048`.
+   */
+  maxValueLength?: number;
   /** Called when building or saving a record fails (after it was logged and counted). */
   onError?: (error: unknown, record: TransactionRecord | undefined) => void;
 }
@@ -105,6 +115,11 @@ function createRecorder(options: RecordTransactionOptions, setsIdHeaders: boolea
     throw new TypeError('recordTransaction: options.redactHeaders must be an array of header names');
   }
   const redactedHeaders: ReadonlySet<string> = new Set(redactList.map((h) => h.toLowerCase()));
+  const maxValueLength = options.maxValueLength ?? DEFAULT_MAX_VALUE_LENGTH;
+  if (!Number.isSafeInteger(maxValueLength) || maxValueLength < 64) {
+    throw new TypeError('recordTransaction: options.maxValueLength must be an integer of at least 64');
+  }
+  const limits = recordLimits(maxValueLength);
   const onError = options.onError;
   if (onError !== undefined && typeof onError !== 'function') throw new TypeError('recordTransaction: options.onError must be a function');
 
@@ -148,6 +163,7 @@ function createRecorder(options: RecordTransactionOptions, setsIdHeaders: boolea
           endedAt: Date.now(),
           recordOutgoingHeaders: wantOutgoing,
           redactedHeaders,
+          limits,
           tokenSections,
         });
         const saved = store.save(record);

@@ -5,6 +5,8 @@
  * @module
  */
 
+import { detach } from './detach.js';
+
 /** Replacement of a removed secret. */
 export const REDACTED = '[redacted]';
 
@@ -21,7 +23,10 @@ export const DEFAULT_REDACTED_HEADERS: readonly string[] = [
   'gateway-jwt',
 ];
 
-/** The URL (path and query) without any `access_token` query parameter (RFC 6750 section 2.3). */
+/**
+ * The URL (path and query) without any `access_token` query parameter (RFC 6750 section 2.3).
+ * When something was removed, a flat copy: records keep it, and a slice would pin the original.
+ */
 export function stripAccessToken(url: string): string {
   const q = url.indexOf('?');
   if (q === -1) return url;
@@ -39,7 +44,7 @@ export function stripAccessToken(url: string): string {
     }
     return name.trim().toLowerCase() !== 'access_token';
   });
-  return url.slice(0, q) + (kept.length > 0 ? `?${kept.join('&')}` : '');
+  return detach(url.slice(0, q) + (kept.length > 0 ? `?${kept.join('&')}` : ''));
 }
 
 /**
@@ -93,37 +98,4 @@ function scrub(value: unknown, secret: string, depth: number, skip: readonly obj
     if (scrubbed !== member) object[key] = scrubbed;
   }
   return value;
-}
-
-/**
- * A copy of a JSON-like value (claims) with every string that contains `secret` replaced by
- * {@link REDACTED} and every object key that contains it removed: {@link scrubSecret} and a deep
- * copy in one pass, for values the record must not share (they may be frozen, or change later).
- * `secret` `undefined` or empty: a plain copy. Nesting deeper than 32 levels is copied as is.
- */
-export function copyScrubbed<T>(value: T, secret: string | undefined): T {
-  return copy(value, secret === '' ? undefined : secret, 0) as T;
-}
-
-function copy(value: unknown, secret: string | undefined, depth: number): unknown {
-  if (typeof value === 'string') return secret !== undefined && value.includes(secret) ? REDACTED : value;
-  if (value === null || typeof value !== 'object') return value;
-  if (depth > 32) return structuredClone(value);
-  if (Array.isArray(value)) {
-    const out: unknown[] = new Array(value.length);
-    for (let i = 0; i < value.length; i++) out[i] = copy(value[i], secret, depth + 1);
-    return out;
-  }
-  const prototype: unknown = Object.getPrototypeOf(value);
-  // Anything but a plain object (a Date, a Map...) is copied as structuredClone would.
-  if (prototype !== Object.prototype && prototype !== null) return secret === undefined ? structuredClone(value) : scrub(structuredClone(value), secret, depth, undefined);
-  const out: Record<string, unknown> = {};
-  for (const key of Object.keys(value)) {
-    if (secret !== undefined && key.includes(secret)) continue;
-    const member = copy((value as Record<string, unknown>)[key], secret, depth + 1);
-    // A `__proto__` member (JSON.parse makes it an own property) stays a member, not a prototype.
-    if (key === '__proto__') Object.defineProperty(out, key, { value: member, enumerable: true, writable: true, configurable: true });
-    else out[key] = member;
-  }
-  return out;
 }

@@ -165,6 +165,44 @@ describe('recordTransaction', () => {
     expect(saved!.diagnostics.map((d) => d.code)).to.include('CLIENT_ABORTED');
   });
 
+  it('records a backend failure after the status line as the backend error, not as a client abort', async () => {
+    // What the relay does when the backend resets or stalls mid-body: it records the error and
+    // its diagnostic on the context, then destroys the response it had started.
+    const record = recordTransaction();
+    const app = express();
+    app.use(record);
+    app.get('/mid-body', (req, res) => {
+      res.writeHead(200, { 'content-type': 'text/plain' });
+      res.write('first part;');
+      setTimeout(() => {
+        const context = gatewayContext(req);
+        context.error = { code: 'ERR_BACKEND_UNAVAILABLE', status: 503, gatewayStatus: 'integration:GATEWAY-516', outcome: 'CONNECTION_ERROR' };
+        addDiagnostic(req, 'error', 'ERR_BACKEND_UNAVAILABLE', 'backend reset the connection after the status line (ECONNRESET)');
+        res.destroy();
+      }, 20);
+    });
+    const base = await start(app);
+    await new Promise<void>((resolve) => {
+      const clientReq = httpRequest(`${base}/mid-body`, (res) => {
+        res.on('data', () => undefined);
+        res.on('error', () => resolve());
+        res.on('close', () => resolve());
+      });
+      clientReq.on('error', () => resolve());
+      clientReq.end();
+    });
+    const [saved] = await eventually(() => {
+      const items = record.store.query({}) as { items: TransactionRecord[] };
+      return items.items.length > 0 ? items.items : undefined;
+    }, 'the record');
+    expect(saved!.outcome.code).to.equal('CONNECTION_ERROR');
+    expect(saved!.status, 'the status that was sent').to.equal(200);
+    expect(saved!.aborted).to.equal(false);
+    expect(saved!.errorCode).to.equal('ERR_BACKEND_UNAVAILABLE');
+    expect(saved!.gatewayStatus).to.equal('integration:GATEWAY-516');
+    expect(saved!.diagnostics.map((d) => d.code)).to.include('ERR_BACKEND_UNAVAILABLE').and.not.include('CLIENT_ABORTED');
+  });
+
   it('never lets a failing store touch the response: logs, counts, calls onError', async () => {
     const errors: unknown[] = [];
     const throwing: TransactionStore = {
