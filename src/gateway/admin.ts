@@ -4,7 +4,9 @@
  * @module
  */
 import { Router, type Request, type Response, type NextFunction } from 'express';
-import { basicCredentials, fixedCredentials, type BasicCredentials, type ConsoleAuthenticate } from '../record/console/auth.js';
+import { credentialCheck, type BasicCredentials, type ConsoleAuthenticate } from '../record/console/auth.js';
+import { checkRealm, guard } from '../record/console/guard.js';
+import { LoginThrottle, throttleFor, type LoginThrottleOptions } from '../record/console/throttle.js';
 import { logger } from '../log.js';
 import { ConfigError } from './config/errors.js';
 import type { ConfigCacheState } from './config/cache.js';
@@ -19,6 +21,12 @@ export interface AdminAuthOptions {
   authenticate?: ConsoleAuthenticate;
   /** Realm of the `WWW-Authenticate: Basic` challenge. Default `Gateway admin`. */
   realm?: string;
+  /**
+   * Throttle of failed logins per client address: past `maxFailures` within `windowMs`, 429 with
+   * `Retry-After` without looking at the credentials. Shared by the admin routes and the console
+   * protected by the same `basicAuth` (or `authenticate`). Default 5 failures per 60 s.
+   */
+  loginThrottle?: LoginThrottleOptions;
 }
 
 /** What a successful ResetAllCaches reports. */
@@ -47,19 +55,16 @@ export interface AdminTarget {
   readonly configState: GatewayConfigState;
 }
 
-/** Turns {@link AdminAuthOptions} into one check; throws `TypeError` when none is given. */
+/**
+ * Turns {@link AdminAuthOptions} into one check, validating every option (credentials, realm,
+ * throttle); throws `TypeError` naming the option, and when no credentials are given.
+ */
 export function adminAuthenticator(options: AdminAuthOptions, name: string): ConsoleAuthenticate {
-  if (options === null || typeof options !== 'object') throw new TypeError(`${name} must be an object`);
-  if (options.authenticate !== undefined) {
-    if (typeof options.authenticate !== 'function') throw new TypeError(`${name}.authenticate must be a function`);
-    return options.authenticate;
-  }
-  const basic = options.basicAuth;
-  if (basic === undefined) throw new TypeError(`${name} needs basicAuth or authenticate (the admin routes have no open default)`);
-  if (typeof basic?.username !== 'string' || basic.username === '' || typeof basic.password !== 'string' || basic.password === '') {
-    throw new TypeError(`${name}.basicAuth must have a non-empty username and password`);
-  }
-  return fixedCredentials(basic);
+  const check = credentialCheck(options, name);
+  if (options.realm !== undefined) checkRealm(options.realm, `${name}.realm`);
+  // Validated here so that createGateway fails at start on a bad throttle setting.
+  if (options.loginThrottle !== undefined) new LoginThrottle(options.loginThrottle, `${name}.loginThrottle`);
+  return check;
 }
 
 function problem(res: Response, status: number, title: string, detail: string, extra: Record<string, unknown> = {}): void {
@@ -77,33 +82,31 @@ function problem(res: Response, status: number, title: string, detail: string, e
  * - `GET /status`: when the configuration in force was loaded, when it expires, its APIs and the
  *   last load failure.
  *
- * Every route requires credentials (401 with a Basic challenge otherwise). Cross-site requests
- * (`Sec-Fetch-Site: cross-site`) are refused, so a page elsewhere cannot make a logged-in browser
- * reset the caches.
+ * Every route requires credentials (401 with a Basic challenge otherwise) and the
+ * `X-Gateway-Console` header; `POST` also an `Origin` equal to the router's own and
+ * `Sec-Fetch-Site: same-origin` when the browser sends them (403 `ERR_ADMIN_ORIGIN_REFUSED`
+ * otherwise): a form or a script of another page, same site included, cannot make a logged-in
+ * browser reset the caches. Failed logins are throttled per client address (429
+ * `ERR_TOO_MANY_REQUESTS`). Serve it on an origin of its own (`gateway.adminRouter` on its own
+ * listener): see docs/security.md.
  */
 export function adminRouter(target: AdminTarget, options: AdminAuthOptions): Router {
-  const authenticate = adminAuthenticator(options, 'admin');
+  const check = adminAuthenticator(options, 'admin');
   const realm = options.realm ?? 'Gateway admin';
+  const credentials = (options.authenticate ?? options.basicAuth) as object;
+  const gate = guard({
+    check,
+    countsWithoutCredentials: options.authenticate !== undefined,
+    realm,
+    throttle: throttleFor(credentials, options.loginThrottle, 'admin.loginThrottle'),
+    // Every admin route answers JSON.
+    isJson: () => true,
+    log,
+  });
   const router = Router();
   router.use((req: Request, res: Response, next: NextFunction) => {
     res.setHeader('Cache-Control', 'no-store');
-    if (req.headers['sec-fetch-site'] === 'cross-site') {
-      problem(res, 403, 'Forbidden', 'cross-site requests to the admin routes are refused');
-      return;
-    }
-    Promise.resolve()
-      .then(() => authenticate(req, basicCredentials(req)))
-      .then(
-        (ok) => {
-          if (ok === true) return next();
-          res.setHeader('WWW-Authenticate', `Basic realm="${realm.replace(/["\\]/g, '')}", charset="UTF-8"`);
-          problem(res, 401, 'Unauthorized', 'credentials required');
-        },
-        (err: unknown) => {
-          log('admin authenticate failed: %s', (err as Error)?.message ?? String(err));
-          problem(res, 500, 'Internal Server Error', 'authentication failed');
-        },
-      );
+    gate(req, res, next);
   });
   router.post('/reset-caches', (_req: Request, res: Response) => {
     target.resetAllCaches().then(

@@ -23,3 +23,5 @@ export { DEFAULT_REDACTED_HEADERS } from './redact.js';
 export { monitoringConsole, CONSOLE_CSP } from './console/router.js';
 export type { MonitoringConsoleOptions } from './console/router.js';
 export type { BasicCredentials, ConsoleAuthenticate } from './console/auth.js';
+export { CONSOLE_REQUEST_HEADER } from './console/guard.js';
+export type { LoginThrottleOptions } from './console/throttle.js';

@@ -183,10 +183,10 @@ describe('guides: the samples run as written', function () {
     });
 
     it('the console refuses without credentials and lists every outcome with them', async () => {
-      const refused = await fetch(`${sample.url}/console/api/transactions`);
+      const refused = await fetch(`${sample.url}/console/api/transactions`, { headers: { 'x-gateway-console': '1' } });
       expect(refused.status).to.equal(401);
       expect(refused.headers.get('www-authenticate')).to.match(/^Basic /);
-      const response = await fetch(`${sample.url}/console/api/transactions`, { headers: { authorization: basic('admin', ADMIN_PASSWORD) } });
+      const response = await fetch(`${sample.url}/console/api/transactions`, { headers: { authorization: basic('admin', ADMIN_PASSWORD), 'x-gateway-console': '1' } });
       expect(response.status).to.equal(200);
       const { items } = (await response.json()) as { items: Array<{ status: number; outcome: { code: string }; outgoing?: { headers: Record<string, string> } }> };
       expect(items.map((r) => `${r.status} ${r.outcome.code}`).reverse()).to.deep.equal([
@@ -255,14 +255,14 @@ describe('guides: the samples run as written', function () {
     it('ResetAllCaches as the page shows it (admin credentials), and the console with the same ones', async () => {
       const adminUrl = /admin on (http:\/\/\S+)/.exec(sample.output())?.[1];
       expect(adminUrl, 'the sample prints its admin listener').to.be.a('string');
-      const onApiPort = await fetch(`${sample.url}/gateway/admin/reset-caches`, { method: 'POST', headers: { authorization: basic('admin', ADMIN_PASSWORD) } });
+      const onApiPort = await fetch(`${sample.url}/gateway/admin/reset-caches`, { method: 'POST', headers: { authorization: basic('admin', ADMIN_PASSWORD), 'x-gateway-console': '1' } });
       expect(onApiPort.status, 'no admin route on the API listener').to.equal(404);
-      const refused = await fetch(`${adminUrl}/gateway/admin/reset-caches`, { method: 'POST' });
+      const refused = await fetch(`${adminUrl}/gateway/admin/reset-caches`, { method: 'POST', headers: { 'x-gateway-console': '1' } });
       expect(refused.status).to.equal(401);
-      const reset = await fetch(`${adminUrl}/gateway/admin/reset-caches`, { method: 'POST', headers: { authorization: basic('admin', ADMIN_PASSWORD) } });
+      const reset = await fetch(`${adminUrl}/gateway/admin/reset-caches`, { method: 'POST', headers: { authorization: basic('admin', ADMIN_PASSWORD), 'x-gateway-console': '1' } });
       expect(reset.status).to.equal(200);
       expect(((await reset.json()) as { apis: string[] }).apis).to.deep.equal(['Ente/PetStore/v1']);
-      const records = await fetch(`${adminUrl}/gateway/console/api/transactions`, { headers: { authorization: basic('admin', ADMIN_PASSWORD) } });
+      const records = await fetch(`${adminUrl}/gateway/console/api/transactions`, { headers: { authorization: basic('admin', ADMIN_PASSWORD), 'x-gateway-console': '1' } });
       expect(records.status).to.equal(200);
       const { items } = (await records.json()) as { items: Array<{ status: number; api?: { name: string } }> };
       expect(items.map((r) => r.status).reverse(), 'the admin call on the API port is an API-not-found').to.deep.equal([400, 403, 200, 404]);

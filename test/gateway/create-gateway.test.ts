@@ -150,23 +150,23 @@ describe('createGateway', () => {
     });
 
     it('protects the admin routes and the console with the credentials', async () => {
-      const anonymous = await fetch(`${base}/gateway/admin/reset-caches`, { method: 'POST' });
+      const anonymous = await fetch(`${base}/gateway/admin/reset-caches`, { method: 'POST', headers: { 'X-Gateway-Console': '1' } });
       expect(anonymous.status).to.equal(401);
       expect(anonymous.headers.get('www-authenticate')).to.match(/^Basic realm="Gateway admin"/);
-      const wrong = await fetch(`${base}/gateway/admin/reset-caches`, { method: 'POST', headers: { Authorization: basic('admin', 'guess') } });
+      const wrong = await fetch(`${base}/gateway/admin/reset-caches`, { method: 'POST', headers: { Authorization: basic('admin', 'guess'), 'X-Gateway-Console': '1' } });
       expect(wrong.status).to.equal(401);
       const crossSite = await fetch(`${base}/gateway/admin/reset-caches`, {
         method: 'POST',
         headers: { Authorization: basic(ADMIN.username, ADMIN.password), 'Sec-Fetch-Site': 'cross-site' },
       });
       expect(crossSite.status).to.equal(403);
-      expect((await fetch(`${base}/gateway/console/api/transactions`)).status).to.equal(401);
-      const consoleOk = await fetch(`${base}/gateway/console/api/transactions`, { headers: { Authorization: basic(ADMIN.username, ADMIN.password) } });
+      expect((await fetch(`${base}/gateway/console/api/transactions`, { headers: { 'X-Gateway-Console': '1' } })).status).to.equal(401);
+      const consoleOk = await fetch(`${base}/gateway/console/api/transactions`, { headers: { Authorization: basic(ADMIN.username, ADMIN.password), 'X-Gateway-Console': '1' } });
       expect(consoleOk.status).to.equal(200);
     });
 
     it('ResetAllCaches reloads; an invalid configuration is refused with its reason and the previous one stays', async () => {
-      const auth = { Authorization: basic(ADMIN.username, ADMIN.password) };
+      const auth = { Authorization: basic(ADMIN.username, ADMIN.password), 'X-Gateway-Console': '1' };
       // Second load of the loader: valid.
       const ok = await fetch(`${base}/gateway/admin/reset-caches`, { method: 'POST', headers: auth });
       expect(ok.status).to.equal(200);

@@ -18,7 +18,7 @@ describe('the README scenario, end to end', () => {
   let copy: Awaited<ReturnType<typeof exampleCopy>>;
   let api: string;
   const adminPassword = 'scenario-admin';
-  const admin = { Authorization: `Basic ${Buffer.from(`admin:${adminPassword}`).toString('base64')}` };
+  const admin = { Authorization: `Basic ${Buffer.from(`admin:${adminPassword}`).toString('base64')}`, 'X-Gateway-Console': '1' };
 
   before(async () => {
     as = await startDemoAuthServer({ port: 0 });

@@ -16,11 +16,12 @@ const list = async (res: Response) => (await res.json()) as ListBody;
 describe('monitoringConsole', () => {
   it('has no open default: credentials options are required at factory time', () => {
     const store = new MemoryTransactionStore();
-    expect(() => monitoringConsole({ store } as never)).to.throw(TypeError, /authenticate or options\.basicAuth is required/);
+    expect(() => monitoringConsole({ store } as never)).to.throw(TypeError, /needs authenticate or basicAuth \(there is no open default\)/);
     expect(() => monitoringConsole({ store, basicAuth: { username: 'admin', password: '' } })).to.throw(TypeError, /basicAuth/);
     expect(() => monitoringConsole({ store, authenticate: 'yes' as never })).to.throw(TypeError, /authenticate/);
     expect(() => monitoringConsole({ basicAuth: AUTH } as never)).to.throw(TypeError, /store/);
     expect(() => monitoringConsole({ store, basicAuth: AUTH, realm: 'a"b' })).to.throw(TypeError, /realm/);
+    expect(() => monitoringConsole({ store, basicAuth: AUTH, loginThrottle: { windowMs: -1 } })).to.throw(TypeError, /loginThrottle\.windowMs/);
   });
 
   for (const [flavour, factory] of [['Express 5', express], ['Express 4', express4]] as const) {
@@ -43,8 +44,9 @@ describe('monitoringConsole', () => {
       });
       after(() => close(server));
 
+      // As the console page calls its API: with the console's own request header.
       const get = (path: string, auth: string | null = GOOD) =>
-        fetch(`${base}${path}`, { headers: auth === null ? {} : { authorization: auth }, redirect: 'manual' });
+        fetch(`${base}${path}`, { headers: { 'x-gateway-console': '1', ...(auth === null ? {} : { authorization: auth }) }, redirect: 'manual' });
 
       it('answers 401 with a Basic challenge without credentials or with wrong ones, on every route', async () => {
         for (const [path, auth] of [
@@ -59,6 +61,19 @@ describe('monitoringConsole', () => {
           expect(res.headers.get('www-authenticate')).to.equal('Basic realm="Console", charset="UTF-8"');
           expect(res.headers.get('content-type')).to.match(/^application\/problem\+json/);
           expect(await res.text()).not.to.include('tx-');
+        }
+      });
+
+      it('refuses API calls without the X-Gateway-Console header (403 problem+json), not the page itself', async () => {
+        const bare = await fetch(`${base}/api/transactions`, { headers: { authorization: GOOD } });
+        expect(bare.status).to.equal(403);
+        expect(bare.headers.get('content-type')).to.match(/^application\/problem\+json/);
+        expect(await bare.json()).to.include({ status: 403, gateway_status: 'protocol:GATEWAY-403' });
+        for (const path of ['/API/transactions', '/api/transactions/', `/api/transactions/${records[0]!.id}`]) {
+          expect((await fetch(`${base}${path}`, { headers: { authorization: GOOD } })).status, path).to.equal(403);
+        }
+        for (const path of ['/', '/console.js', '/console.css', '/favicon.svg']) {
+          expect((await fetch(`${base}${path}`, { headers: { authorization: GOOD } })).status, path).to.equal(200);
         }
       });
 
@@ -116,6 +131,7 @@ describe('monitoringConsole', () => {
         const source = await js.text();
         expect(() => new vm.Script(source)).not.to.throw();
         expect(source).to.include('"AUTHORIZATION_DENIED":{"it":"Autorizzazione Negata"');
+        expect(source).to.include("'X-Gateway-Console': '1'");
         expect(source).not.to.match(/innerHTML|outerHTML|insertAdjacentHTML|document\.write/);
         const css = await get('/console.css');
         expect(css.headers.get('content-type')).to.match(/^text\/css/);
@@ -160,14 +176,15 @@ describe('monitoringConsole', () => {
     after(() => close(server));
 
     it('lets the function decide, fails closed when it throws, hides store failures', async () => {
-      expect((await fetch(`${base}/api/transactions`, { headers: { authorization: basic('u', 'p') } })).status).to.equal(401);
+      const header = { 'x-gateway-console': '1' };
+      expect((await fetch(`${base}/api/transactions`, { headers: { ...header, authorization: basic('u', 'p') } })).status).to.equal(401);
       expect(seen).to.deep.equal(['u']);
-      const exploded = await fetch(`${base}/api/transactions`, { headers: { 'x-team': 'ops', 'x-explode': '1' } });
+      const exploded = await fetch(`${base}/api/transactions`, { headers: { ...header, 'x-team': 'ops', 'x-explode': '1' } });
       expect(exploded.status).to.equal(500);
-      const failed = await fetch(`${base}/api/transactions`, { headers: { 'x-team': 'ops' } });
+      const failed = await fetch(`${base}/api/transactions`, { headers: { ...header, 'x-team': 'ops' } });
       expect(failed.status).to.equal(500);
       expect(await failed.text()).not.to.include('database offline');
-      expect((await fetch(`${base}/api/transactions/x`, { headers: { 'x-team': 'ops' } })).status).to.equal(404);
+      expect((await fetch(`${base}/api/transactions/x`, { headers: { ...header, 'x-team': 'ops' } })).status).to.equal(404);
     });
   });
 });

@@ -146,6 +146,32 @@ describe('monitoring console in headless Chromium', function () {
     expect(await page.evaluate(() => '__pwned' in globalThis)).to.equal(false);
   });
 
+  it('opens the detail of a record whatever its claims hold (exp: 1e20, huge numbers, deep objects, long strings)', async () => {
+    let nested: Record<string, unknown> = { bottom: 'here' };
+    for (let i = 0; i < 40; i++) nested = { next: nested };
+    const odd = makeRecord({
+      startedAt: Date.now(),
+      url: '/odd-claims',
+      sender: { subject: 'odd-claims' },
+      tokenInfo: {
+        method: 'header',
+        policy: 'demo-idp',
+        introspection: { active: true, exp: 1e20, iat: -1e300, nbf: 8.64e15 + 1, auth_time: 1e308, big: 123456789012345678901234567890, nested, note: 'z'.repeat(20_000) },
+        jwt: { exp: 'not-a-number', updated_at: null },
+      },
+    });
+    scenario!.store.save(odd);
+    await page.click('#refresh');
+    await waitForRows(6);
+    await page.locator(`#rows tr[data-id="${odd.id}"]`).click();
+    const dialog = page.locator('dialog#detail');
+    await dialog.waitFor({ state: 'visible', timeout: 5_000 });
+    const claims = await dialog.locator('section[aria-labelledby=d-token]').innerText();
+    expect(claims).to.include('100000000000000000000').and.include('bottom').and.include('not-a-number');
+    await page.click('#close');
+    await dialog.waitFor({ state: 'hidden' });
+  });
+
   it('made no request outside the console and logged no error (CSP included)', () => {
     const origin = new URL(scenario!.consoleUrl).origin;
     const foreign = requested.filter((url) => new URL(url).origin !== origin);

@@ -1,5 +1,6 @@
 /**
- * HTTP Basic protection of the monitoring console.
+ * Credentials of the console and the admin routes: the one parser of HTTP Basic, the one check of
+ * `basicAuth` / `authenticate` options.
  *
  * @module
  */
@@ -15,18 +16,29 @@ export interface BasicCredentials {
 }
 
 /**
- * Decides whether a console request may proceed. It receives the request and the HTTP Basic
- * credentials it carries (`undefined` when none); it may look at anything else of the request
+ * Decides whether a console or admin request may proceed. It receives the request and the HTTP
+ * Basic credentials it carries (`undefined` when none); it may look at anything else of the request
  * (a session, a client certificate, a header set by a trusted proxy). Returning `false` answers
  * 401 with a Basic challenge; throwing or rejecting answers 500. Neither lets the request through.
  */
 export type ConsoleAuthenticate = (req: Request, credentials: BasicCredentials | undefined) => boolean | Promise<boolean>;
 
+/** How the console or the admin routes check credentials: one of the two is required. */
+export interface CredentialOptions {
+  /** One user allowed in with HTTP Basic (compared in constant time). */
+  basicAuth?: BasicCredentials;
+  /** Your own check, used instead of `basicAuth` when both are given. */
+  authenticate?: ConsoleAuthenticate;
+}
+
+// RFC 7617: "Basic" and the base64 of "user:password". Longer than this is no one's password.
+const BASIC = /^Basic +([A-Za-z0-9+/]{1,4096}={0,2}) *$/i;
+
 /** The HTTP Basic credentials of a request, or `undefined` when it has none (or a malformed one). */
 export function basicCredentials(req: Request): BasicCredentials | undefined {
   const header = req.headers.authorization;
   if (typeof header !== 'string') return undefined;
-  const match = /^Basic[ ]+([A-Za-z0-9+/=._~-]+)\s*$/i.exec(header);
+  const match = BASIC.exec(header);
   if (match === null) return undefined;
   const decoded = Buffer.from(match[1]!, 'base64').toString('utf8');
   const colon = decoded.indexOf(':');
@@ -50,4 +62,33 @@ export function fixedCredentials(expected: BasicCredentials): ConsoleAuthenticat
     const passOk = timingSafeEqual(digest(credentials.password), pass);
     return userOk && passOk;
   };
+}
+
+/**
+ * The check of {@link CredentialOptions}, validated: `authenticate` when given, else the fixed
+ * `basicAuth` user. `name` names the options in errors (`createGateway: options.admin`).
+ *
+ * @throws TypeError when neither is given (there is no open default) or one is malformed.
+ */
+export function credentialCheck(options: CredentialOptions, name: string): ConsoleAuthenticate {
+  if (options === null || typeof options !== 'object') throw new TypeError(`${name} must be an object`);
+  const { authenticate, basicAuth } = options;
+  if (authenticate !== undefined) {
+    if (typeof authenticate !== 'function') throw new TypeError(`${name}.authenticate must be a function`);
+    return authenticate;
+  }
+  if (basicAuth === undefined) throw new TypeError(`${name} needs authenticate or basicAuth (there is no open default)`);
+  if (
+    basicAuth === null ||
+    typeof basicAuth !== 'object' ||
+    typeof basicAuth.username !== 'string' ||
+    basicAuth.username === '' ||
+    basicAuth.username.includes(':') ||
+    typeof basicAuth.password !== 'string' ||
+    basicAuth.password === ''
+  ) {
+    // A ":" in the user name could never be sent: Basic splits at the first one.
+    throw new TypeError(`${name}.basicAuth must be { username, password } with a non-empty username (no ":") and password`);
+  }
+  return fixedCredentials(basicAuth);
 }

@@ -102,7 +102,8 @@ dl.kv dt{font-weight:600;color:var(--muted);font-size:.85rem}
 dl.kv dd{margin:0;overflow-wrap:anywhere}
 .mono,.detail-body td{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:.82rem;overflow-wrap:anywhere}
 .detail-body table th{font-size:.78rem;color:var(--muted);background:#f8fafb}
-.detail-body table th[scope=row]{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:.82rem;color:var(--text);background:transparent;white-space:nowrap}
+.detail-body table th[scope=row]{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:.82rem;color:var(--text);background:transparent;max-width:18rem;overflow-wrap:anywhere}
+.detail-body pre{white-space:pre-wrap;overflow-wrap:anywhere}
 .decision{display:block;background:#fde6e6;border-left:4px solid #c62828;padding:.4rem .7rem;font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:.85rem}
 .level-error td.level,.level-warn td.level{font-weight:700}
 .level-error td.level{color:#8e1b1b}

@@ -6,6 +6,7 @@
  * @module
  */
 import { outcomeLabels } from '../../errors.js';
+import { CONSOLE_REQUEST_HEADER } from './guard.js';
 
 // String.raw keeps the script's backslashes as written; the script uses no backtick or "${".
 const source = String.raw`
@@ -126,6 +127,10 @@ const source = String.raw`
 
   function setMessage(text) { $('message').textContent = text || ''; }
 
+  // Every API call carries the console's own header: the server refuses JSON and state-changing
+  // requests without it, which a form or a plain link from another page cannot send.
+  var API_HEADERS = { accept: 'application/json', '__CONSOLE_HEADER__': '1' };
+
   function problemText(res, body) {
     return 'The console API answered ' + res.status + (body && body.detail ? ': ' + body.detail : '');
   }
@@ -136,7 +141,7 @@ const source = String.raw`
     Object.keys(state.filter).forEach(function (k) { params.set(k, state.filter[k]); });
     params.set('limit', String(PAGE_SIZE));
     if (older && state.next) params.set('cursor', state.next);
-    return fetch('api/transactions?' + params.toString(), { headers: { accept: 'application/json' }, credentials: 'same-origin' })
+    return fetch('api/transactions?' + params.toString(), { headers: API_HEADERS, credentials: 'same-origin' })
       .then(function (res) {
         return res.json().catch(function () { return null; }).then(function (body) {
           if (seq !== state.seq) return;
@@ -166,7 +171,7 @@ const source = String.raw`
       r.sender && r.sender.clientId ? el('span', { class: 'client', text: r.sender.clientId }) : null,
     ]);
     var tr = el('tr', { tabindex: '0', 'data-id': r.id, 'aria-haspopup': 'dialog' }, [
-      el('td', { class: 'time' }, [el('time', { datetime: new Date(r.startedAt).toISOString(), text: fmtTime(r.startedAt) })]),
+      el('td', { class: 'time' }, [el('time', { datetime: isoTime(r.startedAt) || undefined, text: fmtTime(r.startedAt) })]),
       el('td', { text: apiName(r.api) || '—' }),
       el('td', { text: r.operation || '—' }),
       el('td', { class: 'request', title: r.method + ' ' + r.url }, [el('span', { class: 'method', text: r.method }), r.url]),
@@ -300,10 +305,24 @@ const source = String.raw`
     return el('section', { 'aria-labelledby': id }, [el('h3', { id: id, text: title })].concat(content));
   }
 
+  // Any value a record may hold must render: a time claim out of Date's range (exp: 1e20) has no
+  // date, a value JSON cannot write is shown as text.
+  function isoTime(ms) {
+    var d = new Date(ms);
+    return isFinite(d.getTime()) ? d.toISOString() : '';
+  }
   function claimValue(name, value) {
-    if (typeof value === 'number' && TIME_CLAIMS.indexOf(name) >= 0) return value + '  (' + new Date(value * 1000).toISOString() + ')';
+    if (typeof value === 'number' && TIME_CLAIMS.indexOf(name) >= 0) {
+      var when = isoTime(value * 1000);
+      return when ? value + '  (' + when + ')' : String(value);
+    }
     if (typeof value === 'string') return value;
-    return JSON.stringify(value);
+    try {
+      var text = JSON.stringify(value);
+      return text === undefined ? String(value) : text;
+    } catch (e) {
+      return String(value);
+    }
   }
 
   function pairTable(caption, head, rows) {
@@ -315,6 +334,7 @@ const source = String.raw`
   }
 
   function claimsTable(caption, claims) {
+    if (!claims || typeof claims !== 'object') return el('p', { class: 'mono', text: claimValue('', claims) });
     return pairTable(caption, ['Claim', 'Value'], Object.keys(claims).map(function (k) { return [k, claimValue(k, claims[k])]; }));
   }
 
@@ -384,11 +404,19 @@ const source = String.raw`
 
   function openDetail(id) {
     state.returnFocusId = id;
-    return fetch('api/transactions/' + encodeURIComponent(id), { headers: { accept: 'application/json' }, credentials: 'same-origin' })
+    return fetch('api/transactions/' + encodeURIComponent(id), { headers: API_HEADERS, credentials: 'same-origin' })
       .then(function (res) {
         return res.json().catch(function () { return null; }).then(function (body) {
           if (!res.ok || !body) { setMessage(problemText(res, body)); return; }
-          renderDetail(body);
+          try {
+            renderDetail(body);
+          } catch (e) {
+            // Whatever a record holds, the dialog opens: with what could be shown and why not the rest.
+            $('detail-heading').textContent = 'Transaction ' + String(body.id);
+            $('detail-body').replaceChildren(
+              el('p', { class: 'note', text: 'This record could not be shown in full: ' + (e && e.message ? e.message : String(e)) }),
+              el('pre', { class: 'mono', text: claimValue('', body) }));
+          }
           var dialog = $('detail');
           if (!dialog.open) dialog.showModal();
           $('detail-body').scrollTop = 0;
@@ -468,4 +496,6 @@ const source = String.raw`
 `;
 
 /** The console page's JavaScript, with the outcome labels of the catalogue built in. */
-export const CONSOLE_JS: string = source.replace('__OUTCOME_LABELS__', () => JSON.stringify(outcomeLabels));
+export const CONSOLE_JS: string = source
+  .replace('__OUTCOME_LABELS__', () => JSON.stringify(outcomeLabels))
+  .replace('__CONSOLE_HEADER__', CONSOLE_REQUEST_HEADER);

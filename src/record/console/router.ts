@@ -7,9 +7,11 @@ import express from 'express';
 import type { NextFunction, Request, Response, Router } from 'express';
 import { logger } from '../../log.js';
 import type { TransactionStore } from '../types.js';
-import { basicCredentials, fixedCredentials, type BasicCredentials, type ConsoleAuthenticate } from './auth.js';
+import { credentialCheck, type BasicCredentials, type ConsoleAuthenticate } from './auth.js';
+import { checkRealm, guard } from './guard.js';
 import { CONSOLE_CSS, CONSOLE_HTML, CONSOLE_ICON, CONSOLE_JS } from './page.js';
 import { parseTransactionQuery, QueryError } from './query.js';
+import { throttleFor, type LoginThrottleOptions } from './throttle.js';
 
 const log = logger('console');
 
@@ -23,6 +25,13 @@ export interface MonitoringConsoleOptions {
   authenticate?: ConsoleAuthenticate;
   /** Realm of the `WWW-Authenticate: Basic` challenge. Default `Gateway monitoring console`. */
   realm?: string;
+  /**
+   * Throttle of failed logins per client address (429 with `Retry-After` past `maxFailures`).
+   * Routers protected by the same `basicAuth` object or `authenticate` function share one throttle
+   * (as the admin router and the console of `createGateway` do): without this option the console
+   * joins the one already made for its credentials, or makes a default one.
+   */
+  loginThrottle?: LoginThrottleOptions;
 }
 
 /**
@@ -33,13 +42,22 @@ export const CONSOLE_CSP =
   "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; " +
   "base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 
+/** Paths of the page and its assets (lower case, without trailing slash), as the routes below match them. */
+const PAGE_PATHS: ReadonlySet<string> = new Set(['', '/console.js', '/console.css', '/favicon.svg']);
+
 function problem(res: Response, status: number, title: string, detail: string): void {
   res.status(status).type('application/problem+json').send(JSON.stringify({ type: `https://httpstatuses.com/${status}`, title, status, detail }));
 }
 
 /**
- * The monitoring console: an Express router to mount where you want it (`createGateway` mounts it
- * at `<basePath>/console`). Every route requires credentials.
+ * The monitoring console: an Express router to mount where you want it (`createGateway` puts it
+ * at `<basePath>/console` on `gateway.adminRouter`). Every route requires credentials.
+ *
+ * Serve it on an origin of its own (its own port or host): a page relayed through an API on the
+ * same origin runs with the console's origin and an operator's cached credentials. Mounted in an app
+ * that serves other content anyway, its JSON routes require the `X-Gateway-Console` header
+ * ({@link CONSOLE_REQUEST_HEADER}), which the console page sends and a form or a page of another
+ * origin cannot; failed logins are throttled per client address (see `loginThrottle`).
  *
  * - `GET /`: the web page (table with filters and auto-refresh, outcome chart, transaction detail),
  *   served with a strict Content-Security-Policy; its script and style are `GET /console.js` and
@@ -48,8 +66,11 @@ function problem(res: Response, status: number, title: string, detail: string): 
  *   `outcome`, `api`, `subject`, `clientId`, `status`, `limit`, `cursor` (the previous page's `next`).
  * - `GET /api/transactions/:id`: one record, or 404 problem+json.
  *
- * @throws TypeError at creation when `store` is missing or neither `authenticate` nor `basicAuth`
- * is given (the console has no open default).
+ * Answers 403 problem+json (`ERR_ADMIN_ORIGIN_REFUSED`) to an API call without the header, and 429
+ * (`ERR_TOO_MANY_REQUESTS`, `Retry-After`) to an address with too many failed logins.
+ *
+ * @throws TypeError at creation when `store` is missing, neither `authenticate` nor `basicAuth`
+ * is given (the console has no open default), or an option is malformed.
  *
  * @example
  * ```ts
@@ -64,34 +85,23 @@ function problem(res: Response, status: number, title: string, detail: string): 
  */
 export function monitoringConsole(options: MonitoringConsoleOptions): Router {
   if (options === null || typeof options !== 'object') throw new TypeError('monitoringConsole: options must be an object');
-  const { store, basicAuth, authenticate } = options;
+  const { store } = options;
   if (store === null || typeof store !== 'object' || typeof store.get !== 'function' || typeof store.query !== 'function') {
     throw new TypeError('monitoringConsole: options.store must implement TransactionStore (get, query)');
   }
-  let check: ConsoleAuthenticate;
-  if (authenticate !== undefined) {
-    if (typeof authenticate !== 'function') throw new TypeError('monitoringConsole: options.authenticate must be a function');
-    check = authenticate;
-  } else if (basicAuth !== undefined) {
-    if (
-      basicAuth === null ||
-      typeof basicAuth !== 'object' ||
-      typeof basicAuth.username !== 'string' ||
-      basicAuth.username === '' ||
-      basicAuth.username.includes(':') ||
-      typeof basicAuth.password !== 'string' ||
-      basicAuth.password === ''
-    ) {
-      throw new TypeError('monitoringConsole: options.basicAuth must be { username, password } with a non-empty username (no ":") and password');
-    }
-    check = fixedCredentials(basicAuth);
-  } else {
-    throw new TypeError('monitoringConsole: options.authenticate or options.basicAuth is required (the console has no open default)');
-  }
-  const realm = options.realm ?? 'Gateway monitoring console';
-  if (typeof realm !== 'string' || /["\\\r\n]/.test(realm)) {
-    throw new TypeError('monitoringConsole: options.realm must be a string without quotes, backslashes or line breaks');
-  }
+  const check = credentialCheck(options, 'monitoringConsole: options');
+  const realm = checkRealm(options.realm ?? 'Gateway monitoring console', 'monitoringConsole: options.realm');
+  const credentials = (options.authenticate ?? options.basicAuth) as object;
+  const throttle = throttleFor(credentials, options.loginThrottle, 'monitoringConsole: options.loginThrottle');
+  const gate = guard({
+    check,
+    countsWithoutCredentials: options.authenticate !== undefined,
+    realm,
+    throttle,
+    // Everything but the page and its assets (navigations: no header possible; they hold no data).
+    isJson: (req) => !PAGE_PATHS.has(req.path.toLowerCase().replace(/\/+$/, '')),
+    log,
+  });
 
   const router = express.Router();
 
@@ -101,23 +111,7 @@ export function monitoringConsole(options: MonitoringConsoleOptions): Router {
     res.setHeader('Referrer-Policy', 'no-referrer');
     res.setHeader('X-Frame-Options', 'DENY');
     res.setHeader('Cache-Control', 'no-store');
-    let verdict: boolean | Promise<boolean>;
-    try {
-      verdict = check(req, basicCredentials(req));
-    } catch (error) {
-      verdict = Promise.reject(error);
-    }
-    Promise.resolve(verdict).then(
-      (ok) => {
-        if (ok === true) return next();
-        res.setHeader('WWW-Authenticate', `Basic realm="${realm}", charset="UTF-8"`);
-        problem(res, 401, 'Unauthorized', 'Authentication required');
-      },
-      (error: unknown) => {
-        log('authenticate failed: %O', error);
-        problem(res, 500, 'Internal Server Error', 'Authentication could not be checked');
-      },
-    );
+    gate(req, res, next);
   });
 
   router.get('/', (req: Request, res: Response) => {

@@ -1,0 +1,152 @@
+/**
+ * The gate in front of the console and the admin routes: login throttle, CSRF defence, credentials.
+ *
+ * @module
+ */
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import { GatewayError, messageSets, type GatewayErrorCode } from '../../errors.js';
+import type { Debugger } from 'debug';
+import { renderProblem } from '../../problem/render.js';
+import { basicCredentials, type ConsoleAuthenticate } from './auth.js';
+import type { LoginThrottle } from './throttle.js';
+
+/**
+ * The request header the console page sends with every API call, and that the console's JSON
+ * routes and every state-changing admin route require (any value; the page sends `1`). A form, a
+ * link or an image from another page cannot send it, and a script of another origin cannot without
+ * a CORS preflight, which these routes never approve. Non-browser clients (curl) send it too:
+ * `-H 'X-Gateway-Console: 1'`.
+ */
+export const CONSOLE_REQUEST_HEADER = 'X-Gateway-Console';
+const HEADER_KEY = CONSOLE_REQUEST_HEADER.toLowerCase();
+
+const SAFE_METHODS: ReadonlySet<string> = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+/** What {@link guard} needs, all settled at factory time. */
+export interface GuardOptions {
+  /** The credential check. */
+  check: ConsoleAuthenticate;
+  /** Whether a refused check counts as a failed login even without an `Authorization` header (a custom `authenticate`). */
+  countsWithoutCredentials: boolean;
+  /** Realm of the Basic challenge (already validated). */
+  realm: string;
+  /** The failed-login throttle. */
+  throttle: LoginThrottle;
+  /** Whether a safe (GET/HEAD) request to this path is a JSON route that needs the custom header. */
+  isJson: (req: Request) => boolean;
+  /** Where refusals and failed logins are logged. */
+  log: Debugger;
+}
+
+/** Validates a Basic realm: it goes into a quoted header parameter. */
+export function checkRealm(realm: unknown, name: string): string {
+  if (typeof realm !== 'string' || /["\\\r\n]/.test(realm)) {
+    throw new TypeError(`${name} must be a string without quotes, backslashes or line breaks`);
+  }
+  return realm;
+}
+
+function refuse(res: Response, code: GatewayErrorCode, retryAfterSeconds?: number): void {
+  const { status, headers, body } = renderProblem(new GatewayError(code), messageSets.en);
+  res.status(status);
+  res.setHeader('Content-Type', headers['content-type']!);
+  if (retryAfterSeconds !== undefined) res.setHeader('Retry-After', String(retryAfterSeconds));
+  res.send(JSON.stringify(body));
+}
+
+/** The request's own origin as a browser would write it (scheme, host, port unless the default). */
+function ownOrigin(req: Request): string | undefined {
+  const host = req.headers.host;
+  if (host === undefined) return undefined;
+  try {
+    return new URL(`${req.protocol}://${host}`).origin;
+  } catch {
+    return undefined;
+  }
+}
+
+function sameOrigin(origin: string, req: Request): boolean {
+  const own = ownOrigin(req);
+  if (own === undefined) return false;
+  try {
+    return new URL(origin).origin === own;
+  } catch {
+    // `Origin: null` (a sandboxed or opaque page) and anything unparsable.
+    return false;
+  }
+}
+
+/**
+ * Why the request is refused by the CSRF defence, or `undefined` when it may go on. JSON routes and
+ * state-changing requests need {@link CONSOLE_REQUEST_HEADER}; state-changing ones also an `Origin`
+ * equal to the request's own and `Sec-Fetch-Site: same-origin`, when the browser sends them
+ * (absent, as from curl, they are not required: the custom header is).
+ */
+export function csrfRefusal(req: Request, isJson: boolean): string | undefined {
+  const changes = !SAFE_METHODS.has(req.method);
+  if (!changes && !isJson) return undefined;
+  if (req.headers[HEADER_KEY] === undefined) return `no ${CONSOLE_REQUEST_HEADER} header`;
+  if (!changes) return undefined;
+  const site = req.headers['sec-fetch-site'];
+  if (site !== undefined && site !== 'same-origin') return `Sec-Fetch-Site: ${String(site)}`;
+  const origin = req.headers.origin;
+  if (origin !== undefined && !sameOrigin(origin, req)) return `Origin ${origin} is not this origin`;
+  return undefined;
+}
+
+/**
+ * The middleware in front of the console's or the admin's routes, in this order: an address
+ * blocked by the throttle gets 429 (`ERR_TOO_MANY_REQUESTS`, with `Retry-After`) before anything
+ * else is looked at; a request the CSRF defence refuses gets 403 (`ERR_ADMIN_ORIGIN_REFUSED`); then
+ * the credentials: 401 with a Basic challenge (a failed login, counted and logged) or on.
+ */
+export function guard(options: GuardOptions): RequestHandler {
+  const { check, countsWithoutCredentials, realm, throttle, isJson, log } = options;
+  const challenge = `Basic realm="${realm}", charset="UTF-8"`;
+  return (req: Request, res: Response, next: NextFunction) => {
+    const address = req.socket.remoteAddress ?? 'unknown';
+    const wait = throttle.blockedFor(address);
+    if (wait > 0) {
+      log('refused %s %s from %s: too many failed logins', req.method, req.originalUrl, address);
+      refuse(res, 'ERR_TOO_MANY_REQUESTS', Math.max(1, Math.ceil(wait / 1000)));
+      return;
+    }
+    const refusal = csrfRefusal(req, isJson(req));
+    if (refusal !== undefined) {
+      log('refused %s %s from %s: %s', req.method, req.originalUrl, address, refusal);
+      refuse(res, 'ERR_ADMIN_ORIGIN_REFUSED');
+      return;
+    }
+    const credentials = basicCredentials(req);
+    let verdict: boolean | Promise<boolean>;
+    try {
+      verdict = check(req, credentials);
+    } catch (error) {
+      verdict = Promise.reject(error);
+    }
+    Promise.resolve(verdict).then(
+      (ok) => {
+        if (ok === true) {
+          throttle.succeed(address);
+          return next();
+        }
+        // A request without credentials is the challenge a browser needs first, not a guess.
+        if (countsWithoutCredentials || req.headers.authorization !== undefined) {
+          const failures = throttle.fail(address);
+          // Never the credentials themselves: only who, where, and how many times.
+          log('failed login from %s to %s %s (%d of %d)', address, req.method, req.originalUrl, failures, throttle.maxFailures);
+        }
+        res.setHeader('WWW-Authenticate', challenge);
+        res.status(401).type('application/problem+json').send(
+          JSON.stringify({ type: 'https://httpstatuses.com/401', title: 'Unauthorized', status: 401, detail: 'Authentication required' }),
+        );
+      },
+      (error: unknown) => {
+        log('authenticate failed: %s', (error as Error)?.message ?? String(error));
+        res.status(500).type('application/problem+json').send(
+          JSON.stringify({ type: 'https://httpstatuses.com/500', title: 'Internal Server Error', status: 500, detail: 'Authentication could not be checked' }),
+        );
+      },
+    );
+  };
+}
