@@ -56,7 +56,7 @@ async function main(): Promise<void> {
     `  petstore backend       ${backend.url}`,
     `  gateway                ${api}/pet/10`,
     `  monitoring console     ${gateway.adminUrl}/gateway/console/   (user admin, password ${gateway.adminPassword})`,
-    `  ResetAllCaches         curl -u '${admin}' -X POST ${gateway.adminUrl}/gateway/admin/reset-caches`,
+    `  ResetAllCaches         curl -u '${admin}' -H 'X-Gateway-Console: 1' -X POST ${gateway.adminUrl}/gateway/admin/reset-caches`,
     '',
   ];
   if (authServer !== undefined) {
