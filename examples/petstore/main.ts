@@ -77,7 +77,11 @@ async function main(): Promise<void> {
   const stop = (): void => {
     if (stopping) return;
     stopping = true;
-    Promise.allSettled([gateway.stop(), backend.stop(), authServer?.stop()]).then(() => process.exit(0));
+    // The gateway first: its in-flight exchanges still need the backend and the authorization server.
+    gateway
+      .stop()
+      .finally(() => Promise.allSettled([backend.stop(), authServer?.stop()]))
+      .then(() => process.exit(0), () => process.exit(1));
   };
   process.on('SIGINT', stop);
   process.on('SIGTERM', stop);
