@@ -182,14 +182,17 @@ export interface AttributeSelection {
 }
 
 /**
- * The {@link AttributeSelection} of a compiled policy's references, or `undefined` when the
- * policy reads the request document as a whole (an `AttributeSelector` or an XPath function):
- * then every attribute may matter and the full request must be built.
+ * The {@link AttributeSelection} of a compiled policy's references (its designators and the
+ * attributes its selectors read by id), or `undefined` when the policy reads the request
+ * document as a whole (another `AttributeSelector` or an XPath function): then every attribute
+ * may matter and the full request must be built.
  */
 export function attributeSelection(references: AttributeReferences): AttributeSelection | undefined {
   if (references.selectors) return undefined;
   const selection = { subject: new Set<string>(), resource: new Set<string>(), action: new Set<string>(), environment: new Set<string>() };
   for (const designator of references.designators) selection[designator.category].add(designator.attributeId);
+  // (`selected` is absent from the references of a Pdp written before selectors had it.)
+  for (const read of references.selected ?? []) selection[read.category].add(read.attributeId);
   return selection;
 }
 

@@ -22,6 +22,8 @@ export type AttributeFinder = (q: {
 export interface PdpRuntime {
   readonly attributeFinder: AttributeFinder | undefined;
   readonly now: () => Date;
+  /** Most attribute values of a request read as a document by XPath (see `createPdp`). */
+  readonly maxXPathAttributes: number;
 }
 
 /** The instant of one `evaluate` call, shared by all its individual evaluations. */
@@ -57,7 +59,7 @@ export class EvalContext {
 
   /** The request document for AttributeSelectors and the XPath functions, built once. */
   document(): XPathDocument {
-    return (this.doc ??= requestDocument(this.request));
+    return (this.doc ??= requestDocument(this.request, this.runtime.maxXPathAttributes));
   }
 
   /**

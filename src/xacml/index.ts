@@ -12,7 +12,8 @@
  * @packageDocumentation
  */
 export { createPdp } from './pdp.js';
-export type { Pdp, PdpOptions, AttributeFinder, AttributeDesignatorReference, AttributeReferences } from './pdp.js';
+export type { Pdp, PdpOptions, AttributeFinder, AttributeDesignatorReference, AttributeReferences, AttributeSelectedReference } from './pdp.js';
+export { DEFAULT_MAX_XPATH_ATTRIBUTES } from './xpath.js';
 export { parseRequest } from './request.js';
 export { toResponseXml } from './response.js';
 export type { XacmlResponse, XacmlResult, XacmlObligation } from './response.js';

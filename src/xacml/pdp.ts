@@ -20,10 +20,11 @@ import * as runtime from './runtime.js';
 import * as constants from './constants.js';
 import type { Result } from './runtime.js';
 import { parseXml } from './xml.js';
+import { DEFAULT_MAX_XPATH_ATTRIBUTES } from './xpath.js';
 import type { XmlElement, XmlLimits } from './xml.js';
 
 export type { AttributeFinder } from './eval-context.js';
-export type { AttributeDesignatorReference, AttributeReferences } from './compile/expression.js';
+export type { AttributeDesignatorReference, AttributeReferences, AttributeSelectedReference } from './compile/expression.js';
 
 // Copied into module constants once: reading an imported binding can cost a getter call per
 // access under some loaders (tsx), and these are read on every evaluation.
@@ -44,6 +45,16 @@ export interface PdpOptions {
   now?: () => Date;
   /** Limits for every XML document read (policies and requests). Defaults: 4 MiB, depth 64. */
   limits?: XmlLimits;
+  /**
+   * Most attribute values (an attribute without values counting as one) a request may hold for
+   * an XPath expression to read it as a document: an `AttributeSelector` other than those that
+   * read one attribute by id (`//xacml-context:Attribute[@AttributeId='…']/xacml-context:AttributeValue`
+   * and its forms, answered without a document whatever the request's size), or an
+   * `xpath-node-*` function. Past it, the expression is Indeterminate (processing-error): the
+   * document costs time that grows with the request, whose attributes (headers, URL parameters)
+   * come from the caller. Default 256.
+   */
+  maxXPathAttributes?: number;
 }
 
 /** A compiled set of policies. */
@@ -89,7 +100,7 @@ function isFunction(v: unknown): boolean {
  */
 export function createPdp(options: PdpOptions): Pdp {
   if (typeof options !== 'object' || options === null) throw new TypeError('createPdp: options must be an object');
-  const { policies, references = [], attributeFinder, resourceChildren, now = () => new Date(), limits } = options;
+  const { policies, references = [], attributeFinder, resourceChildren, now = () => new Date(), limits, maxXPathAttributes = DEFAULT_MAX_XPATH_ATTRIBUTES } = options;
   if (!Array.isArray(policies) || policies.length === 0 || !policies.every((p) => typeof p === 'string')) {
     throw new TypeError('createPdp: options.policies must be a non-empty array of XML strings');
   }
@@ -99,6 +110,9 @@ export function createPdp(options: PdpOptions): Pdp {
   if (attributeFinder !== undefined && !isFunction(attributeFinder)) throw new TypeError('createPdp: options.attributeFinder must be a function');
   if (resourceChildren !== undefined && !isFunction(resourceChildren)) throw new TypeError('createPdp: options.resourceChildren must be a function');
   if (!isFunction(now)) throw new TypeError('createPdp: options.now must be a function');
+  if (!Number.isSafeInteger(maxXPathAttributes) || maxXPathAttributes < 0) {
+    throw new TypeError('createPdp: options.maxXPathAttributes must be a non-negative integer');
+  }
 
   const roots = policies.map((xml) => parseXml(xml, limits));
   const repository: RepositoryEntry[] = [];
@@ -119,7 +133,7 @@ export function createPdp(options: PdpOptions): Pdp {
   });
   const compiler = new PolicyCompiler(repository, unreadable);
   const top = roots.map((r) => compiler.compileRoot(r));
-  const runtime: PdpRuntime = { attributeFinder, now };
+  const runtime: PdpRuntime = { attributeFinder, now, maxXPathAttributes };
   const nSlots = (): number => compiler.slots.size;
   const decide = top.length === 1
     ? (ctx: EvalContext): Result => top[0]!.evaluate(ctx)

@@ -102,6 +102,20 @@ describe('requests with only the attributes the policy references', () => {
     expect(createPdp({ policies: [headerPolicy] }).references.selectors).to.equal(false);
   });
 
+  it('counts what a selector reads by id as referenced: only that attribute is built', () => {
+    const path = `//ctx:Action/ctx:Attribute[@AttributeId='${A.headerPrefix}x-tenant']/ctx:AttributeValue`;
+    const selector = policy('sel-by-id', `<Rule RuleId="tenant" Effect="Permit"><Condition><Apply FunctionId="${FN}string-is-in"><AttributeValue DataType="${STRING}">acme</AttributeValue><AttributeSelector xmlns:ctx="urn:oasis:names:tc:xacml:2.0:context:schema:os" RequestContextPath="${path}" DataType="${STRING}"/></Apply></Condition></Rule>`);
+    const pdp = createPdp({ policies: [selector] });
+    expect(pdp.references.selectors).to.equal(false);
+    expect(pdp.references.selected).to.deep.equal([{ category: 'action', attributeId: `${A.headerPrefix}x-tenant` }]);
+    for (const [tenant, decision] of [['acme', 'Permit'], ['other', 'Deny']] as const) {
+      const seen = decisions(pdp, invocationWith({ headers: { 'x-tenant': tenant } }));
+      expect(seen.selected).to.deep.equal(seen.full);
+      expect((seen.selected as { results: Array<{ decision: string }> }).results[0]!.decision).to.equal(decision);
+      expect(seen.selectedRequest.action.attributes.map((a) => a.attributeId)).to.deep.equal([`${A.headerPrefix}x-tenant`]);
+    }
+  });
+
   it('a policy that references only a header attribute still sees it', () => {
     const pdp = createPdp({ policies: [headerPolicy] });
     const permitted = decisions(pdp, invocationWith({ headers: { 'x-tenant': 'acme' } }));

@@ -16,7 +16,7 @@ import { functions } from '../functions/index.js';
 import type { FunctionSpec, ValueType } from '../functions/types.js';
 import { ACCESS_SUBJECT } from '../request-context.js';
 import { Indeterminate, toIndeterminate } from '../runtime.js';
-import { selectValues } from '../xpath.js';
+import { directSelector, selectAttributeValues, selectValues } from '../xpath.js';
 import { intern } from '../xml.js';
 import type { XmlElement } from '../xml.js';
 import { nonEagerFunctions } from './higher-order.js';
@@ -156,24 +156,47 @@ export interface AttributeDesignatorReference {
   readonly subjectCategory?: string;
 }
 
+/** An attribute that an `AttributeSelector` reads by id (see {@link AttributeReferences.selected}). */
+export interface AttributeSelectedReference {
+  /** The section it is read from. */
+  readonly category: 'subject' | 'resource' | 'action' | 'environment';
+  /** Its `AttributeId`. */
+  readonly attributeId: string;
+}
+
 /**
  * What a compiled set of policies can read of a request, referenced policies included: every
- * attribute designator, and whether anything reads the request document as a whole (an
- * `AttributeSelector` or an XPath function), in which case every attribute may matter.
+ * attribute designator, the attributes that selectors read by id, and whether anything reads the
+ * request document as a whole (any other `AttributeSelector`, or an XPath function), in which
+ * case every attribute may matter.
  */
 export interface AttributeReferences {
   /** The distinct designators. */
   readonly designators: readonly AttributeDesignatorReference[];
-  /** Whether an `AttributeSelector` or an XPath function reads the request document. */
+  /**
+   * The attributes read by the selectors that read one attribute by id, such as
+   * `//xacml-context:Action/xacml-context:Attribute[@AttributeId='…']/xacml-context:AttributeValue`
+   * (any subject category; a selector of every section gives one entry per section).
+   */
+  readonly selected: readonly AttributeSelectedReference[];
+  /** Whether an `AttributeSelector` other than those, or an XPath function, reads the request document. */
   readonly selectors: boolean;
 }
 
 /** The {@link AttributeReferences} recorded in a slot registry once compiling is over. */
 export function attributeReferences(slots: ReadonlyMap<string, number>): AttributeReferences {
   const designators: AttributeDesignatorReference[] = [];
+  const selected = new Map<string, AttributeSelectedReference>();
   let selectors = false;
   for (const key of slots.keys()) {
     const parts = key.split('\n');
+    if (parts[0] === 's') {
+      const [, section, attributeId] = parts as [string, string, string];
+      for (const category of section === '*' ? (['subject', 'resource', 'action', 'environment'] as const) : [section as AttributeSelectedReference['category']]) {
+        selected.set(`${category}\n${attributeId}`, Object.freeze({ category, attributeId }));
+      }
+      continue;
+    }
     if (parts[0] !== 'd') {
       selectors = true;
       continue;
@@ -184,7 +207,7 @@ export function attributeReferences(slots: ReadonlyMap<string, number>): Attribu
     if (category === 'subject') reference.subjectCategory = subjectCategory;
     designators.push(Object.freeze(reference));
   }
-  return Object.freeze({ designators: Object.freeze(designators), selectors });
+  return Object.freeze({ designators: Object.freeze(designators), selected: Object.freeze([...selected.values()]), selectors });
 }
 
 /** Compiles one of the four `*AttributeDesignator` elements. */
@@ -280,11 +303,16 @@ export function compileSelector(el: XmlElement, scope: CompileScope): Expr {
   const dt = dataTypeOf(el);
   const mustBePresent = booleanAttr(el, 'MustBePresent');
   const ns = xpathNamespaces(el);
-  const slot = slotFor(scope, `x\n${path}\n${dt.id}\n${JSON.stringify(ns)}`);
+  // A path reading one attribute by id is answered from the request context, without a document.
+  const direct = directSelector(path, ns);
+  const slot = direct
+    ? slotFor(scope, `s\n${direct.category ?? '*'}\n${direct.attributeId}\n${direct.text}\n${direct.anywhere}\n${dt.id}`)
+    : slotFor(scope, `x\n${path}\n${dt.id}\n${JSON.stringify(ns)}`);
   const resolve = (ctx: EvalContext): readonly unknown[] => {
-    let values: string[];
+    let values: string[] | undefined;
     try {
-      values = selectValues(ctx.document(), path, ns);
+      if (direct) values = selectAttributeValues(ctx.request, direct);
+      values ??= selectValues(ctx.document(), path, ns);
     } catch (e) {
       throw toIndeterminate(e, `${el.path} (RequestContextPath "${path}")`);
     }

@@ -3,8 +3,8 @@
  * of test/security: a request that freezes the event loop freezes only this process, so the test
  * can measure how long an unrelated request waits and still stop the frozen gateway.
  *
- * Usage: `node --import tsx gateway-process-main.ts <policy file> <backend URL>`; prints
- * `{"url":"http://127.0.0.1:<port>"}` on one line when it listens.
+ * Usage: `node --import tsx gateway-process-main.ts <policy file> <backend URL> [maxHeadersCount]`;
+ * prints `{"url":"http://127.0.0.1:<port>"}` on one line when it listens.
  */
 import { readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
@@ -14,7 +14,7 @@ import { xacmlAuthorize } from '../../../src/authorize/index.js';
 import { problemJsonErrorHandler } from '../../../src/problem/handler.js';
 import { GATEWAY_BASE } from './gateway-process.js';
 
-const [policyFile, backend] = process.argv.slice(2);
+const [policyFile, backend, maxHeadersCount] = process.argv.slice(2);
 if (policyFile === undefined || backend === undefined) throw new Error('usage: gateway-process-main.ts <policy file> <backend URL>');
 
 const app = express();
@@ -27,3 +27,4 @@ app.use(problemJsonErrorHandler());
 const server = app.listen(0, '127.0.0.1', () => {
   process.stdout.write(`${JSON.stringify({ url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` })}\n`);
 });
+if (maxHeadersCount !== undefined) server.maxHeadersCount = Number(maxHeadersCount);

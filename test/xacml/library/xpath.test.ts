@@ -1,9 +1,12 @@
 import assert from 'node:assert/strict';
 import { XacmlProcessingError } from '../../../src/xacml/functions/index.js';
 import type { RequestContext } from '../../../src/xacml/request-context.js';
+import { createPdp } from '../../../src/xacml/pdp.js';
 import {
+  directSelector,
   requestDocument,
   requestXml,
+  selectAttributeValues,
   selectValues,
   xpathNodeCount,
   xpathNodeEqual,
@@ -121,5 +124,78 @@ describe('xacml XPath over the request context', () => {
     assert.deepEqual(selectValues(doc, '//md:age/text()', fixed), ['60']);
     assert.deepEqual(selectValues(doc, '//md:age/text()', fixed), ['60']);
     assert.deepEqual(selectValues(requestDocument({ ...request, resources: [] }), '//md:age/text()', fixed), []);
+  });
+
+  it('answers the selectors of one attribute by id without a document, exactly as the document would', () => {
+    const attr = (attributeId: string, ...values: string[]) => ({ attributeId, dataType: S, values });
+    const big: RequestContext = {
+      subjects: [
+        { subjectCategory: 'urn:oasis:names:tc:xacml:1.0:subject-category:access-subject', attributes: [attr('id', 's1'), attr('x', 'a')] },
+        { subjectCategory: 'urn:example:other', attributes: [attr('id', 's2', '')] },
+      ],
+      resources: [{ attributes: [attr('id', 'r1'), attr('y', 'z')] }, { attributes: [attr('id', 'r2')] }],
+      action: { attributes: [attr('id', 'a1', 'a&<"2'), attr('w'), attr('id', 'a3')] },
+      environment: { attributes: [attr('id', 'e1\r\n\t')] },
+    };
+    const paths = [
+      "/xacml-context:Request/xacml-context:Subject/xacml-context:Attribute[@AttributeId='id']/xacml-context:AttributeValue",
+      "./xacml-context:Resource/xacml-context:Attribute[@AttributeId='id']/xacml-context:AttributeValue",
+      'xacml-context:Action/xacml-context:Attribute[@AttributeId="id"]/xacml-context:AttributeValue',
+      "//xacml-context:Environment/xacml-context:Attribute[@AttributeId='id']/xacml-context:AttributeValue",
+      "//xacml-context:Attribute[ @AttributeId = 'id' ]/xacml-context:AttributeValue",
+      "//xacml-context:Attribute[@AttributeId='id']/xacml-context:AttributeValue/text()",
+      "//c:Subject/c:Attribute[@AttributeId='id']/c:AttributeValue/text()",
+      "//xacml-context:Attribute[@AttributeId='none']/xacml-context:AttributeValue",
+    ];
+    const both = { ...ns, c: CTX };
+    const document = requestDocument(big);
+    for (const path of paths) {
+      const direct = directSelector(path, both);
+      assert.ok(direct, path);
+      assert.deepEqual(selectAttributeValues(big, direct), selectValues(document, path, both), path);
+    }
+    assert.deepEqual(selectAttributeValues(big, directSelector(paths[4]!, both)!), ['s1', 's2', '', 'r1', 'r2', 'a1', 'a&<"2', 'a3', 'e1\r\n\t']);
+    // A `//` path may also find such elements inside ResourceContent: only the document can tell.
+    assert.equal(selectAttributeValues(request, directSelector(paths[4]!, both)!), undefined);
+    assert.deepEqual(selectAttributeValues(request, directSelector(paths[0]!, both)!), []);
+  });
+
+  it('leaves every other path to the document', () => {
+    for (const path of [
+      "//xacml-context:Attribute[starts-with(@AttributeId, 'id')]/xacml-context:AttributeValue",
+      "//xacml-context:Attribute[@AttributeId='id'][1]/xacml-context:AttributeValue",
+      "//xacml-context:Attribute[@AttributeId='id']/xacml-context:AttributeValue[2]",
+      "//xacml-context:Attribute[@AttributeId='id']",
+      "xacml-context:Attribute[@AttributeId='id']/xacml-context:AttributeValue",
+      "/xacml-context:Request//xacml-context:Attribute[@AttributeId='id']/xacml-context:AttributeValue",
+      "//md:Attribute[@AttributeId='id']/md:AttributeValue", // another namespace
+      "//zz:Attribute[@AttributeId='id']/zz:AttributeValue", // an unbound prefix: the document's error
+      "//Attribute[@AttributeId='id']/AttributeValue", // no namespace
+      "//xacml-context:Other/xacml-context:Attribute[@AttributeId='id']/xacml-context:AttributeValue",
+    ]) {
+      assert.equal(directSelector(path, ns), undefined, path);
+    }
+  });
+
+  it('gives a document of many attributes in document order, and refuses one over the limit', () => {
+    const attributes = Array.from({ length: 1500 }, (_, i) => ({ attributeId: `h${i}`, dataType: S, values: [String(i)] }));
+    const many: RequestContext = { ...request, resources: [], action: { attributes } };
+    assert.throws(() => requestDocument(many), (e: unknown) => e instanceof XacmlProcessingError && /1502 attribute values, more than the 256/.test(e.message));
+    const values = selectValues(requestDocument(many, 2000), 'xacml-context:Action/xacml-context:Attribute/xacml-context:AttributeValue', ns);
+    assert.deepEqual(values, attributes.map((a) => a.values[0]));
+    // Through createPdp: an XPath selector is Indeterminate past maxXPathAttributes; one by id is not.
+    const selectorPolicy = (path: string): string =>
+      `<Policy xmlns="urn:oasis:names:tc:xacml:2.0:policy:schema:os" xmlns:xacml-context="${CTX}" PolicyId="p" RuleCombiningAlgId="urn:oasis:names:tc:xacml:1.0:rule-combining-algorithm:first-applicable">` +
+      `<Target/><Rule RuleId="r" Effect="Permit"><Condition><Apply FunctionId="urn:oasis:names:tc:xacml:1.0:function:string-is-in">` +
+      `<AttributeValue DataType="${S}">1499</AttributeValue><AttributeSelector DataType="${S}" RequestContextPath="${path}"/></Apply></Condition></Rule></Policy>`;
+    const byId = "//xacml-context:Action/xacml-context:Attribute[@AttributeId='h1499']/xacml-context:AttributeValue";
+    const other = "//xacml-context:Attribute[starts-with(@AttributeId, 'h1499')]/xacml-context:AttributeValue";
+    assert.equal(createPdp({ policies: [selectorPolicy(byId)] }).evaluate(many).results[0]!.decision, 'Permit');
+    const refused = createPdp({ policies: [selectorPolicy(other)] }).evaluate(many).results[0]!;
+    assert.equal(refused.decision, 'Indeterminate');
+    assert.equal(refused.status.code, 'urn:oasis:names:tc:xacml:1.0:status:processing-error');
+    assert.match(refused.status.message ?? '', /more than the 256 an XPath expression may read \(maxXPathAttributes\)/);
+    assert.equal(createPdp({ policies: [selectorPolicy(other)], maxXPathAttributes: 2000 }).evaluate(many).results[0]!.decision, 'Permit');
+    assert.throws(() => createPdp({ policies: [selectorPolicy(other)], maxXPathAttributes: -1 }), TypeError);
   });
 });
