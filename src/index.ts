@@ -21,5 +21,6 @@ export {
 export { problemJsonErrorHandler, type ProblemJsonErrorHandlerOptions, type ErrorHandler } from './problem/handler.js';
 export { sendProblem, renderProblem, bearerChallenge, type ProblemOptions, type ProblemBody, type RenderedProblem } from './problem/render.js';
 export * from './gateway/index.js';
+export * from './server/index.js';
 export * from './authorize/index.js';
 export * from './token/forward/index.js';

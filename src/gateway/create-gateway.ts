@@ -123,7 +123,9 @@ export interface Gateway {
   readonly handler: (req: IncomingMessage, res: ServerResponse, next?: (err?: unknown) => void) => void;
   /**
    * The admin routes (`<basePath>/admin/...`) and the monitoring console (`<basePath>/console/`),
-   * when `admin` is set (an empty router otherwise). Mount it on its own listener (its own port,
+   * when `admin` is set, and, always, `GET <basePath>/health/live` (200 while the process serves)
+   * and `GET <basePath>/health/ready` (200 once a configuration is loaded and compiled, else 503),
+   * which need no credentials and tell nothing but the status. Mount it on its own listener (its own port,
    * so its own origin), never in the app that relays APIs: a page relayed from a backend shares
    * the origin of the APIs and could otherwise use an operator's cached credentials
    * (see docs/security.md).
@@ -550,8 +552,16 @@ export function createGateway(options: CreateGatewayOptions): Gateway {
     res.setHeader('Server', server);
     next();
   };
+  const adminApp = gateway.adminRouter;
+  // Health for load balancers and orchestrators: no credentials, nothing but the status.
+  const health = (ready: () => boolean) => (_req: Request, res: Response): void => {
+    const ok = ready();
+    res.writeHead(ok ? 200 : 503, { 'Content-Type': 'application/json', 'Cache-Control': 'no-store', Server: server });
+    res.end(ok ? '{"status":"ok"}' : '{"status":"unavailable"}');
+  };
+  adminApp.get(`${basePath === '/' ? '' : basePath}/health/live`, health(() => true));
+  adminApp.get(`${basePath === '/' ? '' : basePath}/health/ready`, health(() => latest !== undefined));
   if (options.admin !== undefined) {
-    const adminApp = gateway.adminRouter;
     adminApp.use(`${basePath === '/' ? '' : basePath}/admin`, serverHeader, adminRouter(gateway, options.admin));
     if (options.console !== false) {
       const { basicAuth, authenticate, realm } = options.admin;

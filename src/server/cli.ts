@@ -1,0 +1,187 @@
+#!/usr/bin/env node
+/**
+ * `express-access-gateway serve --config <file>`: the gateway as its own server. `--help` prints
+ * the usage below. Exit codes: 0 after a clean stop (SIGTERM/SIGINT), 2 for bad usage or an invalid
+ * configuration (the field path on stderr), 1 for anything else that stops the start.
+ *
+ * @module
+ */
+import cluster from 'node:cluster';
+import { randomBytes } from 'node:crypto';
+import { availableParallelism } from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { createGateway } from '../gateway/create-gateway.js';
+import { ConfigError } from '../gateway/config/errors.js';
+import { serveGateway } from './serve.js';
+
+const USAGE = `Usage: express-access-gateway serve --config <file> [options]
+
+Serves the gateway of a configuration file: the APIs on one port, the admin routes, the monitoring
+console and health checks on another (their own origin).
+
+Options:
+  --config <file>         the configuration file (required); relative paths in it resolve from its folder
+  --port <n>              port of the APIs (default 8080)
+  --host <address>        interface of both listeners (default 127.0.0.1)
+  --admin-port <n>        port of admin, console and health (default 8081; 0 serves none)
+  --workers <n|auto>      processes sharing the ports (node:cluster; auto = one per core; default 1);
+                          a worker that dies is replaced
+  --grace-period <ms>     how long a stop lets exchanges in flight finish (default 10000)
+  -h, --help              this text
+
+Environment:
+  ADMIN_PASSWORD          password of the user "admin" of the admin routes and the console
+                          (a random one is generated and printed when unset)
+  <clientSecretEnv>       any variable a token policy of the configuration names for its secret
+  DEBUG                   debug output, for example DEBUG=express-access-gateway:*
+
+Health (admin port, no credentials): GET /gateway/health/live, GET /gateway/health/ready.
+SIGTERM or SIGINT: stop accepting, let exchanges in flight finish (up to the grace period), exit 0.
+Exit codes: 0 stopped, 2 bad usage or invalid configuration, 1 any other start failure.`;
+
+/** The settings of one `serve` run. */
+interface ServeSettings {
+  readonly configFile: string;
+  readonly port: number;
+  readonly host: string;
+  readonly adminPort: number | false;
+  readonly workers: number;
+  readonly gracePeriodMs: number;
+}
+
+class UsageError extends Error {}
+
+function integer(value: string | undefined, name: string, fallback: number, min: number, max: number): number {
+  if (value === undefined) return fallback;
+  if (!/^\d+$/.test(value) || Number(value) < min || Number(value) > max) throw new UsageError(`--${name} must be a whole number from ${min} to ${max}, got ${JSON.stringify(value)}`);
+  return Number(value);
+}
+
+function settingsOf(argv: string[]): ServeSettings | 'help' {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      config: { type: 'string' },
+      port: { type: 'string' },
+      host: { type: 'string' },
+      'admin-port': { type: 'string' },
+      workers: { type: 'string' },
+      'grace-period': { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
+  if (values.help === true) return 'help';
+  if (positionals.length !== 1 || positionals[0] !== 'serve') throw new UsageError(`expected the command "serve", got ${JSON.stringify(positionals.join(' '))}`);
+  if (values.config === undefined || values.config === '') throw new UsageError('--config <file> is required');
+  const adminPort = integer(values['admin-port'], 'admin-port', 8081, 0, 65_535);
+  const workers = values.workers === 'auto' ? availableParallelism() : integer(values.workers, 'workers', 1, 1, 256);
+  return {
+    configFile: path.resolve(values.config),
+    port: integer(values.port, 'port', 8080, 0, 65_535),
+    host: values.host ?? '127.0.0.1',
+    adminPort: values['admin-port'] === '0' ? false : adminPort,
+    workers,
+    gracePeriodMs: integer(values['grace-period'], 'grace-period', 10_000, 0, 3_600_000),
+  };
+}
+
+function say(line: string): void {
+  process.stdout.write(`${line}\n`);
+}
+
+/** One process serving the gateway until SIGTERM/SIGINT. */
+async function serveOne(settings: ServeSettings, adminPassword: string): Promise<void> {
+  const gateway = createGateway({
+    config: settings.configFile,
+    baseDir: path.dirname(settings.configFile),
+    admin: { basicAuth: { username: 'admin', password: adminPassword } },
+  });
+  await gateway.ready();
+  const server = await serveGateway(gateway, {
+    port: settings.port,
+    host: settings.host,
+    adminPort: settings.adminPort,
+    gracePeriodMs: settings.gracePeriodMs,
+  });
+  const who = cluster.isWorker ? `worker ${process.pid}` : `pid ${process.pid}`;
+  say(`express-access-gateway: ${who} serving APIs at ${server.url}${server.adminUrl === undefined ? '' : `, admin and console at ${server.adminUrl}`}`);
+  const stop = (): void => {
+    process.off('SIGTERM', stop);
+    process.off('SIGINT', stop);
+    server.stop().then(
+      () => process.exit(0),
+      () => process.exit(1),
+    );
+  };
+  process.on('SIGTERM', stop);
+  process.on('SIGINT', stop);
+}
+
+/** The primary of `--workers n`: forks the workers, replaces those that die, stops them all on a signal. */
+function superviseWorkers(settings: ServeSettings, adminPassword: string): void {
+  let stopping = false;
+  const fork = (): void => void cluster.fork({ ADMIN_PASSWORD: adminPassword });
+  cluster.on('exit', (worker, code, signal) => {
+    if (stopping) {
+      if (Object.keys(cluster.workers ?? {}).length === 0) process.exit(0);
+      return;
+    }
+    // Exit code 2: the configuration is invalid; forking again would fail the same way.
+    if (code === 2) {
+      process.stderr.write(`express-access-gateway: worker ${worker.process.pid} refused the configuration; stopping\n`);
+      stopping = true;
+      for (const other of Object.values(cluster.workers ?? {})) other?.process.kill('SIGTERM');
+      process.exitCode = 2;
+      if (Object.keys(cluster.workers ?? {}).length === 0) process.exit(2);
+      return;
+    }
+    process.stderr.write(`express-access-gateway: worker ${worker.process.pid} died (${signal ?? `exit ${code}`}); starting another\n`);
+    fork();
+  });
+  const stop = (): void => {
+    if (stopping) return;
+    stopping = true;
+    for (const worker of Object.values(cluster.workers ?? {})) worker?.process.kill('SIGTERM');
+  };
+  process.on('SIGTERM', stop);
+  process.on('SIGINT', stop);
+  for (let i = 0; i < settings.workers; i++) fork();
+}
+
+async function main(argv: string[]): Promise<void> {
+  let settings: ServeSettings | 'help';
+  try {
+    settings = settingsOf(argv);
+  } catch (err) {
+    process.stderr.write(`express-access-gateway: ${(err as Error).message}\n\n${USAGE}\n`);
+    process.exit(2);
+  }
+  if (settings === 'help') {
+    say(USAGE);
+    return;
+  }
+  let adminPassword = process.env.ADMIN_PASSWORD;
+  if (adminPassword === undefined || adminPassword === '') {
+    adminPassword = randomBytes(12).toString('base64url');
+    if (cluster.isPrimary) say(`express-access-gateway: ADMIN_PASSWORD is not set; the admin password of this run is ${adminPassword}`);
+  }
+  if (cluster.isPrimary && settings.workers > 1) {
+    superviseWorkers(settings, adminPassword);
+    return;
+  }
+  try {
+    await serveOne(settings, adminPassword);
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      const issues = err.issues.map((issue) => `  ${issue.path === '' ? '(document)' : issue.path}: ${issue.message}`).join('\n');
+      process.stderr.write(`express-access-gateway: invalid configuration ${settings.configFile}:\n${issues}\n`);
+      process.exit(2);
+    }
+    process.stderr.write(`express-access-gateway: cannot start: ${err instanceof Error ? err.message : String(err)}\n`);
+    process.exit(1);
+  }
+}
+
+void main(process.argv.slice(2));

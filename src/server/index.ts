@@ -1,0 +1,7 @@
+/**
+ * The gateway as its own server: `serveGateway` (and the `express-access-gateway serve` command).
+ *
+ * @module
+ */
+export { serveGateway } from './serve.js';
+export type { GatewayServer, ServeOptions, ServerTimeouts } from './serve.js';

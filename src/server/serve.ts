@@ -1,0 +1,197 @@
+/**
+ * The gateway as its own server: the APIs on a plain `node:http` listener (`gateway.handler`), the
+ * admin routes, console and health on another, with timeouts against slow clients and a graceful
+ * stop. What `express-access-gateway serve` and the example run.
+ *
+ * @module
+ */
+import { createServer, type IncomingMessage, type RequestListener, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import express from 'express';
+import type { Gateway } from '../gateway/create-gateway.js';
+
+/**
+ * Timeouts of both listeners, with Node's names (`http.createServer` options). A client that sends
+ * its headers or body slowly, or keeps an idle connection, is dropped within
+ * `requestTimeout + connectionsCheckingInterval` (31 s with the defaults).
+ */
+export interface ServerTimeouts {
+  /** Milliseconds to receive a request's headers. Default `10000` (Node: `60000`). */
+  headersTimeout?: number;
+  /**
+   * Milliseconds to receive a whole request, body included (answered `408` past it). At least
+   * `headersTimeout`. Default `30000` (Node: `300000`).
+   */
+  requestTimeout?: number;
+  /**
+   * Milliseconds an idle keep-alive connection is kept (Node closes it a second later, so that a
+   * client that trusts the announced `Keep-Alive: timeout=` never reuses a closing one). Default `5000`.
+   */
+  keepAliveTimeout?: number;
+  /** How often, in milliseconds, the two timeouts above are checked. Default `1000` (Node: `30000`). */
+  connectionsCheckingInterval?: number;
+}
+
+/** Options of {@link serveGateway}. */
+export interface ServeOptions {
+  /** TCP port of the APIs; `0` picks one. Default `8080`. */
+  port?: number;
+  /** Interface of both listeners. Default `127.0.0.1`. */
+  host?: string;
+  /**
+   * TCP port of the admin listener (admin routes, console, health: their own origin); `0` picks one,
+   * `false` serves none. Default `8081`.
+   */
+  adminPort?: number | false;
+  /** Timeouts of both listeners. */
+  timeouts?: ServerTimeouts;
+  /**
+   * Milliseconds that {@link GatewayServer.stop} lets exchanges in flight finish before it closes
+   * their connections. Default `10000`.
+   */
+  gracePeriodMs?: number;
+}
+
+/** A running gateway server. */
+export interface GatewayServer {
+  /** `http://<host>:<port>`: the APIs. */
+  readonly url: string;
+  /** The port of the APIs. */
+  readonly port: number;
+  /** `http://<host>:<adminPort>`: admin routes, console and health; `undefined` without an admin listener. */
+  readonly adminUrl: string | undefined;
+  /** The gateway served. */
+  readonly gateway: Gateway;
+  /**
+   * Stops: no new connection is accepted, exchanges in flight finish (up to `gracePeriodMs`, then
+   * their connections are closed), then the gateway closes. Resolves once everything is closed.
+   */
+  stop(): Promise<void>;
+}
+
+const DEFAULT_TIMEOUTS: Required<ServerTimeouts> = {
+  headersTimeout: 10_000,
+  requestTimeout: 30_000,
+  keepAliveTimeout: 5_000,
+  connectionsCheckingInterval: 1_000,
+};
+
+function checkedTimeouts(given: ServerTimeouts | undefined): Required<ServerTimeouts> {
+  if (given !== undefined && (given === null || typeof given !== 'object')) throw new TypeError('serveGateway: options.timeouts must be an object');
+  const timeouts: Required<ServerTimeouts> = { ...DEFAULT_TIMEOUTS };
+  for (const name of Object.keys(DEFAULT_TIMEOUTS) as Array<keyof ServerTimeouts>) {
+    const value = given?.[name];
+    if (value === undefined) continue;
+    if (typeof value !== 'number' || !Number.isInteger(value) || value <= 0) {
+      throw new TypeError(`serveGateway: options.timeouts.${name} must be a positive integer of milliseconds`);
+    }
+    timeouts[name] = value;
+  }
+  if (timeouts.headersTimeout > timeouts.requestTimeout) {
+    throw new TypeError('serveGateway: options.timeouts.headersTimeout must not exceed requestTimeout');
+  }
+  return timeouts;
+}
+
+function checkedPort(value: unknown, name: string): number {
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 0 || value > 65_535) {
+    throw new TypeError(`serveGateway: options.${name} must be a TCP port (0 to 65535)`);
+  }
+  return value;
+}
+
+/**
+ * Serves a gateway: its APIs with `gateway.handler` on a plain `node:http` server, and its
+ * `adminRouter` (admin routes, console, health) on a second listener, so on another origin than
+ * any page a backend serves through an API. Both listeners drop slow and idle clients (see
+ * {@link ServerTimeouts}). Rejects when a port cannot be bound.
+ *
+ * @example
+ * ```ts
+ * import { createGateway, serveGateway } from 'express-access-gateway';
+ *
+ * const gateway = createGateway({ config: 'gateway.config.json', admin: { basicAuth: { username: 'admin', password: process.env.ADMIN_PASSWORD! } } });
+ * await gateway.ready();
+ * const server = await serveGateway(gateway, { port: 8080, adminPort: 8081 });
+ * process.on('SIGTERM', () => void server.stop());
+ * ```
+ */
+export async function serveGateway(gateway: Gateway, options: ServeOptions = {}): Promise<GatewayServer> {
+  if (gateway === null || typeof gateway !== 'object' || typeof gateway.handler !== 'function') {
+    throw new TypeError('serveGateway: gateway must be what createGateway returns');
+  }
+  if (options === null || typeof options !== 'object') throw new TypeError('serveGateway: options must be an object');
+  const port = checkedPort(options.port ?? 8080, 'port');
+  const adminPort = options.adminPort === false ? false : checkedPort(options.adminPort ?? 8081, 'adminPort');
+  const host = options.host ?? '127.0.0.1';
+  if (typeof host !== 'string' || host === '') throw new TypeError('serveGateway: options.host must be a host name or address');
+  const timeouts = checkedTimeouts(options.timeouts);
+  const gracePeriodMs = options.gracePeriodMs ?? 10_000;
+  if (typeof gracePeriodMs !== 'number' || !Number.isFinite(gracePeriodMs) || gracePeriodMs < 0) {
+    throw new TypeError('serveGateway: options.gracePeriodMs must be a non-negative number of milliseconds');
+  }
+
+  const servers: Server[] = [];
+  try {
+    servers.push(await listen(gateway.handler, port, host, timeouts));
+    if (adminPort !== false) {
+      const adminApp = express();
+      adminApp.disable('x-powered-by');
+      adminApp.use(gateway.adminRouter);
+      servers.push(await listen(adminApp, adminPort, host, timeouts));
+    }
+  } catch (err) {
+    await Promise.all(servers.map((server) => stopServer(server, 0)));
+    throw err;
+  }
+  const origin = (server: Server): string => `http://${host.includes(':') ? `[${host}]` : host}:${(server.address() as AddressInfo).port}`;
+  let stopping: Promise<void> | undefined;
+  return {
+    url: origin(servers[0]!),
+    port: (servers[0]!.address() as AddressInfo).port,
+    adminUrl: servers[1] === undefined ? undefined : origin(servers[1]),
+    gateway,
+    stop() {
+      stopping ??= Promise.all(servers.map((server) => stopServer(server, gracePeriodMs))).then(() => gateway.close());
+      return stopping;
+    },
+  };
+}
+
+async function listen(handler: RequestListener, port: number, host: string, timeouts: Required<ServerTimeouts>): Promise<Server> {
+  const { keepAliveTimeout, ...requestTimeouts } = timeouts;
+  const server = createServer(requestTimeouts, handler);
+  server.keepAliveTimeout = keepAliveTimeout;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  return server;
+}
+
+/** Answers a request that arrives on an open connection during the stop, then closes it. */
+function closeAfterAnswer(_req: IncomingMessage, res: ServerResponse): void {
+  res.setHeader('Connection', 'close');
+}
+
+/**
+ * Stops accepting, lets the exchanges in flight finish, closing each connection as it falls idle,
+ * and closes what is left after `gracePeriodMs`.
+ */
+function stopServer(server: Server, gracePeriodMs: number): Promise<void> {
+  if (!server.listening) return Promise.resolve();
+  return new Promise<void>((resolve) => {
+    server.prependListener('request', closeAfterAnswer);
+    // close() closes only the connections idle now; the others become idle as their answer ends.
+    const sweep = setInterval(() => server.closeIdleConnections(), 100);
+    const deadline = setTimeout(() => server.closeAllConnections(), gracePeriodMs);
+    server.close(() => {
+      clearInterval(sweep);
+      clearTimeout(deadline);
+      resolve();
+    });
+  });
+}

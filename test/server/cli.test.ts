@@ -1,0 +1,174 @@
+/**
+ * `express-access-gateway serve`, run as a user runs it: the built command in a child process on
+ * loopback, with the demo authorization server and an echo backend.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { writeFile } from 'node:fs/promises';
+import { createServer, type AddressInfo } from 'node:net';
+import path from 'node:path';
+import { expect } from 'chai';
+import { startDemoAuthServer, type DemoAuthServer } from '../../examples/petstore/auth-server.js';
+import type { GatewayConfig } from '../../src/index.js';
+import { echoBackend, editJson, exampleCopy, openConfig, repoRoot } from '../gateway/helpers.js';
+
+const cli = path.join(repoRoot, 'dist', 'server', 'cli.js');
+
+/** A running `serve` child, its output so far, and helpers to wait on it. */
+interface Served {
+  readonly child: ChildProcess;
+  output(): string;
+  waitFor(pattern: RegExp, timeoutMs?: number): Promise<RegExpExecArray>;
+  exited(): Promise<number | null>;
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const { port } = probe.address() as AddressInfo;
+      probe.close(() => resolve(port));
+    });
+  });
+}
+
+function serve(args: string[], env: Record<string, string> = {}): Served {
+  const child = spawn(process.execPath, [cli, ...args], { env: { ...process.env, DEBUG: '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let text = '';
+  child.stdout!.on('data', (c: Buffer) => void (text += c.toString('utf8')));
+  child.stderr!.on('data', (c: Buffer) => void (text += c.toString('utf8')));
+  const exit = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  return {
+    child,
+    output: () => text,
+    exited: () => exit,
+    async waitFor(pattern, timeoutMs = 20_000) {
+      const deadline = Date.now() + timeoutMs;
+      for (;;) {
+        const found = pattern.exec(text);
+        if (found !== null) return found;
+        if (child.exitCode !== null || Date.now() > deadline) throw new Error(`no ${pattern} in the output:\n${text}`);
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+    },
+  };
+}
+
+async function stop(served: Served | undefined): Promise<void> {
+  if (served === undefined || served.child.exitCode !== null) return;
+  served.child.kill('SIGTERM');
+  await served.exited();
+}
+
+describe('express-access-gateway serve', function () {
+  this.timeout(60_000);
+  let as: DemoAuthServer;
+  let echo: Awaited<ReturnType<typeof echoBackend>>;
+  let copy: Awaited<ReturnType<typeof exampleCopy>>;
+
+  before(async () => {
+    [as, echo, copy] = await Promise.all([startDemoAuthServer({ port: 0 }), echoBackend(), exampleCopy()]);
+    await editJson<GatewayConfig>(copy.configFile, (config) => {
+      config.tokenPolicies!['DemoIdP']!.issuer = as.issuer;
+      config.apis[0]!.backend.url = echo.url;
+    });
+  });
+  after(async () => {
+    await Promise.all([as.stop(), echo.stop(), copy.remove()]);
+  });
+
+  it('--help documents the command, its options, environment and exit codes', async () => {
+    const served = serve(['--help']);
+    expect(await served.exited()).to.equal(0);
+    for (const text of ['serve --config <file>', '--port', '--host', '--admin-port', '--workers <n|auto>', 'ADMIN_PASSWORD', 'SIGTERM', 'Exit codes']) {
+      expect(served.output()).to.include(text);
+    }
+  });
+
+  it('a bad configuration exits 2 with the path of the bad field; bad usage exits 2 too', async () => {
+    const bad = path.join(copy.dir, 'bad.json');
+    await writeFile(bad, JSON.stringify({ apis: [{ provider: 'Ente', name: 'X', version: 1, backend: { url: 'ftp://nope' } }] }));
+    const served = serve(['serve', '--config', bad, '--port', '0', '--admin-port', '0']);
+    expect(await served.exited()).to.equal(2);
+    expect(served.output()).to.match(/apis\[0\]\.backend\.url/);
+    const usage = serve(['serve', '--port', '0']);
+    expect(await usage.exited()).to.equal(2);
+    expect(usage.output()).to.include('--config <file> is required');
+  });
+
+  it('serves the scenario, with admin, console and health on their own port, and stops on SIGTERM with exit 0', async () => {
+    // --admin-port 0 serves no admin listener: take a free port.
+    const adminPort = await freePort();
+    const served = serve(['serve', '--config', copy.configFile, '--port', '0', '--admin-port', String(adminPort)], { ADMIN_PASSWORD: 'cli-admin' });
+    try {
+      const [, api, admin] = await served.waitFor(/serving APIs at (http:\/\/[^\s,]+), admin and console at (http:\/\/\S+)/);
+      expect(admin).to.equal(`http://127.0.0.1:${adminPort}`);
+      const token = await as.issueToken('client1', 'client1-secret');
+      const denied = await as.issueToken('client3', 'client3-secret');
+      const ok = await fetch(`${api}/gateway/Ente/PetStore/v1/pet/10`, { headers: { authorization: `Bearer ${token}` } });
+      expect(ok.status).to.equal(201);
+      expect(ok.headers.get('gateway-message-id')).to.be.a('string');
+      const forbidden = await fetch(`${api}/gateway/Ente/PetStore/v1/pet/10`, { headers: { authorization: `Bearer ${denied}` } });
+      expect(forbidden.status).to.equal(403);
+      expect((await fetch(`${api}/gateway/Ente/PetStore/v1/pet/10`)).status).to.equal(400);
+      // Admin and console live on the admin port only.
+      const basic = `Basic ${Buffer.from('admin:cli-admin').toString('base64')}`;
+      expect((await fetch(`${api}/gateway/console/api/transactions`, { headers: { authorization: basic, 'x-gateway-console': '1' } })).status).to.equal(404);
+      const records = await fetch(`${admin}/gateway/console/api/transactions`, { headers: { authorization: basic, 'x-gateway-console': '1' } });
+      expect(records.status).to.equal(200);
+      const { items } = (await records.json()) as { items: Array<{ status: number }> };
+      expect(items.map((r) => r.status)).to.include.members([201, 403, 400]);
+      for (const check of ['live', 'ready']) {
+        const health = await fetch(`${admin}/gateway/health/${check}`);
+        expect(health.status, check).to.equal(200);
+        expect(await health.json()).to.deep.equal({ status: 'ok' });
+      }
+      served.child.kill('SIGTERM');
+      expect(await served.exited()).to.equal(0);
+    } finally {
+      await stop(served);
+    }
+  });
+
+  it('SIGTERM during a slow backend answer lets that answer finish, then exits 0', async () => {
+    const open = path.join(copy.dir, 'open.json');
+    await writeFile(open, JSON.stringify(openConfig(echo.url)));
+    const served = serve(['serve', '--config', open, '--port', '0', '--admin-port', '0', '--grace-period', '5000']);
+    try {
+      const [, api] = await served.waitFor(/serving APIs at (http:\/\/\S+)/);
+      const answer = fetch(`${api}/gateway/Ente/Echo/v1/hold`).then(async (res) => ({ status: res.status, body: await res.text() }));
+      // The backend has sent its first part: the exchange is in flight.
+      const deadline = Date.now() + 5_000;
+      while (!echo.seen.some((s) => s.url === '/hold') && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      served.child.kill('SIGTERM');
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(served.child.exitCode, 'still running while the exchange is in flight').to.equal(null);
+      echo.release();
+      expect(await answer).to.deep.equal({ status: 200, body: 'first;second' });
+      expect(await served.exited()).to.equal(0);
+    } finally {
+      await stop(served);
+    }
+  });
+
+  it('--workers 2 serves from two processes and replaces a worker that dies', async () => {
+    const open = path.join(copy.dir, 'open-workers.json');
+    await writeFile(open, JSON.stringify(openConfig(echo.url)));
+    const served = serve(['serve', '--config', open, '--port', '0', '--admin-port', '0', '--workers', '2']);
+    try {
+      await served.waitFor(/(worker \d+ serving[\s\S]*){2}/);
+      const pids = [...served.output().matchAll(/worker (\d+) serving APIs at (http:\/\/\S+)/g)];
+      expect(new Set(pids.map((m) => m[1])).size).to.equal(2);
+      // Port 0: each worker got its own port from the primary's shared handle, or the same one; ask each.
+      for (const [, , api] of pids) expect((await fetch(`${api}/gateway/Ente/Echo/v1/ping`)).status).to.equal(201);
+      process.kill(Number(pids[0]![1]), 'SIGKILL');
+      await served.waitFor(/died \(SIGKILL\); starting another/);
+      await served.waitFor(/(worker \d+ serving[\s\S]*){3}/);
+      served.child.kill('SIGTERM');
+      expect(await served.exited()).to.equal(0);
+    } finally {
+      await stop(served);
+    }
+  });
+});
