@@ -125,6 +125,6 @@ function copy(value: unknown, secret: string | undefined, limits: RecordLimits, 
 export function deepFreeze<T>(value: T): T {
   if (value === null || typeof value !== 'object' || Object.isFrozen(value)) return value;
   Object.freeze(value);
-  for (const key of Object.keys(value)) deepFreeze((value as Record<string, unknown>)[key]);
+  for (const key in value) deepFreeze((value as Record<string, unknown>)[key]);
   return value;
 }

@@ -9,6 +9,7 @@ import { outcomeLabels, type OutcomeCode } from '../errors.js';
 import { sharedTokenData, type SharedTokenData } from '../token/shared.js';
 import { budgetOf, copyBounded, deepFreeze, fit, truncate, type Budget, type RecordLimits } from './bounds.js';
 import { REDACTED, redactHeaders, scrubSecret } from './redact.js';
+import { rememberSize } from './size.js';
 import type { TransactionRecord, TransactionSender, TransactionTokenInfo } from './types.js';
 
 /** What the middleware knows about the exchange besides the context. */
@@ -54,6 +55,8 @@ function sharedSections(context: GatewayContext, cache: TokenSectionCache, secre
   const tokenInfo = tokenInfoOf(context, secret, limits)!;
   scrubSecret(sender, secret);
   const sections: TokenSections = { secret, method: token.method, policy: token.policy, sender: deepFreeze(sender), tokenInfo: deepFreeze(tokenInfo) };
+  rememberSize(sections.sender);
+  rememberSize(sections.tokenInfo);
   cache.set(shared, sections);
   return sections;
 }
@@ -112,6 +115,7 @@ function tokenInfoOf(context: GatewayContext, secret: string | undefined, limits
 const OUTCOMES = Object.fromEntries(
   Object.entries(outcomeLabels).map(([code, labels]) => [code, Object.freeze({ code: code as OutcomeCode, label: labels.it, en: labels.en })]),
 ) as Readonly<Record<OutcomeCode, TransactionRecord['outcome']>>;
+for (const outcome of Object.values(OUTCOMES)) rememberSize(outcome);
 
 /** `value`, or {@link REDACTED} when it contains the token. */
 function clean(value: string, secret: string | undefined): string {
