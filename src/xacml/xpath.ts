@@ -98,7 +98,7 @@ export function requestXml(ctx: RequestContext): string {
   return `${s}</Request>`;
 }
 
-/** Default of {@link requestDocument}'s `maxAttributes` (and of `createPdp`'s `maxXPathAttributes`). */
+/** Default of `createPdp`'s `maxXPathAttributes`: most attribute values of a request XPath reads as a document. */
 export const DEFAULT_MAX_XPATH_ATTRIBUTES = 256;
 
 /** The attribute values of a request, an attribute without values counting as one. */
