@@ -40,6 +40,17 @@ function expectHead(response: Response, example: HttpExample): void {
   }
 }
 
+/** The first group of `pattern` in what a running sample printed, waiting a little for it. */
+async function waitForOutput(sample: RunningSample, pattern: RegExp): Promise<string> {
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    const found = pattern.exec(sample.output())?.[1];
+    if (found !== undefined) return found;
+    if (Date.now() > deadline) throw new Error(`the sample did not print ${pattern}:\n${sample.output()}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
 describe('guides: the index and the links', () => {
   it('docs/README.md lists every guide, and every page linked from the index and the getting-started pages exists', async () => {
     const guides = (await readdir(path.join(repoRoot, 'docs'))).filter((f) => f.endsWith('.md') && f !== 'README.md');
@@ -145,6 +156,7 @@ describe('guides: the samples run as written', function () {
         BACKEND_URL: backend.url,
         ADMIN_PASSWORD,
         PORT: '0',
+        CONSOLE_PORT: '0',
       });
       running.push(sample);
     });
@@ -182,11 +194,14 @@ describe('guides: the samples run as written', function () {
       expect(await problem(response)).to.deep.equal(problems[2]);
     });
 
-    it('the console refuses without credentials and lists every outcome with them', async () => {
-      const refused = await fetch(`${sample.url}/console/api/transactions`, { headers: { 'x-gateway-console': '1' } });
+    it('the console refuses without credentials and lists every outcome with them, on its own port only', async () => {
+      const consoleUrl = await waitForOutput(sample, /console on (http:\/\/\S+)\/console\//);
+      const onApiPort = await fetch(`${sample.url}/console/api/transactions`, { headers: { authorization: basic('admin', ADMIN_PASSWORD), 'x-gateway-console': '1' } });
+      expect(onApiPort.status, 'no console on the API port').to.equal(404);
+      const refused = await fetch(`${consoleUrl}/console/api/transactions`, { headers: { 'x-gateway-console': '1' } });
       expect(refused.status).to.equal(401);
       expect(refused.headers.get('www-authenticate')).to.match(/^Basic /);
-      const response = await fetch(`${sample.url}/console/api/transactions`, { headers: { authorization: basic('admin', ADMIN_PASSWORD), 'x-gateway-console': '1' } });
+      const response = await fetch(`${consoleUrl}/console/api/transactions`, { headers: { authorization: basic('admin', ADMIN_PASSWORD), 'x-gateway-console': '1' } });
       expect(response.status).to.equal(200);
       const { items } = (await response.json()) as { items: Array<{ status: number; outcome: { code: string }; outgoing?: { headers: Record<string, string> } }> };
       expect(items.map((r) => `${r.status} ${r.outcome.code}`).reverse()).to.deep.equal([
@@ -253,8 +268,7 @@ describe('guides: the samples run as written', function () {
     });
 
     it('ResetAllCaches as the page shows it (admin credentials), and the console with the same ones', async () => {
-      const adminUrl = /admin on (http:\/\/\S+)/.exec(sample.output())?.[1];
-      expect(adminUrl, 'the sample prints its admin listener').to.be.a('string');
+      const adminUrl = await waitForOutput(sample, /admin on (http:\/\/\S+)/);
       const onApiPort = await fetch(`${sample.url}/gateway/admin/reset-caches`, { method: 'POST', headers: { authorization: basic('admin', ADMIN_PASSWORD), 'x-gateway-console': '1' } });
       expect(onApiPort.status, 'no admin route on the API listener').to.equal(404);
       const refused = await fetch(`${adminUrl}/gateway/admin/reset-caches`, { method: 'POST', headers: { 'x-gateway-console': '1' } });
