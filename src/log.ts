@@ -4,9 +4,16 @@ import createDebug from 'debug';
 export type LogArea = 'token' | 'xacml' | 'authorize' | 'forward' | 'record' | 'console' | 'gateway' | 'relay' | 'config';
 
 /**
- * A `debug` logger for one area. Enable with `DEBUG=express-access-gateway:*`.
+ * A logger: a `debug` function, typed here so that the published declarations need no `@types/debug`.
  * Never pass a token value to it.
  */
-export function logger(area: LogArea): createDebug.Debugger {
+export interface Logger {
+  (formatter: string, ...args: unknown[]): void;
+  /** Whether the namespace is enabled (check it before building costly arguments). */
+  readonly enabled: boolean;
+}
+
+/** A `debug` logger for one area. Enable with `DEBUG=express-access-gateway:*`. */
+export function logger(area: LogArea): Logger {
   return createDebug(`express-access-gateway:${area}`);
 }

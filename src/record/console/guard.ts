@@ -5,7 +5,7 @@
  */
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { GatewayError, messageSets, type GatewayErrorCode } from '../../errors.js';
-import type { Debugger } from 'debug';
+import type { Logger } from '../../log.js';
 import { renderProblem } from '../../problem/render.js';
 import { basicCredentials, type ConsoleAuthenticate } from './auth.js';
 import type { LoginThrottle } from './throttle.js';
@@ -35,7 +35,7 @@ export interface GuardOptions {
   /** Whether a safe (GET/HEAD) request to this path is a JSON route that needs the custom header. */
   isJson: (req: Request) => boolean;
   /** Where refusals and failed logins are logged. */
-  log: Debugger;
+  log: Logger;
 }
 
 /** Validates a Basic realm: it goes into a quoted header parameter. */
