@@ -88,6 +88,12 @@ export interface CreateGatewayOptions {
      * backend reads `Gateway_Token_Subject` as `Gateway-Token-Subject`).
      */
     keepUnderscoreHeaders?: boolean;
+    /**
+     * Bytes of an unread upload drained after a backend's early answer, so that the client's next
+     * request on the connection is answered; a larger (or chunked) one closes the connection.
+     * Default `1048576`.
+     */
+    maxDrainBytes?: number;
     /** Connect timeout in milliseconds (503 past it). Default `10000`. */
     connectTimeoutMs?: number;
     /** Most connections per backend origin. Default: no limit. */
@@ -246,7 +252,7 @@ export function createGateway(options: CreateGatewayOptions): Gateway {
   }
   const relayOptions = options.relay ?? {};
   if (relayOptions === null || typeof relayOptions !== 'object') throw new TypeError('createGateway: options.relay must be an object');
-  for (const name of ['connectTimeoutMs', 'connections', 'keepAliveTimeoutMs'] as const) {
+  for (const name of ['connectTimeoutMs', 'connections', 'keepAliveTimeoutMs', 'maxDrainBytes'] as const) {
     const value = relayOptions[name];
     if (value !== undefined && (typeof value !== 'number' || !(value > 0))) throw new TypeError(`createGateway: options.relay.${name} must be a positive number`);
   }
@@ -363,6 +369,7 @@ export function createGateway(options: CreateGatewayOptions): Gateway {
             idHeaders: true,
             trustProxy,
             ...(relayOptions.keepUnderscoreHeaders === undefined ? {} : { keepUnderscoreHeaders: relayOptions.keepUnderscoreHeaders }),
+            ...(relayOptions.maxDrainBytes === undefined ? {} : { maxDrainBytes: relayOptions.maxDrainBytes }),
             resourceUrl: (req) => {
               const url = req.url ?? '/';
               if (url.startsWith(prefix)) {
