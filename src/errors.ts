@@ -12,6 +12,7 @@
  * - `OK`: the request was relayed (or handled) successfully.
  * - `TOKEN_FAILED`: "Gestione Token Fallita" (token missing or invalid).
  * - `AUTHORIZATION_DENIED`: "Autorizzazione Negata" (XACML not Permit).
+ * - `INSUFFICIENT_SCOPE`: the token lacks a scope or claim value the API requires.
  * - `AUTHORIZATION_SERVER_ERROR`: the authorization server could not be used.
  * - `CONNECTION_ERROR`: "Errore di Connessione" (backend unreachable or timing out).
  * - `NOT_FOUND`: no registered API at that path.
@@ -22,6 +23,7 @@ export type OutcomeCode =
   | 'OK'
   | 'TOKEN_FAILED'
   | 'AUTHORIZATION_DENIED'
+  | 'INSUFFICIENT_SCOPE'
   | 'AUTHORIZATION_SERVER_ERROR'
   | 'CONNECTION_ERROR'
   | 'NOT_FOUND'
@@ -43,6 +45,7 @@ export const outcomeLabels: Readonly<
   OK: { it: 'Ok', en: 'Ok' },
   TOKEN_FAILED: { it: 'Gestione Token Fallita', en: 'Token handling failed' },
   AUTHORIZATION_DENIED: { it: 'Autorizzazione Negata', en: 'Authorization denied' },
+  INSUFFICIENT_SCOPE: { it: 'Scope Insufficienti', en: 'Insufficient scope' },
   AUTHORIZATION_SERVER_ERROR: { it: 'Authorization Server Non Disponibile', en: 'Authorization server unavailable' },
   CONNECTION_ERROR: { it: 'Errore di Connessione', en: 'Connection error' },
   NOT_FOUND: { it: 'API Non Trovata', en: 'API not found' },
@@ -81,6 +84,8 @@ export type GatewayErrorCode =
   | 'ERR_TOKEN_MALFORMED'
   | 'ERR_TOKEN_INVALID'
   | 'ERR_TOKEN_EXPIRED'
+  | 'ERR_TOKEN_THROTTLED'
+  | 'ERR_INSUFFICIENT_SCOPE'
   | 'ERR_AUTHORIZATION_DENIED'
   | 'ERR_AUTHORIZATION_SERVER_UNAVAILABLE'
   | 'ERR_API_NOT_FOUND'
@@ -149,6 +154,18 @@ export const errorCatalogue: Readonly<Record<GatewayErrorCode, ErrorDefinition>>
     gatewayStatus: 'protocol:GATEWAY-1367',
     outcome: 'TOKEN_FAILED',
     challenge: { error: 'invalid_token', description: 'Token expired' },
+  },
+  ERR_TOKEN_THROTTLED: {
+    status: 429,
+    gatewayStatus: 'protocol:GATEWAY-1370',
+    outcome: 'TOKEN_FAILED',
+    retryAfter: 10,
+  },
+  ERR_INSUFFICIENT_SCOPE: {
+    status: 403,
+    gatewayStatus: 'protocol:GATEWAY-1368',
+    outcome: 'INSUFFICIENT_SCOPE',
+    challenge: { error: 'insufficient_scope', description: 'The request requires higher privileges than provided by the access token' },
   },
   ERR_AUTHORIZATION_DENIED: {
     status: 403,
@@ -230,6 +247,8 @@ export const messagesIt: MessageSet = {
   ERR_TOKEN_MALFORMED: (p) => `Token non presente: ${p.reason ?? 'token malformato'}`,
   ERR_TOKEN_INVALID: 'Token non valido',
   ERR_TOKEN_EXPIRED: 'Token non valido',
+  ERR_TOKEN_THROTTLED: 'Troppi token non validi da questo indirizzo: riprovare più tardi',
+  ERR_INSUFFICIENT_SCOPE: 'Il token non ha gli scope o i claim richiesti dal servizio',
   ERR_AUTHORIZATION_DENIED: deniedIt,
   ERR_AUTHORIZATION_SERVER_UNAVAILABLE: 'Servizio di validazione del token temporaneamente non disponibile',
   ERR_API_NOT_FOUND: 'Nessuna API registrata corrisponde alla richiesta',
@@ -250,6 +269,8 @@ export const messagesEn: MessageSet = {
   ERR_TOKEN_MALFORMED: (p) => `Token not present: ${p.reason ?? 'malformed token'}`,
   ERR_TOKEN_INVALID: 'Token not valid',
   ERR_TOKEN_EXPIRED: 'Token not valid',
+  ERR_TOKEN_THROTTLED: 'Too many invalid tokens from this address: try again later',
+  ERR_INSUFFICIENT_SCOPE: 'The token lacks the scopes or claims the service requires',
   ERR_AUTHORIZATION_DENIED: deniedEn,
   ERR_AUTHORIZATION_SERVER_UNAVAILABLE: 'Token validation service temporarily unavailable',
   ERR_API_NOT_FOUND: 'No registered API matches the request',

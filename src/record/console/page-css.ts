@@ -10,6 +10,7 @@ const outcomeColours: Record<string, [fill: string, background: string, text: st
   OK: ['#2e7d32', '#e5f4e7', '#1b5e20'],
   TOKEN_FAILED: ['#e09a00', '#fff3d6', '#6d4600'],
   AUTHORIZATION_DENIED: ['#c62828', '#fde6e6', '#8e1b1b'],
+  INSUFFICIENT_SCOPE: ['#d84315', '#fdece6', '#8f2a0c'],
   AUTHORIZATION_SERVER_ERROR: ['#6a3d9a', '#efe7f8', '#4a2a6d'],
   CONNECTION_ERROR: ['#b5541c', '#fbeadf', '#7a3612'],
   NOT_FOUND: ['#546e7a', '#e8eef1', '#37474f'],

@@ -1,0 +1,139 @@
+/**
+ * Option checks of every factory: one place that says what a valid option is and how a bad one is
+ * reported, so that a misconfiguration fails at start-up with the same shape of error everywhere:
+ * an {@link InvalidOptionError} (a `TypeError`, code `ERR_INVALID_OPTION`) whose message starts with
+ * `<factory>: options.<path>`.
+ *
+ * @module
+ */
+
+/** The code of every {@link InvalidOptionError}. */
+export const INVALID_OPTION = 'ERR_INVALID_OPTION';
+
+/**
+ * A factory was given an option it cannot use. Thrown at creation, never on a request.
+ *
+ * @example
+ * ```ts
+ * try {
+ *   createRelay({ target: 'ftp://nope' });
+ * } catch (err) {
+ *   if (err instanceof InvalidOptionError) console.error(err.code, err.option, err.message);
+ * }
+ * ```
+ */
+export class InvalidOptionError extends TypeError {
+  /** Always `ERR_INVALID_OPTION`. */
+  readonly code: typeof INVALID_OPTION = INVALID_OPTION;
+  /** The option, as `<factory>: options.<path>`, for example `createRelay: options.timeoutMs`. */
+  readonly option: string;
+
+  constructor(option: string, message: string) {
+    super(`${option} ${message}`);
+    this.name = 'InvalidOptionError';
+    this.option = option;
+  }
+}
+
+const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+const HEADER_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
+
+/** Whether `value` is an HTTP header name (RFC 9110 token). */
+export function isHeaderName(value: string): boolean {
+  return HEADER_NAME.test(value);
+}
+
+/** Whether Node accepts `value` as a header value (RFC 9110 field-value characters: no controls but tab). */
+export function isHeaderValue(value: string): boolean {
+  return HEADER_VALUE.test(value);
+}
+
+/**
+ * The checks of one factory's options. Each method takes the value, its path below `options` and,
+ * for optional settings, the default; it returns the value to use or throws an
+ * {@link InvalidOptionError}.  @internal
+ */
+export class OptionChecks {
+  readonly #factory: string;
+
+  constructor(factory: string) {
+    this.#factory = factory;
+  }
+
+  /** Throws the error of the option at `path` (below `options`; `''` for `options` itself). */
+  fail(path: string, message: string): never {
+    throw new InvalidOptionError(`${this.#factory}: options${path === '' ? '' : `.${path}`}`, message);
+  }
+
+  /** An object (not `null`, not an array); `fallback` when undefined and one is given. */
+  object<T extends object>(value: unknown, path: string, fallback?: T): T {
+    if (value === undefined && fallback !== undefined) return fallback;
+    if (value === null || typeof value !== 'object' || Array.isArray(value)) this.fail(path, 'must be an object');
+    return value as T;
+  }
+
+  /** A boolean. */
+  boolean(value: unknown, path: string, fallback: boolean): boolean {
+    if (value === undefined) return fallback;
+    if (typeof value !== 'boolean') this.fail(path, 'must be a boolean');
+    return value;
+  }
+
+  /** A finite number above 0 (a whole one with `integer`). */
+  positive(value: unknown, path: string, fallback: number, integer = false): number {
+    if (value === undefined) return fallback;
+    if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0 || (integer && !Number.isSafeInteger(value))) {
+      this.fail(path, integer ? 'must be a positive integer' : 'must be a positive number');
+    }
+    return value;
+  }
+
+  /** A finite number of at least 0 (a whole one with `integer`). */
+  nonNegative(value: unknown, path: string, fallback: number, integer = false): number {
+    if (value === undefined) return fallback;
+    if (typeof value !== 'number' || !Number.isFinite(value) || value < 0 || (integer && !Number.isSafeInteger(value))) {
+      this.fail(path, integer ? 'must be a non-negative integer' : 'must be a non-negative number');
+    }
+    return value;
+  }
+
+  /** A non-empty string (matching `pattern`, described by `what`, when given). */
+  string(value: unknown, path: string, fallback?: string, pattern?: RegExp, what = 'a non-empty string'): string {
+    if (value === undefined && fallback !== undefined) return fallback;
+    if (typeof value !== 'string' || value === '' || (pattern !== undefined && !pattern.test(value))) this.fail(path, `must be ${what}`);
+    return value;
+  }
+
+  /** One of `allowed`. */
+  oneOf<T extends string>(value: unknown, path: string, allowed: readonly T[], fallback?: T): T {
+    if (value === undefined && fallback !== undefined) return fallback;
+    if (typeof value !== 'string' || !(allowed as readonly string[]).includes(value)) this.fail(path, `must be one of ${allowed.join(', ')}`);
+    return value as T;
+  }
+
+  /** A function (optional: `undefined` stays `undefined`). */
+  optionalFunction<F extends (...args: never[]) => unknown>(value: unknown, path: string): F | undefined {
+    if (value === undefined) return undefined;
+    if (typeof value !== 'function') this.fail(path, 'must be a function');
+    return value as F;
+  }
+
+  /** An HTTP header name. */
+  headerName(value: unknown, path: string, fallback?: string): string {
+    return this.string(value, path, fallback, HEADER_NAME, 'a header name');
+  }
+
+  /** An HTTP header value (no control characters but tab; may be empty only with `allowEmpty`). */
+  headerValue(value: unknown, path: string, fallback?: string, allowEmpty = false): string {
+    if (value === undefined && fallback !== undefined) return fallback;
+    if (typeof value !== 'string' || (!allowEmpty && value === '') || !HEADER_VALUE.test(value)) {
+      this.fail(path, allowEmpty ? 'must be a header value (no control characters)' : 'must be a non-empty header value (no control characters)');
+    }
+    return value;
+  }
+}
+
+/** The option checks of `factory` (for example `createRelay`).  @internal */
+export function optionChecks(factory: string): OptionChecks {
+  return new OptionChecks(factory);
+}
