@@ -7,6 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { OutcomeCode } from './errors.js';
+import type { XacmlDecision } from './xacml/response.js';
 
 /** How the client sent the token (RFC 6750 section 2). */
 export type TokenMethod = 'header' | 'body' | 'query';
@@ -86,7 +87,7 @@ export interface TokenContext {
 /** An XACML decision for the current request. */
 export interface AuthorizationContext {
   /** The XACML decision; only `Permit` lets the request through. */
-  decision: 'Permit' | 'Deny' | 'NotApplicable' | 'Indeterminate';
+  decision: XacmlDecision;
   /** XACML status code URI. */
   statusCode: string;
   /** XACML status message, when there is one. */

@@ -3,11 +3,12 @@
  *
  * @module
  */
+import type { XacmlDecision } from '../xacml/response.js';
 
 /** The parts of an XACML result the decision text is made of. */
 export interface DecisionResult {
   /** The XACML decision. */
-  decision: 'Permit' | 'Deny' | 'NotApplicable' | 'Indeterminate';
+  decision: XacmlDecision;
   /** The XACML status: its code URI and, when the PDP gave one, its message. */
   status: {
     /** Status code URI, for example `urn:oasis:names:tc:xacml:1.0:status:ok`. */

@@ -20,3 +20,4 @@ export { toRequestXml } from './request-xml.js';
 export { XacmlAttributes } from './attributes.js';
 export { decisionText } from './decision.js';
 export type { DecisionResult } from './decision.js';
+export type { XacmlDecision } from '../xacml/response.js';

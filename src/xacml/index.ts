@@ -16,8 +16,9 @@ export type { Pdp, PdpOptions, AttributeFinder, AttributeDesignatorReference, At
 export { DEFAULT_MAX_XPATH_ATTRIBUTES } from './xpath.js';
 export { parseRequest } from './request.js';
 export { toResponseXml } from './response.js';
-export type { XacmlResponse, XacmlResult, XacmlObligation } from './response.js';
+export type { XacmlDecision, XacmlResponse, XacmlResult, XacmlObligation } from './response.js';
 export { XacmlSyntaxError, XacmlProcessingError } from './errors.js';
+export type { XacmlErrorCode } from './errors.js';
 export type { XmlLimits } from './xml.js';
 export { DEFAULT_MAX_DEPTH, DEFAULT_MAX_SIZE } from './xml.js';
 export { ACCESS_SUBJECT, XS_STRING } from './request-context.js';

@@ -6,6 +6,9 @@
 import { CONTEXT_NS, POLICY_NS } from './constants.js';
 import { escapeXml } from './xml.js';
 
+/** An XACML decision: only `Permit` grants access. */
+export type XacmlDecision = 'Permit' | 'Deny' | 'NotApplicable' | 'Indeterminate';
+
 /** An obligation returned with a Permit or Deny. */
 export interface XacmlObligation {
   /** `ObligationId`. */
@@ -28,7 +31,7 @@ export interface XacmlResult {
   /** Set for hierarchical requests (one result per resource). */
   resourceId?: string;
   /** The decision. */
-  decision: 'Permit' | 'Deny' | 'NotApplicable' | 'Indeterminate';
+  decision: XacmlDecision;
   /** Status code URI (`urn:oasis:names:tc:xacml:1.0:status:ok` …) and a message saying where. */
   status: {
     /** Status code URI, for example `urn:oasis:names:tc:xacml:1.0:status:ok` or `…:status:processing-error`. */

@@ -6,8 +6,9 @@
  * @module
  */
 import { STATUS_OK, STATUS_PROCESSING_ERROR } from './constants.js';
-import { XacmlProcessingError } from './functions/types.js';
+import { XacmlProcessingError } from './errors.js';
 import { DataTypeError } from './datatypes/types.js';
+import type { XacmlDecision } from './response.js';
 
 /** Decision codes. */
 export const PERMIT = 0;
@@ -21,7 +22,7 @@ export const INDETERMINATE = 3;
 export type DecisionCode = 0 | 1 | 2 | 3;
 
 /** Decision names, indexed by code. */
-export const DECISION_NAMES = ['Permit', 'Deny', 'NotApplicable', 'Indeterminate'] as const;
+export const DECISION_NAMES = ['Permit', 'Deny', 'NotApplicable', 'Indeterminate'] as const satisfies readonly XacmlDecision[];
 
 /** A status: code URI and optional message. */
 export interface Status {

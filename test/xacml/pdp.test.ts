@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { DOMParser } from '@xmldom/xmldom';
-import { createPdp, parseRequest, toResponseXml, XacmlSyntaxError } from '../../src/xacml/index.js';
+import { createPdp, parseRequest, toResponseXml, XacmlProcessingError, XacmlSyntaxError } from '../../src/xacml/index.js';
 import type { RequestContext } from '../../src/xacml/index.js';
 import {
   RESOURCE_ID, XS, apply, attr, condition, designator, policy, policySet, request, rule, target1, throwsSyntax, typed, val,
@@ -219,6 +219,12 @@ describe('xacml PDP', () => {
     it('a non-XACML document is rejected', () => {
       throwsSyntax(() => createPdp({ policies: ['<Policy PolicyId="x" RuleCombiningAlgId="y"/>'] }), 'not in the XACML 2.0 policy namespace');
       assert.ok(new XacmlSyntaxError('m', '/p') instanceof Error);
+    });
+    it('errors carry stable codes', () => {
+      assert.throws(() => createPdp({ policies: ['<Policy/>'] }), (e: unknown) => e instanceof XacmlSyntaxError && e.code === 'ERR_XACML_SYNTAX');
+      assert.equal(new XacmlSyntaxError('m').code, 'ERR_XACML_SYNTAX');
+      assert.equal(new XacmlProcessingError('m').code, 'ERR_XACML_PROCESSING');
+      assert.equal(new XacmlProcessingError('m').name, 'XacmlProcessingError');
     });
   });
 });

@@ -3,7 +3,8 @@
  *
  * @module
  */
-import { XacmlProcessingError, type FunctionSpec } from './types.js';
+import { XacmlProcessingError } from '../errors.js';
+import type { FunctionSpec } from './types.js';
 import { F1, fixed, one, variadic } from './define.js';
 import * as T from '../datatypes/uris.js';
 

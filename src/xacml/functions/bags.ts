@@ -3,7 +3,8 @@
  *
  * @module
  */
-import { XacmlProcessingError, type FunctionSpec } from './types.js';
+import { XacmlProcessingError } from '../errors.js';
+import type { FunctionSpec } from './types.js';
 import { BOOL, CORE_TYPES, F1, F2, INT, V2_TYPES, bag, fixed, one, variadic } from './define.js';
 import { equalityOf } from './equality.js';
 

@@ -15,7 +15,6 @@ import { bagAndSetFunctions } from './bags.js';
 import { temporalFunctions } from './temporal.js';
 import { stringFunctions } from './strings.js';
 
-export { XacmlProcessingError } from './types.js';
 export type { FunctionSpec, ValueType } from './types.js';
 export { compileXsRegex, XsRegexError } from './regex.js';
 export type { XsRegex } from './regex.js';

@@ -4,7 +4,8 @@
  *
  * @module
  */
-import { XacmlProcessingError, type FunctionSpec } from './types.js';
+import { XacmlProcessingError } from '../errors.js';
+import type { FunctionSpec } from './types.js';
 import { BOOL, F1, F2, fixed, one, variadic } from './define.js';
 import { compileXsRegex } from './regex.js';
 import type { XsRegex } from './regex.js';

@@ -6,6 +6,7 @@
  *
  * @module
  */
+import type { XacmlProcessingError } from '../errors.js';
 
 /** The static type of an argument or result: a data type, single or bag. */
 export interface ValueType {
@@ -13,17 +14,6 @@ export interface ValueType {
   readonly dataType: string;
   /** Whether it is a bag of values. */
   readonly bag: boolean;
-}
-
-/**
- * Thrown by an implementation when the function's result is a processing error
- * (division by zero, `one-and-only` of a bag that does not hold exactly one value, an invalid
- * lexical form in a `*-from-string` conversion …). The evaluator turns it into Indeterminate
- * with status `processing-error` and this message.
- */
-export class XacmlProcessingError extends Error {
-  /** Always `'XacmlProcessingError'`. */
-  override readonly name = 'XacmlProcessingError';
 }
 
 /** An eagerly evaluated XACML function. */

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { dataTypes } from '../../../src/xacml/datatypes/index.js';
-import { functions, XacmlProcessingError, type FunctionSpec } from '../../../src/xacml/functions/index.js';
+import { XacmlProcessingError } from '../../../src/xacml/errors.js';
+import { functions, type FunctionSpec } from '../../../src/xacml/functions/index.js';
 
 const XS = 'http://www.w3.org/2001/XMLSchema#';
 const DTD = 'http://www.w3.org/TR/2002/WD-xquery-operators-20020816#dayTimeDuration';

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { XacmlProcessingError } from '../../../src/xacml/functions/index.js';
+import { XacmlProcessingError } from '../../../src/xacml/errors.js';
 import type { RequestContext } from '../../../src/xacml/request-context.js';
 import { createPdp } from '../../../src/xacml/pdp.js';
 import {
