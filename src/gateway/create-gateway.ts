@@ -6,36 +6,27 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Router, type NextFunction, type Request, type Response } from 'express';
 import { Agent, type Dispatcher } from 'undici';
-import { xacmlAuthorize } from '../authorize/xacml-authorize.js';
-import { gatewayContext } from '../context.js';
-import { GatewayError, type MessageSet } from '../errors.js';
+import type { MessageSet } from '../errors.js';
 import { logger } from '../log.js';
+import { optionChecks } from '../options.js';
 import { problemJsonErrorHandler } from '../problem/handler.js';
 import { monitoringConsole } from '../record/console/router.js';
 import { MemoryTransactionStore } from '../record/memory-store.js';
 import { recordTransactionWithoutIdHeaders, type RecordTransactionOptions } from '../record/record-transaction.js';
 import type { TransactionStore } from '../record/types.js';
-import { forwardTokenHeaders } from '../token/forward/forward-token-headers.js';
-import { introspect } from '../token/introspect.js';
-import { createTokenPolicy, type TokenPolicy, type TokenPolicyOptions } from '../token/policy.js';
-import { requireToken } from '../token/require-token.js';
+import type { TokenPolicyOptions } from '../token/policy.js';
 import { adminAuthenticator, adminRouter, type AdminAuthOptions, type GatewayConfigState, type ResetResult } from './admin.js';
+import type { Middleware } from './chain.js';
+import { compileRuntime, type CompileSettings, type Runtime } from './compile.js';
 import { ConfigCache } from './config/cache.js';
-import { ConfigError } from './config/errors.js';
 import type { ConfigSource } from './config/load.js';
-import type { ResolvedApi, ResolvedConfig, ResolvedTokenPolicy } from './config/types.js';
-import { isHeaderValue } from './headers.js';
-import { createRelay } from './relay.js';
+import type { ResolvedTokenPolicy } from './config/types.js';
+import { createRequestPath } from './request-path.js';
+import type { RequestTargetRules } from './request-target.js';
 import { compileTrust, type TrustProxy } from './trust-proxy.js';
-import { canonicalTarget, isRefused, type CanonicalTarget, type RefusedTarget, type RequestTargetRules } from './request-target.js';
-import { apiKey, findOperation, parseInvocation } from './routing.js';
 
 const log = logger('gateway');
 
-/** The per-request recording setting of APIs that record outgoing headers: one shared object. */
-const RECORD_OUTGOING_HEADERS = Object.freeze({ outgoingHeaders: true });
-
-type Middleware = (req: IncomingMessage, res: ServerResponse, next: (err?: unknown) => void) => void;
 
 /** Options of {@link createGateway}. */
 export interface CreateGatewayOptions {
@@ -156,47 +147,10 @@ export interface Gateway {
   close(): Promise<void>;
 }
 
-/** One registered API, ready to serve. */
-interface CompiledApi {
-  readonly api: ResolvedApi;
-  readonly chain: readonly Middleware[];
-}
+const BASE_PATH = /^\/([A-Za-z0-9._~-]+(\/[A-Za-z0-9._~-]+)*)?\/?$/;
 
-/** What a configuration compiles into. */
-interface Runtime {
-  readonly apis: ReadonlyMap<string, CompiledApi>;
-  /** Token policies by their settings' key (reused across reloads while the settings are the same). */
-  readonly tokenPolicies: ReadonlyMap<string, TokenPolicy>;
-}
-
-function normalizeBasePath(value: unknown): string {
-  if (value === undefined) return '/gateway';
-  if (typeof value !== 'string' || !/^\/([A-Za-z0-9._~-]+(\/[A-Za-z0-9._~-]+)*)?\/?$/.test(value)) {
-    throw new TypeError('createGateway: options.basePath must be a path like /gateway');
-  }
+function normalizeBasePath(value: string): string {
   return value.length > 1 && value.endsWith('/') ? value.slice(0, -1) : value;
-}
-
-/** Runs a list of middleware in order, stopping at the first error (as a tiny router would). */
-function runChain(chain: readonly Middleware[], req: IncomingMessage, res: ServerResponse, done: (err?: unknown) => void): void {
-  let index = 0;
-  const next = (err?: unknown): void => {
-    if (err !== undefined && err !== null) {
-      done(err);
-      return;
-    }
-    const handler = chain[index++];
-    if (handler === undefined) {
-      done();
-      return;
-    }
-    try {
-      handler(req, res, next);
-    } catch (error) {
-      done(error);
-    }
-  };
-  next();
 }
 
 /**
@@ -233,45 +187,41 @@ function runChain(chain: readonly Middleware[], req: IncomingMessage, res: Serve
  * ```
  */
 export function createGateway(options: CreateGatewayOptions): Gateway {
-  if (options === null || typeof options !== 'object') throw new TypeError('createGateway: options must be an object');
+  const check = optionChecks('createGateway');
+  check.object(options, '');
   const source = options.config;
   if (!(typeof source === 'string' || source instanceof URL || typeof source === 'function' || (source !== null && typeof source === 'object'))) {
-    throw new TypeError('createGateway: options.config must be a file path, a configuration object or a loader function');
+    check.fail('config', 'must be a file path, a configuration object or a loader function');
   }
-  const basePath = normalizeBasePath(options.basePath);
-  if (options.allowEmptySegments !== undefined && typeof options.allowEmptySegments !== 'boolean') {
-    throw new TypeError('createGateway: options.allowEmptySegments must be a boolean');
-  }
-  const targetRules: RequestTargetRules = { allowEmptySegments: options.allowEmptySegments ?? false };
-  const server = options.server ?? 'Gateway';
-  if (typeof server !== 'string' || server === '' || !isHeaderValue(server)) throw new TypeError('createGateway: options.server must be a non-empty header value');
+  const basePath = normalizeBasePath(check.string(options.basePath, 'basePath', '/gateway', BASE_PATH, 'a path like /gateway'));
+  const targetRules: RequestTargetRules = { allowEmptySegments: check.boolean(options.allowEmptySegments, 'allowEmptySegments', false) };
+  const server = check.headerValue(options.server, 'server', 'Gateway');
   const messages = options.messages ?? 'it';
   const store = options.store ?? new MemoryTransactionStore();
-  if (options.tokenPolicyOptions !== undefined && typeof options.tokenPolicyOptions !== 'function') {
-    throw new TypeError('createGateway: options.tokenPolicyOptions must be a function');
-  }
-  const relayOptions = options.relay ?? {};
-  if (relayOptions === null || typeof relayOptions !== 'object') throw new TypeError('createGateway: options.relay must be an object');
-  for (const name of ['connectTimeoutMs', 'connections', 'keepAliveTimeoutMs', 'maxDrainBytes'] as const) {
-    const value = relayOptions[name];
-    if (value !== undefined && (typeof value !== 'number' || !(value > 0))) throw new TypeError(`createGateway: options.relay.${name} must be a positive number`);
-  }
-  if (relayOptions.keepUnderscoreHeaders !== undefined && typeof relayOptions.keepUnderscoreHeaders !== 'boolean') {
-    throw new TypeError('createGateway: options.relay.keepUnderscoreHeaders must be a boolean');
-  }
-  // Compiled once here so that a bad value fails at start; each relay gets the compiled function.
-  const trustProxy = compileTrust(options.trustProxy, 'createGateway: options.trustProxy');
+  const tokenPolicyOptions = check.optionalFunction<NonNullable<CreateGatewayOptions['tokenPolicyOptions']>>(options.tokenPolicyOptions, 'tokenPolicyOptions');
+  const relayOptions = check.object<NonNullable<CreateGatewayOptions['relay']>>(options.relay, 'relay', {});
+  const connectTimeoutMs = check.positive(relayOptions.connectTimeoutMs, 'relay.connectTimeoutMs', 10_000);
+  const connections = relayOptions.connections === undefined ? undefined : check.positive(relayOptions.connections, 'relay.connections', 0, true);
+  const keepAliveTimeoutMs = check.positive(relayOptions.keepAliveTimeoutMs, 'relay.keepAliveTimeoutMs', 4_000);
+  const compileSettings: CompileSettings = {
+    server,
+    // Compiled once here so that a bad value fails at start; each relay gets the compiled function.
+    trustProxy: compileTrust(options.trustProxy, check, 'trustProxy'),
+    keepUnderscoreHeaders: relayOptions.keepUnderscoreHeaders === undefined ? undefined : check.boolean(relayOptions.keepUnderscoreHeaders, 'relay.keepUnderscoreHeaders', false),
+    maxDrainBytes: relayOptions.maxDrainBytes === undefined ? undefined : check.positive(relayOptions.maxDrainBytes, 'relay.maxDrainBytes', 0, true),
+    tokenPolicyOptions,
+    dispatcher:
+      relayOptions.dispatcher ??
+      new Agent({
+        connect: { timeout: connectTimeoutMs },
+        ...(connections === undefined ? {} : { connections }),
+        // undici keeps an idle connection as long as the backend's `Keep-Alive: timeout=` hint
+        // says (up to 10 minutes) unless capped: the cap makes the documented setting hold.
+        keepAliveTimeout: keepAliveTimeoutMs,
+        keepAliveMaxTimeout: keepAliveTimeoutMs,
+      }),
+  };
   const ownDispatcher = relayOptions.dispatcher === undefined;
-  const dispatcher =
-    relayOptions.dispatcher ??
-    new Agent({
-      connect: { timeout: relayOptions.connectTimeoutMs ?? 10_000 },
-      ...(relayOptions.connections === undefined ? {} : { connections: relayOptions.connections }),
-      // undici keeps an idle connection as long as the backend's `Keep-Alive: timeout=` hint says
-      // (up to 10 minutes) unless capped: the cap makes the documented setting hold.
-      keepAliveTimeout: relayOptions.keepAliveTimeoutMs ?? 4_000,
-      keepAliveMaxTimeout: relayOptions.keepAliveTimeoutMs ?? 4_000,
-    });
   // Every answer of the request path goes through the relay or the error handler (sendProblem),
   // and both write `Server` and the id headers themselves, with the rest of the head: the
   // recorder sets none (no writeHead hook, no setHeader per response).
@@ -282,175 +232,29 @@ export function createGateway(options: CreateGatewayOptions): Gateway {
 
   /** The runtime most recently compiled and accepted (the cache's entry in force). */
   let latest: Runtime | undefined;
-
-  function tokenPolicyFor(config: ResolvedTokenPolicy, api: ResolvedApi & { tokenManagement: { enabled: true } }): [string, TokenPolicyOptions] {
-    const { jwtValidation, introspection, userInfo } = api.tokenManagement;
-    const endpoints = config.introspectionEndpoint !== undefined || config.userinfoEndpoint !== undefined || config.jwksUri !== undefined;
-    let policyOptions: TokenPolicyOptions = {
-      name: config.name,
-      clientId: config.clientId,
-      clientSecret: config.clientSecret,
-      introspection,
-      jwtValidation,
-      userInfo,
-      timeoutMs: config.timeoutMs,
-      cache: { ttlSeconds: config.cacheTtlSeconds },
-      ...(endpoints
-        ? {
-            metadata: {
-              issuer: config.issuer,
-              ...(config.introspectionEndpoint === undefined ? {} : { introspection_endpoint: config.introspectionEndpoint }),
-              ...(config.userinfoEndpoint === undefined ? {} : { userinfo_endpoint: config.userinfoEndpoint }),
-              ...(config.jwksUri === undefined ? {} : { jwks_uri: config.jwksUri }),
-            },
-          }
-        : { issuer: config.issuer }),
-      ...(config.clientAuthMethod === undefined ? {} : { clientAuthMethod: config.clientAuthMethod }),
-      ...(config.allowInsecureRequests === undefined ? {} : { allowInsecureRequests: config.allowInsecureRequests }),
-      ...(config.audience === undefined ? {} : { audience: config.audience }),
-      ...(config.anyAudience === undefined ? {} : { anyAudience: config.anyAudience }),
-      ...(config.jwtTypes === undefined ? {} : { jwtTypes: config.jwtTypes }),
-      ...(config.maxResponseSize === undefined ? {} : { maxResponseSize: config.maxResponseSize }),
-    };
-    // Same settings, same policy object: a reload keeps discovery state; the key is never logged.
-    const key = JSON.stringify(policyOptions);
-    if (options.tokenPolicyOptions !== undefined) policyOptions = options.tokenPolicyOptions(policyOptions, config);
-    return [key, policyOptions];
-  }
-
-  function compile(config: ResolvedConfig): Runtime {
-    const previous = latest?.tokenPolicies ?? new Map<string, TokenPolicy>();
-    const tokenPolicies = new Map<string, TokenPolicy>();
-    const created: TokenPolicy[] = [];
-    const apis = new Map<string, CompiledApi>();
-    try {
-      config.apis.forEach((api, i) => {
-        const at = `apis[${i}]`;
-        const chain: Middleware[] = [];
-        const tm = api.tokenManagement;
-        if (tm.enabled) {
-          const [key, policyOptions] = tokenPolicyFor(config.tokenPolicies[tm.policy]!, { ...api, tokenManagement: tm });
-          let policy = tokenPolicies.get(key) ?? previous.get(key);
-          if (policy === undefined) {
-            try {
-              policy = createTokenPolicy(policyOptions);
-            } catch (err) {
-              throw new ConfigError([{ path: `tokenPolicies.${tm.policy}`, message: (err as Error).message }], undefined, { cause: err });
-            }
-            created.push(policy);
-          }
-          tokenPolicies.set(key, policy);
-          chain.push(requireToken({ policy }), introspect({ policy }));
-        }
-        const az = api.authorization;
-        if (az.mode === 'xacml-Policy') {
-          try {
-            // Compiled here, once per configuration load: the request path does no XML work.
-            chain.push(xacmlAuthorize({ policy: az.policyXml, references: az.referencesXml }) as unknown as Middleware);
-          } catch (err) {
-            throw new ConfigError([{ path: `${at}.authorization.policy`, message: `${az.policyFile}: ${(err as Error).message}` }], undefined, { cause: err });
-          }
-        }
-        const forward = tm.enabled && tm.tokenForward.enabled;
-        const original = tm.enabled ? tm.tokenForward.originalToken : undefined;
-        chain.push(
-          forwardTokenHeaders({
-            mode: forward ? (tm.tokenForward.mode ?? 'headers') : [],
-            ...(original === undefined || original === 'none' ? {} : { originalToken: original }),
-          }),
-        );
-        const prefix = `/${api.provider}/${api.name}/v${api.version}`;
-        chain.push(
-          createRelay({
-            target: api.backend.url,
-            dispatcher,
-            timeoutMs: api.backend.timeoutMs,
-            server,
-            idHeaders: true,
-            trustProxy,
-            ...(relayOptions.keepUnderscoreHeaders === undefined ? {} : { keepUnderscoreHeaders: relayOptions.keepUnderscoreHeaders }),
-            ...(relayOptions.maxDrainBytes === undefined ? {} : { maxDrainBytes: relayOptions.maxDrainBytes }),
-            resourceUrl: (req) => {
-              const url = req.url ?? '/';
-              if (url.startsWith(prefix)) {
-                const rest = url.slice(prefix.length);
-                return rest === '' || rest.startsWith('?') ? `/${rest}` : rest;
-              }
-              // Something rewrote req.url: fall back to what routing saw (query from the current URL).
-              const q = url.indexOf('?');
-              return (req.gateway?.api?.resourcePath ?? '/') + (q === -1 ? '' : url.slice(q));
-            },
-          }),
-        );
-        apis.set(apiKey(api.provider, api.name, api.version), { api, chain });
-      });
-    } catch (err) {
-      for (const policy of created) policy.close();
-      throw err;
-    }
-    const runtime: Runtime = { apis, tokenPolicies };
-    latest = runtime;
-    return runtime;
-  }
-
-  function dispose(old: Runtime): void {
-    const live = new Set(latest?.tokenPolicies.values() ?? []);
-    for (const policy of old.tokenPolicies.values()) if (!live.has(policy)) policy.close();
-  }
-
   const cache = new ConfigCache<Runtime>({
     source,
     ...(options.baseDir === undefined ? {} : { baseDir: options.baseDir }),
     ...(options.cacheTtlSeconds === undefined ? {} : { ttlSeconds: options.cacheTtlSeconds }),
-    compile,
-    dispose,
+    compile: (config) => (latest = compileRuntime(config, latest, compileSettings)),
+    dispose: (old) => {
+      const live = new Set(latest?.tokenPolicies.values() ?? []);
+      for (const policy of old.tokenPolicies.values()) if (!live.has(policy)) policy.close();
+    },
   });
 
-  function route(runtime: Runtime, req: IncomingMessage, res: ServerResponse, next: (err?: unknown) => void): void {
-    const url = req.url ?? '/';
-    const parsed = parseInvocation(url);
-    const compiled = parsed === undefined ? undefined : runtime.apis.get(apiKey(parsed.provider, parsed.api, parsed.version));
-    if (parsed === undefined || compiled === undefined) {
-      next(new GatewayError('ERR_API_NOT_FOUND', { diagnostic: `no registered API at ${basePath}${url.split('?')[0]}` }));
-      return;
-    }
-    const { api } = compiled;
-    let operation: string | undefined;
-    if (api.operations !== undefined) {
-      const found = findOperation(api.operations, req.method ?? 'GET', parsed.resourcePath);
-      if (found === undefined) {
-        next(new GatewayError('ERR_API_NOT_FOUND', { diagnostic: `${parsed.prefix} has no operation ${req.method} ${parsed.resourcePath}` }));
-        return;
-      }
-      operation = found.name;
-    }
-    const context = gatewayContext(req);
-    context.api = { provider: api.provider, name: api.name, version: api.version, resourcePath: parsed.resourcePath };
-    if (operation !== undefined) context.api.operation = operation;
-    if (api.recording.outgoingHeaders) context.recording = RECORD_OUTGOING_HEADERS;
-    runChain(compiled.chain, req, res, next);
-  }
+  const handler = createRequestPath({
+    basePath,
+    targetRules,
+    record: record as unknown as Middleware,
+    errorHandler,
+    runtime: () => {
+      const entry = cache.get();
+      return entry instanceof Promise ? entry.then((loaded) => loaded.compiled) : entry.compiled;
+    },
+  });
 
-  function dispatch(req: IncomingMessage, res: ServerResponse, next: (err?: unknown) => void): void {
-    const entry = cache.get();
-    if (entry instanceof Promise) {
-      entry.then(
-        (loaded) => route(loaded.compiled, req, res, next),
-        (err: unknown) => {
-          // No configuration was ever loaded: fail closed, the cause in diagnostics and logs only.
-          log('no configuration in force: %s', (err as Error)?.message ?? String(err));
-          next(new GatewayError('ERR_INTERNAL', { diagnostic: `no configuration in force: ${(err as Error)?.message ?? String(err)}`, cause: err }));
-        },
-      );
-      return;
-    }
-    route(entry.compiled, req, res, next);
-  }
-
-  function apisOf(runtime: Runtime | undefined): string[] {
-    return runtime === undefined ? [] : [...runtime.apis.keys()];
-  }
-
+  const apisOf = (runtime: Runtime | undefined): string[] => (runtime === undefined ? [] : [...runtime.apis.keys()]);
   function clearTokenResults(): number {
     let cleared = 0;
     for (const policy of latest?.tokenPolicies.values() ?? []) {
@@ -460,67 +264,8 @@ export function createGateway(options: CreateGatewayOptions): Gateway {
     return cleared;
   }
 
-  /** Whether the raw path is under the base path the way Express's mount matched it (any case). */
-  const baseLower = basePath.toLowerCase();
-  function claimsRaw(url: string): boolean {
-    if (basePath === '/') return true;
-    if (url.length < baseLower.length || url.slice(0, baseLower.length).toLowerCase() !== baseLower) return false;
-    const after = url.charCodeAt(baseLower.length);
-    return Number.isNaN(after) || after === 47 /* / */ || after === 63 /* ? */;
-  }
-  function under(path: string): string | undefined {
-    if (basePath === '/') return path;
-    if (path === basePath) return '/';
-    return path.startsWith(basePath) && path.charCodeAt(basePath.length) === 47 ? path.slice(basePath.length) : undefined;
-  }
-
-  /**
-   * The request's canonical target, decided once before anything reads the URL: refused → 400
-   * `ERR_PATH_REFUSED` before any token work; outside the base path in its exact case → 404;
-   * otherwise `req.url` (below the base path) and `req.originalUrl` become the canonical form,
-   * which the recorder, routing, XACML and the relay all read.
-   */
-  function decide(req: IncomingMessage, raw: string, target: CanonicalTarget | RefusedTarget): GatewayError | undefined {
-    if (isRefused(target)) return new GatewayError('ERR_PATH_REFUSED', { diagnostic: `request target refused: ${target.refused}` });
-    const rest = under(target.path);
-    if (rest === undefined) {
-      return new GatewayError('ERR_API_NOT_FOUND', { diagnostic: `${target.path} is not under the base path ${basePath} (paths are case-sensitive)` });
-    }
-    const query = target.query === '' && !raw.endsWith('?') ? '' : `?${target.query}`;
-    const withOriginal = req as IncomingMessage & { originalUrl?: string };
-    const original = withOriginal.originalUrl;
-    // A host that mounted the gateway below a path of its own keeps that prefix.
-    const mount = typeof original === 'string' && original.endsWith(raw) ? original.slice(0, original.length - raw.length) : '';
-    req.url = rest + query;
-    withOriginal.originalUrl = mount + target.path + query;
-    return undefined;
-  }
-
-  // The recorder first (refusals are recorded too), then the API's chain; errors end in the
-  // problem+json handler.
-  const requestPath: readonly Middleware[] = [record as unknown as Middleware, dispatch];
-  const refusalPath = (error: GatewayError): readonly Middleware[] => [record as unknown as Middleware, (_req, _res, next) => next(error)];
-  function handler(req: IncomingMessage, res: ServerResponse, next?: (err?: unknown) => void): void {
-    const raw = req.url ?? '/';
-    const target = canonicalTarget(raw, targetRules);
-    if (!claimsRaw(raw) && (isRefused(target) || under(target.path) === undefined)) {
-      if (next !== undefined) {
-        next();
-        return;
-      }
-    }
-    const outer = next ?? ((err?: unknown) => {
-      if (err !== undefined) res.destroy();
-    });
-    const refusal = decide(req, raw, target);
-    runChain(refusal === undefined ? requestPath : refusalPath(refusal), req, res, (err) => {
-      if (err !== undefined && err !== null) errorHandler(err, req, res, outer);
-      else if (!res.headersSent) errorHandler(new GatewayError('ERR_INTERNAL', { diagnostic: 'the request path ended without an answer' }), req, res, outer);
-    });
-  }
-
   const gateway: Gateway = {
-    router: Router({ caseSensitive: true }),
+    router: Router(),
     handler,
     adminRouter: Router(),
     store,
@@ -550,42 +295,45 @@ export function createGateway(options: CreateGatewayOptions): Gateway {
       await cache.close();
       for (const policy of latest?.tokenPolicies.values() ?? []) policy.close();
       latest = undefined;
-      if (ownDispatcher) await dispatcher.close();
+      if (ownDispatcher) await compileSettings.dispatcher.close();
     },
   };
 
-  const router = gateway.router;
+  mountAdmin(gateway, options, { basePath, server, ready: () => latest !== undefined });
+  // One router layer: the handler decides which requests are the gateway's (Express's own mount
+  // matching ignores case) and passes the others on.
+  gateway.router.use((req: Request, res: Response, next: NextFunction) => handler(req, res, next));
+  return gateway;
+}
+
+/** The admin router's routes: health (always), admin and console (with `admin`). */
+function mountAdmin(gateway: Gateway, options: CreateGatewayOptions, { basePath, server, ready }: { basePath: string; server: string; ready: () => boolean }): void {
+  const prefix = basePath === '/' ? '' : basePath;
+  const adminApp = gateway.adminRouter;
   const serverHeader = (_req: Request, res: Response, next: NextFunction): void => {
     res.setHeader('Server', server);
     next();
   };
-  const adminApp = gateway.adminRouter;
   // Health for load balancers and orchestrators: no credentials, nothing but the status.
-  const health = (ready: () => boolean) => (_req: Request, res: Response): void => {
-    const ok = ready();
+  const health = (isUp: () => boolean) => (_req: Request, res: Response): void => {
+    const ok = isUp();
     res.writeHead(ok ? 200 : 503, { 'Content-Type': 'application/json', 'Cache-Control': 'no-store', Server: server });
     res.end(ok ? '{"status":"ok"}' : '{"status":"unavailable"}');
   };
-  adminApp.get(`${basePath === '/' ? '' : basePath}/health/live`, health(() => true));
-  adminApp.get(`${basePath === '/' ? '' : basePath}/health/ready`, health(() => latest !== undefined));
-  if (options.admin !== undefined) {
-    adminApp.use(`${basePath === '/' ? '' : basePath}/admin`, serverHeader, adminRouter(gateway, options.admin));
-    if (options.console !== false) {
-      const { basicAuth, authenticate, realm } = options.admin;
-      adminApp.use(
-        `${basePath === '/' ? '' : basePath}/console`,
-        serverHeader,
-        monitoringConsole({
-          store,
-          ...(basicAuth === undefined ? {} : { basicAuth }),
-          ...(authenticate === undefined ? {} : { authenticate }),
-          ...(realm === undefined ? {} : { realm }),
-        }),
-      );
-    }
-  }
-  // One router layer: the handler decides which requests are the gateway's (Express's own mount
-  // matching ignores case) and passes the others on.
-  router.use((req: Request, res: Response, next: NextFunction) => handler(req, res, next));
-  return gateway;
+  adminApp.get(`${prefix}/health/live`, health(() => true));
+  adminApp.get(`${prefix}/health/ready`, health(ready));
+  if (options.admin === undefined) return;
+  adminApp.use(`${prefix}/admin`, serverHeader, adminRouter(gateway, options.admin));
+  if (options.console === false) return;
+  const { basicAuth, authenticate, realm } = options.admin;
+  adminApp.use(
+    `${prefix}/console`,
+    serverHeader,
+    monitoringConsole({
+      store: gateway.store,
+      ...(basicAuth === undefined ? {} : { basicAuth }),
+      ...(authenticate === undefined ? {} : { authenticate }),
+      ...(realm === undefined ? {} : { realm }),
+    }),
+  );
 }

@@ -5,6 +5,7 @@
  * @module
  */
 import type { IncomingHttpHeaders, IncomingMessage, OutgoingHttpHeaders } from 'node:http';
+import { isHeaderValue } from '../options.js';
 import type { TrustFunction } from './trust-proxy.js';
 
 /** Hop-by-hop headers: meaningful for one connection only, never relayed (RFC 9110 7.6.1). */
@@ -32,10 +33,6 @@ const REQUEST_DROPPED = new Set([...HOP_BY_HOP, 'host', 'expect']);
  */
 const RESPONSE_DROPPED = new Set([...HOP_BY_HOP, 'server', 'gateway-transaction-id', 'gateway-message-id']);
 
-/** Whether Node accepts `value` as a header value (RFC 9110 field-value characters: no controls but tab). */
-export function isHeaderValue(value: string): boolean {
-  return /^[\t\x20-\x7e\x80-\xff]*$/.test(value);
-}
 
 /** Names listed in a `Connection` header, which are hop-by-hop for that message too. */
 function connectionTokens(value: string | string[] | undefined): Set<string> | undefined {

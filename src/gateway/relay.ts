@@ -14,7 +14,8 @@ import { Agent, type Dispatcher } from 'undici';
 import { addDiagnostic, gatewayContext } from '../context.js';
 import { errorCatalogue, GatewayError } from '../errors.js';
 import { logger } from '../log.js';
-import { isHeaderValue, requestHeadersForBackend, responseHeadersForClient, writeProxyHeaders, type BackendHeaderRules } from './headers.js';
+import { requestHeadersForBackend, responseHeadersForClient, writeProxyHeaders, type BackendHeaderRules } from './headers.js';
+import { optionChecks, type OptionChecks } from '../options.js';
 import { compileTrust, type TrustProxy } from './trust-proxy.js';
 
 const log = logger('relay');
@@ -232,36 +233,16 @@ function noteBackendFailure(req: IncomingMessage, error: GatewayError): void {
   addDiagnostic(req, 'error', error.code, error.diagnostic ?? error.message);
 }
 
-function validatedTarget(target: string | URL): URL {
-  let url: URL;
+function validatedTarget(check: OptionChecks, target: unknown): URL {
+  let url: URL | undefined;
   try {
     url = new URL(String(target));
   } catch {
-    throw new TypeError(`createRelay: options.target must be an http(s) URL, got ${JSON.stringify(String(target))}`);
+    // reported below
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    throw new TypeError(`createRelay: options.target must be an http(s) URL, got ${JSON.stringify(String(target))}`);
-  }
-  if (url.search !== '' || url.hash !== '') {
-    throw new TypeError('createRelay: options.target must not have a query or fragment');
-  }
+  if (url === undefined || (url.protocol !== 'http:' && url.protocol !== 'https:')) check.fail('target', `must be an http(s) URL, got ${JSON.stringify(String(target))}`);
+  if (url.search !== '' || url.hash !== '') check.fail('target', 'must not have a query or fragment');
   return url;
-}
-
-function nonNegative(name: string, value: number | undefined, fallback: number): number {
-  if (value === undefined) return fallback;
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < 0) {
-    throw new TypeError(`createRelay: options.${name} must be a non-negative integer`);
-  }
-  return value;
-}
-
-function positive(name: string, value: number | undefined, fallback: number): number {
-  if (value === undefined) return fallback;
-  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0) {
-    throw new TypeError(`createRelay: options.${name} must be a positive number of milliseconds`);
-  }
-  return value;
 }
 
 /**
@@ -280,36 +261,25 @@ function positive(name: string, value: number | undefined, fallback: number): nu
  * ```
  */
 export function createRelay(options: RelayOptions): Relay {
-  if (options === null || typeof options !== 'object') throw new TypeError('createRelay: options must be an object');
-  const target = validatedTarget(options.target);
-  const timeoutMs = positive('timeoutMs', options.timeoutMs, 30_000);
-  const connectTimeoutMs = positive('connectTimeoutMs', options.connectTimeoutMs, 10_000);
-  if (options.dispatcher !== undefined && typeof options.dispatcher?.dispatch !== 'function') {
-    throw new TypeError('createRelay: options.dispatcher must be an undici Dispatcher');
-  }
-  if (options.resourceUrl !== undefined && typeof options.resourceUrl !== 'function') {
-    throw new TypeError('createRelay: options.resourceUrl must be a function');
-  }
-  if (options.server !== undefined && (typeof options.server !== 'string' || !isHeaderValue(options.server))) {
-    throw new TypeError('createRelay: options.server must be a header value (no control characters)');
-  }
-  if (options.idHeaders !== undefined && typeof options.idHeaders !== 'boolean') throw new TypeError('createRelay: options.idHeaders must be a boolean');
-  const server = options.server;
-  const idHeaders = options.idHeaders ?? false;
+  const check = optionChecks('createRelay');
+  check.object(options, '');
+  const target = validatedTarget(check, options.target);
+  const timeoutMs = check.positive(options.timeoutMs, 'timeoutMs', 30_000);
+  const connectTimeoutMs = check.positive(options.connectTimeoutMs, 'connectTimeoutMs', 10_000);
+  if (options.dispatcher !== undefined && typeof options.dispatcher?.dispatch !== 'function') check.fail('dispatcher', 'must be an undici Dispatcher');
+  check.optionalFunction(options.resourceUrl, 'resourceUrl');
+  const server = options.server === undefined ? undefined : check.headerValue(options.server, 'server', undefined, true);
+  const idHeaders = check.boolean(options.idHeaders, 'idHeaders', false);
   const ownDispatcher = options.dispatcher === undefined;
-  const keepAliveTimeoutMs = positive('keepAliveTimeoutMs', options.keepAliveTimeoutMs, 4_000);
-  const maxDrainBytes = nonNegative('maxDrainBytes', options.maxDrainBytes, 1_048_576);
+  const keepAliveTimeoutMs = check.positive(options.keepAliveTimeoutMs, 'keepAliveTimeoutMs', 4_000);
+  const maxDrainBytes = check.nonNegative(options.maxDrainBytes, 'maxDrainBytes', 1_048_576, true);
   // keepAliveMaxTimeout caps the backend's `Keep-Alive: timeout=` hint (undici would otherwise keep
   // an idle connection for up to 10 minutes on a backend's word).
   const dispatcher =
     options.dispatcher ?? new Agent({ connect: { timeout: connectTimeoutMs }, keepAliveTimeout: keepAliveTimeoutMs, keepAliveMaxTimeout: keepAliveTimeoutMs });
-  const forwarded = options.forwardedHeaders ?? true;
-  if (typeof forwarded !== 'boolean') throw new TypeError('createRelay: options.forwardedHeaders must be a boolean');
-  if (options.keepUnderscoreHeaders !== undefined && typeof options.keepUnderscoreHeaders !== 'boolean') {
-    throw new TypeError('createRelay: options.keepUnderscoreHeaders must be a boolean');
-  }
-  const trust = compileTrust(options.trustProxy, 'createRelay: options.trustProxy');
-  const headerRules: BackendHeaderRules = { keepUnderscoreHeaders: options.keepUnderscoreHeaders ?? false };
+  const forwarded = check.boolean(options.forwardedHeaders, 'forwardedHeaders', true);
+  const trust = compileTrust(options.trustProxy, check, 'trustProxy');
+  const headerRules: BackendHeaderRules = { keepUnderscoreHeaders: check.boolean(options.keepUnderscoreHeaders, 'keepUnderscoreHeaders', false) };
   const resourceUrl = options.resourceUrl ?? ((req: IncomingMessage) => req.url ?? '/');
   const origin = target.origin;
   // The backend's base path without its trailing slash; the resource path brings its own.

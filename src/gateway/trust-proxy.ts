@@ -4,6 +4,7 @@
  * @module
  */
 import proxyAddr from 'proxy-addr';
+import type { OptionChecks } from '../options.js';
 
 /**
  * Who is trusted to send `X-Forwarded-For`, `-Host`, `-Proto` and `Forwarded`, with the values and
@@ -18,22 +19,22 @@ export type TrustFunction = (address: string, hop: number) => boolean;
 
 const NOBODY: TrustFunction = () => false;
 
-/** Compiles a {@link TrustProxy} setting, throwing a `TypeError` that names `name` when it is invalid. */
-export function compileTrust(value: TrustProxy | undefined, name: string): TrustFunction {
+/** Compiles a {@link TrustProxy} setting, throwing the factory's `InvalidOptionError` for `path` when it is invalid. */
+export function compileTrust(value: TrustProxy | undefined, check: OptionChecks, path: string): TrustFunction {
   if (value === undefined || value === false) return NOBODY;
   if (value === true) return () => true;
   if (typeof value === 'function') return value;
   if (typeof value === 'number') {
-    if (!Number.isSafeInteger(value) || value < 0) throw new TypeError(`${name} must be a hop count (a whole number >= 0)`);
+    if (!Number.isSafeInteger(value) || value < 0) check.fail(path, 'must be a hop count (a whole number >= 0)');
     return (_address, hop) => hop < value;
   }
   const list = typeof value === 'string' ? value.split(',').map((v) => v.trim()) : value;
   if (!Array.isArray(list) || list.some((v) => typeof v !== 'string' || v === '')) {
-    throw new TypeError(`${name} must be a boolean, a hop count, addresses/subnets or a function`);
+    check.fail(path, 'must be a boolean, a hop count, addresses/subnets or a function');
   }
   try {
     return proxyAddr.compile([...list]);
   } catch (err) {
-    throw new TypeError(`${name}: ${(err as Error).message}`);
+    check.fail(path, `has an invalid address: ${(err as Error).message}`);
   }
 }

@@ -9,6 +9,7 @@ import { createServer, type IncomingMessage, type RequestListener, type Server, 
 import type { AddressInfo } from 'node:net';
 import express from 'express';
 import type { Gateway } from '../gateway/create-gateway.js';
+import { InvalidOptionError, optionChecks, type OptionChecks } from '../options.js';
 
 /**
  * Timeouts of both listeners, with Node's names (`http.createServer` options). A client that sends
@@ -76,27 +77,18 @@ const DEFAULT_TIMEOUTS: Required<ServerTimeouts> = {
   connectionsCheckingInterval: 1_000,
 };
 
-function checkedTimeouts(given: ServerTimeouts | undefined): Required<ServerTimeouts> {
-  if (given !== undefined && (given === null || typeof given !== 'object')) throw new TypeError('serveGateway: options.timeouts must be an object');
+function checkedTimeouts(check: OptionChecks, given: ServerTimeouts | undefined): Required<ServerTimeouts> {
   const timeouts: Required<ServerTimeouts> = { ...DEFAULT_TIMEOUTS };
+  check.object(given, 'timeouts', {});
   for (const name of Object.keys(DEFAULT_TIMEOUTS) as Array<keyof ServerTimeouts>) {
-    const value = given?.[name];
-    if (value === undefined) continue;
-    if (typeof value !== 'number' || !Number.isInteger(value) || value <= 0) {
-      throw new TypeError(`serveGateway: options.timeouts.${name} must be a positive integer of milliseconds`);
-    }
-    timeouts[name] = value;
+    timeouts[name] = check.positive(given?.[name], `timeouts.${name}`, DEFAULT_TIMEOUTS[name], true);
   }
-  if (timeouts.headersTimeout > timeouts.requestTimeout) {
-    throw new TypeError('serveGateway: options.timeouts.headersTimeout must not exceed requestTimeout');
-  }
+  if (timeouts.headersTimeout > timeouts.requestTimeout) check.fail('timeouts.headersTimeout', 'must not exceed requestTimeout');
   return timeouts;
 }
 
-function checkedPort(value: unknown, name: string): number {
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < 0 || value > 65_535) {
-    throw new TypeError(`serveGateway: options.${name} must be a TCP port (0 to 65535)`);
-  }
+function checkedPort(check: OptionChecks, value: unknown, path: string): number {
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 0 || value > 65_535) check.fail(path, 'must be a TCP port (0 to 65535)');
   return value;
 }
 
@@ -117,19 +109,16 @@ function checkedPort(value: unknown, name: string): number {
  * ```
  */
 export async function serveGateway(gateway: Gateway, options: ServeOptions = {}): Promise<GatewayServer> {
+  const check = optionChecks('serveGateway');
   if (gateway === null || typeof gateway !== 'object' || typeof gateway.handler !== 'function') {
-    throw new TypeError('serveGateway: gateway must be what createGateway returns');
+    throw new InvalidOptionError('serveGateway: gateway', 'must be what createGateway returns');
   }
-  if (options === null || typeof options !== 'object') throw new TypeError('serveGateway: options must be an object');
-  const port = checkedPort(options.port ?? 8080, 'port');
-  const adminPort = options.adminPort === false ? false : checkedPort(options.adminPort ?? 8081, 'adminPort');
-  const host = options.host ?? '127.0.0.1';
-  if (typeof host !== 'string' || host === '') throw new TypeError('serveGateway: options.host must be a host name or address');
-  const timeouts = checkedTimeouts(options.timeouts);
-  const gracePeriodMs = options.gracePeriodMs ?? 10_000;
-  if (typeof gracePeriodMs !== 'number' || !Number.isFinite(gracePeriodMs) || gracePeriodMs < 0) {
-    throw new TypeError('serveGateway: options.gracePeriodMs must be a non-negative number of milliseconds');
-  }
+  check.object(options, '');
+  const port = checkedPort(check, options.port ?? 8080, 'port');
+  const adminPort = options.adminPort === false ? false : checkedPort(check, options.adminPort ?? 8081, 'adminPort');
+  const host = check.string(options.host, 'host', '127.0.0.1', undefined, 'a host name or address');
+  const timeouts = checkedTimeouts(check, options.timeouts);
+  const gracePeriodMs = check.nonNegative(options.gracePeriodMs, 'gracePeriodMs', 10_000);
 
   const servers: Server[] = [];
   try {

@@ -1,0 +1,212 @@
+/**
+ * Compiling a resolved configuration into what serves requests: per API, the steps of spec 4.2 as
+ * middleware, built once per configuration load (token policies reused while their settings stay
+ * the same, XACML policies compiled here), so that the request path does no configuration work.
+ *
+ * @module
+ */
+import type { Dispatcher } from 'undici';
+import { xacmlAuthorize } from '../authorize/xacml-authorize.js';
+import { forwardTokenHeaders } from '../token/forward/forward-token-headers.js';
+import { introspect } from '../token/introspect.js';
+import { createTokenPolicy, type TokenPolicy, type TokenPolicyOptions } from '../token/policy.js';
+import { requireToken } from '../token/require-token.js';
+import type { Middleware } from './chain.js';
+import { ConfigError } from './config/errors.js';
+import type { ResolvedApi, ResolvedConfig, ResolvedTokenPolicy } from './config/types.js';
+import { createRelay } from './relay.js';
+import { apiKey } from './routing.js';
+import type { TrustFunction } from './trust-proxy.js';
+
+/** One registered API, ready to serve. */
+export interface CompiledApi {
+  readonly api: ResolvedApi;
+  /** Its steps, in the order of spec 4.2. */
+  readonly chain: readonly Middleware[];
+}
+
+/** What a configuration compiles into. */
+export interface Runtime {
+  /** Registered APIs by `provider/name/vN`. */
+  readonly apis: ReadonlyMap<string, CompiledApi>;
+  /** Token policies by their settings' key (reused across reloads while the settings are the same). */
+  readonly tokenPolicies: ReadonlyMap<string, TokenPolicy>;
+}
+
+/** What every API's steps share, settled when the gateway is created. */
+export interface CompileSettings {
+  /** Connections to backends. */
+  readonly dispatcher: Dispatcher;
+  /** The `Server` header of relayed answers. */
+  readonly server: string;
+  /** Whose proxy headers are continued. */
+  readonly trustProxy: TrustFunction;
+  /** Relay client headers with `_` in their name. */
+  readonly keepUnderscoreHeaders: boolean | undefined;
+  /** Bytes of an unread upload drained after an early answer. */
+  readonly maxDrainBytes: number | undefined;
+  /** The host's hook adjusting each token policy's options. */
+  readonly tokenPolicyOptions: ((options: TokenPolicyOptions, config: ResolvedTokenPolicy) => TokenPolicyOptions) | undefined;
+}
+
+/** Compiling one API: where it is in the file, and the token policies known so far. */
+interface ApiCompilation {
+  readonly api: ResolvedApi;
+  /** `apis[i]`, for error paths. */
+  readonly at: string;
+  readonly config: ResolvedConfig;
+  readonly settings: CompileSettings;
+  /** The token policy of the API's token management, once the token step found it. */
+  tokenPolicy(name: string, options: [key: string, options: TokenPolicyOptions]): TokenPolicy;
+}
+
+/** A step of spec 4.2: the middleware it adds to an API's chain (none when the API does not use it). */
+type Step = (compilation: ApiCompilation) => readonly Middleware[];
+
+/** Token management (spec 4.2.1-2): 400 without a token, 401 for an invalid one. */
+const tokenManagement: Step = ({ api, config, settings, tokenPolicy }) => {
+  const tm = api.tokenManagement;
+  if (!tm.enabled) return [];
+  const policy = tokenPolicy(tm.policy, tokenPolicyOptionsFor(config.tokenPolicies[tm.policy]!, { ...api, tokenManagement: tm }, settings.tokenPolicyOptions));
+  return [requireToken({ policy }), introspect({ policy })];
+};
+
+/** Authorization `xacml-Policy` (spec 4.2.3), compiled here: the request path does no XML work. */
+const authorization: Step = ({ api, at }) => {
+  const az = api.authorization;
+  if (az.mode !== 'xacml-Policy') return [];
+  try {
+    return [xacmlAuthorize({ policy: az.policyXml, references: az.referencesXml }) as unknown as Middleware];
+  } catch (err) {
+    throw new ConfigError([{ path: `${at}.authorization.policy`, message: `${az.policyFile}: ${(err as Error).message}` }], undefined, { cause: err });
+  }
+};
+
+/** Token Forward (spec 4.2.4); the client's token and spoofed gateway headers go in every case. */
+const tokenForward: Step = ({ api }) => {
+  const tm = api.tokenManagement;
+  const forward = tm.enabled && tm.tokenForward.enabled;
+  const original = tm.enabled ? tm.tokenForward.originalToken : undefined;
+  return [
+    forwardTokenHeaders({
+      mode: forward ? (tm.tokenForward.mode ?? 'headers') : [],
+      ...(original === undefined || original === 'none' ? {} : { originalToken: original }),
+    }),
+  ];
+};
+
+/** The relay to the API's backend (spec 4.2.4). */
+const relay: Step = ({ api, settings }) => {
+  const prefix = `/${api.provider}/${api.name}/v${api.version}`;
+  return [
+    createRelay({
+      target: api.backend.url,
+      dispatcher: settings.dispatcher,
+      timeoutMs: api.backend.timeoutMs,
+      server: settings.server,
+      idHeaders: true,
+      trustProxy: settings.trustProxy,
+      ...(settings.keepUnderscoreHeaders === undefined ? {} : { keepUnderscoreHeaders: settings.keepUnderscoreHeaders }),
+      ...(settings.maxDrainBytes === undefined ? {} : { maxDrainBytes: settings.maxDrainBytes }),
+      resourceUrl: (req) => {
+        // req.url is the canonical target below the base path, as routing left it.
+        const url = req.url ?? '/';
+        if (url.startsWith(prefix)) {
+          const rest = url.slice(prefix.length);
+          return rest === '' || rest.startsWith('?') ? `/${rest}` : rest;
+        }
+        // Something rewrote req.url: fall back to what routing saw (query from the current URL).
+        const q = url.indexOf('?');
+        return (req.gateway?.api?.resourcePath ?? '/') + (q === -1 ? '' : url.slice(q));
+      },
+    }),
+  ];
+};
+
+/** The steps of spec 4.2, in order, by name. */
+export const STEPS: ReadonlyArray<readonly [name: string, step: Step]> = [
+  ['token management', tokenManagement],
+  ['authorization', authorization],
+  ['token forward', tokenForward],
+  ['relay', relay],
+];
+
+/**
+ * The options of the token policy of an API: the file's settings plus the API's switches. Returns
+ * the key under which an equal policy is reused across reloads (computed before the host's hook,
+ * which may add values that do not serialize) and the options to create it with.
+ */
+export function tokenPolicyOptionsFor(
+  config: ResolvedTokenPolicy,
+  api: ResolvedApi & { tokenManagement: { enabled: true } },
+  adjust?: (options: TokenPolicyOptions, config: ResolvedTokenPolicy) => TokenPolicyOptions,
+): [key: string, options: TokenPolicyOptions] {
+  const { jwtValidation, introspection, userInfo } = api.tokenManagement;
+  const endpoints = config.introspectionEndpoint !== undefined || config.userinfoEndpoint !== undefined || config.jwksUri !== undefined;
+  let policyOptions: TokenPolicyOptions = {
+    name: config.name,
+    clientId: config.clientId,
+    clientSecret: config.clientSecret,
+    introspection,
+    jwtValidation,
+    userInfo,
+    timeoutMs: config.timeoutMs,
+    cache: { ttlSeconds: config.cacheTtlSeconds },
+    ...(endpoints
+      ? {
+          metadata: {
+            issuer: config.issuer,
+            ...(config.introspectionEndpoint === undefined ? {} : { introspection_endpoint: config.introspectionEndpoint }),
+            ...(config.userinfoEndpoint === undefined ? {} : { userinfo_endpoint: config.userinfoEndpoint }),
+            ...(config.jwksUri === undefined ? {} : { jwks_uri: config.jwksUri }),
+          },
+        }
+      : { issuer: config.issuer }),
+    ...(config.clientAuthMethod === undefined ? {} : { clientAuthMethod: config.clientAuthMethod }),
+    ...(config.allowInsecureRequests === undefined ? {} : { allowInsecureRequests: config.allowInsecureRequests }),
+    ...(config.audience === undefined ? {} : { audience: config.audience }),
+    ...(config.anyAudience === undefined ? {} : { anyAudience: config.anyAudience }),
+    ...(config.jwtTypes === undefined ? {} : { jwtTypes: config.jwtTypes }),
+    ...(config.maxResponseSize === undefined ? {} : { maxResponseSize: config.maxResponseSize }),
+  };
+  // Same settings, same policy object: a reload keeps discovery state; the key is never logged.
+  const key = JSON.stringify(policyOptions);
+  if (adjust !== undefined) policyOptions = adjust(policyOptions, config);
+  return [key, policyOptions];
+}
+
+/**
+ * Compiles a configuration. Token policies of `previous` whose settings did not change are reused;
+ * on any error the policies created here are closed and the error (a {@link ConfigError} naming the
+ * field) is thrown, leaving `previous` in force.
+ */
+export function compileRuntime(config: ResolvedConfig, previous: Runtime | undefined, settings: CompileSettings): Runtime {
+  const known = previous?.tokenPolicies ?? new Map<string, TokenPolicy>();
+  const tokenPolicies = new Map<string, TokenPolicy>();
+  const created: TokenPolicy[] = [];
+  const apis = new Map<string, CompiledApi>();
+  const tokenPolicy = (name: string, [key, options]: [string, TokenPolicyOptions]): TokenPolicy => {
+    let policy = tokenPolicies.get(key) ?? known.get(key);
+    if (policy === undefined) {
+      try {
+        policy = createTokenPolicy(options);
+      } catch (err) {
+        throw new ConfigError([{ path: `tokenPolicies.${name}`, message: (err as Error).message }], undefined, { cause: err });
+      }
+      created.push(policy);
+    }
+    tokenPolicies.set(key, policy);
+    return policy;
+  };
+  try {
+    config.apis.forEach((api, i) => {
+      const compilation: ApiCompilation = { api, at: `apis[${i}]`, config, settings, tokenPolicy };
+      const chain = STEPS.flatMap(([, step]) => step(compilation));
+      apis.set(apiKey(api.provider, api.name, api.version), { api, chain });
+    });
+  } catch (err) {
+    for (const policy of created) policy.close();
+    throw err;
+  }
+  return { apis, tokenPolicies };
+}

@@ -1,0 +1,146 @@
+/**
+ * The gateway's request path: which requests are the gateway's, their canonical target, routing to
+ * a registered API, the API's steps, and problem+json for every error. One function serves plain
+ * `node:http` (`gateway.handler`) and Express (`gateway.router` calls it).
+ *
+ * @module
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { gatewayContext } from '../context.js';
+import { GatewayError } from '../errors.js';
+import { logger } from '../log.js';
+import type { ErrorHandler } from '../problem/handler.js';
+import { runChain, type Middleware } from './chain.js';
+import type { Runtime } from './compile.js';
+import { canonicalTarget, isRefused, type CanonicalTarget, type RefusedTarget, type RequestTargetRules } from './request-target.js';
+import { apiKey, findOperation, parseInvocation } from './routing.js';
+
+const log = logger('gateway');
+
+/** The per-request recording setting of APIs that record outgoing headers: one shared object. */
+const RECORD_OUTGOING_HEADERS = Object.freeze({ outgoingHeaders: true });
+
+/** A plain `node:http` handler that may pass requests it does not serve to `next`. */
+export type GatewayHandler = (req: IncomingMessage, res: ServerResponse, next?: (err?: unknown) => void) => void;
+
+/** What the request path is built from. */
+export interface RequestPathSettings {
+  /** The base path, normalized (`/` or without a trailing `/`). */
+  readonly basePath: string;
+  /** The canonical-target rules. */
+  readonly targetRules: RequestTargetRules;
+  /** The recorder, first on the path. */
+  readonly record: Middleware;
+  /** Renders errors as problem+json. */
+  readonly errorHandler: ErrorHandler;
+  /** The runtime in force (a promise while the first configuration loads). */
+  runtime(): Runtime | Promise<Runtime>;
+}
+
+/** Creates the request path. */
+export function createRequestPath(settings: RequestPathSettings): GatewayHandler {
+  const { basePath, targetRules, record, errorHandler } = settings;
+  const baseLower = basePath.toLowerCase();
+
+  /** Whether the raw path is under the base path the way Express's mount matched it (any case). */
+  function claimsRaw(url: string): boolean {
+    if (basePath === '/') return true;
+    if (url.length < baseLower.length || url.slice(0, baseLower.length).toLowerCase() !== baseLower) return false;
+    const after = url.charCodeAt(baseLower.length);
+    return Number.isNaN(after) || after === 47 /* / */ || after === 63 /* ? */;
+  }
+
+  /** The canonical path below the base path (its exact case), or `undefined` outside it. */
+  function under(path: string): string | undefined {
+    if (basePath === '/') return path;
+    if (path === basePath) return '/';
+    return path.startsWith(basePath) && path.charCodeAt(basePath.length) === 47 ? path.slice(basePath.length) : undefined;
+  }
+
+  /**
+   * Decides the request's canonical target, once, before anything reads the URL: refused → 400
+   * `ERR_PATH_REFUSED` before any token work; outside the base path in its exact case → 404;
+   * otherwise `req.url` (below the base path) and `req.originalUrl` become the canonical form,
+   * which the recorder, routing, XACML and the relay all read.
+   */
+  function decide(req: IncomingMessage, raw: string, target: CanonicalTarget | RefusedTarget): GatewayError | undefined {
+    if (isRefused(target)) return new GatewayError('ERR_PATH_REFUSED', { diagnostic: `request target refused: ${target.refused}` });
+    const rest = under(target.path);
+    if (rest === undefined) {
+      return new GatewayError('ERR_API_NOT_FOUND', { diagnostic: `${target.path} is not under the base path ${basePath} (paths are case-sensitive)` });
+    }
+    const query = target.query === '' && !raw.endsWith('?') ? '' : `?${target.query}`;
+    const withOriginal = req as IncomingMessage & { originalUrl?: string };
+    const original = withOriginal.originalUrl;
+    // A host that mounted the gateway below a path of its own keeps that prefix.
+    const mount = typeof original === 'string' && original.endsWith(raw) ? original.slice(0, original.length - raw.length) : '';
+    req.url = rest + query;
+    withOriginal.originalUrl = mount + target.path + query;
+    return undefined;
+  }
+
+  function route(runtime: Runtime, req: IncomingMessage, res: ServerResponse, next: (err?: unknown) => void): void {
+    const url = req.url ?? '/';
+    const parsed = parseInvocation(url);
+    const compiled = parsed === undefined ? undefined : runtime.apis.get(apiKey(parsed.provider, parsed.api, parsed.version));
+    if (parsed === undefined || compiled === undefined) {
+      next(new GatewayError('ERR_API_NOT_FOUND', { diagnostic: `no registered API at ${basePath}${url.split('?')[0]}` }));
+      return;
+    }
+    const { api } = compiled;
+    let operation: string | undefined;
+    if (api.operations !== undefined) {
+      const found = findOperation(api.operations, req.method ?? 'GET', parsed.resourcePath);
+      if (found === undefined) {
+        next(new GatewayError('ERR_API_NOT_FOUND', { diagnostic: `${parsed.prefix} has no operation ${req.method} ${parsed.resourcePath}` }));
+        return;
+      }
+      operation = found.name;
+    }
+    const context = gatewayContext(req);
+    context.api = { provider: api.provider, name: api.name, version: api.version, resourcePath: parsed.resourcePath };
+    if (operation !== undefined) context.api.operation = operation;
+    if (api.recording.outgoingHeaders) context.recording = RECORD_OUTGOING_HEADERS;
+    runChain(compiled.chain, req, res, next);
+  }
+
+  const dispatch: Middleware = (req, res, next) => {
+    const runtime = settings.runtime();
+    if (!(runtime instanceof Promise)) {
+      route(runtime, req, res, next);
+      return;
+    }
+    runtime.then(
+      (loaded) => route(loaded, req, res, next),
+      (err: unknown) => {
+        // No configuration was ever loaded: fail closed, the cause in diagnostics and logs only.
+        const cause = (err as Error)?.message ?? String(err);
+        log('no configuration in force: %s', cause);
+        next(new GatewayError('ERR_INTERNAL', { diagnostic: `no configuration in force: ${cause}`, cause: err }));
+      },
+    );
+  };
+
+  // The recorder first (refusals are recorded too), then the API's steps.
+  const requestPath: readonly Middleware[] = [record, dispatch];
+  const refusalPath = (error: GatewayError): readonly Middleware[] => [record, (_req, _res, next) => next(error)];
+
+  return function gatewayHandler(req, res, next) {
+    const raw = req.url ?? '/';
+    const target = canonicalTarget(raw, targetRules);
+    if (next !== undefined && !claimsRaw(raw) && (isRefused(target) || under(target.path) === undefined)) {
+      next();
+      return;
+    }
+    const outer =
+      next ??
+      ((err?: unknown) => {
+        if (err !== undefined) res.destroy();
+      });
+    const refusal = decide(req, raw, target);
+    runChain(refusal === undefined ? requestPath : refusalPath(refusal), req, res, (err) => {
+      if (err !== undefined && err !== null) errorHandler(err, req, res, outer);
+      else if (!res.headersSent) errorHandler(new GatewayError('ERR_INTERNAL', { diagnostic: 'the request path ended without an answer' }), req, res, outer);
+    });
+  };
+}
