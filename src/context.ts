@@ -200,7 +200,7 @@ declare module 'http' {
 
 /**
  * Set on a context when `recordTransaction` wants its ids on the response head (see
- * record/id-headers.ts). A symbol: out of keys and JSON; created with every context so that
+ * record/response-head.ts). A symbol: out of keys and JSON; created with every context so that
  * setting it later changes no object's shape.  @internal
  */
 export const ID_HEADERS_ON_HEAD: unique symbol = Symbol('express-access-gateway.idHeadersOnHead');

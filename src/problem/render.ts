@@ -7,6 +7,8 @@
 import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
 import { gatewayContext } from '../context.js';
 import { GatewayError, messageSets, renderMessage, type MessageSet } from '../errors.js';
+import { optionChecks, type OptionChecks } from '../options.js';
+import { setIdentityHead } from '../record/response-head.js';
 
 /** The problem+json body (spec 2.5). */
 export interface ProblemBody {
@@ -43,12 +45,21 @@ export interface RenderedProblem {
   body: ProblemBody;
 }
 
-/** Resolves the `messages` option to a message set; throws `TypeError` on anything else. */
-export function resolveMessageSet(messages: ProblemOptions['messages']): MessageSet {
+/**
+ * Resolves the `messages` option to a message set; throws an `InvalidOptionError` naming
+ * `<factory>: options.messages` on anything else.
+ */
+export function resolveMessageSet(messages: ProblemOptions['messages'], check: OptionChecks = optionChecks('sendProblem')): MessageSet {
   if (messages === undefined || messages === 'it') return messageSets.it;
   if (messages === 'en') return messageSets.en;
   if (typeof messages === 'object' && messages !== null) return messages;
-  throw new TypeError(`options.messages must be 'it', 'en' or a MessageSet, got ${String(messages)}`);
+  return check.fail('messages', `must be 'it', 'en' or a MessageSet, got ${String(messages)}`);
+}
+
+/** The `server` option: a header value, or `false` for none; `Gateway` when undefined. */
+export function resolveServer(server: ProblemOptions['server'], check: OptionChecks): string | undefined {
+  if (server === false) return undefined;
+  return check.headerValue(server, 'server', 'Gateway');
 }
 
 /** Quotes a value for an auth-param (RFC 9110 quoted-string): backslash-escapes `"` and `\`. */
@@ -112,18 +123,17 @@ export function renderProblem(error: GatewayError, messages: MessageSet): Render
  * ```
  */
 export function sendProblem(res: ServerResponse, error: GatewayError, options: ProblemOptions = {}): void {
-  const { status, headers, body } = renderProblem(error, resolveMessageSet(options.messages));
+  const check = optionChecks('sendProblem');
+  check.object(options, '');
+  const server = resolveServer(options.server, check);
+  const { status, headers, body } = renderProblem(error, resolveMessageSet(options.messages, check));
   const req = (res as ServerResponse & { req?: IncomingMessage }).req;
   const context = req === undefined ? undefined : gatewayContext(req);
   res.statusCode = status;
   for (const [name, value] of Object.entries(headers)) res.setHeader(CANONICAL_NAMES[name] ?? name, value);
   // Token errors must not be cached by intermediaries (RFC 6750 section 5.3 spirit).
   res.setHeader('Cache-Control', 'no-store');
-  if (context !== undefined) res.setHeader('Gateway-Transaction-ID', context.transactionId);
-  // An error answer carries no message id, whoever set one on this response before the error.
-  res.removeHeader('Gateway-Message-ID');
-  const server = options.server ?? 'Gateway';
-  if (server !== false) res.setHeader('Server', server);
+  setIdentityHead(res, context, status, server);
   const payload = JSON.stringify(body);
   res.setHeader('Content-Length', Buffer.byteLength(payload));
   res.end(payload);

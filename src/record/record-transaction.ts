@@ -7,9 +7,10 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { gatewayContext } from '../context.js';
 import { logger } from '../log.js';
+import { optionChecks } from '../options.js';
 import { DEFAULT_MAX_VALUE_LENGTH, recordLimits } from './bounds.js';
 import { buildRecord, type TokenSectionCache } from './build.js';
-import { hookIdHeaders } from './id-headers.js';
+import { hookIdentityHead } from './response-head.js';
 import { MemoryTransactionStore } from './memory-store.js';
 import { DEFAULT_REDACTED_HEADERS, stripAccessToken } from './redact.js';
 import type { TransactionRecord, TransactionStore } from './types.js';
@@ -43,6 +44,13 @@ export interface RecordTransactionOptions {
   maxValueLength?: number;
   /** Called when building or saving a record fails (after it was logged and counted). */
   onError?: (error: unknown, record: TransactionRecord | undefined) => void;
+  /**
+   * Put `Gateway-Transaction-ID` and `Gateway-Message-ID` on every answer, whoever writes it (the
+   * host's own handlers included). `createRelay` and `sendProblem` put them on their answers
+   * themselves: `false` suits a chain whose every answer is theirs (as in `createGateway`), and
+   * spares each answer the `writeHead` hook. Default `true`.
+   */
+  idHeaders?: boolean;
 }
 
 /** Counters of a {@link recordTransaction} middleware. */
@@ -86,42 +94,23 @@ export interface RecordTransactionMiddleware extends RequestHandler {
  * ```
  */
 export function recordTransaction(options: RecordTransactionOptions = {}): RecordTransactionMiddleware {
-  return createRecorder(options, true);
-}
-
-/**
- * {@link recordTransaction} for a host whose every answer writes the id headers itself: the relay
- * with `idHeaders` and `sendProblem`, as in `createGateway`. Sets no header and hooks nothing: any
- * `setHeader` before the relay's `writeHead` would turn Node's one-pass head write into a
- * `setHeader` per backend header.
- * Internal: a hand-built chain may end in handlers that answer their own way.  @internal
- */
-export function recordTransactionWithoutIdHeaders(options: RecordTransactionOptions = {}): RecordTransactionMiddleware {
-  return createRecorder(options, false);
-}
-
-function createRecorder(options: RecordTransactionOptions, setsIdHeaders: boolean): RecordTransactionMiddleware {
-  if (options === null || typeof options !== 'object') throw new TypeError('recordTransaction: options must be an object');
+  const check = optionChecks('recordTransaction');
+  check.object(options, '');
   const store = options.store ?? new MemoryTransactionStore();
   if (typeof store !== 'object' || store === null || typeof store.save !== 'function' || typeof store.get !== 'function' || typeof store.query !== 'function') {
-    throw new TypeError('recordTransaction: options.store must implement TransactionStore (save, get, query)');
+    check.fail('store', 'must implement TransactionStore (save, get, query)');
   }
   const recordOutgoing = options.recordOutgoingHeaders ?? false;
-  if (typeof recordOutgoing !== 'boolean' && typeof recordOutgoing !== 'function') {
-    throw new TypeError('recordTransaction: options.recordOutgoingHeaders must be a boolean or a function');
-  }
+  if (typeof recordOutgoing !== 'boolean' && typeof recordOutgoing !== 'function') check.fail('recordOutgoingHeaders', 'must be a boolean or a function');
   const redactList = options.redactHeaders ?? DEFAULT_REDACTED_HEADERS;
-  if (!Array.isArray(redactList) || redactList.some((h) => typeof h !== 'string')) {
-    throw new TypeError('recordTransaction: options.redactHeaders must be an array of header names');
-  }
+  if (!Array.isArray(redactList)) check.fail('redactHeaders', 'must be an array of header names');
+  redactList.forEach((name: unknown, i) => check.headerName(name, `redactHeaders[${i}]`));
   const redactedHeaders: ReadonlySet<string> = new Set(redactList.map((h) => h.toLowerCase()));
-  const maxValueLength = options.maxValueLength ?? DEFAULT_MAX_VALUE_LENGTH;
-  if (!Number.isSafeInteger(maxValueLength) || maxValueLength < 64) {
-    throw new TypeError('recordTransaction: options.maxValueLength must be an integer of at least 64');
-  }
+  const maxValueLength = check.positive(options.maxValueLength, 'maxValueLength', DEFAULT_MAX_VALUE_LENGTH, true);
+  if (maxValueLength < 64) check.fail('maxValueLength', 'must be an integer of at least 64');
   const limits = recordLimits(maxValueLength);
-  const onError = options.onError;
-  if (onError !== undefined && typeof onError !== 'function') throw new TypeError('recordTransaction: options.onError must be a function');
+  const onError = check.optionalFunction<(error: unknown, record: TransactionRecord | undefined) => void>(options.onError, 'onError');
+  const setsIdHeaders = check.boolean(options.idHeaders, 'idHeaders', true);
 
   const stats: RecordTransactionStats = { recorded: 0, failed: 0 };
   // Token sections of records, built once per cached token validation (see buildRecord).
@@ -142,7 +131,7 @@ function createRecorder(options: RecordTransactionOptions, setsIdHeaders: boolea
     const url = stripAccessToken(req.originalUrl ?? req.url);
     // Read now: once the response is finished the socket may already be detached from the request.
     const clientAddress = clientAddressOf(req);
-    if (setsIdHeaders) hookIdHeaders(res, context);
+    if (setsIdHeaders) hookIdentityHead(res, context);
 
     let done = false;
     // A server response always emits 'close': right after 'finish' (on the next tick) when it was
@@ -195,4 +184,12 @@ function clientAddressOf(req: Request): string | undefined {
     // `req.ip` of a request that did not come through an Express app (no `trust proxy` setting).
     return req.socket?.remoteAddress;
   }
+}
+
+/**
+ * `recordTransaction({ ...options, idHeaders: false })`, kept until `createGateway` passes the
+ * option itself.  @internal @deprecated
+ */
+export function recordTransactionWithoutIdHeaders(options: RecordTransactionOptions = {}): RecordTransactionMiddleware {
+  return recordTransaction({ ...options, idHeaders: false });
 }

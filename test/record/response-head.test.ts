@@ -1,0 +1,105 @@
+import { createServer, type OutgoingHttpHeaders, type Server, type ServerResponse } from 'node:http';
+import { expect } from 'chai';
+import express from 'express';
+import { gatewayContext } from '../../src/context.js';
+import { GatewayError, recordTransaction, sendProblem } from '../../src/index.js';
+import { addIdentityHead, MESSAGE_ID_HEADER, setIdentityHead, TRANSACTION_ID_HEADER } from '../../src/record/response-head.js';
+import { close, listen } from './helpers.js';
+
+/** Counts the `setHeader` calls made on `res` from now on. */
+function countSetHeader(res: ServerResponse): { calls: string[] } {
+  const seen = { calls: [] as string[] };
+  const original = res.setHeader.bind(res);
+  Object.defineProperty(res, 'setHeader', {
+    value: (name: string, value: number | string | readonly string[]) => {
+      seen.calls.push(name);
+      return original(name, value);
+    },
+    configurable: true,
+  });
+  return seen;
+}
+
+describe('response head: the identity of every gateway answer', () => {
+  let server: Server | undefined;
+  afterEach(() => close(server));
+
+  async function start(handler: Parameters<typeof createServer>[0] | express.Express): Promise<string> {
+    server = createServer(handler as Parameters<typeof createServer>[1]);
+    return listen(server);
+  }
+
+  it('addIdentityHead: transaction id always, message id below 400 only, Server when given', () => {
+    const context = { transactionId: 'tx-1', messageId: 'msg-1' } as Parameters<typeof addIdentityHead>[1];
+    const ok: OutgoingHttpHeaders = { 'content-type': 'text/plain' };
+    addIdentityHead(ok, context, 200, 'Gateway');
+    expect(ok).to.deep.equal({ 'content-type': 'text/plain', Server: 'Gateway', [TRANSACTION_ID_HEADER]: 'tx-1', [MESSAGE_ID_HEADER]: 'msg-1' });
+    const refused: OutgoingHttpHeaders = {};
+    addIdentityHead(refused, context, 404);
+    expect(refused).to.deep.equal({ [TRANSACTION_ID_HEADER]: 'tx-1' });
+  });
+
+  it('setIdentityHead: an error answer loses a message id set before it', async () => {
+    const base = await start((req, res) => {
+      res.setHeader(MESSAGE_ID_HEADER, 'set-too-early');
+      setIdentityHead(res, gatewayContext(req), 502, 'Gateway');
+      res.statusCode = 502;
+      res.end();
+    });
+    const res = await fetch(base);
+    expect(res.status).to.equal(502);
+    expect(res.headers.get('gateway-transaction-id')).to.match(/^[0-9a-f-]{36}$/);
+    expect(res.headers.has('gateway-message-id')).to.equal(false);
+    expect(res.headers.get('server')).to.equal('Gateway');
+  });
+
+  it('the recorder leaves a head that already carries the ids to its one-pass write (no setHeader)', async () => {
+    let setHeaders: { calls: string[] } | undefined;
+    const app = express();
+    // Nothing set before writeHead: Node then writes the head object in one pass, and any
+    // setHeader seen would be the hook's.
+    app.disable('x-powered-by');
+    app.use(recordTransaction());
+    app.get('/', (req, res) => {
+      setHeaders = countSetHeader(res);
+      const head: OutgoingHttpHeaders = { 'content-type': 'text/plain' };
+      addIdentityHead(head, gatewayContext(req), 200, 'Gateway');
+      res.writeHead(200, head);
+      res.end('ok');
+    });
+    const base = await start(app);
+    const res = await fetch(base);
+    expect(res.status).to.equal(200);
+    expect(res.headers.get('gateway-transaction-id')).to.match(/^[0-9a-f-]{36}$/);
+    expect(res.headers.get('gateway-message-id')).to.match(/^[0-9a-f-]{36}$/);
+    expect(setHeaders?.calls).to.deep.equal([]);
+  });
+
+  it('sendProblem after the recorder: one transaction id, no message id, Server', async () => {
+    const app = express();
+    app.use(recordTransaction());
+    app.get('/', (_req, res) => {
+      res.setHeader(MESSAGE_ID_HEADER, 'set-too-early');
+      sendProblem(res, new GatewayError('ERR_API_NOT_FOUND'), { server: 'MyGateway' });
+    });
+    const base = await start(app);
+    const res = await fetch(base);
+    expect(res.status).to.equal(404);
+    expect(res.headers.get('gateway-transaction-id')).to.match(/^[0-9a-f-]{36}$/);
+    expect(res.headers.has('gateway-message-id')).to.equal(false);
+    expect(res.headers.get('server')).to.equal('MyGateway');
+  });
+
+  it('recordTransaction({ idHeaders: false }) leaves the host answers alone and still records them', async () => {
+    const record = recordTransaction({ idHeaders: false });
+    const app = express();
+    app.use(record);
+    app.get('/', (_req, res) => void res.send('host answer'));
+    const base = await start(app);
+    const res = await fetch(base);
+    expect(res.status).to.equal(200);
+    expect(res.headers.has('gateway-transaction-id')).to.equal(false);
+    expect(res.headers.has('gateway-message-id')).to.equal(false);
+    expect(() => recordTransaction({ idHeaders: 'no' as never })).to.throw(TypeError, /^recordTransaction: options\.idHeaders must be a boolean/);
+  });
+});
