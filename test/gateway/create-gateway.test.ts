@@ -1,4 +1,4 @@
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { writeFile } from 'node:fs/promises';
 import { expect } from 'chai';
 import express from 'express';
@@ -9,17 +9,42 @@ import { close, echoBackend, editJson, exampleCopy, listen, openConfig, type See
 const ADMIN = { username: 'admin', password: 'test-admin-password' };
 const basic = (user: string, pass: string): string => `Basic ${Buffer.from(`${user}:${pass}`).toString('base64')}`;
 
-async function mount(gateway: Gateway): Promise<{ server: Server; base: string }> {
+type Mount = (gateway: Gateway) => Promise<{ server: Server; base: string }>;
+
+/** The gateway in an Express app, as a host mounts it (admin routes on the same app only for these tests; docs/security.md says why a host gives them their own listener). */
+const inExpress: Mount = async (gateway) => {
   const app = express();
-  // The admin routes on the same app only for these tests; docs/security.md says why a host gives them their own listener.
   app.use(gateway.adminRouter);
   app.use(gateway.router);
   app.use((_req, res) => res.status(418).send('the app itself'));
   const server = createServer(app);
   return { server, base: await listen(server) };
-}
+};
 
-describe('createGateway', () => {
+/** The gateway on a plain node:http server through gateway.handler; other paths go to the host's own handler. */
+const onNodeHttp: Mount = async (gateway) => {
+  const admin = express();
+  admin.use(gateway.adminRouter);
+  const hostApp = (req: IncomingMessage, res: ServerResponse): void => {
+    gateway.handler(req, res, () => {
+      res.writeHead(418, { 'Content-Type': 'text/plain' });
+      res.end('the app itself');
+    });
+  };
+  const server = createServer((req, res) => {
+    if (/^\/gateway\/(admin|console|health)(\/|$)/.test(req.url ?? '')) admin(req, res, () => hostApp(req, res));
+    else hostApp(req, res);
+  });
+  return { server, base: await listen(server) };
+};
+
+const MOUNTS: ReadonlyArray<readonly [string, Mount]> = [
+  ['gateway.router in Express', inExpress],
+  ['gateway.handler on node:http', onNodeHttp],
+];
+
+for (const [how, mount] of MOUNTS) {
+describe(`createGateway (${how})`, () => {
   let backend: Awaited<ReturnType<typeof echoBackend>>;
   before(async () => {
     backend = await echoBackend();
@@ -350,3 +375,4 @@ describe('createGateway', () => {
     });
   });
 });
+}

@@ -42,7 +42,14 @@ function twoPartUpload(url: string): Promise<string> {
   });
 }
 
-for (const [flavour, factory] of [['Express 5', express], ['Express 4', express4]] as const) {
+/** How a test server serves the gateway: in an Express 5 or 4 app (gateway.router), or on plain node:http (gateway.handler). */
+const SERVINGS: ReadonlyArray<readonly [string, (gateway: Gateway) => Server]> = [
+  ['Express 5', (gateway) => createServer(express().use(gateway.router))],
+  ['Express 4', (gateway) => createServer(express4().use(gateway.router))],
+  ['node:http, gateway.handler', (gateway) => createServer(gateway.handler)],
+];
+
+for (const [flavour, serve] of SERVINGS) {
   describe(`relay through createGateway (${flavour})`, () => {
     let backend: Awaited<ReturnType<typeof echoBackend>>;
     let gateway: Gateway;
@@ -52,9 +59,7 @@ for (const [flavour, factory] of [['Express 5', express], ['Express 4', express4
     before(async () => {
       backend = await echoBackend();
       gateway = createGateway({ config: openConfig(backend.url), relay: { keepAliveTimeoutMs: 30_000 } });
-      const app = factory();
-      app.use(gateway.router);
-      server = createServer(app);
+      server = serve(gateway);
       base = `${await listen(server)}/gateway/Ente/Echo/v1`;
     });
     after(async () => {
