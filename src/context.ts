@@ -5,9 +5,16 @@
  * @module
  */
 import { randomUUID } from 'node:crypto';
-import type { IncomingMessage } from 'node:http';
-import type { OutcomeCode } from './errors.js';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { errorCatalogue, type GatewayErrorCode, type OutcomeCode } from './errors.js';
 import type { XacmlDecision } from './xacml/response.js';
+
+/**
+ * The shape of every middleware factory's result: Node's request and response, so that it needs no
+ * Express types; Express 4 and 5 accept it as is (`app.use(mw)`), and so does a plain
+ * `http.createServer` handler that passes a `next`.
+ */
+export type Middleware = (req: IncomingMessage, res: ServerResponse, next: (err?: unknown) => void) => void;
 
 /** How the client sent the token (RFC 6750 section 2). */
 export type TokenMethod = 'header' | 'body' | 'query';
@@ -99,6 +106,31 @@ export interface AuthorizationContext {
 /** Severity of a diagnostic entry. */
 export type DiagnosticLevel = 'debug' | 'info' | 'warn' | 'error';
 
+/**
+ * The diagnostic codes that are not errors: steps of the chain worth a line in the record. Listed,
+ * with their meaning, in docs/console.md ("Diagnostics").
+ */
+const diagnosticEvents = [
+  'TOKEN_RECEIVED',
+  'TOKEN_VALID',
+  'XACML_DECISION',
+  'XACML_POLICY_RELOAD_FAILED',
+  'XACML_POLICY_UNAVAILABLE',
+  'RELAY_SKIPPED',
+  'RELAY_ABORTED',
+  'CLIENT_ABORTED',
+  'DIAGNOSTICS_TRUNCATED',
+] as const;
+
+/**
+ * The code of a {@link Diagnostic}: the {@link GatewayErrorCode} of an error the request ended with
+ * (or the relay noted), or one of the chain's events (`TOKEN_RECEIVED`, `XACML_DECISION`, …).
+ */
+export type DiagnosticCode = GatewayErrorCode | (typeof diagnosticEvents)[number];
+
+/** Every {@link DiagnosticCode}: the error catalogue's codes, then the events. */
+export const diagnosticCodes: readonly DiagnosticCode[] = Object.freeze([...(Object.keys(errorCatalogue) as GatewayErrorCode[]), ...diagnosticEvents]);
+
 /** One diagnostic line of a transaction. Never contains a token value. */
 export interface Diagnostic {
   /** Epoch milliseconds. */
@@ -106,7 +138,7 @@ export interface Diagnostic {
   /** Severity. */
   level: DiagnosticLevel;
   /** A stable code, for example `ERR_TOKEN_INVALID` or `XACML_DECISION`. */
-  code: string;
+  code: DiagnosticCode;
   /** Human-readable detail, for operators (never a token value). */
   message: string;
 }
@@ -169,7 +201,7 @@ export interface GatewayContext {
   /** The error the request ended with, once known. */
   error?: {
     /** The error's {@link GatewayErrorCode}, for example `ERR_TOKEN_INVALID`. */
-    code: string;
+    code: GatewayErrorCode;
     /** HTTP status of the answer, for example `401`. */
     status: number;
     /** `gateway_status` of the problem+json body, for example `protocol:GATEWAY-1367`. */
@@ -249,6 +281,6 @@ export function createTokenContext(raw: string, method: TokenMethod, policy?: st
 }
 
 /** Appends a diagnostic line to the request's context. */
-export function addDiagnostic(req: IncomingMessage, level: DiagnosticLevel, code: string, message: string): void {
+export function addDiagnostic(req: IncomingMessage, level: DiagnosticLevel, code: DiagnosticCode, message: string): void {
   gatewayContext(req).diagnostics.push({ time: Date.now(), level, code, message });
 }

@@ -4,7 +4,7 @@
  * @module
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { AuthorizationContext, Diagnostic, GatewayContext } from '../context.js';
+import type { AuthorizationContext, Diagnostic, DiagnosticCode, GatewayContext } from '../context.js';
 import { outcomeLabels, type OutcomeCode } from '../errors.js';
 import { sharedTokenData, type SharedTokenData } from '../token/shared.js';
 import { budgetOf, copyBounded, deepFreeze, fit, truncate, type Budget, type RecordLimits } from './bounds.js';
@@ -127,7 +127,8 @@ function diagnosticOf(d: Diagnostic, secret: string | undefined, limits: RecordL
   return Object.freeze({
     time: d.time,
     level: truncate(String(d.level), 16) as Diagnostic['level'],
-    code: fit(clean(String(d.code), secret), limits, budget),
+    // Checked like any other string: a JavaScript caller of addDiagnostic may pass anything.
+    code: fit(clean(String(d.code), secret), limits, budget) as DiagnosticCode,
     message: fit(clean(String(d.message), secret), limits, budget),
   });
 }

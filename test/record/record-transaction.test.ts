@@ -1,7 +1,7 @@
 import { request as httpRequest, createServer, type Server } from 'node:http';
 import { expect } from 'chai';
 import express, { type NextFunction, type Request, type Response } from 'express';
-import { createTokenContext, gatewayContext, addDiagnostic } from '../../src/context.js';
+import { createTokenContext, gatewayContext, addDiagnostic, type DiagnosticCode } from '../../src/context.js';
 import { MemoryTransactionStore, recordTransaction, type TransactionRecord, type TransactionStore } from '../../src/index.js';
 import { express4 } from '../support/express4.js';
 import { close, eventually, listen } from './helpers.js';
@@ -21,7 +21,7 @@ function fakeChain(req: Request, _res: Response, next: NextFunction): void {
   context.outgoing.headers['Authorization'] = `Bearer ${TOKEN}`;
   context.outgoing.headers['X-Original-Token'] = TOKEN;
   // A careless middleware: the token must still not reach the store.
-  addDiagnostic(req, 'debug', 'CARELESS', `validated ${TOKEN}`);
+  addDiagnostic(req, 'debug', 'CARELESS' as DiagnosticCode, `validated ${TOKEN}`);
   next();
 }
 
@@ -71,7 +71,7 @@ describe('recordTransaction', () => {
     expect(saved.durationMs).to.equal(saved.endedAt - saved.startedAt);
     expect(saved.outgoing, 'outgoing contents are off by default').to.equal(undefined);
     expect(JSON.stringify(saved)).not.to.include(TOKEN);
-    expect(saved.diagnostics.find((d) => d.code === 'CARELESS')?.message).to.equal('[redacted]');
+    expect(saved.diagnostics.find((d) => d.code === ('CARELESS' as DiagnosticCode))?.message).to.equal('[redacted]');
     expect(record.stats).to.deep.include({ recorded: 1, failed: 0 });
   });
 

@@ -8,7 +8,7 @@
 import { createServer, type Server } from 'node:http';
 import { expect } from 'chai';
 import express, { type NextFunction, type Request, type Response } from 'express';
-import { addDiagnostic, createTokenContext, gatewayContext } from '../../src/context.js';
+import { addDiagnostic, createTokenContext, gatewayContext, type DiagnosticCode } from '../../src/context.js';
 import { MemoryTransactionStore, recordTransaction, type TransactionRecord } from '../../src/index.js';
 import { close, listen, makeRecord } from '../record/helpers.js';
 
@@ -35,8 +35,8 @@ function hugeChain(req: Request, _res: Response, next: NextFunction): void {
   };
   context.token = token;
   context.outgoing.headers['X-Long'] = 'h'.repeat(20_000);
-  addDiagnostic(req, 'info', 'CHATTY', 'd'.repeat(30_000));
-  for (let i = 0; i < 500; i++) addDiagnostic(req, 'debug', 'MANY', `line ${i}`);
+  addDiagnostic(req, 'info', 'CHATTY' as DiagnosticCode, 'd'.repeat(30_000));
+  for (let i = 0; i < 500; i++) addDiagnostic(req, 'debug', 'MANY' as DiagnosticCode, `line ${i}`);
   next();
 }
 
@@ -90,7 +90,7 @@ describe('security: records are bounded in bytes', function () {
     expect(groups.length).to.be.below(200);
     expect(groups[groups.length - 1]).to.match(/…\[truncated \d+ more items\]/);
     expect(saved.outgoing!.headers['X-Long']).to.match(MARKER);
-    const chatty = saved.diagnostics.find((d) => d.code === 'CHATTY')!;
+    const chatty = saved.diagnostics.find((d) => d.code === ('CHATTY' as DiagnosticCode))!;
     expect(chatty.message).to.match(MARKER);
     expect(saved.diagnostics.length).to.be.below(200);
     expect(saved.diagnostics[saved.diagnostics.length - 1]!.message).to.match(/truncated \d+ diagnostics/);

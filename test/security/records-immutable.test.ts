@@ -6,7 +6,7 @@
 import { createServer, type Server } from 'node:http';
 import { expect } from 'chai';
 import express from 'express';
-import { addDiagnostic, gatewayContext } from '../../src/context.js';
+import { addDiagnostic, gatewayContext, type DiagnosticCode } from '../../src/context.js';
 import { recordTransaction, type TransactionRecord } from '../../src/index.js';
 import { close, eventually, listen } from '../record/helpers.js';
 
@@ -21,7 +21,7 @@ describe('security: a saved record is immutable', () => {
     const app = express();
     app.use(record);
     app.get('/late', (req, res) => {
-      addDiagnostic(req, 'info', 'EARLY', 'before the answer');
+      addDiagnostic(req, 'info', 'EARLY' as DiagnosticCode, 'before the answer');
       res.on('close', () => {
         // After the record was built and saved: a late single-flight result, a late error.
         setTimeout(() => {
@@ -47,6 +47,6 @@ describe('security: a saved record is immutable', () => {
     expect(Object.isFrozen(saved), 'the record').to.equal(true);
     expect(Object.isFrozen(saved.diagnostics), 'its diagnostics').to.equal(true);
     expect(Object.isFrozen(saved.diagnostics[0]), 'each diagnostic').to.equal(true);
-    expect(() => saved.diagnostics.push({ time: 0, level: 'info', code: 'X', message: 'x' })).to.throw(TypeError);
+    expect(() => saved.diagnostics.push({ time: 0, level: 'info', code: 'X' as DiagnosticCode, message: 'x' })).to.throw(TypeError);
   });
 });
