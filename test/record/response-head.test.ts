@@ -1,4 +1,4 @@
-import { createServer, type OutgoingHttpHeaders, type Server, type ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type OutgoingHttpHeaders, type Server, type ServerResponse } from 'node:http';
 import { expect } from 'chai';
 import express from 'express';
 import { gatewayContext } from '../../src/context.js';
@@ -24,8 +24,8 @@ describe('response head: the identity of every gateway answer', () => {
   let server: Server | undefined;
   afterEach(() => close(server));
 
-  async function start(handler: Parameters<typeof createServer>[0] | express.Express): Promise<string> {
-    server = createServer(handler as Parameters<typeof createServer>[1]);
+  async function start(handler: (req: IncomingMessage, res: ServerResponse) => void): Promise<string> {
+    server = createServer(handler);
     return listen(server);
   }
 
