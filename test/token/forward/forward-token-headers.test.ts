@@ -10,10 +10,10 @@ import type { NextFunction, Request, Response } from 'express';
 import { createProxyMiddleware } from 'http-proxy-middleware';
 import { generateKeyPair, jwtVerify } from 'jose';
 import supertest from 'supertest';
-import { createTokenContext, gatewayContext } from '../../src/context.js';
-import type { GatewayContext, TokenMethod } from '../../src/context.js';
-import { forwardTokenHeaders } from '../../src/token/forward/index.js';
-import type { ForwardTokenHeadersOptions } from '../../src/token/forward/index.js';
+import { createTokenContext, gatewayContext } from '../../../src/context.js';
+import type { GatewayContext, TokenMethod } from '../../../src/context.js';
+import { forwardTokenHeaders } from '../../../src/token/forward/index.js';
+import type { ForwardTokenHeadersOptions } from '../../../src/token/forward/index.js';
 import { listen, startEchoBackend } from './helpers.js';
 import type { Echo } from './helpers.js';
 
