@@ -8,7 +8,8 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { addDiagnostic, gatewayContext } from '../context.js';
 import { GatewayError, isGatewayError } from '../errors.js';
 import { logger } from '../log.js';
-import { resolveMessageSet, sendProblem, type ProblemOptions } from './render.js';
+import { optionChecks } from '../options.js';
+import { resolveMessageSet, resolveServer, sendProblem, type ProblemOptions } from './render.js';
 
 const log = logger('gateway');
 
@@ -56,16 +57,12 @@ export type ErrorHandler = (err: unknown, req: IncomingMessage, res: ServerRespo
  * ```
  */
 export function problemJsonErrorHandler(options: ProblemJsonErrorHandlerOptions = {}): ErrorHandler {
-  if (typeof options !== 'object' || options === null) throw new TypeError('options must be an object');
-  const messages = resolveMessageSet(options.messages);
-  if (options.server !== undefined && options.server !== false && typeof options.server !== 'string') {
-    throw new TypeError('options.server must be a string or false');
-  }
-  if (options.mapClientErrors !== undefined && typeof options.mapClientErrors !== 'boolean') {
-    throw new TypeError('options.mapClientErrors must be a boolean');
-  }
-  const mapClientErrors = options.mapClientErrors ?? true;
-  const sendOptions: ProblemOptions = { messages, server: options.server ?? 'Gateway' };
+  const check = optionChecks('problemJsonErrorHandler');
+  check.object(options, '');
+  const messages = resolveMessageSet(options.messages, check);
+  const server = resolveServer(options.server, check);
+  const mapClientErrors = check.boolean(options.mapClientErrors, 'mapClientErrors', true);
+  const sendOptions: ProblemOptions = { messages, server: server ?? false };
 
   return function problemJsonError(err, req, res, next) {
     if (res.headersSent) {

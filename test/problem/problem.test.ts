@@ -1,10 +1,11 @@
-import { get, type Server } from 'node:http';
+import { get, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { expect } from 'chai';
 import express from 'express';
 import request from 'supertest';
 import { GatewayError, messagesEn, type MessageSet } from '../../src/errors.js';
 import { problemJsonErrorHandler } from '../../src/problem/handler.js';
+import { sendProblem } from '../../src/problem/render.js';
 import { express4 } from '../support/express4.js';
 
 function appThrowing(error: unknown, options?: Parameters<typeof problemJsonErrorHandler>[0], factory = express) {
@@ -122,7 +123,19 @@ describe('problemJsonErrorHandler', () => {
   });
 
   it('rejects bad options at factory time', () => {
-    expect(() => problemJsonErrorHandler({ messages: 'fr' as 'it' })).to.throw(TypeError, /messages/);
-    expect(() => problemJsonErrorHandler({ server: 3 as unknown as string })).to.throw(TypeError, /server/);
+    expect(() => problemJsonErrorHandler({ messages: 'fr' as 'it' })).to.throw(TypeError, /^problemJsonErrorHandler: options\.messages must be 'it', 'en' or a MessageSet/);
+    expect(() => problemJsonErrorHandler({ server: 3 as unknown as string })).to.throw(TypeError, /^problemJsonErrorHandler: options\.server must be a non-empty header value/);
+    expect(() => problemJsonErrorHandler({ mapClientErrors: 'yes' as never })).to.throw(TypeError, /^problemJsonErrorHandler: options\.mapClientErrors must be a boolean/);
+    expect(() => problemJsonErrorHandler(null as never)).to.throw(TypeError, /^problemJsonErrorHandler: options must be an object/);
+    try {
+      problemJsonErrorHandler({ server: 'a\nb' });
+      expect.fail('a header value with a line break was accepted');
+    } catch (err) {
+      expect(err).to.include({ code: 'ERR_INVALID_OPTION', option: 'problemJsonErrorHandler: options.server' });
+    }
+    // sendProblem checks its options before it touches the response.
+    const untouched = {} as ServerResponse;
+    expect(() => sendProblem(untouched, new GatewayError('ERR_INTERNAL'), { messages: 'de' as 'it' })).to.throw(TypeError, /^sendProblem: options\.messages/);
+    expect(() => sendProblem(untouched, new GatewayError('ERR_INTERNAL'), { server: '' })).to.throw(TypeError, /^sendProblem: options\.server/);
   });
 });
