@@ -4,6 +4,7 @@
  * @module
  */
 import { logger } from '../log.js';
+import { optionChecks, type OptionChecks } from '../options.js';
 import { createPdp, type Pdp, type PdpOptions } from '../xacml/index.js';
 
 const log = logger('authorize');
@@ -61,7 +62,7 @@ export interface XacmlPolicyState {
  *   logged and reported to the request that triggered the reload (as a diagnostic). With no
  *   previous policy, {@link get} rejects and the middleware fails closed (500).
  *
- * Create one per policy and pass it to `xacmlAuthorize({ policy: source })`, or let
+ * Create one per policy and pass it to `xacmlAuthorize({ xacmlPolicy: source })`, or let
  * `xacmlAuthorize` create it and use the middleware's `reset()`/`reload()`.
  *
  * @example
@@ -89,10 +90,11 @@ export class XacmlPolicySource {
   #loading: Promise<XacmlPolicyState> | undefined;
 
   constructor(options: XacmlPolicySourceOptions) {
-    if (options === null || typeof options !== 'object') throw new TypeError('XacmlPolicySource: options must be an object');
-    const { policy, references, ...evaluatorOptions } = options;
+    const check = optionChecks('XacmlPolicySource');
+    const { policy, references, ...evaluatorOptions } = check.object<XacmlPolicySourceOptions>(options, '');
+    checkEvaluatorOptions(check, evaluatorOptions);
     if (references !== undefined && (!Array.isArray(references) || references.some((r) => typeof r !== 'string'))) {
-      throw new TypeError('XacmlPolicySource: options.references must be an array of XML strings');
+      check.fail('references', 'must be an array of XML strings');
     }
     this.#references = references ?? [];
     this.#evaluatorOptions = evaluatorOptions;
@@ -100,7 +102,7 @@ export class XacmlPolicySource {
       this.#loader = policy;
       this.#stale = true;
     } else {
-      checkDocuments(policy, 'options.policy');
+      if (!validDocuments(policy)) check.fail('policy', DOCUMENTS);
       this.#loader = undefined;
       this.#stale = false;
       this.#install(policy);
@@ -162,7 +164,7 @@ export class XacmlPolicySource {
    * `TypeError`) when it is invalid, leaving the previous policy in force.
    */
   update(policy: XacmlPolicyDocuments): XacmlPolicyState {
-    checkDocuments(policy, 'policy');
+    if (!validDocuments(policy)) throw new TypeError(`XacmlPolicySource.update: policy ${DOCUMENTS}`);
     this.#install(policy);
     this.#stale = false;
     return this.#state as XacmlPolicyState;
@@ -173,7 +175,7 @@ export class XacmlPolicySource {
     if (loader === undefined) return this.#state as XacmlPolicyState;
     try {
       const documents = await loader();
-      checkDocuments(documents, 'the loaded policy');
+      if (!validDocuments(documents)) throw new TypeError(`the loaded policy ${DOCUMENTS}`);
       this.#install(documents);
       this.#stale = false;
       return this.#state as XacmlPolicyState;
@@ -224,14 +226,32 @@ function isDocumentList(documents: XacmlPolicyDocuments): documents is readonly 
   return Array.isArray(documents);
 }
 
-function checkDocuments(documents: unknown, name: string): asserts documents is XacmlPolicyDocuments {
+/**
+ * Checks the evaluator options at factory time (those `createPdp` would otherwise check only when
+ * a loaded policy is first compiled), in the words of the factory given them.  @internal
+ */
+export function checkEvaluatorOptions(check: OptionChecks, options: XacmlEvaluatorOptions): void {
+  check.optionalFunction(options.attributeFinder, 'attributeFinder');
+  check.optionalFunction(options.resourceChildren, 'resourceChildren');
+  check.optionalFunction(options.now, 'now');
+  if (options.limits !== undefined) {
+    const limits = check.object<NonNullable<XacmlEvaluatorOptions['limits']>>(options.limits, 'limits');
+    check.positive(limits.maxSize, 'limits.maxSize', 1, true);
+    check.positive(limits.maxDepth, 'limits.maxDepth', 1, true);
+  }
+  check.nonNegative(options.maxXPathAttributes, 'maxXPathAttributes', 0, true);
+}
+
+const DOCUMENTS = 'must be XACML policy XML text, a non-empty array of them, or { policies, references }';
+
+function validDocuments(documents: unknown): documents is XacmlPolicyDocuments {
   const strings = (v: unknown): boolean => Array.isArray(v) && v.length > 0 && v.every((x) => typeof x === 'string' && x.trim() !== '');
-  const ok =
+  return (
     (typeof documents === 'string' && documents.trim() !== '') ||
     strings(documents) ||
     (documents !== null &&
       typeof documents === 'object' &&
       strings((documents as { policies?: unknown }).policies) &&
-      ((documents as { references?: unknown }).references === undefined || Array.isArray((documents as { references?: unknown }).references)));
-  if (!ok) throw new TypeError(`${name} must be XACML policy XML text, a non-empty array of them, or { policies, references }`);
+      ((documents as { references?: unknown }).references === undefined || Array.isArray((documents as { references?: unknown }).references)))
+  );
 }

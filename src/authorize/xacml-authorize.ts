@@ -8,9 +8,10 @@ import { addDiagnostic, gatewayContext } from '../context.js';
 import type { ApiContext, AuthorizationContext, GatewayContext, TokenContext } from '../context.js';
 import { GatewayError } from '../errors.js';
 import { logger } from '../log.js';
+import { optionChecks, type OptionChecks } from '../options.js';
 import { decisionText } from './decision.js';
 import { DecisionMemo, decisionKeyPlan, keyPart, type DecisionKeyPlan } from './decision-memo.js';
-import { XacmlPolicySource } from './policy-source.js';
+import { checkEvaluatorOptions, XacmlPolicySource } from './policy-source.js';
 import type { XacmlEvaluatorOptions, XacmlPolicyDocuments, XacmlPolicyLoader, XacmlPolicyState } from './policy-source.js';
 import { assembleXacmlRequest, attributeSelection, excludedHeaders, tokenAttributes } from './request-builder.js';
 import type { AttributeSelection } from './request-builder.js';
@@ -32,12 +33,20 @@ export type XacmlObligationHandler = (obligation: XacmlObligation, req: Request)
 /** Options of {@link xacmlAuthorize}. */
 export interface XacmlAuthorizeOptions extends XacmlEvaluatorOptions {
   /**
-   * The policy: XACML XML text (compiled now: a bad one throws at start-up), several texts or
+   * The XACML policy: XML text (compiled now: a bad one throws at start-up), several texts or
    * `{ policies, references }`, a loader (called at first use and after `reset()`/`reload()`), or
    * an {@link XacmlPolicySource} you created (then the evaluator options here are ignored).
+   * Required (or its deprecated alias `policy`).
    */
-  policy: XacmlPolicyDocuments | XacmlPolicyLoader | XacmlPolicySource;
-  /** Referenced documents (`PolicyIdReference` targets), when `policy` is not a source. */
+  xacmlPolicy?: XacmlPolicyDocuments | XacmlPolicyLoader | XacmlPolicySource;
+  /**
+   * The former name of {@link XacmlAuthorizeOptions.xacmlPolicy}, which it still means.
+   *
+   * @deprecated Use `xacmlPolicy`: in `requireToken` and `introspect`, `policy` is the token
+   * policy. This alias is removed in the next minor version.
+   */
+  policy?: XacmlPolicyDocuments | XacmlPolicyLoader | XacmlPolicySource;
+  /** Referenced documents (`PolicyIdReference` targets), when `xacmlPolicy` is not a source. */
   references?: readonly string[];
   /** Service type in the 403 detail and `org:gateway:action:service`. Default `gw`. */
   serviceType?: string;
@@ -128,7 +137,7 @@ export interface XacmlAuthorizeMiddleware extends RequestHandler {
  * import { xacmlAuthorize } from 'express-access-gateway';
  *
  * const authorize = xacmlAuthorize({
- *   policy: readFileSync('policies/petstore.xml', 'utf8'),
+ *   xacmlPolicy: readFileSync('policies/petstore.xml', 'utf8'),
  *   serviceName: 'PetStore', serviceVersion: 1, providerName: 'Ente',
  * });
  * const app = express();
@@ -138,38 +147,44 @@ export interface XacmlAuthorizeMiddleware extends RequestHandler {
  * ```
  */
 export function xacmlAuthorize(options: XacmlAuthorizeOptions): XacmlAuthorizeMiddleware {
-  if (options === null || typeof options !== 'object') throw new TypeError('xacmlAuthorize: options must be an object');
+  const check: OptionChecks = optionChecks('xacmlAuthorize');
   const {
-    policy,
+    xacmlPolicy,
+    policy: deprecatedPolicy,
     references,
-    serviceType = 'gw',
+    serviceType: serviceTypeOption,
     serviceName,
     serviceVersion,
-    providerType = 'gw',
+    providerType: providerTypeOption,
     providerName,
-    operation,
-    subject,
-    protocol = 'rest',
+    operation: operationOption,
+    subject: subjectOption,
+    protocol: protocolOption,
     excludeHeaders,
-    obligations = {},
-    onRequest,
+    obligations: obligationsOption,
+    onRequest: onRequestOption,
     ...evaluatorOptions
-  } = options;
-  for (const [name, value] of Object.entries({ serviceType, serviceName, providerType, providerName, protocol })) {
-    if (value !== undefined && typeof value !== 'string') throw new TypeError(`xacmlAuthorize: options.${name} must be a string`);
+  } = check.object<XacmlAuthorizeOptions>(options, '');
+  if (xacmlPolicy !== undefined && deprecatedPolicy !== undefined) check.fail('policy', 'is the deprecated name of xacmlPolicy: give one of them, not both');
+  const policy = xacmlPolicy ?? deprecatedPolicy;
+  if (policy === undefined) check.fail('xacmlPolicy', 'is required');
+  const serviceType = check.string(serviceTypeOption, 'serviceType', 'gw');
+  const providerType = check.string(providerTypeOption, 'providerType', 'gw');
+  const protocol = check.string(protocolOption, 'protocol', 'rest');
+  if (serviceName !== undefined) check.string(serviceName, 'serviceName');
+  if (providerName !== undefined) check.string(providerName, 'providerName');
+  if (serviceVersion !== undefined && typeof serviceVersion !== 'number') check.string(serviceVersion, 'serviceVersion', undefined, undefined, 'a string or a number');
+  const operation = check.optionalFunction<(req: Request) => string>(operationOption, 'operation');
+  const subject = check.optionalFunction<(req: Request) => XacmlSubjectInfo | undefined>(subjectOption, 'subject');
+  const onRequest = check.optionalFunction<(request: RequestContext, req: Request) => void>(onRequestOption, 'onRequest');
+  if (excludeHeaders !== undefined && (!Array.isArray(excludeHeaders) || excludeHeaders.some((h) => typeof h !== 'string' || h === ''))) {
+    check.fail('excludeHeaders', 'must be an array of header names');
   }
-  if (serviceVersion !== undefined && typeof serviceVersion !== 'string' && typeof serviceVersion !== 'number') {
-    throw new TypeError('xacmlAuthorize: options.serviceVersion must be a string or a number');
+  const obligations = check.object<Readonly<Record<string, XacmlObligationHandler>>>(obligationsOption, 'obligations', {});
+  for (const [id, handler] of Object.entries(obligations)) {
+    if (typeof handler !== 'function') check.fail(`obligations[${JSON.stringify(id)}]`, 'must be a function (obligation ids map to handlers)');
   }
-  for (const [name, value] of Object.entries({ operation, subject, onRequest })) {
-    if (value !== undefined && typeof value !== 'function') throw new TypeError(`xacmlAuthorize: options.${name} must be a function`);
-  }
-  if (excludeHeaders !== undefined && (!Array.isArray(excludeHeaders) || excludeHeaders.some((h) => typeof h !== 'string'))) {
-    throw new TypeError('xacmlAuthorize: options.excludeHeaders must be an array of header names');
-  }
-  if (typeof obligations !== 'object' || obligations === null || Object.values(obligations).some((h) => typeof h !== 'function')) {
-    throw new TypeError('xacmlAuthorize: options.obligations must map obligation ids to functions');
-  }
+  if (!(policy instanceof XacmlPolicySource)) checkEvaluatorOptions(check, evaluatorOptions);
   const source =
     policy instanceof XacmlPolicySource
       ? policy
@@ -291,15 +306,16 @@ export function xacmlAuthorize(options: XacmlAuthorizeOptions): XacmlAuthorizeMi
       protocol,
       now: new Date(),
     };
-    if (subject) invocation.subject = subject(req) ?? {};
     const token = gateway.token;
+    const part = tokenPart(token);
+    if (subject) invocation.subject = subject(req) ?? {};
     let request: RequestContext;
     if (onRequest === undefined) {
       // Only the attributes the policy can read: the same decision for less work per request.
-      request = assembleXacmlRequest(invocation, token?.raw, tokenPart(token), excluded, plan.selection);
+      request = assembleXacmlRequest(invocation, token?.raw, part, excluded, plan.selection);
     } else {
       // The hook sees the whole request, and the PDP decides on what the hook saw.
-      request = assembleXacmlRequest(invocation, token?.raw, tokenPart(token), excluded);
+      request = assembleXacmlRequest(invocation, token?.raw, part, excluded);
       onRequest(request, req);
     }
     const response = state.pdp.evaluate(request);

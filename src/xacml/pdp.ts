@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { optionChecks, type OptionChecks } from '../options.js';
 import { onlyOneApplicable } from './compile/combining.js';
 import type { Combinable } from './compile/combining.js';
 import { attributeReferences } from './compile/expression.js';
@@ -76,8 +77,12 @@ export interface Pdp {
 /** Most resources one hierarchical request may expand to. */
 const MAX_RESOURCES = 10_000;
 
-function isFunction(v: unknown): boolean {
-  return typeof v === 'function';
+/** An array of XML texts (a non-empty one when `required`). */
+function xmlTexts(check: OptionChecks, value: unknown, path: string, required: boolean): string[] {
+  if (!Array.isArray(value) || (required && value.length === 0) || !value.every((p) => typeof p === 'string')) {
+    check.fail(path, required ? 'must be a non-empty array of XML strings' : 'must be an array of XML strings');
+  }
+  return value as string[];
 }
 
 /**
@@ -96,23 +101,22 @@ function isFunction(v: unknown): boolean {
  * ```
  * @throws {@link XacmlSyntaxError} (with the element's path) for an invalid policy, including
  *   static type errors and unknown functions, data types or combining algorithms.
- * @throws TypeError for a bad option.
+ * @throws `InvalidOptionError` (a `TypeError`, code `ERR_INVALID_OPTION`) for a bad option.
  */
 export function createPdp(options: PdpOptions): Pdp {
-  if (typeof options !== 'object' || options === null) throw new TypeError('createPdp: options must be an object');
-  const { policies, references = [], attributeFinder, resourceChildren, now = () => new Date(), limits, maxXPathAttributes = DEFAULT_MAX_XPATH_ATTRIBUTES } = options;
-  if (!Array.isArray(policies) || policies.length === 0 || !policies.every((p) => typeof p === 'string')) {
-    throw new TypeError('createPdp: options.policies must be a non-empty array of XML strings');
+  const check = optionChecks('createPdp');
+  check.object(options, '');
+  const policies = xmlTexts(check, options.policies, 'policies', true);
+  const references = options.references === undefined ? [] : xmlTexts(check, options.references, 'references', false);
+  const attributeFinder = check.optionalFunction<AttributeFinder>(options.attributeFinder, 'attributeFinder');
+  const resourceChildren = check.optionalFunction<(resourceId: string) => string[]>(options.resourceChildren, 'resourceChildren');
+  const now = check.optionalFunction<() => Date>(options.now, 'now') ?? (() => new Date());
+  const limits = options.limits === undefined ? undefined : check.object<XmlLimits>(options.limits, 'limits');
+  if (limits !== undefined) {
+    check.positive(limits.maxSize, 'limits.maxSize', 1, true);
+    check.positive(limits.maxDepth, 'limits.maxDepth', 1, true);
   }
-  if (!Array.isArray(references) || !references.every((p) => typeof p === 'string')) {
-    throw new TypeError('createPdp: options.references must be an array of XML strings');
-  }
-  if (attributeFinder !== undefined && !isFunction(attributeFinder)) throw new TypeError('createPdp: options.attributeFinder must be a function');
-  if (resourceChildren !== undefined && !isFunction(resourceChildren)) throw new TypeError('createPdp: options.resourceChildren must be a function');
-  if (!isFunction(now)) throw new TypeError('createPdp: options.now must be a function');
-  if (!Number.isSafeInteger(maxXPathAttributes) || maxXPathAttributes < 0) {
-    throw new TypeError('createPdp: options.maxXPathAttributes must be a non-negative integer');
-  }
+  const maxXPathAttributes = check.nonNegative(options.maxXPathAttributes, 'maxXPathAttributes', DEFAULT_MAX_XPATH_ATTRIBUTES, true);
 
   const roots = policies.map((xml) => parseXml(xml, limits));
   const repository: RepositoryEntry[] = [];

@@ -174,7 +174,7 @@ describe('requests with only the attributes the policy references', () => {
       const app = express();
       app.get(
         '/pet/:id',
-        xacmlAuthorize({ policy: headerPolicy, serviceName: 'PetStore', serviceVersion: 1, providerName: 'Ente', ...(withHook ? { onRequest: (r: RequestContext) => void seen.push(r) } : {}) }),
+        xacmlAuthorize({ xacmlPolicy: headerPolicy, serviceName: 'PetStore', serviceVersion: 1, providerName: 'Ente', ...(withHook ? { onRequest: (r: RequestContext) => void seen.push(r) } : {}) }),
         (_req, res) => void res.send('ok'),
       );
       app.use((err: { status?: number }, _req: express.Request, res: express.Response, _next: express.NextFunction) => void res.status(err.status ?? 500).end());

@@ -53,7 +53,7 @@ describe('xacmlAuthorize decision reuse (cached tokens, real chain)', () => {
 
   /** The chain with `policy`, and the count of the policy's evaluations. */
   function gateway(policy: string | XacmlPolicySource): { app: express.Express; authorize: XacmlAuthorizeMiddleware; evaluations: () => number } {
-    const authorize = xacmlAuthorize({ policy, serviceName: 'PetStore', serviceVersion: 1, providerName: 'Ente' });
+    const authorize = xacmlAuthorize({ xacmlPolicy: policy, serviceName: 'PetStore', serviceVersion: 1, providerName: 'Ente' });
     let count = 0;
     const state = authorize.policySource.get();
     if (state instanceof Promise) throw new Error('a policy given as text is compiled at once');

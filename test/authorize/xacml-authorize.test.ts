@@ -98,7 +98,7 @@ describe('xacmlAuthorize (real token chain, spec 4.4 policy)', () => {
 
   function scenarioAuthorize(extra: Partial<Parameters<typeof xacmlAuthorize>[0]> = {}): XacmlAuthorizeMiddleware {
     return xacmlAuthorize({
-      policy: () => readFile(policyFile, 'utf8'),
+      xacmlPolicy: () => readFile(policyFile, 'utf8'),
       serviceName: 'PetStore',
       serviceVersion: 1,
       providerName: 'Ente',
@@ -197,7 +197,7 @@ describe('xacmlAuthorize (real token chain, spec 4.4 policy)', () => {
   });
 
   it('fails closed (500) when no policy could ever be loaded', async () => {
-    const authorize = scenarioAuthorize({ policy: () => Promise.reject(new Error('policy store down')) });
+    const authorize = scenarioAuthorize({ xacmlPolicy: () => Promise.reject(new Error('policy store down')) });
     const { app } = gateway(authorize);
     const token = await as.issueToken('client1', 'client1-secret');
     const res = await supertest(app).get(`${BASE}/pet/1`).set('Authorization', `Bearer ${token}`).expect(500);
@@ -207,9 +207,41 @@ describe('xacmlAuthorize (real token chain, spec 4.4 policy)', () => {
   });
 
   it('throws at start-up on an invalid policy text', () => {
-    expect(() => xacmlAuthorize({ policy: '<Policy xmlns="urn:oasis:names:tc:xacml:2.0:policy:schema:os"' })).to.throw();
-    expect(() => xacmlAuthorize({ policy: policyXml.replace('rule-combining-algorithm:permit-overrides', 'rule-combining-algorithm:no-such-algorithm') })).to.throw(/algorithm|RuleCombiningAlgId/i);
-    expect(() => xacmlAuthorize({ policy: policyXml, serviceName: 3 as never })).to.throw(TypeError, /serviceName/);
+    expect(() => xacmlAuthorize({ xacmlPolicy: '<Policy xmlns="urn:oasis:names:tc:xacml:2.0:policy:schema:os"' })).to.throw();
+    expect(() => xacmlAuthorize({ xacmlPolicy: policyXml.replace('rule-combining-algorithm:permit-overrides', 'rule-combining-algorithm:no-such-algorithm') })).to.throw(/algorithm|RuleCombiningAlgId/i);
+    expect(() => xacmlAuthorize({ xacmlPolicy: policyXml, serviceName: 3 as never })).to.throw(TypeError, /serviceName/);
+  });
+
+  it('checks its options at creation, each error naming xacmlAuthorize: options.<path> with code ERR_INVALID_OPTION', () => {
+    const cases: Array<[Record<string, unknown>, string]> = [
+      [{}, 'xacmlAuthorize: options.xacmlPolicy is required'],
+      [{ xacmlPolicy: policyXml, policy: policyXml }, 'xacmlAuthorize: options.policy is the deprecated name of xacmlPolicy: give one of them, not both'],
+      [{ xacmlPolicy: 42 }, 'XacmlPolicySource: options.policy must be XACML policy XML text, a non-empty array of them, or { policies, references }'],
+      [{ xacmlPolicy: policyXml, serviceName: 3 }, 'xacmlAuthorize: options.serviceName must be a non-empty string'],
+      [{ xacmlPolicy: policyXml, serviceVersion: true }, 'xacmlAuthorize: options.serviceVersion must be a string or a number'],
+      [{ xacmlPolicy: policyXml, operation: 'GET /pet' }, 'xacmlAuthorize: options.operation must be a function'],
+      [{ xacmlPolicy: policyXml, subject: {} }, 'xacmlAuthorize: options.subject must be a function'],
+      [{ xacmlPolicy: policyXml, excludeHeaders: 'cookie' }, 'xacmlAuthorize: options.excludeHeaders must be an array of header names'],
+      [{ xacmlPolicy: policyXml, obligations: { 'urn:x': 'log' } }, 'xacmlAuthorize: options.obligations["urn:x"] must be a function (obligation ids map to handlers)'],
+      [{ xacmlPolicy: policyXml, now: 1 }, 'xacmlAuthorize: options.now must be a function'],
+      [{ xacmlPolicy: policyXml, maxXPathAttributes: -1 }, 'xacmlAuthorize: options.maxXPathAttributes must be a non-negative integer'],
+      [{ xacmlPolicy: policyXml, limits: { maxDepth: 0 } }, 'xacmlAuthorize: options.limits.maxDepth must be a positive integer'],
+    ];
+    for (const [options, message] of cases) {
+      expect(() => xacmlAuthorize(options as never), JSON.stringify(options).slice(0, 80)).to.throw(TypeError, message).with.property('code', 'ERR_INVALID_OPTION');
+    }
+    expect(() => xacmlAuthorize(null as never)).to.throw(TypeError, 'xacmlAuthorize: options must be an object');
+    expect(() => new XacmlPolicySource({ policy: policyXml, references: 'x' as never })).to.throw(TypeError, 'XacmlPolicySource: options.references must be an array of XML strings');
+    expect(() => new XacmlPolicySource({ policy: () => policyXml, attributeFinder: 1 as never })).to.throw(TypeError, 'XacmlPolicySource: options.attributeFinder must be a function');
+  });
+
+  it('still takes the document under its deprecated name `policy` (one minor version)', async () => {
+    // eslint-disable-next-line @typescript-eslint/no-deprecated
+    const { app } = gateway(xacmlAuthorize({ policy: policyXml, serviceName: 'PetStore', serviceVersion: 1, providerName: 'Ente' }));
+    const allowed = await as.issueToken('client1', 'client1-secret');
+    const refused = await as.issueToken('client3', 'client3-secret');
+    await supertest(app).get(`${BASE}/pet/1`).set('Authorization', `Bearer ${allowed}`).expect(200);
+    await supertest(app).get(`${BASE}/pet/1`).set('Authorization', `Bearer ${refused}`).expect(403);
   });
 
   it('NotApplicable and Indeterminate also answer 403, with their decision text', async () => {
@@ -221,7 +253,7 @@ describe('xacmlAuthorize (real token chain, spec 4.4 policy)', () => {
       </ResourceMatch></Resource></Resources></Target>`,
     );
     const token = await as.issueToken('client1', 'client1-secret');
-    const na = gateway(scenarioAuthorize({ policy: notApplicable }));
+    const na = gateway(scenarioAuthorize({ xacmlPolicy: notApplicable }));
     const res1 = await supertest(na.app).get(`${BASE}/pet/1`).set('Authorization', `Bearer ${token}`).expect(403);
     expect(res1.body.detail).to.equal(DENIED_DETAIL.replace('DENY', 'NOT_APPLICABLE'));
 
@@ -232,7 +264,7 @@ describe('xacmlAuthorize (real token chain, spec 4.4 policy)', () => {
         <SubjectAttributeDesignator AttributeId="org:gateway:subject:organization" DataType="http://www.w3.org/2001/XMLSchema#string" MustBePresent="true"/>
       </Apply></Condition></Rule>`,
     );
-    const ind = gateway(scenarioAuthorize({ policy: indeterminate }));
+    const ind = gateway(scenarioAuthorize({ xacmlPolicy: indeterminate }));
     const client3 = await as.issueToken('client3', 'client3-secret');
     const res2 = await supertest(ind.app).get(`${BASE}/pet/1`).set('Authorization', `Bearer ${client3}`).expect(403);
     expect(res2.body.detail).to.equal(DENIED_DETAIL.replace('DENY code:urn:oasis:names:tc:xacml:1.0:status:ok', 'INDETERMINATE code:urn:oasis:names:tc:xacml:1.0:status:missing-attribute'));
@@ -246,16 +278,16 @@ describe('xacmlAuthorize (real token chain, spec 4.4 policy)', () => {
       `<Obligations><Obligation ObligationId="urn:example:log" FulfillOn="Permit"/></Obligations></Policy>`,
     );
     const token = await as.issueToken('client1', 'client1-secret');
-    await supertest(gateway(scenarioAuthorize({ policy: withObligation })).app).get(`${BASE}/pet/1`).set('Authorization', `Bearer ${token}`).expect(403);
+    await supertest(gateway(scenarioAuthorize({ xacmlPolicy: withObligation })).app).get(`${BASE}/pet/1`).set('Authorization', `Bearer ${token}`).expect(403);
     let fulfilled = 0;
-    const handled = scenarioAuthorize({ policy: withObligation, obligations: { 'urn:example:log': () => void (fulfilled += 1) } });
+    const handled = scenarioAuthorize({ xacmlPolicy: withObligation, obligations: { 'urn:example:log': () => void (fulfilled += 1) } });
     await supertest(gateway(handled).app).get(`${BASE}/pet/1`).set('Authorization', `Bearer ${token}`).expect(200);
     expect(fulfilled).to.equal(1);
   });
 
   it('a shared XacmlPolicySource: update() puts an uploaded policy in force, a bad one is refused', async () => {
     const source = new XacmlPolicySource({ policy: policyXml });
-    const { app } = gateway(scenarioAuthorize({ policy: source }));
+    const { app } = gateway(scenarioAuthorize({ xacmlPolicy: source }));
     const client3 = await as.issueToken('client3', 'client3-secret');
     await supertest(app).get(`${BASE}/pet/1`).set('Authorization', `Bearer ${client3}`).expect(403);
     expect(() => source.update('<nope')).to.throw();

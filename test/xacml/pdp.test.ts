@@ -215,6 +215,19 @@ describe('xacml PDP', () => {
       assert.throws(() => createPdp({ policies: [] }), TypeError);
       assert.throws(() => createPdp({ policies: [scenario], now: 1 as never }), /options\.now/);
       assert.throws(() => createPdp({ policies: [scenario], attributeFinder: 'x' as never }), /attributeFinder/);
+      const cases: Array<[unknown, string]> = [
+        [undefined, 'createPdp: options must be an object'],
+        [{ policies: 'x' }, 'createPdp: options.policies must be a non-empty array of XML strings'],
+        [{ policies: [scenario], references: [1] }, 'createPdp: options.references must be an array of XML strings'],
+        [{ policies: [scenario], resourceChildren: {} }, 'createPdp: options.resourceChildren must be a function'],
+        [{ policies: [scenario], now: 1 }, 'createPdp: options.now must be a function'],
+        [{ policies: [scenario], limits: 5 }, 'createPdp: options.limits must be an object'],
+        [{ policies: [scenario], limits: { maxSize: 0.5 } }, 'createPdp: options.limits.maxSize must be a positive integer'],
+        [{ policies: [scenario], maxXPathAttributes: 1.5 }, 'createPdp: options.maxXPathAttributes must be a non-negative integer'],
+      ];
+      for (const [options, message] of cases) {
+        assert.throws(() => createPdp(options as never), (e: unknown) => e instanceof TypeError && e.message === message && (e as { code?: string }).code === 'ERR_INVALID_OPTION', message);
+      }
     });
     it('a non-XACML document is rejected', () => {
       throwsSyntax(() => createPdp({ policies: ['<Policy PolicyId="x" RuleCombiningAlgId="y"/>'] }), 'not in the XACML 2.0 policy namespace');

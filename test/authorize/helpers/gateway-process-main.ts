@@ -20,7 +20,7 @@ if (policyFile === undefined || backend === undefined) throw new Error('usage: g
 const app = express();
 app.use(
   GATEWAY_BASE,
-  xacmlAuthorize({ policy: readFileSync(policyFile, 'utf8'), serviceName: 'PetStore', serviceVersion: 1, providerName: 'Ente' }),
+  xacmlAuthorize({ xacmlPolicy: readFileSync(policyFile, 'utf8'), serviceName: 'PetStore', serviceVersion: 1, providerName: 'Ente' }),
   createProxyMiddleware({ target: backend }),
 );
 app.use(problemJsonErrorHandler());
