@@ -16,7 +16,7 @@ export type {
 } from './policy-source.js';
 export { buildXacmlRequest } from './request-builder.js';
 export type { BuildXacmlRequestOptions, XacmlInvocation, XacmlSubjectInfo } from './request-builder.js';
-export { toRequestXml } from './request-xml.js';
+export { toRequestXml } from '../xacml/request-xml.js';
 export { XacmlAttributes } from './attributes.js';
 export { decisionText } from './decision.js';
 export type { DecisionResult } from './decision.js';

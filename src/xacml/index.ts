@@ -16,6 +16,7 @@ export type { Pdp, PdpOptions, AttributeFinder, AttributeDesignatorReference, At
 export { DEFAULT_MAX_XPATH_ATTRIBUTES } from './xpath.js';
 export { parseRequest } from './request.js';
 export { toResponseXml } from './response.js';
+export { toRequestXml } from './request-xml.js';
 export type { XacmlDecision, XacmlResponse, XacmlResult, XacmlObligation } from './response.js';
 export { XacmlSyntaxError, XacmlProcessingError } from './errors.js';
 export type { XacmlErrorCode } from './errors.js';

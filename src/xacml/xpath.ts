@@ -24,10 +24,8 @@
 import { createRequire } from 'node:module';
 import { DOMParser, type Document, type Element, type Node } from '@xmldom/xmldom';
 import type { RequestAttribute, RequestContext } from './request-context.js';
+import { CONTEXT_NS } from './constants.js';
 import { XacmlProcessingError } from './errors.js';
-
-/** The XACML 2.0 context namespace. */
-export const CONTEXT_NS = 'urn:oasis:names:tc:xacml:2.0:context:schema:os';
 
 /** A parsed request context document, ready for XPath (opaque to callers). */
 export interface XPathDocument {

@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { expect } from 'chai';
 import { buildXacmlRequest } from '../../src/authorize/request-builder.js';
-import { toRequestXml } from '../../src/authorize/request-xml.js';
+import { toRequestXml } from '../../src/xacml/request-xml.js';
 import { XacmlAttributes as A } from '../../src/authorize/attributes.js';
 import { createTokenContext } from '../../src/context.js';
 import type { RequestAttribute, RequestContext } from '../../src/xacml/request-context.js';

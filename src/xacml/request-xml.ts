@@ -4,10 +4,10 @@
  *
  * @module
  */
-import type { RequestAttribute, RequestContext } from '../xacml/request-context.js';
-import { ACCESS_SUBJECT } from '../xacml/request-context.js';
-
-const CONTEXT_NS = 'urn:oasis:names:tc:xacml:2.0:context:schema:os';
+import { CONTEXT_NS } from './constants.js';
+import type { RequestAttribute, RequestContext } from './request-context.js';
+import { ACCESS_SUBJECT } from './request-context.js';
+import { escapeXml as escape } from './xml.js';
 
 /**
  * Returns the XACML 2.0 `<Request>` document of a request context, indented with two spaces,
@@ -15,6 +15,7 @@ const CONTEXT_NS = 'urn:oasis:names:tc:xacml:2.0:context:schema:os';
  *
  * @example
  * ```ts
+ * import { toRequestXml } from 'express-access-gateway/xacml';
  * console.log(toRequestXml(buildXacmlRequest(invocation, req.gateway)));
  * ```
  */
@@ -47,8 +48,4 @@ function section(lines: string[], open: string, close: string, attributes: reado
     lines.push('    </Attribute>');
   }
   lines.push(`  </${close}>`);
-}
-
-function escape(text: string): string {
-  return text.replaceAll('&', '&amp;').replaceAll('<', '&lt;').replaceAll('>', '&gt;').replaceAll('"', '&quot;');
 }
