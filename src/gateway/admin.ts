@@ -91,14 +91,14 @@ function problem(res: Response, status: number, title: string, detail: string, e
  * listener): see docs/security.md.
  */
 export function adminRouter(target: AdminTarget, options: AdminAuthOptions): Router {
-  const check = adminAuthenticator(options, 'admin');
+  const check = adminAuthenticator(options, 'adminRouter: options');
   const realm = options.realm ?? 'Gateway admin';
   const credentials = (options.authenticate ?? options.basicAuth) as object;
   const gate = guard({
     check,
     countsWithoutCredentials: options.authenticate !== undefined,
     realm,
-    throttle: throttleFor(credentials, options.loginThrottle, 'admin.loginThrottle'),
+    throttle: throttleFor(credentials, options.loginThrottle, 'adminRouter: options.loginThrottle'),
     // Every admin route answers JSON.
     isJson: () => true,
     log,

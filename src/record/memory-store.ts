@@ -3,6 +3,7 @@
  *
  * @module
  */
+import { optionChecks } from '../options.js';
 import { estimateSize } from './size.js';
 import {
   apiKey,
@@ -71,19 +72,10 @@ export class MemoryTransactionStore implements TransactionStore {
   private seq = 0;
 
   constructor(options: MemoryTransactionStoreOptions = {}) {
-    if (options === null || typeof options !== 'object') {
-      throw new TypeError('MemoryTransactionStore: options must be an object');
-    }
-    const max = options.maxRecords ?? 10_000;
-    if (!Number.isSafeInteger(max) || max < 1) {
-      throw new TypeError('MemoryTransactionStore: options.maxRecords must be a positive integer');
-    }
-    this.maxRecords = max;
-    const maxBytes = options.maxBytes ?? DEFAULT_MAX_BYTES;
-    if (!Number.isSafeInteger(maxBytes) || maxBytes < 1) {
-      throw new TypeError('MemoryTransactionStore: options.maxBytes must be a positive integer');
-    }
-    this.maxBytes = maxBytes;
+    const check = optionChecks('MemoryTransactionStore');
+    check.object(options, '');
+    this.maxRecords = check.positive(options.maxRecords, 'maxRecords', 10_000, true);
+    this.maxBytes = check.positive(options.maxBytes, 'maxBytes', DEFAULT_MAX_BYTES, true);
   }
 
   /** Number of records held. */

@@ -19,7 +19,9 @@ describe('monitoringConsole', () => {
     expect(() => monitoringConsole({ store } as never)).to.throw(TypeError, /needs authenticate or basicAuth \(there is no open default\)/);
     expect(() => monitoringConsole({ store, basicAuth: { username: 'admin', password: '' } })).to.throw(TypeError, /basicAuth/);
     expect(() => monitoringConsole({ store, authenticate: 'yes' as never })).to.throw(TypeError, /authenticate/);
-    expect(() => monitoringConsole({ basicAuth: AUTH } as never)).to.throw(TypeError, /store/);
+    expect(() => monitoringConsole({ basicAuth: AUTH } as never)).to.throw(TypeError, /^monitoringConsole: options\.store must implement TransactionStore/);
+    expect(() => monitoringConsole({ store, basicAuth: AUTH, realm: 'a"b' })).to.throw(TypeError).with.property('code', 'ERR_INVALID_OPTION');
+    expect(() => monitoringConsole({ store, basicAuth: { username: 'a:b', password: 'x' } })).to.throw(TypeError, /^monitoringConsole: options\.basicAuth must be/);
     expect(() => monitoringConsole({ store, basicAuth: AUTH, realm: 'a"b' })).to.throw(TypeError, /realm/);
     expect(() => monitoringConsole({ store, basicAuth: AUTH, loginThrottle: { windowMs: -1 } })).to.throw(TypeError, /loginThrottle\.windowMs/);
   });

@@ -4,7 +4,7 @@ import { makeRecord } from './helpers.js';
 
 describe('MemoryTransactionStore', () => {
   it('rejects a bad maxRecords at construction', () => {
-    expect(() => new MemoryTransactionStore({ maxRecords: 0 })).to.throw(TypeError, /maxRecords/);
+    expect(() => new MemoryTransactionStore({ maxRecords: 0 })).to.throw(TypeError, /^MemoryTransactionStore: options\.maxRecords must be a positive integer$/);
     expect(() => new MemoryTransactionStore({ maxRecords: 1.5 })).to.throw(TypeError, /maxRecords/);
   });
 

@@ -35,7 +35,9 @@ describe('recordTransaction', () => {
   }
 
   it('validates its options at factory time', () => {
-    expect(() => recordTransaction({ store: {} as TransactionStore })).to.throw(TypeError, /options\.store/);
+    expect(() => recordTransaction({ store: {} as TransactionStore })).to.throw(TypeError, /^recordTransaction: options\.store/);
+    expect(() => recordTransaction({ maxValueLength: 10 })).to.throw(TypeError, /^recordTransaction: options\.maxValueLength must be an integer of at least 64/);
+    expect(() => recordTransaction({ onError: 1 as never })).to.throw(TypeError).with.property('code', 'ERR_INVALID_OPTION');
     expect(() => recordTransaction({ recordOutgoingHeaders: 'yes' as unknown as boolean })).to.throw(TypeError, /recordOutgoingHeaders/);
     expect(() => recordTransaction({ redactHeaders: 'authorization' as unknown as string[] })).to.throw(TypeError, /redactHeaders/);
     expect(recordTransaction().store).to.be.instanceOf(MemoryTransactionStore);

@@ -6,6 +6,7 @@
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Request } from 'express';
+import { InvalidOptionError } from '../../options.js';
 
 /** User name and password of an HTTP Basic `Authorization` header. */
 export interface BasicCredentials {
@@ -68,16 +69,16 @@ export function fixedCredentials(expected: BasicCredentials): ConsoleAuthenticat
  * The check of {@link CredentialOptions}, validated: `authenticate` when given, else the fixed
  * `basicAuth` user. `name` names the options in errors (`createGateway: options.admin`).
  *
- * @throws TypeError when neither is given (there is no open default) or one is malformed.
+ * @throws InvalidOptionError when neither is given (there is no open default) or one is malformed.
  */
 export function credentialCheck(options: CredentialOptions, name: string): ConsoleAuthenticate {
-  if (options === null || typeof options !== 'object') throw new TypeError(`${name} must be an object`);
+  if (options === null || typeof options !== 'object') throw new InvalidOptionError(name, 'must be an object');
   const { authenticate, basicAuth } = options;
   if (authenticate !== undefined) {
-    if (typeof authenticate !== 'function') throw new TypeError(`${name}.authenticate must be a function`);
+    if (typeof authenticate !== 'function') throw new InvalidOptionError(`${name}.authenticate`, 'must be a function');
     return authenticate;
   }
-  if (basicAuth === undefined) throw new TypeError(`${name} needs authenticate or basicAuth (there is no open default)`);
+  if (basicAuth === undefined) throw new InvalidOptionError(name, 'needs authenticate or basicAuth (there is no open default)');
   if (
     basicAuth === null ||
     typeof basicAuth !== 'object' ||
@@ -88,7 +89,7 @@ export function credentialCheck(options: CredentialOptions, name: string): Conso
     basicAuth.password === ''
   ) {
     // A ":" in the user name could never be sent: Basic splits at the first one.
-    throw new TypeError(`${name}.basicAuth must be { username, password } with a non-empty username (no ":") and password`);
+    throw new InvalidOptionError(`${name}.basicAuth`, 'must be { username, password } with a non-empty username (no ":") and password');
   }
   return fixedCredentials(basicAuth);
 }

@@ -6,6 +6,7 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { GatewayError, messageSets, type GatewayErrorCode } from '../../errors.js';
 import type { Logger } from '../../log.js';
+import { InvalidOptionError } from '../../options.js';
 import { renderProblem } from '../../problem/render.js';
 import { basicCredentials, type ConsoleAuthenticate } from './auth.js';
 import type { LoginThrottle } from './throttle.js';
@@ -41,7 +42,7 @@ export interface GuardOptions {
 /** Validates a Basic realm: it goes into a quoted header parameter. */
 export function checkRealm(realm: unknown, name: string): string {
   if (typeof realm !== 'string' || /["\\\r\n]/.test(realm)) {
-    throw new TypeError(`${name} must be a string without quotes, backslashes or line breaks`);
+    throw new InvalidOptionError(name, 'must be a string without quotes, backslashes or line breaks');
   }
   return realm;
 }

@@ -6,6 +6,7 @@
 import express from 'express';
 import type { NextFunction, Request, Response, Router } from 'express';
 import { logger } from '../../log.js';
+import { optionChecks } from '../../options.js';
 import type { TransactionStore } from '../types.js';
 import { credentialCheck, type BasicCredentials, type ConsoleAuthenticate } from './auth.js';
 import { checkRealm, guard } from './guard.js';
@@ -69,7 +70,7 @@ function problem(res: Response, status: number, title: string, detail: string): 
  * Answers 403 problem+json (`ERR_ADMIN_ORIGIN_REFUSED`) to an API call without the header, and 429
  * (`ERR_TOO_MANY_REQUESTS`, `Retry-After`) to an address with too many failed logins.
  *
- * @throws TypeError at creation when `store` is missing, neither `authenticate` nor `basicAuth`
+ * @throws InvalidOptionError (a `TypeError`, code `ERR_INVALID_OPTION`) at creation when `store` is missing, neither `authenticate` nor `basicAuth`
  * is given (the console has no open default), or an option is malformed.
  *
  * @example
@@ -84,10 +85,11 @@ function problem(res: Response, status: number, title: string, detail: string): 
  * ```
  */
 export function monitoringConsole(options: MonitoringConsoleOptions): Router {
-  if (options === null || typeof options !== 'object') throw new TypeError('monitoringConsole: options must be an object');
+  const checks = optionChecks('monitoringConsole');
+  checks.object(options, '');
   const { store } = options;
   if (store === null || typeof store !== 'object' || typeof store.get !== 'function' || typeof store.query !== 'function') {
-    throw new TypeError('monitoringConsole: options.store must implement TransactionStore (get, query)');
+    checks.fail('store', 'must implement TransactionStore (get, query)');
   }
   const check = credentialCheck(options, 'monitoringConsole: options');
   const realm = checkRealm(options.realm ?? 'Gateway monitoring console', 'monitoringConsole: options.realm');

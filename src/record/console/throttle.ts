@@ -3,6 +3,7 @@
  *
  * @module
  */
+import { InvalidOptionError } from '../../options.js';
 
 /** Options of the login throttle of the console and the admin routes. */
 export interface LoginThrottleOptions {
@@ -31,7 +32,7 @@ interface Entry {
 
 function positiveInteger(value: unknown, fallback: number, name: string): number {
   if (value === undefined) return fallback;
-  if (!Number.isSafeInteger(value) || (value as number) < 1) throw new TypeError(`${name} must be a positive integer`);
+  if (!Number.isSafeInteger(value) || (value as number) < 1) throw new InvalidOptionError(name, 'must be a positive integer');
   return value as number;
 }
 
@@ -48,9 +49,12 @@ export class LoginThrottle {
   readonly maxAddresses: number;
   private readonly entries = new Map<string, Entry>();
 
-  /** @throws TypeError naming the option (`name.windowMs`...) when one is not a positive integer. */
+  /**
+   * @param name - the options as errors name them, for example `adminRouter: options.loginThrottle`.
+   * @throws InvalidOptionError naming the option (`name.windowMs`...) when one is not a positive integer.
+   */
   constructor(options: LoginThrottleOptions = {}, name = 'loginThrottle') {
-    if (options === null || typeof options !== 'object') throw new TypeError(`${name} must be an object`);
+    if (options === null || typeof options !== 'object') throw new InvalidOptionError(name, 'must be an object');
     this.maxFailures = positiveInteger(options.maxFailures, 5, `${name}.maxFailures`);
     this.windowMs = positiveInteger(options.windowMs, 60_000, `${name}.windowMs`);
     this.maxAddresses = positiveInteger(options.maxAddresses, 10_000, `${name}.maxAddresses`);
