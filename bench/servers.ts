@@ -6,14 +6,20 @@
  *
  * Kinds: `bare` (the handler alone), `chain` (the handler behind the whole middleware chain),
  * `peer` (the handler behind express-oauth2-jwt-bearer), `minimal` (the handler behind a
- * hand-written minimum of the chain's work, for reference), `backend` (the example's petstore
- * backend), `relay` (a bare relay to the backend), `gateway` (createGateway).
+ * hand-written minimum of the chain's work, for reference), `bare-node` and `chain-node` (the
+ * same handler, alone and behind the same chain, on plain `node:http`), `backend` (the example's
+ * petstore backend), `relay` (a bare relay to the backend in Express), `node-relay` (a dozen lines
+ * of `node:http` and undici), `fastify-proxy` (fastify + @fastify/http-proxy), `gateway`
+ * (createGateway mounted in Express) and `gateway-handler` (the same on `gateway.handler`).
  */
 import { hash, randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import type { Server } from 'node:http';
+import { createServer, type IncomingMessage, type RequestListener, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import proxy from '@fastify/http-proxy';
 import express, { type RequestHandler } from 'express';
+import Fastify from 'fastify';
+import { Agent } from 'undici';
 import { auth } from 'express-oauth2-jwt-bearer';
 import {
   createGateway,
@@ -105,7 +111,50 @@ function minimalChain(app: express.Express): RequestHandler {
   };
 }
 
-function serve(app: express.Express): Promise<number> {
+/** The same answer as `handler`, without Express. */
+function plainHandler(_req: IncomingMessage, res: ServerResponse): void {
+  res.writeHead(200, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(pet) });
+  res.end(pet);
+}
+
+type Step = (req: IncomingMessage, res: ServerResponse, next: (err?: unknown) => void) => void;
+
+/** Runs middleware in order on plain node:http, as a tiny router would. */
+function runSteps(steps: readonly Step[], req: IncomingMessage, res: ServerResponse, done: (err?: unknown) => void): void {
+  let index = 0;
+  const next = (err?: unknown): void => {
+    if (err !== undefined && err !== null) return done(err);
+    const step = steps[index++];
+    if (step === undefined) return done();
+    step(req, res, next);
+  };
+  next();
+}
+
+/** A bare relay in a dozen lines of node:http and undici: what any relay has to do at the least. */
+function nodeRelay(target: string, prefix: string): RequestListener {
+  const agent = new Agent({ keepAliveTimeout: 4_000 });
+  return (req, res) => {
+    const { host: _host, connection: _connection, ...headers } = req.headers;
+    agent.stream(
+      { origin: target, path: (req.url ?? '/').slice(prefix.length) || '/', method: req.method ?? 'GET', headers: headers as Record<string, string>, body: req.method === 'GET' || req.method === 'HEAD' ? null : req },
+      ({ statusCode, headers: answer }) => {
+        const { connection: _c, 'keep-alive': _k, 'transfer-encoding': _t, ...kept } = answer;
+        res.writeHead(statusCode, kept as Record<string, string>);
+        return res;
+      },
+      (err) => {
+        if (err) res.destroy();
+      },
+    );
+  };
+}
+
+function serveNode(listener: RequestListener): Promise<number> {
+  return serve(createServer(listener));
+}
+
+function serve(app: express.Express | Server): Promise<number> {
   return new Promise((resolve, reject) => {
     const server: Server = app.listen(0, '127.0.0.1');
     server.keepAliveTimeout = 65_000;
@@ -135,6 +184,33 @@ async function start(): Promise<number> {
       );
       app.use(problemJsonErrorHandler());
       return serve(app);
+    }
+    case 'bare-node':
+      return serveNode(plainHandler);
+    case 'chain-node': {
+      const policy = createTokenPolicy({ name: 'DemoIdP', issuer: options.issuer!, clientId: 'gateway', clientSecret: 'gateway-secret' });
+      const steps = [
+        recordTransaction({ store: new MemoryTransactionStore(), recordOutgoingHeaders: true }),
+        requireToken({ policy }),
+        introspect({ policy }),
+        xacmlAuthorize({ policy: readFileSync(options.policyFile!, 'utf8'), serviceName: 'PetStore', serviceVersion: 1, providerName: 'Ente' }),
+        forwardTokenHeaders(),
+      ] as unknown as Step[];
+      const errors = problemJsonErrorHandler();
+      return serveNode((req, res) => runSteps(steps, req, res, (err) => (err === undefined ? plainHandler(req, res) : errors(err, req, res, () => res.destroy()))));
+    }
+    case 'node-relay':
+      return serveNode(nodeRelay(options.target!, '/gateway/Ente/PetStore/v1'));
+    case 'fastify-proxy': {
+      const app = Fastify({ logger: false });
+      await app.register(proxy, { upstream: options.target!, prefix: '/gateway/Ente/PetStore/v1', rewritePrefix: '' });
+      await app.listen({ port: 0, host: '127.0.0.1' });
+      return (app.server.address() as AddressInfo).port;
+    }
+    case 'gateway-handler': {
+      const gateway = createGateway({ config: options.configFile! });
+      await gateway.ready();
+      return serveNode(gateway.handler);
     }
     case 'minimal':
       app.get('/pet/:id', minimalChain(app), handler);
