@@ -5,7 +5,7 @@
  * relaying to a real echo backend) while unrelated requests measure how long they wait.
  */
 import { expect } from 'chai';
-import { startEchoBackend } from '../forward/helpers.js';
+import { startEchoBackend } from '../token/forward/helpers.js';
 import { GATEWAY_BASE, latencyDuring, startGatewayProcess } from '../authorize/helpers/gateway-process.js';
 import type { GatewayProcess } from '../authorize/helpers/gateway-process.js';
 

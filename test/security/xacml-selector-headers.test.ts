@@ -13,7 +13,7 @@
  */
 import { expect } from 'chai';
 import express from 'express';
-import { listen } from '../forward/helpers.js';
+import { listen } from '../token/forward/helpers.js';
 import { GATEWAY_BASE, latencyDuring, startGatewayProcess } from '../authorize/helpers/gateway-process.js';
 import type { GatewayProcess } from '../authorize/helpers/gateway-process.js';
 
