@@ -4,11 +4,13 @@
  *
  * @module
  */
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingMessage } from 'node:http';
 import { CompactSign } from 'jose';
 import type { KeyInput } from 'jose';
 import { gatewayContext } from '../../context.js';
-import type { GatewayContext, TokenContext } from '../../context.js';
+import type { GatewayContext, Middleware, TokenContext } from '../../context.js';
+import { optionChecks, type OptionChecks } from '../../options.js';
+import { REDACTED } from '../../record/redact.js';
 import { sharedTokenData, type SharedTokenData } from '../shared.js';
 import { GatewayError } from '../../errors.js';
 import { collectItems, defaultForwardedHeaderNames, headerValue, itemsDocument } from './items.js';
@@ -48,8 +50,11 @@ export interface ForwardJwsOptions {
 export interface ForwardTokenHeadersOptions {
   /** Collected-information mode(s). Default `headers`. `[]` forwards no token information. */
   mode?: ForwardInfoMode | readonly ForwardInfoMode[];
-  /** Pass the original token on as well. Default `false`: the backend never sees it. */
-  originalToken?: OriginalTokenMode | false;
+  /**
+   * Pass the original token on as well. Default `false`: the backend never sees it. `'none'`, the
+   * configuration file's spelling, is the same as `false`.
+   */
+  originalToken?: OriginalTokenMode | 'none' | false;
   /** Signing key of `jws` mode (required with it). */
   jws?: ForwardJwsOptions;
   /** Date format of `Expire`, `IssuedAt`, `NotToBeUsedBefore` in every mode. Default `iso`. */
@@ -60,17 +65,16 @@ export interface ForwardTokenHeadersOptions {
   jsonHeader?: string;
   /** Header of `jws` mode. Default `Gateway-JWT`. */
   jwsHeader?: string;
-  /** Header carrying the transaction id to the backend; `false` for none. Default `Gateway-Transaction-ID`. */
+  /**
+   * Header carrying the transaction id to the backend; `false` for none. Default
+   * `Gateway-Transaction-ID`. `createRelay` sends `Gateway-Transaction-ID` itself: `false` leaves it
+   * the only one to set it (as `createGateway` does); with the default both set the same value.
+   */
   transactionIdHeader?: string | false;
 }
 
-/** The recorded stand-in for a token value: what `req.gateway.outgoing.headers` shows. */
-const REDACTED = '[redacted]';
-
-const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
-
 /**
- * Token forwarding (spec 4.2 step 4, DESIGN "Token forwarding"). Edits the incoming request in place
+ * Token forwarding (spec 4.2 step 4, docs/forwarding.md). Edits the incoming request in place
  * so that whatever relays it (`createGateway`'s relay, `http-proxy-middleware`, your own handler
  * copying `req.headers` and `req.url`) sends the right thing:
  *
@@ -98,44 +102,29 @@ const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
  * app.use('/api', forwardTokenHeaders({ mode: 'headers' }), createProxyMiddleware({ target: 'http://127.0.0.1:9001' }));
  * ```
  */
-export function forwardTokenHeaders(
-  options: ForwardTokenHeadersOptions = {},
-): (req: IncomingMessage, res: ServerResponse, next: (err?: unknown) => void) => void {
-  if (options === null || typeof options !== 'object') throw new TypeError('forwardTokenHeaders: options must be an object');
-  const modes = new Set<ForwardInfoMode>(options.mode === undefined ? ['headers'] : typeof options.mode === 'string' ? [options.mode] : options.mode);
-  for (const mode of modes) {
-    if (mode !== 'headers' && mode !== 'json' && mode !== 'jws') throw new TypeError(`forwardTokenHeaders: options.mode has an unknown mode ${String(mode)}`);
-  }
-  const originalToken = options.originalToken ?? false;
-  if (
-    originalToken !== false &&
-    originalToken !== 'asReceived' &&
-    originalToken !== 'authorizationHeader' &&
-    originalToken !== 'query' &&
-    !(typeof originalToken === 'object' && originalToken !== null && typeof originalToken.header === 'string' && HEADER_NAME.test(originalToken.header))
-  ) {
-    throw new TypeError('forwardTokenHeaders: options.originalToken must be false, asReceived, authorizationHeader, query or { header: <name> }');
-  }
+export function forwardTokenHeaders(options: ForwardTokenHeadersOptions = {}): Middleware {
+  const check = optionChecks('forwardTokenHeaders');
+  check.object(options, '');
+  const modeList: readonly unknown[] = options.mode === undefined ? ['headers'] : typeof options.mode === 'string' ? [options.mode] : options.mode;
+  if (!Array.isArray(modeList) && typeof options.mode !== 'string') check.fail('mode', 'must be headers, json, jws or an array of them');
+  const modes = new Set<ForwardInfoMode>(modeList.map((mode, i) => check.oneOf(mode, Array.isArray(options.mode) ? `mode[${i}]` : 'mode', FORWARD_INFO_MODES)));
+  const originalToken = originalTokenMode(options.originalToken, check);
   const jws = options.jws;
   if (modes.has('jws')) {
-    if (jws === undefined || jws.key === undefined || typeof jws.alg !== 'string' || jws.alg === '' || jws.alg === 'none') {
-      throw new TypeError('forwardTokenHeaders: options.jws must give a signing key and an alg (not none) for jws mode');
+    if (jws === undefined || jws === null || jws.key === undefined || typeof jws.alg !== 'string' || jws.alg === '' || jws.alg === 'none') {
+      check.fail('jws', 'must give a signing key and an alg (not none) for jws mode');
     }
   }
   const dateFormat = options.dateFormat ?? 'iso';
-  if (typeof dateFormat !== 'function' && !['iso', 'epoch', 'epochMillis', 'http'].includes(dateFormat)) {
-    throw new TypeError('forwardTokenHeaders: options.dateFormat must be iso, epoch, epochMillis, http or a function');
+  if (typeof dateFormat !== 'function' && !(DATE_FORMATS as readonly string[]).includes(dateFormat)) {
+    check.fail('dateFormat', `must be ${DATE_FORMATS.join(', ')} or a function`);
   }
+  if (options.headerNames !== undefined) check.object(options.headerNames, 'headerNames');
   const headerNames: Record<ForwardedItem, string> = { ...defaultForwardedHeaderNames, ...options.headerNames };
-  const jsonHeader = options.jsonHeader ?? 'Gateway-Token';
-  const jwsHeader = options.jwsHeader ?? 'Gateway-JWT';
-  const transactionIdHeader = options.transactionIdHeader ?? 'Gateway-Transaction-ID';
-  for (const [name, value] of Object.entries({ ...prefixed('headerNames.', headerNames), jsonHeader, jwsHeader })) {
-    if (typeof value !== 'string' || !HEADER_NAME.test(value)) throw new TypeError(`forwardTokenHeaders: options.${name} must be a header name`);
-  }
-  if (transactionIdHeader !== false && (typeof transactionIdHeader !== 'string' || !HEADER_NAME.test(transactionIdHeader))) {
-    throw new TypeError('forwardTokenHeaders: options.transactionIdHeader must be a header name or false');
-  }
+  for (const item of Object.keys(headerNames)) check.headerName(headerNames[item as ForwardedItem], `headerNames.${item}`);
+  const jsonHeader = check.headerName(options.jsonHeader, 'jsonHeader', 'Gateway-Token');
+  const jwsHeader = check.headerName(options.jwsHeader, 'jwsHeader', 'Gateway-JWT');
+  const transactionIdHeader = options.transactionIdHeader === false ? false : check.headerName(options.transactionIdHeader, 'transactionIdHeader', 'Gateway-Transaction-ID');
   // Every name this middleware may set is stripped from what the client sent, whatever the mode.
   const spoofable = new Set(
     [...Object.values(headerNames), jsonHeader, jwsHeader, ...(transactionIdHeader ? [transactionIdHeader] : [])].map((n) => n.toLowerCase()),
@@ -306,8 +295,22 @@ function stripBodyToken(req: IncomingMessage, gateway: GatewayContext): void {
   }
 }
 
-function prefixed(prefix: string, record: Record<string, string>): Record<string, string> {
-  return Object.fromEntries(Object.entries(record).map(([k, v]) => [prefix + k, v]));
+const FORWARD_INFO_MODES: readonly ForwardInfoMode[] = ['headers', 'json', 'jws'];
+const DATE_FORMATS = ['iso', 'epoch', 'epochMillis', 'http'] as const;
+const ORIGINAL_TOKEN_MODES = ['asReceived', 'authorizationHeader', 'query'] as const;
+
+/**
+ * The `originalToken` option: `false` or `'none'` (the configuration file's spelling) for none, a
+ * mode, or `{ header }`.
+ */
+function originalTokenMode(value: ForwardTokenHeadersOptions['originalToken'], check: OptionChecks): OriginalTokenMode | false {
+  if (value === undefined || value === false || value === 'none') return false;
+  if (typeof value === 'object' && value !== null) {
+    check.headerName(value.header, 'originalToken.header');
+    return { header: value.header };
+  }
+  if (typeof value === 'string' && (ORIGINAL_TOKEN_MODES as readonly string[]).includes(value)) return value as (typeof ORIGINAL_TOKEN_MODES)[number];
+  return check.fail('originalToken', 'must be false, none, asReceived, authorizationHeader, query or { header: <name> }');
 }
 
 const BEARER = /^\s*bearer(\s|$)/i;

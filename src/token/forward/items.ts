@@ -26,7 +26,7 @@ export type ForwardedItem =
   | 'eMail'
   | 'processTime';
 
-/** Default header of each item in `headers` mode (DESIGN "Token forwarding"). */
+/** Default header of each item in `headers` mode. */
 export const defaultForwardedHeaderNames: Readonly<Record<ForwardedItem, string>> = {
   subject: 'Gateway-Token-Subject',
   issuer: 'Gateway-Token-Issuer',

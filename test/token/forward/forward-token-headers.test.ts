@@ -210,6 +210,15 @@ describe('forwardTokenHeaders', () => {
       expect(echo.headers).not.to.have.property('authorization');
       expect(seen.gateway?.outgoing.headers['X-Access-Token']).to.equal('[redacted]');
     });
+
+    it("'none' (the configuration file's spelling) forwards no token, as false does", async () => {
+      for (const originalToken of ['none', false] as const) {
+        const { app } = proxied({ originalToken });
+        const echo = (await supertest(app).get('/api/pet?access_token=' + RAW).expect(200)).body as Echo;
+        expect(echo.url, String(originalToken)).to.equal('/pet');
+        expect(JSON.stringify(echo.headers), String(originalToken)).not.to.include(RAW);
+      }
+    });
   });
 
   it('percent-encodes a value that is not printable ASCII instead of breaking the relay', async () => {
@@ -270,10 +279,14 @@ describe('forwardTokenHeaders', () => {
   });
 
   it('validates its options at factory time', () => {
-    expect(() => forwardTokenHeaders({ mode: 'xml' as never })).to.throw(TypeError, /options\.mode/);
-    expect(() => forwardTokenHeaders({ mode: 'jws' })).to.throw(TypeError, /options\.jws/);
-    expect(() => forwardTokenHeaders({ originalToken: { header: 'bad header' } })).to.throw(TypeError, /originalToken/);
-    expect(() => forwardTokenHeaders({ dateFormat: 'yyyy' as never })).to.throw(TypeError, /dateFormat/);
-    expect(() => forwardTokenHeaders({ headerNames: { subject: 'a b' } })).to.throw(TypeError, /headerNames\.subject/);
+    expect(() => forwardTokenHeaders({ mode: 'xml' as never })).to.throw(TypeError, /^forwardTokenHeaders: options\.mode must be one of headers, json, jws$/);
+    expect(() => forwardTokenHeaders({ mode: ['headers', 'xml'] as never })).to.throw(TypeError, /^forwardTokenHeaders: options\.mode\[1\] must be one of/);
+    expect(() => forwardTokenHeaders({ mode: 'jws' })).to.throw(TypeError, /^forwardTokenHeaders: options\.jws must give a signing key/);
+    expect(() => forwardTokenHeaders({ originalToken: { header: 'bad header' } })).to.throw(TypeError, /^forwardTokenHeaders: options\.originalToken\.header must be a header name/);
+    expect(() => forwardTokenHeaders({ originalToken: 'never' as never })).to.throw(TypeError, /^forwardTokenHeaders: options\.originalToken must be false, none,/);
+    expect(() => forwardTokenHeaders({ dateFormat: 'yyyy' as never })).to.throw(TypeError, /^forwardTokenHeaders: options\.dateFormat must be iso, epoch, epochMillis, http or a function$/);
+    expect(() => forwardTokenHeaders({ headerNames: { subject: 'a b' } })).to.throw(TypeError, /^forwardTokenHeaders: options\.headerNames\.subject must be a header name$/);
+    expect(() => forwardTokenHeaders({ transactionIdHeader: '' })).to.throw(TypeError).with.property('code', 'ERR_INVALID_OPTION');
+    expect(() => forwardTokenHeaders({ originalToken: 'none', transactionIdHeader: false })).not.to.throw();
   });
 });
