@@ -47,10 +47,30 @@ export interface GatewayConfigState extends ConfigCacheState {
   apis: string[];
 }
 
+/**
+ * Whose cached token results `POST <admin>/forget` drops: exactly one of a subject or a client id.
+ */
+export type ForgetSelector =
+  | {
+      /** The token's subject (`sub`). */
+      subject: string;
+      clientId?: undefined;
+    }
+  | {
+      /** The token's client id (`azp`, else `client_id`). */
+      clientId: string;
+      subject?: undefined;
+    };
+
 /** What the admin router needs from the gateway. */
 export interface AdminTarget {
   /** Runs ResetAllCaches: reloads the configuration and clears compiled policies and token results. */
   resetAllCaches(): Promise<ResetResult>;
+  /**
+   * Forgets the cached token results (valid and refused) of one subject or one client id, in every
+   * token policy, and says how many it dropped. Without it, `POST <admin>/forget` is not served.
+   */
+  forget?(selector: ForgetSelector): Promise<number> | number;
   /** The configuration cache's state, for `GET <admin>/status`. */
   readonly configState: GatewayConfigState;
 }
@@ -74,11 +94,69 @@ function problem(res: Response, status: number, title: string, detail: string, e
     .send(JSON.stringify({ type: `https://httpstatuses.com/${status}`, title, status, detail, ...extra }));
 }
 
+/** Longest `POST /forget` body read, in bytes: a selector is one short string. */
+const MAX_FORGET_BODY = 4096;
+
+/** Longest subject or client id accepted by `POST /forget`. */
+const MAX_SELECTOR_LENGTH = 1024;
+
+/** The body of `POST /forget`, as JSON text: at most {@link MAX_FORGET_BODY} bytes, else `undefined`. */
+function readBody(req: Request): Promise<string | undefined> {
+  // A host that mounted a JSON body parser before the router already read the stream.
+  const parsed = req as Request & { _body?: boolean };
+  if (parsed._body === true) return Promise.resolve(JSON.stringify(req.body));
+  return new Promise((resolve) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let settled = false;
+    const settle = (value: string | undefined): void => {
+      if (settled) return;
+      settled = true;
+      resolve(value);
+    };
+    req.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > MAX_FORGET_BODY) {
+        // Not read further: the answer closes the connection (see below).
+        req.pause();
+        settle(undefined);
+        return;
+      }
+      chunks.push(chunk);
+    });
+    req.on('end', () => settle(Buffer.concat(chunks).toString('utf8')));
+    req.on('error', () => settle(undefined));
+  });
+}
+
+/** The selector of a `POST /forget` body, or why it is refused. */
+export function parseForgetSelector(text: string): ForgetSelector | string {
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    return 'the body is not JSON';
+  }
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) return 'the body must be a JSON object';
+  const keys = Object.keys(body);
+  if (keys.length !== 1 || (keys[0] !== 'subject' && keys[0] !== 'clientId')) return 'the body must have exactly one member, subject or clientId';
+  const key = keys[0];
+  const value = (body as Record<string, unknown>)[key];
+  if (typeof value !== 'string' || value === '' || value.length > MAX_SELECTOR_LENGTH) {
+    return `${key} must be a non-empty string of at most ${MAX_SELECTOR_LENGTH} characters`;
+  }
+  return key === 'subject' ? { subject: value } : { clientId: value };
+}
+
 /**
  * The admin router (mounted by `createGateway` at `<basePath>/admin`):
  *
  * - `POST /reset-caches`: ResetAllCaches. 200 with a {@link ResetResult}; 422 problem+json with the
  *   configuration's `issues` when the new configuration is invalid (the previous one stays in force).
+ * - `POST /forget` (when the target has `forget`): forgets the cached token results of one caller,
+ *   for an incident, without flushing everyone's. JSON body `{ "subject": "…" }` or
+ *   `{ "clientId": "…" }` (`Content-Type: application/json`, at most 4 KiB); 200
+ *   `{ "forgotten": <n> }`, 400 problem+json for any other body.
  * - `GET /status`: when the configuration in force was loaded, when it expires, its APIs and the
  *   last load failure.
  *
@@ -121,6 +199,36 @@ export function adminRouter(target: AdminTarget, options: AdminAuthOptions): Rou
       },
     );
   });
+  const forget = target.forget;
+  if (forget !== undefined) {
+    router.post('/forget', (req: Request, res: Response) => {
+      const type = String(req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
+      if (type !== 'application/json') {
+        problem(res, 400, 'Bad Request', 'the body must be application/json: { "subject": "..." } or { "clientId": "..." }');
+        return;
+      }
+      readBody(req).then(
+        async (text) => {
+          if (text === undefined) {
+            res.setHeader('Connection', 'close');
+            problem(res, 400, 'Bad Request', `the body must be at most ${MAX_FORGET_BODY} bytes`);
+            return;
+          }
+          const selector = parseForgetSelector(text);
+          if (typeof selector === 'string') {
+            problem(res, 400, 'Bad Request', selector);
+            return;
+          }
+          const forgotten = await forget.call(target, selector);
+          log('forgot %d cached token results of %s', forgotten, selector.subject !== undefined ? 'a subject' : 'a client id');
+          res.status(200).json({ forgotten });
+        },
+      ).catch((err: unknown) => {
+        log('forget failed: %s', (err as Error)?.message ?? String(err));
+        if (!res.headersSent) problem(res, 500, 'Internal Server Error', 'forget failed');
+      });
+    });
+  }
   router.get('/status', (_req: Request, res: Response) => {
     const state = target.configState;
     res.status(200).json({
