@@ -6,6 +6,8 @@
  */
 export { xacmlAuthorize } from './xacml-authorize.js';
 export type { XacmlAuthorizeMiddleware, XacmlAuthorizeOptions, XacmlObligationHandler } from './xacml-authorize.js';
+export { requireScopes, InsufficientScopeError } from './scopes.js';
+export type { OperationScopeRules, RequireScopesOptions, RequiredClaims, ScopeRules } from './scopes.js';
 export { XacmlPolicySource } from './policy-source.js';
 export type {
   XacmlEvaluatorOptions,

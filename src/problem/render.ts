@@ -73,13 +73,18 @@ export function quoteAuthParam(value: string): string {
 /**
  * The `WWW-Authenticate` value of an error, or `undefined` when its catalogue entry has no
  * challenge: `Bearer realm="<realm>", error="…", error_description="…"` (RFC 6750 section 3).
+ * An `insufficient_scope` error that names the scopes required (a string `scope` property, as
+ * `requireScopes` gives it) also carries `scope="<scopes>"` after `error` (RFC 6750 section 3.1).
  */
 export function bearerChallenge(error: GatewayError): string | undefined {
   const challenge = error.definition.challenge;
   if (challenge === undefined) return undefined;
   const params: string[] = [];
   if (error.realm !== undefined) params.push(`realm=${quoteAuthParam(error.realm)}`);
-  params.push(`error=${quoteAuthParam(challenge.error)}`, `error_description=${quoteAuthParam(challenge.description)}`);
+  params.push(`error=${quoteAuthParam(challenge.error)}`);
+  const scope = (error as { scope?: unknown }).scope;
+  if (challenge.error === 'insufficient_scope' && typeof scope === 'string' && scope !== '') params.push(`scope=${quoteAuthParam(scope)}`);
+  params.push(`error_description=${quoteAuthParam(challenge.description)}`);
   return `Bearer ${params.join(', ')}`;
 }
 

@@ -1,0 +1,118 @@
+/** requireScopes without a server: its option checks, how it reads scopes and claims, what it answers. */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { expect } from 'chai';
+import { InsufficientScopeError, requireScopes, scopeRuleIssues, type RequireScopesOptions } from '../../src/authorize/scopes.js';
+import { createTokenContext, type TokenContext } from '../../src/context.js';
+import { GatewayError } from '../../src/errors.js';
+import { bearerChallenge } from '../../src/problem/render.js';
+
+/** Runs the middleware on a request carrying `token` (and `operation`); resolves with what it passed to next. */
+function run(options: RequireScopesOptions, token: Partial<TokenContext> | undefined, operation?: string): unknown {
+  const req = {} as IncomingMessage;
+  const context = { transactionId: 't', messageId: 'm', startedAt: 0, diagnostics: [], outgoing: { headers: {} } } as unknown as NonNullable<IncomingMessage['gateway']>;
+  if (token !== undefined) context.token = Object.assign(createTokenContext('raw-token-value', 'header', 'idp'), token);
+  if (operation !== undefined) context.api = { provider: 'Ente', name: 'PetStore', version: 1, operation };
+  req.gateway = context;
+  let passed: unknown = 'not called';
+  requireScopes(options)(req, {} as ServerResponse, (err?: unknown) => {
+    passed = err;
+  });
+  return passed;
+}
+
+const info = (scopes: string[]) => ({ audience: [], scopes, roles: [], userInfo: {} });
+
+describe('requireScopes', () => {
+  it('passes a token holding every required scope, refuses one lacking any with the scopes for the challenge', () => {
+    expect(run({ requiredScopes: ['a', 'b'] }, { info: info(['b', 'a', 'c']) })).to.equal(undefined);
+    const err = run({ requiredScopes: ['a', 'b'] }, { info: info(['a']) });
+    expect(err).to.be.instanceOf(InsufficientScopeError);
+    const error = err as InsufficientScopeError;
+    expect(error.code).to.equal('ERR_INSUFFICIENT_SCOPE');
+    expect(error.status).to.equal(403);
+    expect(error.realm).to.equal('idp');
+    expect(error.scope).to.equal('a b');
+    expect(error.diagnostic).to.equal('the token lacks what the API requires: scope b');
+    expect(bearerChallenge(error)).to.equal(
+      'Bearer realm="idp", error="insufficient_scope", scope="a b", error_description="The request requires higher privileges than provided by the access token"',
+    );
+  });
+
+  it('reads claims from the JWT, then introspection: strings, array items, numbers and booleans as JSON text, dotted names as nested members', () => {
+    const rules = { requiredClaims: { tenant: ['acme'], 'realm_access.roles': ['clerk'], level: ['3'], staff: ['true'] } };
+    const token = { info: info([]), jwt: { tenant: 'acme', level: 3 }, introspection: { realm_access: { roles: ['x', 'clerk'] }, staff: true } };
+    expect(run(rules, token)).to.equal(undefined);
+    // A claim of its own named with a dot wins over the nested reading.
+    expect(run({ requiredClaims: { 'a.b': ['own'] } }, { info: info([]), introspection: { 'a.b': 'own', a: { b: 'nested' } } })).to.equal(undefined);
+    const err = run(rules, { ...token, jwt: { tenant: 'other', level: 3 } }) as InsufficientScopeError;
+    expect(err.scope).to.equal(undefined);
+    expect(err.diagnostic).to.equal('the token lacks what the API requires: claim tenant');
+    expect(bearerChallenge(err)).to.equal('Bearer realm="idp", error="insufficient_scope", error_description="The request requires higher privileges than provided by the access token"');
+  });
+
+  it('never matches objects, nested arrays, null, inherited members or a substring', () => {
+    const rules = { requiredClaims: { c: ['x'] } };
+    for (const value of [{ x: 1 }, [['x']], null, 'xx', ' x', 'X']) {
+      expect(run(rules, { info: info([]), introspection: { c: value } }), JSON.stringify(value)).to.be.instanceOf(InsufficientScopeError);
+    }
+    expect(run({ requiredClaims: { 'c.toString': ['x'] } }, { info: info([]), introspection: { c: {} } })).to.be.instanceOf(InsufficientScopeError);
+    expect(run({ requiredClaims: { constructor: ['x'] } }, { info: info([]), introspection: {} })).to.be.instanceOf(InsufficientScopeError);
+  });
+
+  it("checks an operation's rules on top of the API's, and only the API's for other operations", () => {
+    const rules: RequireScopesOptions = { requiredScopes: ['read'], operations: [{ name: 'update', requiredScopes: ['write'], requiredClaims: { tenant: ['acme'] } }, { name: 'get' }] };
+    expect(run(rules, { info: info(['read']) }, 'get')).to.equal(undefined);
+    expect(run(rules, { info: info(['read']) }, 'other')).to.equal(undefined);
+    expect(run(rules, { info: info(['read']) })).to.equal(undefined);
+    const err = run(rules, { info: info(['read']) }, 'update') as InsufficientScopeError;
+    expect(err.scope).to.equal('read write');
+    expect(err.diagnostic).to.equal('the token lacks what the API requires: scope write, claim tenant');
+    expect(run(rules, { info: info(['write']), jwt: { tenant: 'acme' } }, 'update')).to.be.instanceOf(InsufficientScopeError);
+    expect(run(rules, { info: info(['read', 'write']), jwt: { tenant: 'acme' } }, 'update')).to.equal(undefined);
+  });
+
+  it('fails closed (500) without a validated token, and passes everything when nothing is required', () => {
+    const err = run({ requiredScopes: ['a'] }, undefined);
+    expect(err).to.be.instanceOf(GatewayError);
+    expect((err as GatewayError).code).to.equal('ERR_INTERNAL');
+    expect(run({ requiredScopes: ['a'] }, {})).to.have.property('code', 'ERR_INTERNAL');
+    expect(run({}, undefined)).to.equal(undefined);
+    expect(run({ operations: [{ name: 'get' }] }, undefined)).to.equal(undefined);
+  });
+
+  it('never puts the token or claim values in its diagnostic', () => {
+    const err = run({ requiredClaims: { email: ['a@example.org'] } }, { info: info([]), introspection: { email: 'secret@example.org' } }) as GatewayError;
+    expect(err.diagnostic).to.equal('the token lacks what the API requires: claim email');
+    expect(JSON.stringify(err)).not.to.include('raw-token-value');
+  });
+
+  it('checks its options at creation, each error naming requireScopes: options.<path> (code ERR_INVALID_OPTION)', () => {
+    const cases: Array<[unknown, string]> = [
+      [null, 'requireScopes: options must be an object'],
+      [{ requiredScopes: 'read' }, 'requireScopes: options.requiredScopes must be an array of scopes'],
+      [{ requiredScopes: ['read', 'a b'] }, 'requireScopes: options.requiredScopes[1] must be a scope: printable ASCII characters, no space, " or \\'],
+      [{ requiredScopes: ['a"b'] }, 'requireScopes: options.requiredScopes[0] must be a scope'],
+      [{ requiredClaims: ['tenant'] }, 'requireScopes: options.requiredClaims must be an object mapping claim names to arrays of allowed values'],
+      [{ requiredClaims: { tenant: 'acme' } }, 'requireScopes: options.requiredClaims.tenant must be a non-empty array of allowed values (strings)'],
+      [{ requiredClaims: { tenant: [] } }, 'requireScopes: options.requiredClaims.tenant must be a non-empty array'],
+      [{ requiredClaims: { 'realm access': [1] } }, 'requireScopes: options.requiredClaims["realm access"][0] must be a string'],
+      [{ requiredClaims: { 'a..b': ['x'] } }, 'requireScopes: options.requiredClaims["a..b"] a claim name must be non-empty, dot-separated names'],
+      [{ operations: {} }, 'requireScopes: options.operations must be an array'],
+      [{ operations: [{ requiredScopes: ['x'] }] }, 'requireScopes: options.operations[0].name must be a non-empty string'],
+      [{ operations: [{ name: 'u', requiredScopes: [''] }] }, 'requireScopes: options.operations[0].requiredScopes[0] must be a scope'],
+    ];
+    for (const [options, message] of cases) {
+      expect(() => requireScopes(options as RequireScopesOptions), message).to.throw(TypeError, message).with.property('code', 'ERR_INVALID_OPTION');
+    }
+  });
+
+  it('scopeRuleIssues reports every problem, for the configuration validator', () => {
+    expect(scopeRuleIssues({ requiredScopes: ['ok', 'not ok', 3], requiredClaims: { a: [], b: ['x', 2] } })).to.deep.equal([
+      { path: 'requiredScopes[1]', message: 'must be a scope: printable ASCII characters, no space, " or \\' },
+      { path: 'requiredScopes[2]', message: 'must be a scope: printable ASCII characters, no space, " or \\' },
+      { path: 'requiredClaims.a', message: 'must be a non-empty array of allowed values (strings)' },
+      { path: 'requiredClaims.b[1]', message: 'must be a string' },
+    ]);
+    expect(scopeRuleIssues({})).to.deep.equal([]);
+  });
+});
