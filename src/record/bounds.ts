@@ -120,11 +120,3 @@ function copy(value: unknown, secret: string | undefined, limits: RecordLimits, 
   }
   return out;
 }
-
-/** Freezes a value and everything it holds (records are plain data: no cycles). */
-export function deepFreeze<T>(value: T): T {
-  if (value === null || typeof value !== 'object' || Object.isFrozen(value)) return value;
-  Object.freeze(value);
-  for (const key in value) deepFreeze((value as Record<string, unknown>)[key]);
-  return value;
-}

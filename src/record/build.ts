@@ -6,8 +6,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AuthorizationContext, Diagnostic, DiagnosticCode, GatewayContext } from '../context.js';
 import { outcomeLabels, type OutcomeCode } from '../errors.js';
-import { sharedTokenData, type SharedTokenData } from '../token/shared.js';
-import { budgetOf, copyBounded, deepFreeze, fit, truncate, type Budget, type RecordLimits } from './bounds.js';
+import { deepFreeze, sharedTokenData, type SharedTokenData } from '../token/shared.js';
+import { budgetOf, copyBounded, fit, truncate, type Budget, type RecordLimits } from './bounds.js';
 import { REDACTED, redactHeaders, scrubSecret } from './redact.js';
 import { rememberSize } from './size.js';
 import type { TransactionRecord, TransactionSender, TransactionTokenInfo } from './types.js';
@@ -50,7 +50,7 @@ function sharedSections(context: GatewayContext, cache: TokenSectionCache, secre
   if (shared === undefined) return undefined;
   const known = cache.get(shared);
   if (known !== undefined && known.secret === secret && known.method === token.method && known.policy === token.policy) return known;
-  // Built as every record's used to be (copies scrubbed of the token), then frozen: shared from now on.
+  // Copies scrubbed of the token, then frozen: every record of this token shares them.
   const sender = senderOf(context, limits);
   const tokenInfo = tokenInfoOf(context, secret, limits)!;
   scrubSecret(sender, secret);
