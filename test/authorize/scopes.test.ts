@@ -25,6 +25,8 @@ const info = (scopes: string[]) => ({ audience: [], scopes, roles: [], userInfo:
 describe('requireScopes', () => {
   it('passes a token holding every required scope, refuses one lacking any with the scopes for the challenge', () => {
     expect(run({ requiredScopes: ['a', 'b'] }, { info: info(['b', 'a', 'c']) })).to.equal(undefined);
+    // A scope that merely starts with (or contains) the required one is another scope.
+    expect(run({ requiredScopes: ['pets:write'] }, { info: info(['pets:write:all', 'pets:writer', 'xpets:write']) })).to.be.instanceOf(InsufficientScopeError);
     const err = run({ requiredScopes: ['a', 'b'] }, { info: info(['a']) });
     expect(err).to.be.instanceOf(InsufficientScopeError);
     const error = err as InsufficientScopeError;
