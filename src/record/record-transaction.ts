@@ -4,8 +4,9 @@
  *
  * @module
  */
-import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import { gatewayContext } from '../context.js';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Request } from 'express';
+import { gatewayContext, type Middleware } from '../context.js';
 import { logger } from '../log.js';
 import { optionChecks } from '../options.js';
 import { DEFAULT_MAX_VALUE_LENGTH, recordLimits } from './bounds.js';
@@ -62,7 +63,7 @@ export interface RecordTransactionStats {
 }
 
 /** The middleware returned by {@link recordTransaction}, with its store and counters. */
-export interface RecordTransactionMiddleware extends RequestHandler {
+export interface RecordTransactionMiddleware extends Middleware {
   /** The store records go to (give it to `monitoringConsole`). */
   readonly store: TransactionStore;
   /** Saved and failed counts. */
@@ -126,9 +127,11 @@ export function recordTransaction(options: RecordTransactionOptions = {}): Recor
     }
   };
 
-  const middleware = (req: Request, res: Response, next: NextFunction): void => {
+  const middleware = (request: IncomingMessage, res: ServerResponse, next: (err?: unknown) => void): void => {
+    // Express's request when there is one (originalUrl, ip); a plain node:http one works too.
+    const req = request as ExpressLike;
     const context = gatewayContext(req);
-    const url = stripAccessToken(req.originalUrl ?? req.url);
+    const url = stripAccessToken(req.originalUrl ?? req.url ?? '/');
     // Read now: once the response is finished the socket may already be detached from the request.
     const clientAddress = clientAddressOf(req);
     if (setsIdHeaders) hookIdentityHead(res, context);
@@ -144,7 +147,7 @@ export function recordTransaction(options: RecordTransactionOptions = {}): Recor
       let record: TransactionRecord | undefined;
       try {
         const override = context.recording?.outgoingHeaders;
-        const wantOutgoing = override ?? (typeof recordOutgoing === 'function' ? recordOutgoing(req) === true : recordOutgoing);
+        const wantOutgoing = override ?? (typeof recordOutgoing === 'function' ? recordOutgoing(req as Request) === true : recordOutgoing);
         record = buildRecord(req, res, context, {
           url,
           clientAddress,
@@ -174,7 +177,10 @@ export function recordTransaction(options: RecordTransactionOptions = {}): Recor
   return Object.assign(middleware, { store, stats });
 }
 
-function clientAddressOf(req: Request): string | undefined {
+/** The parts of Express's request the recorder reads, absent outside Express. */
+type ExpressLike = IncomingMessage & { originalUrl?: string; readonly ip?: string };
+
+function clientAddressOf(req: ExpressLike): string | undefined {
   // Without X-Forwarded-For, `req.ip` is the socket's address whatever `trust proxy` says: skip
   // Express's proxy-addr walk.
   if (req.headers['x-forwarded-for'] === undefined) return req.socket?.remoteAddress;
