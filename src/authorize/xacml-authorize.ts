@@ -11,6 +11,7 @@ import { logger } from '../log.js';
 import { optionChecks, type OptionChecks } from '../options.js';
 import { decisionText } from './decision.js';
 import { DecisionMemo, decisionKeyPlan, keyPart, type DecisionKeyPlan } from './decision-memo.js';
+import { ApplicationRegistry, type ClientApplications } from './applications.js';
 import { checkEvaluatorOptions, XacmlPolicySource } from './policy-source.js';
 import type { XacmlEvaluatorOptions, XacmlPolicyDocuments, XacmlPolicyLoader, XacmlPolicyState } from './policy-source.js';
 import { assembleXacmlRequest, attributeSelection, excludedHeaders, tokenAttributes } from './request-builder.js';
@@ -63,8 +64,20 @@ export interface XacmlAuthorizeOptions extends XacmlEvaluatorOptions {
    * `<METHOD> <path>` with the path below the API (`req.gateway.api.resourcePath`) or `req.path`.
    */
   operation?: (req: Request) => string;
-  /** The caller's organization, client, credential, roles; defaults come from the token. */
+  /**
+   * The caller's organization, client, credential, roles, per request; what it gives overrides
+   * the registered application and the token. Decisions on those attributes are then evaluated
+   * on every request (nothing tells which requests give the same values).
+   */
   subject?: (req: Request) => XacmlSubjectInfo | undefined;
+  /**
+   * The registry of client applications: client id (the token's `azp`, else `client_id`) →
+   * application name (`org:gateway:subject:client`), consuming organization
+   * (`org:gateway:subject:organization`) and roles (`org:gateway:subject:role`, in place of the
+   * token's when given). A client not in it keeps the token's values (client id, roles) and has no
+   * organization. Checked and copied now: later changes to the object are not seen.
+   */
+  applications?: ClientApplications | ApplicationRegistry;
   /** Usage profile (`org:gateway:action:protocol`). Default `rest`. */
   protocol?: string;
   /** Header names left out of the XACML request besides `authorization` (always left out). */
@@ -159,6 +172,7 @@ export function xacmlAuthorize(options: XacmlAuthorizeOptions): XacmlAuthorizeMi
     providerName,
     operation: operationOption,
     subject: subjectOption,
+    applications: applicationsOption,
     protocol: protocolOption,
     excludeHeaders,
     obligations: obligationsOption,
@@ -177,6 +191,7 @@ export function xacmlAuthorize(options: XacmlAuthorizeOptions): XacmlAuthorizeMi
   const operation = check.optionalFunction<(req: Request) => string>(operationOption, 'operation');
   const subject = check.optionalFunction<(req: Request) => XacmlSubjectInfo | undefined>(subjectOption, 'subject');
   const onRequest = check.optionalFunction<(request: RequestContext, req: Request) => void>(onRequestOption, 'onRequest');
+  const applications = applicationsOption === undefined ? undefined : ApplicationRegistry.checked(applicationsOption, 'applications', check);
   if (excludeHeaders !== undefined && (!Array.isArray(excludeHeaders) || excludeHeaders.some((h) => typeof h !== 'string' || h === ''))) {
     check.fail('excludeHeaders', 'must be an array of header names');
   }
@@ -308,7 +323,11 @@ export function xacmlAuthorize(options: XacmlAuthorizeOptions): XacmlAuthorizeMi
     };
     const token = gateway.token;
     const part = tokenPart(token);
-    if (subject) invocation.subject = subject(req) ?? {};
+    // The registered application of the token's client, then what the `subject` option says.
+    const registered = applications?.subject(part.facts.clientId);
+    const own = subject?.(req);
+    if (own != null) invocation.subject = registered === undefined ? own : { ...registered, ...definedOnly(own) };
+    else if (registered !== undefined) invocation.subject = registered;
     let request: RequestContext;
     if (onRequest === undefined) {
       // Only the attributes the policy can read: the same decision for less work per request.
@@ -399,6 +418,16 @@ function defaultOperation(req: Request): string {
 function invocationUrl(req: Request): string {
   const protocol = req.protocol ?? ((req.socket as { encrypted?: boolean } | undefined)?.encrypted ? 'https' : 'http');
   return `${protocol}://${req.headers.host ?? 'localhost'}${req.originalUrl ?? req.url ?? '/'}`;
+}
+
+/** The fields of `info` that have a value (an `undefined` one must not hide the application's). */
+function definedOnly(info: XacmlSubjectInfo): XacmlSubjectInfo {
+  const out: { -readonly [K in keyof XacmlSubjectInfo]: XacmlSubjectInfo[K] } = {};
+  if (info.organization !== undefined) out.organization = info.organization;
+  if (info.client !== undefined) out.client = info.client;
+  if (info.credential !== undefined) out.credential = info.credential;
+  if (info.roles !== undefined) out.roles = info.roles;
+  return out;
 }
 
 function errorMessage(cause: unknown): string {

@@ -25,8 +25,8 @@ import type { TokenPolicy } from '../../src/token/policy.js';
 import { requireToken } from '../../src/token/require-token.js';
 import { forwardTokenHeaders } from '../../src/token/forward/index.js';
 import type { RequestContext } from '../../src/xacml/request-context.js';
-import { startEchoBackend } from '../forward/helpers.js';
-import type { Echo } from '../forward/helpers.js';
+import { startEchoBackend } from '../token/forward/helpers.js';
+import type { Echo } from '../token/forward/helpers.js';
 
 const fixtures = new URL('../fixtures/authorize/', import.meta.url);
 const BASE = '/gateway/Ente/PetStore/v1';
@@ -226,6 +226,9 @@ describe('xacmlAuthorize (real token chain, spec 4.4 policy)', () => {
       [{ xacmlPolicy: policyXml, now: 1 }, 'xacmlAuthorize: options.now must be a function'],
       [{ xacmlPolicy: policyXml, maxXPathAttributes: -1 }, 'xacmlAuthorize: options.maxXPathAttributes must be a non-negative integer'],
       [{ xacmlPolicy: policyXml, limits: { maxDepth: 0 } }, 'xacmlAuthorize: options.limits.maxDepth must be a positive integer'],
+      [{ xacmlPolicy: policyXml, applications: { client1: { organization: 'Acme' } } }, 'xacmlAuthorize: options.applications.client1.name is required'],
+      [{ xacmlPolicy: policyXml, applications: { client1: { name: 'Shop', roles: ['a', ''] } } }, 'xacmlAuthorize: options.applications.client1.roles[1] must be a non-empty string'],
+      [{ xacmlPolicy: policyXml, applications: { 'my client': { name: 'Shop', group: 'x' } } }, 'xacmlAuthorize: options.applications["my client"].group unknown field (allowed: name, organization, roles)'],
     ];
     for (const [options, message] of cases) {
       expect(() => xacmlAuthorize(options as never), JSON.stringify(options).slice(0, 80)).to.throw(TypeError, message).with.property('code', 'ERR_INVALID_OPTION');
