@@ -110,26 +110,41 @@ export type DiagnosticLevel = 'debug' | 'info' | 'warn' | 'error';
  * The diagnostic codes that are not errors: steps of the chain worth a line in the record. Listed,
  * with their meaning, in docs/console.md ("Diagnostics").
  */
-const diagnosticEvents = [
-  'TOKEN_RECEIVED',
-  'TOKEN_VALID',
-  'XACML_DECISION',
-  'XACML_POLICY_RELOAD_FAILED',
-  'XACML_POLICY_UNAVAILABLE',
-  'RELAY_SKIPPED',
-  'RELAY_ABORTED',
-  'CLIENT_ABORTED',
-  'DIAGNOSTICS_TRUNCATED',
-] as const;
+export type DiagnosticEvent =
+  | 'TOKEN_RECEIVED'
+  | 'TOKEN_VALID'
+  | 'XACML_DECISION'
+  | 'XACML_POLICY_RELOAD_FAILED'
+  | 'XACML_POLICY_UNAVAILABLE'
+  | 'RELAY_SKIPPED'
+  | 'RELAY_ABORTED'
+  | 'CLIENT_ABORTED'
+  | 'DIAGNOSTICS_TRUNCATED';
 
 /**
  * The code of a {@link Diagnostic}: the {@link GatewayErrorCode} of an error the request ended with
- * (or the relay noted), or one of the chain's events (`TOKEN_RECEIVED`, `XACML_DECISION`, …).
+ * (or the relay noted), or a {@link DiagnosticEvent} (`TOKEN_RECEIVED`, `XACML_DECISION`, …).
  */
-export type DiagnosticCode = GatewayErrorCode | (typeof diagnosticEvents)[number];
+export type DiagnosticCode = GatewayErrorCode | DiagnosticEvent;
+
+// A key per event: the compiler then refuses an event missing here, or one not in the union.
+const EVENTS: Readonly<Record<DiagnosticEvent, true>> = {
+  TOKEN_RECEIVED: true,
+  TOKEN_VALID: true,
+  XACML_DECISION: true,
+  XACML_POLICY_RELOAD_FAILED: true,
+  XACML_POLICY_UNAVAILABLE: true,
+  RELAY_SKIPPED: true,
+  RELAY_ABORTED: true,
+  CLIENT_ABORTED: true,
+  DIAGNOSTICS_TRUNCATED: true,
+};
 
 /** Every {@link DiagnosticCode}: the error catalogue's codes, then the events. */
-export const diagnosticCodes: readonly DiagnosticCode[] = Object.freeze([...(Object.keys(errorCatalogue) as GatewayErrorCode[]), ...diagnosticEvents]);
+export const diagnosticCodes: readonly DiagnosticCode[] = Object.freeze([
+  ...(Object.keys(errorCatalogue) as GatewayErrorCode[]),
+  ...(Object.keys(EVENTS) as DiagnosticEvent[]),
+]);
 
 /** One diagnostic line of a transaction. Never contains a token value. */
 export interface Diagnostic {

@@ -50,7 +50,7 @@ export interface GatewayConfigState extends ConfigCacheState {
 /**
  * Whose cached token results `POST <admin>/forget` drops: exactly one of a subject or a client id.
  */
-export type ForgetSelector =
+export type AdminForgetSelector =
   | {
       /** The token's subject (`sub`). */
       subject: string;
@@ -70,7 +70,7 @@ export interface AdminTarget {
    * Forgets the cached token results (valid and refused) of one subject or one client id, in every
    * token policy, and says how many it dropped. Without it, `POST <admin>/forget` is not served.
    */
-  forget?(selector: ForgetSelector): Promise<number> | number;
+  forget?(selector: AdminForgetSelector): Promise<number> | number;
   /** The configuration cache's state, for `GET <admin>/status`. */
   readonly configState: GatewayConfigState;
 }
@@ -129,8 +129,8 @@ function readBody(req: Request): Promise<string | undefined> {
   });
 }
 
-/** The selector of a `POST /forget` body, or why it is refused. */
-export function parseForgetSelector(text: string): ForgetSelector | string {
+/** The selector of a `POST /forget` body, or why it is refused.  @internal */
+export function parseForgetSelector(text: string): AdminForgetSelector | string {
   let body: unknown;
   try {
     body = JSON.parse(text);

@@ -6,7 +6,7 @@
 import { createServer, type Server } from 'node:http';
 import { expect } from 'chai';
 import express from 'express';
-import { adminRouter, type AdminTarget, type ForgetSelector } from '../../src/gateway/admin.js';
+import { adminRouter, type AdminTarget, type AdminForgetSelector } from '../../src/gateway/admin.js';
 import { parseForgetSelector } from '../../src/gateway/admin.js';
 import { close, listen } from '../record/helpers.js';
 
@@ -16,7 +16,7 @@ const AUTH = `Basic ${Buffer.from(`${USER.username}:${USER.password}`).toString(
 describe('adminRouter: POST /forget', () => {
   let server: Server;
   let base: string;
-  let asked: ForgetSelector[];
+  let asked: AdminForgetSelector[];
 
   before(async () => {
     asked = [];
