@@ -81,7 +81,7 @@ describe('gateway configuration', () => {
     document.tokenPolicies.idp!.clientSecret = '';
     expect(await issuesOf(document)).to.have.members([
       'tokenPolicies.idp.clientSecret: must be a non-empty string',
-      'apis[0].timeout: unknown field (allowed: provider, name, version, backend, operations, tokenManagement, authorization, recording)',
+      'apis[0].timeout: unknown field (allowed: provider, name, version, backend, operations, tokenManagement, authorization, recording, requiredScopes, requiredClaims)',
       'apis[0].provider: must be a non-empty string of letters, digits, ".", "_", "~" or "-"',
       'apis[0].version: is required',
       'apis[0].tokenManagement.policy: names no token policy (defined: idp)',
@@ -121,6 +121,71 @@ describe('gateway configuration', () => {
       'tokenPolicies.idp.anyAudience: must be true or false',
       'tokenPolicies.idp.jwtTypes: must be a non-empty array of strings, such as ["at+jwt"]',
     ]);
+  });
+
+  it('keeps requiredScopes and requiredClaims of an API and its operations (defaults empty), and refuses bad ones, naming them', async () => {
+    const plain = await resolveConfig(valid(), { baseDir: exampleDir });
+    expect(plain.apis[0]).to.deep.include({ requiredScopes: [], requiredClaims: {} });
+    expect(plain.applications).to.deep.equal({});
+    const document = valid();
+    Object.assign(document.apis[0]!, {
+      requiredScopes: ['read'],
+      requiredClaims: { tenant: ['acme'], 'realm_access.roles': ['clerk'] },
+      operations: [
+        { name: 'getPet', method: 'GET', path: '/pet/{petId}' },
+        { name: 'updatePet', method: 'PUT', path: '/pet', requiredScopes: ['write'], requiredClaims: { tier: ['gold'] } },
+      ],
+    });
+    const config = await resolveConfig(document, { baseDir: exampleDir });
+    const api = config.apis[0]!;
+    expect(api).to.deep.include({ requiredScopes: ['read'], requiredClaims: { tenant: ['acme'], 'realm_access.roles': ['clerk'] } });
+    expect(api.operations![0]).not.to.have.property('requiredScopes');
+    expect(api.operations![1]).to.deep.include({ requiredScopes: ['write'], requiredClaims: { tier: ['gold'] } });
+    const bad = valid() as unknown as { apis: Array<Record<string, unknown>> };
+    Object.assign(bad.apis[0]!, {
+      requiredScopes: ['read', 'two words', 3],
+      requiredClaims: { tenant: 'acme', 'realm access': [1] },
+      operations: [{ name: 'updatePet', method: 'PUT', path: '/pet', requiredScopes: 'write', requiredClaim: {} }],
+    });
+    expect(await issuesOf(bad)).to.have.members([
+      'apis[0].requiredScopes[1]: must be a scope: printable ASCII characters, no space, " or \\',
+      'apis[0].requiredScopes[2]: must be a scope: printable ASCII characters, no space, " or \\',
+      'apis[0].requiredClaims.tenant: must be a non-empty array of allowed values (strings)',
+      'apis[0].requiredClaims["realm access"][0]: must be a string',
+      'apis[0].operations[0].requiredScopes: must be an array of scopes',
+      'apis[0].operations[0].requiredClaim: unknown field (allowed: name, method, path, requiredScopes, requiredClaims)',
+    ]);
+    const open = valid() as unknown as { apis: Array<Record<string, unknown>> };
+    Object.assign(open.apis[0]!, {
+      tokenManagement: { enabled: false },
+      authorization: { mode: 'none' },
+      requiredScopes: ['read'],
+      operations: [{ name: 'updatePet', method: 'PUT', path: '/pet', requiredClaims: { tier: ['gold'] } }],
+    });
+    expect(await issuesOf(open)).to.have.members([
+      'apis[0].requiredScopes: needs token management enabled (the rules read the validated token)',
+      'apis[0].operations[0]: requiredScopes/requiredClaims need token management enabled (the rules read the validated token)',
+    ]);
+  });
+
+  it('keeps the registry of client applications (a copy), and refuses a bad one, naming the field', async () => {
+    const document = valid() as GatewayConfig;
+    document.applications = { client1: { name: 'PetShopWeb', organization: 'Comune di Pisa', roles: ['buyer'] }, client2: { name: 'PetShopApp' } };
+    const config = await resolveConfig(document, { baseDir: exampleDir });
+    expect(config.applications).to.deep.equal(document.applications);
+    (document.applications['client1']!.roles as string[]).push('admin');
+    expect(config.applications['client1']!.roles).to.deep.equal(['buyer']);
+    const bad = valid() as unknown as Record<string, unknown>;
+    bad.applications = { client1: { organization: 'Comune di Pisa', roles: ['buyer', ''] }, 'my client': { name: 'X', group: 'y' }, client3: 'PetShop' };
+    expect(await issuesOf(bad)).to.have.members([
+      'applications.client1.name: is required',
+      'applications.client1.roles[1]: must be a non-empty string',
+      'applications["my client"].group: unknown field (allowed: name, organization, roles)',
+      'applications.client3: must be an object { name, organization?, roles? }',
+    ]);
+    const notAnObject = valid() as unknown as Record<string, unknown>;
+    notAnObject.applications = ['client1'];
+    expect(await issuesOf(notAnObject)).to.deep.equal(['applications: must be an object mapping client ids to applications']);
   });
 
   it('createGateway refuses at start-up JWT validation without audience or anyAudience, and passes the keys to the token policy', async () => {

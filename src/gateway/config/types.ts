@@ -5,6 +5,8 @@
  * @module
  */
 
+import type { ClientApplication } from '../../authorize/applications.js';
+
 /** HTTP methods an operation can declare. */
 export type HttpMethod = 'GET' | 'HEAD' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'OPTIONS';
 
@@ -129,6 +131,10 @@ export interface OperationConfig {
   method: HttpMethod;
   /** Path template below the API, `{name}` for one segment, for example `/pet/{petId}`. */
   path: string;
+  /** Scopes the token must all hold for this operation, on top of the API's `requiredScopes`. */
+  requiredScopes?: string[];
+  /** Claim name → allowed values the token must hold for this operation, on top of the API's `requiredClaims`. */
+  requiredClaims?: Record<string, string[]>;
 }
 
 /** A registered API ("erogazione"). */
@@ -149,6 +155,16 @@ export interface ApiConfig {
   authorization?: AuthorizationConfig;
   /** Message recording. */
   recording?: RecordingConfig;
+  /**
+   * Scopes the token's `scope` must all hold (`requireScopes`): otherwise 403 `insufficient_scope`,
+   * before XACML. Needs token management.
+   */
+  requiredScopes?: string[];
+  /**
+   * Claim name → allowed values; the token's claim must hold one of them (`requireScopes`). A
+   * dotted name reads nested members (`realm_access.roles`). Needs token management.
+   */
+  requiredClaims?: Record<string, string[]>;
 }
 
 /**
@@ -161,6 +177,12 @@ export interface GatewayConfig {
   tokenPolicies?: Record<string, TokenPolicyConfig>;
   /** The registered APIs. */
   apis: ApiConfig[];
+  /**
+   * The registry of client applications: client id → `{ name, organization?, roles? }`, the values
+   * of `org:gateway:subject:client`, `org:gateway:subject:organization` and
+   * `org:gateway:subject:role` for that client's tokens.
+   */
+  applications?: Record<string, ClientApplication>;
 }
 
 /** An operation with its path template compiled. */
@@ -222,6 +244,10 @@ export interface ResolvedApi {
         /** Texts of the referenced documents, read at load. */
         readonly referencesXml: readonly string[];
       };
+  /** Scopes every request's token must hold (empty: none). */
+  readonly requiredScopes: readonly string[];
+  /** Claims every request's token must hold, name → allowed values (empty: none). */
+  readonly requiredClaims: Readonly<Record<string, readonly string[]>>;
   /** Message recording. */
   readonly recording: {
     /** Record the headers sent to the backend (spec 2.3, outgoing contents). */
@@ -235,6 +261,8 @@ export interface ResolvedConfig {
   readonly tokenPolicies: Readonly<Record<string, ResolvedTokenPolicy>>;
   /** The registered APIs, in file order. */
   readonly apis: readonly ResolvedApi[];
+  /** The registry of client applications by client id (empty when the file has none). */
+  readonly applications: Readonly<Record<string, ClientApplication>>;
 }
 
 /** A token policy after validation, defaults applied. */

@@ -6,6 +6,9 @@
  */
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
+import { applicationIssues, type ClientApplication } from '../../authorize/applications.js';
+import { issuePath } from '../../authorize/rule-issues.js';
+import { scopeRuleIssues } from '../../authorize/scopes.js';
 import { ConfigError } from './errors.js';
 import type { ConfigIssue } from './errors.js';
 import type {
@@ -222,6 +225,17 @@ function checkTokenForward(c: Checker, value: unknown, at: string): TokenForward
   return { enabled, mode: mode as 'headers' | 'json', originalToken };
 }
 
+/** `requiredScopes` and `requiredClaims` of an API or operation, checked by the rules `requireScopes` applies. */
+function scopeRules(c: Checker, o: Obj, at: string): { requiredScopes?: string[]; requiredClaims?: Record<string, string[]> } {
+  const issues = scopeRuleIssues(o);
+  for (const issue of issues) c.fail(issuePath(at, issue.path), issue.message);
+  if (issues.length > 0) return {};
+  return {
+    ...(o.requiredScopes === undefined ? {} : { requiredScopes: [...(o.requiredScopes as string[])] }),
+    ...(o.requiredClaims === undefined ? {} : { requiredClaims: { ...(o.requiredClaims as Record<string, string[]>) } }),
+  };
+}
+
 /** The structural part of an API, before its files are read. */
 type CheckedApi = Omit<ResolvedApi, 'authorization'> & {
   authorization: { mode: 'none' } | { mode: 'xacml-Policy'; policy: string; references: string[] };
@@ -230,7 +244,8 @@ type CheckedApi = Omit<ResolvedApi, 'authorization'> & {
 function checkApi(c: Checker, value: unknown, at: string, policies: ReadonlySet<string>): CheckedApi | undefined {
   const o = c.object(value, at);
   if (o === undefined) return undefined;
-  c.known(o, at, ['provider', 'name', 'version', 'backend', 'operations', 'tokenManagement', 'authorization', 'recording']);
+  c.known(o, at, ['provider', 'name', 'version', 'backend', 'operations', 'tokenManagement', 'authorization', 'recording', 'requiredScopes', 'requiredClaims']);
+  const rules = scopeRules(c, o, at);
   const segment = 'must be a non-empty string of letters, digits, ".", "_", "~" or "-"';
   const provider = c.string(o, 'provider', at, true, SEGMENT, segment);
   const name = c.string(o, 'name', at, true, SEGMENT, segment);
@@ -253,6 +268,7 @@ function checkApi(c: Checker, value: unknown, at: string, policies: ReadonlySet<
   }
 
   let operations: ResolvedOperation[] | undefined;
+  const operationRules: string[] = [];
   if (o.operations !== undefined) {
     const opsAt = join(at, 'operations');
     if (!Array.isArray(o.operations) || o.operations.length === 0) c.fail(opsAt, 'must be a non-empty array');
@@ -262,13 +278,15 @@ function checkApi(c: Checker, value: unknown, at: string, policies: ReadonlySet<
         const opAt = join(opsAt, i);
         const p = c.object(op, opAt);
         if (p === undefined) return;
-        c.known(p, opAt, ['name', 'method', 'path']);
+        c.known(p, opAt, ['name', 'method', 'path', 'requiredScopes', 'requiredClaims']);
+        const opRules = scopeRules(c, p, opAt);
+        if (opRules.requiredScopes !== undefined || opRules.requiredClaims !== undefined) operationRules.push(opAt);
         const opName = c.string(p, 'name', opAt, true);
         const method = c.string(p, 'method', opAt, true);
         if (method !== undefined && !METHODS.includes(method as HttpMethod)) c.fail(join(opAt, 'method'), `must be one of ${METHODS.join(', ')}`);
         const template = c.string(p, 'path', opAt, true, /^\/[^?#\s]*$/, 'must be a path starting with "/" (no query), "{name}" for a segment');
         if (opName !== undefined && method !== undefined && template !== undefined) {
-          operations!.push({ name: opName, method: method as HttpMethod, path: template, pattern: compileTemplate(template) });
+          operations!.push({ name: opName, method: method as HttpMethod, path: template, pattern: compileTemplate(template), ...opRules });
         }
       });
     }
@@ -327,20 +345,51 @@ function checkApi(c: Checker, value: unknown, at: string, policies: ReadonlySet<
   }
 
   if (provider === undefined || name === undefined || version === undefined || Number.isNaN(version) || backend === undefined) return undefined;
-  return { provider, name, version, backend, operations, tokenManagement, authorization, recording };
+  // Scope and claim rules read the validated token: without token management there is none.
+  if (!tokenManagement.enabled) {
+    if (rules.requiredScopes !== undefined) c.fail(join(at, 'requiredScopes'), 'needs token management enabled (the rules read the validated token)');
+    if (rules.requiredClaims !== undefined) c.fail(join(at, 'requiredClaims'), 'needs token management enabled (the rules read the validated token)');
+    for (const opAt of operationRules) c.fail(opAt, 'requiredScopes/requiredClaims need token management enabled (the rules read the validated token)');
+  }
+  return {
+    provider,
+    name,
+    version,
+    backend,
+    operations,
+    tokenManagement,
+    authorization,
+    recording,
+    requiredScopes: rules.requiredScopes ?? [],
+    requiredClaims: rules.requiredClaims ?? {},
+  };
 }
 
 /**
  * Checks the structure of a configuration document and applies defaults. Throws a
  * {@link ConfigError} naming every bad field. Does not read files: see {@link resolveConfig}.
  */
-export function checkConfig(input: unknown, source?: string): { tokenPolicies: Record<string, ResolvedTokenPolicy>; apis: CheckedApi[] } {
+export function checkConfig(
+  input: unknown,
+  source?: string,
+): { tokenPolicies: Record<string, ResolvedTokenPolicy>; apis: CheckedApi[]; applications: Record<string, ClientApplication> } {
   const c = new Checker();
   const root = c.object(input, '');
   const tokenPolicies: Record<string, ResolvedTokenPolicy> = {};
   const apis: CheckedApi[] = [];
+  let applications: Record<string, ClientApplication> = {};
   if (root !== undefined) {
-    c.known(root, '', ['$schema', 'tokenPolicies', 'apis']);
+    c.known(root, '', ['$schema', 'tokenPolicies', 'apis', 'applications']);
+    if (root.applications !== undefined) {
+      const issues = applicationIssues(root.applications);
+      for (const issue of issues) c.fail(issuePath('applications', issue.path), issue.message);
+      // A copy: later edits of the document given wait for a reload, as for the rest of it.
+      if (issues.length === 0) {
+        applications = Object.fromEntries(
+          Object.entries(root.applications as Record<string, ClientApplication>).map(([id, a]) => [id, { ...a, ...(a.roles === undefined ? {} : { roles: [...a.roles] }) }]),
+        );
+      }
+    }
     if (root.tokenPolicies !== undefined) {
       const tp = c.object(root.tokenPolicies, 'tokenPolicies');
       for (const [name, value] of Object.entries(tp ?? {})) {
@@ -364,7 +413,7 @@ export function checkConfig(input: unknown, source?: string): { tokenPolicies: R
     }
   }
   if (c.issues.length > 0) throw new ConfigError(c.issues, source);
-  return { tokenPolicies, apis };
+  return { tokenPolicies, apis, applications };
 }
 
 /** Options of {@link resolveConfig}. */
@@ -382,7 +431,7 @@ export interface ResolveConfigOptions {
  * `apis[0].authorization.policy: cannot read /etc/gw/policies/petstore.xml (ENOENT)`.
  */
 export async function resolveConfig(input: GatewayConfig | unknown, options: ResolveConfigOptions = {}): Promise<ResolvedConfig> {
-  const { tokenPolicies, apis } = checkConfig(input, options.source);
+  const { tokenPolicies, apis, applications } = checkConfig(input, options.source);
   const baseDir = options.baseDir ?? process.cwd();
   const issues: ConfigIssue[] = [];
   const read = async (file: string, at: string): Promise<{ file: string; text: string } | undefined> => {
@@ -413,5 +462,5 @@ export async function resolveConfig(input: GatewayConfig | unknown, options: Res
     }),
   );
   if (issues.length > 0) throw new ConfigError(issues, options.source);
-  return { tokenPolicies, apis: resolved };
+  return { tokenPolicies, apis: resolved, applications };
 }
