@@ -1,114 +1,216 @@
 /**
- * The token-result cache of one token policy: bounded, keyed by a hash of the token (never the
- * token), entries living at most until the token expires, and single-flight so that concurrent
- * requests with the same uncached token share one validation.
+ * The token-result caches of one token policy, keyed by a hash of the token (never the token):
+ *
+ * - valid results, least recently used evicted first, bounded in entries and in estimated bytes,
+ *   each living min(TTL, exp − now), or longer as a stale fallback when `staleIfError` asks;
+ * - refusals (inactive, expired, wrong audience...), for a short TTL, bounded on their own, so
+ *   that a token the authorization server refused is not sent to it again at every request;
+ * - the `exp` of tokens that were valid, to tell "expired" from "invalid" when introspection
+ *   later says only `active: false`.
  *
  * @module
  */
 import { hash } from 'node:crypto';
-import NodeCache from 'node-cache';
-import { logger } from '../log.js';
+import { LRUCache } from 'lru-cache';
+import type { SharedTokenData } from './shared.js';
 
-const log = logger('token');
-
-/** Settings of a {@link TokenCache}. */
-export interface TokenCacheSettings {
-  /** Longest life of an entry, seconds. */
+/** Settings of the valid-result cache. */
+export interface ValidCacheSettings {
+  /** Longest life of a fresh entry, seconds. */
   ttl: number;
-  /** Most entries kept; when full, new results are not cached (until entries expire). */
+  /** Most entries kept (least recently used evicted first). */
+  maxEntries: number;
+  /** Most estimated bytes kept (least recently used evicted first). */
+  maxBytes: number;
+  /** Seconds after its check during which a result may still serve when the server is down; 0: never. */
+  staleIfError: number;
+}
+
+/** Settings of the refusal cache. */
+export interface RefusalCacheSettings {
+  /** Life of an entry, seconds. */
+  ttl: number;
+  /** Most entries kept. */
   maxEntries: number;
 }
 
-/** What the cache stores for a valid token. */
-export interface CacheableResult {
-  /** `exp` of the token, seconds since the epoch, when it has one. */
-  exp: number | undefined;
+/** A remembered refusal: what to answer again, and whose token it was when the answer said. */
+export interface Refusal {
+  readonly code: 'ERR_TOKEN_INVALID' | 'ERR_TOKEN_EXPIRED';
+  readonly diagnostic: string;
+  readonly subject?: string;
+  readonly clientId?: string;
+}
+
+/** Which cached results {@link TokenCache.forget} drops: those of this subject and/or client id. */
+export interface ForgetSelector {
+  /** `sub` of the token (its normalized `subject`). */
+  subject?: string;
+  /** Client id of the token (its normalized `clientId`: `azp`, else `client_id`). */
+  clientId?: string;
+}
+
+/** A valid result as cached. */
+export interface CachedEntry<T> {
+  readonly value: T;
+  /** Epoch milliseconds of the check that produced it. */
+  readonly checkedAt: number;
+  /** Epoch milliseconds until which it is fresh (served without a call). */
+  readonly freshUntil: number;
+}
+
+interface Stored<T> extends CachedEntry<T> {
+  /** Estimated bytes. */
+  readonly size: number;
+}
+
+// What an entry costs besides its claims: the key, the entry and info objects, lru-cache's slots.
+const ENTRY_OVERHEAD = 600;
+
+/** Estimated heap bytes of a validation: two bytes a character of its JSON, plus the objects. */
+export function estimateSize(value: SharedTokenData): number {
+  let characters = JSON.stringify(value.info).length;
+  if (value.introspection !== undefined) characters += JSON.stringify(value.introspection).length;
+  if (value.jwt !== undefined) characters += JSON.stringify(value.jwt).length;
+  if (value.userInfo !== undefined) characters += JSON.stringify(value.userInfo).length;
+  return ENTRY_OVERHEAD + 2 * characters;
+}
+
+function matches(selector: ForgetSelector, subject: string | undefined, clientId: string | undefined): boolean {
+  if (selector.subject !== undefined && selector.subject !== subject) return false;
+  if (selector.clientId !== undefined && selector.clientId !== clientId) return false;
+  return true;
 }
 
 /**
- * One policy's cache. `results` holds valid results only (failures are never cached); `expiries`
- * remembers, for tokens that were valid, when they expire, so that a token the authorization
- * server later calls inactive can be reported as expired rather than just invalid (introspection
- * does not say why a token is inactive). Neither holds a token.
+ * One policy's caches. `generation` changes at every {@link TokenCache.clear} and
+ * {@link TokenCache.forget}: a validation that started before does not store its result (it may
+ * be what was just forgotten).
  */
-export class TokenCache<T extends CacheableResult> {
-  private readonly results: NodeCache;
-  private readonly expiries: NodeCache;
-  private readonly inflight = new Map<string, Promise<T>>();
+export class TokenCache<T extends SharedTokenData> {
+  private readonly valid: LRUCache<string, Stored<T>> | undefined;
+  private readonly refusals: LRUCache<string, Refusal> | undefined;
+  private readonly expiries: LRUCache<string, number> | undefined;
+  private readonly settings: ValidCacheSettings | undefined;
+  private current = 0;
 
-  constructor(
-    private readonly namespace: string,
-    private readonly settings: TokenCacheSettings | undefined,
-  ) {
-    const options = { stdTTL: 0, checkperiod: 60, useClones: false, maxKeys: settings?.maxEntries ?? -1 };
-    this.results = new NodeCache(options);
-    this.expiries = new NodeCache(options);
-  }
-
-  /**
-   * The cache key of a token: the policy name and a SHA-256 of the token. Computed once per
-   * request, with the one-shot `crypto.hash` (a third of the cost of a `createHash` object).
-   */
-  key(token: string): string {
-    return `${this.namespace}:${hash('sha256', token, 'base64url')}`;
-  }
-
-  /** A cached valid result, if any. */
-  get(key: string): T | undefined {
-    return this.settings === undefined ? undefined : this.results.get<T>(key);
-  }
-
-  /** Forgets one result (for example when a hit turned out to be expired). */
-  delete(key: string): void {
-    this.results.del(key);
-  }
-
-  /** When the token of `key` expires, if it was once valid (and is still remembered). */
-  knownExpiry(key: string): number | undefined {
-    return this.settings === undefined ? undefined : this.expiries.get<number>(key);
-  }
-
-  /** Stores a valid result for min(ttl, exp - now) seconds. */
-  set(key: string, value: T, nowSeconds: number): void {
-    if (this.settings === undefined) return;
-    const untilExp = value.exp === undefined ? Infinity : value.exp - nowSeconds;
-    const lifetime = Math.min(this.settings.ttl, untilExp);
-    try {
-      if (lifetime > 0) this.results.set(key, value, lifetime);
-      // Remembered for one TTL past expiry: long enough to explain the next "inactive".
-      if (value.exp !== undefined) this.expiries.set(key, value.exp, Math.max(untilExp, 0) + this.settings.ttl);
-    } catch {
-      // ECACHEFULL: the bound is reached; the result is simply not cached.
-      log('%s cache full (%d entries), result not cached', this.namespace, this.settings.maxEntries);
+  constructor(valid: ValidCacheSettings | undefined, refusals: RefusalCacheSettings | undefined) {
+    this.settings = valid;
+    if (valid !== undefined) {
+      this.valid = new LRUCache<string, Stored<T>>({
+        max: valid.maxEntries,
+        maxSize: valid.maxBytes,
+        sizeCalculation: (entry) => entry.size,
+        // An entry's life is set at each `set`; expired entries go when read or evicted.
+        ttlAutopurge: false,
+      });
+      this.expiries = new LRUCache<string, number>({ max: valid.maxEntries, ttlAutopurge: false });
+    }
+    if (refusals !== undefined) {
+      this.refusals = new LRUCache<string, Refusal>({ max: refusals.maxEntries, ttl: refusals.ttl * 1000, ttlAutopurge: false });
     }
   }
 
   /**
-   * Runs `compute` for `key` unless a computation for the same key is already running, in which
-   * case its promise is shared.
+   * The cache key of a token: a SHA-256 of it (each policy has its own caches, so no namespace).
+   * Computed once per request, with the one-shot `crypto.hash`.
    */
-  singleFlight(key: string, compute: () => Promise<T>): Promise<T> {
-    const running = this.inflight.get(key);
-    if (running !== undefined) return running;
-    const promise = compute().finally(() => this.inflight.delete(key));
-    this.inflight.set(key, promise);
-    return promise;
+  key(token: string): string {
+    return hash('sha256', token, 'base64url');
   }
 
-  /** Number of cached results. */
+  /** The current generation (see the class comment). */
+  get generation(): number {
+    return this.current;
+  }
+
+  /** A fresh valid result, if any (the hot path: one lookup). */
+  fresh(key: string, now: number): T | undefined {
+    const entry = this.valid?.get(key);
+    return entry !== undefined && now < entry.freshUntil ? entry.value : undefined;
+  }
+
+  /** A result past its freshness, kept for `staleIfError`, if any (does not count as a use). */
+  stale(key: string): CachedEntry<T> | undefined {
+    return this.valid?.peek(key);
+  }
+
+  /** Forgets one valid result (for example when a hit turned out to be expired). */
+  delete(key: string): void {
+    this.valid?.delete(key);
+  }
+
+  /**
+   * Stores a valid result, fresh for min(ttl, exp − now) seconds; kept up to `staleIfError`
+   * seconds after the check when that is longer (never past `exp`). Nothing is stored when the
+   * generation changed since the validation started, or when the result alone is larger than
+   * the byte bound.
+   */
+  set(key: string, value: T, generation: number, now: number): void {
+    if (this.valid === undefined || this.settings === undefined || generation !== this.current) return;
+    const { ttl, staleIfError } = this.settings;
+    const untilExp = value.exp === undefined ? Infinity : value.exp * 1000 - now;
+    const freshFor = Math.min(ttl * 1000, untilExp);
+    const keepFor = Math.min(Math.max(ttl, staleIfError) * 1000, untilExp);
+    if (freshFor > 0) {
+      const size = estimateSize(value);
+      if (size <= this.settings.maxBytes) this.valid.set(key, { value, checkedAt: now, freshUntil: now + freshFor, size }, { ttl: Math.ceil(keepFor) });
+    }
+    // Remembered for one TTL past expiry: long enough to explain the next "inactive".
+    if (value.exp !== undefined) this.expiries!.set(key, value.exp, { ttl: Math.ceil(Math.max(untilExp, 0) + ttl * 1000) });
+    this.refusals?.delete(key);
+  }
+
+  /** When the token of `key` expires, if it was once valid (and is still remembered). */
+  knownExpiry(key: string): number | undefined {
+    return this.expiries?.get(key);
+  }
+
+  /** A remembered refusal of the token of `key`, if any. */
+  refusal(key: string): Refusal | undefined {
+    return this.refusals?.get(key);
+  }
+
+  /** Remembers a refusal (and forgets any valid result of the same token). */
+  refuse(key: string, refusal: Refusal, generation: number): void {
+    this.valid?.delete(key);
+    if (generation === this.current) this.refusals?.set(key, refusal);
+  }
+
+  /** Drops the valid results and refusals whose token has the selector's subject and/or client id; returns how many. */
+  forget(selector: ForgetSelector): number {
+    this.current++;
+    let dropped = 0;
+    if (this.valid !== undefined) {
+      for (const key of [...this.valid.keys()]) {
+        const info = this.valid.peek(key, { allowStale: true })?.value.info;
+        if (info !== undefined && matches(selector, info.subject, info.clientId) && this.valid.delete(key)) dropped++;
+      }
+    }
+    if (this.refusals !== undefined) {
+      for (const key of [...this.refusals.keys()]) {
+        const refusal = this.refusals.peek(key, { allowStale: true });
+        if (refusal !== undefined && (refusal.subject !== undefined || refusal.clientId !== undefined) && matches(selector, refusal.subject, refusal.clientId) && this.refusals.delete(key)) dropped++;
+      }
+    }
+    return dropped;
+  }
+
+  /** Number of valid results held. */
   get size(): number {
-    return this.results.keys().length;
+    return this.valid?.size ?? 0;
   }
 
-  /** Drops every cached result and expiry. Validations already running finish normally. */
+  /** Estimated bytes of the valid results held. */
+  get bytes(): number {
+    return this.valid?.calculatedSize ?? 0;
+  }
+
+  /** Drops every valid result, refusal and expiry. Validations already running do not store theirs. */
   clear(): void {
-    this.results.flushAll();
-    this.expiries.flushAll();
-  }
-
-  /** Stops the caches' timers. */
-  close(): void {
-    this.results.close();
-    this.expiries.close();
+    this.current++;
+    this.valid?.clear();
+    this.expiries?.clear();
+    this.refusals?.clear();
   }
 }

@@ -10,8 +10,8 @@ import { ClientError, ResponseBodyError, WWWAuthenticateChallengeError } from 'o
 import { GatewayError } from '../errors.js';
 import { responseTooLarge } from './bounded-fetch.js';
 
-/** Which call failed, for the diagnostic. */
-export type Operation = 'discovery' | 'introspection' | 'userinfo' | 'jwks';
+/** Which call failed, for the diagnostic (`token`: the gateway obtaining its own bearer token for introspection). */
+export type Operation = 'discovery' | 'introspection' | 'userinfo' | 'jwks' | 'token';
 
 // OAuth error codes that mean "this token" rather than "this server" or "this gateway's client".
 const TOKEN_ERRORS = new Set(['invalid_token', 'unsupported_token_type']);
@@ -20,57 +20,83 @@ function unavailable(realm: string, operation: Operation, why: string, cause: un
   return new GatewayError('ERR_AUTHORIZATION_SERVER_UNAVAILABLE', { realm, diagnostic: `${operation}: ${why}`, cause });
 }
 
-function responseStatus(err: unknown): number | undefined {
-  const cause = (err as { cause?: unknown }).cause;
+function refused(realm: string, operation: Operation, why: string): GatewayError {
+  return new GatewayError('ERR_TOKEN_INVALID', { realm, diagnostic: `${operation}: ${why}` });
+}
+
+/** The HTTP status of the answer an openid-client error is about, when there was one. */
+export function httpStatusOf(err: unknown): number | undefined {
+  if (err instanceof ResponseBodyError || err instanceof WWWAuthenticateChallengeError) return err.status;
+  const cause = (err as { cause?: unknown } | null)?.cause;
   return cause instanceof Response ? cause.status : undefined;
 }
 
-/** The `error` parameter of the first challenge, e.g. `invalid_client` or `insufficient_scope`. */
-function challengeError(err: WWWAuthenticateChallengeError): string | undefined {
-  const error = err.cause[0]?.parameters.error;
-  return typeof error === 'string' ? error : undefined;
+/** The OAuth `error` of an answer: its JSON body's, or its `WWW-Authenticate` challenge's. */
+function oauthError(err: unknown): string | undefined {
+  if (err instanceof ResponseBodyError) return err.error;
+  if (err instanceof WWWAuthenticateChallengeError) {
+    const error = err.cause[0]?.parameters.error;
+    return typeof error === 'string' ? error : undefined;
+  }
+  return undefined;
 }
 
-/** Classifies an error thrown by an `openid-client` call (discovery, introspection, UserInfo). */
+/**
+ * Whether the authorization server refused the gateway's own client authentication: a 401 or 403
+ * from the endpoints the gateway authenticates at (introspection, token). Whatever the body says
+ * (`invalid_client`, `invalid_token` for an expired bearer token of the gateway, or no JSON at
+ * all), it is about the gateway, not the caller's token.
+ */
+export function refusedClientAuthentication(err: unknown, operation: Operation): boolean {
+  if (operation !== 'introspection' && operation !== 'token') return false;
+  const status = httpStatusOf(err);
+  return status === 401 || status === 403;
+}
+
+/**
+ * Whether a UserInfo answer refuses the caller's token: any 4xx but 408 and 429 (a 401
+ * `invalid_token`, a 403 `insufficient_scope` for a token without `openid`, a 404 for a
+ * client_credentials token with no end-user behind it). 408, 429, 5xx and network failures are
+ * outages.
+ */
+function refusesToken(status: number | undefined): status is number {
+  return status !== undefined && status >= 400 && status < 500 && status !== 408 && status !== 429;
+}
+
+/** Classifies an error thrown by an `openid-client` call (discovery, introspection, UserInfo, token). */
 export function classifyClientError(err: unknown, realm: string, operation: Operation): GatewayError {
   if (err instanceof GatewayError) return err;
+  // A GatewayError thrown inside an openid-client call (the gateway's own bearer token could not be had) comes back wrapped.
+  if (err instanceof ClientError && err.cause instanceof GatewayError) return err.cause;
   const tooLarge = responseTooLarge(err);
   if (tooLarge !== undefined) return unavailable(realm, operation, `non-conforming response (body larger than ${tooLarge.limit} bytes, not read further)`, err);
+  const status = httpStatusOf(err);
+  const error = oauthError(err);
+  if (refusedClientAuthentication(err, operation)) {
+    // Named, status kept: "not JSON" or "a challenge" said nothing of the gateway's credentials.
+    return unavailable(realm, operation, `the authorization server refused the gateway's client authentication (HTTP ${status}${error ? `, ${error}` : ''})`, err);
+  }
+  if (operation === 'userinfo' && refusesToken(status)) {
+    return refused(realm, operation, `the server refused the token (HTTP ${status}${error ? `, ${error}` : ''})`);
+  }
   if (err instanceof ResponseBodyError) {
-    if (operation !== 'discovery' && TOKEN_ERRORS.has(err.error)) {
-      return new GatewayError('ERR_TOKEN_INVALID', { realm, diagnostic: `${operation}: the server refused the token (${err.error})` });
-    }
+    if (operation === 'introspection' && TOKEN_ERRORS.has(err.error)) return refused(realm, operation, `the server refused the token (${err.error})`);
     return unavailable(realm, operation, `the server answered ${err.status} ${err.error}`, err);
   }
   if (err instanceof WWWAuthenticateChallengeError) {
-    const error = challengeError(err);
-    // UserInfo answers 401 (invalid_token) or 403 (insufficient_scope, e.g. no `openid` scope):
-    // both are about the caller's token, not an outage.
-    if (operation === 'userinfo' && (err.status === 401 || err.status === 403)) {
-      return new GatewayError('ERR_TOKEN_INVALID', { realm, diagnostic: `userinfo: the server refused the token (${err.status}${error ? ` ${error}` : ''})` });
-    }
-    // At introspection a challenge is about the gateway's own client (invalid_client: check its credentials).
     return unavailable(realm, operation, `the server answered ${err.status} with a challenge${error ? ` (${error})` : ''}`, err);
   }
   if (err instanceof ClientError) {
-    const status = responseStatus(err);
-    if (operation === 'userinfo' && (status === 401 || status === 403)) {
-      return new GatewayError('ERR_TOKEN_INVALID', { realm, diagnostic: `userinfo: the server refused the token (${status})` });
-    }
-    if (operation === 'userinfo' && err.code === 'OAUTH_JSON_ATTRIBUTE_COMPARISON') {
-      return new GatewayError('ERR_TOKEN_INVALID', { realm, diagnostic: 'userinfo: sub differs from the token subject' });
-    }
+    if (operation === 'userinfo' && err.code === 'OAUTH_JSON_ATTRIBUTE_COMPARISON') return refused(realm, operation, 'sub differs from the token subject');
     switch (err.code) {
       case 'OAUTH_TIMEOUT':
         return unavailable(realm, operation, 'timed out', err);
       case 'OAUTH_ABORT':
         return unavailable(realm, operation, 'aborted', err);
-      case 'OAUTH_RESPONSE_IS_NOT_CONFORM': {
-        const status = responseStatus(err);
+      case 'OAUTH_RESPONSE_IS_NOT_CONFORM':
         return unavailable(realm, operation, `non-conforming response${status === undefined ? '' : ` (HTTP ${status})`}`, err);
-      }
       case 'OAUTH_RESPONSE_IS_NOT_JSON':
-        return unavailable(realm, operation, 'non-conforming response (not JSON)', err);
+        return unavailable(realm, operation, `non-conforming response (not JSON${status === undefined ? '' : `, HTTP ${status}`})`, err);
       default:
         return unavailable(realm, operation, `non-conforming response or client error (${err.code ?? err.message})`, err);
     }

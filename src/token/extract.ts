@@ -1,13 +1,18 @@
 /**
  * RFC 6750 section 2: finds the bearer token of a request in the `Authorization` header, the
- * urlencoded form body or the query string, and rejects ambiguous or malformed requests.
+ * urlencoded form body or the query string, rejects ambiguous or malformed requests, and puts the
+ * token found on the request's context. The token lookup of `requireToken` and `introspect`.
  *
  * @module
  */
 import type { IncomingMessage } from 'node:http';
-import type { TokenMethod } from '../context.js';
+import { addDiagnostic, createTokenContext, gatewayContext, type TokenMethod } from '../context.js';
 import { GatewayError } from '../errors.js';
+import { logger } from '../log.js';
+import type { OptionChecks } from '../options.js';
 import { formTokens, isUrlencoded, type FormBounds } from './body.js';
+
+const log = logger('token');
 
 /** A token found in a request. */
 export interface ExtractedToken {
@@ -29,9 +34,14 @@ export interface ExtractOptions {
 
 // RFC 6750 section 2.1: b64token = 1*( ALPHA / DIGIT / "-" / "." / "_" / "~" / "+" / "/" ) *"="
 const B64TOKEN = /^[A-Za-z0-9\-._~+/]+=*$/;
-// The Bearer scheme (case-insensitive), and what follows it.
-const BEARER_SCHEME = /^\s*bearer(\s|$)/i;
+/** An `Authorization` value of the Bearer scheme (case-insensitive, RFC 9110 11.1), whatever follows it. */
+export const BEARER_SCHEME = /^\s*bearer(\s|$)/i;
 const BEARER_CREDENTIALS = /^\s*bearer(?:\s+(.*))?$/is;
+
+/** Whether an `Authorization` header value uses the Bearer scheme (it carries a token). */
+export function isBearer(value: string): boolean {
+  return BEARER_SCHEME.test(value);
+}
 // Body and query values are form-decoded, so any visible ASCII character may appear; nothing else.
 const VISIBLE_ASCII = /^[\x21-\x7e]+$/;
 // Methods whose body RFC 6750 section 2.2 allows the token in (never GET; HEAD has no body).
@@ -136,4 +146,62 @@ function onlyOne(header: string | undefined, query: string | undefined, body: st
   if (query !== undefined) return { raw: query, method: 'query' };
   if (body !== undefined) return { raw: body, method: 'body' };
   return undefined;
+}
+
+/** The token-finding options of `requireToken` (and of `introspect` used alone). */
+export interface TokenLookupOptions {
+  /** Where the token may be sent. Default all of RFC 6750: `['header', 'body', 'query']`. */
+  methods?: TokenMethod[];
+  /** Largest urlencoded body read to look for `access_token`, in bytes. Default 1 MiB. */
+  maxBodySize?: number;
+  /** Most fields of that body. Default 1000. */
+  maxBodyFields?: number;
+  /** Longest token accepted, in characters, by any method. Default 16384. */
+  maxTokenLength?: number;
+}
+
+const ALL_METHODS: readonly TokenMethod[] = ['header', 'body', 'query'];
+
+/**
+ * Checks the token-finding options (at `prefix` below `options`: `''` for `requireToken`'s own,
+ * `'extraction.'` for `introspect`'s) and turns them into {@link ExtractOptions}.
+ */
+export function extractOptions(check: OptionChecks, options: TokenLookupOptions, realm: string | undefined, prefix = ''): ExtractOptions {
+  const methods = options.methods ?? ALL_METHODS;
+  if (!Array.isArray(methods) || methods.length === 0 || methods.some((m) => !ALL_METHODS.includes(m))) {
+    check.fail(`${prefix}methods`, "must be a non-empty array of 'header', 'body', 'query'");
+  }
+  return {
+    realm,
+    methods: new Set(methods),
+    form: {
+      maxBodySize: check.positive(options.maxBodySize, `${prefix}maxBodySize`, 1024 * 1024, true),
+      maxFields: check.positive(options.maxBodyFields, `${prefix}maxBodyFields`, 1000, true),
+    },
+    maxTokenLength: check.positive(options.maxTokenLength, `${prefix}maxTokenLength`, 16 * 1024, true),
+  };
+}
+
+/** The TOKEN_RECEIVED diagnostic of each method (built once, not per request). */
+const RECEIVED: Readonly<Record<TokenMethod, string>> = {
+  header: 'bearer token received (header)',
+  body: 'bearer token received (body)',
+  query: 'bearer token received (query)',
+};
+
+/** Puts the token found on the request's context, or throws `ERR_TOKEN_MISSING` when there is none. */
+export function acceptToken(req: IncomingMessage, token: ExtractedToken | undefined, extract: ExtractOptions): void {
+  if (token === undefined) {
+    throw new GatewayError('ERR_TOKEN_MISSING', { realm: extract.realm, diagnostic: 'no token in the Authorization header, form body or query' });
+  }
+  const context = gatewayContext(req);
+  context.token = createTokenContext(token.raw, token.method, extract.realm);
+  addDiagnostic(req, 'info', 'TOKEN_RECEIVED', RECEIVED[token.method]);
+  // Checked first: on every request, even the arguments of a disabled log cost.
+  if (log.enabled) log('%s token received by %s', context.transactionId, token.method);
+}
+
+/** Extracts the token into the request's context, or throws the GatewayError to answer with. */
+export async function findToken(req: IncomingMessage, extract: ExtractOptions): Promise<void> {
+  acceptToken(req, await extractToken(req, extract), extract);
 }

@@ -8,9 +8,10 @@ import type { IncomingMessage } from 'node:http';
 import { addDiagnostic, gatewayContext, type TokenContext } from '../context.js';
 import { GatewayError } from '../errors.js';
 import { logger } from '../log.js';
-import type { ExtractOptions } from './extract.js';
+import { optionChecks } from '../options.js';
+import { extractOptions, findToken, type ExtractOptions, type TokenLookupOptions } from './extract.js';
+import type { TokenMiddleware } from './middleware.js';
 import { TokenPolicy, type TokenValidation } from './policy.js';
-import { extractOptions, findToken, type TokenMiddleware, type RequireTokenOptions } from './require-token.js';
 
 const log = logger('token');
 
@@ -22,8 +23,17 @@ export interface IntrospectOptions {
    * How to find the token when `requireToken` did not run before (so that `introspect` works
    * alone): the same options as `requireToken`, without `policy`. Default: every RFC 6750 method.
    */
-  extraction?: Omit<RequireTokenOptions, 'policy'>;
+  extraction?: TokenLookupOptions;
+  /**
+   * The client's address, for the policy's throttle of invalid tokens (`invalidTokenThrottle`).
+   * Default: the connection's peer (`req.socket.remoteAddress`). Behind a reverse proxy every
+   * caller has the proxy's address: give the caller's here (for example Express's `req.ip` with
+   * `trust proxy` set), or switch the throttle off.
+   */
+  clientAddress?: (req: IncomingMessage) => string | undefined;
 }
+
+const socketAddress = (req: IncomingMessage): string | undefined => req.socket?.remoteAddress;
 
 /**
  * Validates the request's bearer token with `options.policy` (introspection, JWT validation and/or
@@ -32,8 +42,11 @@ export interface IntrospectOptions {
  * was found yet it extracts it first, as `requireToken` does.
  *
  * Errors (through `next(err)`): 401 `ERR_TOKEN_INVALID` / `ERR_TOKEN_EXPIRED` (`protocol:GATEWAY-1367`),
- * 503 `ERR_AUTHORIZATION_SERVER_UNAVAILABLE` (`protocol:GATEWAY-1369`, cause in diagnostics), plus
- * the 400s of `requireToken`. No error lets the request through.
+ * 429 `ERR_TOKEN_THROTTLED` (`protocol:GATEWAY-1370`, an address that sent too many invalid tokens,
+ * see the policy's `invalidTokenThrottle`), 503 `ERR_AUTHORIZATION_SERVER_UNAVAILABLE`
+ * (`protocol:GATEWAY-1369`, cause in diagnostics), plus the 400s of `requireToken`. No error lets
+ * the request through. A stale result served under the policy's `staleIfErrorSeconds` adds a
+ * `warn` diagnostic that says so.
  *
  * @example
  * ```ts
@@ -49,10 +62,12 @@ export interface IntrospectOptions {
  * ```
  */
 export function introspect(options: IntrospectOptions): TokenMiddleware {
-  if (typeof options !== 'object' || options === null) throw new TypeError('options must be an object');
-  if (!(options.policy instanceof TokenPolicy)) throw new TypeError('options.policy must be a TokenPolicy (see createTokenPolicy)');
+  const check = optionChecks('introspect');
+  check.object(options, '');
+  if (!(options.policy instanceof TokenPolicy)) check.fail('policy', 'must be a TokenPolicy (see createTokenPolicy)');
   const { policy } = options;
-  const extract: ExtractOptions = extractOptions({ ...options.extraction, policy }, 'options.extraction');
+  const extract: ExtractOptions = extractOptions(check, check.object(options.extraction, 'extraction', {}), policy.name, 'extraction.');
+  const clientAddress = check.optionalFunction<(req: IncomingMessage) => string | undefined>(options.clientAddress, 'clientAddress') ?? socketAddress;
   const validMessage = `token validated by policy ${policy.name}`;
   const cachedMessage = `${validMessage} (cached)`;
 
@@ -64,9 +79,14 @@ export function introspect(options: IntrospectOptions): TokenMiddleware {
     if (validation.jwt !== undefined) token.jwt = validation.jwt;
     if (validation.userInfo !== undefined) token.userInfo = validation.userInfo;
     token.processTimeMs = Math.round((performance.now() - started) * 1000) / 1000;
-    addDiagnostic(req, 'info', 'TOKEN_VALID', validation.cached ? cachedMessage : validMessage);
+    if (validation.stale !== undefined) {
+      const age = Math.round((Date.now() - validation.stale.checkedAt) / 1000);
+      addDiagnostic(req, 'warn', 'TOKEN_VALID', `${validMessage} (stale: last checked ${age} s ago; the authorization server could not be used: ${validation.stale.cause})`);
+    } else {
+      addDiagnostic(req, 'info', 'TOKEN_VALID', validation.cached ? cachedMessage : validMessage);
+    }
     // Checked first: on every request, even the arguments of a disabled log cost.
-    if (log.enabled) log('%s token valid (policy %s%s)', req.gateway?.transactionId, policy.name, validation.cached ? ', cached' : '');
+    if (log.enabled) log('%s token valid (policy %s%s)', req.gateway?.transactionId, policy.name, validation.cached ? ', cached' : validation.stale ? ', stale' : '');
   }
 
   /** The error to answer with when validation failed: a GatewayError as is, anything else a 503 that leaks nothing. */
@@ -112,7 +132,7 @@ export function introspect(options: IntrospectOptions): TokenMiddleware {
       const started = performance.now();
       let validation: TokenValidation;
       try {
-        validation = await policy.validate(token.raw);
+        validation = await policy.validate(token.raw, { clientAddress: clientAddress(req) });
       } catch (err) {
         throw failure(req, token, err, started);
       }

@@ -12,18 +12,27 @@ export type Claims = Record<string, unknown>;
 const str = (value: unknown): string | undefined => (typeof value === 'string' && value !== '' ? value : undefined);
 const num = (value: unknown): number | undefined => (typeof value === 'number' && Number.isFinite(value) ? value : undefined);
 
-/** A claim that may be a string, a space-separated string or an array of strings, as an array. */
-function list(value: unknown, separator: RegExp = /\s+/): string[] {
-  if (typeof value === 'string') return value.split(separator).filter((v) => v !== '');
-  if (Array.isArray(value)) return value.filter((v): v is string => typeof v === 'string' && v !== '');
-  return [];
+/** A claim that may be a space-separated string (`scope`, RFC 6749 3.3) or an array of strings, as an array. */
+function spaceSeparated(value: unknown): string[] {
+  if (typeof value === 'string') return value.split(/\s+/).filter((v) => v !== '');
+  return strings(value);
+}
+
+/** A claim that may be one string or an array of strings (`aud`, RFC 7519 4.1.3): a string is one value, spaces and all. */
+function values(value: unknown): string[] {
+  if (typeof value === 'string') return value === '' ? [] : [value];
+  return strings(value);
+}
+
+function strings(value: unknown): string[] {
+  return Array.isArray(value) ? value.filter((v): v is string => typeof v === 'string' && v !== '') : [];
 }
 
 function roles(claims: Claims): string[] {
-  const found = new Set<string>([...list(claims['roles']), ...list(claims['groups'])]);
+  const found = new Set<string>([...values(claims['roles']), ...values(claims['groups'])]);
   const realmAccess = claims['realm_access'];
   if (typeof realmAccess === 'object' && realmAccess !== null) {
-    for (const role of list((realmAccess as Claims)['roles'])) found.add(role);
+    for (const role of values((realmAccess as Claims)['roles'])) found.add(role);
   }
   return [...found];
 }
@@ -46,20 +55,21 @@ function userInfoOf(source: Claims): UserInfo {
 /**
  * Normalizes the claims of a validated token. Introspection is the authority when present (its
  * claims win over the JWT's); user information comes from UserInfo when it was called, else from
- * the token claims.
+ * the token claims. `issuer` is the claims' `iss`, else `defaultIssuer` (the issuer of the policy
+ * that validated the token: `iss` is optional in an introspection answer, RFC 7662 2.2).
  */
-export function toTokenInfo(sources: { introspection?: Claims; jwt?: Claims; userInfo?: Claims }): TokenInfo {
+export function toTokenInfo(sources: { introspection?: Claims; jwt?: Claims; userInfo?: Claims }, defaultIssuer?: string): TokenInfo {
   const claims: Claims = { ...sources.userInfo, ...sources.jwt, ...sources.introspection };
   const info: TokenInfo = {
-    audience: list(claims['aud']),
-    scopes: list(claims['scope'] ?? claims['scp']),
+    audience: values(claims['aud']),
+    scopes: spaceSeparated(claims['scope'] ?? claims['scp']),
     roles: roles(claims),
     userInfo: userInfoOf(sources.userInfo ?? claims),
   };
   const set = <K extends keyof TokenInfo>(key: K, value: TokenInfo[K] | undefined) => {
     if (value !== undefined) info[key] = value;
   };
-  set('issuer', str(claims['iss']));
+  set('issuer', str(claims['iss']) ?? str(defaultIssuer));
   set('subject', str(claims['sub']));
   set('username', str(claims['username']) ?? str(claims['preferred_username']));
   set('clientId', str(claims['azp']) ?? str(claims['client_id']));

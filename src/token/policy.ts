@@ -1,38 +1,33 @@
 /**
  * Token policies: which authorization server validates a token and how (spec 2.1). A policy is an
  * object the app creates once and passes to every route that uses it; it owns its discovery state,
- * its JWKS and its token cache.
+ * its JWKS, its token caches and the bounds that protect its authorization server.
  *
  * @module
  */
 import { isIP } from 'node:net';
-import { createRemoteJWKSet, jwtVerify, type CryptoKey, type JWTVerifyGetKey } from 'jose';
+import { createRemoteJWKSet, jwtVerify, type JWTVerifyGetKey } from 'jose';
 import * as client from 'openid-client';
 import type { Configuration, ServerMetadata } from 'openid-client';
 import { GatewayError } from '../errors.js';
 import { logger } from '../log.js';
-import { TokenCache } from './cache.js';
+import { optionChecks, type OptionChecks } from '../options.js';
 import { boundedFetch } from './bounded-fetch.js';
+import { TokenCache, type ForgetSelector, type Refusal } from './cache.js';
 import { checkAccessTokenType, checkClaims, checkTimeClaims, isExpired } from './checks.js';
-import { classifyClientError, classifyJwtError, KeySetUnavailableError } from './classify.js';
+import { classifyClientError, classifyJwtError, KeySetUnavailableError, refusedClientAuthentication } from './classify.js';
+import { BearerTokenSource, credentialsAuth, type ClientAuthMethod, type ClientPrivateKey, type CredentialsAuthMethod } from './client-auth.js';
+import { CallLimiter } from './limiter.js';
 import { toTokenInfo, type Claims } from './normalize.js';
+import { resolveMetadata, type ExplicitEndpoints } from './server-metadata.js';
 import { shareTokenData } from './shared.js';
+import { InvalidTokenThrottle } from './throttle.js';
 import type { TokenInfo } from '../context.js';
 
+export type { ClientAuthMethod, ClientPrivateKey, CredentialsAuthMethod } from './client-auth.js';
+export type { ForgetSelector } from './cache.js';
+
 const log = logger('token');
-
-/** How the gateway authenticates to the authorization server (introspection endpoint). */
-export type ClientAuthMethod = 'client_secret_basic' | 'client_secret_post' | 'private_key_jwt';
-
-/** A private key for `private_key_jwt`, optionally with the `kid` to put in the assertion header. */
-export type ClientPrivateKey =
-  | CryptoKey
-  | {
-      /** The private signing key (WebCrypto `CryptoKey`), for example from `jose`'s `importPKCS8`. */
-      key: CryptoKey;
-      /** `kid` of the client assertion's JWS header, so the server picks the matching registered key. */
-      kid?: string;
-    };
 
 /**
  * Authorization server metadata given explicitly instead of discovered (RFC 8414 names). Only the
@@ -47,29 +42,63 @@ export interface AuthorizationServerMetadata {
   jwks_uri?: string;
   /** OpenID Connect UserInfo endpoint, needed with `userInfo`. */
   userinfo_endpoint?: string;
+  /** Token endpoint, needed with `clientAuthMethod: 'bearer'`. */
+  token_endpoint?: string;
   /** Other metadata, passed to openid-client as is. */
   [name: string]: unknown;
 }
 
 /** Options of {@link createTokenPolicy}. */
 export interface TokenPolicyOptions {
-  /** Policy name: the realm of the `WWW-Authenticate` challenges and the cache namespace. */
+  /** Policy name: the realm of the `WWW-Authenticate` challenges. */
   name: string;
   /**
-   * Issuer identifier; its metadata is discovered (OpenID Connect discovery, then the
-   * openid-client default) at first use. Give this or {@link TokenPolicyOptions.metadata}.
+   * Issuer identifier; its metadata is discovered at first use: OpenID Connect discovery
+   * (`<issuer>/.well-known/openid-configuration`), then RFC 8414 metadata
+   * (`/.well-known/oauth-authorization-server`) when that fails or lacks an endpoint the policy
+   * needs. Give this or {@link TokenPolicyOptions.metadata}.
    */
   issuer?: string | URL;
   /** Explicit authorization server metadata, instead of discovery. */
   metadata?: AuthorizationServerMetadata;
+  /**
+   * Introspection endpoint, merged over the discovered (or given) metadata: for a server whose
+   * metadata lacks it (it is optional) or that serves it where discovery does not look. If
+   * discovery fails and the explicit endpoints cover what the switches need, they are used alone.
+   */
+  introspectionEndpoint?: string | URL;
+  /** JWKS URI, merged over the metadata (see {@link TokenPolicyOptions.introspectionEndpoint}). */
+  jwksUri?: string | URL;
+  /** UserInfo endpoint, merged over the metadata (see {@link TokenPolicyOptions.introspectionEndpoint}). */
+  userinfoEndpoint?: string | URL;
+  /** Token endpoint (for `clientAuthMethod: 'bearer'`), merged over the metadata. */
+  tokenEndpoint?: string | URL;
   /** The gateway's client id at the authorization server. */
   clientId: string;
-  /** The gateway's client secret (`client_secret_basic`, `client_secret_post`). */
+  /** The gateway's client secret (`client_secret_basic`, `client_secret_post`, and `bearer` with either). */
   clientSecret?: string;
-  /** Client authentication method. Default `client_secret_basic`. */
+  /**
+   * How the gateway authenticates its introspection calls (RFC 7662 section 2.1). Default
+   * `client_secret_basic`, which form-urlencodes the id and secret before Base64 (RFC 6749
+   * 2.3.1): a server that does not decode them refuses an id or secret with characters other than
+   * letters and digits; use `client_secret_post` with it. `bearer`: a bearer token the gateway
+   * obtains from the same server by the client_credentials grant (see {@link TokenPolicyOptions.bearer}).
+   */
   clientAuthMethod?: ClientAuthMethod;
   /** Private key of `private_key_jwt`. */
   privateKey?: ClientPrivateKey;
+  /**
+   * With `clientAuthMethod: 'bearer'`: the scope the gateway asks for its token (servers gate
+   * introspection behind one, such as `introspection`; default none), and how it authenticates at
+   * the token endpoint (default `client_secret_basic`). The token is kept until shortly before it
+   * expires and refreshed before that, one request at a time.
+   */
+  bearer?: {
+    /** Scope asked for. Default: none (the server's default scopes). */
+    scope?: string;
+    /** Authentication at the token endpoint. Default `client_secret_basic`. */
+    clientAuthMethod?: CredentialsAuthMethod;
+  };
   /** Validate by RFC 7662 introspection. Default `true`. */
   introspection?: boolean;
   /** Validate the token as a JWT signed by a key of the issuer's JWKS. Default `false`. */
@@ -102,14 +131,17 @@ export interface TokenPolicyOptions {
    */
   jwtTypes?: string[];
   /**
-   * Largest body read from the authorization server (discovery, introspection, UserInfo), in bytes.
-   * A larger answer is non-conforming: 503 `ERR_AUTHORIZATION_SERVER_UNAVAILABLE`, never cached, and
-   * the rest of it is not read. Default 262144 (256 KiB).
+   * Largest body read from the authorization server (discovery, introspection, UserInfo, token),
+   * in bytes. A larger answer is non-conforming: 503 `ERR_AUTHORIZATION_SERVER_UNAVAILABLE`, never
+   * cached, and the rest of it is not read. Default 262144 (256 KiB).
    */
   maxResponseSize?: number;
   /** Tolerated clock difference for `exp`/`nbf`/`iat`, seconds. Default 5. */
   clockSkew?: number;
-  /** Timeout of every call to the authorization server, milliseconds. Default 5000. */
+  /**
+   * Timeout of every call to the authorization server, milliseconds; also the longest a
+   * validation waits for one of the {@link TokenPolicyOptions.maxConcurrentCalls} slots. Default 5000.
+   */
   timeoutMs?: number;
   /**
    * Allow `http://` endpoints. Default: only when the issuer is a loopback address (127.0.0.0/8,
@@ -117,17 +149,64 @@ export interface TokenPolicyOptions {
    */
   allowInsecureRequests?: boolean;
   /**
-   * Token-result cache: `ttlSeconds` (default 300) and `maxEntries` (default 10000); `false`
-   * disables it. An entry never outlives the token's `exp`.
+   * Valid-result cache; `false` disables it. An entry is fresh for min(`ttlSeconds`, exp − now);
+   * when the cache is full (`maxEntries`, or `maxBytes` of estimated heap) the least recently
+   * used result is evicted.
    */
   cache?:
     | false
     | {
         /** Longest time a valid result is reused, in seconds (capped by the token's `exp`). Default 300. */
         ttlSeconds?: number;
-        /** Most results kept; when full, new results are not cached until entries expire. Default 10000. */
+        /** Most results kept (least recently used evicted first). Default 10000. */
+        maxEntries?: number;
+        /** Most estimated bytes of results kept (least recently used evicted first). Default 33554432 (32 MiB). */
+        maxBytes?: number;
+      };
+  /**
+   * Refusal cache: a token the authorization server refused (inactive, expired, wrong audience,
+   * another issuer, not an access token) is answered the same 401 for `ttlSeconds` without a
+   * call. Outages (503) are never remembered. `false` disables it.
+   */
+  negativeCache?:
+    | false
+    | {
+        /** How long a refusal is remembered, seconds. Default 30. */
+        ttlSeconds?: number;
+        /** Most refusals kept (least recently used forgotten first). Default 10000. */
         maxEntries?: number;
       };
+  /**
+   * Most calls in flight at once to the authorization server (introspection, UserInfo) for this
+   * policy. Past it a validation waits for a free slot, up to `timeoutMs`, then answers 503.
+   * Default 64.
+   */
+  maxConcurrentCalls?: number;
+  /**
+   * Throttle of invalid tokens per client address: after `maxRefusals` tokens refused by the
+   * authorization server within `windowSeconds` from one address, tokens from that address that
+   * the policy does not know yet (neither cached valid nor cached refused) are answered 429
+   * `ERR_TOKEN_THROTTLED` with `Retry-After`, without calling the server, until the window ends.
+   * Tokens already known valid keep working. The address is what `introspect` gives (by default
+   * the connection's peer: behind a proxy, set `introspect`'s `clientAddress`). `false` disables it.
+   */
+  invalidTokenThrottle?:
+    | false
+    | {
+        /** Refused tokens within the window that start the throttle. Default 20. */
+        maxRefusals?: number;
+        /** The window, seconds, from the address's first refusal. Default 10. */
+        windowSeconds?: number;
+        /** Most addresses remembered. Default 10000. */
+        maxAddresses?: number;
+      };
+  /**
+   * Stale on error, seconds; `0` (the default) is off. When the authorization server cannot be
+   * used (503), a token that was valid at its last check, has not expired, and was checked within
+   * that many seconds is served from that last result; the validation says so (`stale`), and so
+   * do the request's diagnostics and record.
+   */
+  staleIfErrorSeconds?: number;
 }
 
 /**
@@ -135,7 +214,7 @@ export interface TokenPolicyOptions {
  * policy's cached result, shared by every request with the same token (copy them to change them).
  */
 export interface TokenValidation {
-  /** Normalized token information. */
+  /** Normalized information. */
   info: TokenInfo;
   /** Introspection response, when introspection is on. */
   introspection?: Record<string, unknown>;
@@ -145,6 +224,22 @@ export interface TokenValidation {
   userInfo?: Record<string, unknown>;
   /** Whether the result came from the cache. */
   cached: boolean;
+  /**
+   * Set when the result is a stale one served because the authorization server could not be used
+   * (option `staleIfErrorSeconds`): when it was last checked, and why it could not be checked now.
+   */
+  stale?: {
+    /** Epoch milliseconds of the last successful check. */
+    checkedAt: number;
+    /** The diagnostic of the failure (for example `introspection: unreachable (ECONNREFUSED)`). */
+    cause: string;
+  };
+}
+
+/** Who sent the token, for the throttle of invalid tokens. */
+export interface ValidationRequest {
+  /** The client's address (an IP address, or any stable identifier of the caller). */
+  clientAddress?: string;
 }
 
 interface CachedValidation {
@@ -155,7 +250,24 @@ interface CachedValidation {
   userInfo?: Claims;
 }
 
+/** What one validation flight yields: the result, and whether it is a stale one. */
+interface Flight {
+  value: CachedValidation;
+  stale?: TokenValidation['stale'];
+}
+
+/** The metadata resolved, the configuration built on it, and the gateway's bearer token source if any. */
+interface Resolved {
+  config: Configuration;
+  issuer: string;
+  bearer: BearerTokenSource | undefined;
+}
+
+const FACTORY = 'createTokenPolicy';
 const DEFAULT_ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA', 'Ed25519'];
+const AUTH_METHODS: readonly ClientAuthMethod[] = ['client_secret_basic', 'client_secret_post', 'private_key_jwt', 'bearer'];
+const CREDENTIALS_METHODS: readonly CredentialsAuthMethod[] = ['client_secret_basic', 'client_secret_post', 'private_key_jwt'];
+const ENDPOINT_OPTIONS = { introspectionEndpoint: 'introspection_endpoint', jwksUri: 'jwks_uri', userinfoEndpoint: 'userinfo_endpoint', tokenEndpoint: 'token_endpoint' } as const;
 
 function isLoopback(hostname: string): boolean {
   const host = hostname.replace(/^\[|\]$/g, '');
@@ -163,16 +275,20 @@ function isLoopback(hostname: string): boolean {
   return isIP(host) === 4 && host.startsWith('127.');
 }
 
-function positive(value: unknown, name: string, fallback: number): number {
-  if (value === undefined) return fallback;
-  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0) throw new TypeError(`${name} must be a positive number`);
-  return value;
+function url(check: OptionChecks, value: unknown, path: string): URL {
+  try {
+    if (typeof value === 'string' || value instanceof URL) return new URL(String(value));
+  } catch {
+    // Reported below.
+  }
+  return check.fail(path, 'must be a URL');
 }
 
-function optionalBoolean(value: unknown, name: string, fallback: boolean): boolean {
-  if (value === undefined) return fallback;
-  if (typeof value !== 'boolean') throw new TypeError(`${name} must be a boolean`);
-  return value;
+/** `value` or, when it is an object, its `key`; `undefined` for `false` and `undefined`. */
+function section<T extends object>(check: OptionChecks, value: unknown, path: string): Partial<T> | undefined {
+  if (value === false) return undefined;
+  if (value === undefined) return {};
+  return check.object<Partial<T>>(value, path);
 }
 
 /**
@@ -183,90 +299,123 @@ export class TokenPolicy {
   /** The policy name (the realm). */
   readonly name: string;
   private readonly options: Readonly<TokenPolicyOptions>;
+  private readonly issuerUrl: URL;
+  private readonly explicit: ExplicitEndpoints;
   private readonly introspection: boolean;
   private readonly jwtValidation: boolean;
   private readonly userInfo: boolean;
+  private readonly authMethod: ClientAuthMethod;
+  private readonly bearerAuth: { scope: string | undefined; method: CredentialsAuthMethod } | undefined;
   private readonly algorithms: string[];
   private readonly audience: string[];
   private readonly jwtTypes: ReadonlySet<string> | undefined;
   private readonly fetch: ReturnType<typeof boundedFetch>;
   private readonly clockSkew: number;
-  private readonly timeout: number;
+  private readonly timeoutMs: number;
   private readonly insecure: boolean;
+  private readonly staleIfError: number;
   private readonly cache: TokenCache<CachedValidation>;
-  private configuration: Promise<Configuration> | undefined;
+  private readonly limiter: CallLimiter | undefined;
+  private readonly throttle: InvalidTokenThrottle | undefined;
+  private readonly throttleText: string;
+  private readonly inflight = new Map<string, Promise<Flight>>();
+  private resolved: Promise<Resolved> | undefined;
   private jwks: JWTVerifyGetKey | undefined;
 
   constructor(options: TokenPolicyOptions) {
-    if (typeof options !== 'object' || options === null) throw new TypeError('options must be an object');
-    const { name, issuer, metadata, clientId, clientSecret, privateKey } = options;
-    if (typeof name !== 'string' || name === '') throw new TypeError('options.name must be a non-empty string');
-    if (typeof clientId !== 'string' || clientId === '') throw new TypeError('options.clientId must be a non-empty string');
-    if ((issuer === undefined) === (metadata === undefined)) throw new TypeError('give exactly one of options.issuer and options.metadata');
-    let issuerUrl: URL;
-    try {
-      issuerUrl = new URL(issuer !== undefined ? String(issuer) : String(metadata?.issuer));
-    } catch {
-      throw new TypeError(issuer !== undefined ? 'options.issuer must be a URL' : 'options.metadata.issuer must be a URL');
+    const check = optionChecks(FACTORY);
+    check.object(options, '');
+    const name = check.string(options.name, 'name');
+    const clientId = check.string(options.clientId, 'clientId');
+    const { issuer, metadata, privateKey } = options;
+    if ((issuer === undefined) === (metadata === undefined)) check.fail('issuer', 'or options.metadata: give exactly one of them');
+    if (metadata !== undefined) check.object(metadata, 'metadata');
+    const issuerUrl = issuer !== undefined ? url(check, issuer, 'issuer') : url(check, metadata!.issuer, 'metadata.issuer');
+    const explicit: ExplicitEndpoints = {};
+    for (const [option, field] of Object.entries(ENDPOINT_OPTIONS) as Array<[keyof typeof ENDPOINT_OPTIONS, keyof ExplicitEndpoints]>) {
+      if (options[option] !== undefined) explicit[field] = url(check, options[option], option).href;
     }
-    const method = options.clientAuthMethod ?? 'client_secret_basic';
-    if (!['client_secret_basic', 'client_secret_post', 'private_key_jwt'].includes(method)) {
-      throw new TypeError("options.clientAuthMethod must be 'client_secret_basic', 'client_secret_post' or 'private_key_jwt'");
+    const authMethod = check.oneOf(options.clientAuthMethod, 'clientAuthMethod', AUTH_METHODS, 'client_secret_basic');
+    let bearerAuth: TokenPolicy['bearerAuth'];
+    if (authMethod === 'bearer') {
+      const bearer = check.object<NonNullable<TokenPolicyOptions['bearer']>>(options.bearer, 'bearer', {});
+      const scope = bearer.scope === undefined ? undefined : check.string(bearer.scope, 'bearer.scope');
+      bearerAuth = { scope, method: check.oneOf(bearer.clientAuthMethod, 'bearer.clientAuthMethod', CREDENTIALS_METHODS, 'client_secret_basic') };
+    } else if (options.bearer !== undefined) {
+      check.fail('bearer', "is only used with clientAuthMethod 'bearer'");
     }
-    if (method !== 'private_key_jwt' && (typeof clientSecret !== 'string' || clientSecret === '')) {
-      throw new TypeError(`options.clientSecret is required with ${method}`);
-    }
-    if (method === 'private_key_jwt' && (typeof privateKey !== 'object' || privateKey === null)) {
-      throw new TypeError('options.privateKey is required with private_key_jwt');
-    }
-    this.introspection = optionalBoolean(options.introspection, 'options.introspection', true);
-    this.jwtValidation = optionalBoolean(options.jwtValidation, 'options.jwtValidation', false);
-    this.userInfo = optionalBoolean(options.userInfo, 'options.userInfo', false);
-    if (!this.introspection && !this.jwtValidation && !this.userInfo) {
-      throw new TypeError('at least one of options.introspection, options.jwtValidation, options.userInfo must be on');
-    }
+    const credentials = bearerAuth?.method ?? (authMethod as CredentialsAuthMethod);
+    if (credentials !== 'private_key_jwt') check.string(options.clientSecret, 'clientSecret', undefined, undefined, `a non-empty string (required with ${credentials})`);
+    if (credentials === 'private_key_jwt' && (typeof privateKey !== 'object' || privateKey === null)) check.fail('privateKey', 'is required with private_key_jwt');
+    this.introspection = check.boolean(options.introspection, 'introspection', true);
+    this.jwtValidation = check.boolean(options.jwtValidation, 'jwtValidation', false);
+    this.userInfo = check.boolean(options.userInfo, 'userInfo', false);
+    if (!this.introspection && !this.jwtValidation && !this.userInfo) check.fail('', 'must switch on at least one of introspection, jwtValidation, userInfo');
     const algorithms = options.jwtAlgorithms ?? DEFAULT_ALGORITHMS;
     if (!Array.isArray(algorithms) || algorithms.length === 0 || algorithms.some((a) => typeof a !== 'string' || a === 'none' || /^HS/i.test(a))) {
-      throw new TypeError('options.jwtAlgorithms must be a non-empty array of asymmetric JWS algorithms');
+      check.fail('jwtAlgorithms', 'must be a non-empty array of asymmetric JWS algorithms');
     }
     const audience = options.audience === undefined ? [] : typeof options.audience === 'string' ? [options.audience] : options.audience;
-    if (!Array.isArray(audience) || audience.some((a) => typeof a !== 'string' || a === '')) {
-      throw new TypeError('options.audience must be a string or an array of strings');
-    }
-    const anyAudience = optionalBoolean(options.anyAudience, 'options.anyAudience', false);
-    if (anyAudience && audience.length > 0) throw new TypeError('options.anyAudience: true cannot be given with options.audience');
+    if (!Array.isArray(audience) || audience.some((a) => typeof a !== 'string' || a === '')) check.fail('audience', 'must be a string or an array of strings');
+    const anyAudience = check.boolean(options.anyAudience, 'anyAudience', false);
+    if (anyAudience && audience.length > 0) check.fail('anyAudience', 'true cannot be given with options.audience');
     if (this.jwtValidation && audience.length === 0 && !anyAudience) {
-      throw new TypeError('options.jwtValidation needs options.audience (or options.anyAudience: true to accept a JWT of the issuer meant for any audience)');
+      check.fail('jwtValidation', 'needs options.audience (or options.anyAudience: true to accept a JWT of the issuer meant for any audience)');
     }
     const jwtTypes = options.jwtTypes;
     if (jwtTypes !== undefined && (!Array.isArray(jwtTypes) || jwtTypes.length === 0 || jwtTypes.some((t) => typeof t !== 'string' || normalizeTyp(t) === ''))) {
-      throw new TypeError("options.jwtTypes must be a non-empty array of JWT typ values, such as ['at+jwt']");
+      check.fail('jwtTypes', "must be a non-empty array of JWT typ values, such as ['at+jwt']");
     }
-    const maxResponseSize = options.maxResponseSize ?? 256 * 1024;
-    if (!Number.isSafeInteger(maxResponseSize) || maxResponseSize <= 0) throw new TypeError('options.maxResponseSize must be a positive integer');
-    const insecure = optionalBoolean(options.allowInsecureRequests, 'options.allowInsecureRequests', isLoopback(issuerUrl.hostname));
-    if (issuerUrl.protocol === 'http:' && !insecure) {
-      throw new TypeError('options.issuer uses http:// on a non-loopback host: set options.allowInsecureRequests to allow it');
-    }
-    if (options.cache !== undefined && options.cache !== false && (typeof options.cache !== 'object' || options.cache === null)) {
-      throw new TypeError('options.cache must be false or an object');
-    }
-    const cacheSettings =
-      options.cache === false
+    const maxResponseSize = check.positive(options.maxResponseSize, 'maxResponseSize', 256 * 1024, true);
+    const insecure = check.boolean(options.allowInsecureRequests, 'allowInsecureRequests', isLoopback(issuerUrl.hostname));
+    if (issuerUrl.protocol === 'http:' && !insecure) check.fail('issuer', 'uses http:// on a non-loopback host: set options.allowInsecureRequests to allow it');
+
+    const cache = section<Exclude<TokenPolicyOptions['cache'], false | undefined>>(check, options.cache, 'cache');
+    const negative = section<Exclude<TokenPolicyOptions['negativeCache'], false | undefined>>(check, options.negativeCache, 'negativeCache');
+    const throttle = section<Exclude<TokenPolicyOptions['invalidTokenThrottle'], false | undefined>>(check, options.invalidTokenThrottle, 'invalidTokenThrottle');
+    this.staleIfError = check.nonNegative(options.staleIfErrorSeconds, 'staleIfErrorSeconds', 0);
+    if (this.staleIfError > 0 && cache === undefined) check.fail('staleIfErrorSeconds', 'needs the cache (options.cache is false)');
+    this.cache = new TokenCache<CachedValidation>(
+      cache === undefined
         ? undefined
-        : { ttl: positive(options.cache?.ttlSeconds, 'options.cache.ttlSeconds', 300), maxEntries: Math.floor(positive(options.cache?.maxEntries, 'options.cache.maxEntries', 10_000)) };
+        : {
+            ttl: check.positive(cache.ttlSeconds, 'cache.ttlSeconds', 300),
+            maxEntries: check.positive(cache.maxEntries, 'cache.maxEntries', 10_000, true),
+            maxBytes: check.positive(cache.maxBytes, 'cache.maxBytes', 32 * 1024 * 1024, true),
+            staleIfError: this.staleIfError,
+          },
+      negative === undefined
+        ? undefined
+        : { ttl: check.positive(negative.ttlSeconds, 'negativeCache.ttlSeconds', 30), maxEntries: check.positive(negative.maxEntries, 'negativeCache.maxEntries', 10_000, true) },
+    );
+    const maxCalls = check.positive(options.maxConcurrentCalls, 'maxConcurrentCalls', 64, true);
+    if (throttle !== undefined) {
+      const settings = {
+        maxRefusals: check.positive(throttle.maxRefusals, 'invalidTokenThrottle.maxRefusals', 20, true),
+        windowSeconds: check.positive(throttle.windowSeconds, 'invalidTokenThrottle.windowSeconds', 10),
+        maxAddresses: check.positive(throttle.maxAddresses, 'invalidTokenThrottle.maxAddresses', 10_000, true),
+      };
+      this.throttle = new InvalidTokenThrottle(settings);
+      this.throttleText = `${settings.maxRefusals} tokens refused within ${settings.windowSeconds} s`;
+    } else {
+      this.throttleText = '';
+    }
 
     this.name = name;
-    this.options = { ...options };
+    this.options = { ...options, clientId };
+    this.issuerUrl = issuerUrl;
+    this.explicit = explicit;
+    this.authMethod = authMethod;
+    this.bearerAuth = bearerAuth;
     this.algorithms = [...algorithms];
     this.audience = [...audience];
     this.jwtTypes = jwtTypes === undefined ? undefined : new Set(jwtTypes.map(normalizeTyp));
     this.fetch = boundedFetch(maxResponseSize);
-    this.clockSkew = options.clockSkew === undefined ? 5 : clockSkewOf(options.clockSkew);
-    // openid-client counts in seconds; our options, like the configuration file, in milliseconds.
-    this.timeout = positive(options.timeoutMs, 'options.timeoutMs', 5000) / 1000;
+    this.clockSkew = check.nonNegative(options.clockSkew, 'clockSkew', 5);
+    this.timeoutMs = check.positive(options.timeoutMs, 'timeoutMs', 5000);
     this.insecure = insecure;
-    this.cache = new TokenCache<CachedValidation>(name, cacheSettings);
+    // Only validations that call the server per token need a slot.
+    this.limiter = this.introspection || this.userInfo ? new CallLimiter(maxCalls) : undefined;
   }
 
   /** Which validations the policy performs (spec 2.1 switches). */
@@ -281,79 +430,183 @@ export class TokenPolicy {
     return { introspection: this.introspection, jwtValidation: this.jwtValidation, userInfo: this.userInfo };
   }
 
-  /** Number of token results currently cached. */
+  /** Number of valid token results currently cached. */
   get cacheSize(): number {
     return this.cache.size;
   }
 
   /**
-   * Forgets every cached token result (the ResetAllCaches runtime tool). With `discovery: true`
-   * also forgets the discovered metadata and JWKS, which are then fetched again at next use.
+   * Forgets every cached token result, valid and refused (the ResetAllCaches runtime tool).
+   * Validations already running do not cache theirs. With `discovery: true` also forgets the
+   * discovered metadata, the JWKS and the gateway's own bearer token, fetched again at next use.
    */
   clearCache(options: { discovery?: boolean } = {}): void {
     this.cache.clear();
     if (options.discovery === true) {
-      this.configuration = undefined;
+      this.resolved = undefined;
       this.jwks = undefined;
     }
     log('policy %s: cache cleared', this.name);
   }
 
-  /** Stops the cache timers (they do not keep the process alive anyway). */
+  /**
+   * Forgets the cached results, valid and refused, of the tokens whose normalized information has
+   * the selector's `subject` and/or `clientId` (both must match when both are given), for an
+   * incident, without flushing everyone: their next request is validated again. Returns how many
+   * results were dropped. A refusal is forgotten only when the server's answer named the token's
+   * subject or client (an inactive token's answer names nobody).
+   *
+   * @throws TypeError when the selector names neither a subject nor a client id.
+   */
+  forget(selector: ForgetSelector): number {
+    const check = optionChecks('TokenPolicy.forget');
+    check.object(selector, '');
+    const subject = selector.subject === undefined ? undefined : check.string(selector.subject, 'subject');
+    const clientId = selector.clientId === undefined ? undefined : check.string(selector.clientId, 'clientId');
+    if (subject === undefined && clientId === undefined) check.fail('', 'must name a subject or a clientId');
+    const dropped = this.cache.forget({ ...(subject === undefined ? {} : { subject }), ...(clientId === undefined ? {} : { clientId }) });
+    log('policy %s: forgot %d cached results', this.name, dropped);
+    return dropped;
+  }
+
+  /** Drops the policy's cached results (a policy retired by a configuration reload). */
   close(): void {
-    this.cache.close();
+    this.cache.clear();
+    this.throttle?.clear();
   }
 
   /**
    * Validates a token with the policy's switches. Resolves with the normalized information, or
    * rejects with the {@link GatewayError} to answer with: `ERR_TOKEN_INVALID` / `ERR_TOKEN_EXPIRED`
-   * (401), or `ERR_AUTHORIZATION_SERVER_UNAVAILABLE` (503) when the authorization server could not
-   * be used. Valid results are cached; concurrent validations of one token share one call.
+   * (401, remembered for `negativeCache.ttlSeconds`), `ERR_TOKEN_THROTTLED` (429, see
+   * `invalidTokenThrottle`), or `ERR_AUTHORIZATION_SERVER_UNAVAILABLE` (503) when the
+   * authorization server could not be used. Valid results are cached; concurrent validations of
+   * one token share one call; at most `maxConcurrentCalls` calls are in flight.
+   *
+   * @param request - who sent the token (its address, for the throttle of invalid tokens).
    */
-  async validate(token: string): Promise<TokenValidation> {
+  async validate(token: string, request: ValidationRequest = {}): Promise<TokenValidation> {
     const key = this.cache.key(token);
     const hit = this.cachedResult(key);
     if (hit !== undefined) return hit;
-    const fresh = await this.cache.singleFlight(key, async () => {
-      try {
-        const value = await this.validateUncached(token);
-        this.cache.set(key, value, Math.floor(Date.now() / 1000));
-        return value;
-      } catch (err) {
-        const known = this.cache.knownExpiry(key);
-        if (err instanceof GatewayError && err.code === 'ERR_TOKEN_INVALID' && isExpired(known, Math.floor(Date.now() / 1000), this.clockSkew)) {
-          // Introspection only says "inactive"; we know this token and when it expired.
-          throw new GatewayError('ERR_TOKEN_EXPIRED', { realm: this.name, diagnostic: `${err.diagnostic ?? 'invalid'}; the token expired at ${known}` });
-        }
-        throw err;
-      }
-    });
-    return result(fresh, false);
+    const address = request.clientAddress;
+    if (this.throttle?.throttled(address)) throw this.throttled(address!);
+    let flight = this.inflight.get(key);
+    if (flight === undefined) {
+      flight = this.fly(key, token, address).finally(() => this.inflight.delete(key));
+      this.inflight.set(key, flight);
+    }
+    const { value, stale } = await flight;
+    const out = result(value, false);
+    if (stale !== undefined) out.stale = stale;
+    return out;
   }
 
   /**
-   * The cached result for `token`, answered synchronously (no call, no promise): `undefined` when
-   * the token has no cached valid result. Throws `ERR_TOKEN_EXPIRED` (and forgets the result) when
-   * the cached token has expired since. `introspect` tries it before {@link TokenPolicy.validate},
-   * so that a cache hit costs no asynchronous round.
+   * The cached answer for `token`, given synchronously (no call, no promise): the valid result,
+   * or `undefined` when there is none. Throws the remembered refusal when the token was refused
+   * lately, and `ERR_TOKEN_EXPIRED` (forgetting the result) when a cached token has expired since.
+   * `introspect` tries it before {@link TokenPolicy.validate}, so that a cache hit costs no
+   * asynchronous round.
    */
   validateFromCache(token: string): TokenValidation | undefined {
     return this.cachedResult(this.cache.key(token));
   }
 
   private cachedResult(key: string): TokenValidation | undefined {
-    const hit = this.cache.get(key);
-    if (hit === undefined) return undefined;
-    if (isExpired(hit.exp, Math.floor(Date.now() / 1000), this.clockSkew)) {
-      this.cache.delete(key);
-      throw new GatewayError('ERR_TOKEN_EXPIRED', { realm: this.name, diagnostic: 'cached token has expired (exp)' });
+    const now = Date.now();
+    const hit = this.cache.fresh(key, now);
+    if (hit !== undefined) {
+      if (isExpired(hit.exp, Math.floor(now / 1000), this.clockSkew)) {
+        this.cache.delete(key);
+        throw new GatewayError('ERR_TOKEN_EXPIRED', { realm: this.name, diagnostic: 'cached token has expired (exp)' });
+      }
+      return result(hit, true);
     }
-    return result(hit, true);
+    const refusal = this.cache.refusal(key);
+    if (refusal !== undefined) throw new GatewayError(refusal.code, { realm: this.name, diagnostic: `${refusal.diagnostic} (remembered)` });
+    return undefined;
   }
 
-  private async validateUncached(token: string): Promise<CachedValidation> {
-    const config = await this.discover();
-    const issuer = config.serverMetadata().issuer;
+  private throttled(address: string): GatewayError {
+    return new GatewayError('ERR_TOKEN_THROTTLED', {
+      realm: this.name,
+      diagnostic: `${this.throttleText} from ${address}: its unknown tokens are refused without calling the authorization server`,
+    });
+  }
+
+  /** One validation of an uncached token, shared by the requests that carry it meanwhile. */
+  private async fly(key: string, token: string, address: string | undefined): Promise<Flight> {
+    const generation = this.cache.generation;
+    const seen: { claims?: Claims } = {};
+    let slot = false;
+    try {
+      if (this.limiter !== undefined) {
+        const waiting = this.limiter.acquire(this.timeoutMs, () => this.saturated());
+        slot = waiting === undefined;
+        if (waiting !== undefined) {
+          await waiting;
+          slot = true;
+          // Refusals counted while this one waited may have started the throttle.
+          if (this.throttle?.throttled(address)) throw this.throttled(address!);
+        }
+      }
+      const value = await this.validateUncached(token, seen);
+      this.cache.set(key, value, generation, Date.now());
+      return { value };
+    } catch (err) {
+      const error = err instanceof GatewayError ? err : undefined;
+      if (error?.code === 'ERR_TOKEN_INVALID' || error?.code === 'ERR_TOKEN_EXPIRED') throw this.refused(key, error, seen.claims, generation, address);
+      if (error?.code === 'ERR_AUTHORIZATION_SERVER_UNAVAILABLE') {
+        const stale = this.staleResult(key, error);
+        if (stale !== undefined) return stale;
+      }
+      throw err;
+    } finally {
+      if (slot) this.limiter!.release();
+    }
+  }
+
+  private saturated(): GatewayError {
+    return new GatewayError('ERR_AUTHORIZATION_SERVER_UNAVAILABLE', {
+      realm: this.name,
+      diagnostic: `${this.introspection ? 'introspection' : 'userinfo'}: ${this.limiter!.max} calls already in flight to the authorization server; no slot freed within ${this.timeoutMs} ms`,
+    });
+  }
+
+  /** Remembers a refusal, counts it against the sender's address, and gives the error to answer with. */
+  private refused(key: string, error: GatewayError, claims: Claims | undefined, generation: number, address: string | undefined): GatewayError {
+    let answer = error;
+    const known = this.cache.knownExpiry(key);
+    if (error.code === 'ERR_TOKEN_INVALID' && isExpired(known, Math.floor(Date.now() / 1000), this.clockSkew)) {
+      // Introspection only says "inactive"; we know this token and when it expired.
+      answer = new GatewayError('ERR_TOKEN_EXPIRED', { realm: this.name, diagnostic: `${error.diagnostic ?? 'invalid'}; the token expired at ${known}` });
+    }
+    const info = claims === undefined ? undefined : toTokenInfo({ introspection: claims });
+    const refusal: Refusal = {
+      code: answer.code as Refusal['code'],
+      diagnostic: answer.diagnostic ?? 'refused',
+      ...(info?.subject === undefined ? {} : { subject: info.subject }),
+      ...(info?.clientId === undefined ? {} : { clientId: info.clientId }),
+    };
+    this.cache.refuse(key, refusal, generation);
+    this.throttle?.refused(address);
+    return answer;
+  }
+
+  /** The last result of a token, when `staleIfErrorSeconds` lets it serve while the server is down. */
+  private staleResult(key: string, error: GatewayError): Flight | undefined {
+    if (this.staleIfError === 0) return undefined;
+    const entry = this.cache.stale(key);
+    const now = Date.now();
+    if (entry === undefined || now - entry.checkedAt > this.staleIfError * 1000) return undefined;
+    if (isExpired(entry.value.exp, Math.floor(now / 1000), this.clockSkew)) return undefined;
+    log('policy %s: served a stale result (%s)', this.name, error.diagnostic);
+    return { value: entry.value, stale: { checkedAt: entry.checkedAt, cause: error.diagnostic ?? 'the authorization server is unavailable' } };
+  }
+
+  private async validateUncached(token: string, seen: { claims?: Claims }): Promise<CachedValidation> {
+    const { config, issuer, bearer } = await this.discover();
     const checks = { realm: this.name, clockSkew: this.clockSkew, audience: this.audience, issuer };
     const value: CachedValidation = { exp: undefined, info: toTokenInfo({}) };
 
@@ -383,9 +636,12 @@ export class TokenPolicy {
       try {
         response = { ...(await client.tokenIntrospection(config, token, { token_type_hint: 'access_token' })) };
       } catch (err) {
+        // The server refused the gateway's own token: ask for another next time.
+        if (bearer !== undefined && refusedClientAuthentication(err, 'introspection')) bearer.forget();
         throw classifyClientError(err, this.name, 'introspection');
       }
       if (response['active'] !== true) throw new GatewayError('ERR_TOKEN_INVALID', { realm: this.name, diagnostic: 'introspection: active is false' });
+      seen.claims = response;
       checkAccessTokenType(response, this.name, 'introspection');
       checkClaims(response, { ...checks, now: Math.floor(Date.now() / 1000) }, 'introspection');
       value.introspection = response;
@@ -403,50 +659,59 @@ export class TokenPolicy {
       checkTimeClaims(value.userInfo, this.name, 'userinfo');
     }
 
-    value.info = toTokenInfo(value);
+    // `iss` is optional in an introspection answer: the token is then the policy's issuer's.
+    value.info = toTokenInfo(value, issuer);
     value.exp = value.info.expiresAt;
     // Frozen once here, then shared by every request with this token (no copy per request).
     return shareTokenData(value);
   }
 
-  /** The openid-client configuration: discovered once, shared, retried after a failure. */
-  private discover(): Promise<Configuration> {
-    if (this.configuration === undefined) {
-      const attempt = this.createConfiguration();
-      this.configuration = attempt;
-      attempt.catch(() => {
+  /** The metadata and configuration: resolved once, shared, tried again after a failure. */
+  private discover(): Promise<Resolved> {
+    if (this.resolved === undefined) {
+      const attempt = this.resolve();
+      this.resolved = attempt;
+      attempt.catch((err: unknown) => {
+        log('policy %s: metadata unavailable: %s', this.name, err instanceof GatewayError ? err.diagnostic : String(err));
         // Forget the failure so that the next request tries again.
-        if (this.configuration === attempt) this.configuration = undefined;
+        if (this.resolved === attempt) this.resolved = undefined;
       });
     }
-    return this.configuration;
+    return this.resolved;
   }
 
-  private async createConfiguration(): Promise<Configuration> {
+  private async resolve(): Promise<Resolved> {
     const { options } = this;
-    const auth = clientAuth(options);
+    const needs: Array<keyof ExplicitEndpoints> = [];
+    if (this.introspection) needs.push('introspection_endpoint');
+    if (this.jwtValidation) needs.push('jwks_uri');
+    if (this.userInfo) needs.push('userinfo_endpoint');
+    if (this.authMethod === 'bearer' && this.introspection) needs.push('token_endpoint');
+    const metadata = await resolveMetadata({
+      realm: this.name,
+      issuer: this.issuerUrl,
+      issuerId: String(options.issuer ?? options.metadata?.issuer),
+      given: options.metadata as ServerMetadata | undefined,
+      explicit: this.explicit,
+      needs,
+      fetch: this.fetch,
+      timeout: this.timeoutMs / 1000,
+      insecure: this.insecure,
+    });
     const clientMetadata = options.clientSecret !== undefined ? { client_secret: options.clientSecret } : {};
-    if (options.metadata !== undefined) {
-      const config = new client.Configuration(options.metadata as ServerMetadata, options.clientId, clientMetadata, auth);
+    const configure = (auth: client.ClientAuth): Configuration => {
+      const config = new client.Configuration(metadata, options.clientId, clientMetadata, auth);
       config[client.customFetch] = this.fetch;
       if (this.insecure) client.allowInsecureRequests(config);
-      config.timeout = this.timeout;
+      // openid-client counts in seconds; our options, like the configuration file, in milliseconds.
+      config.timeout = this.timeoutMs / 1000;
       return config;
+    };
+    if (this.bearerAuth === undefined) {
+      return { config: configure(credentialsAuth(this.authMethod as CredentialsAuthMethod, options.clientSecret, options.privateKey)), issuer: metadata.issuer, bearer: undefined };
     }
-    try {
-      const config = await client.discovery(new URL(String(options.issuer)), options.clientId, clientMetadata, auth, {
-        timeout: this.timeout,
-        // Also the configuration's fetch afterwards (introspection, UserInfo).
-        [client.customFetch]: this.fetch,
-        ...(this.insecure ? { execute: [client.allowInsecureRequests] } : {}),
-      });
-      log('policy %s: discovered %s', this.name, config.serverMetadata().issuer);
-      return config;
-    } catch (err) {
-      const error = classifyClientError(err, this.name, 'discovery');
-      log('policy %s: discovery failed: %s', this.name, error.diagnostic);
-      throw error;
-    }
+    const bearer = new BearerTokenSource(configure(credentialsAuth(this.bearerAuth.method, options.clientSecret, options.privateKey)), this.bearerAuth.scope, this.name);
+    return { config: configure(bearer.auth()), issuer: metadata.issuer, bearer };
   }
 
   /** The policy's key getter over the issuer's JWKS (one `createRemoteJWKSet` per policy). */
@@ -456,7 +721,7 @@ export class TokenPolicy {
       if (uri === undefined) {
         throw new GatewayError('ERR_AUTHORIZATION_SERVER_UNAVAILABLE', { realm: this.name, diagnostic: 'jwks: the issuer publishes no jwks_uri' });
       }
-      const remote = createRemoteJWKSet(new URL(uri), { timeoutDuration: Math.round(this.timeout * 1000) });
+      const remote = createRemoteJWKSet(new URL(uri), { timeoutDuration: Math.round(this.timeoutMs) });
       this.jwks = async (header, token) => {
         try {
           return await remote(header, token);
@@ -477,22 +742,6 @@ function normalizeTyp(typ: string): string {
   return lower.startsWith('application/') ? lower.slice('application/'.length) : lower;
 }
 
-function clockSkewOf(value: unknown): number {
-  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) throw new TypeError('options.clockSkew must be a non-negative number');
-  return value;
-}
-
-function clientAuth(options: TokenPolicyOptions): client.ClientAuth {
-  switch (options.clientAuthMethod ?? 'client_secret_basic') {
-    case 'client_secret_post':
-      return client.ClientSecretPost(options.clientSecret);
-    case 'private_key_jwt':
-      return client.PrivateKeyJwt(options.privateKey as ClientPrivateKey);
-    default:
-      return client.ClientSecretBasic(options.clientSecret);
-  }
-}
-
 /**
  * The outcome handed to a request: the cached data itself, which {@link shareTokenData} froze, so
  * that a middleware changing it cannot alter the cache (nor what other requests see), at no
@@ -507,7 +756,9 @@ function result(value: CachedValidation, cached: boolean): TokenValidation {
 }
 
 /**
- * Creates a {@link TokenPolicy}.
+ * Creates a {@link TokenPolicy}. Options are checked here: a bad one throws an
+ * `InvalidOptionError` (a `TypeError`, code `ERR_INVALID_OPTION`) whose message starts with
+ * `createTokenPolicy: options.<path>`.
  *
  * @example
  * ```ts

@@ -3,24 +3,23 @@
  *
  * @module
  */
-import type { IncomingMessage, ServerResponse } from 'node:http';
-import { addDiagnostic, createTokenContext, gatewayContext, type TokenMethod } from '../context.js';
-import { GatewayError } from '../errors.js';
-import { logger } from '../log.js';
-import { extractToken, type ExtractedToken, type ExtractOptions } from './extract.js';
+import { gatewayContext } from '../context.js';
+import { optionChecks } from '../options.js';
+import { acceptToken, extractOptions, extractToken, type ExtractedToken, type TokenLookupOptions } from './extract.js';
+import type { TokenMiddleware } from './middleware.js';
 import type { TokenPolicy } from './policy.js';
 
-const log = logger('token');
+export type { TokenMiddleware } from './middleware.js';
 
 /** Options of {@link requireToken}. */
-export interface RequireTokenOptions {
+export interface RequireTokenOptions extends TokenLookupOptions {
   /**
    * The token policy (or just its name): its name is the realm of the `WWW-Authenticate` challenges
    * and is recorded on `req.gateway.token.policy`.
    */
   policy?: TokenPolicy | string;
   /** Where the token may be sent. Default all of RFC 6750: `['header', 'body', 'query']`. */
-  methods?: TokenMethod[];
+  methods?: TokenLookupOptions['methods'];
   /**
    * Largest `application/x-www-form-urlencoded` body read to look for `access_token`, in bytes.
    * Larger bodies are refused with 413 (`ERR_REQUEST_TOO_LARGE`). Default 1 MiB.
@@ -42,41 +41,6 @@ export interface RequireTokenOptions {
 }
 
 /**
- * A connect/Express middleware, typed with Node's request and response (not Express's) so that it
- * needs no Express types.
- *
- * @param next - Express's (or connect's) `next`: called with no argument to go on, or with a
- *   {@link GatewayError} to answer with it.
- */
-export type TokenMiddleware = (req: IncomingMessage, res: ServerResponse, next: (err?: unknown) => void) => void;
-
-const ALL_METHODS: readonly TokenMethod[] = ['header', 'body', 'query'];
-
-/** The TOKEN_RECEIVED diagnostic of each method (built once, not per request). */
-const RECEIVED: Readonly<Record<TokenMethod, string>> = {
-  header: 'bearer token received (header)',
-  body: 'bearer token received (body)',
-  query: 'bearer token received (query)',
-};
-
-/** Validates {@link RequireTokenOptions} and turns them into extraction options. */
-export function extractOptions(options: RequireTokenOptions, name = 'options'): ExtractOptions {
-  if (typeof options !== 'object' || options === null) throw new TypeError(`${name} must be an object`);
-  const { policy, methods = ALL_METHODS, maxBodySize = 1024 * 1024, maxBodyFields = 1000, maxTokenLength = 16 * 1024 } = options;
-  let realm: string | undefined;
-  if (typeof policy === 'string') realm = policy;
-  else if (policy !== undefined && policy !== null && typeof policy === 'object' && typeof policy.name === 'string') realm = policy.name;
-  else if (policy !== undefined) throw new TypeError(`${name}.policy must be a TokenPolicy or a policy name`);
-  if (!Array.isArray(methods) || methods.length === 0 || methods.some((m) => !ALL_METHODS.includes(m))) {
-    throw new TypeError(`${name}.methods must be a non-empty array of 'header', 'body', 'query'`);
-  }
-  if (!Number.isSafeInteger(maxBodySize) || maxBodySize <= 0) throw new TypeError(`${name}.maxBodySize must be a positive integer`);
-  if (!Number.isSafeInteger(maxBodyFields) || maxBodyFields <= 0) throw new TypeError(`${name}.maxBodyFields must be a positive integer`);
-  if (!Number.isSafeInteger(maxTokenLength) || maxTokenLength <= 0) throw new TypeError(`${name}.maxTokenLength must be a positive integer`);
-  return { realm, methods: new Set(methods), form: { maxBodySize, maxFields: maxBodyFields }, maxTokenLength };
-}
-
-/**
  * Finds the request's OAuth 2.0 bearer token (RFC 6750 section 2) and stores it on
  * `req.gateway.token` (the raw value non-enumerable, with the method and the policy name).
  *
@@ -90,7 +54,8 @@ export function extractOptions(options: RequireTokenOptions, name = 'options'): 
  *   repeated parameter): 400 `ERR_TOKEN_MALFORMED`;
  * - a form body larger than `maxBodySize` or with more fields than `maxBodyFields`: 413 `ERR_REQUEST_TOO_LARGE`.
  *
- * Does nothing when a token was already found for the request.
+ * Does nothing when a token was already found for the request. Options are checked here: a bad
+ * one throws an `InvalidOptionError` whose message starts with `requireToken: options.<path>`.
  *
  * @example
  * ```ts
@@ -105,7 +70,14 @@ export function extractOptions(options: RequireTokenOptions, name = 'options'): 
  * ```
  */
 export function requireToken(options: RequireTokenOptions = {}): TokenMiddleware {
-  const extract = extractOptions(options);
+  const check = optionChecks('requireToken');
+  check.object(options, '');
+  const { policy } = options;
+  let realm: string | undefined;
+  if (typeof policy === 'string') realm = policy;
+  else if (policy !== undefined && policy !== null && typeof policy === 'object' && typeof policy.name === 'string') realm = policy.name;
+  else if (policy !== undefined) check.fail('policy', 'must be a TokenPolicy or a policy name');
+  const extract = extractOptions(check, options, realm);
   return function requireTokenMiddleware(req, _res, next) {
     const context = gatewayContext(req);
     if (context.token !== undefined) {
@@ -127,21 +99,4 @@ export function requireToken(options: RequireTokenOptions = {}): TokenMiddleware
     // The token may be in a form body: read first.
     found.then((token) => acceptToken(req, token, extract)).then(() => next(), next);
   };
-}
-
-/** Extracts the token into the request's context, or throws the GatewayError to answer with. */
-export async function findToken(req: IncomingMessage, extract: ExtractOptions): Promise<void> {
-  acceptToken(req, await extractToken(req, extract), extract);
-}
-
-/** Puts the token found on the request's context, or throws `ERR_TOKEN_MISSING` when there is none. */
-function acceptToken(req: IncomingMessage, token: ExtractedToken | undefined, extract: ExtractOptions): void {
-  if (token === undefined) {
-    throw new GatewayError('ERR_TOKEN_MISSING', { realm: extract.realm, diagnostic: 'no token in the Authorization header, form body or query' });
-  }
-  const context = gatewayContext(req);
-  context.token = createTokenContext(token.raw, token.method, extract.realm);
-  addDiagnostic(req, 'info', 'TOKEN_RECEIVED', RECEIVED[token.method]);
-  // Checked first: on every request, even the arguments of a disabled log cost.
-  if (log.enabled) log('%s token received by %s', context.transactionId, token.method);
 }

@@ -53,6 +53,42 @@ export function sharedTokenData(token: TokenContext | undefined): SharedTokenDat
   return shared;
 }
 
+/**
+ * A function of the request's token memoized per validated token: `compute` runs once per shared
+ * token result (so once per cached validation, whatever the number of requests that carry it),
+ * and its value is kept as long as the token policy keeps that result (a `WeakMap` keyed by the
+ * {@link SharedTokenData}). A token context that holds no shared result (no token, or a middleware
+ * replaced its info or claims) is computed every time.
+ *
+ * @param compute - derives the value from the token context alone.
+ * @param reusable - whether a memoized value may serve this request too (for a value that also
+ *   depends on something of the request besides the shared result, such as the raw token or the
+ *   method it came by). Default: always.
+ * @example
+ * ```ts
+ * const attributesOf = memoPerToken((token) => deepFreeze(tokenAttributes(token)));
+ * const attributes = attributesOf(req.gateway?.token); // computed at the first request with this token
+ * ```
+ */
+export function memoPerToken<T>(
+  compute: (token: TokenContext | undefined) => T,
+  reusable?: (value: T, token: TokenContext) => boolean,
+): (token: TokenContext | undefined) => T {
+  const values = new WeakMap<SharedTokenData, T>();
+  return (token) => {
+    const shared = sharedTokenData(token);
+    if (shared === undefined) return compute(token);
+    const known = values.get(shared);
+    if (known !== undefined && (reusable === undefined || reusable(known, token!))) return known;
+    const value = compute(token);
+    values.set(shared, value);
+    return value;
+  };
+}
+
+/** What replaces a value that contains the raw token, wherever the gateway writes one out. */
+export const REDACTED = '[redacted]';
+
 /** Freezes a JSON-like value and everything it contains (cycles and typed arrays are left alone). */
 export function deepFreeze<T>(value: T): T {
   if (value === null || typeof value !== 'object' || Object.isFrozen(value) || ArrayBuffer.isView(value)) return value;
