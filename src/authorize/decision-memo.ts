@@ -8,7 +8,8 @@
  *
  * @module
  */
-import type { SharedTokenData } from '../token/shared.js';
+import type { TokenContext } from '../context.js';
+import { memoPerToken } from '../token/shared.js';
 import type { Pdp } from '../xacml/index.js';
 import { XacmlAttributes as A } from './attributes.js';
 import type { AttributeSelection } from './request-builder.js';
@@ -73,21 +74,19 @@ export function keyPart(part: string | readonly string[] | undefined): string {
 
 /** Remembered decisions: per compiled policy, per cached token result, per key. */
 export class DecisionMemo<T> {
-  private readonly byPdp = new WeakMap<Pdp, WeakMap<SharedTokenData, Map<string, T>>>();
+  private readonly byPdp = new WeakMap<Pdp, (token: TokenContext | undefined) => Map<string, T>>();
 
-  /** The decisions of one token under one policy (collected with either). */
-  slot(pdp: Pdp, token: SharedTokenData): Map<string, T> {
-    let byToken = this.byPdp.get(pdp);
-    if (byToken === undefined) {
-      byToken = new WeakMap();
-      this.byPdp.set(pdp, byToken);
+  /**
+   * The decisions of one token under one policy (collected with either). Call it for a token that
+   * holds its policy's shared result: for any other, the slot is a new one each time.
+   */
+  slot(pdp: Pdp, token: TokenContext | undefined): Map<string, T> {
+    let slots = this.byPdp.get(pdp);
+    if (slots === undefined) {
+      slots = memoPerToken(() => new Map<string, T>());
+      this.byPdp.set(pdp, slots);
     }
-    let slot = byToken.get(token);
-    if (slot === undefined) {
-      slot = new Map();
-      byToken.set(token, slot);
-    }
-    return slot;
+    return slots(token);
   }
 
   /** Remembers a decision, starting the slot over when it is full. */

@@ -4,8 +4,9 @@
  *
  * @module
  */
-import type { GatewayContext, TokenContext, TokenInfo } from '../context.js';
-import { tokenFacts } from '../token/forward/token-facts.js';
+import type { GatewayContext, TokenContext } from '../context.js';
+import { tokenFacts, type TokenFacts } from '../token/facts.js';
+// The one helper that strips `access_token` from a URL (the forwarder uses it too).
 import { removeQueryParameter } from '../token/forward/query.js';
 import { ACCESS_SUBJECT, XS_STRING } from '../xacml/request-context.js';
 import type { RequestAttribute, RequestContext } from '../xacml/request-context.js';
@@ -84,7 +85,7 @@ const ALWAYS_EXCLUDED_HEADERS: ReadonlySet<string> = new Set(['authorization']);
  */
 export interface TokenAttributes {
   /** The token's normalized facts the per-request attributes also use (subject, client id, roles). */
-  readonly facts: TokenInfo;
+  readonly facts: TokenFacts;
   /** Action: audience and scope bags (after the invocation attributes). */
   readonly audienceAndScope: readonly RequestAttribute[];
   /** Action: every JWT and introspection claim, flattened (last). */

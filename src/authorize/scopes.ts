@@ -12,7 +12,7 @@ import { gatewayContext, type Middleware, type TokenContext } from '../context.j
 import { GatewayError } from '../errors.js';
 import { logger } from '../log.js';
 import { optionChecks, type OptionChecks } from '../options.js';
-import { tokenFacts } from '../token/forward/token-facts.js';
+import { tokenFacts } from '../token/facts.js';
 import { issuePath, memberPath, type RuleIssue } from './rule-issues.js';
 
 const log = logger('authorize');

@@ -18,7 +18,7 @@ import { assembleXacmlRequest, attributeSelection, excludedHeaders, tokenAttribu
 import type { AttributeSelection } from './request-builder.js';
 // `buildXacmlRequest` is imported for the {@link} of the documentation below.
 import type { buildXacmlRequest, TokenAttributes, XacmlInvocation, XacmlSubjectInfo } from './request-builder.js';
-import { deepFreeze, sharedTokenData, type SharedTokenData } from '../token/shared.js';
+import { deepFreeze, memoPerToken, sharedTokenData } from '../token/shared.js';
 import type { RequestContext } from '../xacml/request-context.js';
 import type { Pdp, XacmlObligation, XacmlResponse } from '../xacml/index.js';
 
@@ -205,20 +205,9 @@ export function xacmlAuthorize(options: XacmlAuthorizeOptions): XacmlAuthorizeMi
       ? policy
       : new XacmlPolicySource({ ...evaluatorOptions, policy, ...(references === undefined ? {} : { references }) });
   const excluded = excludedHeaders(excludeHeaders === undefined ? {} : { excludeHeaders });
-  // The token-derived attributes, computed once per cached token result (the key: frozen, shared
-  // by every request with that token, collected with it when the token cache drops it).
-  const tokenParts = new WeakMap<SharedTokenData, TokenAttributes>();
-
-  function tokenPart(token: TokenContext | undefined): TokenAttributes {
-    const shared = sharedTokenData(token);
-    if (shared === undefined) return tokenAttributes(token);
-    let part = tokenParts.get(shared);
-    if (part === undefined) {
-      part = deepFreeze(tokenAttributes(token));
-      tokenParts.set(shared, part);
-    }
-    return part;
-  }
+  // The token-derived attributes, computed once per cached token result and shared (frozen) by
+  // every request with that token.
+  const tokenPart = memoPerToken<TokenAttributes>((token) => deepFreeze(tokenAttributes(token)));
 
   // What each compiled policy can read, and what its decisions depend on besides the token
   // (one entry per policy version, collected with it).
@@ -281,7 +270,7 @@ export function xacmlAuthorize(options: XacmlAuthorizeOptions): XacmlAuthorizeMi
       const raw = token?.raw;
       // A key holding the token (a header the policy reads carries it) is not remembered.
       if (raw === undefined || raw === '' || !key.includes(raw)) {
-        const slot = memo.slot(state.pdp, shared);
+        const slot = memo.slot(state.pdp, token);
         decided = slot.get(key);
         if (decided === undefined) {
           decided = evaluate(req, gateway, state, plan);
