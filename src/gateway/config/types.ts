@@ -27,19 +27,33 @@ export interface TokenPolicyConfig {
    * so that the file need not contain it. Give this or `clientSecret`, not both.
    */
   clientSecretEnv?: string;
-  /** How the gateway authenticates to the endpoint. Default `client_secret_basic`. */
-  clientAuthMethod?: 'client_secret_basic' | 'client_secret_post';
+  /**
+   * How the gateway authenticates to the introspection endpoint. Default `client_secret_basic`
+   * (id and secret form-urlencoded before Base64: with a server that does not decode them, use
+   * `client_secret_post`); `bearer`: with a token the gateway obtains by client_credentials (see `bearer`).
+   */
+  clientAuthMethod?: 'client_secret_basic' | 'client_secret_post' | 'bearer';
+  /** With `clientAuthMethod: "bearer"`: the scope asked for, and how the gateway authenticates at the token endpoint. */
+  bearer?: {
+    /** Scope of the gateway's token, such as `introspection`. Default: none. */
+    scope?: string;
+    /** Authentication at the token endpoint. Default `client_secret_basic`. */
+    clientAuthMethod?: 'client_secret_basic' | 'client_secret_post';
+  };
   /** Allow `http://` endpoints. Default: only for a loopback issuer (development and tests). */
   allowInsecureRequests?: boolean;
   /**
-   * Introspection endpoint. When this, `userinfoEndpoint` or `jwksUri` is given, no discovery
-   * happens and the endpoints are used as given.
+   * Introspection endpoint, merged over the discovered metadata (OpenID Connect discovery, then
+   * RFC 8414): for a server whose metadata lacks it or that serves it where discovery does not
+   * look. Used alone when discovery fails and the explicit endpoints cover what is needed.
    */
   introspectionEndpoint?: string;
   /** UserInfo endpoint (see `introspectionEndpoint`). */
   userinfoEndpoint?: string;
   /** JWKS URI for JWT validation (see `introspectionEndpoint`). */
   jwksUri?: string;
+  /** Token endpoint, for `clientAuthMethod: "bearer"` (see `introspectionEndpoint`). */
+  tokenEndpoint?: string;
   /**
    * Audience a JWT must carry when JWT validation is on (required then, unless `anyAudience` is
    * `true`); with introspection, `aud` of the answer is checked against it too.
@@ -58,6 +72,23 @@ export interface TokenPolicyConfig {
   cacheTtlSeconds?: number;
   /** Timeout of each call to the authorization server, in milliseconds. Default `5000`. */
   timeoutMs?: number;
+  /** Most valid token results cached (least recently used evicted). Default `10000`. */
+  cacheMaxEntries?: number;
+  /** Most estimated bytes of cached token results (least recently used evicted). Default `33554432` (32 MiB). */
+  cacheMaxBytes?: number;
+  /** How long a refused token is answered again without a call, in seconds; `0` turns it off. Default `30`. */
+  negativeCacheTtlSeconds?: number;
+  /** Most refused tokens remembered. Default `10000`. */
+  negativeCacheMaxEntries?: number;
+  /** Most calls in flight to the authorization server at once; past it, wait up to `timeoutMs`, then 503. Default `64`. */
+  maxConcurrentCalls?: number;
+  /**
+   * Throttle of invalid tokens per client address (default 20 refusals in 10 s, 10000 addresses):
+   * past it, that address's unknown tokens are answered 429 without a call. `false` turns it off.
+   */
+  invalidTokenThrottle?: false | { maxRefusals?: number; windowSeconds?: number; maxAddresses?: number };
+  /** Seconds a token valid at its last check may still be served while the server is down; `0` (default) is off. */
+  staleIfErrorSeconds?: number;
 }
 
 /** Token forwarding to the backend (spec 2.1 "Token Forward"); see `forwardTokenHeaders`. */

@@ -19,6 +19,7 @@ import type {
   ResolvedOperation,
   ResolvedTokenPolicy,
   TokenForwardConfig,
+  TokenPolicyConfig,
 } from './types.js';
 
 const METHODS: readonly HttpMethod[] = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'];
@@ -153,13 +154,22 @@ function checkTokenPolicy(c: Checker, name: string, value: unknown, at: string):
     'maxResponseSize',
     'cacheTtlSeconds',
     'timeoutMs',
+    'tokenEndpoint',
+    'bearer',
+    'cacheMaxEntries',
+    'cacheMaxBytes',
+    'negativeCacheTtlSeconds',
+    'negativeCacheMaxEntries',
+    'maxConcurrentCalls',
+    'invalidTokenThrottle',
+    'staleIfErrorSeconds',
   ]);
   const issuer = c.url(o, 'issuer', at, true);
   const clientId = c.string(o, 'clientId', at, true);
   const clientSecret = secret(c, o, at);
   const clientAuthMethod = o.clientAuthMethod;
-  if (clientAuthMethod !== undefined && clientAuthMethod !== 'client_secret_basic' && clientAuthMethod !== 'client_secret_post') {
-    c.fail(join(at, 'clientAuthMethod'), 'must be client_secret_basic or client_secret_post');
+  if (clientAuthMethod !== undefined && clientAuthMethod !== 'client_secret_basic' && clientAuthMethod !== 'client_secret_post' && clientAuthMethod !== 'bearer') {
+    c.fail(join(at, 'clientAuthMethod'), 'must be client_secret_basic, client_secret_post or bearer');
   }
   const allowInsecureRequests = o.allowInsecureRequests === undefined ? undefined : c.boolean(o, 'allowInsecureRequests', at, false);
   if (issuer !== undefined && issuer.startsWith('http:') && allowInsecureRequests !== true && !isLoopbackUrl(issuer)) {
@@ -186,6 +196,7 @@ function checkTokenPolicy(c: Checker, name: string, value: unknown, at: string):
   const maxResponseSize = o.maxResponseSize === undefined ? undefined : c.positive(o, 'maxResponseSize', at, 262_144, true);
   const cacheTtlSeconds = c.positive(o, 'cacheTtlSeconds', at, 300);
   const timeoutMs = c.positive(o, 'timeoutMs', at, 5000);
+  const protection = checkTokenProtection(c, o, at, clientAuthMethod === 'bearer');
   if (issuer === undefined || clientId === undefined || clientSecret === undefined) return undefined;
   return {
     name,
@@ -194,7 +205,7 @@ function checkTokenPolicy(c: Checker, name: string, value: unknown, at: string):
     clientSecret,
     cacheTtlSeconds,
     timeoutMs,
-    ...(clientAuthMethod === undefined ? {} : { clientAuthMethod: clientAuthMethod as 'client_secret_basic' | 'client_secret_post' }),
+    ...(clientAuthMethod === undefined ? {} : { clientAuthMethod: clientAuthMethod as NonNullable<TokenPolicyConfig['clientAuthMethod']> }),
     ...(allowInsecureRequests === undefined ? {} : { allowInsecureRequests }),
     ...(introspectionEndpoint === undefined ? {} : { introspectionEndpoint }),
     ...(userinfoEndpoint === undefined ? {} : { userinfoEndpoint }),
@@ -203,7 +214,55 @@ function checkTokenPolicy(c: Checker, name: string, value: unknown, at: string):
     ...(anyAudience === undefined ? {} : { anyAudience }),
     ...(jwtTypes === undefined ? {} : { jwtTypes }),
     ...(maxResponseSize === undefined ? {} : { maxResponseSize }),
+    ...protection,
   };
+}
+
+/**
+ * The token-policy keys that protect the authorization server and complete its metadata
+ * (issue 14): checked for shape here; the token policy checks the values again when it is built.
+ */
+function checkTokenProtection(c: Checker, o: Obj, at: string, bearer: boolean): Partial<TokenPolicyConfig> {
+  const out: Partial<TokenPolicyConfig> = {};
+  const tokenEndpoint = c.url(o, 'tokenEndpoint', at, false);
+  if (tokenEndpoint !== undefined) out.tokenEndpoint = tokenEndpoint;
+  if (o.bearer !== undefined) {
+    const b = c.object(o.bearer, join(at, 'bearer'));
+    if (!bearer) c.fail(join(at, 'bearer'), 'is only used with clientAuthMethod bearer');
+    else if (b !== undefined) {
+      c.known(b, join(at, 'bearer'), ['scope', 'clientAuthMethod']);
+      const scope = c.string(b, 'scope', join(at, 'bearer'), false);
+      const method = b.clientAuthMethod;
+      if (method !== undefined && method !== 'client_secret_basic' && method !== 'client_secret_post') {
+        c.fail(join(join(at, 'bearer'), 'clientAuthMethod'), 'must be client_secret_basic or client_secret_post');
+      }
+      out.bearer = { ...(scope === undefined ? {} : { scope }), ...(method === undefined ? {} : { clientAuthMethod: method as 'client_secret_basic' | 'client_secret_post' }) };
+    }
+  }
+  for (const key of ['cacheMaxEntries', 'cacheMaxBytes', 'negativeCacheMaxEntries', 'maxConcurrentCalls'] as const) {
+    if (o[key] !== undefined) out[key] = c.positive(o, key, at, 1, true);
+  }
+  for (const key of ['negativeCacheTtlSeconds', 'staleIfErrorSeconds'] as const) {
+    const value = o[key];
+    if (value === undefined) continue;
+    if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) c.fail(join(at, key), 'must be a number of seconds, 0 or more');
+    else out[key] = value;
+  }
+  const throttle = o.invalidTokenThrottle;
+  if (throttle === false) out.invalidTokenThrottle = false;
+  else if (throttle !== undefined) {
+    const t = c.object(throttle, join(at, 'invalidTokenThrottle'));
+    if (t !== undefined) {
+      const where = join(at, 'invalidTokenThrottle');
+      c.known(t, where, ['maxRefusals', 'windowSeconds', 'maxAddresses']);
+      out.invalidTokenThrottle = {
+        ...(t.maxRefusals === undefined ? {} : { maxRefusals: c.positive(t, 'maxRefusals', where, 20, true) }),
+        ...(t.windowSeconds === undefined ? {} : { windowSeconds: c.positive(t, 'windowSeconds', where, 10) }),
+        ...(t.maxAddresses === undefined ? {} : { maxAddresses: c.positive(t, 'maxAddresses', where, 10_000, true) }),
+      };
+    }
+  }
+  return out;
 }
 
 function checkTokenForward(c: Checker, value: unknown, at: string): TokenForwardConfig {
