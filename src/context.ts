@@ -195,6 +195,20 @@ export interface GatewayContext {
   token?: TokenContext;
   /** The XACML decision, once `xacmlAuthorize` ran. */
   authorization?: AuthorizationContext;
+  /**
+   * The registered client application of the token's client, once `identifyApplication` ran and
+   * found it in the registry (frozen, shared by every request of that client).
+   */
+  application?: {
+    /** The client id it is registered under (the token's `azp`, else `client_id`). */
+    readonly clientId: string;
+    /** Application name (`org:gateway:subject:client`). */
+    readonly name: string;
+    /** Consuming organization (`org:gateway:subject:organization`). */
+    readonly organization?: string;
+    /** Roles (`org:gateway:subject:role`), when registered. */
+    readonly roles?: readonly string[];
+  };
   /** Diagnostics collected along the chain. */
   readonly diagnostics: Diagnostic[];
   /** Headers set for the backend by the gateway (token forwarding, transaction id). */

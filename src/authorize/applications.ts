@@ -10,7 +10,9 @@
  *
  * @module
  */
-import type { OptionChecks } from '../options.js';
+import { gatewayContext, type GatewayContext, type Middleware } from '../context.js';
+import { optionChecks, type OptionChecks } from '../options.js';
+import { tokenFacts } from '../token/facts.js';
 import { issuePath, memberPath, type RuleIssue } from './rule-issues.js';
 import type { XacmlSubjectInfo } from './request-builder.js';
 
@@ -82,6 +84,8 @@ export class ApplicationRegistry {
   readonly #byClientId: ReadonlyMap<string, ClientApplication>;
   /** The subject attributes of each application, computed once (read on every request). */
   readonly #subjects: ReadonlyMap<string, XacmlSubjectInfo>;
+  /** What `identifyApplication` puts on the request, computed once. */
+  readonly #identities: ReadonlyMap<string, NonNullable<GatewayContext['application']>>;
 
   /**
    * @param applications - client applications by client id.
@@ -103,6 +107,7 @@ export class ApplicationRegistry {
       );
     }
     this.#subjects = subjects;
+    this.#identities = new Map([...this.#byClientId].map(([clientId, application]) => [clientId, Object.freeze({ clientId, ...application })]));
   }
 
   /** Builds a registry through a factory's option checks (errors name `<factory>: options.<path>`).  @internal */
@@ -121,6 +126,11 @@ export class ApplicationRegistry {
   /** The application registered under `clientId`, if any. */
   get(clientId: string | undefined): ClientApplication | undefined {
     return clientId === undefined ? undefined : this.#byClientId.get(clientId);
+  }
+
+  /** The application registered under `clientId` with its client id, as `req.gateway.application` holds it. */
+  identity(clientId: string | undefined): GatewayContext['application'] {
+    return clientId === undefined ? undefined : this.#identities.get(clientId);
   }
 
   /**
@@ -146,4 +156,36 @@ function copy(applications: ClientApplications): ReadonlyMap<string, ClientAppli
     );
   }
   return map;
+}
+
+/** Options of {@link identifyApplication}. */
+export interface IdentifyApplicationOptions {
+  /** The registry: client id → `{ name, organization?, roles? }`, or an {@link ApplicationRegistry}. */
+  applications: ClientApplications | ApplicationRegistry;
+}
+
+/**
+ * Puts the registered application of the token's client (`azp`, else `client_id`) on the request,
+ * as `req.gateway.application` (`clientId`, `name`, `organization`, `roles`), for the record's
+ * sender section and any later middleware; a client that is not registered leaves it unset. Put it
+ * after `introspect`. It never refuses a request: a policy (`xacmlAuthorize` with the same
+ * registry) or `requireScopes` decides.
+ *
+ * @example
+ * ```ts
+ * app.use(requireToken({ policy }), introspect({ policy }), identifyApplication({ applications }));
+ * ```
+ */
+export function identifyApplication(options: IdentifyApplicationOptions): Middleware {
+  const check: OptionChecks = optionChecks('identifyApplication');
+  check.object(options, '');
+  if (options.applications === undefined) check.fail('applications', 'is required');
+  const registry = ApplicationRegistry.checked(options.applications, 'applications', check);
+  return function identifyApplicationMiddleware(req, _res, next): void {
+    const context = gatewayContext(req);
+    const identity = registry.identity(tokenFacts(context.token).clientId);
+    if (identity === undefined) delete context.application;
+    else context.application = identity;
+    next();
+  };
 }

@@ -8,8 +8,8 @@ export { xacmlAuthorize } from './xacml-authorize.js';
 export type { XacmlAuthorizeMiddleware, XacmlAuthorizeOptions, XacmlObligationHandler } from './xacml-authorize.js';
 export { requireScopes, InsufficientScopeError } from './scopes.js';
 export type { OperationScopeRules, RequireScopesOptions, RequiredClaims, ScopeRules } from './scopes.js';
-export { ApplicationRegistry } from './applications.js';
-export type { ClientApplication, ClientApplications } from './applications.js';
+export { ApplicationRegistry, identifyApplication } from './applications.js';
+export type { ClientApplication, ClientApplications, IdentifyApplicationOptions } from './applications.js';
 export { XacmlPolicySource } from './policy-source.js';
 export type {
   XacmlEvaluatorOptions,

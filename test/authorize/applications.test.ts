@@ -7,7 +7,7 @@
 import { expect } from 'chai';
 import express from 'express';
 import { startDemoAuthServer, type DemoAuthServer } from '../../examples/petstore/auth-server.js';
-import { ApplicationRegistry, applicationIssues } from '../../src/authorize/applications.js';
+import { ApplicationRegistry, applicationIssues, identifyApplication } from '../../src/authorize/applications.js';
 import { XacmlAttributes as A } from '../../src/authorize/attributes.js';
 import { xacmlAuthorize, type XacmlAuthorizeOptions } from '../../src/authorize/xacml-authorize.js';
 import { problemJsonErrorHandler } from '../../src/problem/handler.js';
@@ -149,6 +149,23 @@ describe('xacmlAuthorize applications (registry of client applications)', functi
     expect(subjectValues(requests[0]!, A.organization)).to.deep.equal(['Comune di Lucca']);
     expect(subjectValues(requests[0]!, A.client)).to.deep.equal(['PetShopWeb']);
     expect(subjectValues(requests[0]!, A.role)).to.deep.equal(['buyer', 'seller']);
+  });
+
+  it('identifyApplication puts the registered application on the request (for the record), and nothing for an unregistered client', async () => {
+    const app = express();
+    app.use('/who', requireToken({ policy }), introspect({ policy }), identifyApplication({ applications: APPLICATIONS }), (req, res) => {
+      res.json({ application: req.gateway?.application ?? null });
+    });
+    gateway = await listen(app);
+    const ask = async (clientId: string) => {
+      const token = await as.issueToken(clientId, `${clientId}-secret`);
+      return (await (await fetch(`${gateway!.url}/who`, { headers: { authorization: `Bearer ${token}` } })).json()) as { application: unknown };
+    };
+    expect(await ask('client1')).to.deep.equal({ application: { clientId: 'client1', name: 'PetShopWeb', organization: 'Comune di Pisa', roles: ['buyer', 'seller'] } });
+    expect(await ask('client2')).to.deep.equal({ application: { clientId: 'client2', name: 'PetShopApp', organization: 'Comune di Lucca' } });
+    expect(await ask('client3')).to.deep.equal({ application: null });
+    expect(() => identifyApplication({} as never)).to.throw(TypeError, 'identifyApplication: options.applications is required');
+    expect(() => identifyApplication({ applications: { client1: {} } } as never)).to.throw(TypeError, 'identifyApplication: options.applications.client1.name is required');
   });
 
   it('the registry is copied at creation: a later change of the object given changes nothing', async () => {
