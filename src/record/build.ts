@@ -4,9 +4,10 @@
  * @module
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { AuthorizationContext, Diagnostic, DiagnosticCode, GatewayContext } from '../context.js';
+import type { AuthorizationContext, Diagnostic, DiagnosticCode, GatewayContext, TokenContext } from '../context.js';
 import { outcomeLabels, type OutcomeCode } from '../errors.js';
-import { deepFreeze, sharedTokenData, type SharedTokenData } from '../token/shared.js';
+import { tokenFacts } from '../token/facts.js';
+import { deepFreeze, memoPerToken, sharedTokenData } from '../token/shared.js';
 import { budgetOf, copyBounded, fit, truncate, type Budget, type RecordLimits } from './bounds.js';
 import { REDACTED, redactHeaders, scrubSecret } from './redact.js';
 import { rememberSize } from './size.js';
@@ -37,28 +38,31 @@ interface TokenSections {
 }
 
 /**
- * Token sections by the token policy's shared validation result: every request with the same
- * cached token gets the same frozen, already scrubbed `sender` and `tokenInfo` (one copy per token,
- * not per record). Weak: an entry lives as long as the token cache keeps the result.
+ * The token sections of a request whose token validation came from the token cache (the policy's
+ * shared result): every request with that cached token gets the same frozen, already scrubbed
+ * `sender` and `tokenInfo` (one copy per token, not per record), as long as the token cache keeps
+ * the result. Call it only for such a token ({@link sharedTokenData} defined).
  */
-export type TokenSectionCache = WeakMap<SharedTokenData, TokenSections>;
+export type TokenSectionCache = (token: TokenContext) => TokenSections;
 
-/** The shared sections of the request's token, when its validation came from the token cache. */
-function sharedSections(context: GatewayContext, cache: TokenSectionCache, secret: string, limits: RecordLimits): TokenSections | undefined {
-  const token = context.token!;
-  const shared = sharedTokenData(token);
-  if (shared === undefined) return undefined;
-  const known = cache.get(shared);
-  if (known !== undefined && known.secret === secret && known.method === token.method && known.policy === token.policy) return known;
-  // Copies scrubbed of the token, then frozen: every record of this token shares them.
-  const sender = senderOf(context, limits);
-  const tokenInfo = tokenInfoOf(context, secret, limits)!;
-  scrubSecret(sender, secret);
-  const sections: TokenSections = { secret, method: token.method, policy: token.policy, sender: deepFreeze(sender), tokenInfo: deepFreeze(tokenInfo) };
-  rememberSize(sections.sender);
-  rememberSize(sections.tokenInfo);
-  cache.set(shared, sections);
-  return sections;
+/** The {@link TokenSectionCache} of a recorder whose records have `limits`. */
+export function tokenSectionCache(limits: RecordLimits): TokenSectionCache {
+  return memoPerToken(
+    (token) => {
+      const context = token!;
+      const secret = context.raw;
+      // Copies scrubbed of the token, then frozen: every record of this token shares them.
+      const sender = scrubSecret(senderOf(context, limits), secret);
+      const tokenInfo = tokenInfoOf(context, secret, limits);
+      const sections: TokenSections = { secret, method: context.method, policy: context.policy, sender: deepFreeze(sender), tokenInfo: deepFreeze(tokenInfo) };
+      rememberSize(sections.sender);
+      rememberSize(sections.tokenInfo);
+      return sections;
+    },
+    // The sections also hold how the token came and under which policy: the same cached result
+    // reached through another method or policy gets sections of its own.
+    (known, token) => known.secret === token.raw && known.method === token.method && known.policy === token.policy,
+  );
 }
 
 /**
@@ -74,20 +78,11 @@ export function outcomeOf(context: GatewayContext, status: number | null, aborte
   return 'OK';
 }
 
-function str(value: unknown): string | undefined {
-  return typeof value === 'string' && value !== '' ? value : undefined;
-}
-
-function senderOf(context: GatewayContext, limits: RecordLimits): TransactionSender {
-  const token = context.token;
+/** Who sent the request, from the token's facts (the same the forwarder and XACML read). */
+function senderOf(token: TokenContext | undefined, limits: RecordLimits): TransactionSender {
   if (token === undefined) return {};
-  const info = token.info;
-  const claims = token.introspection ?? token.jwt ?? {};
+  const { subject, clientId, username, issuer } = tokenFacts(token);
   const sender: TransactionSender = {};
-  const subject = info?.subject ?? str(claims['sub']);
-  const clientId = info?.clientId ?? str(claims['azp']) ?? str(claims['client_id']);
-  const username = info?.username ?? str(claims['username']) ?? str(claims['preferred_username']);
-  const issuer = info?.issuer ?? str(claims['iss']);
   const max = limits.maxValueLength;
   if (subject !== undefined) sender.subject = truncate(subject, max);
   if (clientId !== undefined) sender.clientId = truncate(clientId, max);
@@ -97,9 +92,7 @@ function senderOf(context: GatewayContext, limits: RecordLimits): TransactionSen
 }
 
 /** The record's token section, already without the token (`secret`) anywhere in it. */
-function tokenInfoOf(context: GatewayContext, secret: string | undefined, limits: RecordLimits): TransactionTokenInfo | undefined {
-  const token = context.token;
-  if (token === undefined) return undefined;
+function tokenInfoOf(token: TokenContext, secret: string | undefined, limits: RecordLimits): TransactionTokenInfo {
   const info: TransactionTokenInfo = { method: token.method };
   if (token.policy !== undefined) info.policy = copyBounded(token.policy, secret, limits);
   // Copies, scrubbed and bounded as they are made: the record must not change if a middleware keeps
@@ -214,12 +207,13 @@ export function buildRecord(req: IncomingMessage, res: ServerResponse, context: 
         : 'The client went away before a response was sent',
     });
   }
-  const sections = raw !== undefined && facts.tokenSections !== undefined ? sharedSections(context, facts.tokenSections, raw, limits) : undefined;
+  const token = context.token;
+  const sections = raw !== undefined && facts.tokenSections !== undefined && sharedTokenData(token) !== undefined ? facts.tokenSections(token!) : undefined;
   let sender: TransactionSender;
   if (sections !== undefined) {
     sender = sections.sender;
   } else {
-    sender = senderOf(context, limits);
+    sender = senderOf(token, limits);
     if (raw !== undefined) scrubSecret(sender, raw);
   }
   const record: TransactionRecord = {
@@ -246,7 +240,7 @@ export function buildRecord(req: IncomingMessage, res: ServerResponse, context: 
     record.errorCode = context.error.code;
     record.gatewayStatus = context.error.gatewayStatus;
   }
-  const tokenInfo = sections !== undefined ? sections.tokenInfo : tokenInfoOf(context, raw, limits);
+  const tokenInfo = sections !== undefined ? sections.tokenInfo : token === undefined ? undefined : tokenInfoOf(token, raw, limits);
   if (tokenInfo !== undefined) record.tokenInfo = deepFreeze(tokenInfo);
   if (authorization !== undefined) record.authorization = authorization;
   // Nothing produced for the backend (the request stopped before the relay): no outgoing contents.

@@ -10,7 +10,7 @@ import { gatewayContext, type Middleware } from '../context.js';
 import { logger } from '../log.js';
 import { optionChecks } from '../options.js';
 import { DEFAULT_MAX_VALUE_LENGTH, recordLimits } from './bounds.js';
-import { buildRecord, type TokenSectionCache } from './build.js';
+import { buildRecord, tokenSectionCache } from './build.js';
 import { hookIdentityHead } from './response-head.js';
 import { MemoryTransactionStore } from './memory-store.js';
 import { DEFAULT_REDACTED_HEADERS, stripAccessToken } from './redact.js';
@@ -115,7 +115,7 @@ export function recordTransaction(options: RecordTransactionOptions = {}): Recor
 
   const stats: RecordTransactionStats = { recorded: 0, failed: 0 };
   // Token sections of records, built once per cached token validation (see buildRecord).
-  const tokenSections: TokenSectionCache = new WeakMap();
+  const tokenSections = tokenSectionCache(limits);
   const fail = (error: unknown, record: TransactionRecord | undefined): void => {
     stats.failed++;
     log('record %s not saved: %s', record?.id ?? '(unbuilt)', error instanceof Error ? error.message : String(error));

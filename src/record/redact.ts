@@ -5,10 +5,11 @@
  * @module
  */
 
+import { REDACTED } from '../token/shared.js';
 import { detach } from './detach.js';
 
-/** Replacement of a removed secret. */
-export const REDACTED = '[redacted]';
+/** Replacement of a removed secret: the one the forwarder also records for a token value. */
+export { REDACTED };
 
 /**
  * Headers redacted by default in recorded outgoing contents: they carry credentials of the client

@@ -3,6 +3,7 @@ import { expect } from 'chai';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { createTokenContext, gatewayContext, addDiagnostic, type DiagnosticCode } from '../../src/context.js';
 import { MemoryTransactionStore, recordTransaction, type TransactionRecord, type TransactionStore } from '../../src/index.js';
+import { shareTokenData } from '../../src/token/shared.js';
 import { express4 } from '../support/express4.js';
 import { close, eventually, listen } from './helpers.js';
 
@@ -227,6 +228,41 @@ describe('recordTransaction', () => {
     await eventually(() => (a.stats.failed === 1 && b.stats.failed === 1 ? true : undefined), 'the failure counts');
     expect(a.stats.recorded + b.stats.recorded).to.equal(0);
     expect(errors.map((e) => (e as Error).message).sort()).to.deep.equal(['db down', 'disk full']);
+  });
+});
+
+describe('recordTransaction token sections', () => {
+  let server: Server | undefined;
+  afterEach(() => close(server));
+
+  it('shares one frozen sender and token section among the records of one cached token, per method and policy', async () => {
+    const shared = shareTokenData({
+      exp: 2_000_000_000,
+      info: { subject: 'client1', clientId: 'client1', issuer: 'http://as', audience: ['petstore'], scopes: ['read'], roles: [], userInfo: {} },
+      introspection: { active: true, sub: 'client1', azp: 'client1', iss: 'http://as', scope: 'read' },
+    });
+    const record = recordTransaction();
+    const app = express();
+    app.use(record);
+    app.use((req, _res, next) => {
+      const token = createTokenContext(TOKEN, req.query['method'] === 'query' ? 'query' : 'header', 'demo-idp');
+      token.info = shared.info;
+      token.introspection = shared.introspection;
+      gatewayContext(req).token = token;
+      next();
+    });
+    app.get('/', (_req, res) => void res.send('ok'));
+    server = createServer(app);
+    const base = await listen(server);
+    const ids: string[] = [];
+    for (const method of ['header', 'header', 'query']) ids.push((await fetch(`${base}/?method=${method}`)).headers.get('gateway-transaction-id')!);
+    const [a, b, c] = await Promise.all(ids.map((id) => eventually(() => record.store.get(id) as TransactionRecord | undefined, id)));
+    expect(a!.sender).to.deep.equal({ subject: 'client1', clientId: 'client1', issuer: 'http://as' });
+    expect(b!.sender).to.equal(a!.sender);
+    expect(b!.tokenInfo).to.equal(a!.tokenInfo);
+    expect(Object.isFrozen(a!.tokenInfo!.introspection)).to.equal(true);
+    expect(c!.tokenInfo, 'another method: sections of its own').not.to.equal(a!.tokenInfo);
+    expect(c!.tokenInfo!.method).to.equal('query');
   });
 });
 

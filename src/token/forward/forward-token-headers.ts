@@ -10,8 +10,7 @@ import type { KeyInput } from 'jose';
 import { gatewayContext } from '../../context.js';
 import type { GatewayContext, Middleware, TokenContext } from '../../context.js';
 import { optionChecks, type OptionChecks } from '../../options.js';
-import { REDACTED } from '../../record/redact.js';
-import { sharedTokenData, type SharedTokenData } from '../shared.js';
+import { memoPerToken, REDACTED } from '../shared.js';
 import { GatewayError } from '../../errors.js';
 import { collectItems, defaultForwardedHeaderNames, headerValue, itemsDocument } from './items.js';
 import type { ForwardDateFormat, ForwardedItem, ForwardedValue } from './items.js';
@@ -156,7 +155,6 @@ export function forwardTokenHeaders(options: ForwardTokenHeadersOptions = {}): M
   // processTime), once per cached token result. Not with a dateFormat function: it is called
   // for every request, as documented.
   const memoizable = typeof dateFormat !== 'function';
-  const perToken = new WeakMap<SharedTokenData, TokenForward>();
 
   /** One header to set: its name, lower-case name, value, and the value recorded (token redacted). */
   function entry(name: string, value: string, raw: string | undefined): HeaderEntry {
@@ -171,16 +169,7 @@ export function forwardTokenHeaders(options: ForwardTokenHeadersOptions = {}): M
     return { items, headers };
   }
 
-  function tokenForwardOf(token: TokenContext | undefined): TokenForward {
-    const shared = memoizable ? sharedTokenData(token) : undefined;
-    if (shared === undefined) return tokenForward(token);
-    let forward = perToken.get(shared);
-    if (forward === undefined) {
-      forward = tokenForward(token);
-      perToken.set(shared, forward);
-    }
-    return forward;
-  }
+  const tokenForwardOf = memoizable ? memoPerToken(tokenForward) : tokenForward;
 
   function prepare(req: IncomingMessage, gateway: GatewayContext): HeaderEntry[] {
     stripHeaders(req, strip);

@@ -4,7 +4,7 @@
  * @module
  */
 import type { TokenContext } from '../../context.js';
-import { tokenFacts } from './token-facts.js';
+import { tokenFacts } from '../facts.js';
 
 /** The items of token information the gateway can forward. */
 export type ForwardedItem =
