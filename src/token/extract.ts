@@ -11,6 +11,7 @@ import { GatewayError } from '../errors.js';
 import { logger } from '../log.js';
 import type { OptionChecks } from '../options.js';
 import { formTokens, isUrlencoded, type FormBounds } from './body.js';
+import type { TokenPolicy } from './policy.js';
 
 const log = logger('token');
 
@@ -148,15 +149,32 @@ function onlyOne(header: string | undefined, query: string | undefined, body: st
   return undefined;
 }
 
-/** The token-finding options of `requireToken` (and of `introspect` used alone). */
-export interface TokenLookupOptions {
+/** Options of `requireToken` (those that find the token are also `introspect`'s `extraction`). */
+export interface RequireTokenOptions {
+  /**
+   * The token policy (or just its name): its name is the realm of the `WWW-Authenticate` challenges
+   * and is recorded on `req.gateway.token.policy`.
+   */
+  policy?: TokenPolicy | string;
   /** Where the token may be sent. Default all of RFC 6750: `['header', 'body', 'query']`. */
   methods?: TokenMethod[];
-  /** Largest urlencoded body read to look for `access_token`, in bytes. Default 1 MiB. */
+  /**
+   * Largest `application/x-www-form-urlencoded` body read to look for `access_token`, in bytes.
+   * Larger bodies are refused with 413 (`ERR_REQUEST_TOO_LARGE`). Default 1 MiB.
+   */
   maxBodySize?: number;
-  /** Most fields of that body. Default 1000. */
+  /**
+   * Most fields of an `application/x-www-form-urlencoded` body read to look for `access_token`
+   * (as body-parser's `parameterLimit`). A body with more is refused with 413
+   * (`ERR_REQUEST_TOO_LARGE`) before it is parsed. Default 1000.
+   */
   maxBodyFields?: number;
-  /** Longest token accepted, in characters, by any method. Default 16384. */
+  /**
+   * Longest token accepted, in characters, in the header, the body or the query. A longer one is
+   * refused with 400 `invalid_request` (`ERR_TOKEN_MALFORMED`) and never sent to the authorization
+   * server. Default 16384 (16 KiB, Node's default limit of all request headers together, so no
+   * token that could come in a header is refused in a body).
+   */
   maxTokenLength?: number;
 }
 
@@ -166,7 +184,7 @@ const ALL_METHODS: readonly TokenMethod[] = ['header', 'body', 'query'];
  * Checks the token-finding options (at `prefix` below `options`: `''` for `requireToken`'s own,
  * `'extraction.'` for `introspect`'s) and turns them into {@link ExtractOptions}.
  */
-export function extractOptions(check: OptionChecks, options: TokenLookupOptions, realm: string | undefined, prefix = ''): ExtractOptions {
+export function extractOptions(check: OptionChecks, options: Omit<RequireTokenOptions, 'policy'>, realm: string | undefined, prefix = ''): ExtractOptions {
   const methods = options.methods ?? ALL_METHODS;
   if (!Array.isArray(methods) || methods.length === 0 || methods.some((m) => !ALL_METHODS.includes(m))) {
     check.fail(`${prefix}methods`, "must be a non-empty array of 'header', 'body', 'query'");

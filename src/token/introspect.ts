@@ -9,7 +9,7 @@ import { addDiagnostic, gatewayContext, type TokenContext } from '../context.js'
 import { GatewayError } from '../errors.js';
 import { logger } from '../log.js';
 import { optionChecks } from '../options.js';
-import { extractOptions, findToken, type ExtractOptions, type TokenLookupOptions } from './extract.js';
+import { extractOptions, findToken, type ExtractOptions, type RequireTokenOptions } from './extract.js';
 import type { TokenMiddleware } from './middleware.js';
 import { TokenPolicy, type TokenValidation } from './policy.js';
 
@@ -23,7 +23,7 @@ export interface IntrospectOptions {
    * How to find the token when `requireToken` did not run before (so that `introspect` works
    * alone): the same options as `requireToken`, without `policy`. Default: every RFC 6750 method.
    */
-  extraction?: TokenLookupOptions;
+  extraction?: Omit<RequireTokenOptions, 'policy'>;
   /**
    * The client's address, for the policy's throttle of invalid tokens (`invalidTokenThrottle`).
    * Default: the connection's peer (`req.socket.remoteAddress`). Behind a reverse proxy every

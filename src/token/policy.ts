@@ -13,7 +13,7 @@ import { GatewayError } from '../errors.js';
 import { logger } from '../log.js';
 import { optionChecks, type OptionChecks } from '../options.js';
 import { boundedFetch } from './bounded-fetch.js';
-import { TokenCache, type ForgetSelector, type Refusal } from './cache.js';
+import { TokenCache, type Refusal } from './cache.js';
 import { checkAccessTokenType, checkClaims, checkTimeClaims, isExpired } from './checks.js';
 import { classifyClientError, classifyJwtError, KeySetUnavailableError, refusedClientAuthentication } from './classify.js';
 import { BearerTokenSource, credentialsAuth, type ClientAuthMethod, type ClientPrivateKey, type CredentialsAuthMethod } from './client-auth.js';
@@ -97,7 +97,7 @@ export interface TokenPolicyOptions {
     /** Scope asked for. Default: none (the server's default scopes). */
     scope?: string;
     /** Authentication at the token endpoint. Default `client_secret_basic`. */
-    clientAuthMethod?: CredentialsAuthMethod;
+    clientAuthMethod?: 'client_secret_basic' | 'client_secret_post' | 'private_key_jwt';
   };
   /** Validate by RFC 7662 introspection. Default `true`. */
   introspection?: boolean;
@@ -234,12 +234,6 @@ export interface TokenValidation {
     /** The diagnostic of the failure (for example `introspection: unreachable (ECONNREFUSED)`). */
     cause: string;
   };
-}
-
-/** Who sent the token, for the throttle of invalid tokens. */
-export interface ValidationRequest {
-  /** The client's address (an IP address, or any stable identifier of the caller). */
-  clientAddress?: string;
 }
 
 interface CachedValidation {
@@ -458,7 +452,12 @@ export class TokenPolicy {
    *
    * @throws TypeError when the selector names neither a subject nor a client id.
    */
-  forget(selector: ForgetSelector): number {
+  forget(selector: {
+    /** `sub` of the token (its normalized `subject`). */
+    subject?: string;
+    /** Client id of the token (its normalized `clientId`: `azp`, else `client_id`). */
+    clientId?: string;
+  }): number {
     const check = optionChecks('TokenPolicy.forget');
     check.object(selector, '');
     const subject = selector.subject === undefined ? undefined : check.string(selector.subject, 'subject');
@@ -485,7 +484,13 @@ export class TokenPolicy {
    *
    * @param request - who sent the token (its address, for the throttle of invalid tokens).
    */
-  async validate(token: string, request: ValidationRequest = {}): Promise<TokenValidation> {
+  async validate(
+    token: string,
+    request: {
+      /** The client's address (an IP address, or any stable identifier of the caller), for the throttle of invalid tokens. */
+      clientAddress?: string;
+    } = {},
+  ): Promise<TokenValidation> {
     const key = this.cache.key(token);
     const hit = this.cachedResult(key);
     if (hit !== undefined) return hit;

@@ -5,40 +5,11 @@
  */
 import { gatewayContext } from '../context.js';
 import { optionChecks } from '../options.js';
-import { acceptToken, extractOptions, extractToken, type ExtractedToken, type TokenLookupOptions } from './extract.js';
+import { acceptToken, extractOptions, extractToken, type ExtractedToken, type RequireTokenOptions } from './extract.js';
 import type { TokenMiddleware } from './middleware.js';
-import type { TokenPolicy } from './policy.js';
 
 export type { TokenMiddleware } from './middleware.js';
-
-/** Options of {@link requireToken}. */
-export interface RequireTokenOptions extends TokenLookupOptions {
-  /**
-   * The token policy (or just its name): its name is the realm of the `WWW-Authenticate` challenges
-   * and is recorded on `req.gateway.token.policy`.
-   */
-  policy?: TokenPolicy | string;
-  /** Where the token may be sent. Default all of RFC 6750: `['header', 'body', 'query']`. */
-  methods?: TokenLookupOptions['methods'];
-  /**
-   * Largest `application/x-www-form-urlencoded` body read to look for `access_token`, in bytes.
-   * Larger bodies are refused with 413 (`ERR_REQUEST_TOO_LARGE`). Default 1 MiB.
-   */
-  maxBodySize?: number;
-  /**
-   * Most fields of an `application/x-www-form-urlencoded` body read to look for `access_token`
-   * (as body-parser's `parameterLimit`). A body with more is refused with 413
-   * (`ERR_REQUEST_TOO_LARGE`) before it is parsed. Default 1000.
-   */
-  maxBodyFields?: number;
-  /**
-   * Longest token accepted, in characters, in the header, the body or the query. A longer one is
-   * refused with 400 `invalid_request` (`ERR_TOKEN_MALFORMED`) and never sent to the authorization
-   * server. Default 16384 (16 KiB, Node's default limit of all request headers together, so no
-   * token that could come in a header is refused in a body).
-   */
-  maxTokenLength?: number;
-}
+export type { RequireTokenOptions } from './extract.js';
 
 /**
  * Finds the request's OAuth 2.0 bearer token (RFC 6750 section 2) and stores it on
