@@ -18,6 +18,14 @@ export interface IdentityProvider {
   clientId: string;
   /** Its secret. */
   clientSecret: string;
+  /** How the gateway authenticates its introspection calls. Default: the file's (`client_secret_basic`). */
+  clientAuthMethod?: 'client_secret_basic' | 'client_secret_post' | 'bearer';
+  /** Introspection endpoint, completing the discovered metadata (for a server that does not publish it). */
+  introspectionEndpoint?: string;
+  /** JWKS URI, completing the discovered metadata. */
+  jwksUri?: string;
+  /** UserInfo endpoint, completing the discovered metadata. */
+  userinfoEndpoint?: string;
 }
 
 /** Options of {@link startGatewayServer}. */
@@ -79,6 +87,10 @@ export async function startGatewayServer(options: GatewayServerOptions): Promise
               policy.issuer = idp.issuer;
               policy.clientId = idp.clientId;
               policy.clientSecret = idp.clientSecret;
+              if (idp.clientAuthMethod !== undefined) policy.clientAuthMethod = idp.clientAuthMethod;
+              if (idp.introspectionEndpoint !== undefined) policy.introspectionEndpoint = idp.introspectionEndpoint;
+              if (idp.jwksUri !== undefined) policy.jwksUri = idp.jwksUri;
+              if (idp.userinfoEndpoint !== undefined) policy.userinfoEndpoint = idp.userinfoEndpoint;
             }
             return document;
           },

@@ -7,6 +7,10 @@
  * - `GATEWAY_CONFIG=<file>`: another configuration file (relative paths resolve from its folder);
  * - `ISSUER`, `CLIENT_ID`, `CLIENT_SECRET`: a real identity provider instead of the demo one (the
  *   demo server is then not started); the gateway introspects there as `CLIENT_ID`;
+ * - with them, optionally: `CLIENT_AUTH_METHOD` (`client_secret_basic`, the default,
+ *   `client_secret_post` for a server that does not form-decode Basic credentials, or `bearer`),
+ *   and `INTROSPECTION_ENDPOINT`, `JWKS_URI`, `USERINFO_ENDPOINT` to complete the discovered
+ *   metadata of a server that does not publish them;
  * - `ADMIN_PASSWORD`: password of the `admin` user of `/gateway/admin` and `/gateway/console`
  *   (a random one is generated and printed when unset).
  *
@@ -20,13 +24,28 @@ import { startGatewayServer, type IdentityProvider } from './gateway-server.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 
+const AUTH_METHODS = ['client_secret_basic', 'client_secret_post', 'bearer'] as const;
+
 function environmentIdp(env: NodeJS.ProcessEnv): IdentityProvider | undefined {
-  const { ISSUER, CLIENT_ID, CLIENT_SECRET } = env;
-  if (ISSUER === undefined && CLIENT_ID === undefined && CLIENT_SECRET === undefined) return undefined;
+  const { ISSUER, CLIENT_ID, CLIENT_SECRET, CLIENT_AUTH_METHOD, INTROSPECTION_ENDPOINT, JWKS_URI, USERINFO_ENDPOINT } = env;
+  const extras = CLIENT_AUTH_METHOD ?? INTROSPECTION_ENDPOINT ?? JWKS_URI ?? USERINFO_ENDPOINT;
+  if (ISSUER === undefined && CLIENT_ID === undefined && CLIENT_SECRET === undefined && extras === undefined) return undefined;
   if (!ISSUER || !CLIENT_ID || !CLIENT_SECRET) {
-    throw new Error('ISSUER, CLIENT_ID and CLIENT_SECRET go together: set all three to use your identity provider');
+    throw new Error('ISSUER, CLIENT_ID and CLIENT_SECRET go together (and with CLIENT_AUTH_METHOD, INTROSPECTION_ENDPOINT, JWKS_URI, USERINFO_ENDPOINT): set all three to use your identity provider');
   }
-  return { issuer: ISSUER, clientId: CLIENT_ID, clientSecret: CLIENT_SECRET };
+  const method = CLIENT_AUTH_METHOD || undefined;
+  if (method !== undefined && !(AUTH_METHODS as readonly string[]).includes(method)) {
+    throw new Error(`CLIENT_AUTH_METHOD must be one of ${AUTH_METHODS.join(', ')}`);
+  }
+  return {
+    issuer: ISSUER,
+    clientId: CLIENT_ID,
+    clientSecret: CLIENT_SECRET,
+    ...(method === undefined ? {} : { clientAuthMethod: method as (typeof AUTH_METHODS)[number] }),
+    ...(INTROSPECTION_ENDPOINT ? { introspectionEndpoint: INTROSPECTION_ENDPOINT } : {}),
+    ...(JWKS_URI ? { jwksUri: JWKS_URI } : {}),
+    ...(USERINFO_ENDPOINT ? { userinfoEndpoint: USERINFO_ENDPOINT } : {}),
+  };
 }
 
 async function main(): Promise<void> {
