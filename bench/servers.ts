@@ -178,7 +178,7 @@ async function start(): Promise<number> {
         recordTransaction({ store: new MemoryTransactionStore(), recordOutgoingHeaders: true }),
         requireToken({ policy }),
         introspect({ policy }),
-        xacmlAuthorize({ policy: readFileSync(options.policyFile!, 'utf8'), serviceName: 'PetStore', serviceVersion: 1, providerName: 'Ente' }),
+        xacmlAuthorize({ xacmlPolicy: readFileSync(options.policyFile!, 'utf8'), serviceName: 'PetStore', serviceVersion: 1, providerName: 'Ente' }),
         forwardTokenHeaders(),
         handler,
       );
@@ -193,7 +193,7 @@ async function start(): Promise<number> {
         recordTransaction({ store: new MemoryTransactionStore(), recordOutgoingHeaders: true }),
         requireToken({ policy }),
         introspect({ policy }),
-        xacmlAuthorize({ policy: readFileSync(options.policyFile!, 'utf8'), serviceName: 'PetStore', serviceVersion: 1, providerName: 'Ente' }),
+        xacmlAuthorize({ xacmlPolicy: readFileSync(options.policyFile!, 'utf8'), serviceName: 'PetStore', serviceVersion: 1, providerName: 'Ente' }),
         forwardTokenHeaders(),
       ] as unknown as Step[];
       const errors = problemJsonErrorHandler();

@@ -6,6 +6,8 @@
  * @module
  */
 import type { Dispatcher } from 'undici';
+import { ApplicationRegistry, identifyApplication } from '../authorize/applications.js';
+import { requireScopes } from '../authorize/scopes.js';
 import { xacmlAuthorize } from '../authorize/xacml-authorize.js';
 import { forwardTokenHeaders } from '../token/forward/forward-token-headers.js';
 import { introspect } from '../token/introspect.js';
@@ -56,6 +58,8 @@ interface ApiCompilation {
   readonly at: string;
   readonly config: ResolvedConfig;
   readonly settings: CompileSettings;
+  /** The configuration's client applications, checked once for every API. */
+  readonly applications: ApplicationRegistry;
   /** The token policy of the API's token management, once the token step found it. */
   tokenPolicy(name: string, options: [key: string, options: TokenPolicyOptions]): TokenPolicy;
 }
@@ -71,12 +75,29 @@ const tokenManagement: Step = ({ api, config, settings, tokenPolicy }) => {
   return [requireToken({ policy }), introspect({ policy })];
 };
 
+/**
+ * Who the caller is and what it may do without XACML: the registered client application
+ * (`req.gateway.application`, for the record and XACML), then the API's and operation's required
+ * scopes and claims (403 `insufficient_scope`), on cached token results too, before XACML.
+ */
+const callerRules: Step = ({ api, applications }) => {
+  if (!api.tokenManagement.enabled) return [];
+  const steps: Middleware[] = [identifyApplication({ applications })];
+  const operations = api.operations ?? [];
+  const anyRule = (rules: { requiredScopes?: readonly string[]; requiredClaims?: Readonly<Record<string, readonly string[]>> }): boolean =>
+    (rules.requiredScopes?.length ?? 0) > 0 || Object.keys(rules.requiredClaims ?? {}).length > 0;
+  if (anyRule(api) || operations.some(anyRule)) {
+    steps.push(requireScopes({ requiredScopes: api.requiredScopes, requiredClaims: api.requiredClaims, operations }));
+  }
+  return steps;
+};
+
 /** Authorization `xacml-Policy` (spec 4.2.3), compiled here: the request path does no XML work. */
-const authorization: Step = ({ api, at }) => {
+const authorization: Step = ({ api, at, applications }) => {
   const az = api.authorization;
   if (az.mode !== 'xacml-Policy') return [];
   try {
-    return [xacmlAuthorize({ policy: az.policyXml, references: az.referencesXml }) as unknown as Middleware];
+    return [xacmlAuthorize({ xacmlPolicy: az.policyXml, references: az.referencesXml, applications }) as unknown as Middleware];
   } catch (err) {
     throw new ConfigError([{ path: `${at}.authorization.policy`, message: `${az.policyFile}: ${(err as Error).message}` }], undefined, { cause: err });
   }
@@ -126,6 +147,7 @@ const relay: Step = ({ api, settings }) => {
 /** The steps of spec 4.2, in order, by name. */
 export const STEPS: ReadonlyArray<readonly [name: string, step: Step]> = [
   ['token management', tokenManagement],
+  ['caller rules', callerRules],
   ['authorization', authorization],
   ['token forward', tokenForward],
   ['relay', relay],
@@ -212,9 +234,10 @@ export function compileRuntime(config: ResolvedConfig, previous: Runtime | undef
     tokenPolicies.set(key, policy);
     return policy;
   };
+  const applications = new ApplicationRegistry(config.applications);
   try {
     config.apis.forEach((api, i) => {
-      const compilation: ApiCompilation = { api, at: `apis[${i}]`, config, settings, tokenPolicy };
+      const compilation: ApiCompilation = { api, at: `apis[${i}]`, config, settings, applications, tokenPolicy };
       const chain = STEPS.flatMap(([, step]) => step(compilation));
       apis.set(apiKey(api.provider, api.name, api.version), { api, chain });
     });
