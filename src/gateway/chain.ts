@@ -6,9 +6,7 @@
  * @module
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-
-/** A connect/Express middleware over Node's request and response. */
-export type Middleware = (req: IncomingMessage, res: ServerResponse, next: (err?: unknown) => void) => void;
+import type { Middleware } from '../context.js';
 
 /**
  * Runs `chain` in order, each step calling `next()` to go on; `done` gets the first error (or a

@@ -13,7 +13,7 @@ import { forwardTokenHeaders } from '../token/forward/forward-token-headers.js';
 import { introspect } from '../token/introspect.js';
 import { createTokenPolicy, type TokenPolicy, type TokenPolicyOptions } from '../token/policy.js';
 import { requireToken } from '../token/require-token.js';
-import type { Middleware } from './chain.js';
+import type { Middleware } from '../context.js';
 import { ConfigError } from './config/errors.js';
 import type { ResolvedApi, ResolvedConfig, ResolvedTokenPolicy } from './config/types.js';
 import { createRelay } from './relay.js';
@@ -111,7 +111,9 @@ const tokenForward: Step = ({ api }) => {
   return [
     forwardTokenHeaders({
       mode: forward ? (tm.tokenForward.mode ?? 'headers') : [],
-      ...(original === undefined || original === 'none' ? {} : { originalToken: original }),
+      ...(original === undefined ? {} : { originalToken: original }),
+      // The relay writes (and records) the transaction id for the backend.
+      transactionIdHeader: false,
     }),
   ];
 };
@@ -125,7 +127,6 @@ const relay: Step = ({ api, settings }) => {
       dispatcher: settings.dispatcher,
       timeoutMs: api.backend.timeoutMs,
       server: settings.server,
-      idHeaders: true,
       trustProxy: settings.trustProxy,
       ...(settings.keepUnderscoreHeaders === undefined ? {} : { keepUnderscoreHeaders: settings.keepUnderscoreHeaders }),
       ...(settings.maxDrainBytes === undefined ? {} : { maxDrainBytes: settings.maxDrainBytes }),

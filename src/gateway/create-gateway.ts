@@ -12,11 +12,10 @@ import { optionChecks } from '../options.js';
 import { problemJsonErrorHandler } from '../problem/handler.js';
 import { monitoringConsole } from '../record/console/router.js';
 import { MemoryTransactionStore } from '../record/memory-store.js';
-import { recordTransactionWithoutIdHeaders, type RecordTransactionOptions } from '../record/record-transaction.js';
+import { recordTransaction, type RecordTransactionOptions } from '../record/record-transaction.js';
 import type { TransactionStore } from '../record/types.js';
 import type { TokenPolicyOptions } from '../token/policy.js';
-import { adminAuthenticator, adminRouter, type AdminAuthOptions, type GatewayConfigState, type ResetResult } from './admin.js';
-import type { Middleware } from './chain.js';
+import { adminAuthenticator, adminRouter, type AdminAuthOptions, type AdminForgetSelector, type GatewayConfigState, type ResetResult } from './admin.js';
 import { compileRuntime, type CompileSettings, type Runtime } from './compile.js';
 import { ConfigCache } from './config/cache.js';
 import type { ConfigSource } from './config/load.js';
@@ -143,6 +142,12 @@ export interface Gateway {
    * promise rejects with the {@link ConfigError} that says why (token results are forgotten anyway).
    */
   resetAllCaches(): Promise<ResetResult>;
+  /**
+   * Forgets the cached token results (valid and refused) of one subject or one client id, in every
+   * token policy in force, without a full ResetAllCaches: for an incident. Returns how many were
+   * dropped. Also `POST <basePath>/admin/forget`.
+   */
+  forget(selector: AdminForgetSelector): number;
   /** Stops: closes backend connections and timers. In-flight relays finish first. */
   close(): Promise<void>;
 }
@@ -225,7 +230,7 @@ export function createGateway(options: CreateGatewayOptions): Gateway {
   // Every answer of the request path goes through the relay or the error handler (sendProblem),
   // and both write `Server` and the id headers themselves, with the rest of the head: the
   // recorder sets none (no writeHead hook, no setHeader per response).
-  const record = recordTransactionWithoutIdHeaders({ ...options.recording, store });
+  const record = recordTransaction({ ...options.recording, store, idHeaders: false });
   const errorHandler = problemJsonErrorHandler({ messages, server });
   // Validated now, so that a missing password fails at start rather than at the first admin call.
   if (options.admin !== undefined) adminAuthenticator(options.admin, 'createGateway: options.admin');
@@ -246,7 +251,7 @@ export function createGateway(options: CreateGatewayOptions): Gateway {
   const handler = createRequestPath({
     basePath,
     targetRules,
-    record: record as unknown as Middleware,
+    record,
     errorHandler,
     runtime: () => {
       const entry = cache.get();
@@ -290,6 +295,11 @@ export function createGateway(options: CreateGatewayOptions): Gateway {
       if (state.expiresAt !== undefined) result.expiresAt = state.expiresAt;
       log('ResetAllCaches: %d API(s), %d token result(s) cleared', result.apis.length, tokenResultsCleared);
       return result;
+    },
+    forget(selector) {
+      let forgotten = 0;
+      for (const policy of latest?.tokenPolicies.values() ?? []) forgotten += policy.forget(selector);
+      return forgotten;
     },
     async close() {
       await cache.close();

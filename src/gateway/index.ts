@@ -7,7 +7,7 @@
 export { createGateway } from './create-gateway.js';
 export type { CreateGatewayOptions, Gateway } from './create-gateway.js';
 export { adminRouter } from './admin.js';
-export type { AdminAuthOptions, AdminTarget, GatewayConfigState, ResetResult } from './admin.js';
+export type { AdminAuthOptions, AdminForgetSelector, AdminTarget, GatewayConfigState, ResetResult } from './admin.js';
 export { createRelay } from './relay.js';
 export type { Relay, RelayOptions } from './relay.js';
 export type { TrustProxy } from './trust-proxy.js';

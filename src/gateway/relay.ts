@@ -16,6 +16,7 @@ import { errorCatalogue, GatewayError } from '../errors.js';
 import { logger } from '../log.js';
 import { requestHeadersForBackend, responseHeadersForClient, writeProxyHeaders, type BackendHeaderRules } from './headers.js';
 import { optionChecks, type OptionChecks } from '../options.js';
+import { addIdentityHead, TRANSACTION_ID_HEADER } from '../record/response-head.js';
 import { compileTrust, type TrustProxy } from './trust-proxy.js';
 
 const log = logger('relay');
@@ -72,10 +73,8 @@ export interface RelayOptions {
    */
   server?: string;
   /**
-   * Adds `Gateway-Transaction-ID` (always) and `Gateway-Message-ID` (status below 400) from
-   * `req.gateway` to relayed responses, in the same write as the backend's headers. For a host
-   * whose recorder does not set them itself (`createGateway`); with `recordTransaction` in the
-   * chain, leave it off: the recorder sets them. Default `false`.
+   * @deprecated Ignored: relayed responses always carry `Gateway-Transaction-ID` and, below status
+   * 400, `Gateway-Message-ID`, written with the backend's headers in one head write.
    */
   idHeaders?: boolean;
   /**
@@ -269,7 +268,7 @@ export function createRelay(options: RelayOptions): Relay {
   if (options.dispatcher !== undefined && typeof options.dispatcher?.dispatch !== 'function') check.fail('dispatcher', 'must be an undici Dispatcher');
   check.optionalFunction(options.resourceUrl, 'resourceUrl');
   const server = options.server === undefined ? undefined : check.headerValue(options.server, 'server', undefined, true);
-  const idHeaders = check.boolean(options.idHeaders, 'idHeaders', false);
+  check.boolean(options.idHeaders, 'idHeaders', false);
   const ownDispatcher = options.dispatcher === undefined;
   const keepAliveTimeoutMs = check.positive(options.keepAliveTimeoutMs, 'keepAliveTimeoutMs', 4_000);
   const maxDrainBytes = check.nonNegative(options.maxDrainBytes, 'maxDrainBytes', 1_048_576, true);
@@ -292,6 +291,8 @@ export function createRelay(options: RelayOptions): Relay {
     // them, cleaned, then the gateway's own (transaction id, proxy headers) over any copy.
     const headers = requestHeadersForBackend(req.headers, headerRules);
     headers['gateway-transaction-id'] = context.transactionId;
+    // The record lists what the backend receives (forwardTokenHeaders recorded its own headers).
+    context.outgoing.headers[TRANSACTION_ID_HEADER] = context.transactionId;
     if (forwarded) writeProxyHeaders(req, headers, trust);
     const resource = resourceUrl(req);
     const path = basePath + (resource.startsWith('/') ? resource : `/${resource}`);
@@ -333,12 +334,7 @@ export function createRelay(options: RelayOptions): Relay {
         const out = responseHeadersForClient(backendHeaders);
         // Added to the one object written with the status: when nothing was set on the response
         // before, Node validates and serializes it directly (no setHeader per header).
-        if (server !== undefined) out.Server = server;
-        if (idHeaders) {
-          out['Gateway-Transaction-ID'] = context.transactionId;
-          // The message id goes with success only (spec 2.5).
-          if (statusCode < 400) out['Gateway-Message-ID'] = context.messageId;
-        }
+        addIdentityHead(out, context, statusCode, server);
         // The backend answers before the upload is all read: past the drain bound, the connection
         // cannot serve another request, so the client is told now.
         if (streamed && !req.complete && !drainable(req, maxDrainBytes)) out.Connection = 'close';

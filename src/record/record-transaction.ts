@@ -191,11 +191,3 @@ function clientAddressOf(req: ExpressLike): string | undefined {
     return req.socket?.remoteAddress;
   }
 }
-
-/**
- * `recordTransaction({ ...options, idHeaders: false })`, kept until `createGateway` passes the
- * option itself.  @internal @deprecated
- */
-export function recordTransactionWithoutIdHeaders(options: RecordTransactionOptions = {}): RecordTransactionMiddleware {
-  return recordTransaction({ ...options, idHeaders: false });
-}
