@@ -216,6 +216,13 @@ export function buildRecord(req: IncomingMessage, res: ServerResponse, context: 
     sender = senderOf(token, limits);
     if (raw !== undefined) scrubSecret(sender, raw);
   }
+  // The registered application comes from the configuration (frozen, shared per client), not from
+  // the token: added beside the token's shared section rather than into it.
+  const application = context.application;
+  if (application !== undefined) {
+    const { name, organization, roles } = application;
+    sender = { ...sender, application: Object.freeze({ name, ...(organization === undefined ? {} : { organization }), ...(roles === undefined ? {} : { roles }) }) };
+  }
   const record: TransactionRecord = {
     id: context.transactionId,
     messageId: context.messageId,

@@ -36,6 +36,15 @@ export interface TransactionSender {
   username?: string;
   /** `iss` of the token. */
   issuer?: string;
+  /** The client's registered application (`applications` of the configuration), when it has one. */
+  application?: {
+    /** Application name. */
+    readonly name: string;
+    /** Consuming organization, when registered. */
+    readonly organization?: string;
+    /** Roles, when registered. */
+    readonly roles?: readonly string[];
+  };
 }
 
 /**

@@ -98,7 +98,11 @@ describe('createGateway: caller rules of the configuration', () => {
   it('fills org:gateway:subject:organization from the registered application, for the policy to decide on', async () => {
     const acme = await as.issueToken('client1', 'client1-secret');
     const globex = await as.issueToken('client2', 'client2-secret');
-    expect((await fetch(`${base}/gateway/Ente/Acme/v1/x`, { headers: { authorization: `Bearer ${acme}` } })).status).to.equal(201);
+    const permitted = await fetch(`${base}/gateway/Ente/Acme/v1/x`, { headers: { authorization: `Bearer ${acme}` } });
+    expect(permitted.status).to.equal(201);
+    const record = await store.get(permitted.headers.get('gateway-transaction-id')!);
+    expect(record?.sender.application).to.deep.equal({ name: 'PetShop', organization: 'Acme', roles: ['buyer'] });
+    expect(record?.sender.clientId).to.equal('client1');
     const denied = await fetch(`${base}/gateway/Ente/Acme/v1/x`, { headers: { authorization: `Bearer ${globex}` } });
     expect(denied.status).to.equal(403);
     expect(await denied.json()).to.include({ gateway_status: 'protocol:GATEWAY-1352' });
