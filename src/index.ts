@@ -1,26 +1,144 @@
 /**
- * express-access-gateway: composable Express middleware for an access-control gateway.
+ * express-access-gateway: composable Express middleware for an access-control gateway, and the
+ * gateway as a server of its own. Every export is named here, as the public surface; internal
+ * helpers are reachable only from their modules and are left out of the published declarations.
  *
  * @packageDocumentation
  */
-export * from './errors.js';
-export type * from './context.js';
-export { gatewayContext, addDiagnostic } from './context.js';
-export * from './record/index.js';
-export { requireToken, type RequireTokenOptions, type TokenMiddleware } from './token/require-token.js';
-export { introspect, type IntrospectOptions } from './token/introspect.js';
+
+// Errors and option checks
+export { GatewayError, errorCatalogue, isGatewayError, messageSets, messagesEn, messagesIt, outcomeLabels, renderMessage } from './errors.js';
+export type { BearerErrorCode, ErrorDefinition, GatewayErrorCode, GatewayErrorOptions, Message, MessageParams, MessageSet, OutcomeCode } from './errors.js';
+export { InvalidOptionError } from './options.js';
+
+// The per-request state
+export { addDiagnostic, diagnosticCodes, gatewayContext } from './context.js';
+export type {
+  ApiContext,
+  AuthorizationContext,
+  Diagnostic,
+  DiagnosticCode,
+  DiagnosticEvent,
+  DiagnosticLevel,
+  GatewayContext,
+  Middleware,
+  RecordingContext,
+  TokenContext,
+  TokenInfo,
+  TokenMethod,
+  UserInfo,
+} from './context.js';
+
+// Token: extraction, validation, forwarding
+export { requireToken } from './token/require-token.js';
+export type { RequireTokenOptions } from './token/extract.js';
+export type { TokenMiddleware } from './token/middleware.js';
+export { introspect } from './token/introspect.js';
+export type { IntrospectOptions } from './token/introspect.js';
+export { TokenPolicy, createTokenPolicy } from './token/policy.js';
+export type { AuthorizationServerMetadata, TokenPolicyOptions, TokenValidation } from './token/policy.js';
+export type { ClientAuthMethod, ClientPrivateKey } from './token/client-auth.js';
+export { defaultForwardedHeaderNames, forwardTokenHeaders } from './token/forward/index.js';
+export type { ForwardDateFormat, ForwardInfoMode, ForwardJwsOptions, ForwardTokenHeadersOptions, ForwardedItem, OriginalTokenMode } from './token/forward/index.js';
+
+// Authorization: scope rules, applications, XACML
 export {
-  TokenPolicy,
-  createTokenPolicy,
-  type TokenPolicyOptions,
-  type TokenValidation,
-  type ClientAuthMethod,
-  type ClientPrivateKey,
-  type AuthorizationServerMetadata,
-} from './token/policy.js';
-export { problemJsonErrorHandler, type ProblemJsonErrorHandlerOptions, type ErrorHandler } from './problem/handler.js';
-export { sendProblem, renderProblem, bearerChallenge, type ProblemOptions, type ProblemBody, type RenderedProblem } from './problem/render.js';
-export * from './gateway/index.js';
-export * from './server/index.js';
-export * from './authorize/index.js';
-export * from './token/forward/index.js';
+  ApplicationRegistry,
+  InsufficientScopeError,
+  XacmlAttributes,
+  XacmlPolicySource,
+  buildXacmlRequest,
+  decisionText,
+  identifyApplication,
+  requireScopes,
+  toRequestXml,
+  xacmlAuthorize,
+} from './authorize/index.js';
+export type {
+  BuildXacmlRequestOptions,
+  ClientApplication,
+  ClientApplications,
+  DecisionResult,
+  IdentifyApplicationOptions,
+  OperationScopeRules,
+  RequireScopesOptions,
+  RequiredClaims,
+  ScopeRules,
+  XacmlAuthorizeMiddleware,
+  XacmlAuthorizeOptions,
+  XacmlDecision,
+  XacmlEvaluatorOptions,
+  XacmlInvocation,
+  XacmlObligationHandler,
+  XacmlPolicyDocuments,
+  XacmlPolicyLoader,
+  XacmlPolicySourceOptions,
+  XacmlPolicyState,
+  XacmlSubjectInfo,
+} from './authorize/index.js';
+
+// Problem+json
+export { problemJsonErrorHandler } from './problem/handler.js';
+export type { ErrorHandler, ProblemJsonErrorHandlerOptions } from './problem/handler.js';
+export { bearerChallenge, renderProblem, sendProblem } from './problem/render.js';
+export type { ProblemBody, ProblemOptions, RenderedProblem } from './problem/render.js';
+
+// Records and the monitoring console
+export { CONSOLE_REQUEST_HEADER, DEFAULT_REDACTED_HEADERS, MemoryTransactionStore, apiKey, monitoringConsole, recordTransaction } from './record/index.js';
+export type {
+  BasicCredentials,
+  ConsoleAuthenticate,
+  LoginThrottleOptions,
+  MemoryTransactionStoreOptions,
+  MonitoringConsoleOptions,
+  RecordTransactionMiddleware,
+  RecordTransactionOptions,
+  RecordTransactionStats,
+  TransactionApi,
+  TransactionFilter,
+  TransactionOutcome,
+  TransactionPage,
+  TransactionQuery,
+  TransactionRecord,
+  TransactionSender,
+  TransactionStore,
+  TransactionTokenInfo,
+} from './record/index.js';
+
+// The gateway: configuration, relay, admin
+export { ConfigError, adminRouter, createGateway, createRelay, loadConfig, resolveConfig } from './gateway/index.js';
+export type {
+  AdminAuthOptions,
+  AdminForgetSelector,
+  AdminTarget,
+  ApiConfig,
+  AuthorizationConfig,
+  BackendConfig,
+  ConfigIssue,
+  ConfigLoader,
+  ConfigSource,
+  CreateGatewayOptions,
+  Gateway,
+  GatewayConfig,
+  GatewayConfigState,
+  HttpMethod,
+  LoadConfigOptions,
+  OperationConfig,
+  RecordingConfig,
+  Relay,
+  RelayOptions,
+  ResetResult,
+  ResolveConfigOptions,
+  ResolvedApi,
+  ResolvedConfig,
+  ResolvedOperation,
+  ResolvedTokenPolicy,
+  TokenForwardConfig,
+  TokenManagementConfig,
+  TokenPolicyConfig,
+  TrustProxy,
+} from './gateway/index.js';
+
+// The gateway as a server
+export { serveGateway } from './server/index.js';
+export type { GatewayServer, ServeOptions, ServerTimeouts } from './server/index.js';

@@ -54,11 +54,13 @@ export type AdminForgetSelector =
   | {
       /** The token's subject (`sub`). */
       subject: string;
+      /** Not with `subject`. */
       clientId?: undefined;
     }
   | {
       /** The token's client id (`azp`, else `client_id`). */
       clientId: string;
+      /** Not with `clientId`. */
       subject?: undefined;
     };
 

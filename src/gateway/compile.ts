@@ -5,6 +5,7 @@
  *
  * @module
  */
+import type { IncomingMessage } from 'node:http';
 import type { Dispatcher } from 'undici';
 import { ApplicationRegistry, identifyApplication } from '../authorize/applications.js';
 import { requireScopes } from '../authorize/scopes.js';
@@ -43,6 +44,8 @@ export interface CompileSettings {
   readonly server: string;
   /** Whose proxy headers are continued. */
   readonly trustProxy: TrustFunction;
+  /** The client's address as `trustProxy` lets the gateway believe it (the invalid-token throttle's key). */
+  readonly clientAddress: (req: IncomingMessage) => string | undefined;
   /** Relay client headers with `_` in their name. */
   readonly keepUnderscoreHeaders: boolean | undefined;
   /** Bytes of an unread upload drained after an early answer. */
@@ -72,7 +75,7 @@ const tokenManagement: Step = ({ api, config, settings, tokenPolicy }) => {
   const tm = api.tokenManagement;
   if (!tm.enabled) return [];
   const policy = tokenPolicy(tm.policy, tokenPolicyOptionsFor(config.tokenPolicies[tm.policy]!, { ...api, tokenManagement: tm }, settings.tokenPolicyOptions));
-  return [requireToken({ policy }), introspect({ policy })];
+  return [requireToken({ policy }), introspect({ policy, clientAddress: settings.clientAddress })];
 };
 
 /**

@@ -22,7 +22,7 @@ import type { ConfigSource } from './config/load.js';
 import type { ResolvedTokenPolicy } from './config/types.js';
 import { createRequestPath } from './request-path.js';
 import type { RequestTargetRules } from './request-target.js';
-import { compileTrust, type TrustProxy } from './trust-proxy.js';
+import { clientAddressOf, compileTrust, type TrustProxy } from './trust-proxy.js';
 
 const log = logger('gateway');
 
@@ -208,10 +208,12 @@ export function createGateway(options: CreateGatewayOptions): Gateway {
   const connectTimeoutMs = check.positive(relayOptions.connectTimeoutMs, 'relay.connectTimeoutMs', 10_000);
   const connections = relayOptions.connections === undefined ? undefined : check.positive(relayOptions.connections, 'relay.connections', 0, true);
   const keepAliveTimeoutMs = check.positive(relayOptions.keepAliveTimeoutMs, 'relay.keepAliveTimeoutMs', 4_000);
+  // Compiled once here so that a bad value fails at start; each relay gets the compiled function.
+  const trustProxy = compileTrust(options.trustProxy, check, 'trustProxy');
   const compileSettings: CompileSettings = {
     server,
-    // Compiled once here so that a bad value fails at start; each relay gets the compiled function.
-    trustProxy: compileTrust(options.trustProxy, check, 'trustProxy'),
+    trustProxy,
+    clientAddress: clientAddressOf(trustProxy),
     keepUnderscoreHeaders: relayOptions.keepUnderscoreHeaders === undefined ? undefined : check.boolean(relayOptions.keepUnderscoreHeaders, 'relay.keepUnderscoreHeaders', false),
     maxDrainBytes: relayOptions.maxDrainBytes === undefined ? undefined : check.positive(relayOptions.maxDrainBytes, 'relay.maxDrainBytes', 0, true),
     tokenPolicyOptions,

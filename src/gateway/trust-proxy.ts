@@ -3,6 +3,7 @@
  *
  * @module
  */
+import type { IncomingMessage } from 'node:http';
 import proxyAddr from 'proxy-addr';
 import type { OptionChecks } from '../options.js';
 
@@ -37,4 +38,17 @@ export function compileTrust(value: TrustProxy | undefined, check: OptionChecks,
   } catch (err) {
     check.fail(path, `has an invalid address: ${(err as Error).message}`);
   }
+}
+
+/**
+ * The client's address as far as `trust` lets the gateway believe `X-Forwarded-For`: the socket's
+ * peer unless it is a trusted proxy, then the nearest untrusted address it forwarded (Express's
+ * `req.ip`).
+ */
+export function clientAddressOf(trust: TrustFunction): (req: IncomingMessage) => string | undefined {
+  return (req) => {
+    // Without X-Forwarded-For there is nothing to walk (and no proxy-addr work per request).
+    if (req.headers['x-forwarded-for'] === undefined) return req.socket.remoteAddress;
+    return req.socket.remoteAddress === undefined ? undefined : proxyAddr(req, trust);
+  };
 }

@@ -326,7 +326,7 @@ describe('guides: the samples run as written', function () {
       const failures: Array<[string, (t: Record<string, string>) => Record<string, string>, string, string]> = [
         ['an unknown token', (env) => ({ ...env, TOKEN: 'not-a-token' }), 'ERR_TOKEN_INVALID', 'introspection: active is false'],
         ['another audience', (env) => ({ ...env, AUDIENCE: 'another-api', TOKEN: tokens['client1']! }), 'ERR_TOKEN_INVALID', 'introspection: the token is not meant for this audience (aud)'],
-        ['a wrong client secret', (env) => ({ ...env, CLIENT_SECRET: 'wrong', TOKEN: tokens['client1']! }), 'ERR_AUTHORIZATION_SERVER_UNAVAILABLE', 'introspection: the server answered 401 with a challenge (invalid_client)'],
+        ['a wrong client secret', (env) => ({ ...env, CLIENT_SECRET: 'wrong', TOKEN: tokens['client1']! }), 'ERR_AUTHORIZATION_SERVER_UNAVAILABLE', "introspection: the authorization server refused the gateway's client authentication (HTTP 401, invalid_client)"],
       ];
       for (const [what, env, code, diagnostic] of failures) {
         it(`${what}: ${code}, "${diagnostic}", as the page's table says`, async () => {

@@ -108,3 +108,31 @@ describe('createGateway: caller rules of the configuration', () => {
     expect(await denied.json()).to.include({ gateway_status: 'protocol:GATEWAY-1352' });
   });
 });
+
+describe('createGateway: the invalid-token throttle behind a trusted proxy', () => {
+  it('keys the throttle on the forwarded client address when trustProxy trusts the peer', async () => {
+    const as = await startDemoAuthServer({ port: 0 });
+    const echo = await echoBackend();
+    const config: GatewayConfig = {
+      tokenPolicies: { DemoIdP: { issuer: as.issuer, clientId: 'gateway', clientSecret: 'gateway-secret', invalidTokenThrottle: { maxRefusals: 3, windowSeconds: 60 } } },
+      apis: [{ provider: 'Ente', name: 'Echo', version: 1, backend: { url: echo.url }, tokenManagement: { enabled: true, policy: 'DemoIdP', introspection: true } }],
+    };
+    const gateway = createGateway({ config, trustProxy: 'loopback' });
+    const server = createServer(gateway.handler);
+    const base = await listen(server);
+    const call = (n: number, client: string): Promise<number> =>
+      fetch(`${base}/gateway/Ente/Echo/v1/x`, { headers: { authorization: `Bearer not-a-token-${client}-${n}`, 'x-forwarded-for': client } }).then((r) => r.status);
+    try {
+      const first: number[] = [];
+      for (let i = 0; i < 5; i++) first.push(await call(i, '203.0.113.1'));
+      expect(first.slice(0, 3)).to.deep.equal([401, 401, 401]);
+      expect(first.slice(3)).to.deep.equal([429, 429]);
+      // Another client behind the same proxy is not throttled with the first.
+      expect(await call(0, '203.0.113.2')).to.equal(401);
+    } finally {
+      await close(server);
+      await gateway.close();
+      await Promise.all([as.stop(), echo.stop()]);
+    }
+  });
+});

@@ -32,7 +32,7 @@ const onNodeHttp: Mount = async (gateway) => {
     });
   };
   const server = createServer((req, res) => {
-    if (/^\/gateway\/(admin|console|health)(\/|$)/.test(req.url ?? '')) admin(req, res, () => hostApp(req, res));
+    if (/^\/gateway\/(admin|console|health)(\/|$)/.test(req.url ?? '')) admin(req as express.Request, res as express.Response, () => hostApp(req, res));
     else hostApp(req, res);
   });
   return { server, base: await listen(server) };
