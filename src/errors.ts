@@ -304,6 +304,8 @@ export interface GatewayErrorOptions {
   diagnostic?: string;
   /** The underlying error, for diagnostics only. */
   cause?: unknown;
+  /** Seconds for `Retry-After`, when this occurrence knows better than the catalogue's default. */
+  retryAfter?: number;
 }
 
 /** Renders the `detail` of an error code with a message set. */
@@ -336,6 +338,8 @@ export class GatewayError extends Error {
   readonly realm: string | undefined;
   /** Diagnostic text (never sent to the client). */
   readonly diagnostic: string | undefined;
+  /** Seconds for `Retry-After`: this error's own, else the catalogue's (none for permanent errors). */
+  readonly retryAfter: number | undefined;
 
   constructor(code: GatewayErrorCode, options: GatewayErrorOptions = {}) {
     super(renderMessage(messagesEn, code, options.params), options.cause === undefined ? undefined : { cause: options.cause });
@@ -348,6 +352,7 @@ export class GatewayError extends Error {
     this.params = options.params ?? {};
     this.realm = options.realm;
     this.diagnostic = options.diagnostic;
+    this.retryAfter = options.retryAfter ?? definition.retryAfter;
   }
 
   /** The catalogue entry of this error. */

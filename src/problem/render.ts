@@ -108,7 +108,8 @@ export function renderProblem(error: GatewayError, messages: MessageSet): Render
   const headers: Record<string, string> = { 'content-type': 'application/problem+json' };
   const challenge = bearerChallenge(error);
   if (challenge !== undefined) headers['www-authenticate'] = challenge;
-  const retryAfter = error.definition.retryAfter;
+  // `?? definition`: a GatewayError of another copy of the package has no retryAfter field.
+  const retryAfter = error.retryAfter ?? error.definition.retryAfter;
   if (retryAfter !== undefined) headers['retry-after'] = String(retryAfter);
   return { status, headers, body };
 }

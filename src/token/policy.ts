@@ -536,6 +536,7 @@ export class TokenPolicy {
   private throttled(address: string): GatewayError {
     return new GatewayError('ERR_TOKEN_THROTTLED', {
       realm: this.name,
+      ...(this.throttle === undefined ? {} : { retryAfter: this.throttle.retryAfterSeconds(address) }),
       diagnostic: `${this.throttleText} from ${address}: its unknown tokens are refused without calling the authorization server`,
     });
   }

@@ -39,6 +39,11 @@ export class InvalidTokenThrottle {
     return window !== undefined && window.refusals >= this.settings.maxRefusals;
   }
 
+  /** Whole seconds until `address`'s window ends (at least 1). */
+  retryAfterSeconds(address: string): number {
+    return Math.max(1, Math.ceil(this.windows.getRemainingTTL(address) / 1000));
+  }
+
   /** Counts a token of `address` that the authorization server refused. */
   refused(address: string | undefined): void {
     if (address === undefined) return;

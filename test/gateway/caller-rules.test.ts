@@ -127,6 +127,10 @@ describe('createGateway: the invalid-token throttle behind a trusted proxy', () 
       for (let i = 0; i < 5; i++) first.push(await call(i, '203.0.113.1'));
       expect(first.slice(0, 3)).to.deep.equal([401, 401, 401]);
       expect(first.slice(3)).to.deep.equal([429, 429]);
+      // Retry-After tells when this address's window ends (60 s here), not a fixed default.
+      const throttled = await fetch(`${base}/gateway/Ente/Echo/v1/x`, { headers: { authorization: 'Bearer not-a-token-again', 'x-forwarded-for': '203.0.113.1' } });
+      expect(throttled.status).to.equal(429);
+      expect(Number(throttled.headers.get('retry-after'))).to.be.within(50, 60);
       // Another client behind the same proxy is not throttled with the first.
       expect(await call(0, '203.0.113.2')).to.equal(401);
     } finally {
