@@ -5,6 +5,7 @@
  * @module
  */
 
+import { removeQueryParameter } from '../url.js';
 import { REDACTED } from '../token/shared.js';
 import { detach } from './detach.js';
 
@@ -25,27 +26,15 @@ export const DEFAULT_REDACTED_HEADERS: readonly string[] = [
 ];
 
 /**
- * The URL (path and query) without any `access_token` query parameter (RFC 6750 section 2.3).
+ * The URL (path and query) without any `access_token` query parameter (RFC 6750 section 2.3), in
+ * any shape a server could read as one (see `removeQueryParameter`), and without a fragment.
  * When something was removed, a flat copy: records keep it, and a slice would pin the original.
  */
 export function stripAccessToken(url: string): string {
-  const q = url.indexOf('?');
-  if (q === -1) return url;
-  const hash = url.indexOf('#', q);
-  const query = url.slice(q + 1, hash === -1 ? undefined : hash);
-  const kept = query.split('&').filter((pair) => {
-    if (pair === '') return false;
-    const eq = pair.indexOf('=');
-    const rawName = eq === -1 ? pair : pair.slice(0, eq);
-    let name: string;
-    try {
-      name = decodeURIComponent(rawName.replace(/\+/g, ' '));
-    } catch {
-      name = rawName;
-    }
-    return name.trim().toLowerCase() !== 'access_token';
-  });
-  return detach(url.slice(0, q) + (kept.length > 0 ? `?${kept.join('&')}` : ''));
+  const hash = url.indexOf('#');
+  const withoutFragment = hash === -1 ? url : url.slice(0, hash);
+  const stripped = removeQueryParameter(withoutFragment, 'access_token');
+  return stripped === url ? url : detach(stripped);
 }
 
 /**

@@ -21,8 +21,9 @@ describe('record redaction', () => {
       expect(stripAccessToken('/p?%E0%A4%A=1&access_token=x')).to.equal('/p?%E0%A4%A=1');
     });
 
-    it('drops the fragment and empty pairs, and leaves a URL without a query alone', () => {
-      expect(stripAccessToken('/p?a=1&&access_token=x#frag')).to.equal('/p?a=1');
+    it('drops the fragment, keeps the other pairs as sent, and leaves a URL without a query alone', () => {
+      expect(stripAccessToken('/p?a=1&&access_token=x#frag')).to.equal('/p?a=1&');
+      expect(stripAccessToken('/p?access_token[]=x&b=2')).to.equal('/p?b=2');
       expect(stripAccessToken('/pet/1')).to.equal('/pet/1');
       expect(stripAccessToken('/pet?access_token_hint=1')).to.equal('/pet?access_token_hint=1');
     });

@@ -174,7 +174,13 @@ describe('security: the canonical request path', () => {
   });
 
   it('a token in the URL never reaches the backend, whatever the shape of its parameter name', async () => {
-    for (const query of [`access%5Ftoken=${encodeURIComponent(token)}`, `access_token%5B%5D=${encodeURIComponent(token)}`, `access_token[x]=${encodeURIComponent(token)}`]) {
+    for (const query of [
+      `access%5Ftoken=${encodeURIComponent(token)}`,
+      `access_token%5B%5D=${encodeURIComponent(token)}`,
+      `access_token[x]=${encodeURIComponent(token)}`,
+      `ACCESS_TOKEN=${encodeURIComponent(token)}`,
+      `+access_token+=${encodeURIComponent(token)}`,
+    ]) {
       // A header token too where the query form is not one RFC 6750 knows, so that the request is valid.
       const headers = query.startsWith('access%5F') ? {} : bearer();
       const res = await rawRequest(base, `/gateway/Ente/Res/v1/pets?${query}&keep=1`, { headers });

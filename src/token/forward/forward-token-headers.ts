@@ -14,7 +14,7 @@ import { memoPerToken, REDACTED } from '../shared.js';
 import { GatewayError } from '../../errors.js';
 import { collectItems, defaultForwardedHeaderNames, headerValue, itemsDocument } from './items.js';
 import type { ForwardDateFormat, ForwardedItem, ForwardedValue } from './items.js';
-import { appendQueryParameter, removeFormParameter, removeQueryParameter } from './query.js';
+import { appendQueryParameter, removeFormParameter, removeQueryParameter } from '../../url.js';
 
 /** How the collected token information travels: one header per item, a base64 JSON, or a signed JWT. */
 export type ForwardInfoMode = 'headers' | 'json' | 'jws';

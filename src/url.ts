@@ -1,13 +1,17 @@
 /**
- * Query-string surgery that keeps the rest of the URL byte for byte (no re-encoding).
+ * The one place that finds and removes a parameter in a query string or form body: what keeps a
+ * token in the URL from reaching a backend, a record or an XACML attribute. It keeps the rest of
+ * the URL byte for byte (no re-encoding). The request path's canonical form is the gateway's
+ * (`gateway/request-target.ts`): this module only edits queries.
  *
  * @module
  */
 
 /**
- * Removes every occurrence of the query parameter `name` from `url` (absolute or origin-form),
- * leaving the other parameters exactly as they were sent. Names are compared after
- * percent-decoding, so `access%5Ftoken` is removed too.
+ * Removes every occurrence of the query parameter `name` (lower case) from `url` (absolute or
+ * origin-form), leaving the other parameters exactly as they were sent. Names are compared after
+ * percent-decoding, trimmed and in any case, `qs` shapes included: `access%5Ftoken`,
+ * `ACCESS_TOKEN` and `access_token[]` go too.
  *
  * @example
  * ```ts
@@ -33,8 +37,8 @@ export function removeQueryParameter(url: string, name: string): string {
  * go too: `qs`-style parsers (Express 4, PHP) read them as `name`.
  */
 export function removeFormParameter(form: string, name: string): string {
-  // Cheap exit on the hot path: most requests carry no token there.
-  if (!form.includes(name) && !form.includes('%')) return form;
+  // Cheap exit on the hot path: most requests carry no token there (any case, any escape).
+  if (!form.includes('%') && !form.toLowerCase().includes(name)) return form;
   const pairs = form.split('&');
   const kept = pairs.filter((pair) => !isParameter(parameterName(pair), name));
   return kept.length === pairs.length ? form : kept.join('&');
@@ -49,9 +53,15 @@ export function appendQueryParameter(url: string, name: string, value: string): 
   return `${beforeFragment}${separator}${encodeURIComponent(name)}=${encodeURIComponent(value)}${fragment}`;
 }
 
+/**
+ * Whether a decoded parameter name is `name` as some server would read it: in any case, padded
+ * with spaces, or in a `qs` shape (`name[]`, `name[x]`, `name.x`). Removing too much here only
+ * costs a parameter; removing too little relays a token.
+ */
 function isParameter(decoded: string, name: string): boolean {
-  if (!decoded.startsWith(name)) return false;
-  const next = decoded.charCodeAt(name.length);
+  const trimmed = decoded.trim().toLowerCase();
+  if (!trimmed.startsWith(name)) return false;
+  const next = trimmed.charCodeAt(name.length);
   return Number.isNaN(next) || next === 91 /* [ */ || next === 46 /* . */;
 }
 
