@@ -5,7 +5,6 @@
  * @module
  */
 import type { IncomingHttpHeaders, IncomingMessage, OutgoingHttpHeaders } from 'node:http';
-import { isHeaderValue } from '../options.js';
 import type { TrustFunction } from './trust-proxy.js';
 
 /** Hop-by-hop headers: meaningful for one connection only, never relayed (RFC 9110 7.6.1). */
@@ -34,9 +33,12 @@ const REQUEST_DROPPED = new Set([...HOP_BY_HOP, 'host', 'expect']);
 const RESPONSE_DROPPED = new Set([...HOP_BY_HOP, 'server', 'gateway-transaction-id', 'gateway-message-id']);
 
 
+const ONLY_PERSISTENCE = /^\s*(keep-alive|close)\s*$/i;
+
 /** Names listed in a `Connection` header, which are hop-by-hop for that message too. */
 function connectionTokens(value: string | string[] | undefined): Set<string> | undefined {
-  if (value === undefined) return undefined;
+  // The usual values list no header: no split, no set.
+  if (value === undefined || (typeof value === 'string' && ONLY_PERSISTENCE.test(value))) return undefined;
   const joined = Array.isArray(value) ? value.join(',') : value;
   const tokens = new Set<string>();
   for (const token of joined.split(',')) {
@@ -98,11 +100,10 @@ export function writeProxyHeaders(req: IncomingMessage, out: Record<string, stri
   const forwardedHost = prior('x-forwarded-host') ?? host;
   if (forwardedHost !== undefined) out['x-forwarded-host'] = forwardedHost;
   out['x-forwarded-proto'] = prior('x-forwarded-proto') ?? proto;
-  const element = [
-    ...(remote === undefined ? [] : [`for=${forwardedNode(remote)}`]),
-    ...(host === undefined || !isHeaderValue(host) ? [] : [`host=${quoted(host)}`]),
-    `proto=${proto}`,
-  ].join(';');
+  // Node's parser already refused a Host with control characters; quoting is all it needs.
+  let element = remote === undefined ? '' : `for=${forwardedNode(remote)};`;
+  if (host !== undefined) element += `host=${quoted(host)};`;
+  element += `proto=${proto}`;
   const priorForwarded = prior('forwarded');
   out.forwarded = priorForwarded === undefined ? element : `${priorForwarded}, ${element}`;
 }

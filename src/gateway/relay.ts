@@ -140,6 +140,41 @@ export function backendError(err: unknown, backend: string): GatewayError {
 }
 
 /**
+ * The abort signal of one relayed exchange, in the EventEmitter form undici accepts: it aborts
+ * when the client goes away. Cheaper per request than an `AbortController` and its `EventTarget`
+ * listeners (measured: about 4% of the gateway's CPU per request went to them).
+ */
+class ClientGone {
+  aborted = false;
+  /** What undici reports as the cause of the aborted exchange. */
+  reason: Error | undefined;
+  #listener: (() => void) | undefined;
+
+  on(_event: 'abort', listener: () => void): this {
+    this.#listener = listener;
+    return this;
+  }
+
+  once(event: 'abort', listener: () => void): this {
+    return this.on(event, listener);
+  }
+
+  removeListener(_event: 'abort', listener: () => void): this {
+    if (this.#listener === listener) this.#listener = undefined;
+    return this;
+  }
+
+  abort(): void {
+    if (this.aborted) return;
+    this.aborted = true;
+    this.reason = Object.assign(new Error('the client closed the connection'), { name: 'AbortError' });
+    const listener = this.#listener;
+    this.#listener = undefined;
+    listener?.();
+  }
+}
+
+/**
  * The client's body stream as undici reads it: an async iterable rather than the stream itself.
  * undici destroys a stream body when it stops sending (the backend answered first, or failed);
  * destroying an `IncomingMessage` leaves its socket paused with the rest of the upload unread, and
@@ -308,11 +343,11 @@ export function createRelay(options: RelayOptions): Relay {
     // On the response's close before its end: either undici destroyed it for a backend failure
     // (then `res.errored` holds the error), or the client left, and the backend exchange is
     // aborted. Prepended, so that the context says which before the recorder's own 'close' reads it.
-    const abort = new AbortController();
+    const abort = new ClientGone();
     const onClose = (): void => {
       if (res.writableFinished) return;
       const failure = res.errored;
-      if (failure !== null && failure !== undefined && !abort.signal.aborted) noteBackendFailure(req, backendError(failure, backendLabel));
+      if (failure !== null && failure !== undefined && !abort.aborted) noteBackendFailure(req, backendError(failure, backendLabel));
       else abort.abort();
     };
     // Not `once` (no wrapper per request): the completion callback removes it.
@@ -326,7 +361,7 @@ export function createRelay(options: RelayOptions): Relay {
         headers,
         // An AsyncIterable body is documented (undici's Dispatcher.md) but missing from its types.
         body: body as Readable | Buffer | null,
-        signal: abort.signal,
+        signal: abort,
         headersTimeout: timeoutMs,
         bodyTimeout: timeoutMs,
       },
@@ -347,7 +382,7 @@ export function createRelay(options: RelayOptions): Relay {
           if (streamed) settleUpload(req, res, maxDrainBytes);
           return;
         }
-        if (abort.signal.aborted) {
+        if (abort.aborted) {
           // The client left: nothing to answer, only to note.
           addDiagnostic(req, 'info', 'RELAY_ABORTED', `client closed the connection before the backend ${backendLabel} answered`);
           return;

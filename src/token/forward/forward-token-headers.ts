@@ -361,9 +361,12 @@ function stripHeaders(req: IncomingMessage, filter: HeaderFilter): void {
  * listing `gateway-token-subject` must not make a relay drop the gateway's header after the record
  * listed it as sent.
  */
+const ONLY_PERSISTENCE = /^\s*(keep-alive|close)\s*$/i;
+
 function stripConnectionListed(req: IncomingMessage): void {
   const connection = req.headers.connection;
-  if (connection === undefined) return;
+  // The usual values list no header: no split, no set.
+  if (connection === undefined || ONLY_PERSISTENCE.test(connection)) return;
   const listed = new Set<string>();
   const kept: string[] = [];
   for (const token of connection.split(',')) {
