@@ -197,6 +197,7 @@ describe('gateway configuration', () => {
     try {
       const error = await unbounded.ready().catch((e: unknown) => e);
       expect(error).to.be.instanceOf(ConfigError);
+      expect((error as ConfigError).code).to.equal('ERR_CONFIG_INVALID');
       expect((error as ConfigError).issues.map((i) => `${i.path}: ${i.message}`)).to.deep.equal([
         'tokenPolicies.idp: createTokenPolicy: options.jwtValidation needs options.audience (or options.anyAudience: true to accept a JWT of the issuer meant for any audience)',
       ]);

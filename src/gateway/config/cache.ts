@@ -6,6 +6,7 @@
  *
  * @module
  */
+import { optionChecks } from '../../options.js';
 import NodeCache from 'node-cache';
 import { logger } from '../../log.js';
 import { ConfigError } from './errors.js';
@@ -80,12 +81,13 @@ export class ConfigCache<T> {
   #closed = false;
 
   constructor(options: ConfigCacheOptions<T>) {
-    if (options === null || typeof options !== 'object') throw new TypeError('ConfigCache: options must be an object');
-    if (typeof options.compile !== 'function') throw new TypeError('ConfigCache: options.compile must be a function');
+    const check = optionChecks('ConfigCache');
+    check.object(options, '');
+    if (typeof options.compile !== 'function') check.fail('compile', 'must be a function');
     const ttl = options.ttlSeconds ?? 7200;
-    if (typeof ttl !== 'number' || !(ttl > 0)) throw new TypeError('ConfigCache: options.ttlSeconds must be a positive number');
+    check.positive(ttl, 'ttlSeconds', 0);
     const retry = options.retrySeconds ?? 60;
-    if (typeof retry !== 'number' || !(retry > 0)) throw new TypeError('ConfigCache: options.retrySeconds must be a positive number');
+    check.positive(retry, 'retrySeconds', 0);
     this.#options = options;
     this.#ttl = ttl;
     this.#retry = Math.min(retry, ttl);

@@ -18,6 +18,8 @@ export interface ConfigIssue {
  * `apis[0].backend.url: must be an http(s) URL`.
  */
 export class ConfigError extends Error {
+  /** Always `ERR_CONFIG_INVALID`. */
+  readonly code = 'ERR_CONFIG_INVALID' as const;
   /** Every problem found, in document order. */
   readonly issues: readonly ConfigIssue[];
   /** The configuration's origin (file path, `object` or `loader`), when known. */

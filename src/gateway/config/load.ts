@@ -3,6 +3,7 @@
  *
  * @module
  */
+import { InvalidOptionError } from '../../options.js';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -72,5 +73,5 @@ export async function loadConfig(source: ConfigSource, options: LoadConfigOption
     // A copy, so that later edits of the caller's object take effect only at reload, like a file's.
     return resolveConfig(structuredClone(source), { ...options, source: 'object' });
   }
-  throw new TypeError('loadConfig: source must be a file path, a configuration object or a loader function');
+  throw new InvalidOptionError('loadConfig: source', 'must be a file path, a configuration object or a loader function');
 }
