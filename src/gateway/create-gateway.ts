@@ -52,7 +52,12 @@ export interface CreateGatewayOptions {
   server?: string;
   /** Message set of error details: `it` (the spec's, default), `en` or your own. */
   messages?: 'it' | 'en' | MessageSet;
-  /** Lifetime of the cached configuration and compiled policies, in seconds. Default `7200` (spec 8). */
+  /**
+   * Lifetime of the cached configuration and compiled policies, in seconds. Default `7200` (spec 8).
+   * (Token results have their own lifetime: `cacheTtlSeconds` of each token policy in the file.)
+   */
+  configCacheTtlSeconds?: number;
+  /** @deprecated The name of {@link CreateGatewayOptions.configCacheTtlSeconds} until the next minor version. */
   cacheTtlSeconds?: number;
   /**
    * Credentials of the admin routes (`POST <basePath>/admin/reset-caches`, `GET <basePath>/admin/status`)
@@ -172,7 +177,7 @@ function normalizeBasePath(value: string): string {
  *    streamed both ways; 503 unreachable, 504 read timeout).
  *
  * Unknown API, version or operation: 404 problem+json. Every error is problem+json.
- * The configuration and compiled policies are cached for `cacheTtlSeconds`; a changed file takes
+ * The configuration and compiled policies are cached for `configCacheTtlSeconds`; a changed file takes
  * effect after {@link Gateway.resetAllCaches} (or `POST <basePath>/admin/reset-caches`) or expiry.
  *
  * @example
@@ -199,6 +204,8 @@ export function createGateway(options: CreateGatewayOptions): Gateway {
     check.fail('config', 'must be a file path, a configuration object or a loader function');
   }
   const basePath = normalizeBasePath(check.string(options.basePath, 'basePath', '/gateway', BASE_PATH, 'a path like /gateway'));
+  if (options.configCacheTtlSeconds !== undefined && options.cacheTtlSeconds !== undefined) check.fail('cacheTtlSeconds', 'is the old name of configCacheTtlSeconds: give one of them');
+  const configCacheTtlSeconds = options.configCacheTtlSeconds ?? options.cacheTtlSeconds;
   const targetRules: RequestTargetRules = { allowEmptySegments: check.boolean(options.allowEmptySegments, 'allowEmptySegments', false) };
   const server = check.headerValue(options.server, 'server', 'Gateway');
   const messages = options.messages ?? 'it';
@@ -242,7 +249,7 @@ export function createGateway(options: CreateGatewayOptions): Gateway {
   const cache = new ConfigCache<Runtime>({
     source,
     ...(options.baseDir === undefined ? {} : { baseDir: options.baseDir }),
-    ...(options.cacheTtlSeconds === undefined ? {} : { ttlSeconds: options.cacheTtlSeconds }),
+    ...(configCacheTtlSeconds === undefined ? {} : { ttlSeconds: configCacheTtlSeconds }),
     compile: (config) => (latest = compileRuntime(config, latest, compileSettings)),
     dispose: (old) => {
       const live = new Set(latest?.tokenPolicies.values() ?? []);

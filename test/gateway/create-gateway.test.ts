@@ -54,6 +54,7 @@ describe(`createGateway (${how})`, () => {
   });
 
   it('validates its options at factory time', () => {
+    expect(() => createGateway({ config: { apis: [] }, configCacheTtlSeconds: 10, cacheTtlSeconds: 10 })).to.throw(TypeError, /old name of configCacheTtlSeconds/);
     expect(() => createGateway(undefined as never)).to.throw(TypeError, /options must be an object/);
     expect(() => createGateway({ config: 42 as never })).to.throw(TypeError, /options\.config/);
     expect(() => createGateway({ config: openConfig(backend.url), basePath: 'gateway' })).to.throw(TypeError, /options\.basePath/);
@@ -338,7 +339,7 @@ describe(`createGateway (${how})`, () => {
           loads++;
           return openConfig(backend.url);
         },
-        cacheTtlSeconds: 0.3,
+        configCacheTtlSeconds: 0.3,
       });
       const { server, base } = await mount(gateway);
       try {
