@@ -13,8 +13,8 @@
  * of a request must not grow with its headers to the point of delaying others).
  */
 import { readFileSync } from 'node:fs';
-import { createPdp } from '../src/xacml/index.js';
-import type { RequestAttribute, RequestContext } from '../src/xacml/index.js';
+import { createPdp } from 'express-access-gateway/xacml';
+import type { RequestAttribute, RequestContext } from 'express-access-gateway/xacml';
 
 const XS_STRING = 'http://www.w3.org/2001/XMLSchema#string';
 const ACCESS_SUBJECT = 'urn:oasis:names:tc:xacml:1.0:subject-category:access-subject';

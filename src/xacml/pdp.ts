@@ -18,7 +18,8 @@ import { parseRequest } from './request.js';
 import type { RequestAttribute, RequestContext } from './request-context.js';
 import type { XacmlObligation, XacmlResponse, XacmlResult } from './response.js';
 import * as runtime from './runtime.js';
-import * as constants from './constants.js';
+import { DECISION_NAMES, INDETERMINATE, OK_STATUS } from './runtime.js';
+import { RESOURCE_ID, RESOURCE_SCOPE, STATUS_OK, STATUS_PROCESSING_ERROR, STATUS_SYNTAX_ERROR } from './constants.js';
 import type { Result } from './runtime.js';
 import { parseXml } from './xml.js';
 import { DEFAULT_MAX_XPATH_ATTRIBUTES } from './xpath.js';
@@ -27,10 +28,6 @@ import type { XmlElement, XmlLimits } from './xml.js';
 export type { AttributeFinder } from './eval-context.js';
 export type { AttributeDesignatorReference, AttributeReferences, AttributeSelectedReference } from './compile/expression.js';
 
-// Copied into module constants once: reading an imported binding can cost a getter call per
-// access under some loaders (tsx), and these are read on every evaluation.
-const { DECISION_NAMES, INDETERMINATE, OK_STATUS } = runtime;
-const { RESOURCE_ID, RESOURCE_SCOPE, STATUS_OK, STATUS_PROCESSING_ERROR, STATUS_SYNTAX_ERROR } = constants;
 
 /** Options of {@link createPdp}. */
 export interface PdpOptions {

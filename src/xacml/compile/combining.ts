@@ -7,11 +7,9 @@
 import { STATUS_PROCESSING_ERROR } from '../constants.js';
 import type { EvalContext } from '../eval-context.js';
 import * as runtime from '../runtime.js';
+import { DENY, DENY_RESULT, INDETERMINATE, MATCH, NA_RESULT, NOT_APPLICABLE, NO_MATCH, PERMIT, PERMIT_RESULT, indeterminate } from '../runtime.js';
 import type { DecisionCode, MatchOutcome, Obligation, Result, Status } from '../runtime.js';
 
-// Copied into module constants once: reading an imported binding can cost a getter call per
-// access under some loaders (tsx), and these are read on every evaluation.
-const { DENY, DENY_RESULT, INDETERMINATE, MATCH, NA_RESULT, NOT_APPLICABLE, NO_MATCH, PERMIT, PERMIT_RESULT, indeterminate } = runtime;
 
 /** Something a combining algorithm combines: a rule, a policy or a policy set. */
 export interface Combinable {

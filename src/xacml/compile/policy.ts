@@ -8,6 +8,7 @@ import { POLICY_NAMESPACES, STATUS_SYNTAX_ERROR, XS_BOOLEAN } from '../constants
 import { XacmlSyntaxError } from '../errors.js';
 import type { EvalContext } from '../eval-context.js';
 import * as runtime from '../runtime.js';
+import { DENY, DENY_RESULT, MATCH, NA_RESULT, NO_MATCH, PERMIT, PERMIT_RESULT, toIndeterminate } from '../runtime.js';
 import type { DecisionCode, MatchOutcome, Obligation, Result } from '../runtime.js';
 import type { XmlElement } from '../xml.js';
 import { policyCombiners, ruleCombiners } from './combining.js';
@@ -17,9 +18,6 @@ import type { CompileScope, VariableScope } from './expression.js';
 import { compileTarget } from './target.js';
 import type { IndexableTarget } from './target.js';
 
-// Copied into module constants once: reading an imported binding can cost a getter call per
-// access under some loaders (tsx), and these are read on every evaluation.
-const { DENY, DENY_RESULT, MATCH, NA_RESULT, NO_MATCH, PERMIT, PERMIT_RESULT, toIndeterminate } = runtime;
 
 /** A policy document available to references. */
 export interface RepositoryEntry {

@@ -9,15 +9,13 @@ import { FN1, XS_BOOLEAN } from '../constants.js';
 import { XacmlSyntaxError } from '../errors.js';
 import type { EvalContext } from '../eval-context.js';
 import * as runtime from '../runtime.js';
+import { MATCH, NO_MATCH, toIndeterminate } from '../runtime.js';
 import type { Indeterminate } from '../runtime.js';
 import type { MatchOutcome } from '../runtime.js';
 import type { XmlElement } from '../xml.js';
 import { checkArguments, compileAttributeValue, compileDesignator, compileSelector, eagerFunction, implementationFor, required, typeName, valueType } from './expression.js';
 import type { CompileScope } from './expression.js';
 
-// Copied into module constants once: reading an imported binding can cost a getter call per
-// access under some loaders (tsx), and these are read on every evaluation.
-const { MATCH, NO_MATCH, toIndeterminate } = runtime;
 
 /** A compiled target; `undefined` stands for an empty target (matches everything). */
 export type CompiledTarget = ((ctx: EvalContext) => MatchOutcome) | undefined;
