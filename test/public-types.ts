@@ -1,0 +1,44 @@
+/**
+ * Type tests of the public surface, checked at compile time by `npm run typecheck` (part of
+ * `npm test`): a change that breaks what users' code relies on fails the build. Not a mocha file:
+ * nothing here runs.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { expectTypeOf } from 'expect-type';
+import {
+  createGateway,
+  forwardTokenHeaders,
+  GatewayError,
+  InvalidOptionError,
+  recordTransaction,
+  requireScopes,
+  requireToken,
+  serveGateway,
+  type DiagnosticCode,
+  type Gateway,
+  type GatewayContext,
+  type GatewayErrorCode,
+  type Middleware,
+  type XacmlDecision,
+} from '../src/index.js';
+
+// Every middleware factory returns the one Middleware shape, usable without Express types.
+expectTypeOf(requireToken({})).toMatchTypeOf<Middleware>();
+expectTypeOf(forwardTokenHeaders({})).toMatchTypeOf<Middleware>();
+expectTypeOf(recordTransaction({})).toMatchTypeOf<Middleware>();
+expectTypeOf(requireScopes({ requiredScopes: ['read'] })).toMatchTypeOf<Middleware>();
+expectTypeOf<Middleware>().parameters.toEqualTypeOf<[IncomingMessage, ServerResponse, (err?: unknown) => void]>();
+// The gateway as a node:http handler, an Express router and a server.
+expectTypeOf<Gateway['handler']>().toMatchTypeOf<(req: IncomingMessage, res: ServerResponse) => void>();
+expectTypeOf(createGateway).returns.toEqualTypeOf<Gateway>();
+expectTypeOf(serveGateway).parameter(0).toEqualTypeOf<Gateway>();
+// Errors: stable codes, typed.
+expectTypeOf<GatewayError['code']>().toEqualTypeOf<GatewayErrorCode>();
+expectTypeOf<InvalidOptionError['code']>().toEqualTypeOf<'ERR_INVALID_OPTION'>();
+expectTypeOf<InvalidOptionError>().toMatchTypeOf<TypeError>();
+expectTypeOf<'ERR_TOKEN_INVALID'>().toMatchTypeOf<DiagnosticCode>();
+expectTypeOf<'XACML_DECISION'>().toMatchTypeOf<DiagnosticCode>();
+expectTypeOf<'not a code'>().not.toMatchTypeOf<DiagnosticCode>();
+// The per-request state.
+expectTypeOf<GatewayContext['authorization']>().toEqualTypeOf<{ decision: XacmlDecision; statusCode: string; statusMessage?: string; text: string } | undefined>();
+expectTypeOf<XacmlDecision>().toEqualTypeOf<'Permit' | 'Deny' | 'NotApplicable' | 'Indeterminate'>();
