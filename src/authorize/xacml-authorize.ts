@@ -131,35 +131,25 @@ export interface XacmlAuthorizeMiddleware extends RequestHandler {
   reload(): Promise<XacmlPolicyState>;
 }
 
-/**
- * XACML authorization: builds the request context of the invocation (see {@link buildXacmlRequest})
- * and evaluates the policy. Only Permit passes; Deny, NotApplicable and Indeterminate answer 403
- * (`ERR_AUTHORIZATION_DENIED`, `protocol:GATEWAY-1352`) with the decision text in the detail, e.g.
- * `Il mittente non è autorizzato ad invocare il servizio gw/PetStore (versione:1) erogato da gw/Ente
- * (result-1 DENY code:urn:oasis:names:tc:xacml:1.0:status:ok)`. The decision is stored in
- * `req.gateway.authorization` and the decision text in the diagnostics.
- *
- * Put it after `introspect` (it reads `req.gateway.token`). The compiled policy is cached: call
- * the middleware's `reset()` (or `reload()`) after the policy changed. If no policy could ever be
- * loaded, requests fail closed with 500 (`ERR_INTERNAL`).
- *
- * @example
- * ```ts
- * import { readFileSync } from 'node:fs';
- * import express from 'express';
- * import { xacmlAuthorize } from 'express-access-gateway';
- *
- * const authorize = xacmlAuthorize({
- *   xacmlPolicy: readFileSync('policies/petstore.xml', 'utf8'),
- *   serviceName: 'PetStore', serviceVersion: 1, providerName: 'Ente',
- * });
- * const app = express();
- * app.use('/gateway/Ente/PetStore/v1', authorize);
- * // on ResetAllCaches:
- * authorize.reset();
- * ```
- */
-export function xacmlAuthorize(options: XacmlAuthorizeOptions): XacmlAuthorizeMiddleware {
+/** What {@link xacmlAuthorize} works with, its options checked (at factory time). */
+interface AuthorizeSettings {
+  readonly source: XacmlPolicySource;
+  readonly serviceType: string;
+  readonly serviceName: string | undefined;
+  readonly serviceVersion: string | number | undefined;
+  readonly providerType: string;
+  readonly providerName: string | undefined;
+  readonly protocol: string;
+  readonly operation: ((req: Request) => string) | undefined;
+  readonly subject: ((req: Request) => XacmlSubjectInfo | undefined) | undefined;
+  readonly onRequest: ((request: RequestContext, req: Request) => void) | undefined;
+  readonly applications: ApplicationRegistry | undefined;
+  readonly obligations: Readonly<Record<string, XacmlObligationHandler>>;
+  readonly excluded: ReturnType<typeof excludedHeaders>;
+}
+
+/** Checks the options of {@link xacmlAuthorize}, throwing `InvalidOptionError` that names the option. */
+function authorizeSettings(options: XacmlAuthorizeOptions): AuthorizeSettings {
   const check: OptionChecks = optionChecks('xacmlAuthorize');
   const {
     xacmlPolicy,
@@ -205,6 +195,40 @@ export function xacmlAuthorize(options: XacmlAuthorizeOptions): XacmlAuthorizeMi
       ? policy
       : new XacmlPolicySource({ ...evaluatorOptions, policy, ...(references === undefined ? {} : { references }) });
   const excluded = excludedHeaders(excludeHeaders === undefined ? {} : { excludeHeaders });
+  return { source, serviceType, serviceName, serviceVersion, providerType, providerName, protocol, operation, subject, onRequest, applications, obligations, excluded };
+}
+
+/**
+ * XACML authorization: builds the request context of the invocation (see {@link buildXacmlRequest})
+ * and evaluates the policy. Only Permit passes; Deny, NotApplicable and Indeterminate answer 403
+ * (`ERR_AUTHORIZATION_DENIED`, `protocol:GATEWAY-1352`) with the decision text in the detail, e.g.
+ * `Il mittente non è autorizzato ad invocare il servizio gw/PetStore (versione:1) erogato da gw/Ente
+ * (result-1 DENY code:urn:oasis:names:tc:xacml:1.0:status:ok)`. The decision is stored in
+ * `req.gateway.authorization` and the decision text in the diagnostics.
+ *
+ * Put it after `introspect` (it reads `req.gateway.token`). The compiled policy is cached: call
+ * the middleware's `reset()` (or `reload()`) after the policy changed. If no policy could ever be
+ * loaded, requests fail closed with 500 (`ERR_INTERNAL`).
+ *
+ * @example
+ * ```ts
+ * import { readFileSync } from 'node:fs';
+ * import express from 'express';
+ * import { xacmlAuthorize } from 'express-access-gateway';
+ *
+ * const authorize = xacmlAuthorize({
+ *   xacmlPolicy: readFileSync('policies/petstore.xml', 'utf8'),
+ *   serviceName: 'PetStore', serviceVersion: 1, providerName: 'Ente',
+ * });
+ * const app = express();
+ * app.use('/gateway/Ente/PetStore/v1', authorize);
+ * // on ResetAllCaches:
+ * authorize.reset();
+ * ```
+ */
+export function xacmlAuthorize(options: XacmlAuthorizeOptions): XacmlAuthorizeMiddleware {
+  const { source, serviceType, serviceName, serviceVersion, providerType, providerName, protocol, operation, subject, onRequest, applications, obligations, excluded } =
+    authorizeSettings(options);
   // The token-derived attributes, computed once per cached token result and shared (frozen) by
   // every request with that token.
   const tokenPart = memoPerToken<TokenAttributes>((token) => deepFreeze(tokenAttributes(token)));
