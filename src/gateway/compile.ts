@@ -18,7 +18,7 @@ import type { Middleware } from '../context.js';
 import { ConfigError } from './config/errors.js';
 import type { ResolvedApi, ResolvedConfig, ResolvedTokenPolicy } from './config/types.js';
 import { createRelay } from './relay.js';
-import { apiKey } from './routing.js';
+import { apiKey } from '../record/types.js';
 import type { TrustFunction } from './trust-proxy.js';
 
 /** One registered API, ready to serve. */
@@ -123,7 +123,7 @@ const tokenForward: Step = ({ api }) => {
 
 /** The relay to the API's backend (spec 4.2.4). */
 const relay: Step = ({ api, settings }) => {
-  const prefix = `/${api.provider}/${api.name}/v${api.version}`;
+  const prefix = `/${apiKey(api)}`;
   return [
     createRelay({
       target: api.backend.url,
@@ -243,7 +243,7 @@ export function compileRuntime(config: ResolvedConfig, previous: Runtime | undef
     config.apis.forEach((api, i) => {
       const compilation: ApiCompilation = { api, at: `apis[${i}]`, config, settings, applications, tokenPolicy };
       const chain = STEPS.flatMap(([, step]) => step(compilation));
-      apis.set(apiKey(api.provider, api.name, api.version), { api, chain });
+      apis.set(apiKey(api), { api, chain });
     });
   } catch (err) {
     for (const policy of created) policy.close();

@@ -5,6 +5,7 @@
  * @module
  */
 import type { IncomingHttpHeaders, IncomingMessage, OutgoingHttpHeaders } from 'node:http';
+import { isHeaderName } from '../options.js';
 import type { TrustFunction } from './trust-proxy.js';
 
 /** Hop-by-hop headers: meaningful for one connection only, never relayed (RFC 9110 7.6.1). */
@@ -114,7 +115,7 @@ function forwardedNode(address: string): string {
 }
 
 function quoted(value: string): string {
-  return /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/.test(value) ? value : `"${value.replace(/["\\]/g, '\\$&')}"`;
+  return isHeaderName(value) ? value : `"${value.replace(/["\\]/g, '\\$&')}"`;
 }
 
 /**

@@ -14,7 +14,8 @@ import type { Middleware } from '../context.js';
 import { runChain } from './chain.js';
 import type { Runtime } from './compile.js';
 import { canonicalTarget, isRefused, type CanonicalTarget, type RefusedTarget, type RequestTargetRules } from './request-target.js';
-import { apiKey, findOperation, parseInvocation } from './routing.js';
+import { apiKey } from '../record/types.js';
+import { findOperation, parseInvocation } from './routing.js';
 
 const log = logger('gateway');
 
@@ -83,7 +84,7 @@ export function createRequestPath(settings: RequestPathSettings): GatewayHandler
   function route(runtime: Runtime, req: IncomingMessage, res: ServerResponse, next: (err?: unknown) => void): void {
     const url = req.url ?? '/';
     const parsed = parseInvocation(url);
-    const compiled = parsed === undefined ? undefined : runtime.apis.get(apiKey(parsed.provider, parsed.api, parsed.version));
+    const compiled = parsed === undefined ? undefined : runtime.apis.get(apiKey({ provider: parsed.provider, name: parsed.api, version: parsed.version }));
     if (parsed === undefined || compiled === undefined) {
       next(new GatewayError('ERR_API_NOT_FOUND', { diagnostic: `no registered API at ${basePath}${url.split('?')[0]}` }));
       return;

@@ -43,10 +43,7 @@ export function parseInvocation(url: string): ParsedInvocation | undefined {
   };
 }
 
-/** The key of an API in the routing table. */
-export function apiKey(provider: string, api: string, version: number): string {
-  return `${provider}/${api}/v${version}`;
-}
+
 
 /** The operation a request invokes, among the API's declared ones. */
 export function findOperation(operations: readonly ResolvedOperation[], method: string, resourcePath: string): ResolvedOperation | undefined {

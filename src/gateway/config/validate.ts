@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { apiKey } from '../../record/types.js';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { applicationIssues, type ClientApplication } from '../../authorize/applications.js';
@@ -463,7 +464,7 @@ export function checkConfig(
       root.apis.forEach((value: unknown, i: number) => {
         const api = checkApi(c, value, join('apis', i), policyNames);
         if (api === undefined) return;
-        const key = `${api.provider}/${api.name}/v${api.version}`;
+        const key = apiKey(api);
         const first = seen.get(key);
         if (first !== undefined) c.fail(join('apis', i), `duplicates apis[${first}] (${key})`);
         else seen.set(key, i);
