@@ -13,8 +13,8 @@
  */
 import { Agent, request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { expect } from 'chai';
-import { createTokenPolicy, type TokenPolicy, type TokenPolicyOptions } from '../../src/token/policy.js';
-import { startTestApp, type TestApp } from '../token/helpers.js';
+import type { TokenPolicyOptions } from '../../src/token/policy.js';
+import { PolicyApps, type TestApp } from '../token/helpers.js';
 import { json, nowSeconds, startPeer, tokenOf, type Peer } from '../token/peer.js';
 
 interface Answer {
@@ -57,7 +57,7 @@ const count = (answers: Answer[], status: number) => answers.filter((a) => a.sta
 describe('security: what callers can make the authorization server do', function () {
   this.timeout(120_000);
   let peer: Peer;
-  const open: Array<{ app: TestApp; policy: TokenPolicy }> = [];
+  const apps = new PolicyApps();
   const agents: Agent[] = [];
 
   /** A keep-alive agent whose connections come from `localAddress` (any 127.0.0.0/8 address is loopback). */
@@ -71,22 +71,14 @@ describe('security: what callers can make the authorization server do', function
     peer = await startPeer();
   });
   afterEach(async () => {
-    for (const { app, policy } of open.splice(0)) {
-      await app.close();
-      policy.close();
-    }
+    await apps.closeAll();
     for (const agent of agents.splice(0)) agent.destroy();
   });
   after(async () => {
     await peer.stop();
   });
 
-  async function appWith(options: Partial<TokenPolicyOptions> = {}): Promise<TestApp> {
-    const policy = createTokenPolicy({ name: 'PetStore IdP', issuer: peer.issuer, clientId: 'gateway', clientSecret: 'gateway-secret', ...options } as TokenPolicyOptions);
-    const app = await startTestApp({ policy });
-    open.push({ app, policy });
-    return app;
-  }
+  const appWith = (options: Partial<TokenPolicyOptions> = {}): Promise<TestApp> => apps.start(peer.issuer, options);
 
   /** Introspection: tokens starting with `valid-` are active (subject = the token), others are not. Counts calls per token. */
   function introspectionByToken(perToken: Map<string, number>, delayMs = 0): void {
@@ -194,7 +186,7 @@ describe('security: what callers can make the authorization server do', function
     expect(early).to.equal(8);
     // The first 8 calls time out at 1 s and hand their slots to 8 waiters, whose calls then time out too; the rest gave up waiting.
     expect(introspections() - callsBefore).to.be.at.most(16);
-    const waited = open.at(-1)!.app.contexts.filter((c) => c.diagnostics.some((d) => /8 calls already in flight/.test(d.message)));
+    const waited = apps.open.at(-1)!.app.contexts.filter((c) => c.diagnostics.some((d) => /8 calls already in flight/.test(d.message)));
     expect(waited.length).to.be.at.least(24);
     for (const end of hanging.splice(0)) end();
   });
@@ -217,7 +209,7 @@ describe('security: what callers can make the authorization server do', function
     expect(throttled.headers['retry-after']).to.match(/^\d+$/);
     expect(JSON.parse(throttled.body)).to.include({ status: 429, gateway_status: 'protocol:GATEWAY-1370' });
     // Recorded as such.
-    const context = open.at(-1)!.app.contexts.find((c) => c.error?.code === 'ERR_TOKEN_THROTTLED');
+    const context = apps.open.at(-1)!.app.contexts.find((c) => c.error?.code === 'ERR_TOKEN_THROTTLED');
     expect(context?.error?.outcome).to.equal('TOKEN_FAILED');
     expect(context?.diagnostics.some((d) => d.code === 'ERR_TOKEN_THROTTLED')).to.equal(true);
     // The token known valid keeps working, from the same address too, without a call.

@@ -8,33 +8,25 @@
  */
 import { expect } from 'chai';
 import request from 'supertest';
-import { createTokenPolicy, type TokenPolicy, type TokenPolicyOptions } from '../../src/token/policy.js';
-import { startTestApp, type TestApp } from '../token/helpers.js';
+import { createTokenPolicy, type TokenPolicyOptions } from '../../src/token/policy.js';
+import { PolicyApps, type TestApp } from '../token/helpers.js';
 import { json, nowSeconds, startPeer, type Peer } from '../token/peer.js';
 
 const INVALID = 'Bearer realm="PetStore IdP", error="invalid_token", error_description="Token invalid"';
 
 describe('security: which tokens JWT validation and introspection accept', function () {
   let peer: Peer;
-  const open: Array<{ app: TestApp; policy: TokenPolicy }> = [];
+  const apps = new PolicyApps();
 
   before(async () => {
     peer = await startPeer();
   });
   after(async () => {
-    for (const { app, policy } of open) {
-      await app.close();
-      policy.close();
-    }
+    await apps.closeAll();
     await peer.stop();
   });
 
-  async function appWith(options: Partial<TokenPolicyOptions>): Promise<TestApp> {
-    const policy = createTokenPolicy({ name: 'PetStore IdP', issuer: peer.issuer, clientId: 'gateway', clientSecret: 'gateway-secret', ...options } as TokenPolicyOptions);
-    const app = await startTestApp({ policy });
-    open.push({ app, policy });
-    return app;
-  }
+  const appWith = (options: Partial<TokenPolicyOptions> = {}): Promise<TestApp> => apps.start(peer.issuer, options);
 
   /** An access token of client1 for petstore-api, valid for an hour, with `extra` claims over it. */
   function accessClaims(extra: Record<string, unknown> = {}): Record<string, unknown> {

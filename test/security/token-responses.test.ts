@@ -7,32 +7,24 @@
 import type { ServerResponse } from 'node:http';
 import { expect } from 'chai';
 import request from 'supertest';
-import { createTokenPolicy, type TokenPolicy, type TokenPolicyOptions } from '../../src/token/policy.js';
-import { startTestApp, type TestApp } from '../token/helpers.js';
+import { createTokenPolicy, type TokenPolicyOptions } from '../../src/token/policy.js';
+import { PolicyApps, type TestApp } from '../token/helpers.js';
 import { json, nowSeconds, startPeer, type Peer } from '../token/peer.js';
 
 describe('security: the size of authorization server answers', function () {
   this.timeout(60_000);
   let peer: Peer;
-  const open: Array<{ app: TestApp; policy: TokenPolicy }> = [];
+  const apps = new PolicyApps();
 
   before(async () => {
     peer = await startPeer();
   });
   after(async () => {
-    for (const { app, policy } of open) {
-      await app.close();
-      policy.close();
-    }
+    await apps.closeAll();
     await peer.stop();
   });
 
-  async function appWith(options: Partial<TokenPolicyOptions> = {}): Promise<TestApp> {
-    const policy = createTokenPolicy({ name: 'PetStore IdP', issuer: peer.issuer, clientId: 'gateway', clientSecret: 'gateway-secret', ...options } as TokenPolicyOptions);
-    const app = await startTestApp({ policy });
-    open.push({ app, policy });
-    return app;
-  }
+  const appWith = (options: Partial<TokenPolicyOptions> = {}): Promise<TestApp> => apps.start(peer.issuer, options);
 
   function activeClaims(): Record<string, unknown> {
     const now = nowSeconds();

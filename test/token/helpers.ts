@@ -7,7 +7,7 @@ import type { AddressInfo } from 'node:net';
 import express from 'express';
 import type { GatewayContext } from '../../src/context.js';
 import { introspect } from '../../src/token/introspect.js';
-import type { TokenPolicy } from '../../src/token/policy.js';
+import { createTokenPolicy, type TokenPolicy, type TokenPolicyOptions } from '../../src/token/policy.js';
 import { requireToken, type RequireTokenOptions } from '../../src/token/require-token.js';
 import { problemJsonErrorHandler, type ProblemJsonErrorHandlerOptions } from '../../src/problem/handler.js';
 
@@ -78,3 +78,28 @@ export function serialized(value: unknown): string {
 }
 
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Test apps, each with a token policy of its own against one authorization server (the policy's
+ * name is the realm the tests expect), closed together by {@link PolicyApps.closeAll}.
+ */
+export class PolicyApps {
+  /** The apps started and not closed yet, oldest first. */
+  readonly open: Array<{ app: TestApp; policy: TokenPolicy }> = [];
+
+  /** Starts an app whose policy validates at `issuer` as the gateway client, with `options` on top. */
+  async start(issuer: string, options: Partial<TokenPolicyOptions> = {}): Promise<TestApp> {
+    const policy = createTokenPolicy({ name: 'PetStore IdP', issuer, clientId: 'gateway', clientSecret: 'gateway-secret', ...options } as TokenPolicyOptions);
+    const app = await startTestApp({ policy });
+    this.open.push({ app, policy });
+    return app;
+  }
+
+  /** Closes every open app and its policy. */
+  async closeAll(): Promise<void> {
+    for (const { app, policy } of this.open.splice(0)) {
+      await app.close();
+      policy.close();
+    }
+  }
+}

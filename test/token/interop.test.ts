@@ -7,32 +7,24 @@ import type { IncomingMessage } from 'node:http';
 import { expect } from 'chai';
 import request from 'supertest';
 import { startDemoAuthServer } from '../../examples/petstore/auth-server.js';
-import { createTokenPolicy, type TokenPolicy, type TokenPolicyOptions } from '../../src/token/policy.js';
-import { sleep, startTestApp, type TestApp } from './helpers.js';
+import { createTokenPolicy, type TokenPolicyOptions } from '../../src/token/policy.js';
+import { PolicyApps, sleep, startTestApp, type TestApp } from './helpers.js';
 import { json, nowSeconds, startPeer, tokenOf, type Peer } from './peer.js';
 
 describe('interoperability with other RFC 7662 authorization servers', function () {
   this.timeout(60_000);
   let peer: Peer;
-  const open: Array<{ app: TestApp; policy: TokenPolicy }> = [];
+  const apps = new PolicyApps();
 
   beforeEach(async () => {
     peer = await startPeer();
   });
   afterEach(async () => {
-    for (const { app, policy } of open.splice(0)) {
-      await app.close();
-      policy.close();
-    }
+    await apps.closeAll();
     await peer.stop();
   });
 
-  async function appWith(options: Partial<TokenPolicyOptions> = {}): Promise<TestApp> {
-    const policy = createTokenPolicy({ name: 'PetStore IdP', issuer: peer.issuer, clientId: 'gateway', clientSecret: 'gateway-secret', ...options } as TokenPolicyOptions);
-    const app = await startTestApp({ policy });
-    open.push({ app, policy });
-    return app;
-  }
+  const appWith = (options: Partial<TokenPolicyOptions> = {}): Promise<TestApp> => apps.start(peer.issuer, options);
 
   const active = (extra: Record<string, unknown> = {}) => {
     const now = nowSeconds();
@@ -46,7 +38,7 @@ describe('interoperability with other RFC 7662 authorization servers', function 
     try {
       const policy = createTokenPolicy({ name: 'PetStore IdP', issuer: as.issuer, clientId: 'gateway', clientSecret: 'gateway-secret', audience: 'petstore api' });
       const app = await startTestApp({ policy });
-      open.push({ app, policy });
+      apps.open.push({ app, policy });
       const token = await as.issueToken('client1', 'client1-secret', { scope: 'read write' });
       const res = await call(app, token);
       expect(res.status).to.equal(200);
@@ -112,7 +104,7 @@ describe('interoperability with other RFC 7662 authorization servers', function 
     try {
       const policy = createTokenPolicy({ name: 'PetStore IdP', issuer: as.issuer, clientId: 'gateway', clientSecret: 'wrong-secret' });
       const app = await startTestApp({ policy });
-      open.push({ app, policy });
+      apps.open.push({ app, policy });
       const token = await as.issueToken('client1', 'client1-secret');
       const res = await call(app, token);
       expect(res.status).to.equal(503);
