@@ -36,7 +36,7 @@ export type { TokenMiddleware } from './token/middleware.js';
 export { introspect } from './token/introspect.js';
 export type { IntrospectOptions } from './token/introspect.js';
 export { TokenPolicy, createTokenPolicy } from './token/policy.js';
-export type { AuthorizationServerMetadata, TokenPolicyOptions, TokenValidation } from './token/policy.js';
+export type { AuthorizationServerMetadata, InvalidTokenThrottleOptions, TokenPolicyOptions, TokenValidation } from './token/policy.js';
 export type { ClientAuthMethod, ClientPrivateKey } from './token/client-auth.js';
 export { defaultForwardedHeaderNames, forwardTokenHeaders } from './token/forward/index.js';
 export type { ForwardDateFormat, ForwardInfoMode, ForwardJwsOptions, ForwardTokenHeadersOptions, ForwardedItem, OriginalTokenMode } from './token/forward/index.js';

@@ -48,6 +48,16 @@ export interface AuthorizationServerMetadata {
   [name: string]: unknown;
 }
 
+/** The invalid-token throttle of a token policy (its `invalidTokenThrottle` option and configuration key). */
+export interface InvalidTokenThrottleOptions {
+  /** Refused tokens within the window that start the throttle. Default 20. */
+  maxRefusals?: number;
+  /** The window, seconds, from the address's first refusal. Default 10. */
+  windowSeconds?: number;
+  /** Most addresses remembered. Default 10000. */
+  maxAddresses?: number;
+}
+
 /** Options of {@link createTokenPolicy}. */
 export interface TokenPolicyOptions {
   /** Policy name: the realm of the `WWW-Authenticate` challenges. */
@@ -190,16 +200,7 @@ export interface TokenPolicyOptions {
    * Tokens already known valid keep working. The address is what `introspect` gives (by default
    * the connection's peer: behind a proxy, set `introspect`'s `clientAddress`). `false` disables it.
    */
-  invalidTokenThrottle?:
-    | false
-    | {
-        /** Refused tokens within the window that start the throttle. Default 20. */
-        maxRefusals?: number;
-        /** The window, seconds, from the address's first refusal. Default 10. */
-        windowSeconds?: number;
-        /** Most addresses remembered. Default 10000. */
-        maxAddresses?: number;
-      };
+  invalidTokenThrottle?: false | InvalidTokenThrottleOptions;
   /**
    * Stale on error, seconds; `0` (the default) is off. When the authorization server cannot be
    * used (503), a token that was valid at its last check, has not expired, and was checked within

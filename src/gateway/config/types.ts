@@ -6,6 +6,7 @@
  */
 
 import type { ClientApplication } from '../../authorize/applications.js';
+import type { InvalidTokenThrottleOptions } from '../../token/policy.js';
 
 /** HTTP methods an operation can declare. */
 export type HttpMethod = 'GET' | 'HEAD' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'OPTIONS';
@@ -86,16 +87,7 @@ export interface TokenPolicyConfig {
    * Throttle of invalid tokens per client address (default 20 refusals in 10 s, 10000 addresses):
    * past it, that address's unknown tokens are answered 429 without a call. `false` turns it off.
    */
-  invalidTokenThrottle?:
-    | false
-    | {
-        /** Refused tokens within the window that start the throttle. Default `20`. */
-        maxRefusals?: number;
-        /** The window, seconds, from the address's first refusal. Default `10`. */
-        windowSeconds?: number;
-        /** Most addresses remembered. Default `10000`. */
-        maxAddresses?: number;
-      };
+  invalidTokenThrottle?: false | InvalidTokenThrottleOptions;
   /** Seconds a token valid at its last check may still be served while the server is down; `0` (default) is off. */
   staleIfErrorSeconds?: number;
 }
