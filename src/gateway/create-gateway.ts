@@ -70,7 +70,7 @@ export interface CreateGatewayOptions {
   /** Where transaction records go. Default: a new `MemoryTransactionStore`. */
   store?: TransactionStore;
   /** Other options of the `recordTransaction` middleware (outgoing-header recording is set per API). */
-  recording?: Omit<RecordTransactionOptions, 'store' | 'recordOutgoingHeaders'>;
+  recording?: Omit<RecordTransactionOptions, 'store' | 'recordOutgoingHeaders' | 'idHeaders' | 'clientAddress'>;
   /**
    * Whose `X-Forwarded-*` and `Forwarded` headers the relay continues instead of replacing them
    * with the connection's: Express's `trust proxy` values. Default `false` (nobody's).
@@ -239,7 +239,8 @@ export function createGateway(options: CreateGatewayOptions): Gateway {
   // Every answer of the request path goes through the relay or the error handler (sendProblem),
   // and both write `Server` and the id headers themselves, with the rest of the head: the
   // recorder sets none (no writeHead hook, no setHeader per response).
-  const record = recordTransaction({ ...options.recording, store, idHeaders: false });
+  // The client address the record shows is the one trustProxy lets the gateway believe (as the throttle's).
+  const record = recordTransaction({ ...options.recording, store, idHeaders: false, clientAddress: compileSettings.clientAddress });
   const errorHandler = problemJsonErrorHandler({ messages, server });
   // Validated now, so that a missing password fails at start rather than at the first admin call.
   if (options.admin !== undefined) adminAuthenticator(options.admin, 'createGateway: options.admin');

@@ -52,6 +52,12 @@ export interface RecordTransactionOptions {
    * spares each answer the `writeHead` hook. Default `true`.
    */
   idHeaders?: boolean;
+  /**
+   * The client's address for the record. Default: Express's `req.ip` (which follows the app's
+   * `trust proxy` setting), else the connection's peer. `createGateway` passes the address its
+   * `trustProxy` option lets it believe, so that the record and the invalid-token throttle agree.
+   */
+  clientAddress?: (req: IncomingMessage) => string | undefined;
 }
 
 /** Counters of a {@link recordTransaction} middleware. */
@@ -110,6 +116,7 @@ export function recordTransaction(options: RecordTransactionOptions = {}): Recor
   const maxValueLength = check.positive(options.maxValueLength, 'maxValueLength', DEFAULT_MAX_VALUE_LENGTH, true);
   if (maxValueLength < 64) check.fail('maxValueLength', 'must be an integer of at least 64');
   const limits = recordLimits(maxValueLength);
+  const addressOf = check.optionalFunction<(req: IncomingMessage) => string | undefined>(options.clientAddress, 'clientAddress') ?? clientAddressOf;
   const onError = check.optionalFunction<(error: unknown, record: TransactionRecord | undefined) => void>(options.onError, 'onError');
   const setsIdHeaders = check.boolean(options.idHeaders, 'idHeaders', true);
 
@@ -133,7 +140,7 @@ export function recordTransaction(options: RecordTransactionOptions = {}): Recor
     const context = gatewayContext(req);
     const url = stripAccessToken(req.originalUrl ?? req.url ?? '/');
     // Read now: once the response is finished the socket may already be detached from the request.
-    const clientAddress = clientAddressOf(req);
+    const clientAddress = addressOf(req);
     if (setsIdHeaders) hookIdentityHead(res, context);
 
     let done = false;

@@ -117,7 +117,8 @@ describe('createGateway: the invalid-token throttle behind a trusted proxy', () 
       tokenPolicies: { DemoIdP: { issuer: as.issuer, clientId: 'gateway', clientSecret: 'gateway-secret', invalidTokenThrottle: { maxRefusals: 3, windowSeconds: 60 } } },
       apis: [{ provider: 'Ente', name: 'Echo', version: 1, backend: { url: echo.url }, tokenManagement: { enabled: true, policy: 'DemoIdP', introspection: true } }],
     };
-    const gateway = createGateway({ config, trustProxy: 'loopback' });
+    const throttleStore = new MemoryTransactionStore();
+    const gateway = createGateway({ config, trustProxy: 'loopback', store: throttleStore });
     const server = createServer(gateway.handler);
     const base = await listen(server);
     const call = (n: number, client: string): Promise<number> =>
@@ -133,6 +134,9 @@ describe('createGateway: the invalid-token throttle behind a trusted proxy', () 
       expect(Number(throttled.headers.get('retry-after'))).to.be.within(50, 60);
       // Another client behind the same proxy is not throttled with the first.
       expect(await call(0, '203.0.113.2')).to.equal(401);
+      // The records show the address the throttle used.
+      const addresses = new Set((await throttleStore.query({})).items.map((r) => r.clientAddress));
+      expect([...addresses].sort()).to.deep.equal(['203.0.113.1', '203.0.113.2']);
     } finally {
       await close(server);
       await gateway.close();
