@@ -4,6 +4,7 @@
  * nothing here runs.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Request, RequestHandler } from 'express';
 import { expectTypeOf } from 'expect-type';
 import {
   createGateway,
@@ -19,7 +20,9 @@ import {
   type GatewayContext,
   type GatewayErrorCode,
   type Middleware,
+  type XacmlAuthorizeOptions,
   type XacmlDecision,
+  xacmlAuthorize,
 } from '../src/index.js';
 
 // Every middleware factory returns the one Middleware shape, usable without Express types.
@@ -27,6 +30,13 @@ expectTypeOf(requireToken({})).toMatchTypeOf<Middleware>();
 expectTypeOf(forwardTokenHeaders({})).toMatchTypeOf<Middleware>();
 expectTypeOf(recordTransaction({})).toMatchTypeOf<Middleware>();
 expectTypeOf(requireScopes({ requiredScopes: ['read'] })).toMatchTypeOf<Middleware>();
+// xacmlAuthorize's hooks see Express's Request by default (it mounts with app.use), and a plain
+// Node request when asked: then it is the one Middleware shape too.
+const policy = '<Policy/>';
+expectTypeOf(xacmlAuthorize({ xacmlPolicy: policy })).toMatchTypeOf<RequestHandler>();
+expectTypeOf(xacmlAuthorize<IncomingMessage>({ xacmlPolicy: policy })).toMatchTypeOf<Middleware>();
+expectTypeOf(xacmlAuthorize({ xacmlPolicy: policy, operation: (req) => req.path })).toMatchTypeOf<RequestHandler>();
+expectTypeOf<Parameters<NonNullable<XacmlAuthorizeOptions['subject']>>[0]>().toEqualTypeOf<Request>();
 expectTypeOf<Middleware>().parameters.toEqualTypeOf<[IncomingMessage, ServerResponse, (err?: unknown) => void]>();
 // The gateway as a node:http handler, an Express router and a server.
 expectTypeOf<Gateway['handler']>().toMatchTypeOf<(req: IncomingMessage, res: ServerResponse) => void>();

@@ -4,8 +4,8 @@
  *
  * @module
  */
-export { xacmlAuthorize } from './xacml-authorize.js';
-export type { XacmlAuthorizeMiddleware, XacmlAuthorizeOptions, XacmlObligationHandler } from './xacml-authorize.js';
+export { xacmlAuthorize } from './xacml-authorize/index.js';
+export type { XacmlAuthorizeMiddleware, XacmlAuthorizeOptions, XacmlObligationHandler } from './xacml-authorize/index.js';
 export { requireScopes, InsufficientScopeError } from './scopes.js';
 export type { OperationScopeRules, RequireScopesOptions, RequiredClaims, ScopeRules } from './scopes.js';
 export { ApplicationRegistry, identifyApplication } from './applications.js';

@@ -9,7 +9,7 @@ import type { IncomingMessage } from 'node:http';
 import type { Dispatcher } from 'undici';
 import { ApplicationRegistry, identifyApplication } from '../authorize/applications.js';
 import { requireScopes } from '../authorize/scopes.js';
-import { xacmlAuthorize } from '../authorize/xacml-authorize.js';
+import { xacmlAuthorize } from '../authorize/xacml-authorize/index.js';
 import { forwardTokenHeaders } from '../token/forward/forward-token-headers.js';
 import { introspect } from '../token/introspect.js';
 import { createTokenPolicy, type TokenPolicy, type TokenPolicyOptions } from '../token/policy.js';
@@ -100,7 +100,7 @@ const authorization: Step = ({ api, at, applications }) => {
   const az = api.authorization;
   if (az.mode !== 'xacml-Policy') return [];
   try {
-    return [xacmlAuthorize({ xacmlPolicy: az.policyXml, references: az.referencesXml, applications }) as unknown as Middleware];
+    return [xacmlAuthorize<IncomingMessage>({ xacmlPolicy: az.policyXml, references: az.referencesXml, applications })];
   } catch (err) {
     throw new ConfigError([{ path: `${at}.authorization.policy`, message: `${az.policyFile}: ${(err as Error).message}` }], undefined, { cause: err });
   }

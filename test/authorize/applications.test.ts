@@ -9,7 +9,7 @@ import express from 'express';
 import { startDemoAuthServer, type DemoAuthServer } from '../../examples/petstore/auth-server.js';
 import { ApplicationRegistry, applicationIssues, identifyApplication } from '../../src/authorize/applications.js';
 import { XacmlAttributes as A } from '../../src/authorize/attributes.js';
-import { xacmlAuthorize, type XacmlAuthorizeOptions } from '../../src/authorize/xacml-authorize.js';
+import { xacmlAuthorize, type XacmlAuthorizeOptions } from '../../src/authorize/xacml-authorize/index.js';
 import { problemJsonErrorHandler } from '../../src/problem/handler.js';
 import { introspect } from '../../src/token/introspect.js';
 import { createTokenPolicy, type TokenPolicy } from '../../src/token/policy.js';

@@ -5,7 +5,7 @@ import supertest from 'supertest';
 import { XacmlAttributes as A } from '../../src/authorize/attributes.js';
 import { assembleXacmlRequest, attributeSelection, excludedHeaders, tokenAttributes } from '../../src/authorize/request-builder.js';
 import type { XacmlInvocation } from '../../src/authorize/request-builder.js';
-import { xacmlAuthorize } from '../../src/authorize/xacml-authorize.js';
+import { xacmlAuthorize } from '../../src/authorize/xacml-authorize/index.js';
 import { createTokenContext } from '../../src/context.js';
 import { createPdp } from '../../src/xacml/pdp.js';
 import type { Pdp } from '../../src/xacml/pdp.js';

@@ -11,7 +11,7 @@ import { expect } from 'chai';
 import express from 'express';
 import { startDemoAuthServer, type DemoAuthServer } from '../../examples/petstore/auth-server.js';
 import { requireScopes, type RequireScopesOptions } from '../../src/authorize/scopes.js';
-import { xacmlAuthorize } from '../../src/authorize/xacml-authorize.js';
+import { xacmlAuthorize } from '../../src/authorize/xacml-authorize/index.js';
 import { gatewayContext } from '../../src/context.js';
 import { problemJsonErrorHandler } from '../../src/problem/handler.js';
 import { introspect } from '../../src/token/introspect.js';
