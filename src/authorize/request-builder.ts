@@ -7,7 +7,7 @@
 import type { GatewayContext, TokenContext } from '../context.js';
 import { tokenFacts, type TokenFacts } from '../token/facts.js';
 // The one helper that strips `access_token` from a URL (the forwarder uses it too).
-import { removeQueryParameter } from '../url.js';
+import { removeQueryParameter } from '../url/parameters.js';
 import { ACCESS_SUBJECT, XS_STRING } from '../xacml/request-context.js';
 import type { RequestAttribute, RequestContext } from '../xacml/request-context.js';
 import type { AttributeReferences } from '../xacml/pdp.js';

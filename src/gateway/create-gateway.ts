@@ -21,7 +21,7 @@ import { ConfigCache } from './config/cache.js';
 import type { ConfigSource } from './config/load.js';
 import type { ResolvedTokenPolicy } from './config/types.js';
 import { createRequestPath } from './request-path.js';
-import type { RequestTargetRules } from './request-target.js';
+import type { RequestTargetRules } from '../url/request-target.js';
 import { clientAddressOf, compileTrust, type TrustProxy } from './trust-proxy.js';
 
 const log = logger('gateway');

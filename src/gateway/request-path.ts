@@ -13,7 +13,7 @@ import type { ErrorHandler } from '../problem/handler.js';
 import type { Middleware } from '../context.js';
 import { runChain } from './chain.js';
 import type { Runtime } from './compile.js';
-import { canonicalTarget, isRefused, type CanonicalTarget, type RefusedTarget, type RequestTargetRules } from './request-target.js';
+import { canonicalTarget, isRefused, type CanonicalTarget, type RefusedTarget, type RequestTargetRules } from '../url/request-target.js';
 import { apiKey } from '../record/types.js';
 import { findOperation, parseInvocation } from './routing.js';
 

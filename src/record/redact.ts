@@ -5,7 +5,7 @@
  * @module
  */
 
-import { removeQueryParameter } from '../url.js';
+import { removeQueryParameter } from '../url/parameters.js';
 import { REDACTED } from '../token/shared.js';
 import { detach } from './detach.js';
 

@@ -10,7 +10,7 @@ import { gatewayContext } from '../../context.js';
 import type { GatewayContext, Middleware, TokenContext } from '../../context.js';
 import { memoPerToken, REDACTED } from '../shared.js';
 import { GatewayError } from '../../errors.js';
-import { appendQueryParameter } from '../../url.js';
+import { appendQueryParameter } from '../../url/parameters.js';
 import { collectItems, headerValue, itemsDocument } from './items.js';
 import type { ForwardedItem, ForwardedValue } from './items.js';
 import { forwardSettings, type ForwardJwsOptions, type ForwardSettings, type ForwardTokenHeadersOptions } from './options.js';

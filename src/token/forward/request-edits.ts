@@ -8,7 +8,7 @@
  */
 import type { IncomingMessage } from 'node:http';
 import type { GatewayContext } from '../../context.js';
-import { removeFormParameter, removeQueryParameter } from '../../url.js';
+import { removeFormParameter, removeQueryParameter } from '../../url/parameters.js';
 
 const BEARER = /^\s*bearer(\s|$)/i;
 

@@ -3,7 +3,7 @@
  * test/security/paths.test.ts).
  */
 import { expect } from 'chai';
-import { canonicalTarget, isRefused } from '../../src/gateway/request-target.js';
+import { canonicalTarget, isRefused } from '../../src/url/request-target.js';
 
 const strict = { allowEmptySegments: false };
 const canonical = (target: string, rules = strict): string => {

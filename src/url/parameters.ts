@@ -1,8 +1,8 @@
 /**
  * The one place that finds and removes a parameter in a query string or form body: what keeps a
  * token in the URL from reaching a backend, a record or an XACML attribute. It keeps the rest of
- * the URL byte for byte (no re-encoding). The request path's canonical form is the gateway's
- * (`gateway/request-target.ts`): this module only edits queries.
+ * the URL byte for byte (no re-encoding). The request path's canonical form is decided beside it,
+ * in `request-target.ts`: this module only edits queries and form bodies.
  *
  * @module
  */
