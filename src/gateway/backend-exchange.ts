@@ -1,0 +1,115 @@
+/**
+ * One exchange with the backend, as undici's dispatch handler: the backend's answer is written to
+ * the client as it arrives (head once, body chunk by chunk with backpressure), a client that goes
+ * away aborts the backend request, and a failure is answered before the head or noted and cut
+ * after it. Driving the response from the dispatch callbacks, rather than through undici's
+ * `stream()` (an async resource, a stream-finished watcher and a signal per request), is what keeps
+ * the relay's own cost per request small.
+ *
+ * @module
+ */
+import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
+import type { Dispatcher } from 'undici';
+import { addDiagnostic } from '../context.js';
+import type { GatewayError } from '../errors.js';
+
+/** What an exchange needs from its relay, settled once per relay. */
+export interface ExchangeSettings {
+  /** The client head of the backend's answer: its headers cleaned, the gateway's identity added. */
+  head(statusCode: number, headers: Record<string, string | string[] | undefined>, req: IncomingMessage): OutgoingHttpHeaders;
+  /** The error answered for a backend failure. */
+  failure(err: unknown): GatewayError;
+  /** Notes a failure after the head was sent: the record must say the backend failed. */
+  noteFailure(req: IncomingMessage, error: GatewayError): void;
+  /** Settles the unread upload once the backend is done with the request. */
+  settleUpload(req: IncomingMessage, res: ServerResponse): void;
+  /** The backend, for diagnostics. */
+  readonly label: string;
+}
+
+/** The reason given to undici when the client went away. */
+class ClientGoneError extends Error {
+  override readonly name = 'ClientGoneError';
+}
+
+export class BackendExchange implements Dispatcher.DispatchHandler {
+  #controller: Dispatcher.DispatchController | undefined;
+  /** The client went away before the answer was complete. */
+  #gone = false;
+  /** The head of the answer was written to the client. */
+  #started = false;
+  #done = false;
+  readonly #resume = (): void => this.#controller?.resume();
+  readonly #onClose = (): void => this.#clientClosed();
+
+  constructor(
+    readonly req: IncomingMessage,
+    readonly res: ServerResponse,
+    readonly next: (err?: unknown) => void,
+    readonly settings: ExchangeSettings,
+    /** The client's upload is streamed to the backend (not already read). */
+    readonly streamed: boolean,
+  ) {
+    // Prepended, so that the context says what happened before the recorder's own 'close' reads it.
+    res.prependListener('close', this.#onClose);
+  }
+
+  onRequestStart(controller: Dispatcher.DispatchController): void {
+    this.#controller = controller;
+    if (this.#gone) controller.abort(new ClientGoneError('client gone'));
+  }
+
+  onResponseStart(_controller: Dispatcher.DispatchController, statusCode: number, headers: Record<string, string | string[] | undefined>): void {
+    // 1xx informational answers are not relayed: the final one follows.
+    if (statusCode < 200 || this.#done) return;
+    this.res.writeHead(statusCode, this.settings.head(statusCode, headers, this.req));
+    this.#started = true;
+  }
+
+  onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
+    if (this.#done) return;
+    if (!this.res.write(chunk)) {
+      controller.pause();
+      this.res.once('drain', this.#resume);
+    }
+  }
+
+  onResponseEnd(): void {
+    if (this.#done) return;
+    this.#finish();
+    this.res.end();
+    if (this.streamed) this.settings.settleUpload(this.req, this.res);
+  }
+
+  onResponseError(_controller: Dispatcher.DispatchController, err: Error): void {
+    if (this.#done) return;
+    this.#finish();
+    const { req, res, settings } = this;
+    if (this.#gone) {
+      // The client left: nothing to answer, only to note.
+      addDiagnostic(req, 'info', 'RELAY_ABORTED', `client closed the connection before the backend ${settings.label} answered`);
+      return;
+    }
+    const error = settings.failure(err);
+    if (this.#started) {
+      // After the status line the answer can only be cut (fail closed), and the record says why.
+      settings.noteFailure(req, error);
+      if (!res.destroyed) res.destroy();
+      return;
+    }
+    if (this.streamed) settings.settleUpload(req, res);
+    this.next(error);
+  }
+
+  #finish(): void {
+    this.#done = true;
+    this.res.removeListener('close', this.#onClose);
+  }
+
+  /** The response closed before it was complete: the client went away; the backend request is aborted. */
+  #clientClosed(): void {
+    if (this.#done || this.res.writableFinished) return;
+    this.#gone = true;
+    this.#controller?.abort(new ClientGoneError('client gone'));
+  }
+}
