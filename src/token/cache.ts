@@ -145,19 +145,23 @@ export class TokenCache<T extends SharedTokenData> {
    * seconds after the check when that is longer (never past `exp`). Nothing is stored when the
    * generation changed since the validation started, or when the result alone is larger than
    * the byte bound.
+   *
+   * @param checkedAt - epoch ms of the check, when earlier than `now` (a result another gateway
+   *   instance validated): its freshness counts from then.
    */
-  set(key: string, value: T, generation: number, now: number): void {
+  set(key: string, value: T, generation: number, now: number, checkedAt = now): void {
     if (this.valid === undefined || this.settings === undefined || generation !== this.current) return;
     const { ttl, staleIfError } = this.settings;
-    const untilExp = value.exp === undefined ? Infinity : value.exp * 1000 - now;
-    const freshFor = Math.min(ttl * 1000, untilExp);
-    const keepFor = Math.min(Math.max(ttl, staleIfError) * 1000, untilExp);
-    if (freshFor > 0) {
+    const at = Math.min(checkedAt, now);
+    const expiry = value.exp === undefined ? Infinity : value.exp * 1000;
+    const freshUntil = Math.min(at + ttl * 1000, expiry);
+    const keepUntil = Math.min(at + Math.max(ttl, staleIfError) * 1000, expiry);
+    if (freshUntil > now) {
       const size = estimateSize(value);
-      if (size <= this.settings.maxBytes) this.valid.set(key, { value, checkedAt: now, freshUntil: now + freshFor, size }, { ttl: Math.ceil(keepFor) });
+      if (size <= this.settings.maxBytes) this.valid.set(key, { value, checkedAt: at, freshUntil, size }, { ttl: Math.ceil(keepUntil - now) });
     }
     // Remembered for one TTL past expiry: long enough to explain the next "inactive".
-    if (value.exp !== undefined) this.expiries!.set(key, value.exp, { ttl: Math.ceil(Math.max(untilExp, 0) + ttl * 1000) });
+    if (value.exp !== undefined) this.expiries!.set(key, value.exp, { ttl: Math.ceil(Math.max(expiry - now, 0) + ttl * 1000) });
     this.refusals?.delete(key);
   }
 
@@ -171,10 +175,17 @@ export class TokenCache<T extends SharedTokenData> {
     return this.refusals?.get(key);
   }
 
-  /** Remembers a refusal (and forgets any valid result of the same token). */
-  refuse(key: string, refusal: Refusal, generation: number): void {
+  /**
+   * Remembers a refusal (and forgets any valid result of the same token).
+   *
+   * @param ttlMs - how long, when shorter than the refusal TTL (a refusal another gateway
+   *   instance remembered first).
+   */
+  refuse(key: string, refusal: Refusal, generation: number, ttlMs?: number): void {
     this.valid?.delete(key);
-    if (generation === this.current) this.refusals?.set(key, refusal);
+    if (generation !== this.current) return;
+    if (ttlMs === undefined) this.refusals?.set(key, refusal);
+    else if (ttlMs > 0) this.refusals?.set(key, refusal, { ttl: Math.ceil(ttlMs) });
   }
 
   /** Drops the valid results and refusals whose token has the selector's subject and/or client id; returns how many. */

@@ -5,10 +5,12 @@
  *
  * @module
  */
+import { hash } from 'node:crypto';
 import { isIP } from 'node:net';
 import { createRemoteJWKSet, jwtVerify, type JWTVerifyGetKey } from 'jose';
 import * as client from 'openid-client';
 import type { Configuration, ServerMetadata } from 'openid-client';
+import { SharedTokenResults, type SharedLookup, type SharedTicket } from '../cluster/shared-token-results.js';
 import { GatewayError } from '../errors.js';
 import { logger } from '../log.js';
 import { optionChecks, type OptionChecks } from '../options.js';
@@ -208,6 +210,15 @@ export interface TokenPolicyOptions {
    * do the request's diagnostics and record.
    */
   staleIfErrorSeconds?: number;
+  /**
+   * Token results shared between gateway instances; see `createGateway({ redis })`. A second
+   * cache level behind the policy's own: a token validated by one instance is not validated again
+   * by the others (valid results and refusals, for the same lifetimes as here), and concurrent
+   * validations of one token across instances make one call to the authorization server. A local
+   * hit never asks Redis. When Redis is down or slow, the policy goes on with its own cache alone.
+   * Results are shared between policies of the same name and the same validation settings.
+   */
+  shared?: SharedTokenResults;
 }
 
 /**
@@ -223,8 +234,10 @@ export interface TokenValidation {
   jwt?: Record<string, unknown>;
   /** UserInfo response, when UserInfo is on. */
   userInfo?: Record<string, unknown>;
-  /** Whether the result came from the cache. */
+  /** Whether the result came from the cache (this instance's or the one shared between instances). */
   cached: boolean;
+  /** Set when the result came from the cache shared between gateway instances (option `shared`). */
+  shared?: boolean;
   /**
    * Set when the result is a stale one served because the authorization server could not be used
    * (option `staleIfErrorSeconds`): when it was last checked, and why it could not be checked now.
@@ -245,10 +258,11 @@ interface CachedValidation {
   userInfo?: Claims;
 }
 
-/** What one validation flight yields: the result, and whether it is a stale one. */
+/** What one validation flight yields: the result, and whether it is a stale or a shared one. */
 interface Flight {
   value: CachedValidation;
   stale?: TokenValidation['stale'];
+  shared?: boolean;
 }
 
 /** The metadata resolved, the configuration built on it, and the gateway's bearer token source if any. */
@@ -314,6 +328,13 @@ export class TokenPolicy {
   private readonly throttle: InvalidTokenThrottle | undefined;
   private readonly throttleText: string;
   private readonly inflight = new Map<string, Promise<Flight>>();
+  private readonly shared: SharedTokenResults | undefined;
+  /** The policy's part of the shared keys: its name and a fingerprint of its validation settings. */
+  private readonly sharedScope: string;
+  private readonly validTtlMs: number | undefined;
+  private readonly refusalTtlMs: number | undefined;
+  /** Shared deletions of `forget` under way: shared lookups wait for them. */
+  private sharedForget: Promise<unknown> | undefined;
   private resolved: Promise<Resolved> | undefined;
   private jwks: JWTVerifyGetKey | undefined;
 
@@ -411,6 +432,33 @@ export class TokenPolicy {
     this.insecure = insecure;
     // Only validations that call the server per token need a slot.
     this.limiter = this.introspection || this.userInfo ? new CallLimiter(maxCalls) : undefined;
+    if (options.shared !== undefined && !(options.shared instanceof SharedTokenResults)) check.fail('shared', 'must be a SharedTokenResults (see GatewayCluster.tokenResults)');
+    this.validTtlMs = cache === undefined ? undefined : check.positive(cache.ttlSeconds, 'cache.ttlSeconds', 300) * 1000;
+    this.refusalTtlMs = negative === undefined ? undefined : check.positive(negative.ttlSeconds, 'negativeCache.ttlSeconds', 30) * 1000;
+    // Nothing to share without a cache.
+    this.shared = this.validTtlMs === undefined && this.refusalTtlMs === undefined ? undefined : options.shared;
+    this.sharedScope = `${encodeURIComponent(name)}:${this.fingerprint()}`;
+  }
+
+  /**
+   * What decides whether this policy accepts a token, hashed: two policies share results only
+   * when they would validate alike (instances running different configurations never take each
+   * other's results).
+   */
+  private fingerprint(): string {
+    const { options } = this;
+    const settings = {
+      issuer: this.issuerUrl.href,
+      metadataIssuer: options.metadata?.issuer,
+      explicit: this.explicit,
+      clientId: options.clientId,
+      switches: [this.introspection, this.jwtValidation, this.userInfo],
+      algorithms: this.algorithms,
+      audience: this.audience,
+      jwtTypes: this.jwtTypes === undefined ? undefined : [...this.jwtTypes],
+      clockSkew: this.clockSkew,
+    };
+    return hash('sha256', JSON.stringify(settings), 'base64url').slice(0, 16);
   }
 
   /** Which validations the policy performs (spec 2.1 switches). */
@@ -434,6 +482,8 @@ export class TokenPolicy {
    * Forgets every cached token result, valid and refused (the ResetAllCaches runtime tool).
    * Validations already running do not cache theirs. With `discovery: true` also forgets the
    * discovered metadata, the JWKS and the gateway's own bearer token, fetched again at next use.
+   * With `shared`, the shared results stay: the cluster's reset (`GatewayCluster.resetAll`)
+   * forgets them, for every instance at once.
    */
   clearCache(options: { discovery?: boolean } = {}): void {
     this.cache.clear();
@@ -449,7 +499,9 @@ export class TokenPolicy {
    * the selector's `subject` and/or `clientId` (both must match when both are given), for an
    * incident, without flushing everyone: their next request is validated again. Returns how many
    * results were dropped. A refusal is forgotten only when the server's answer named the token's
-   * subject or client (an inactive token's answer names nobody).
+   * subject or client (an inactive token's answer names nobody). With `shared`, the shared results
+   * of those tokens are deleted too (in the background; this policy's lookups wait for it); other
+   * instances keep their own cached copies until they forget them too or their lifetime ends.
    *
    * @throws TypeError when the selector names neither a subject nor a client id.
    */
@@ -464,8 +516,16 @@ export class TokenPolicy {
     const subject = selector.subject === undefined ? undefined : check.string(selector.subject, 'subject');
     const clientId = selector.clientId === undefined ? undefined : check.string(selector.clientId, 'clientId');
     if (subject === undefined && clientId === undefined) check.fail('', 'must name a subject or a clientId');
-    const dropped = this.cache.forget({ ...(subject === undefined ? {} : { subject }), ...(clientId === undefined ? {} : { clientId }) });
+    const forgotten = { ...(subject === undefined ? {} : { subject }), ...(clientId === undefined ? {} : { clientId }) };
+    const dropped = this.cache.forget(forgotten);
     log('policy %s: forgot %d cached results', this.name, dropped);
+    if (this.shared !== undefined) {
+      const deletion = Promise.all([this.sharedForget, this.shared.forget(this.sharedScope, forgotten)]);
+      this.sharedForget = deletion;
+      void deletion.finally(() => {
+        if (this.sharedForget === deletion) this.sharedForget = undefined;
+      });
+    }
     return dropped;
   }
 
@@ -496,14 +556,20 @@ export class TokenPolicy {
     const hit = this.cachedResult(key);
     if (hit !== undefined) return hit;
     const address = request.clientAddress;
-    if (this.throttle?.throttled(address)) throw this.throttled(address!);
+    if (this.throttle?.throttled(address)) {
+      // A token another instance knows is not unknown: only the shared cache is asked.
+      const known = this.shared === undefined ? undefined : await this.knownShared(key);
+      if (known !== undefined) return known;
+      throw this.throttled(address!);
+    }
     let flight = this.inflight.get(key);
     if (flight === undefined) {
       flight = this.fly(key, token, address).finally(() => this.inflight.delete(key));
       this.inflight.set(key, flight);
     }
-    const { value, stale } = await flight;
-    const out = result(value, false);
+    const { value, stale, shared } = await flight;
+    const out = result(value, shared === true);
+    if (shared === true) out.shared = true;
     if (stale !== undefined) out.stale = stale;
     return out;
   }
@@ -542,9 +608,73 @@ export class TokenPolicy {
     });
   }
 
-  /** One validation of an uncached token, shared by the requests that carry it meanwhile. */
+  /**
+   * One validation of an uncached token, shared by the requests that carry it meanwhile: from
+   * the shared cache when another instance validated it (or validates it now: then waits for its
+   * result), else by the authorization server.
+   */
   private async fly(key: string, token: string, address: string | undefined): Promise<Flight> {
     const generation = this.cache.generation;
+    let ticket: SharedTicket | undefined;
+    if (this.shared !== undefined) {
+      if (this.sharedForget !== undefined) await this.sharedForget;
+      const found = await this.shared.lookup(this.sharedScope, key, this.validTtlMs === undefined ? undefined : this.timeoutMs);
+      if (found.kind !== 'miss') return this.adoptShared(key, found, generation);
+      ticket = found.ticket;
+    }
+    try {
+      return await this.flyUncached(key, token, address, generation, ticket);
+    } finally {
+      if (ticket !== undefined) this.shared!.release(ticket);
+    }
+  }
+
+  /** The result of a token the shared cache knows, if any (no lock, no wait). */
+  private async knownShared(key: string): Promise<TokenValidation | undefined> {
+    const generation = this.cache.generation;
+    const found = await this.shared!.peek(this.sharedScope, key);
+    if (found === undefined) return undefined;
+    const out = result(this.adoptShared(key, found, generation).value, true);
+    out.shared = true;
+    return out;
+  }
+
+  /**
+   * A result of the shared cache, stored in the local one (under its generation rule, its
+   * freshness counted from the original check) and answered; a shared refusal is thrown.
+   */
+  private adoptShared(key: string, found: Exclude<SharedLookup, { kind: 'miss' }>, generation: number): Flight {
+    const now = Date.now();
+    if (found.kind === 'refused') {
+      const { refusal } = found;
+      this.cache.refuse(key, refusal, generation, this.refusalTtlMs === undefined ? 0 : found.refusedAt + this.refusalTtlMs - now);
+      throw new GatewayError(refusal.code, { realm: this.name, diagnostic: `${refusal.diagnostic} (remembered by the gateway cluster)` });
+    }
+    const value = shareTokenData({ ...found.value } as CachedValidation);
+    if (isExpired(value.exp, Math.floor(now / 1000), this.clockSkew)) {
+      throw new GatewayError('ERR_TOKEN_EXPIRED', { realm: this.name, diagnostic: 'shared cached token has expired (exp)' });
+    }
+    this.cache.set(key, value, generation, now, found.checkedAt);
+    return { value, shared: true };
+  }
+
+  /** Writes a result to the shared cache, unless `forget` or `clearCache` ran since the validation started. */
+  private share(ticket: SharedTicket | undefined, token: string, generation: number, entry: { value: CachedValidation } | { refusal: Refusal }): void {
+    if (ticket === undefined || generation !== this.cache.generation) return;
+    const at = Date.now();
+    const indexTtlMs = Math.max(this.validTtlMs ?? 0, this.refusalTtlMs ?? 0);
+    if ('refusal' in entry) {
+      if (this.refusalTtlMs !== undefined) this.shared!.storeRefusal(ticket, entry.refusal, { at, ttlMs: this.refusalTtlMs, indexTtlMs, token });
+      return;
+    }
+    if (this.validTtlMs === undefined) return;
+    const exp = entry.value.exp;
+    const ttlMs = Math.min(this.validTtlMs, exp === undefined ? Infinity : exp * 1000 - at);
+    this.shared!.storeValid(ticket, entry.value, { at, ttlMs, indexTtlMs, token });
+  }
+
+  /** A validation by the authorization server (and the local cache's, and the shared one's, record of it). */
+  private async flyUncached(key: string, token: string, address: string | undefined, generation: number, ticket: SharedTicket | undefined): Promise<Flight> {
     const seen: { claims?: Claims } = {};
     let slot = false;
     try {
@@ -560,10 +690,15 @@ export class TokenPolicy {
       }
       const value = await this.validateUncached(token, seen);
       this.cache.set(key, value, generation, Date.now());
+      this.share(ticket, token, generation, { value });
       return { value };
     } catch (err) {
       const error = err instanceof GatewayError ? err : undefined;
-      if (error?.code === 'ERR_TOKEN_INVALID' || error?.code === 'ERR_TOKEN_EXPIRED') throw this.refused(key, error, seen.claims, generation, address);
+      if (error?.code === 'ERR_TOKEN_INVALID' || error?.code === 'ERR_TOKEN_EXPIRED') {
+        const { answer, refusal } = this.refused(key, error, seen.claims, generation, address);
+        this.share(ticket, token, generation, { refusal });
+        throw answer;
+      }
       if (error?.code === 'ERR_AUTHORIZATION_SERVER_UNAVAILABLE') {
         const stale = this.staleResult(key, error);
         if (stale !== undefined) return stale;
@@ -582,7 +717,7 @@ export class TokenPolicy {
   }
 
   /** Remembers a refusal, counts it against the sender's address, and gives the error to answer with. */
-  private refused(key: string, error: GatewayError, claims: Claims | undefined, generation: number, address: string | undefined): GatewayError {
+  private refused(key: string, error: GatewayError, claims: Claims | undefined, generation: number, address: string | undefined): { answer: GatewayError; refusal: Refusal } {
     let answer = error;
     const known = this.cache.knownExpiry(key);
     if (error.code === 'ERR_TOKEN_INVALID' && isExpired(known, Math.floor(Date.now() / 1000), this.clockSkew)) {
@@ -598,7 +733,7 @@ export class TokenPolicy {
     };
     this.cache.refuse(key, refusal, generation);
     this.throttle?.refused(address);
-    return answer;
+    return { answer, refusal };
   }
 
   /** The last result of a token, when `staleIfErrorSeconds` lets it serve while the server is down. */

@@ -1,0 +1,391 @@
+/**
+ * The Redis connection of a gateway cluster: a thin wrapper over the official `redis` client
+ * (node-redis), loaded only when a URL is given, that never lets Redis hurt a request:
+ *
+ * - every command is bounded by a short timeout (default 100 ms): a slow Redis counts as down;
+ * - a command never throws: a failure gives `undefined` to the caller and counts;
+ * - after a failure, commands are skipped at once for a short while, then one goes through again
+ *   (and a reconnection ends the pause at once), so that a Redis that hangs costs one timeout,
+ *   not one per request;
+ * - while disconnected, commands fail at once (`disableOfflineQueue`) and the client reconnects
+ *   by itself with a capped backoff.
+ *
+ * Pub/sub uses a second connection (`duplicate()`), which a subscribed client needs.
+ *
+ * @module
+ */
+import { InvalidOptionError, optionChecks, type OptionChecks } from '../options.js';
+import { log } from './log.js';
+
+/**
+ * What the gateway uses of a Redis client: the shape of a connected node-redis (`redis` v5 or v6)
+ * client, declared here so that the gateway's types do not need the `redis` package. Pass your own
+ * connected client where a URL is also accepted; the gateway never closes a client it was given
+ * (only the pub/sub connection it opens with `duplicate()`).
+ */
+export interface RedisClientLike {
+  /** Sends one command (`['SET', key, value, ...]`); resolves with its reply. */
+  sendCommand(args: string[]): Promise<unknown>;
+  /** Opens the connection. */
+  connect(): Promise<unknown>;
+  /** A new, unconnected client with the same settings (for pub/sub). */
+  duplicate(): RedisClientLike;
+  /** Subscribes to a channel; `listener` receives each message. */
+  subscribe(channel: string, listener: (message: string, channel: string) => void): Promise<unknown>;
+  /** Unsubscribes from a channel. */
+  unsubscribe(channel: string): Promise<unknown>;
+  /** Adds an event listener (`error`, `ready`). */
+  // `any`: node-redis takes an EventEmitter listener, `(...args: any[]) => void`.
+  on(event: string, listener: (...args: any[]) => void): unknown;
+  /** Removes an event listener. */
+  removeListener?(event: string, listener: (...args: any[]) => void): unknown;
+  /** Connected and ready for commands. */
+  readonly isReady: boolean;
+  /** Connected or connecting. */
+  readonly isOpen: boolean;
+  /** Closes gracefully (node-redis 5+). */
+  close?(): Promise<unknown>;
+  /** Closes gracefully (older clients). */
+  quit?(): Promise<unknown>;
+  /** Closes at once. */
+  destroy?(): void;
+}
+
+/** Options of {@link connectRedis}. */
+export interface RedisConnectionOptions {
+  /** Prefix of every key and channel the gateway uses. Default `eag:`. */
+  keyPrefix?: string;
+  /** Longest wait for a command's reply, milliseconds; past it Redis counts as down. Default 100. */
+  commandTimeoutMs?: number;
+  /** After a failure, how long commands are skipped before one probes again, milliseconds. Default 1000. */
+  retryAfterMs?: number;
+  /** Connection timeout of a client created from a URL, milliseconds. Default 1000. */
+  connectTimeoutMs?: number;
+  /** Longest pause between reconnection attempts of a client created from a URL, milliseconds. Default 2000. */
+  maxReconnectDelayMs?: number;
+}
+
+/** Counters of a {@link RedisConnection}. */
+export interface RedisConnectionStats {
+  /** Commands sent. */
+  commands: number;
+  /** Commands that failed or timed out. */
+  failures: number;
+  /** Of which timed out. */
+  timeouts: number;
+  /** Commands not sent because Redis was down (disconnected, or failing lately). */
+  skipped: number;
+}
+
+/** The Redis client package is not installed. */
+export class RedisPackageMissingError extends Error {
+  /** Always `ERR_REDIS_PACKAGE_MISSING`. */
+  readonly code = 'ERR_REDIS_PACKAGE_MISSING';
+
+  constructor(cause: unknown) {
+    super('sharing through Redis needs the redis package (npm install redis)', { cause });
+    this.name = 'RedisPackageMissingError';
+  }
+}
+
+interface Settings {
+  keyPrefix: string;
+  commandTimeoutMs: number;
+  retryAfterMs: number;
+}
+
+const FACTORY = 'connectRedis';
+const CLOSE_TIMEOUT_MS = 1000;
+
+function messageOf(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+/** The option checks shared by {@link connectRedis} and the factories that take its options. @internal */
+export function redisSettings(check: OptionChecks, options: RedisConnectionOptions): Settings & { connectTimeoutMs: number; maxReconnectDelayMs: number } {
+  return {
+    keyPrefix: check.string(options.keyPrefix, 'keyPrefix', 'eag:', /^[^\s*?[\]\\]{1,100}$/, 'a string of 1 to 100 characters without spaces or *?[]\\'),
+    commandTimeoutMs: check.positive(options.commandTimeoutMs, 'commandTimeoutMs', 100),
+    retryAfterMs: check.positive(options.retryAfterMs, 'retryAfterMs', 1000),
+    connectTimeoutMs: check.positive(options.connectTimeoutMs, 'connectTimeoutMs', 1000),
+    maxReconnectDelayMs: check.positive(options.maxReconnectDelayMs, 'maxReconnectDelayMs', 2000),
+  };
+}
+
+/**
+ * A Redis connection whose commands never throw and never wait long: see the module comment.
+ * Create it with {@link connectRedis}.
+ */
+export class RedisConnection {
+  /** Prefix of every key and channel. */
+  readonly keyPrefix: string;
+  /** Longest wait for a reply, milliseconds. */
+  readonly commandTimeoutMs: number;
+  readonly #client: RedisClientLike;
+  readonly #owned: boolean;
+  readonly #retryAfterMs: number;
+  readonly #stats: RedisConnectionStats = { commands: 0, failures: 0, timeouts: 0, skipped: 0 };
+  readonly #channels = new Map<string, (message: string) => void>();
+  readonly #subscribed = new Set<string>();
+  readonly #subscribing = new Set<string>();
+  readonly #onReady = (): void => {
+    this.#failing = false;
+    log('redis: ready');
+  };
+  readonly #onError = (err: Error): void => {
+    log('redis: %s', err.message);
+  };
+  #subscriber: RedisClientLike | undefined;
+  #failing = false;
+  #retryAt = 0;
+  #lastError: string | undefined;
+  #closed = false;
+
+  /** @internal Use {@link connectRedis}. */
+  constructor(client: RedisClientLike, owned: boolean, settings: Settings) {
+    this.#client = client;
+    this.#owned = owned;
+    this.keyPrefix = settings.keyPrefix;
+    this.commandTimeoutMs = settings.commandTimeoutMs;
+    this.#retryAfterMs = settings.retryAfterMs;
+    client.on('ready', this.#onReady);
+    client.on('error', this.#onError);
+  }
+
+  /** Whether Redis answers: connected, and the last command did not fail. */
+  get healthy(): boolean {
+    return !this.#closed && this.#client.isReady && !this.#failing;
+  }
+
+  /** Counters since creation (a copy). */
+  get stats(): RedisConnectionStats {
+    return { ...this.#stats };
+  }
+
+  /** The message of the last failure, if any (never a key or a value). */
+  get lastError(): string | undefined {
+    return this.#lastError;
+  }
+
+  /**
+   * Sends one command. Resolves with its reply (`null` for a nil reply), or `undefined` when it
+   * failed, timed out, or was not sent because Redis is down. Never rejects. Commands are sent in
+   * the order of the calls (the command is handed to the client before this returns).
+   */
+  command(args: readonly string[]): Promise<unknown> {
+    if (this.#closed) return Promise.resolve(undefined);
+    if (!this.#client.isReady || (this.#failing && Date.now() < this.#retryAt)) {
+      this.#stats.skipped++;
+      return Promise.resolve(undefined);
+    }
+    this.#stats.commands++;
+    const name = args[0] ?? '';
+    return new Promise((resolve) => {
+      let settled = false;
+      const timer = setTimeout(() => {
+        if (settled) return;
+        settled = true;
+        this.#stats.timeouts++;
+        this.#fail(name, `no reply within ${this.commandTimeoutMs} ms`);
+        resolve(undefined);
+      }, this.commandTimeoutMs);
+      let reply: Promise<unknown>;
+      try {
+        reply = this.#client.sendCommand([...args]);
+      } catch (err) {
+        reply = Promise.reject(err);
+      }
+      reply.then(
+        (value) => {
+          if (settled) return;
+          settled = true;
+          clearTimeout(timer);
+          this.#failing = false;
+          resolve(value);
+        },
+        (err: unknown) => {
+          if (settled) return;
+          settled = true;
+          clearTimeout(timer);
+          this.#fail(name, messageOf(err));
+          resolve(undefined);
+        },
+      );
+    });
+  }
+
+  /**
+   * Calls `listener` with every message published on `channel`, on the pub/sub connection (opened
+   * at first use). Subscribes now if that connection is ready, else as soon as it is; the client
+   * subscribes again by itself after a reconnection. Resolves `true` once subscribed, or `false`
+   * when that took longer than `waitMs` (the subscription is still made when Redis answers).
+   */
+  subscribe(channel: string, listener: (message: string) => void, waitMs = 1000): Promise<boolean> {
+    if (this.#closed) return Promise.resolve(false);
+    this.#channels.set(channel, listener);
+    const subscriber = this.#pubSub();
+    if (subscriber.isReady) void this.#trySubscribe(subscriber, channel);
+    return new Promise((resolve) => {
+      const started = Date.now();
+      const poll = (): void => {
+        if (this.#subscribed.has(channel)) resolve(true);
+        else if (this.#closed || Date.now() - started >= waitMs) resolve(false);
+        else setTimeout(poll, 5).unref();
+      };
+      poll();
+    });
+  }
+
+  /** Stops the messages of `channel`. */
+  async unsubscribe(channel: string): Promise<void> {
+    this.#channels.delete(channel);
+    const subscriber = this.#subscriber;
+    if (subscriber === undefined || !this.#subscribed.delete(channel) || !subscriber.isReady) return;
+    await subscriber.unsubscribe(channel).catch((err: unknown) => log('redis: unsubscribe failed: %s', messageOf(err)));
+  }
+
+  /** Whether the pub/sub connection is subscribed to `channel` now. */
+  subscribed(channel: string): boolean {
+    return this.#subscriber?.isReady === true && this.#subscribed.has(channel);
+  }
+
+  /** Closes the pub/sub connection, and the client when it was created from a URL. */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#channels.clear();
+    const subscriber = this.#subscriber;
+    this.#subscriber = undefined;
+    if (subscriber !== undefined) await shutdown(subscriber);
+    if (this.#owned) {
+      await shutdown(this.#client);
+    } else {
+      this.#client.removeListener?.('ready', this.#onReady);
+      this.#client.removeListener?.('error', this.#onError);
+    }
+  }
+
+  #fail(command: string, message: string): void {
+    this.#stats.failures++;
+    // One log line per outage, not one per request.
+    if (!this.#failing) log('redis: %s failed: %s; Redis is considered down for %d ms', command, message, this.#retryAfterMs);
+    this.#failing = true;
+    this.#retryAt = Date.now() + this.#retryAfterMs;
+    this.#lastError = message;
+  }
+
+  #pubSub(): RedisClientLike {
+    if (this.#subscriber !== undefined) return this.#subscriber;
+    const subscriber = this.#client.duplicate();
+    subscriber.on('error', (err: Error) => log('redis pub/sub: %s', err.message));
+    subscriber.on('ready', () => {
+      log('redis pub/sub: ready');
+      for (const channel of this.#channels.keys()) if (!this.#subscribed.has(channel)) void this.#trySubscribe(subscriber, channel);
+    });
+    subscriber.connect().catch((err: unknown) => log('redis pub/sub: connection closed: %s', messageOf(err)));
+    this.#subscriber = subscriber;
+    return subscriber;
+  }
+
+  async #trySubscribe(subscriber: RedisClientLike, channel: string): Promise<void> {
+    if (this.#subscribing.has(channel)) return;
+    this.#subscribing.add(channel);
+    try {
+      await subscriber.subscribe(channel, (message) => this.#channels.get(channel)?.(message));
+      this.#subscribed.add(channel);
+    } catch (err) {
+      // Tried again at the next 'ready'.
+      log('redis pub/sub: subscribe failed: %s', messageOf(err));
+    } finally {
+      this.#subscribing.delete(channel);
+    }
+  }
+}
+
+/** Closes a client gracefully when it is connected (bounded), else at once. */
+async function shutdown(client: RedisClientLike): Promise<void> {
+  if (client.isReady) {
+    const graceful = client.close?.() ?? client.quit?.();
+    if (graceful !== undefined) {
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([graceful.catch(() => undefined), new Promise((resolve) => (timer = setTimeout(resolve, CLOSE_TIMEOUT_MS)))]);
+      clearTimeout(timer);
+    }
+  }
+  if (client.isOpen) {
+    try {
+      client.destroy?.();
+    } catch {
+      // Already closed.
+    }
+  }
+}
+
+function isClient(value: unknown): value is RedisClientLike {
+  if (value === null || typeof value !== 'object') return false;
+  const client = value as Partial<Record<keyof RedisClientLike, unknown>>;
+  return typeof client.sendCommand === 'function' && typeof client.duplicate === 'function' && typeof client.on === 'function';
+}
+
+type CreateClient = (options: Record<string, unknown>) => RedisClientLike;
+
+async function loadCreateClient(): Promise<CreateClient> {
+  try {
+    const module = await import('redis');
+    return module.createClient as unknown as CreateClient;
+  } catch (err) {
+    throw new RedisPackageMissingError(err);
+  }
+}
+
+/**
+ * Connects to Redis: from a URL (`redis://` or `rediss://`, the `redis` package is loaded then),
+ * or over a client the host created and connected itself (any object of the
+ * {@link RedisClientLike} shape). Waits for the connection up to `connectTimeoutMs`, then
+ * resolves connected or not: a Redis that is down at start is connected to later, by itself. Rejects only on a bad option
+ * (`InvalidOptionError`) or when the `redis` package is missing ({@link RedisPackageMissingError}).
+ *
+ * @example
+ * ```ts
+ * const redis = await connectRedis('redis://127.0.0.1:6379', { keyPrefix: 'gw:' });
+ * ```
+ */
+export async function connectRedis(urlOrClient: string | RedisClientLike, options: RedisConnectionOptions = {}): Promise<RedisConnection> {
+  const check = optionChecks(FACTORY);
+  check.object(options, '');
+  const settings = redisSettings(check, options);
+  if (isClient(urlOrClient)) return new RedisConnection(urlOrClient, false, settings);
+  if (typeof urlOrClient !== 'string') throw new InvalidOptionError(`${FACTORY}: urlOrClient`, 'must be a redis:// URL or a connected Redis client');
+  let url: URL | undefined;
+  try {
+    url = new URL(urlOrClient);
+  } catch {
+    // Reported below.
+  }
+  // The message never repeats the URL: it may hold a password.
+  if (url === undefined || (url.protocol !== 'redis:' && url.protocol !== 'rediss:')) throw new InvalidOptionError(`${FACTORY}: url`, 'must be a redis:// or rediss:// URL');
+  const createClient = await loadCreateClient();
+  const client = createClient({
+    url: urlOrClient,
+    // Fail at once while disconnected instead of queueing commands behind the outage.
+    disableOfflineQueue: true,
+    // Also bounds node-redis's own queue when a server hangs.
+    commandOptions: { timeout: settings.commandTimeoutMs },
+    socket: {
+      connectTimeout: settings.connectTimeoutMs,
+      // Exponential backoff with jitter, capped; never gives up.
+      reconnectStrategy: (retries: number) => Math.min(50 * 2 ** Math.min(retries, 10), settings.maxReconnectDelayMs) + Math.floor(Math.random() * 50),
+    },
+  });
+  const connection = new RedisConnection(client, true, settings);
+  // Awaited only for the connection timeout: a Redis that is down must not hold the start.
+  const connected = client.connect().then(
+    () => undefined,
+    (err: unknown) => log('redis: connection closed: %s', messageOf(err)),
+  );
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([connected, new Promise((resolve) => (timer = setTimeout(resolve, settings.connectTimeoutMs)))]);
+  clearTimeout(timer);
+  if (!client.isReady) log('redis: not connected yet; the gateway goes on without it and connects when it can');
+  return connection;
+}
