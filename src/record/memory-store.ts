@@ -5,6 +5,7 @@
  */
 import { optionChecks } from '../options.js';
 import { estimateSize } from './size.js';
+import { StatsAccumulator, statsWindow } from './stats.js';
 import {
   apiKey,
   DEFAULT_PAGE_SIZE,
@@ -13,6 +14,8 @@ import {
   type TransactionPage,
   type TransactionQuery,
   type TransactionRecord,
+  type TransactionStats,
+  type TransactionStatsQuery,
   type TransactionStore,
 } from './types.js';
 
@@ -151,6 +154,23 @@ export class MemoryTransactionStore implements TransactionStore {
     return { items };
   }
 
+  /**
+   * Counts of the records held that match the filters over the window, by outcome and time bucket
+   * (see {@link TransactionStatsQuery}). Walks every record held.
+   *
+   * @throws TypeError when the window is not bounded or has more than 1,000 buckets.
+   */
+  stats(query: TransactionStatsQuery): TransactionStats {
+    const window = statsWindow(query);
+    const filter = { ...query, from: window.from, to: window.to };
+    const stats = new StatsAccumulator(window);
+    for (let i = this.head; i < this.records.length; i++) {
+      const record = this.records[i];
+      if (record !== undefined && matches(record, filter)) stats.add(record.startedAt, record.outcome.code, record.durationMs);
+    }
+    return stats.result();
+  }
+
   /** Drops every record. */
   clear(): void {
     this.seqs = [];
@@ -202,5 +222,13 @@ function matches(record: TransactionRecord, filter: TransactionFilter): boolean 
   if (filter.api !== undefined && (record.api === undefined || apiKey(record.api) !== filter.api)) return false;
   if (filter.subject !== undefined && record.sender.subject !== filter.subject) return false;
   if (filter.clientId !== undefined && record.sender.clientId !== filter.clientId) return false;
+  if (filter.nodeId !== undefined && record.nodeId !== filter.nodeId) return false;
+  if (filter.operation !== undefined && record.operation !== filter.operation) return false;
+  if (filter.method !== undefined && record.method !== filter.method) return false;
+  if (filter.gatewayStatus !== undefined && record.gatewayStatus !== filter.gatewayStatus) return false;
+  if (filter.username !== undefined && record.sender.username !== filter.username) return false;
+  if (filter.issuer !== undefined && record.sender.issuer !== filter.issuer) return false;
+  if (filter.clientAddress !== undefined && record.clientAddress !== filter.clientAddress) return false;
+  if (filter.messageId !== undefined && record.messageId !== filter.messageId) return false;
   return true;
 }

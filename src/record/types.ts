@@ -75,6 +75,8 @@ export interface TransactionRecord {
   id: string;
   /** The message id (`Gateway-Message-ID`). */
   messageId: string;
+  /** The id of the gateway instance that handled it, when instances are named. */
+  nodeId?: string;
   /** Epoch milliseconds at which the gateway took the request. */
   startedAt: number;
   /** Epoch milliseconds at which the response finished (or the client went away). */
@@ -139,6 +141,22 @@ export interface TransactionFilter {
   clientId?: string;
   /** HTTP status. */
   status?: number;
+  /** Id of the gateway instance that handled it ({@link TransactionRecord.nodeId}). */
+  nodeId?: string;
+  /** Invoked operation. */
+  operation?: string;
+  /** HTTP method, as recorded (upper case). */
+  method?: string;
+  /** `gateway_status` of the error answer, for example `protocol:GATEWAY-1367`. */
+  gatewayStatus?: string;
+  /** Username of the token (`username` / `preferred_username`). */
+  username?: string;
+  /** Issuer of the token (`iss`). */
+  issuer?: string;
+  /** The client's address. */
+  clientAddress?: string;
+  /** Message id (`Gateway-Message-ID`). */
+  messageId?: string;
 }
 
 /** A {@link TransactionFilter} plus paging. */
@@ -170,6 +188,69 @@ export interface TransactionStore {
   get(id: string): TransactionRecord | undefined | Promise<TransactionRecord | undefined>;
   /** Records matching the filters, newest first, one page at a time. */
   query(query: TransactionQuery): TransactionPage | Promise<TransactionPage>;
+  /**
+   * Counts of the records matching the filters over a whole time window, by outcome and time
+   * bucket (optional: a store without it has no statistics).
+   *
+   * @throws TypeError when the window is not bounded or has too many buckets.
+   */
+  stats?(query: TransactionStatsQuery): TransactionStats | Promise<TransactionStats>;
+}
+
+/**
+ * A {@link TransactionFilter} over a bounded window, for {@link TransactionStore.stats}. `from` and
+ * `to` (epoch ms, inclusive, on `startedAt`) are required.
+ */
+export interface TransactionStatsQuery extends TransactionFilter {
+  /** Start of the window (epoch ms, inclusive). */
+  from: number;
+  /** End of the window (epoch ms, inclusive). */
+  to: number;
+  /**
+   * Width of a bucket in milliseconds (whole). Default: chosen to give about 60 buckets, rounded to
+   * 1 s, 10 s, 1 min, 5 min, 15 min, 1 h or a whole number of days. At most 1,000 buckets.
+   */
+  bucketMs?: number;
+}
+
+/** Records counted by outcome. */
+export type OutcomeCounts = Partial<Record<OutcomeCode, number>>;
+
+/** One bucket of {@link TransactionStats}. */
+export interface TransactionStatsBucket {
+  /** Start of the bucket (epoch ms, a multiple of `bucketMs`). */
+  start: number;
+  /** Records started in `[start, start + bucketMs)` by outcome (outcomes without records absent). */
+  counts: OutcomeCounts;
+}
+
+/** Totals of {@link TransactionStats}, over the whole window. */
+export interface TransactionStatsTotals {
+  /** Records in the window. */
+  count: number;
+  /** Records by outcome. */
+  byOutcome: OutcomeCounts;
+  /** Mean `durationMs`; `null` when there is no record. */
+  meanDurationMs: number | null;
+  /** 95th percentile of `durationMs` (linear interpolation between ranks); `null` when there is no record. */
+  p95DurationMs: number | null;
+}
+
+/** The answer of {@link TransactionStore.stats}. */
+export interface TransactionStats {
+  /** Start of the window, as asked. */
+  from: number;
+  /** End of the window, as asked. */
+  to: number;
+  /** Width of each bucket (ms). */
+  bucketMs: number;
+  /**
+   * Every bucket of the window, oldest first, empty ones included: from the bucket holding `from`
+   * to the one holding `to`. Bucket starts are multiples of `bucketMs` since the epoch (UTC).
+   */
+  buckets: TransactionStatsBucket[];
+  /** Totals over the window. */
+  totals: TransactionStatsTotals;
 }
 
 /** The key of an API in filters: `<provider>/<name>/v<version>`. */

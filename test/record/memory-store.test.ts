@@ -55,6 +55,44 @@ describe('MemoryTransactionStore', () => {
     expect(store.query({ api: 'Ente/PetStore/v1', limit: 3, cursor: p1.next! }).items.map((r) => r.id)).to.deep.equal([a]);
   });
 
+  it('filters by node, operation, method, gateway status, username, issuer, client address and message id', () => {
+    const store = new MemoryTransactionStore();
+    const a = makeRecord({ nodeId: 'gw-1', operation: 'getPet', method: 'GET', clientAddress: '10.0.0.1', sender: { username: 'mario', issuer: 'https://a' } });
+    const b = makeRecord({
+      code: 'TOKEN_FAILED',
+      status: 401,
+      nodeId: 'gw-2',
+      operation: 'addPet',
+      method: 'POST',
+      gatewayStatus: 'protocol:GATEWAY-1367',
+      clientAddress: '10.0.0.2',
+      sender: { username: 'luigi', issuer: 'https://b' },
+    });
+    const c = makeRecord({ messageId: a.messageId });
+    for (const r of [a, b, c]) store.save(r);
+    const ids = (q: Parameters<MemoryTransactionStore['query']>[0]) => store.query(q).items.map((r) => r.id);
+    expect(ids({ nodeId: 'gw-1' })).to.deep.equal([a.id]);
+    expect(ids({ nodeId: 'gw-3' })).to.deep.equal([]);
+    expect(ids({ operation: 'addPet' })).to.deep.equal([b.id]);
+    expect(ids({ method: 'GET' })).to.deep.equal([c.id, a.id]);
+    expect(ids({ method: 'get' })).to.deep.equal([]);
+    expect(ids({ gatewayStatus: 'protocol:GATEWAY-1367' })).to.deep.equal([b.id]);
+    expect(ids({ username: 'mario' })).to.deep.equal([a.id]);
+    expect(ids({ issuer: 'https://b' })).to.deep.equal([b.id]);
+    expect(ids({ clientAddress: '10.0.0.2' })).to.deep.equal([b.id]);
+    expect(ids({ messageId: a.messageId })).to.deep.equal([c.id, a.id]);
+    expect(ids({ messageId: a.messageId, nodeId: 'gw-1' })).to.deep.equal([a.id]);
+  });
+
+  it('counts by outcome over a window with the same filters', () => {
+    const store = new MemoryTransactionStore({ maxRecords: 3 });
+    const records = [1, 2, 3, 4].map((i) => makeRecord({ startedAt: 1_000_000 + i * 1000, code: i % 2 ? 'OK' : 'TOKEN_FAILED', method: i > 2 ? 'POST' : 'GET' }));
+    for (const r of records) store.save(r);
+    // The oldest was dropped (maxRecords 3): statistics cover the records held.
+    expect(store.stats({ from: 0, to: 2_000_000, bucketMs: 1_000_000 }).totals.byOutcome).to.deep.equal({ OK: 1, TOKEN_FAILED: 2 });
+    expect(store.stats({ from: 0, to: 2_000_000, bucketMs: 1_000_000, method: 'POST' }).totals.count).to.equal(2);
+  });
+
   it('refuses a cursor it did not produce', () => {
     expect(() => new MemoryTransactionStore().query({ cursor: 'abc' })).to.throw(TypeError, /cursor/);
   });

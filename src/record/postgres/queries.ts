@@ -1,0 +1,145 @@
+/**
+ * The statements of the store: batch insert, page and statistics reads, retention.
+ *
+ * @module
+ */
+import type { OutcomeCode } from '../../errors.js';
+import { addCount, emptyBuckets, type StatsWindow } from '../stats.js';
+import type { TransactionFilter, TransactionStats } from '../types.js';
+import { ROW_COLUMNS, ROW_TYPES } from './rows.js';
+import type { TableNames } from './schema.js';
+
+/**
+ * One multi-row insert of a JSON array of rows (one parameter, whatever the batch size), in the
+ * array's order so that `seq` follows it; a row whose id is already stored is skipped (a replay
+ * never duplicates).
+ */
+export function insertSql(names: TableNames): string {
+  const columns = ROW_COLUMNS.join(', ');
+  const definitions = ROW_COLUMNS.map((c) => `${c} ${ROW_TYPES[c]}`).join(', ');
+  return (
+    `INSERT INTO ${names.table} (${columns}) ` +
+    `SELECT ${ROW_COLUMNS.map((c) => `r.${c}`).join(', ')} ` +
+    `FROM jsonb_array_elements($1::jsonb) WITH ORDINALITY AS e(value, n), ` +
+    `LATERAL jsonb_to_record(e.value) AS r(${definitions}) ` +
+    `ORDER BY e.n ON CONFLICT (id) DO NOTHING`
+  );
+}
+
+/** The equality filters and their columns. */
+const EQUALS: ReadonlyArray<readonly [keyof TransactionFilter, string]> = [
+  ['outcome', 'outcome'],
+  ['api', 'api'],
+  ['subject', 'subject'],
+  ['clientId', 'client_id'],
+  ['status', 'status'],
+  ['nodeId', 'node_id'],
+  ['operation', 'operation'],
+  ['method', 'method'],
+  ['gatewayStatus', 'gateway_status'],
+  ['username', 'username'],
+  ['issuer', 'issuer'],
+  ['clientAddress', 'client_address'],
+  ['messageId', 'message_id'],
+];
+
+/** A WHERE clause (or `''`) and its parameters. */
+export interface Where {
+  sql: string;
+  values: unknown[];
+}
+
+function time(value: unknown, name: string): string {
+  if (typeof value !== 'number' || !Number.isFinite(value)) throw new TypeError(`Invalid filter ${name}: epoch milliseconds expected`);
+  return new Date(value).toISOString();
+}
+
+/**
+ * The WHERE clause of a filter (every field given must match), parameters from `$<first>` on.
+ *
+ * @throws TypeError on a filter value of the wrong type.
+ */
+export function whereOf(filter: TransactionFilter, extra: string[] = [], values: unknown[] = []): Where {
+  const clauses = [...extra];
+  const add = (clause: (p: string) => string, value: unknown): void => {
+    values.push(value);
+    clauses.push(clause(`$${values.length}`));
+  };
+  if (filter.from !== undefined) add((p) => `started_at >= ${p}::timestamptz`, time(filter.from, 'from'));
+  if (filter.to !== undefined) add((p) => `started_at <= ${p}::timestamptz`, time(filter.to, 'to'));
+  for (const [field, column] of EQUALS) {
+    const value = filter[field];
+    if (value === undefined) continue;
+    if (field === 'status' ? !Number.isSafeInteger(value) : typeof value !== 'string') throw new TypeError(`Invalid filter ${field}`);
+    add((p) => `${column} = ${p}`, value);
+  }
+  return { sql: clauses.length === 0 ? '' : `WHERE ${clauses.join(' AND ')}`, values };
+}
+
+/** One page, newest first: `limit + 1` rows tell whether there is a next page. */
+export function pageSql(names: TableNames, filter: TransactionFilter, before: string | undefined, limit: number): Where {
+  const values: unknown[] = [];
+  const extra: string[] = [];
+  if (before !== undefined) {
+    values.push(before);
+    extra.push('seq < $1::bigint');
+  }
+  const where = whereOf(filter, extra, values);
+  where.values.push(limit + 1);
+  return { sql: `SELECT seq::text AS cursor, record FROM ${names.table} ${where.sql} ORDER BY seq DESC LIMIT $${where.values.length}`, values: where.values };
+}
+
+/** Counts by bucket (epoch-aligned, as `bucketStart` computes it) and outcome. */
+export function bucketSql(names: TableNames, filter: TransactionFilter, window: StatsWindow): Where {
+  const where = whereOf({ ...filter, from: window.from, to: window.to });
+  where.values.push(window.bucketMs);
+  const b = `$${where.values.length}::numeric`;
+  // Milliseconds since the epoch, exactly (round: older servers give extract() as a double).
+  const ms = `round(extract(epoch FROM started_at) * 1000)::numeric`;
+  return {
+    sql: `SELECT (floor(${ms} / ${b}) * ${b})::text AS bucket, outcome, count(*)::text AS n FROM ${names.table} ${where.sql} GROUP BY 1, 2`,
+    values: where.values,
+  };
+}
+
+/** Count, mean and 95th percentile of the durations over the window. */
+export function summarySql(names: TableNames, filter: TransactionFilter, window: StatsWindow): Where {
+  const where = whereOf({ ...filter, from: window.from, to: window.to });
+  return {
+    sql:
+      `SELECT count(*)::text AS n, avg(duration_ms)::float8 AS mean, ` +
+      `percentile_cont(0.95) WITHIN GROUP (ORDER BY duration_ms) AS p95 FROM ${names.table} ${where.sql}`,
+    values: where.values,
+  };
+}
+
+/** The statistics of a window from the rows of {@link bucketSql} and {@link summarySql}. */
+export function statsOf(window: StatsWindow, bucketRows: Array<Record<string, unknown>>, summary: Record<string, unknown> | undefined): TransactionStats {
+  const buckets = emptyBuckets(window);
+  const byOutcome: TransactionStats['totals']['byOutcome'] = {};
+  for (const row of bucketRows) {
+    const start = Number(row['bucket']);
+    const outcome = row['outcome'] as OutcomeCode;
+    const n = Number(row['n']);
+    const bucket = buckets[(start - window.first) / window.bucketMs];
+    if (bucket !== undefined) addCount(bucket.counts, outcome, n);
+    addCount(byOutcome, outcome, n);
+  }
+  const count = Number(summary?.['n'] ?? 0);
+  const number = (value: unknown): number | null => (count === 0 || value === null || value === undefined ? null : Number(value));
+  return {
+    from: window.from,
+    to: window.to,
+    bucketMs: window.bucketMs,
+    buckets,
+    totals: { count, byOutcome, meanDurationMs: number(summary?.['mean']), p95DurationMs: number(summary?.['p95']) },
+  };
+}
+
+/** Deletes one slice of the rows started before the cutoff (`$1`, days), at most `$2` rows. */
+export function purgeSql(names: TableNames): string {
+  return (
+    `DELETE FROM ${names.table} WHERE id IN (SELECT id FROM ${names.table} ` +
+    `WHERE started_at < now() - make_interval(days => $1::int) LIMIT $2::int)`
+  );
+}
