@@ -84,13 +84,28 @@ export { bearerChallenge, renderProblem, sendProblem } from './problem/render.js
 export type { ProblemBody, ProblemOptions, RenderedProblem } from './problem/render.js';
 
 // Records and the monitoring console
-export { CONSOLE_REQUEST_HEADER, DEFAULT_REDACTED_HEADERS, MemoryTransactionStore, apiKey, monitoringConsole, recordTransaction } from './record/index.js';
+export {
+  CONSOLE_REQUEST_HEADER,
+  DEFAULT_REDACTED_HEADERS,
+  MemoryTransactionStore,
+  PostgresTransactionStore,
+  apiKey,
+  monitoringConsole,
+  recordTransaction,
+} from './record/index.js';
 export type {
   BasicCredentials,
   ConsoleAuthenticate,
   LoginThrottleOptions,
   MemoryTransactionStoreOptions,
   MonitoringConsoleOptions,
+  OutcomeCounts,
+  PgClientLike,
+  PgPoolLike,
+  PgResultLike,
+  PostgresStoreCounters,
+  PostgresStoreDropCounts,
+  PostgresTransactionStoreOptions,
   RecordTransactionMiddleware,
   RecordTransactionOptions,
   RecordTransactionStats,
@@ -101,9 +116,29 @@ export type {
   TransactionQuery,
   TransactionRecord,
   TransactionSender,
+  TransactionStats,
+  TransactionStatsBucket,
+  TransactionStatsQuery,
+  TransactionStatsTotals,
   TransactionStore,
   TransactionTokenInfo,
 } from './record/index.js';
+
+// Several instances as one: Redis
+export { GatewayCluster, RedisConnection, RedisPackageMissingError, SharedTokenResults, connectRedis, createGatewayCluster } from './cluster/index.js';
+export type {
+  ClusterResetResult,
+  ClusterStatus,
+  GatewayClusterOptions,
+  NodeDescription,
+  NodeInfo,
+  NodeResetReport,
+  RedisClientLike,
+  RedisConnectionOptions,
+  RedisConnectionStats,
+  SharedTokenResultsOptions,
+  SharedTokenResultsStats,
+} from './cluster/index.js';
 
 // The gateway: configuration, relay, admin
 export { ConfigError, adminRouter, createGateway, createRelay, loadConfig, resolveConfig } from './gateway/index.js';

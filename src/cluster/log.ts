@@ -1,11 +1,8 @@
 /**
- * The cluster's logger, under the `express-access-gateway:cluster` debug namespace (the other
- * areas' loggers come from `src/log.ts`). Never pass a token value to it.
+ * The cluster's logger (`DEBUG=express-access-gateway:cluster`). Never pass a token value to it.
  *
  * @module
  */
-import createDebug from 'debug';
-import type { Logger } from '../log.js';
+import { logger, type Logger } from '../log.js';
 
-/** `DEBUG=express-access-gateway:cluster` shows it. */
-export const log: Logger = createDebug('express-access-gateway:cluster');
+export const log: Logger = logger('cluster');

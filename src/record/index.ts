@@ -7,6 +7,8 @@ export { recordTransaction } from './record-transaction.js';
 export type { RecordTransactionMiddleware, RecordTransactionOptions, RecordTransactionStats } from './record-transaction.js';
 export { MemoryTransactionStore } from './memory-store.js';
 export type { MemoryTransactionStoreOptions } from './memory-store.js';
+export { PostgresTransactionStore } from './postgres/index.js';
+export type { PgClientLike, PgPoolLike, PgResultLike, PostgresStoreCounters, PostgresStoreDropCounts, PostgresTransactionStoreOptions } from './postgres/index.js';
 export { apiKey } from './types.js';
 export type {
   TransactionApi,
@@ -16,6 +18,11 @@ export type {
   TransactionQuery,
   TransactionRecord,
   TransactionSender,
+  TransactionStats,
+  TransactionStatsBucket,
+  TransactionStatsQuery,
+  TransactionStatsTotals,
+  OutcomeCounts,
   TransactionStore,
   TransactionTokenInfo,
 } from './types.js';

@@ -4,8 +4,7 @@
  *
  * @module
  */
-import createDebug from 'debug';
-import type { Logger } from '../../log.js';
+import { logger, type Logger } from '../../log.js';
 import { optionChecks } from '../../options.js';
 import { statsWindow } from '../stats.js';
 import {
@@ -27,7 +26,7 @@ import { IDENTIFIER, MAX_TABLE_LENGTH, migrate, tableNames, type TableNames } fr
 import { claimOrphans, claimSpillPath, releaseSpillPath, SpillFile } from './spill.js';
 import { RecordWriter, type PostgresStoreCounters } from './writer.js';
 
-const log: Logger = createDebug('express-access-gateway:record:postgres');
+const log: Logger = logger('record:postgres');
 
 /** Options of {@link PostgresTransactionStore}. Give `connectionString` or `pool`. */
 export interface PostgresTransactionStoreOptions {
