@@ -8,6 +8,8 @@ import { credentialCheck, type BasicCredentials, type ConsoleAuthenticate } from
 import { checkRealm, guard } from '../record/console/guard.js';
 import { LoginThrottle, throttleFor, type LoginThrottleOptions } from '../record/console/throttle.js';
 import { logger } from '../log.js';
+import type { ClusterResetResult } from '../cluster/reset.js';
+import type { ClusterStatus } from '../cluster/cluster.js';
 import { ConfigError } from './config/errors.js';
 import type { ConfigCacheState } from './config/cache.js';
 
@@ -39,6 +41,11 @@ export interface ResetResult {
   apis: string[];
   /** Token results forgotten. */
   tokenResultsCleared: number;
+  /**
+   * With Redis: what every instance did, collected for up to 2 s (this one first), and the live
+   * instances that did not answer.
+   */
+  cluster?: ClusterResetResult;
 }
 
 /** The configuration cache's state plus the APIs it serves. */
@@ -75,6 +82,8 @@ export interface AdminTarget {
   forget?(selector: AdminForgetSelector): Promise<number> | number;
   /** The configuration cache's state, for `GET <admin>/status`. */
   readonly configState: GatewayConfigState;
+  /** The instances of the gateway and their Redis, for `GET <admin>/status` (with Redis only). */
+  clusterStatus?(): Promise<ClusterStatus | undefined>;
 }
 
 /**
@@ -233,12 +242,23 @@ export function adminRouter(target: AdminTarget, options: AdminAuthOptions): Rou
   }
   router.get('/status', (_req: Request, res: Response) => {
     const state = target.configState;
-    res.status(200).json({
+    const body = {
       loadedAt: state.loadedAt,
       expiresAt: state.expiresAt,
       apis: state.apis,
       lastError: state.lastError === undefined ? undefined : { message: state.lastError.message, issues: state.lastError.issues },
-    });
+    };
+    if (target.clusterStatus === undefined) {
+      res.status(200).json(body);
+      return;
+    }
+    target.clusterStatus().then(
+      (cluster) => res.status(200).json(cluster === undefined ? body : { ...body, cluster }),
+      (err: unknown) => {
+        log('cluster status failed: %s', (err as Error)?.message ?? String(err));
+        res.status(200).json(body);
+      },
+    );
   });
   return router;
 }

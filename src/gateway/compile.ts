@@ -19,6 +19,7 @@ import { ConfigError } from './config/errors.js';
 import type { ResolvedApi, ResolvedConfig, ResolvedTokenPolicy } from './config/types.js';
 import { createRelay } from './relay.js';
 import { apiKey } from '../record/types.js';
+import type { SharedTokenResults } from '../cluster/shared-token-results.js';
 import type { TrustFunction } from './trust-proxy.js';
 
 /** One registered API, ready to serve. */
@@ -50,6 +51,8 @@ export interface CompileSettings {
   readonly keepUnderscoreHeaders: boolean | undefined;
   /** Bytes of an unread upload drained after an early answer. */
   readonly maxDrainBytes: number | undefined;
+  /** Token results shared with the other instances (Redis), when the gateway has them. */
+  readonly shared?: SharedTokenResults | undefined;
   /** The host's hook adjusting each token policy's options. */
   readonly tokenPolicyOptions: ((options: TokenPolicyOptions, config: ResolvedTokenPolicy) => TokenPolicyOptions) | undefined;
 }
@@ -229,7 +232,7 @@ export function compileRuntime(config: ResolvedConfig, previous: Runtime | undef
     let policy = tokenPolicies.get(key) ?? known.get(key);
     if (policy === undefined) {
       try {
-        policy = createTokenPolicy(options);
+        policy = createTokenPolicy(settings.shared === undefined ? options : { ...options, shared: settings.shared });
       } catch (err) {
         throw new ConfigError([{ path: `tokenPolicies.${name}`, message: (err as Error).message }], undefined, { cause: err });
       }

@@ -15,6 +15,10 @@ import { MemoryTransactionStore } from '../record/memory-store.js';
 import { recordTransaction, type RecordTransactionOptions } from '../record/record-transaction.js';
 import type { TransactionStore } from '../record/types.js';
 import type { TokenPolicyOptions } from '../token/policy.js';
+import { createGatewayCluster, type ClusterStatus, type GatewayCluster } from '../cluster/cluster.js';
+import type { RedisClientLike } from '../cluster/redis.js';
+import { ConfigError } from './config/errors.js';
+import { defaultNodeId } from './node-id.js';
 import { adminAuthenticator, adminRouter, type AdminAuthOptions, type AdminForgetSelector, type GatewayConfigState, type ResetResult } from './admin.js';
 import { compileRuntime, type CompileSettings, type Runtime } from './compile.js';
 import { ConfigCache } from './config/cache.js';
@@ -67,8 +71,23 @@ export interface CreateGatewayOptions {
   admin?: AdminAuthOptions;
   /** Mount the monitoring console at `<basePath>/console` (needs `admin`). Default `true`. */
   console?: boolean;
-  /** Where transaction records go. Default: a new `MemoryTransactionStore`. */
+  /**
+   * Where transaction records go. Default: a new `MemoryTransactionStore`. Give every instance the
+   * same `PostgresTransactionStore` table to see all their records from any console.
+   */
   store?: TransactionStore;
+  /**
+   * Redis shared by the gateway's instances (`redis://` / `rediss://` URL, or a node-redis client):
+   * token results are shared behind each instance's own cache (one introspection per token for all
+   * of them), ResetAllCaches reaches every instance, and `GET <basePath>/admin/status` lists them.
+   * Redis down or slow never fails a request: each instance goes on with its own cache.
+   * Default: none (one instance on its own). See docs/deployment.md.
+   */
+  redis?: string | RedisClientLike;
+  /** Prefix of the gateway's Redis keys and channels, one per group of instances. Default `eag:`. */
+  redisKeyPrefix?: string;
+  /** This instance's id, on every record it writes and in the node list. Default `<host name>-<pid>`. */
+  nodeId?: string;
   /** Other options of the `recordTransaction` middleware (outgoing-header recording is set per API). */
   recording?: Omit<RecordTransactionOptions, 'store' | 'recordOutgoingHeaders' | 'idHeaders' | 'clientAddress'>;
   /**
@@ -153,7 +172,11 @@ export interface Gateway {
    * dropped. Also `POST <basePath>/admin/forget`.
    */
   forget(selector: AdminForgetSelector): number;
-  /** Stops: closes backend connections and timers. In-flight relays finish first. */
+  /** This instance's id (`nodeId`), on every record it writes. */
+  readonly nodeId: string;
+  /** With `redis`: this instance, the live instances and the Redis connection; else `undefined`. */
+  clusterStatus(): Promise<ClusterStatus | undefined>;
+  /** Stops: closes backend connections, Redis and timers. In-flight relays finish first. */
   close(): Promise<void>;
 }
 
@@ -210,6 +233,9 @@ export function createGateway(options: CreateGatewayOptions): Gateway {
   const server = check.headerValue(options.server, 'server', 'Gateway');
   const messages = options.messages ?? 'it';
   const store = options.store ?? new MemoryTransactionStore();
+  const nodeId = check.string(options.nodeId, 'nodeId', defaultNodeId(), /^[\x21-\x7e]{1,128}$/, 'up to 128 visible ASCII characters');
+  if (options.redis !== undefined && typeof options.redis !== 'string' && (typeof options.redis !== 'object' || options.redis === null)) check.fail('redis', 'must be a redis:// URL or a node-redis client');
+  const redisKeyPrefix = options.redisKeyPrefix === undefined ? undefined : check.string(options.redisKeyPrefix, 'redisKeyPrefix');
   const tokenPolicyOptions = check.optionalFunction<NonNullable<CreateGatewayOptions['tokenPolicyOptions']>>(options.tokenPolicyOptions, 'tokenPolicyOptions');
   const relayOptions = check.object<NonNullable<CreateGatewayOptions['relay']>>(options.relay, 'relay', {});
   const connectTimeoutMs = check.positive(relayOptions.connectTimeoutMs, 'relay.connectTimeoutMs', 10_000);
@@ -240,18 +266,37 @@ export function createGateway(options: CreateGatewayOptions): Gateway {
   // and both write `Server` and the id headers themselves, with the rest of the head: the
   // recorder sets none (no writeHead hook, no setHeader per response).
   // The client address the record shows is the one trustProxy lets the gateway believe (as the throttle's).
-  const record = recordTransaction({ ...options.recording, store, idHeaders: false, clientAddress: compileSettings.clientAddress });
+  const record = recordTransaction({ ...options.recording, store, nodeId, idHeaders: false, clientAddress: compileSettings.clientAddress });
   const errorHandler = problemJsonErrorHandler({ messages, server });
   // Validated now, so that a missing password fails at start rather than at the first admin call.
   if (options.admin !== undefined) adminAuthenticator(options.admin, 'createGateway: options.admin');
 
   /** The runtime most recently compiled and accepted (the cache's entry in force). */
   let latest: Runtime | undefined;
+  // Connected once, at the first load; the configuration is compiled with its shared token results.
+  let clusterReady: Promise<GatewayCluster> | undefined;
+  const cluster = (): Promise<GatewayCluster> | undefined => {
+    if (options.redis === undefined) return undefined;
+    clusterReady ??= createGatewayCluster({
+      redis: options.redis,
+      nodeId,
+      ...(redisKeyPrefix === undefined ? {} : { keyPrefix: redisKeyPrefix }),
+      onReset: () => resetLocal(),
+      describe: () => {
+        const state = cache.state;
+        return { configLoadedAt: state.loadedAt, configExpiresAt: state.expiresAt, apis: apisOf(latest), ...(state.lastError === undefined ? {} : { lastError: state.lastError.message }) };
+      },
+    });
+    return clusterReady;
+  };
   const cache = new ConfigCache<Runtime>({
     source,
     ...(options.baseDir === undefined ? {} : { baseDir: options.baseDir }),
     ...(configCacheTtlSeconds === undefined ? {} : { ttlSeconds: configCacheTtlSeconds }),
-    compile: (config) => (latest = compileRuntime(config, latest, compileSettings)),
+    compile: async (config) => {
+      const shared = (await cluster())?.tokenResults;
+      return (latest = compileRuntime(config, latest, shared === undefined ? compileSettings : { ...compileSettings, shared }));
+    },
     dispose: (old) => {
       const live = new Set(latest?.tokenPolicies.values() ?? []);
       for (const policy of old.tokenPolicies.values()) if (!live.has(policy)) policy.close();
@@ -270,6 +315,28 @@ export function createGateway(options: CreateGatewayOptions): Gateway {
   });
 
   const apisOf = (runtime: Runtime | undefined): string[] => (runtime === undefined ? [] : [...runtime.apis.keys()]);
+  let lastResetError: unknown;
+  /**
+   * ResetAllCaches on this instance. Token results go in any case: the reset is also how an
+   * operator drops a revoked token's result.
+   */
+  async function resetLocal(): Promise<ResetResult> {
+    lastResetError = undefined;
+    const tokenResultsCleared = clearTokenResults();
+    let entry;
+    try {
+      entry = await cache.reload();
+    } catch (err) {
+      lastResetError = err;
+      log('ResetAllCaches: %s', (err as Error)?.message ?? String(err));
+      throw err instanceof ConfigError ? err : new Error((err as Error)?.message ?? String(err), { cause: err });
+    }
+    const state = cache.state;
+    const result: ResetResult = { loadedAt: entry.loadedAt, apis: apisOf(entry.compiled), tokenResultsCleared };
+    if (state.expiresAt !== undefined) result.expiresAt = state.expiresAt;
+    log('ResetAllCaches: %d API(s), %d token result(s) cleared', result.apis.length, tokenResultsCleared);
+    return result;
+  }
   function clearTokenResults(): number {
     let cleared = 0;
     for (const policy of latest?.tokenPolicies.values() ?? []) {
@@ -287,24 +354,22 @@ export function createGateway(options: CreateGatewayOptions): Gateway {
     get configState() {
       return { ...cache.state, apis: apisOf(latest) };
     },
+    nodeId,
     async ready() {
+      await cluster();
       await cache.get();
     },
     async resetAllCaches() {
-      // Token results go in any case: the reset is also how an operator drops a revoked token's result.
-      const tokenResultsCleared = clearTokenResults();
-      let entry;
-      try {
-        entry = await cache.reload();
-      } catch (err) {
-        log('ResetAllCaches: %s', (err as Error)?.message ?? String(err));
-        throw err;
-      }
-      const state = cache.state;
-      const result: ResetResult = { loadedAt: entry.loadedAt, apis: apisOf(entry.compiled), tokenResultsCleared };
-      if (state.expiresAt !== undefined) result.expiresAt = state.expiresAt;
-      log('ResetAllCaches: %d API(s), %d token result(s) cleared', result.apis.length, tokenResultsCleared);
-      return result;
+      const joined = await cluster();
+      if (joined === undefined) return resetLocal();
+      // Every instance resets (this one included) and reports; this one's report is first.
+      const answer = await joined.resetAll();
+      const own = answer.nodes[0];
+      if (own?.applied !== true) throw lastResetError ?? new Error(own?.error ?? 'reset failed');
+      return { ...(own.result as ResetResult), cluster: answer };
+    },
+    async clusterStatus() {
+      return (await cluster())?.status();
     },
     forget(selector) {
       let forgotten = 0;
@@ -312,6 +377,7 @@ export function createGateway(options: CreateGatewayOptions): Gateway {
       return forgotten;
     },
     async close() {
+      await (await clusterReady?.catch(() => undefined))?.close();
       await cache.close();
       for (const policy of latest?.tokenPolicies.values() ?? []) policy.close();
       latest = undefined;

@@ -26,6 +26,8 @@ export interface ExchangeFacts {
   limits: RecordLimits;
   /** The middleware's cache of token sections per shared (cached, frozen) token validation. */
   tokenSections?: TokenSectionCache;
+  /** The gateway instance's id. */
+  nodeId?: string | undefined;
 }
 
 /** A record's token-derived sections, built once per cached token validation, deeply frozen. */
@@ -238,6 +240,7 @@ export function buildRecord(req: IncomingMessage, res: ServerResponse, context: 
     diagnostics: Object.freeze(diagnostics) as Diagnostic[],
   };
   if (facts.clientAddress !== undefined) record.clientAddress = truncate(facts.clientAddress, 64);
+  if (facts.nodeId !== undefined) record.nodeId = facts.nodeId;
   const api = context.api;
   if (api !== undefined) {
     record.api = Object.freeze({ provider: truncate(api.provider, limits.maxValueLength), name: truncate(api.name, limits.maxValueLength), version: api.version });

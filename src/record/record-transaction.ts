@@ -58,6 +58,8 @@ export interface RecordTransactionOptions {
    * `trustProxy` option lets it believe, so that the record and the invalid-token throttle agree.
    */
   clientAddress?: (req: IncomingMessage) => string | undefined;
+  /** The id of this gateway instance, written on every record (`nodeId`). Default: none. */
+  nodeId?: string;
 }
 
 /** Counters of a {@link recordTransaction} middleware. */
@@ -119,6 +121,7 @@ export function recordTransaction(options: RecordTransactionOptions = {}): Recor
   const addressOf = check.optionalFunction<(req: IncomingMessage) => string | undefined>(options.clientAddress, 'clientAddress') ?? clientAddressOf;
   const onError = check.optionalFunction<(error: unknown, record: TransactionRecord | undefined) => void>(options.onError, 'onError');
   const setsIdHeaders = check.boolean(options.idHeaders, 'idHeaders', true);
+  const nodeId = options.nodeId === undefined ? undefined : check.string(options.nodeId, 'nodeId');
 
   const stats: RecordTransactionStats = { recorded: 0, failed: 0 };
   // Token sections of records, built once per cached token validation (see buildRecord).
@@ -164,6 +167,7 @@ export function recordTransaction(options: RecordTransactionOptions = {}): Recor
           redactedHeaders,
           limits,
           tokenSections,
+          nodeId,
         });
         const saved = store.save(record);
         if (saved !== undefined && typeof (saved as Promise<void>).then === 'function') {

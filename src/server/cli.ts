@@ -13,6 +13,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { createGateway } from '../gateway/create-gateway.js';
 import { ConfigError } from '../gateway/config/errors.js';
+import { instanceSettings } from './environment.js';
 import { serveGateway } from './serve.js';
 
 const USAGE = `Usage: express-access-gateway serve --config <file> [options]
@@ -33,6 +34,12 @@ Options:
 Environment:
   ADMIN_PASSWORD          password of the user "admin" of the admin routes and the console
                           (a random one is generated and printed when unset)
+  GATEWAY_NODE_ID         this instance's id, on every record and in the node list (default <host>-<pid>)
+  REDIS_URL               Redis shared by the instances: token results shared, ResetAllCaches
+                          reaching every instance, the live instances in GET /gateway/admin/status
+  REDIS_KEY_PREFIX        prefix of the gateway's Redis keys, one per group of instances (default eag:)
+  DATABASE_URL            PostgreSQL for the transaction records (table created and migrated at start)
+  DATABASE_SCHEMA         schema of the records table (default public)
   <clientSecretEnv>       any variable a token policy of the configuration names for its secret
   DEBUG                   debug output, for example DEBUG=express-access-gateway:*
 
@@ -93,12 +100,20 @@ function say(line: string): void {
 
 /** One process serving the gateway until SIGTERM/SIGINT. */
 async function serveOne(settings: ServeSettings, adminPassword: string): Promise<void> {
+  const instance = await instanceSettings(process.env, cluster.worker?.id);
   const gateway = createGateway({
     config: settings.configFile,
     baseDir: path.dirname(settings.configFile),
     admin: { basicAuth: { username: 'admin', password: adminPassword } },
+    ...instance.options,
   });
-  await gateway.ready();
+  try {
+    await gateway.ready();
+  } catch (err) {
+    await gateway.close().catch(() => undefined);
+    await instance.store?.close().catch(() => undefined);
+    throw err;
+  }
   const server = await serveGateway(gateway, {
     port: settings.port,
     host: settings.host,
@@ -107,10 +122,12 @@ async function serveOne(settings: ServeSettings, adminPassword: string): Promise
   });
   const who = cluster.isWorker ? `worker ${process.pid}` : `pid ${process.pid}`;
   say(`express-access-gateway: ${who} serving APIs at ${server.url}${server.adminUrl === undefined ? '' : `, admin and console at ${server.adminUrl}`}`);
+  say(`express-access-gateway: ${who}: ${instance.summary}`);
   const stop = (): void => {
     process.off('SIGTERM', stop);
     process.off('SIGINT', stop);
-    server.stop().then(
+    // Records still queued for the database are written (or spilled) before the exit.
+    server.stop().then(() => instance.store?.close()).then(
       () => process.exit(0),
       () => process.exit(1),
     );

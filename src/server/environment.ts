@@ -1,0 +1,63 @@
+/**
+ * The settings `express-access-gateway serve` (and the example) take from the environment to run
+ * as one of several instances: `GATEWAY_NODE_ID`, `REDIS_URL` (with `REDIS_KEY_PREFIX`) and
+ * `DATABASE_URL` (with `DATABASE_SCHEMA`). Without them the gateway needs no service at all.
+ *
+ * @module
+ */
+import type { CreateGatewayOptions } from '../gateway/create-gateway.js';
+import { defaultNodeId } from '../gateway/node-id.js';
+import { PostgresTransactionStore } from '../record/postgres/store.js';
+
+/** What the environment adds to `createGateway`'s options, and the store to close at the end. */
+export interface InstanceSettings {
+  readonly options: Pick<CreateGatewayOptions, 'nodeId' | 'redis' | 'redisKeyPrefix' | 'store'>;
+  /** The PostgreSQL store, when `DATABASE_URL` is set: flushed and closed after the gateway. */
+  readonly store: PostgresTransactionStore | undefined;
+  /** One line saying what is shared, for the start-up banner (no credentials in it). */
+  readonly summary: string;
+}
+
+function set(env: NodeJS.ProcessEnv, name: string): string | undefined {
+  const value = env[name];
+  return value === undefined || value === '' ? undefined : value;
+}
+
+/** A URL for the banner: scheme, host and port only. */
+function where(url: string): string {
+  try {
+    const parsed = new URL(url);
+    return `${parsed.protocol}//${parsed.host}`;
+  } catch {
+    return '(unparsable URL)';
+  }
+}
+
+/**
+ * Reads the environment (`worker`: the number of a `--workers` process). With `DATABASE_URL` the PostgreSQL store is created and its table
+ * migrated now, so that an unreachable database or a refused login stops the start.
+ */
+export async function instanceSettings(env: NodeJS.ProcessEnv = process.env, worker?: number): Promise<InstanceSettings> {
+  const given = set(env, 'GATEWAY_NODE_ID');
+  // The workers of one instance are instances of their own: each gets its own id.
+  const nodeId = given === undefined ? defaultNodeId() : worker === undefined ? given : `${given}-w${worker}`;
+  const redis = set(env, 'REDIS_URL');
+  const redisKeyPrefix = set(env, 'REDIS_KEY_PREFIX');
+  const databaseUrl = set(env, 'DATABASE_URL');
+  const schema = set(env, 'DATABASE_SCHEMA');
+  const store =
+    databaseUrl === undefined ? undefined : await PostgresTransactionStore.create({ connectionString: databaseUrl, nodeId, ...(schema === undefined ? {} : { schema }) });
+  const parts = [`node ${nodeId}`];
+  parts.push(redis === undefined ? 'token cache local' : `token results shared in Redis at ${where(redis)}`);
+  parts.push(store === undefined ? 'records in memory' : `records in PostgreSQL at ${where(databaseUrl!)}`);
+  return {
+    options: {
+      nodeId,
+      ...(redis === undefined ? {} : { redis }),
+      ...(redisKeyPrefix === undefined ? {} : { redisKeyPrefix }),
+      ...(store === undefined ? {} : { store }),
+    },
+    store,
+    summary: parts.join('; '),
+  };
+}
