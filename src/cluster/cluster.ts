@@ -14,7 +14,7 @@
  * @module
  */
 import { randomUUID } from 'node:crypto';
-import { hostname } from 'node:os';
+import { defaultNodeId, NODE_ID, NODE_ID_RULE } from './node-id.js';
 import { optionChecks } from '../options.js';
 import { log } from './log.js';
 import { connectRedis, RedisConnection, redisSettings, type RedisClientLike, type RedisConnectionStats } from './redis.js';
@@ -82,7 +82,6 @@ interface Settings {
 }
 
 const FACTORY = 'createGatewayCluster';
-const NODE_ID = /^[A-Za-z0-9._:@-]{1,200}$/;
 // Own reset ids remembered (to ignore their broadcast coming back).
 const OWN_RESETS = 64;
 
@@ -92,11 +91,6 @@ function toGeneration(reply: unknown): number | undefined {
   return Number.isSafeInteger(value) && value >= 0 ? value : undefined;
 }
 
-/** `<host name>-<pid>`, in the characters a node id may have. */
-function defaultNodeId(): string {
-  const pid = `-${process.pid}`;
-  return `${hostname().replace(/[^A-Za-z0-9._:@-]/g, '_').slice(0, 200 - pid.length)}${pid}`;
-}
 
 function messageOf(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
@@ -357,7 +351,7 @@ export async function createGatewayCluster(options: GatewayClusterOptions): Prom
   const check = optionChecks(FACTORY);
   check.object(options, '');
   const settings: Settings = {
-    nodeId: check.string(options.nodeId, 'nodeId', defaultNodeId(), NODE_ID, 'up to 200 letters, digits and ._:@-'),
+    nodeId: check.string(options.nodeId, 'nodeId', defaultNodeId(), NODE_ID, NODE_ID_RULE),
     heartbeatMs: check.positive(options.heartbeatMs, 'heartbeatMs', 1000),
     resetWaitMs: check.positive(options.resetWaitMs, 'resetWaitMs', 2000),
     onReset: check.optionalFunction<() => Promise<unknown>>(options.onReset, 'onReset') ?? check.fail('onReset', 'is required (this node reset)'),

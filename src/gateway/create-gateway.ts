@@ -18,7 +18,7 @@ import type { TokenPolicyOptions } from '../token/policy.js';
 import { createGatewayCluster, type ClusterStatus, type GatewayCluster } from '../cluster/cluster.js';
 import type { RedisClientLike } from '../cluster/redis.js';
 import { ConfigError } from './config/errors.js';
-import { defaultNodeId } from './node-id.js';
+import { defaultNodeId, NODE_ID, NODE_ID_RULE } from '../cluster/node-id.js';
 import { adminAuthenticator, adminRouter, type AdminAuthOptions, type AdminForgetSelector, type GatewayConfigState, type ResetResult } from './admin.js';
 import { compileRuntime, type CompileSettings, type Runtime } from './compile.js';
 import { ConfigCache } from './config/cache.js';
@@ -86,7 +86,10 @@ export interface CreateGatewayOptions {
   redis?: string | RedisClientLike;
   /** Prefix of the gateway's Redis keys and channels, one per group of instances. Default `eag:`. */
   redisKeyPrefix?: string;
-  /** This instance's id, on every record it writes and in the node list. Default `<host name>-<pid>`. */
+  /**
+   * This instance's id, on every record it writes and in the node list: up to 200 letters, digits
+   * and `._:@-`. Default `<host name>-<pid>`.
+   */
   nodeId?: string;
   /** Other options of the `recordTransaction` middleware (outgoing-header recording is set per API). */
   recording?: Omit<RecordTransactionOptions, 'store' | 'recordOutgoingHeaders' | 'idHeaders' | 'clientAddress'>;
@@ -233,7 +236,7 @@ export function createGateway(options: CreateGatewayOptions): Gateway {
   const server = check.headerValue(options.server, 'server', 'Gateway');
   const messages = options.messages ?? 'it';
   const store = options.store ?? new MemoryTransactionStore();
-  const nodeId = check.string(options.nodeId, 'nodeId', defaultNodeId(), /^[\x21-\x7e]{1,128}$/, 'up to 128 visible ASCII characters');
+  const nodeId = check.string(options.nodeId, 'nodeId', defaultNodeId(), NODE_ID, NODE_ID_RULE);
   if (options.redis !== undefined && typeof options.redis !== 'string' && (typeof options.redis !== 'object' || options.redis === null)) check.fail('redis', 'must be a redis:// URL or a node-redis client');
   const redisKeyPrefix = options.redisKeyPrefix === undefined ? undefined : check.string(options.redisKeyPrefix, 'redisKeyPrefix');
   const tokenPolicyOptions = check.optionalFunction<NonNullable<CreateGatewayOptions['tokenPolicyOptions']>>(options.tokenPolicyOptions, 'tokenPolicyOptions');

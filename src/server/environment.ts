@@ -6,7 +6,7 @@
  * @module
  */
 import type { CreateGatewayOptions } from '../gateway/create-gateway.js';
-import { defaultNodeId } from '../gateway/node-id.js';
+import { defaultNodeId } from '../cluster/node-id.js';
 import { PostgresTransactionStore } from '../record/postgres/store.js';
 
 /** What the environment adds to `createGateway`'s options, and the store to close at the end. */

@@ -1,0 +1,58 @@
+/**
+ * The `express-access-gateway serve` command as the tests run it: the built command in a child
+ * process on loopback, its output collected.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer, type AddressInfo } from 'node:net';
+import path from 'node:path';
+import { repoRoot } from '../gateway/helpers.js';
+
+export const cli = path.join(repoRoot, 'dist', 'server', 'cli.js');
+
+/** A running `serve` child, its output so far, and helpers to wait on it. */
+export interface Served {
+  readonly child: ChildProcess;
+  output(): string;
+  waitFor(pattern: RegExp, timeoutMs?: number): Promise<RegExpExecArray>;
+  exited(): Promise<number | null>;
+}
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const { port } = probe.address() as AddressInfo;
+      probe.close(() => resolve(port));
+    });
+  });
+}
+
+export function serve(args: string[], env: Record<string, string> = {}): Served {
+  const child = spawn(process.execPath, [cli, ...args], { env: { ...process.env, DEBUG: '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let text = '';
+  child.stdout!.on('data', (c: Buffer) => void (text += c.toString('utf8')));
+  child.stderr!.on('data', (c: Buffer) => void (text += c.toString('utf8')));
+  const exit = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  return {
+    child,
+    output: () => text,
+    exited: () => exit,
+    async waitFor(pattern, timeoutMs = 20_000) {
+      const deadline = Date.now() + timeoutMs;
+      for (;;) {
+        const found = pattern.exec(text);
+        if (found !== null) return found;
+        if (child.exitCode !== null || Date.now() > deadline) throw new Error(`no ${pattern} in the output:\n${text}`);
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+    },
+  };
+}
+
+export async function stop(served: Served | undefined): Promise<void> {
+  if (served === undefined || served.child.exitCode !== null) return;
+  served.child.kill('SIGTERM');
+  await served.exited();
+}
+
