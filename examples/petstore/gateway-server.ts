@@ -8,7 +8,7 @@
 import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { createGateway, serveGateway, type Gateway, type GatewayConfig, type ServerTimeouts } from 'express-access-gateway';
+import { createGateway, PostgresTransactionStore, serveGateway, type Gateway, type GatewayConfig, type ServerTimeouts } from 'express-access-gateway';
 
 /** An identity provider to use instead of the one the configuration names. */
 export interface IdentityProvider {
@@ -75,7 +75,18 @@ export async function startGatewayServer(options: GatewayServerOptions): Promise
   const configFile = path.resolve(options.configFile);
   const adminPassword = options.adminPassword ?? randomBytes(12).toString('base64url');
   const idp = options.idp;
+  // As `express-access-gateway serve`: one of several instances when the environment says so
+  // (docs/deployment.md); with none of these set, nothing but Node is needed.
+  const env = process.env;
+  const nodeId = env.GATEWAY_NODE_ID || undefined;
+  const store = env.DATABASE_URL
+    ? await PostgresTransactionStore.create({ connectionString: env.DATABASE_URL, ...(nodeId === undefined ? {} : { nodeId }), ...(env.DATABASE_SCHEMA ? { schema: env.DATABASE_SCHEMA } : {}) })
+    : undefined;
   const gateway = createGateway({
+    ...(nodeId === undefined ? {} : { nodeId }),
+    ...(env.REDIS_URL ? { redis: env.REDIS_URL } : {}),
+    ...(env.REDIS_KEY_PREFIX ? { redisKeyPrefix: env.REDIS_KEY_PREFIX } : {}),
+    ...(store === undefined ? {} : { store }),
     // With another identity provider the file is read by a loader that swaps the token policies'
     // issuer and client; either way it is read again at each ResetAllCaches.
     config:
@@ -98,7 +109,13 @@ export async function startGatewayServer(options: GatewayServerOptions): Promise
     admin: { basicAuth: { username: 'admin', password: adminPassword } },
   });
   // A bad configuration stops the start here, with the field named.
-  await gateway.ready();
+  try {
+    await gateway.ready();
+  } catch (err) {
+    await gateway.close();
+    await store?.close();
+    throw err;
+  }
 
   let served;
   try {
@@ -111,7 +128,9 @@ export async function startGatewayServer(options: GatewayServerOptions): Promise
     });
   } catch (err) {
     await gateway.close();
+    await store?.close();
     throw err;
   }
-  return { url: served.url, port: served.port, adminUrl: served.adminUrl!, adminPassword, gateway, stop: () => served.stop() };
+  // Records still queued for the database are written (or spilled) once the exchanges are done.
+  return { url: served.url, port: served.port, adminUrl: served.adminUrl!, adminPassword, gateway, stop: () => served.stop().then(() => store?.close()) };
 }
