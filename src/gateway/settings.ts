@@ -1,0 +1,189 @@
+/**
+ * The options of `createGateway`, checked when the gateway is created (a bad one fails at start),
+ * and what is settled from them for every API's steps.
+ *
+ * @module
+ */
+import { Agent, type Dispatcher } from 'undici';
+import type { MessageSet } from '../errors.js';
+import { optionChecks } from '../options.js';
+import { MemoryTransactionStore } from '../record/memory-store.js';
+import type { RecordTransactionOptions } from '../record/record-transaction.js';
+import type { TransactionStore } from '../record/types.js';
+import type { TokenPolicyOptions } from '../token/policy.js';
+import type { RequestTargetRules } from '../url/request-target.js';
+import { defaultNodeId, NODE_ID, NODE_ID_RULE } from '../cluster/node-id.js';
+import type { RedisClientLike } from '../cluster/redis.js';
+import type { AdminAuthOptions } from './admin.js';
+import type { CompileSettings } from './compile.js';
+import type { ConfigSource } from './config/load.js';
+import type { ResolvedTokenPolicy } from './config/types.js';
+import { clientAddressOf, compileTrust, type TrustProxy } from './trust-proxy.js';
+
+/** Options of {@link createGateway}. */
+export interface CreateGatewayOptions {
+  /**
+   * The configuration: the path of a JSON file (relative paths in it resolve from its folder), the
+   * document as an object, or an async loader. Read at first access (or {@link Gateway.ready}),
+   * cached, and read again only by {@link Gateway.resetAllCaches} or at expiry.
+   */
+  config: ConfigSource;
+  /** Folder that relative paths resolve from, for an object or loader `config`. Default: the working directory. */
+  baseDir?: string;
+  /**
+   * Path the registered APIs are served under. Default `/gateway`. Matched case-sensitively, as
+   * every part of the canonical path is (see docs/security.md).
+   */
+  basePath?: string;
+  /**
+   * Accept empty path segments (`/a//b`). Default `false`: such a path is refused with 400
+   * `ERR_PATH_REFUSED`, as are dot segments, escaped separators, backslashes, control characters,
+   * `;` parameters and fragments, whatever this says (docs/security.md, "The canonical request path").
+   */
+  allowEmptySegments?: boolean;
+  /** Value of the `Server` header of every gateway response. Default `Gateway`. */
+  server?: string;
+  /** Message set of error details: `it` (the spec's, default), `en` or your own. */
+  messages?: 'it' | 'en' | MessageSet;
+  /**
+   * Lifetime of the cached configuration and compiled policies, in seconds. Default `7200` (spec 8).
+   * (Token results have their own lifetime: `cacheTtlSeconds` of each token policy in the file.)
+   */
+  configCacheTtlSeconds?: number;
+  /** @deprecated The name of {@link CreateGatewayOptions.configCacheTtlSeconds} until the next minor version. */
+  cacheTtlSeconds?: number;
+  /**
+   * Credentials of the admin routes (`POST <basePath>/admin/reset-caches`, `GET <basePath>/admin/status`)
+   * and of the monitoring console (`<basePath>/console/`). Without it neither is mounted: there is no
+   * open default.
+   */
+  admin?: AdminAuthOptions;
+  /** Mount the monitoring console at `<basePath>/console` (needs `admin`). Default `true`. */
+  console?: boolean;
+  /**
+   * Where transaction records go. Default: a new `MemoryTransactionStore`. Give every instance the
+   * same `PostgresTransactionStore` table to see all their records from any console.
+   */
+  store?: TransactionStore;
+  /**
+   * Redis shared by the gateway's instances (`redis://` / `rediss://` URL, or a node-redis client):
+   * token results are shared behind each instance's own cache (one introspection per token for all
+   * of them), ResetAllCaches reaches every instance, and `GET <basePath>/admin/status` lists them.
+   * Redis down or slow never fails a request: each instance goes on with its own cache.
+   * Default: none (one instance on its own). See docs/deployment.md.
+   */
+  redis?: string | RedisClientLike;
+  /** Prefix of the gateway's Redis keys and channels, one per group of instances. Default `eag:`. */
+  redisKeyPrefix?: string;
+  /**
+   * This instance's id, on every record it writes and in the node list: up to 200 letters, digits
+   * and `._:@-`. Default `<host name>-<pid>`.
+   */
+  nodeId?: string;
+  /** Other options of the `recordTransaction` middleware (outgoing-header recording is set per API). */
+  recording?: Omit<RecordTransactionOptions, 'store' | 'recordOutgoingHeaders' | 'idHeaders' | 'clientAddress'>;
+  /**
+   * Whose `X-Forwarded-*` and `Forwarded` headers the relay continues instead of replacing them
+   * with the connection's: Express's `trust proxy` values. Default `false` (nobody's).
+   */
+  trustProxy?: TrustProxy;
+  /** Connections to backends. */
+  relay?: {
+    /**
+     * Relay client headers whose name has `_`. Default `false`: dropped, as nginx does (a CGI/WSGI
+     * backend reads `Gateway_Token_Subject` as `Gateway-Token-Subject`).
+     */
+    keepUnderscoreHeaders?: boolean;
+    /**
+     * Bytes of an unread upload drained after a backend's early answer, so that the client's next
+     * request on the connection is answered; a larger (or chunked) one closes the connection.
+     * Default `1048576`.
+     */
+    maxDrainBytes?: number;
+    /** Connect timeout in milliseconds (503 past it). Default `10000`. */
+    connectTimeoutMs?: number;
+    /** Most connections per backend origin. Default: no limit. */
+    connections?: number;
+    /**
+     * How long an idle keep-alive connection to a backend is kept, in milliseconds. A backend's
+     * longer `Keep-Alive: timeout=` hint does not extend it (a shorter one shortens it). Default `4000`.
+     */
+    keepAliveTimeoutMs?: number;
+    /** Your own undici dispatcher (then the options above are ignored, and you close it). */
+    dispatcher?: Dispatcher;
+  };
+  /**
+   * Adjusts the options of each token policy built from the configuration, for what a JSON file
+   * cannot hold (a `private_key_jwt` key, metadata from elsewhere).
+   */
+  tokenPolicyOptions?: (options: TokenPolicyOptions, config: ResolvedTokenPolicy) => TokenPolicyOptions;
+}
+
+const BASE_PATH = /^\/([A-Za-z0-9._~-]+(\/[A-Za-z0-9._~-]+)*)?\/?$/;
+
+function normalizeBasePath(value: string): string {
+  return value.length > 1 && value.endsWith('/') ? value.slice(0, -1) : value;
+}
+
+/** What {@link gatewaySettings} settles from the options. */
+export interface GatewaySettings {
+  readonly source: ConfigSource;
+  readonly basePath: string;
+  readonly configCacheTtlSeconds: number | undefined;
+  readonly targetRules: RequestTargetRules;
+  readonly server: string;
+  readonly messages: 'it' | 'en' | MessageSet;
+  readonly store: TransactionStore;
+  readonly nodeId: string;
+  readonly redisKeyPrefix: string | undefined;
+  readonly compileSettings: CompileSettings;
+  /** The gateway created the backends' dispatcher (and closes it). */
+  readonly ownDispatcher: boolean;
+}
+
+/** Checks the options of {@link createGateway}, throwing `InvalidOptionError` that names the option. */
+export function gatewaySettings(options: CreateGatewayOptions): GatewaySettings {
+  const check = optionChecks('createGateway');
+  check.object(options, '');
+  const source = options.config;
+  if (!(typeof source === 'string' || source instanceof URL || typeof source === 'function' || (source !== null && typeof source === 'object'))) {
+    check.fail('config', 'must be a file path, a configuration object or a loader function');
+  }
+  const basePath = normalizeBasePath(check.string(options.basePath, 'basePath', '/gateway', BASE_PATH, 'a path like /gateway'));
+  if (options.configCacheTtlSeconds !== undefined && options.cacheTtlSeconds !== undefined) check.fail('cacheTtlSeconds', 'is the old name of configCacheTtlSeconds: give one of them');
+  const configCacheTtlSeconds = options.configCacheTtlSeconds ?? options.cacheTtlSeconds;
+  const targetRules: RequestTargetRules = { allowEmptySegments: check.boolean(options.allowEmptySegments, 'allowEmptySegments', false) };
+  const server = check.headerValue(options.server, 'server', 'Gateway');
+  const messages = options.messages ?? 'it';
+  const store = options.store ?? new MemoryTransactionStore();
+  const nodeId = check.string(options.nodeId, 'nodeId', defaultNodeId(), NODE_ID, NODE_ID_RULE);
+  if (options.redis !== undefined && typeof options.redis !== 'string' && (typeof options.redis !== 'object' || options.redis === null)) check.fail('redis', 'must be a redis:// URL or a node-redis client');
+  const redisKeyPrefix = options.redisKeyPrefix === undefined ? undefined : check.string(options.redisKeyPrefix, 'redisKeyPrefix');
+  const tokenPolicyOptions = check.optionalFunction<NonNullable<CreateGatewayOptions['tokenPolicyOptions']>>(options.tokenPolicyOptions, 'tokenPolicyOptions');
+  const relayOptions = check.object<NonNullable<CreateGatewayOptions['relay']>>(options.relay, 'relay', {});
+  const connectTimeoutMs = check.positive(relayOptions.connectTimeoutMs, 'relay.connectTimeoutMs', 10_000);
+  const connections = relayOptions.connections === undefined ? undefined : check.positive(relayOptions.connections, 'relay.connections', 0, true);
+  const keepAliveTimeoutMs = check.positive(relayOptions.keepAliveTimeoutMs, 'relay.keepAliveTimeoutMs', 4_000);
+  // Compiled once here so that a bad value fails at start; each relay gets the compiled function.
+  const trustProxy = compileTrust(options.trustProxy, check, 'trustProxy');
+  const compileSettings: CompileSettings = {
+    server,
+    trustProxy,
+    clientAddress: clientAddressOf(trustProxy),
+    keepUnderscoreHeaders: relayOptions.keepUnderscoreHeaders === undefined ? undefined : check.boolean(relayOptions.keepUnderscoreHeaders, 'relay.keepUnderscoreHeaders', false),
+    maxDrainBytes: relayOptions.maxDrainBytes === undefined ? undefined : check.positive(relayOptions.maxDrainBytes, 'relay.maxDrainBytes', 0, true),
+    tokenPolicyOptions,
+    dispatcher:
+      relayOptions.dispatcher ??
+      new Agent({
+        connect: { timeout: connectTimeoutMs },
+        ...(connections === undefined ? {} : { connections }),
+        // undici keeps an idle connection as long as the backend's `Keep-Alive: timeout=` hint
+        // says (up to 10 minutes) unless capped: the cap makes the documented setting hold.
+        keepAliveTimeout: keepAliveTimeoutMs,
+        keepAliveMaxTimeout: keepAliveTimeoutMs,
+      }),
+  };
+  const ownDispatcher = relayOptions.dispatcher === undefined;
+  return { source, basePath, configCacheTtlSeconds, targetRules, server, messages, store, nodeId, redisKeyPrefix, compileSettings, ownDispatcher };
+}
