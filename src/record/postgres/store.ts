@@ -47,8 +47,10 @@ export interface PostgresTransactionStoreOptions {
   /** Longest wait (ms) between the first record queued and its batch being written. Default 200. */
   flushDelayMs?: number;
   /**
-   * Most records held in memory waiting to be written. A full queue moves to the spill file; when
-   * that cannot be written either, further records are dropped (counted). Default 10,000.
+   * Most records queued in memory waiting to be written. A full queue moves to the spill file, and
+   * while that append is under way up to as many again are held (at most `2 × maxQueue` in memory);
+   * past that, or when the spill file cannot be written, further records are dropped (counted).
+   * Default 10,000.
    */
   maxQueue?: number;
   /**

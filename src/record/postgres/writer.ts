@@ -397,14 +397,16 @@ export class RecordWriter {
 
   /**
    * The queue is full: moves it to the spill file now, whatever the writer is doing (an insert
-   * that hangs must not make saves drop records). False when that is not possible: the spill file
-   * cannot be written, or `maxQueue` records are already on their way to it (memory stays bounded
-   * when saves come faster than the disk takes them).
+   * that hangs must not make saves drop records). One append at a time: while one is under way the
+   * queue keeps growing and goes to the file in the next append, as soon as this one ends (one sync
+   * for all of it). False when the record cannot be held: the spill file cannot be written, or
+   * `2 × maxQueue` records are in memory already (saves come faster than the disk takes them).
    */
   private overflow(): boolean {
-    if (this.spillFailing || this.overflowing >= this.settings.maxQueue || this.stopped) return false;
+    if (this.spillFailing || this.stopped) return false;
+    if (this.overflowing > 0) return this.queue.length + this.overflowing < 2 * this.settings.maxQueue;
     const count = this.queue.length;
-    this.overflowing += count;
+    this.overflowing = count;
     // The batch being inserted is older than the queue: copy it first, in case its insert fails.
     const flight = this.inFlight !== undefined && this.inFlight.spilled === undefined ? this.inFlight : undefined;
     const batch = this.takeQueue(this.queue.length);
@@ -412,7 +414,9 @@ export class RecordWriter {
     if (flight !== undefined) flight.spilled = spilled;
     void spilled.then((ok) => {
       if (!ok) this.stuck = [...this.stuck, batch].sort((a, b) => a.from - b.from);
-      this.overflowing -= count;
+      this.overflowing = 0;
+      // What piled up meanwhile goes next.
+      if (ok && this.queue.length >= this.settings.maxQueue) this.overflow();
       this.settle(false);
       this.kick();
     });

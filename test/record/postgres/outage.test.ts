@@ -153,7 +153,9 @@ describe('PostgresTransactionStore: database outages', () => {
   });
 
   it('moves a full queue to the spill file while an insert hangs, keeping the order', async () => {
-    const store = storeThroughProxy('overflow', { maxQueue: 100 });
+    // 2,500 saves a second against a queue of 100: the disk has 40 ms per append to keep up. The
+    // insert hangs longer than the saves last.
+    const store = storeThroughProxy('overflow', { maxQueue: 100, queryTimeoutMs: 5000 });
     await store.ready();
     proxy.stall();
     const saved: TransactionRecord[] = [];
@@ -163,10 +165,11 @@ describe('PostgresTransactionStore: database outages', () => {
         saved.push(record);
         store.save(record);
       }
-      await pause(5);
+      await pause(20);
     }
     // Before the hanging insert times out, the overflow is on disk already.
-    expect(store.counters.spilled).to.be.at.least(800);
+    await until(() => store.counters.spilled >= 800, 'the overflow spilled');
+    expect(store.counters.available).to.equal(true);
     expect(store.counters.dropped.queueFull).to.equal(0);
     await store.flush();
     proxy.restore();
