@@ -10,9 +10,15 @@
  *  (b) relays of GET /pet/10 to the petstore backend: fastify + @fastify/http-proxy (the baseline),
  *      a dozen lines of node:http + undici, createRelay in Express, the full gateway (createGateway
  *      from the example's configuration) mounted in Express and served by gateway.handler, and
- *      nginx proxy_pass when nginx is on the PATH.
+ *      nginx proxy_pass when nginx is on the PATH;
+ *  (c) gateway.handler with everything in memory (the baseline), with token results shared in Redis
+ *      (BENCH_REDIS_URL, default redis://127.0.0.1:6379), and with records in PostgreSQL
+ *      (BENCH_DATABASE_URL, default postgres://postgres@127.0.0.1:5432/test); skipped when they
+ *      do not answer.
  * Prints the targets: gateway.handler ≥ 0.90 of fastify's relay and ≥ 3x the gateway in Express;
- * the CPU the chain adds per request inside Express ≤ 2x what it adds on plain node:http.
+ * the CPU the chain adds per request inside Express ≤ 2x what it adds on plain node:http; with Redis
+ * behind the local cache, ≥ 0.95 of the CPU-per-request ratio of memory only; with records in
+ * PostgreSQL, ≥ 0.95 of the req/s of records in memory.
  *
  * Fairness: each server under test runs alone in its own child process (one event loop, one core),
  * the load generator in this process on the other core; the backend of (b) is a third process used
@@ -40,6 +46,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { EventLoopUtilization } from 'node:perf_hooks';
 import autocannon from 'autocannon';
+import pg from 'pg';
 import { startDemoAuthServer } from '../examples/petstore/auth-server.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -289,6 +296,33 @@ async function main(): Promise<void> {
     for (const c of groupB) console.log(row(c, fastify));
     if (nginx === undefined) console.log('  nginx proxy_pass: skipped (nginx is not on the PATH)');
 
+    // (c) the same gateway on the services several instances share: token results in Redis
+    // behind the local cache (the cached path reads only the local cache), records in PostgreSQL.
+    const redisUrl = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
+    const databaseUrl = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+    const databaseSchema = `gateway_bench_${process.pid}`;
+    const groupC: Case[] = [];
+    let shared: { redis: Case; postgres: Case; local: Case } | undefined;
+    try {
+      const url = '/gateway/Ente/PetStore/v1/pet/10';
+      groupC.push(await startCase('gateway.handler, memory only', 'gateway-handler', { configFile }, url, bearer(opaque)));
+      groupC.push(await startCase('gateway.handler, token results shared in Redis', 'gateway-handler', { configFile, redisUrl }, url, bearer(opaque)));
+      groupC.push(await startCase('gateway.handler, records in PostgreSQL', 'gateway-handler', { configFile, databaseUrl, databaseSchema }, url, bearer(opaque)));
+      await measureGroup(groupC);
+      shared = { local: groupC[0]!, redis: groupC[1]!, postgres: groupC[2]! };
+    } catch (err) {
+      console.log(`\n  (c) Redis and PostgreSQL: skipped (${(err as Error).message}); set BENCH_REDIS_URL and BENCH_DATABASE_URL`);
+    } finally {
+      for (const c of groupC) await stopServer(c.child);
+      const pool = new pg.Pool({ connectionString: databaseUrl, max: 1 });
+      await pool.query(`DROP SCHEMA IF EXISTS ${databaseSchema} CASCADE`).catch(() => undefined);
+      await pool.end();
+    }
+    if (shared !== undefined) {
+      console.log(`\n  ${'(c) the gateway on shared services, GET /pet/10'.padEnd(58)} ${HEADINGS}`);
+      for (const c of groupC) console.log(row(c, shared.local));
+    }
+
     const chainRatio = ratios(chain, bare);
     const peerRatio = ratios(peer, bare);
     const minimalRatio = ratios(minimal, bare);
@@ -308,7 +342,13 @@ async function main(): Promise<void> {
     console.log(`  JWT-only peer / bare (Express)            ${peerRatio.rps.toFixed(2)}  (the chain stays ahead: ${chainRatio.rps > peerRatio.rps ? 'yes' : 'NO'}); CPU per request ratio ${peerRatio.cpu.toFixed(2)}; rounds ${rounds(peerRatio)}`);
     console.log(`  hand-written minimum / bare (Express)     ${minimalRatio.rps.toFixed(2)}  (for reference); CPU per request ratio ${minimalRatio.cpu.toFixed(2)}; rounds ${rounds(minimalRatio)}`);
     console.log(`  gateway in Express / createRelay          ${gatewayRatio.rps.toFixed(2)}  (for reference); CPU per request ratio ${gatewayRatio.cpu.toFixed(2)}; rounds ${rounds(gatewayRatio)}`);
-    const unsaturated = [...groupA, ...groupB].map(summary).filter((r) => r.busyPercent < 90).map((r) => `${r.name} (${Math.round(r.busyPercent)}%)`);
+    if (shared !== undefined) {
+      const redisRatio = ratios(shared.redis, shared.local);
+      const postgresRatio = ratios(shared.postgres, shared.local);
+      console.log(`  Redis behind the local cache / memory only ${redisRatio.cpu.toFixed(2)}  CPU per request ratio (target ≥ 0.95) ${redisRatio.cpu >= 0.95 ? 'met' : 'NOT MET'}; req/s ratio ${redisRatio.rps.toFixed(2)}; rounds ${rounds(redisRatio)}`);
+      console.log(`  records in PostgreSQL / in memory          ${postgresRatio.rps.toFixed(2)}  (target ≥ 0.95) ${postgresRatio.rps >= 0.95 ? 'met' : 'NOT MET'}; CPU per request ratio ${postgresRatio.cpu.toFixed(2)}; rounds ${rounds(postgresRatio)}`);
+    }
+    const unsaturated = [...groupA, ...groupB, ...groupC].map(summary).filter((r) => r.busyPercent < 90).map((r) => `${r.name} (${Math.round(r.busyPercent)}%)`);
     if (unsaturated.length > 0) {
       console.log(`  Not saturated (event loop busy below 90%, so the load generator or the machine set the pace): ${unsaturated.join('; ')}.`);
     }

@@ -10,7 +10,8 @@
  * same handler, alone and behind the same chain, on plain `node:http`), `backend` (the example's
  * petstore backend), `relay` (a bare relay to the backend in Express), `node-relay` (a dozen lines
  * of `node:http` and undici), `fastify-proxy` (fastify + @fastify/http-proxy), `gateway`
- * (createGateway mounted in Express) and `gateway-handler` (the same on `gateway.handler`).
+ * (createGateway mounted in Express) and `gateway-handler` (the same on `gateway.handler`; with
+ * `redisUrl`, token results shared in Redis; with `databaseUrl`, records in PostgreSQL).
  */
 import { hash, randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -28,6 +29,7 @@ import {
   forwardTokenHeaders,
   introspect,
   MemoryTransactionStore,
+  PostgresTransactionStore,
   problemJsonErrorHandler,
   recordTransaction,
   requireToken,
@@ -41,6 +43,11 @@ interface Options {
   policyFile?: string;
   target?: string;
   configFile?: string;
+  /** `gateway-handler`: token results shared through this Redis. */
+  redisUrl?: string;
+  /** `gateway-handler`: records in PostgreSQL (this connection string, this schema) instead of memory. */
+  databaseUrl?: string;
+  databaseSchema?: string;
 }
 
 const [kind, json] = process.argv.slice(2);
@@ -208,7 +215,10 @@ async function start(): Promise<number> {
       return (app.server.address() as AddressInfo).port;
     }
     case 'gateway-handler': {
-      const gateway = createGateway({ config: options.configFile! });
+      const store =
+        options.databaseUrl === undefined ? undefined : new PostgresTransactionStore({ connectionString: options.databaseUrl, schema: options.databaseSchema ?? 'bench', retentionDays: 0 });
+      await store?.ready();
+      const gateway = createGateway({ config: options.configFile!, ...(store === undefined ? {} : { store }), ...(options.redisUrl === undefined ? {} : { redis: options.redisUrl }) });
       await gateway.ready();
       return serveNode(gateway.handler);
     }
