@@ -16,6 +16,7 @@ import { createTokenPolicy, type TokenPolicy, type TokenPolicyOptions } from '..
 import { requireToken } from '../token/require-token.js';
 import type { Middleware } from '../context.js';
 import { ConfigError } from './config/errors.js';
+import { tokenPolicyOptionsOf } from './config/token-policy.js';
 import type { ResolvedApi, ResolvedConfig, ResolvedTokenPolicy } from './config/types.js';
 import { createRelay } from './relay.js';
 import { apiKey } from '../record/types.js';
@@ -171,47 +172,7 @@ export function tokenPolicyOptionsFor(
   adjust?: (options: TokenPolicyOptions, config: ResolvedTokenPolicy) => TokenPolicyOptions,
 ): [key: string, options: TokenPolicyOptions] {
   const { jwtValidation, introspection, userInfo } = api.tokenManagement;
-  const negativeTtl = config.negativeCacheTtlSeconds;
-  let policyOptions: TokenPolicyOptions = {
-    name: config.name,
-    // Explicit endpoints complete discovery (they no longer turn it off).
-    issuer: config.issuer,
-    clientId: config.clientId,
-    clientSecret: config.clientSecret,
-    introspection,
-    jwtValidation,
-    userInfo,
-    timeoutMs: config.timeoutMs,
-    cache: {
-      ttlSeconds: config.cacheTtlSeconds,
-      ...(config.cacheMaxEntries === undefined ? {} : { maxEntries: config.cacheMaxEntries }),
-      ...(config.cacheMaxBytes === undefined ? {} : { maxBytes: config.cacheMaxBytes }),
-    },
-    ...(negativeTtl === 0
-      ? { negativeCache: false as const }
-      : negativeTtl === undefined && config.negativeCacheMaxEntries === undefined
-        ? {}
-        : {
-            negativeCache: {
-              ...(negativeTtl === undefined ? {} : { ttlSeconds: negativeTtl }),
-              ...(config.negativeCacheMaxEntries === undefined ? {} : { maxEntries: config.negativeCacheMaxEntries }),
-            },
-          }),
-    ...(config.introspectionEndpoint === undefined ? {} : { introspectionEndpoint: config.introspectionEndpoint }),
-    ...(config.userinfoEndpoint === undefined ? {} : { userinfoEndpoint: config.userinfoEndpoint }),
-    ...(config.jwksUri === undefined ? {} : { jwksUri: config.jwksUri }),
-    ...(config.tokenEndpoint === undefined ? {} : { tokenEndpoint: config.tokenEndpoint }),
-    ...(config.clientAuthMethod === undefined ? {} : { clientAuthMethod: config.clientAuthMethod }),
-    ...(config.bearer === undefined ? {} : { bearer: config.bearer }),
-    ...(config.allowInsecureRequests === undefined ? {} : { allowInsecureRequests: config.allowInsecureRequests }),
-    ...(config.audience === undefined ? {} : { audience: config.audience }),
-    ...(config.anyAudience === undefined ? {} : { anyAudience: config.anyAudience }),
-    ...(config.jwtTypes === undefined ? {} : { jwtTypes: config.jwtTypes }),
-    ...(config.maxResponseSize === undefined ? {} : { maxResponseSize: config.maxResponseSize }),
-    ...(config.maxConcurrentCalls === undefined ? {} : { maxConcurrentCalls: config.maxConcurrentCalls }),
-    ...(config.invalidTokenThrottle === undefined ? {} : { invalidTokenThrottle: config.invalidTokenThrottle }),
-    ...(config.staleIfErrorSeconds === undefined ? {} : { staleIfErrorSeconds: config.staleIfErrorSeconds }),
-  };
+  let policyOptions = tokenPolicyOptionsOf(config.name, config, { introspection, jwtValidation, userInfo });
   // Same settings, same policy object: a reload keeps discovery state; the key is never logged.
   const key = JSON.stringify(policyOptions);
   if (adjust !== undefined) policyOptions = adjust(policyOptions, config);

@@ -6,20 +6,20 @@
  * @module
  */
 import { hash } from 'node:crypto';
-import { isIP } from 'node:net';
 import { createRemoteJWKSet, jwtVerify, type JWTVerifyGetKey } from 'jose';
 import * as client from 'openid-client';
 import type { Configuration, ServerMetadata } from 'openid-client';
 import { SharedTokenResults, type SharedLookup, type SharedTicket } from '../cluster/shared-token-results.js';
 import { GatewayError } from '../errors.js';
 import { logger } from '../log.js';
-import { optionChecks, type OptionChecks } from '../options.js';
+import { optionChecks } from '../options.js';
 import { boundedFetch } from './bounded-fetch.js';
 import { TokenCache, type Refusal } from './cache.js';
 import { checkAccessTokenType, checkClaims, checkTimeClaims, isExpired } from './checks.js';
 import { classifyClientError, classifyJwtError, KeySetUnavailableError, refusedClientAuthentication } from './classify.js';
 import { BearerTokenSource, credentialsAuth, type ClientAuthMethod, type ClientPrivateKey, type CredentialsAuthMethod } from './client-auth.js';
 import { CallLimiter } from './limiter.js';
+import { normalizeTyp, tokenPolicySettings } from './policy-settings.js';
 import { toTokenInfo, type Claims } from './normalize.js';
 import { resolveMetadata, type ExplicitEndpoints } from './server-metadata.js';
 import { shareTokenData } from './shared.js';
@@ -272,34 +272,6 @@ interface Resolved {
   bearer: BearerTokenSource | undefined;
 }
 
-const FACTORY = 'createTokenPolicy';
-const DEFAULT_ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA', 'Ed25519'];
-const AUTH_METHODS: readonly ClientAuthMethod[] = ['client_secret_basic', 'client_secret_post', 'private_key_jwt', 'bearer'];
-const CREDENTIALS_METHODS: readonly CredentialsAuthMethod[] = ['client_secret_basic', 'client_secret_post', 'private_key_jwt'];
-const ENDPOINT_OPTIONS = { introspectionEndpoint: 'introspection_endpoint', jwksUri: 'jwks_uri', userinfoEndpoint: 'userinfo_endpoint', tokenEndpoint: 'token_endpoint' } as const;
-
-function isLoopback(hostname: string): boolean {
-  const host = hostname.replace(/^\[|\]$/g, '');
-  if (host === 'localhost' || host === '::1') return true;
-  return isIP(host) === 4 && host.startsWith('127.');
-}
-
-function url(check: OptionChecks, value: unknown, path: string): URL {
-  try {
-    if (typeof value === 'string' || value instanceof URL) return new URL(String(value));
-  } catch {
-    // Reported below.
-  }
-  return check.fail(path, 'must be a URL');
-}
-
-/** `value` or, when it is an object, its `key`; `undefined` for `false` and `undefined`. */
-function section<T extends object>(check: OptionChecks, value: unknown, path: string): Partial<T> | undefined {
-  if (value === false) return undefined;
-  if (value === undefined) return {};
-  return check.object<Partial<T>>(value, path);
-}
-
 /**
  * A token policy. Create it with {@link createTokenPolicy} (or `new TokenPolicy(options)`), once,
  * and pass it to `requireToken` and `introspect` on every route it protects.
@@ -339,104 +311,37 @@ export class TokenPolicy {
   private jwks: JWTVerifyGetKey | undefined;
 
   constructor(options: TokenPolicyOptions) {
-    const check = optionChecks(FACTORY);
-    check.object(options, '');
-    const name = check.string(options.name, 'name');
-    const clientId = check.string(options.clientId, 'clientId');
-    const { issuer, metadata, privateKey } = options;
-    if ((issuer === undefined) === (metadata === undefined)) check.fail('issuer', 'or options.metadata: give exactly one of them');
-    if (metadata !== undefined) check.object(metadata, 'metadata');
-    const issuerUrl = issuer !== undefined ? url(check, issuer, 'issuer') : url(check, metadata!.issuer, 'metadata.issuer');
-    const explicit: ExplicitEndpoints = {};
-    for (const [option, field] of Object.entries(ENDPOINT_OPTIONS) as Array<[keyof typeof ENDPOINT_OPTIONS, keyof ExplicitEndpoints]>) {
-      if (options[option] !== undefined) explicit[field] = url(check, options[option], option).href;
-    }
-    const authMethod = check.oneOf(options.clientAuthMethod, 'clientAuthMethod', AUTH_METHODS, 'client_secret_basic');
-    let bearerAuth: TokenPolicy['bearerAuth'];
-    if (authMethod === 'bearer') {
-      const bearer = check.object<NonNullable<TokenPolicyOptions['bearer']>>(options.bearer, 'bearer', {});
-      const scope = bearer.scope === undefined ? undefined : check.string(bearer.scope, 'bearer.scope');
-      bearerAuth = { scope, method: check.oneOf(bearer.clientAuthMethod, 'bearer.clientAuthMethod', CREDENTIALS_METHODS, 'client_secret_basic') };
-    } else if (options.bearer !== undefined) {
-      check.fail('bearer', "is only used with clientAuthMethod 'bearer'");
-    }
-    const credentials = bearerAuth?.method ?? (authMethod as CredentialsAuthMethod);
-    if (credentials !== 'private_key_jwt') check.string(options.clientSecret, 'clientSecret', undefined, undefined, `a non-empty string (required with ${credentials})`);
-    if (credentials === 'private_key_jwt' && (typeof privateKey !== 'object' || privateKey === null)) check.fail('privateKey', 'is required with private_key_jwt');
-    this.introspection = check.boolean(options.introspection, 'introspection', true);
-    this.jwtValidation = check.boolean(options.jwtValidation, 'jwtValidation', false);
-    this.userInfo = check.boolean(options.userInfo, 'userInfo', false);
-    if (!this.introspection && !this.jwtValidation && !this.userInfo) check.fail('', 'must switch on at least one of introspection, jwtValidation, userInfo');
-    const algorithms = options.jwtAlgorithms ?? DEFAULT_ALGORITHMS;
-    if (!Array.isArray(algorithms) || algorithms.length === 0 || algorithms.some((a) => typeof a !== 'string' || a === 'none' || /^HS/i.test(a))) {
-      check.fail('jwtAlgorithms', 'must be a non-empty array of asymmetric JWS algorithms');
-    }
-    const audience = options.audience === undefined ? [] : typeof options.audience === 'string' ? [options.audience] : options.audience;
-    if (!Array.isArray(audience) || audience.some((a) => typeof a !== 'string' || a === '')) check.fail('audience', 'must be a string or an array of strings');
-    const anyAudience = check.boolean(options.anyAudience, 'anyAudience', false);
-    if (anyAudience && audience.length > 0) check.fail('anyAudience', 'true cannot be given with options.audience');
-    if (this.jwtValidation && audience.length === 0 && !anyAudience) {
-      check.fail('jwtValidation', 'needs options.audience (or options.anyAudience: true to accept a JWT of the issuer meant for any audience)');
-    }
-    const jwtTypes = options.jwtTypes;
-    if (jwtTypes !== undefined && (!Array.isArray(jwtTypes) || jwtTypes.length === 0 || jwtTypes.some((t) => typeof t !== 'string' || normalizeTyp(t) === ''))) {
-      check.fail('jwtTypes', "must be a non-empty array of JWT typ values, such as ['at+jwt']");
-    }
-    const maxResponseSize = check.positive(options.maxResponseSize, 'maxResponseSize', 256 * 1024, true);
-    const insecure = check.boolean(options.allowInsecureRequests, 'allowInsecureRequests', isLoopback(issuerUrl.hostname));
-    if (issuerUrl.protocol === 'http:' && !insecure) check.fail('issuer', 'uses http:// on a non-loopback host: set options.allowInsecureRequests to allow it');
-
-    const cache = section<Exclude<TokenPolicyOptions['cache'], false | undefined>>(check, options.cache, 'cache');
-    const negative = section<Exclude<TokenPolicyOptions['negativeCache'], false | undefined>>(check, options.negativeCache, 'negativeCache');
-    const throttle = section<Exclude<TokenPolicyOptions['invalidTokenThrottle'], false | undefined>>(check, options.invalidTokenThrottle, 'invalidTokenThrottle');
-    this.staleIfError = check.nonNegative(options.staleIfErrorSeconds, 'staleIfErrorSeconds', 0);
-    if (this.staleIfError > 0 && cache === undefined) check.fail('staleIfErrorSeconds', 'needs the cache (options.cache is false)');
-    this.cache = new TokenCache<CachedValidation>(
-      cache === undefined
-        ? undefined
-        : {
-            ttl: check.positive(cache.ttlSeconds, 'cache.ttlSeconds', 300),
-            maxEntries: check.positive(cache.maxEntries, 'cache.maxEntries', 10_000, true),
-            maxBytes: check.positive(cache.maxBytes, 'cache.maxBytes', 32 * 1024 * 1024, true),
-            staleIfError: this.staleIfError,
-          },
-      negative === undefined
-        ? undefined
-        : { ttl: check.positive(negative.ttlSeconds, 'negativeCache.ttlSeconds', 30), maxEntries: check.positive(negative.maxEntries, 'negativeCache.maxEntries', 10_000, true) },
-    );
-    const maxCalls = check.positive(options.maxConcurrentCalls, 'maxConcurrentCalls', 64, true);
-    if (throttle !== undefined) {
-      const settings = {
-        maxRefusals: check.positive(throttle.maxRefusals, 'invalidTokenThrottle.maxRefusals', 20, true),
-        windowSeconds: check.positive(throttle.windowSeconds, 'invalidTokenThrottle.windowSeconds', 10),
-        maxAddresses: check.positive(throttle.maxAddresses, 'invalidTokenThrottle.maxAddresses', 10_000, true),
-      };
-      this.throttle = new InvalidTokenThrottle(settings);
-      this.throttleText = `${settings.maxRefusals} tokens refused within ${settings.windowSeconds} s`;
-    } else {
-      this.throttleText = '';
-    }
-
+    const settings = tokenPolicySettings(options);
+    const { name, cache, negativeCache, throttle } = settings;
     this.name = name;
-    this.options = { ...options, clientId };
-    this.issuerUrl = issuerUrl;
-    this.explicit = explicit;
-    this.authMethod = authMethod;
-    this.bearerAuth = bearerAuth;
-    this.algorithms = [...algorithms];
-    this.audience = [...audience];
-    this.jwtTypes = jwtTypes === undefined ? undefined : new Set(jwtTypes.map(normalizeTyp));
-    this.fetch = boundedFetch(maxResponseSize);
-    this.clockSkew = check.nonNegative(options.clockSkew, 'clockSkew', 5);
-    this.timeoutMs = check.positive(options.timeoutMs, 'timeoutMs', 5000);
-    this.insecure = insecure;
+    this.options = { ...options, clientId: settings.clientId };
+    this.issuerUrl = settings.issuerUrl;
+    this.explicit = settings.explicit;
+    this.introspection = settings.introspection;
+    this.jwtValidation = settings.jwtValidation;
+    this.userInfo = settings.userInfo;
+    this.authMethod = settings.authMethod;
+    this.bearerAuth = settings.bearerAuth;
+    this.algorithms = [...settings.algorithms];
+    this.audience = [...settings.audience];
+    this.jwtTypes = settings.jwtTypes;
+    this.fetch = boundedFetch(settings.maxResponseSize);
+    this.clockSkew = settings.clockSkew;
+    this.timeoutMs = settings.timeoutMs;
+    this.insecure = settings.insecure;
+    this.staleIfError = settings.staleIfErrorSeconds;
+    this.cache = new TokenCache<CachedValidation>(
+      cache === undefined ? undefined : { ttl: cache.ttlSeconds, maxEntries: cache.maxEntries, maxBytes: cache.maxBytes, staleIfError: this.staleIfError },
+      negativeCache === undefined ? undefined : { ttl: negativeCache.ttlSeconds, maxEntries: negativeCache.maxEntries },
+    );
     // Only validations that call the server per token need a slot.
-    this.limiter = this.introspection || this.userInfo ? new CallLimiter(maxCalls) : undefined;
-    if (options.shared !== undefined && !(options.shared instanceof SharedTokenResults)) check.fail('shared', 'must be a SharedTokenResults (see GatewayCluster.tokenResults)');
-    this.validTtlMs = cache === undefined ? undefined : check.positive(cache.ttlSeconds, 'cache.ttlSeconds', 300) * 1000;
-    this.refusalTtlMs = negative === undefined ? undefined : check.positive(negative.ttlSeconds, 'negativeCache.ttlSeconds', 30) * 1000;
+    this.limiter = this.introspection || this.userInfo ? new CallLimiter(settings.maxConcurrentCalls) : undefined;
+    this.throttle = throttle === undefined ? undefined : new InvalidTokenThrottle(throttle);
+    this.throttleText = throttle === undefined ? '' : `${throttle.maxRefusals} tokens refused within ${throttle.windowSeconds} s`;
+    this.validTtlMs = cache === undefined ? undefined : cache.ttlSeconds * 1000;
+    this.refusalTtlMs = negativeCache === undefined ? undefined : negativeCache.ttlSeconds * 1000;
     // Nothing to share without a cache.
-    this.shared = this.validTtlMs === undefined && this.refusalTtlMs === undefined ? undefined : options.shared;
+    this.shared = this.validTtlMs === undefined && this.refusalTtlMs === undefined ? undefined : settings.shared;
     this.sharedScope = `${encodeURIComponent(name)}:${this.fingerprint()}`;
   }
 
@@ -876,12 +781,6 @@ export class TokenPolicy {
     }
     return this.jwks;
   }
-}
-
-/** A `typ` as RFC 7515 section 4.1.9 compares it: case-insensitive, `application/` implied. */
-function normalizeTyp(typ: string): string {
-  const lower = typ.toLowerCase();
-  return lower.startsWith('application/') ? lower.slice('application/'.length) : lower;
 }
 
 /**

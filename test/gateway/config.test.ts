@@ -112,14 +112,14 @@ describe('gateway configuration', () => {
     Object.assign(bad.tokenPolicies!.idp!, { audience: 'petstore-api', anyAudience: true, jwtTypes: [], maxResponseSize: 1.5 });
     expect(await issuesOf(bad)).to.have.members([
       'tokenPolicies.idp.anyAudience: true cannot be given with audience',
-      'tokenPolicies.idp.jwtTypes: must be a non-empty array of strings, such as ["at+jwt"]',
+      'tokenPolicies.idp.jwtTypes: must be a non-empty array of JWT typ values, such as ["at+jwt"]',
       'tokenPolicies.idp.maxResponseSize: must be a positive integer',
     ]);
     const wrongTypes = valid();
     Object.assign(wrongTypes.tokenPolicies!.idp!, { anyAudience: 'yes', jwtTypes: ['at+jwt', 7] });
     expect(await issuesOf(wrongTypes)).to.have.members([
-      'tokenPolicies.idp.anyAudience: must be true or false',
-      'tokenPolicies.idp.jwtTypes: must be a non-empty array of strings, such as ["at+jwt"]',
+      'tokenPolicies.idp.anyAudience: must be a boolean',
+      'tokenPolicies.idp.jwtTypes: must be a non-empty array of JWT typ values, such as ["at+jwt"]',
     ]);
   });
 

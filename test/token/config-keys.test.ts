@@ -76,11 +76,11 @@ describe('configuration: token-policy keys of issue 14', () => {
         invalidTokenThrottle: { maxRefusals: 1.5, burst: 3 },
       }),
     ).to.have.members([
-      'tokenPolicies.idp.clientAuthMethod: must be client_secret_basic, client_secret_post or bearer',
+      'tokenPolicies.idp.clientAuthMethod: must be one of client_secret_basic, client_secret_post, bearer',
       'tokenPolicies.idp.tokenEndpoint: must be an http(s) URL',
       'tokenPolicies.idp.bearer: is only used with clientAuthMethod bearer',
       'tokenPolicies.idp.cacheMaxEntries: must be a positive integer',
-      'tokenPolicies.idp.negativeCacheTtlSeconds: must be a number of seconds, 0 or more',
+      'tokenPolicies.idp.negativeCacheTtlSeconds: must be a number of seconds, 0 (off) or more',
       'tokenPolicies.idp.invalidTokenThrottle.burst: unknown field (allowed: maxRefusals, windowSeconds, maxAddresses)',
       'tokenPolicies.idp.invalidTokenThrottle.maxRefusals: must be a positive integer',
     ]);

@@ -11,6 +11,9 @@ import { applicationIssues, type ClientApplication } from '../../authorize/appli
 import { issuePath } from '../../authorize/rule-issues.js';
 import { scopeRuleIssues } from '../../authorize/scopes.js';
 import { ConfigError } from './errors.js';
+import { InvalidOptionError } from '../../options.js';
+import { forwardSettings } from '../../token/forward/options.js';
+import { TOKEN_POLICY_KEYS, tokenPolicyIssues } from './token-policy.js';
 import type { ConfigIssue } from './errors.js';
 import type {
   GatewayConfig,
@@ -20,7 +23,6 @@ import type {
   ResolvedOperation,
   ResolvedTokenPolicy,
   TokenForwardConfig,
-  TokenPolicyConfig,
 } from './types.js';
 
 const METHODS: readonly HttpMethod[] = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'];
@@ -28,10 +30,11 @@ const METHODS: readonly HttpMethod[] = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', '
 const SEGMENT = /^[A-Za-z0-9._~-]+$/;
 /** First path segments taken by the gateway's admin and console routes. */
 const RESERVED = new Set(['admin', 'console']);
-/** A header name (RFC 9110 token). */
-const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 
 type Obj = Record<string, unknown>;
+
+/** The client authentications a file can configure (private_key_jwt needs a key object: code only). */
+const FILE_AUTH_METHODS = ['client_secret_basic', 'client_secret_post', 'bearer'] as const;
 
 /** Collects issues while walking the document. */
 class Checker {
@@ -67,7 +70,7 @@ class Checker {
     const value = object[key];
     if (value === undefined) return fallback;
     if (typeof value !== 'boolean') {
-      this.fail(join(at, key), 'must be true or false');
+      this.fail(join(at, key), 'must be a boolean');
       return fallback;
     }
     return value;
@@ -106,11 +109,6 @@ function isHttpUrl(value: string): boolean {
   }
 }
 
-function isLoopbackUrl(value: string): boolean {
-  const host = new URL(value).hostname.replace(/^\[|\]$/g, '');
-  return host === 'localhost' || host === '::1' || /^127\.\d+\.\d+\.\d+$/.test(host);
-}
-
 /**
  * Compiles `/pet/{petId}` into an anchored regular expression over the resource path. A parameter
  * never matches a dot segment (`.`, `..`), even where the canonical path would let one through.
@@ -135,137 +133,43 @@ function secret(c: Checker, o: Obj, at: string): string | undefined {
   return value === undefined || value === '' ? c.fail(join(at, 'clientSecretEnv'), `environment variable ${variable} is not set`) : value;
 }
 
-/** The structural checks of one token policy. */
+/**
+ * One token policy: its keys and its secret here (they belong to the file), every value by the
+ * token policy's own rules.
+ */
 function checkTokenPolicy(c: Checker, name: string, value: unknown, at: string): ResolvedTokenPolicy | undefined {
   const o = c.object(value, at);
   if (o === undefined) return undefined;
-  c.known(o, at, [
-    'issuer',
-    'clientId',
-    'clientSecret',
-    'clientSecretEnv',
-    'clientAuthMethod',
-    'allowInsecureRequests',
-    'introspectionEndpoint',
-    'userinfoEndpoint',
-    'jwksUri',
-    'audience',
-    'anyAudience',
-    'jwtTypes',
-    'maxResponseSize',
-    'cacheTtlSeconds',
-    'timeoutMs',
-    'tokenEndpoint',
-    'bearer',
-    'cacheMaxEntries',
-    'cacheMaxBytes',
-    'negativeCacheTtlSeconds',
-    'negativeCacheMaxEntries',
-    'maxConcurrentCalls',
-    'invalidTokenThrottle',
-    'staleIfErrorSeconds',
-  ]);
-  const issuer = c.url(o, 'issuer', at, true);
+  c.known(o, at, TOKEN_POLICY_KEYS);
+  const issuer = c.string(o, 'issuer', at, true);
   const clientId = c.string(o, 'clientId', at, true);
   const clientSecret = secret(c, o, at);
-  const clientAuthMethod = o.clientAuthMethod;
-  if (clientAuthMethod !== undefined && clientAuthMethod !== 'client_secret_basic' && clientAuthMethod !== 'client_secret_post' && clientAuthMethod !== 'bearer') {
-    c.fail(join(at, 'clientAuthMethod'), 'must be client_secret_basic, client_secret_post or bearer');
+  const { clientSecretEnv: _env, ...entry } = o;
+  // A file cannot hold a private key: private_key_jwt is for code.
+  const refused = c.issues.length;
+  if (o.clientAuthMethod !== undefined && !(FILE_AUTH_METHODS as readonly unknown[]).includes(o.clientAuthMethod)) {
+    c.fail(join(at, 'clientAuthMethod'), `must be one of ${FILE_AUTH_METHODS.join(', ')}`);
+    delete entry.clientAuthMethod;
   }
-  const allowInsecureRequests = o.allowInsecureRequests === undefined ? undefined : c.boolean(o, 'allowInsecureRequests', at, false);
-  if (issuer !== undefined && issuer.startsWith('http:') && allowInsecureRequests !== true && !isLoopbackUrl(issuer)) {
-    c.fail(join(at, 'issuer'), 'uses http:// on a non-loopback host: use https or set allowInsecureRequests');
-  }
-  const introspectionEndpoint = c.url(o, 'introspectionEndpoint', at, false);
-  const userinfoEndpoint = c.url(o, 'userinfoEndpoint', at, false);
-  const jwksUri = c.url(o, 'jwksUri', at, false);
-  let audience: string | string[] | undefined;
-  if (o.audience !== undefined) {
-    const a = o.audience;
-    if (typeof a === 'string' && a !== '') audience = a;
-    else if (Array.isArray(a) && a.length > 0 && a.every((x) => typeof x === 'string' && x !== '')) audience = a as string[];
-    else c.fail(join(at, 'audience'), 'must be a non-empty string or array of strings');
-  }
-  const anyAudience = o.anyAudience === undefined ? undefined : c.boolean(o, 'anyAudience', at, false);
-  if (anyAudience === true && audience !== undefined) c.fail(join(at, 'anyAudience'), 'true cannot be given with audience');
-  let jwtTypes: string[] | undefined;
-  if (o.jwtTypes !== undefined) {
-    const t = o.jwtTypes;
-    if (Array.isArray(t) && t.length > 0 && t.every((x) => typeof x === 'string' && x.trim() !== '')) jwtTypes = t as string[];
-    else c.fail(join(at, 'jwtTypes'), 'must be a non-empty array of strings, such as ["at+jwt"]');
-  }
-  const maxResponseSize = o.maxResponseSize === undefined ? undefined : c.positive(o, 'maxResponseSize', at, 262_144, true);
-  const cacheTtlSeconds = c.positive(o, 'cacheTtlSeconds', at, 300);
-  const timeoutMs = c.positive(o, 'timeoutMs', at, 5000);
-  const protection = checkTokenProtection(c, o, at, clientAuthMethod === 'bearer');
-  if (issuer === undefined || clientId === undefined || clientSecret === undefined) return undefined;
-  return {
-    name,
-    issuer,
-    clientId,
-    clientSecret,
-    cacheTtlSeconds,
-    timeoutMs,
-    ...(clientAuthMethod === undefined ? {} : { clientAuthMethod: clientAuthMethod as NonNullable<TokenPolicyConfig['clientAuthMethod']> }),
-    ...(allowInsecureRequests === undefined ? {} : { allowInsecureRequests }),
-    ...(introspectionEndpoint === undefined ? {} : { introspectionEndpoint }),
-    ...(userinfoEndpoint === undefined ? {} : { userinfoEndpoint }),
-    ...(jwksUri === undefined ? {} : { jwksUri }),
-    ...(audience === undefined ? {} : { audience }),
-    ...(anyAudience === undefined ? {} : { anyAudience }),
-    ...(jwtTypes === undefined ? {} : { jwtTypes }),
-    ...(maxResponseSize === undefined ? {} : { maxResponseSize }),
-    ...protection,
-  };
-}
-
-/**
- * The token-policy keys that protect the authorization server and complete its metadata
- * (issue 14): checked for shape here; the token policy checks the values again when it is built.
- */
-function checkTokenProtection(c: Checker, o: Obj, at: string, bearer: boolean): Partial<TokenPolicyConfig> {
-  const out: Partial<TokenPolicyConfig> = {};
-  const tokenEndpoint = c.url(o, 'tokenEndpoint', at, false);
-  if (tokenEndpoint !== undefined) out.tokenEndpoint = tokenEndpoint;
-  if (o.bearer !== undefined) {
-    const b = c.object(o.bearer, join(at, 'bearer'));
-    if (!bearer) c.fail(join(at, 'bearer'), 'is only used with clientAuthMethod bearer');
-    else if (b !== undefined) {
-      c.known(b, join(at, 'bearer'), ['scope', 'clientAuthMethod']);
-      const scope = c.string(b, 'scope', join(at, 'bearer'), false);
-      const method = b.clientAuthMethod;
-      if (method !== undefined && method !== 'client_secret_basic' && method !== 'client_secret_post') {
-        c.fail(join(join(at, 'bearer'), 'clientAuthMethod'), 'must be client_secret_basic or client_secret_post');
-      }
-      out.bearer = { ...(scope === undefined ? {} : { scope }), ...(method === undefined ? {} : { clientAuthMethod: method as 'client_secret_basic' | 'client_secret_post' }) };
+  const bearer = o.bearer !== null && typeof o.bearer === 'object' ? (o.bearer as Obj) : undefined;
+  if (bearer !== undefined) {
+    c.known(bearer, join(at, 'bearer'), ['scope', 'clientAuthMethod']);
+    if (bearer.clientAuthMethod !== undefined && bearer.clientAuthMethod !== 'client_secret_basic' && bearer.clientAuthMethod !== 'client_secret_post') {
+      c.fail(join(at, 'bearer.clientAuthMethod'), 'must be one of client_secret_basic, client_secret_post');
     }
   }
-  for (const key of ['cacheMaxEntries', 'cacheMaxBytes', 'negativeCacheMaxEntries', 'maxConcurrentCalls'] as const) {
-    if (o[key] !== undefined) out[key] = c.positive(o, key, at, 1, true);
+  if (o.invalidTokenThrottle !== null && typeof o.invalidTokenThrottle === 'object') {
+    c.known(o.invalidTokenThrottle as Obj, join(at, 'invalidTokenThrottle'), ['maxRefusals', 'windowSeconds', 'maxAddresses']);
   }
-  for (const key of ['negativeCacheTtlSeconds', 'staleIfErrorSeconds'] as const) {
-    const value = o[key];
-    if (value === undefined) continue;
-    if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) c.fail(join(at, key), 'must be a number of seconds, 0 or more');
-    else out[key] = value;
-  }
-  const throttle = o.invalidTokenThrottle;
-  if (throttle === false) out.invalidTokenThrottle = false;
-  else if (throttle !== undefined) {
-    const t = c.object(throttle, join(at, 'invalidTokenThrottle'));
-    if (t !== undefined) {
-      const where = join(at, 'invalidTokenThrottle');
-      c.known(t, where, ['maxRefusals', 'windowSeconds', 'maxAddresses']);
-      out.invalidTokenThrottle = {
-        ...(t.maxRefusals === undefined ? {} : { maxRefusals: c.positive(t, 'maxRefusals', where, 20, true) }),
-        ...(t.windowSeconds === undefined ? {} : { windowSeconds: c.positive(t, 'windowSeconds', where, 10) }),
-        ...(t.maxAddresses === undefined ? {} : { maxAddresses: c.positive(t, 'maxAddresses', where, 10_000, true) }),
-      };
-    }
-  }
-  return out;
+  const issues = tokenPolicyIssues(name, { ...entry, clientSecret });
+  for (const issue of issues) c.fail(join(at, issue.path), issue.message);
+  if (issuer === undefined || clientId === undefined || clientSecret === undefined || issues.length > 0 || c.issues.length > refused) return undefined;
+  // A copy: later edits of the document given wait for a reload, as for the rest of it.
+  const known = Object.fromEntries(Object.entries(entry).filter(([key]) => (TOKEN_POLICY_KEYS as readonly string[]).includes(key)));
+  return { ...structuredClone(known), name, issuer, clientId, clientSecret, cacheTtlSeconds: (o.cacheTtlSeconds as number | undefined) ?? 300, timeoutMs: (o.timeoutMs as number | undefined) ?? 5000 };
 }
 
+/** Token forwarding of an API: its keys here, the mode and the original token by `forwardTokenHeaders`'s rules. */
 function checkTokenForward(c: Checker, value: unknown, at: string): TokenForwardConfig {
   if (value === undefined || value === false) return { enabled: false };
   if (value === true) return { enabled: true, mode: 'headers', originalToken: 'none' };
@@ -273,16 +177,20 @@ function checkTokenForward(c: Checker, value: unknown, at: string): TokenForward
   if (o === undefined) return { enabled: false };
   c.known(o, at, ['enabled', 'mode', 'originalToken']);
   const enabled = c.boolean(o, 'enabled', at, true);
-  const mode = o.mode ?? 'headers';
-  if (mode !== 'headers' && mode !== 'json' && mode !== 'jws') c.fail(join(at, 'mode'), 'must be one of headers, json, jws');
-  if (mode === 'jws') c.fail(join(at, 'mode'), 'jws needs a signing key, which a JSON file cannot hold: use forwardTokenHeaders in code');
-  const original = o.originalToken ?? 'none';
-  let originalToken: TokenForwardConfig['originalToken'] = 'none';
-  if (original === 'none' || original === 'asReceived' || original === 'authorizationHeader' || original === 'query') originalToken = original;
-  else if (original !== null && typeof original === 'object' && typeof (original as Obj).header === 'string' && TOKEN.test((original as Obj).header as string)) {
-    originalToken = { header: (original as Obj).header as string };
-  } else c.fail(join(at, 'originalToken'), 'must be none, asReceived, authorizationHeader, query or { "header": "<name>" }');
-  return { enabled, mode: mode as 'headers' | 'json', originalToken };
+  if (o.mode === 'jws') {
+    c.fail(join(at, 'mode'), 'jws needs a signing key, which a JSON file cannot hold: use forwardTokenHeaders in code');
+    return { enabled: false };
+  }
+  const forward = { mode: (o.mode ?? 'headers') as 'headers' | 'json', originalToken: (o.originalToken ?? 'none') as NonNullable<TokenForwardConfig['originalToken']> };
+  try {
+    forwardSettings(forward);
+  } catch (error) {
+    if (!(error instanceof InvalidOptionError)) throw error;
+    c.fail(join(at, error.option.replace(/^[^:]*: options\.?/, '')), error.message.slice(error.option.length + 1));
+    return { enabled: false };
+  }
+  const { originalToken } = forward;
+  return { enabled, mode: forward.mode, originalToken: typeof originalToken === 'object' ? { header: originalToken.header } : originalToken };
 }
 
 /** `requiredScopes` and `requiredClaims` of an API or operation, checked by the rules `requireScopes` applies. */
