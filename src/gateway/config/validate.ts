@@ -209,6 +209,95 @@ type CheckedApi = Omit<ResolvedApi, 'authorization'> & {
   authorization: { mode: 'none' } | { mode: 'xacml-Policy'; policy: string; references: string[] };
 };
 
+function checkBackend(c: Checker, value: unknown, at: string): ResolvedApi['backend'] | undefined {
+  if (value === undefined) return c.fail(at, 'is required');
+  const b = c.object(value, at);
+  if (b === undefined) return undefined;
+  c.known(b, at, ['url', 'timeoutMs']);
+  const url = c.url(b, 'url', at, true);
+  const timeoutMs = c.positive(b, 'timeoutMs', at, 30_000);
+  return url === undefined ? undefined : { url, timeoutMs };
+}
+
+/** The operations, and the paths of those with scope or claim rules of their own. */
+function checkOperations(c: Checker, value: unknown, at: string): { operations: ResolvedOperation[] | undefined; withRules: string[] } {
+  const withRules: string[] = [];
+  if (value === undefined) return { operations: undefined, withRules };
+  if (!Array.isArray(value) || value.length === 0) {
+    c.fail(at, 'must be a non-empty array');
+    return { operations: undefined, withRules };
+  }
+  const operations: ResolvedOperation[] = [];
+  value.forEach((op: unknown, i: number) => {
+    const opAt = join(at, i);
+    const p = c.object(op, opAt);
+    if (p === undefined) return;
+    c.known(p, opAt, ['name', 'method', 'path', 'requiredScopes', 'requiredClaims']);
+    const rules = scopeRules(c, p, opAt);
+    if (rules.requiredScopes !== undefined || rules.requiredClaims !== undefined) withRules.push(opAt);
+    const name = c.string(p, 'name', opAt, true);
+    const method = c.string(p, 'method', opAt, true);
+    if (method !== undefined && !METHODS.includes(method as HttpMethod)) c.fail(join(opAt, 'method'), `must be one of ${METHODS.join(', ')}`);
+    const template = c.string(p, 'path', opAt, true, /^\/[^?#\s]*$/, 'must be a path starting with "/" (no query), "{name}" for a segment');
+    if (name !== undefined && method !== undefined && template !== undefined) {
+      operations.push({ name, method: method as HttpMethod, path: template, pattern: compileTemplate(template), ...rules });
+    }
+  });
+  return { operations, withRules };
+}
+
+/** Token management of an API (spec 2.1). */
+function checkTokenManagement(c: Checker, value: unknown, at: string, policies: ReadonlySet<string>): ResolvedApi['tokenManagement'] {
+  if (value === undefined) return { enabled: false };
+  const t = c.object(value, at);
+  if (t === undefined) return { enabled: false };
+  c.known(t, at, ['enabled', 'policy', 'jwtValidation', 'introspection', 'userInfo', 'tokenForward']);
+  if (t.enabled === undefined) c.fail(join(at, 'enabled'), 'is required');
+  const enabled = c.boolean(t, 'enabled', at, false);
+  const policy = c.string(t, 'policy', at, enabled);
+  if (policy !== undefined && !policies.has(policy)) c.fail(join(at, 'policy'), `names no token policy (defined: ${[...policies].join(', ') || 'none'})`);
+  const jwtValidation = c.boolean(t, 'jwtValidation', at, false);
+  const introspection = c.boolean(t, 'introspection', at, true);
+  const userInfo = c.boolean(t, 'userInfo', at, false);
+  const tokenForward = checkTokenForward(c, t.tokenForward, join(at, 'tokenForward'));
+  if (enabled && !jwtValidation && !introspection) c.fail(at, 'an enabled token management needs introspection or jwtValidation');
+  return enabled && policy !== undefined ? { enabled, policy, jwtValidation, introspection, userInfo, tokenForward } : { enabled: false };
+}
+
+/** Authorization of an API (spec 2.2); its policy files are read later. */
+function checkAuthorization(c: Checker, value: unknown, at: string, tokenManagement: boolean): CheckedApi['authorization'] {
+  if (value === undefined) return { mode: 'none' };
+  const a = c.object(value, at);
+  if (a === undefined) return { mode: 'none' };
+  if (a.mode === 'none') {
+    c.known(a, at, ['mode']);
+    return { mode: 'none' };
+  }
+  if (a.mode !== 'xacml-Policy') {
+    c.fail(join(at, 'mode'), 'must be "none" or "xacml-Policy"');
+    return { mode: 'none' };
+  }
+  c.known(a, at, ['mode', 'policy', 'references']);
+  const policy = c.string(a, 'policy', at, true);
+  const references: string[] = [];
+  if (a.references !== undefined) {
+    if (!Array.isArray(a.references) || a.references.some((r) => typeof r !== 'string' || r === '')) c.fail(join(at, 'references'), 'must be an array of file paths');
+    else references.push(...(a.references as string[]));
+  }
+  if (!tokenManagement) c.fail(join(at, 'mode'), 'xacml-Policy needs token management enabled (the policy decides on token data)');
+  return policy === undefined ? { mode: 'none' } : { mode: 'xacml-Policy', policy, references };
+}
+
+/** Message recording of an API (spec 2.3). */
+function checkRecording(c: Checker, value: unknown, at: string): ResolvedApi['recording'] {
+  if (value === undefined) return { outgoingHeaders: false };
+  const r = c.object(value, at);
+  if (r === undefined) return { outgoingHeaders: false };
+  c.known(r, at, ['outgoingHeaders']);
+  return { outgoingHeaders: c.boolean(r, 'outgoingHeaders', at, false) };
+}
+
+/** One API: its identity and backend, then the sections of spec 2.1-2.3. */
 function checkApi(c: Checker, value: unknown, at: string, policies: ReadonlySet<string>): CheckedApi | undefined {
   const o = c.object(value, at);
   if (o === undefined) return undefined;
@@ -221,116 +310,20 @@ function checkApi(c: Checker, value: unknown, at: string, policies: ReadonlySet<
   let version: number | undefined;
   if (o.version === undefined) c.fail(join(at, 'version'), 'is required');
   else version = c.positive(o, 'version', at, Number.NaN, true);
-
-  const backendAt = join(at, 'backend');
-  let backend: ResolvedApi['backend'] | undefined;
-  if (o.backend === undefined) c.fail(backendAt, 'is required');
-  else {
-    const b = c.object(o.backend, backendAt);
-    if (b !== undefined) {
-      c.known(b, backendAt, ['url', 'timeoutMs']);
-      const url = c.url(b, 'url', backendAt, true);
-      const timeoutMs = c.positive(b, 'timeoutMs', backendAt, 30_000);
-      if (url !== undefined) backend = { url, timeoutMs };
-    }
-  }
-
-  let operations: ResolvedOperation[] | undefined;
-  const operationRules: string[] = [];
-  if (o.operations !== undefined) {
-    const opsAt = join(at, 'operations');
-    if (!Array.isArray(o.operations) || o.operations.length === 0) c.fail(opsAt, 'must be a non-empty array');
-    else {
-      operations = [];
-      o.operations.forEach((op: unknown, i: number) => {
-        const opAt = join(opsAt, i);
-        const p = c.object(op, opAt);
-        if (p === undefined) return;
-        c.known(p, opAt, ['name', 'method', 'path', 'requiredScopes', 'requiredClaims']);
-        const opRules = scopeRules(c, p, opAt);
-        if (opRules.requiredScopes !== undefined || opRules.requiredClaims !== undefined) operationRules.push(opAt);
-        const opName = c.string(p, 'name', opAt, true);
-        const method = c.string(p, 'method', opAt, true);
-        if (method !== undefined && !METHODS.includes(method as HttpMethod)) c.fail(join(opAt, 'method'), `must be one of ${METHODS.join(', ')}`);
-        const template = c.string(p, 'path', opAt, true, /^\/[^?#\s]*$/, 'must be a path starting with "/" (no query), "{name}" for a segment');
-        if (opName !== undefined && method !== undefined && template !== undefined) {
-          operations!.push({ name: opName, method: method as HttpMethod, path: template, pattern: compileTemplate(template), ...opRules });
-        }
-      });
-    }
-  }
-
-  const tmAt = join(at, 'tokenManagement');
-  let tokenManagement: ResolvedApi['tokenManagement'] = { enabled: false };
-  if (o.tokenManagement !== undefined) {
-    const t = c.object(o.tokenManagement, tmAt);
-    if (t !== undefined) {
-      c.known(t, tmAt, ['enabled', 'policy', 'jwtValidation', 'introspection', 'userInfo', 'tokenForward']);
-      if (t.enabled === undefined) c.fail(join(tmAt, 'enabled'), 'is required');
-      const enabled = c.boolean(t, 'enabled', tmAt, false);
-      const policy = c.string(t, 'policy', tmAt, enabled);
-      if (policy !== undefined && !policies.has(policy)) {
-        c.fail(join(tmAt, 'policy'), `names no token policy (defined: ${[...policies].join(', ') || 'none'})`);
-      }
-      const jwtValidation = c.boolean(t, 'jwtValidation', tmAt, false);
-      const introspection = c.boolean(t, 'introspection', tmAt, true);
-      const userInfo = c.boolean(t, 'userInfo', tmAt, false);
-      const tokenForward = checkTokenForward(c, t.tokenForward, join(tmAt, 'tokenForward'));
-      if (enabled && !jwtValidation && !introspection) c.fail(tmAt, 'an enabled token management needs introspection or jwtValidation');
-      if (enabled && policy !== undefined) tokenManagement = { enabled, policy, jwtValidation, introspection, userInfo, tokenForward };
-    }
-  }
-
-  const azAt = join(at, 'authorization');
-  let authorization: CheckedApi['authorization'] = { mode: 'none' };
-  if (o.authorization !== undefined) {
-    const a = c.object(o.authorization, azAt);
-    if (a !== undefined) {
-      if (a.mode === 'none') c.known(a, azAt, ['mode']);
-      else if (a.mode === 'xacml-Policy') {
-        c.known(a, azAt, ['mode', 'policy', 'references']);
-        const policy = c.string(a, 'policy', azAt, true);
-        const references: string[] = [];
-        if (a.references !== undefined) {
-          if (!Array.isArray(a.references) || a.references.some((r) => typeof r !== 'string' || r === '')) {
-            c.fail(join(azAt, 'references'), 'must be an array of file paths');
-          } else references.push(...(a.references as string[]));
-        }
-        if (!tokenManagement.enabled) c.fail(join(azAt, 'mode'), 'xacml-Policy needs token management enabled (the policy decides on token data)');
-        if (policy !== undefined) authorization = { mode: 'xacml-Policy', policy, references };
-      } else c.fail(join(azAt, 'mode'), 'must be "none" or "xacml-Policy"');
-    }
-  }
-
-  const recAt = join(at, 'recording');
-  let recording = { outgoingHeaders: false };
-  if (o.recording !== undefined) {
-    const r = c.object(o.recording, recAt);
-    if (r !== undefined) {
-      c.known(r, recAt, ['outgoingHeaders']);
-      recording = { outgoingHeaders: c.boolean(r, 'outgoingHeaders', recAt, false) };
-    }
-  }
-
+  const backend = checkBackend(c, o.backend, join(at, 'backend'));
+  const { operations, withRules } = checkOperations(c, o.operations, join(at, 'operations'));
+  const tokenManagement = checkTokenManagement(c, o.tokenManagement, join(at, 'tokenManagement'), policies);
+  const authorization = checkAuthorization(c, o.authorization, join(at, 'authorization'), tokenManagement.enabled);
+  const recording = checkRecording(c, o.recording, join(at, 'recording'));
   if (provider === undefined || name === undefined || version === undefined || Number.isNaN(version) || backend === undefined) return undefined;
   // Scope and claim rules read the validated token: without token management there is none.
   if (!tokenManagement.enabled) {
     if (rules.requiredScopes !== undefined) c.fail(join(at, 'requiredScopes'), 'needs token management enabled (the rules read the validated token)');
     if (rules.requiredClaims !== undefined) c.fail(join(at, 'requiredClaims'), 'needs token management enabled (the rules read the validated token)');
-    for (const opAt of operationRules) c.fail(opAt, 'requiredScopes/requiredClaims need token management enabled (the rules read the validated token)');
+    for (const opAt of withRules) c.fail(opAt, 'requiredScopes/requiredClaims need token management enabled (the rules read the validated token)');
   }
-  return {
-    provider,
-    name,
-    version,
-    backend,
-    operations,
-    tokenManagement,
-    authorization,
-    recording,
-    requiredScopes: rules.requiredScopes ?? [],
-    requiredClaims: rules.requiredClaims ?? {},
-  };
+  const { requiredScopes = [], requiredClaims = {} } = rules;
+  return { provider, name, version, backend, operations, tokenManagement, authorization, recording, requiredScopes, requiredClaims };
 }
 
 /**
