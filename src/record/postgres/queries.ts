@@ -6,22 +6,20 @@
 import type { OutcomeCode } from '../../errors.js';
 import { addCount, emptyBuckets, type StatsWindow } from '../stats.js';
 import type { TransactionFilter, TransactionStats } from '../types.js';
-import { ROW_COLUMNS, ROW_TYPES } from './rows.js';
+import { ROW_COLUMNS } from './rows.js';
 import type { TableNames } from './schema.js';
 
 /**
- * One multi-row insert of a JSON array of rows (one parameter, whatever the batch size), in the
+ * One multi-row insert of a JSON array of records (one parameter, whatever the batch size), in the
  * array's order so that `seq` follows it; a row whose id is already stored is skipped (a replay
  * never duplicates).
  */
 export function insertSql(names: TableNames): string {
-  const columns = ROW_COLUMNS.join(', ');
-  const definitions = ROW_COLUMNS.map((c) => `${c} ${ROW_TYPES[c]}`).join(', ');
+  const columns = Object.keys(ROW_COLUMNS);
   return (
-    `INSERT INTO ${names.table} (${columns}) ` +
-    `SELECT ${ROW_COLUMNS.map((c) => `r.${c}`).join(', ')} ` +
-    `FROM jsonb_array_elements($1::jsonb) WITH ORDINALITY AS e(value, n), ` +
-    `LATERAL jsonb_to_record(e.value) AS r(${definitions}) ` +
+    `INSERT INTO ${names.table} (${columns.join(', ')}) ` +
+    `SELECT ${Object.values(ROW_COLUMNS).join(', ')} ` +
+    `FROM jsonb_array_elements($1::jsonb) WITH ORDINALITY AS e(r, n) ` +
     `ORDER BY e.n ON CONFLICT (id) DO NOTHING`
   );
 }

@@ -4,101 +4,36 @@
  *
  * @module
  */
-import { apiKey, type TransactionRecord } from '../types.js';
+import type { TransactionRecord } from '../types.js';
 
-/** One row, keyed by column; `record` is the whole record. JSON-safe (see {@link rowsJson}). */
-export interface Row {
-  id: string;
-  message_id: string;
-  started_at: string;
-  ended_at: string;
-  duration_ms: number;
-  node_id: string | null;
-  api: string | null;
-  operation: string | null;
-  method: string;
-  status: number | null;
-  outcome: string;
-  gateway_status: string | null;
-  subject: string | null;
-  client_id: string | null;
-  username: string | null;
-  issuer: string | null;
-  client_address: string | null;
-  record: TransactionRecord;
-}
-
-/** The columns of a row, in table order, as the insert lists them. */
-export const ROW_COLUMNS = [
-  'id',
-  'message_id',
-  'started_at',
-  'ended_at',
-  'duration_ms',
-  'node_id',
-  'api',
-  'operation',
-  'method',
-  'status',
-  'outcome',
-  'gateway_status',
-  'subject',
-  'client_id',
-  'username',
-  'issuer',
-  'client_address',
-  'record',
-] as const satisfies ReadonlyArray<keyof Row>;
-
-/** SQL types of the columns, for reading rows out of a JSON parameter. */
-export const ROW_TYPES: Readonly<Record<(typeof ROW_COLUMNS)[number], string>> = {
-  id: 'text',
-  message_id: 'text',
-  started_at: 'timestamptz',
-  ended_at: 'timestamptz',
-  duration_ms: 'integer',
-  node_id: 'text',
-  api: 'text',
-  operation: 'text',
-  method: 'text',
-  status: 'smallint',
-  outcome: 'text',
-  gateway_status: 'text',
-  subject: 'text',
-  client_id: 'text',
-  username: 'text',
-  issuer: 'text',
-  client_address: 'text',
-  record: 'jsonb',
-};
-
-function iso(ms: number): string {
-  return new Date(ms).toISOString();
-}
-
-/** The row of a record. */
-export function toRow(record: TransactionRecord): Row {
-  return {
-    id: record.id,
-    message_id: record.messageId,
-    started_at: iso(record.startedAt),
-    ended_at: iso(record.endedAt),
-    duration_ms: Math.round(record.durationMs),
-    node_id: record.nodeId ?? null,
-    api: record.api === undefined ? null : apiKey(record.api),
-    operation: record.operation ?? null,
-    method: record.method,
-    status: record.status,
-    outcome: record.outcome.code,
-    gateway_status: record.gatewayStatus ?? null,
-    subject: record.sender.subject ?? null,
-    client_id: record.sender.clientId ?? null,
-    username: record.sender.username ?? null,
-    issuer: record.sender.issuer ?? null,
-    client_address: record.clientAddress ?? null,
-    record,
-  };
-}
+/**
+ * The columns of a row, in table order, each with its SQL expression over `r`, the record as
+ * `jsonb`: the searchable columns are read out of the record by PostgreSQL, so that the gateway's
+ * process only writes the records' JSON. A record lacking a field its row needs (a column `NOT
+ * NULL`) or holding a value of the wrong type is refused by the database, alone (see the writer).
+ */
+export const ROW_COLUMNS = {
+  id: `r->>'id'`,
+  message_id: `r->>'messageId'`,
+  started_at: `to_timestamp((r->>'startedAt')::float8 / 1000)`,
+  ended_at: `to_timestamp((r->>'endedAt')::float8 / 1000)`,
+  // As Math.round: halves up.
+  duration_ms: `floor((r->>'durationMs')::float8 + 0.5)::integer`,
+  node_id: `r->>'nodeId'`,
+  // apiKey(): provider/name/vN
+  api: `CASE WHEN jsonb_typeof(r->'api') = 'object' THEN (r->'api'->>'provider') || '/' || (r->'api'->>'name') || '/v' || (r->'api'->>'version') END`,
+  operation: `r->>'operation'`,
+  method: `r->>'method'`,
+  status: `(r->>'status')::smallint`,
+  outcome: `r->'outcome'->>'code'`,
+  gateway_status: `r->>'gatewayStatus'`,
+  subject: `r->'sender'->>'subject'`,
+  client_id: `r->'sender'->>'clientId'`,
+  username: `r->'sender'->>'username'`,
+  issuer: `r->'sender'->>'issuer'`,
+  client_address: `r->>'clientAddress'`,
+  record: `r`,
+} as const;
 
 // PostgreSQL text and jsonb refuse NUL characters and unpaired surrogates, which JSON.stringify
 // writes as the escapes `\u0000` and `\ud800`-`\udfff` (a paired surrogate is written as it is): a
@@ -114,19 +49,19 @@ export function safeJson(value: unknown): string {
   return json.replace(UNSAFE_ESCAPE, '$1\\ufffd');
 }
 
-/** A record that is not a {@link TransactionRecord} (a field missing): it cannot be stored. */
+/** A record that cannot be written as JSON: it cannot be stored. */
 export class InvalidRecordError extends TypeError {
   override readonly name = 'InvalidRecordError';
 }
 
 /**
- * The JSON array of rows of `records` (the one parameter of a batch insert).
+ * The JSON array of `records` (the one parameter of a batch insert).
  *
- * @throws InvalidRecordError when a record lacks a field its row needs.
+ * @throws InvalidRecordError when a record cannot be written as JSON.
  */
-export function rowsJson(records: readonly TransactionRecord[]): string {
+export function recordsJson(records: readonly TransactionRecord[]): string {
   try {
-    return safeJson(records.map(toRow));
+    return safeJson(records);
   } catch (error) {
     throw new InvalidRecordError(`A record cannot be stored: ${error instanceof Error ? error.message : String(error)}`);
   }

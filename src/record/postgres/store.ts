@@ -21,7 +21,7 @@ import { describe, isSchemaMissing, withTimeout } from './failure.js';
 import { createOwnPool, type PgPoolLike } from './pool.js';
 import { bucketSql, insertSql, pageSql, statsOf, summarySql } from './queries.js';
 import { purgeOld } from './retention.js';
-import { rowsJson } from './rows.js';
+import { recordsJson } from './rows.js';
 import { IDENTIFIER, MAX_TABLE_LENGTH, migrate, tableNames, type TableNames } from './schema.js';
 import { claimOrphans, claimSpillPath, releaseSpillPath, SpillFile } from './spill.js';
 import { RecordWriter, type PostgresStoreCounters } from './writer.js';
@@ -183,7 +183,7 @@ export class PostgresTransactionStore implements TransactionStore {
     this.writer = new RecordWriter(
       {
         insert: async (records) => {
-          const json = rowsJson(records);
+          const json = recordsJson(records);
           await withTimeout(this.ensureSchema(), this.timeoutMs, 'creating the table');
           const db = await this.poolPromise();
           try {
