@@ -166,7 +166,7 @@ export class MemoryTransactionStore implements TransactionStore {
     const stats = new StatsAccumulator(window);
     for (let i = this.head; i < this.records.length; i++) {
       const record = this.records[i];
-      if (record !== undefined && matches(record, filter)) stats.add(record.startedAt, record.outcome.code, record.durationMs);
+      if (record !== undefined && matches(record, filter)) stats.add(record);
     }
     return stats.result();
   }

@@ -236,6 +236,34 @@ export interface TransactionStatsTotals {
   p95DurationMs: number | null;
 }
 
+/** One value of a {@link TransactionStatsTop} list: the value and its records in the window. */
+export interface TransactionStatsEntry {
+  /** The value (an API key, an operation, a client id, a status as text, a `gateway_status`). */
+  value: string;
+  /** Records with it. */
+  count: number;
+}
+
+/**
+ * The most frequent values over the window, at most {@link STATS_TOP_SIZE} each, most records first
+ * (ties by value); records without the value are not counted in its list.
+ */
+export interface TransactionStatsTop {
+  /** APIs, as {@link apiKey}. */
+  api: TransactionStatsEntry[];
+  /** Operations. */
+  operation: TransactionStatsEntry[];
+  /** Client ids. */
+  clientId: TransactionStatsEntry[];
+  /** HTTP statuses (as text). */
+  status: TransactionStatsEntry[];
+  /** `gateway_status` of error answers. */
+  gatewayStatus: TransactionStatsEntry[];
+}
+
+/** Longest list of a {@link TransactionStatsTop}. */
+export const STATS_TOP_SIZE = 10;
+
 /** The answer of {@link TransactionStore.stats}. */
 export interface TransactionStats {
   /** Start of the window, as asked. */
@@ -251,6 +279,8 @@ export interface TransactionStats {
   buckets: TransactionStatsBucket[];
   /** Totals over the window. */
   totals: TransactionStatsTotals;
+  /** The most frequent APIs, operations, clients, statuses and `gateway_status` (optional for other stores). */
+  top?: TransactionStatsTop;
 }
 
 /** The key of an API in filters: `<provider>/<name>/v<version>`. */

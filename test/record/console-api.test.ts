@@ -106,6 +106,28 @@ describe('monitoringConsole', () => {
         }
       });
 
+      it('serves the statistics of a window with the filters, and refuses a bad window', async () => {
+        const from = records[0]!.startedAt;
+        const to = records[2]!.startedAt;
+        const res = await get(`/api/stats?from=${from}&to=${to}&bucketMs=1000`);
+        expect(res.status).to.equal(200);
+        const stats = (await res.json()) as { buckets: unknown[]; totals: { count: number; byOutcome: Record<string, number> }; top: Record<string, unknown> };
+        expect(stats.totals.count).to.equal(3);
+        expect(stats.totals.byOutcome).to.deep.equal({ TOKEN_FAILED: 1, AUTHORIZATION_DENIED: 1, OK: 1 });
+        expect(stats.buckets).to.have.length((to - from) / 1000 + 1);
+        expect(stats.top['api']).to.deep.equal([{ value: 'Ente/PetStore/v1', count: 3 }]);
+        expect(stats.top['clientId']).to.deep.equal([{ value: 'client1', count: 1 }, { value: 'client3', count: 1 }]);
+        const filtered = (await (await get(`/api/stats?from=${from}&to=${to}&outcome=OK`)).json()) as { totals: { count: number } };
+        expect(filtered.totals.count).to.equal(1);
+        // Default window: the last hour (these records are from 2023).
+        expect(((await (await get('/api/stats')).json()) as { totals: { count: number } }).totals.count).to.equal(0);
+        for (const query of [`from=${to}&to=${from}`, `from=0&to=${to}&bucketMs=1`, 'bucketMs=0', 'outcome=NOPE']) {
+          const bad = await get(`/api/stats?${query}`);
+          expect(bad.status, query).to.equal(400);
+          expect(bad.headers.get('content-type')).to.match(/^application\/problem\+json/);
+        }
+      });
+
       it('serves one record, or 404 problem+json', async () => {
         const one = await get(`/api/transactions/${records[1]!.id}`);
         expect(one.status).to.equal(200);
@@ -187,6 +209,10 @@ describe('monitoringConsole', () => {
       expect(failed.status).to.equal(500);
       expect(await failed.text()).not.to.include('database offline');
       expect((await fetch(`${base}/api/transactions/x`, { headers: { ...header, 'x-team': 'ops' } })).status).to.equal(404);
+      // A store without stats(): the console says so.
+      const noStats = await fetch(`${base}/api/stats`, { headers: { ...header, 'x-team': 'ops' } });
+      expect(noStats.status).to.equal(501);
+      expect(noStats.headers.get('content-type')).to.match(/^application\/problem\+json/);
     });
   });
 });

@@ -73,6 +73,8 @@ describe('Transaction statistics', () => {
         { start: t0 + 3 * MIN, counts: { OK: 1 } },
       ],
       totals: { count: 4, byOutcome: { OK: 3, TOKEN_FAILED: 1 }, meanDurationMs: 25, p95DurationMs: 38.5 },
+      // makeRecord: GET /pet/1 answered 200, no API, no client.
+      top: { api: [], operation: [], clientId: [], status: [{ value: '200', count: 4 }], gatewayStatus: [] },
     });
     expect(store.stats({ from: t0, to: t0 + 4 * MIN - 1, bucketMs: MIN, nodeId: 'b' }).totals).to.deep.equal({
       count: 1,

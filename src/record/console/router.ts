@@ -11,7 +11,7 @@ import type { TransactionStore } from '../types.js';
 import { credentialCheck, type BasicCredentials, type ConsoleAuthenticate } from './auth.js';
 import { checkRealm, guard } from './guard.js';
 import { CONSOLE_CSS, CONSOLE_HTML, CONSOLE_ICON, CONSOLE_JS } from './page.js';
-import { parseTransactionQuery, QueryError } from './query.js';
+import { parseTransactionQuery, parseTransactionStatsQuery, QueryError } from './query.js';
 import { throttleFor, type LoginThrottleOptions } from './throttle.js';
 
 const log = logger('console');
@@ -65,6 +65,10 @@ function problem(res: Response, status: number, title: string, detail: string): 
  *   `GET /console.css`. No build step, no external requests.
  * - `GET /api/transactions`: records newest first, `{ items, next }`; query parameters `from`, `to`,
  *   `outcome`, `api`, `subject`, `clientId`, `status`, `limit`, `cursor` (the previous page's `next`).
+ * - `GET /api/stats`: the store's {@link TransactionStore.stats} over a window (`from`, `to`,
+ *   default the last hour; `bucketMs`) with the list's filters: counts by bucket and outcome,
+ *   totals, mean and p95 duration, top APIs, operations, clients, statuses and `gateway_status`.
+ *   501 problem+json when the store has no `stats`.
  * - `GET /api/transactions/:id`: one record, or 404 problem+json.
  *
  * Answers 403 problem+json (`ERR_ADMIN_ORIGIN_REFUSED`) to an API call without the header, and 429
@@ -155,6 +159,30 @@ export function monitoringConsole(options: MonitoringConsoleOptions): Router {
           // A store refuses a cursor it did not produce with a TypeError: the client's mistake.
           if (error instanceof TypeError) return problem(res, 400, 'Bad Request', 'Invalid cursor');
           log('query failed: %O', error);
+          problem(res, 500, 'Internal Server Error', 'The transaction store could not be read');
+        },
+      );
+  });
+
+  router.get('/api/stats', (req: Request, res: Response) => {
+    if (typeof store.stats !== 'function') {
+      return problem(res, 501, 'Not Implemented', 'This transaction store computes no statistics (it has no stats method)');
+    }
+    let query;
+    try {
+      query = parseTransactionStatsQuery(req.query as Record<string, unknown>);
+    } catch (error) {
+      if (error instanceof QueryError) return problem(res, 400, 'Bad Request', error.message);
+      throw error;
+    }
+    Promise.resolve()
+      .then(() => store.stats!(query))
+      .then(
+        (stats) => void res.json(stats),
+        (error: unknown) => {
+          // A store refuses a window it cannot compute (too many buckets) with a TypeError.
+          if (error instanceof TypeError) return problem(res, 400, 'Bad Request', error.message);
+          log('stats failed: %O', error);
           problem(res, 500, 'Internal Server Error', 'The transaction store could not be read');
         },
       );

@@ -4,8 +4,8 @@
  * @module
  */
 import type { OutcomeCode } from '../../errors.js';
-import { addCount, emptyBuckets, type StatsWindow } from '../stats.js';
-import type { TransactionFilter, TransactionStats } from '../types.js';
+import { addCount, emptyBuckets, TOP_DIMENSIONS, type StatsWindow } from '../stats.js';
+import { STATS_TOP_SIZE, type TransactionFilter, type TransactionStats, type TransactionStatsTop } from '../types.js';
 import { ROW_COLUMNS, ROW_TYPES } from './rows.js';
 import type { TableNames } from './schema.js';
 
@@ -111,6 +111,44 @@ export function summarySql(names: TableNames, filter: TransactionFilter, window:
       `percentile_cont(0.95) WITHIN GROUP (ORDER BY duration_ms) AS p95 FROM ${names.table} ${where.sql}`,
     values: where.values,
   };
+}
+
+/** Column of each top dimension. */
+const TOP_COLUMNS: Readonly<Record<(typeof TOP_DIMENSIONS)[number], string>> = {
+  api: 'api',
+  operation: 'operation',
+  clientId: 'client_id',
+  status: 'status::text',
+  gatewayStatus: 'gateway_status',
+};
+
+/**
+ * The most frequent values of each top dimension over the window: one scan grouped by grouping
+ * sets, ranked per dimension (most records first, ties by value in code-point order).
+ */
+export function topSql(names: TableNames, filter: TransactionFilter, window: StatsWindow): Where {
+  const where = whereOf({ ...filter, from: window.from, to: window.to });
+  const sets = TOP_DIMENSIONS.map((d) => `(${TOP_COLUMNS[d]})`).join(', ');
+  const dimension = `CASE ${TOP_DIMENSIONS.map((d) => `WHEN grouping(${TOP_COLUMNS[d]}) = 0 THEN '${d}'`).join(' ')} END`;
+  const value = `coalesce(${TOP_DIMENSIONS.map((d) => TOP_COLUMNS[d]).join(', ')})`;
+  return {
+    sql:
+      `SELECT dimension, value, n::text AS n FROM (` +
+      `SELECT dimension, value, n, row_number() OVER (PARTITION BY dimension ORDER BY n DESC, value COLLATE "C") AS r FROM (` +
+      `SELECT ${dimension} AS dimension, ${value} AS value, count(*) AS n FROM ${names.table} ${where.sql} GROUP BY GROUPING SETS (${sets})` +
+      `) g WHERE value IS NOT NULL) ranked WHERE r <= ${STATS_TOP_SIZE} ORDER BY dimension, r`,
+    values: where.values,
+  };
+}
+
+/** The {@link TransactionStatsTop} of the rows of {@link topSql}. */
+export function topOfRows(rows: Array<Record<string, unknown>>): TransactionStatsTop {
+  const top = Object.fromEntries(TOP_DIMENSIONS.map((d) => [d, []])) as unknown as TransactionStatsTop;
+  for (const row of rows) {
+    const list = top[row['dimension'] as keyof TransactionStatsTop];
+    if (list !== undefined) list.push({ value: String(row['value']), count: Number(row['n']) });
+  }
+  return top;
 }
 
 /** The statistics of a window from the rows of {@link bucketSql} and {@link summarySql}. */

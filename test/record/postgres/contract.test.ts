@@ -194,7 +194,14 @@ describe('Transaction stores answer alike (memory and PostgreSQL)', () => {
         }
       }
       expect(fromPostgres.bucketMs).to.equal(fromMemory.bucketMs);
+      expect(fromPostgres.top, JSON.stringify(window)).to.deep.equal(topByHand(records, window));
+      expect(fromMemory.top, JSON.stringify(window)).to.deep.equal(topByHand(records, window));
     }
+    // The lists are not trivially empty for the dataset.
+    const wide = memory.stats({ from: T0 - 3_600_000, to: T0 + 3_600_000 }).top!;
+    expect(wide.api.map((e) => e.value).sort()).to.deep.equal(['Ente/PetStore/v1', 'Ente/PetStore/v2']);
+    expect(wide.status.length).to.be.at.least(4);
+    expect(wide.clientId.reduce((n, e) => n + e.count, 0)).to.be.greaterThan(50);
   });
 
   it('computes the mean and the 95th percentile as percentile_cont does', async () => {
@@ -226,6 +233,36 @@ describe('Transaction stores answer alike (memory and PostgreSQL)', () => {
 });
 
 /** Buckets and totals counted one record at a time, the plain way. */
+/** The top lists of a window, counted by hand: at most 10 per dimension, most first, ties by value. */
+function topByHand(records: TransactionRecord[], query: TransactionStatsQuery): NonNullable<TransactionStats['top']> {
+  const inWindow = records.filter(
+    (r) =>
+      r.startedAt >= query.from &&
+      r.startedAt <= query.to &&
+      (query.outcome === undefined || r.outcome.code === query.outcome) &&
+      (query.api === undefined || (r.api !== undefined && `${r.api.provider}/${r.api.name}/v${r.api.version}` === query.api)) &&
+      (query.nodeId === undefined || r.nodeId === query.nodeId),
+  );
+  const list = (value: (r: TransactionRecord) => string | undefined) => {
+    const counts = new Map<string, number>();
+    for (const r of inWindow) {
+      const v = value(r);
+      if (v !== undefined) counts.set(v, (counts.get(v) ?? 0) + 1);
+    }
+    return [...counts]
+      .sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))
+      .slice(0, 10)
+      .map(([v, count]) => ({ value: v, count }));
+  };
+  return {
+    api: list((r) => (r.api === undefined ? undefined : `${r.api.provider}/${r.api.name}/v${r.api.version}`)),
+    operation: list((r) => r.operation),
+    clientId: list((r) => r.sender.clientId),
+    status: list((r) => (r.status === null ? undefined : String(r.status))),
+    gatewayStatus: list((r) => r.gatewayStatus),
+  };
+}
+
 function countByHand(records: TransactionRecord[], query: TransactionStatsQuery, bucketMs: number): TransactionStats {
   const inWindow = records.filter(
     (r) =>
