@@ -125,6 +125,10 @@ export interface TransactionRecord {
 /**
  * Filters of a {@link TransactionStore.query}. Every field given must match (AND). Results are
  * newest first (in the order the records were saved, that is by completion).
+ *
+ * Text filters (`api`, `subject`, `clientId`, `nodeId`, `operation`, `gatewayStatus`, `username`,
+ * `issuer`, `clientAddress`, the value of `claim`) match case-insensitively by prefix: `subject:
+ * 'Cli'` finds `client1` and `CLIENT3`. `method` and `messageId` match exactly.
  */
 export interface TransactionFilter {
   /** Earliest `startedAt` (epoch ms, inclusive). */
@@ -133,6 +137,17 @@ export interface TransactionFilter {
   to?: number;
   /** Outcome code. */
   outcome?: OutcomeCode;
+  /** Any of these outcome codes (with `outcome` too: both must hold). An empty list matches nothing. */
+  outcomes?: readonly OutcomeCode[];
+  /** Status class: `4` for 4xx (with `status` too: both must hold). */
+  statusClass?: number;
+  /** Least `durationMs` (inclusive). */
+  minDurationMs?: number;
+  /**
+   * A token claim and a value: matches when the introspection, JWT or UserInfo claims have the
+   * claim with that value as text (case-insensitive prefix), or, for an array, an item with it.
+   */
+  claim?: { readonly name: string; readonly value: string };
   /** API as `<provider>/<name>/v<version>`, for example `Ente/PetStore/v1` (see {@link apiKey}). */
   api?: string;
   /** Token subject (`sub`). */

@@ -86,6 +86,15 @@ describe('Transaction statistics', () => {
   });
 });
 
+describe('Outcome groups', () => {
+  it('put every outcome code in exactly one group', async () => {
+    const { outcomeGroups } = await import('../../src/index.js');
+    const { outcomeLabels } = await import('../../src/errors.js');
+    const all = Object.values(outcomeGroups).flat();
+    expect([...all].sort()).to.deep.equal(Object.keys(outcomeLabels).sort());
+  });
+});
+
 describe('Console query parameters', () => {
   it('reads every filter of the list API', () => {
     expect(
@@ -122,6 +131,30 @@ describe('Console query parameters', () => {
       limit: 5,
     });
     expect(() => parseTransactionQuery({ nodeId: ['a', 'b'] })).to.throw(QueryError, /nodeId must be given once/);
+    // Several outcomes, groups, status classes, durations, claims; the method in upper case.
+    expect(parseTransactionQuery({ outcome: 'OK,BACKEND_4XX', status: '4xx', minDurationMs: '250', claim: 'scope=read write=x', method: 'post' })).to.deep.equal({
+      outcomes: ['OK', 'BACKEND_4XX'],
+      statusClass: 4,
+      minDurationMs: 250,
+      claim: { name: 'scope', value: 'read write=x' },
+      method: 'POST',
+    });
+    expect(parseTransactionQuery({ outcomeGroup: 'backend,denied' })).to.deep.equal({
+      outcomes: ['CONNECTION_ERROR', 'BACKEND_4XX', 'BACKEND_5XX', 'AUTHORIZATION_DENIED'],
+    });
+    expect(parseTransactionQuery({ outcomeGroup: 'success' })).to.deep.equal({ outcomes: ['OK'] });
+    for (const [query, message] of [
+      [{ outcome: 'OK,NOPE' }, /outcome must be/],
+      [{ outcomeGroup: 'good' }, /outcomeGroup must be/],
+      [{ status: '6xx' }, /status must be/],
+      [{ status: '99' }, /status must be/],
+      [{ minDurationMs: '-1' }, /minDurationMs/],
+      [{ claim: 'scope' }, /claim must be name=value/],
+      [{ claim: '=x' }, /claim must be name=value/],
+      [{ claim: 'x=' }, /claim must be name=value/],
+    ] as const) {
+      expect(() => parseTransactionQuery(query), JSON.stringify(query)).to.throw(QueryError, message);
+    }
     expect(parseTransactionQuery({ username: '' })).to.deep.equal({});
   });
 

@@ -29,19 +29,41 @@ export function insertSql(names: TableNames): string {
 /** The equality filters and their columns. */
 const EQUALS: ReadonlyArray<readonly [keyof TransactionFilter, string]> = [
   ['outcome', 'outcome'],
+  ['status', 'status'],
+  ['method', 'method'],
+  ['messageId', 'message_id'],
+];
+
+/** The text filters (case-insensitive prefix) and their columns. */
+const PREFIXES: ReadonlyArray<readonly [keyof TransactionFilter, string]> = [
   ['api', 'api'],
   ['subject', 'subject'],
   ['clientId', 'client_id'],
-  ['status', 'status'],
   ['nodeId', 'node_id'],
   ['operation', 'operation'],
-  ['method', 'method'],
   ['gatewayStatus', 'gateway_status'],
   ['username', 'username'],
   ['issuer', 'issuer'],
   ['clientAddress', 'client_address'],
-  ['messageId', 'message_id'],
 ];
+
+/** The LIKE pattern of a case-insensitive prefix: lower case, `\`, `%` and `_` escaped, `%` appended. */
+export function prefixPattern(prefix: string): string {
+  return `${prefix.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+}
+
+/**
+ * Whether a claim of the introspection, JWT or UserInfo claims (name `$<name>`) has a value, or an
+ * array item, whose text starts with the pattern `$<pattern>` (case-insensitive).
+ */
+function claimClause(name: string, pattern: string): string {
+  return (
+    `EXISTS (SELECT 1 FROM jsonb_each(CASE WHEN jsonb_typeof(record->'tokenInfo') = 'object' THEN record->'tokenInfo' ELSE '{}'::jsonb END) AS s(k, v) ` +
+    `CROSS JOIN LATERAL jsonb_array_elements(CASE WHEN jsonb_typeof(v) <> 'object' THEN '[]'::jsonb ` +
+    `WHEN jsonb_typeof(v->${name}) = 'array' THEN v->${name} WHEN v ? ${name} THEN jsonb_build_array(v->${name}) ELSE '[]'::jsonb END) AS e(x) ` +
+    `WHERE s.k IN ('introspection', 'jwt', 'userInfo') AND lower(x #>> '{}') LIKE ${pattern} ESCAPE '\\')`
+  );
+}
 
 /** A WHERE clause (or `''`) and its parameters. */
 export interface Where {
@@ -72,6 +94,32 @@ export function whereOf(filter: TransactionFilter, extra: string[] = [], values:
     if (value === undefined) continue;
     if (field === 'status' ? !Number.isSafeInteger(value) : typeof value !== 'string') throw new TypeError(`Invalid filter ${field}`);
     add((p) => `${column} = ${p}`, value);
+  }
+  for (const [field, column] of PREFIXES) {
+    const value = filter[field];
+    if (value === undefined) continue;
+    if (typeof value !== 'string') throw new TypeError(`Invalid filter ${field}`);
+    add((p) => `lower(${column}) LIKE ${p} ESCAPE '\\'`, prefixPattern(value));
+  }
+  if (filter.outcomes !== undefined) {
+    if (!Array.isArray(filter.outcomes) || filter.outcomes.some((o) => typeof o !== 'string')) throw new TypeError('Invalid filter outcomes');
+    add((p) => `outcome = ANY(${p}::text[])`, [...filter.outcomes]);
+  }
+  if (filter.statusClass !== undefined) {
+    const c = filter.statusClass;
+    if (!Number.isSafeInteger(c)) throw new TypeError('Invalid filter statusClass');
+    add((p) => `status >= ${p}::int * 100`, c);
+    add((p) => `status < ${p}::int * 100 + 100`, c);
+  }
+  if (filter.minDurationMs !== undefined) {
+    if (typeof filter.minDurationMs !== 'number' || !Number.isFinite(filter.minDurationMs)) throw new TypeError('Invalid filter minDurationMs');
+    add((p) => `duration_ms >= ${p}::float8`, filter.minDurationMs);
+  }
+  if (filter.claim !== undefined) {
+    const { name, value } = filter.claim ?? {};
+    if (typeof name !== 'string' || typeof value !== 'string') throw new TypeError('Invalid filter claim');
+    values.push(name, prefixPattern(value));
+    clauses.push(claimClause(`$${values.length - 1}::text`, `$${values.length}`));
   }
   return { sql: clauses.length === 0 ? '' : `WHERE ${clauses.join(' AND ')}`, values };
 }
