@@ -175,3 +175,17 @@ describe('Console query parameters', () => {
     expect(() => parseTransactionStatsQuery({ limit: '5' }, now)).to.not.throw();
   });
 });
+
+describe('Export cells', () => {
+  it('quote what CSV needs and defuse spreadsheet formulas', async () => {
+    const { csvCell } = await import('../../src/record/console/export.js');
+    expect(csvCell('plain')).to.equal('plain');
+    expect(csvCell('a,b')).to.equal('"a,b"');
+    expect(csvCell('say "hi"\r\nbye')).to.equal('"say ""hi""\r\nbye"');
+    expect(csvCell('=HYPERLINK("http://x")')).to.equal('"\'=HYPERLINK(""http://x"")"');
+    for (const start of ['+', '-', '@', '\t', '\r']) expect(csvCell(`${start}1`).replace(/^"/, '')).to.match(/^'/);
+    expect(csvCell(-5)).to.equal('-5');
+    expect(csvCell(null)).to.equal('');
+    expect(csvCell(undefined)).to.equal('');
+  });
+});
