@@ -18,6 +18,8 @@
  * - `NOT_FOUND`: no registered API at that path.
  * - `GENERIC_ERROR`: "Errore Generico" (anything unexpected).
  * - `ABORTED`: the client went away before the response was complete.
+ * - `BACKEND_4XX`: "Risposta HTTP 4xx": the backend (or the app's own handler) answered a 4xx, relayed as it was.
+ * - `BACKEND_5XX`: "Risposta HTTP 5xx": the backend (or the app's own handler) answered a 5xx, relayed as it was.
  */
 export type OutcomeCode =
   | 'OK'
@@ -28,7 +30,9 @@ export type OutcomeCode =
   | 'CONNECTION_ERROR'
   | 'NOT_FOUND'
   | 'GENERIC_ERROR'
-  | 'ABORTED';
+  | 'ABORTED'
+  | 'BACKEND_4XX'
+  | 'BACKEND_5XX';
 
 /** Labels of each {@link OutcomeCode}, in the spec's Italian and in English. */
 export const outcomeLabels: Readonly<
@@ -51,6 +55,8 @@ export const outcomeLabels: Readonly<
   NOT_FOUND: { it: 'API Non Trovata', en: 'API not found' },
   GENERIC_ERROR: { it: 'Errore Generico', en: 'Generic error' },
   ABORTED: { it: 'Richiesta Interrotta', en: 'Request aborted' },
+  BACKEND_4XX: { it: 'Risposta HTTP 4xx', en: 'Backend answered 4xx' },
+  BACKEND_5XX: { it: 'Risposta HTTP 5xx', en: 'Backend answered 5xx' },
 };
 
 /**

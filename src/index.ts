@@ -91,6 +91,7 @@ export {
   PostgresTransactionStore,
   apiKey,
   monitoringConsole,
+  outcomeGroups,
   recordTransaction,
 } from './record/index.js';
 export type {
@@ -100,6 +101,7 @@ export type {
   MemoryTransactionStoreOptions,
   MonitoringConsoleOptions,
   OutcomeCounts,
+  OutcomeGroup,
   PgClientLike,
   PgPoolLike,
   PgResultLike,
@@ -118,7 +120,9 @@ export type {
   TransactionSender,
   TransactionStats,
   TransactionStatsBucket,
+  TransactionStatsEntry,
   TransactionStatsQuery,
+  TransactionStatsTop,
   TransactionStatsTotals,
   TransactionStore,
   TransactionTokenInfo,

@@ -7,7 +7,7 @@ import { STATUS_CODES } from 'node:http';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { expect } from 'chai';
-import { errorCatalogue, messagesEn, messagesIt, renderMessage, type GatewayErrorCode } from '../src/errors.js';
+import { errorCatalogue, messagesEn, messagesIt, outcomeLabels, renderMessage, type GatewayErrorCode } from '../src/errors.js';
 
 const docsFile = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', 'docs', 'errors.md');
 
@@ -55,4 +55,19 @@ describe('docs/errors.md', () => {
       expect(retryAfter).to.equal(definition.retryAfter === undefined ? '' : String(definition.retryAfter));
     });
   }
+});
+
+describe('docs/console.md outcomes', () => {
+  it('lists every outcome code with its Italian and English labels, and no other', async () => {
+    const text = await readFile(path.resolve(path.dirname(docsFile), 'console.md'), 'utf8');
+    const table = text.slice(text.indexOf('### Outcomes'));
+    const rows = new Map<string, string[]>();
+    for (const line of table.split('\n')) {
+      if (rows.size > 0 && !line.startsWith('|')) break;
+      const match = /^\| `([A-Z_0-9]+)` \|/.exec(line);
+      if (match !== null) rows.set(match[1]!, line.slice(1, -1).split('|').map((cell) => cell.trim()));
+    }
+    expect([...rows.keys()].sort()).to.deep.equal(Object.keys(outcomeLabels).sort());
+    for (const [code, labels] of Object.entries(outcomeLabels)) expect(rows.get(code)!.slice(1, 3)).to.deep.equal([labels.it, labels.en]);
+  });
 });

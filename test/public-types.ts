@@ -52,3 +52,8 @@ expectTypeOf<'not a code'>().not.toMatchTypeOf<DiagnosticCode>();
 // The per-request state.
 expectTypeOf<GatewayContext['authorization']>().toEqualTypeOf<{ decision: XacmlDecision; statusCode: string; statusMessage?: string; text: string } | undefined>();
 expectTypeOf<XacmlDecision>().toEqualTypeOf<'Permit' | 'Deny' | 'NotApplicable' | 'Indeterminate'>();
+
+// Outcome groups name outcome codes; statistics may carry the top lists.
+import { outcomeGroups, type OutcomeCode, type OutcomeGroup, type TransactionStats, type TransactionStatsTop } from '../src/index.js';
+expectTypeOf(outcomeGroups).toEqualTypeOf<Readonly<Record<OutcomeGroup, readonly OutcomeCode[]>>>();
+expectTypeOf<TransactionStats['top']>().toEqualTypeOf<TransactionStatsTop | undefined>();

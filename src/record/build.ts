@@ -69,14 +69,16 @@ export function tokenSectionCache(limits: RecordLimits): TokenSectionCache {
 
 /**
  * The outcome: the error's when the chain ended with one, else `ABORTED` when the client went away,
- * else from the status. A recorded error wins over an unfinished response: the relay records the
+ * else from the status (`BACKEND_4XX`, `BACKEND_5XX`, else `OK`). A recorded error wins over an unfinished response: the relay records the
  * backend's failure, then destroys a response it had started (the client did not go away).
  */
 export function outcomeOf(context: GatewayContext, status: number | null, aborted: boolean): OutcomeCode {
   if (context.error !== undefined) return context.error.outcome;
   if (aborted) return 'ABORTED';
-  // Without a gateway error the answer came from the backend or the host's own handlers.
-  if (status !== null && status >= 500) return 'GENERIC_ERROR';
+  // Without a gateway error the answer came from the backend or the host's own handlers: a 4xx or
+  // 5xx of theirs is an outcome of its own, never counted as Ok.
+  if (status !== null && status >= 500) return 'BACKEND_5XX';
+  if (status !== null && status >= 400) return 'BACKEND_4XX';
   return 'OK';
 }
 

@@ -10,6 +10,8 @@ export type { MemoryTransactionStoreOptions } from './memory-store.js';
 export { PostgresTransactionStore } from './postgres/index.js';
 export type { PgClientLike, PgPoolLike, PgResultLike, PostgresStoreCounters, PostgresStoreDropCounts, PostgresTransactionStoreOptions } from './postgres/index.js';
 export { apiKey } from './types.js';
+export { outcomeGroups } from './outcome-groups.js';
+export type { OutcomeGroup } from './outcome-groups.js';
 export type {
   TransactionApi,
   TransactionFilter,
@@ -20,7 +22,9 @@ export type {
   TransactionSender,
   TransactionStats,
   TransactionStatsBucket,
+  TransactionStatsEntry,
   TransactionStatsQuery,
+  TransactionStatsTop,
   TransactionStatsTotals,
   OutcomeCounts,
   TransactionStore,

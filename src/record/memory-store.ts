@@ -166,7 +166,7 @@ export class MemoryTransactionStore implements TransactionStore {
     const stats = new StatsAccumulator(window);
     for (let i = this.head; i < this.records.length; i++) {
       const record = this.records[i];
-      if (record !== undefined && matches(record, filter)) stats.add(record.startedAt, record.outcome.code, record.durationMs);
+      if (record !== undefined && matches(record, filter)) stats.add(record);
     }
     return stats.result();
   }
@@ -214,21 +214,50 @@ export class MemoryTransactionStore implements TransactionStore {
   }
 }
 
+/** Case-insensitive prefix match of a text filter (an absent value never matches). */
+function startsWith(value: string | undefined, prefix: string): boolean {
+  return value !== undefined && value.toLowerCase().startsWith(prefix.toLowerCase());
+}
+
+/** A claim's value as the claim filter compares it: text for strings, numbers and booleans. */
+function claimText(value: unknown): string | undefined {
+  if (typeof value === 'string') return value;
+  if (typeof value === 'number' || typeof value === 'boolean') return String(value);
+  if (value === null || value === undefined) return undefined;
+  return JSON.stringify(value);
+}
+
+function claimMatches(record: TransactionRecord, name: string, value: string): boolean {
+  const info = record.tokenInfo;
+  if (info === undefined) return false;
+  for (const claims of [info.introspection, info.jwt, info.userInfo]) {
+    if (claims === null || typeof claims !== 'object' || !Object.hasOwn(claims, name)) continue;
+    const claim = claims[name];
+    const values = Array.isArray(claim) ? claim : [claim];
+    if (values.some((v) => startsWith(claimText(v), value))) return true;
+  }
+  return false;
+}
+
 function matches(record: TransactionRecord, filter: TransactionFilter): boolean {
   if (filter.from !== undefined && record.startedAt < filter.from) return false;
   if (filter.to !== undefined && record.startedAt > filter.to) return false;
   if (filter.outcome !== undefined && record.outcome.code !== filter.outcome) return false;
+  if (filter.outcomes !== undefined && !filter.outcomes.includes(record.outcome.code)) return false;
   if (filter.status !== undefined && record.status !== filter.status) return false;
-  if (filter.api !== undefined && (record.api === undefined || apiKey(record.api) !== filter.api)) return false;
-  if (filter.subject !== undefined && record.sender.subject !== filter.subject) return false;
-  if (filter.clientId !== undefined && record.sender.clientId !== filter.clientId) return false;
-  if (filter.nodeId !== undefined && record.nodeId !== filter.nodeId) return false;
-  if (filter.operation !== undefined && record.operation !== filter.operation) return false;
+  if (filter.statusClass !== undefined && (record.status === null || Math.floor(record.status / 100) !== filter.statusClass)) return false;
+  if (filter.minDurationMs !== undefined && !(record.durationMs >= filter.minDurationMs)) return false;
+  if (filter.api !== undefined && !startsWith(record.api === undefined ? undefined : apiKey(record.api), filter.api)) return false;
+  if (filter.subject !== undefined && !startsWith(record.sender.subject, filter.subject)) return false;
+  if (filter.clientId !== undefined && !startsWith(record.sender.clientId, filter.clientId)) return false;
+  if (filter.nodeId !== undefined && !startsWith(record.nodeId, filter.nodeId)) return false;
+  if (filter.operation !== undefined && !startsWith(record.operation, filter.operation)) return false;
   if (filter.method !== undefined && record.method !== filter.method) return false;
-  if (filter.gatewayStatus !== undefined && record.gatewayStatus !== filter.gatewayStatus) return false;
-  if (filter.username !== undefined && record.sender.username !== filter.username) return false;
-  if (filter.issuer !== undefined && record.sender.issuer !== filter.issuer) return false;
-  if (filter.clientAddress !== undefined && record.clientAddress !== filter.clientAddress) return false;
+  if (filter.gatewayStatus !== undefined && !startsWith(record.gatewayStatus, filter.gatewayStatus)) return false;
+  if (filter.username !== undefined && !startsWith(record.sender.username, filter.username)) return false;
+  if (filter.issuer !== undefined && !startsWith(record.sender.issuer, filter.issuer)) return false;
+  if (filter.clientAddress !== undefined && !startsWith(record.clientAddress, filter.clientAddress)) return false;
   if (filter.messageId !== undefined && record.messageId !== filter.messageId) return false;
+  if (filter.claim !== undefined && !claimMatches(record, filter.claim.name, filter.claim.value)) return false;
   return true;
 }

@@ -5,7 +5,17 @@
  * @module
  */
 import type { OutcomeCode } from '../errors.js';
-import type { OutcomeCounts, TransactionStats, TransactionStatsBucket, TransactionStatsQuery } from './types.js';
+import {
+  apiKey,
+  STATS_TOP_SIZE,
+  type OutcomeCounts,
+  type TransactionRecord,
+  type TransactionStats,
+  type TransactionStatsBucket,
+  type TransactionStatsEntry,
+  type TransactionStatsQuery,
+  type TransactionStatsTop,
+} from './types.js';
 
 /** Most buckets a statistics window may have. */
 export const MAX_STATS_BUCKETS = 1000;
@@ -88,24 +98,56 @@ export function addCount(counts: OutcomeCounts, outcome: OutcomeCode, n = 1): vo
   counts[outcome] = (counts[outcome] ?? 0) + n;
 }
 
+/** The dimensions of {@link TransactionStatsTop}, in its order. */
+export const TOP_DIMENSIONS = ['api', 'operation', 'clientId', 'status', 'gatewayStatus'] as const satisfies ReadonlyArray<keyof TransactionStatsTop>;
+
+/** The {@link STATS_TOP_SIZE} largest counts, most first, ties by value (code-unit order, as SQL's `COLLATE "C"`). */
+export function topOf(counts: Iterable<readonly [string, number]>): TransactionStatsEntry[] {
+  return [...counts]
+    .sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0))
+    .slice(0, STATS_TOP_SIZE)
+    .map(([value, count]) => ({ value, count }));
+}
+
+/** The value of each top dimension in a record (undefined: not counted). */
+function dimensionValues(record: TransactionRecord): Record<(typeof TOP_DIMENSIONS)[number], string | undefined> {
+  return {
+    api: record.api === undefined ? undefined : apiKey(record.api),
+    operation: record.operation,
+    clientId: record.sender?.clientId,
+    status: record.status === null ? undefined : String(record.status),
+    gatewayStatus: record.gatewayStatus,
+  };
+}
+
 /** Accumulates records of a window one by one (the memory store's walk). */
 export class StatsAccumulator {
   private readonly buckets: TransactionStatsBucket[];
   private readonly byOutcome: OutcomeCounts = {};
   private readonly durations: number[] = [];
   private sum = 0;
+  private readonly top = new Map<string, Map<string, number>>(TOP_DIMENSIONS.map((d) => [d, new Map()]));
 
   constructor(private readonly window: StatsWindow) {
     this.buckets = emptyBuckets(window);
   }
 
-  /** Counts one record started at `startedAt` (inside the window). */
-  add(startedAt: number, outcome: OutcomeCode, durationMs: number): void {
+  /** Counts one record (started inside the window). */
+  add(record: TransactionRecord): void {
+    const { startedAt, durationMs } = record;
+    const outcome = record.outcome.code;
     const bucket = this.buckets[(bucketStart(startedAt, this.window.bucketMs) - this.window.first) / this.window.bucketMs];
     if (bucket !== undefined) addCount(bucket.counts, outcome);
     addCount(this.byOutcome, outcome);
     this.durations.push(durationMs);
     this.sum += durationMs;
+    const values = dimensionValues(record);
+    for (const dimension of TOP_DIMENSIONS) {
+      const value = values[dimension];
+      if (value === undefined) continue;
+      const counts = this.top.get(dimension)!;
+      counts.set(value, (counts.get(value) ?? 0) + 1);
+    }
   }
 
   /** The statistics of the records added. */
@@ -123,6 +165,7 @@ export class StatsAccumulator {
         meanDurationMs: count === 0 ? null : this.sum / count,
         p95DurationMs: percentile(sorted, 0.95),
       },
+      top: Object.fromEntries(TOP_DIMENSIONS.map((d) => [d, topOf(this.top.get(d)!)])) as unknown as TransactionStatsTop,
     };
   }
 }

@@ -125,6 +125,10 @@ export interface TransactionRecord {
 /**
  * Filters of a {@link TransactionStore.query}. Every field given must match (AND). Results are
  * newest first (in the order the records were saved, that is by completion).
+ *
+ * Text filters (`api`, `subject`, `clientId`, `nodeId`, `operation`, `gatewayStatus`, `username`,
+ * `issuer`, `clientAddress`, the value of `claim`) match case-insensitively by prefix: `subject:
+ * 'Cli'` finds `client1` and `CLIENT3`. `method` and `messageId` match exactly.
  */
 export interface TransactionFilter {
   /** Earliest `startedAt` (epoch ms, inclusive). */
@@ -133,6 +137,17 @@ export interface TransactionFilter {
   to?: number;
   /** Outcome code. */
   outcome?: OutcomeCode;
+  /** Any of these outcome codes (with `outcome` too: both must hold). An empty list matches nothing. */
+  outcomes?: readonly OutcomeCode[];
+  /** Status class: `4` for 4xx (with `status` too: both must hold). */
+  statusClass?: number;
+  /** Least `durationMs` (inclusive). */
+  minDurationMs?: number;
+  /**
+   * A token claim and a value: matches when the introspection, JWT or UserInfo claims have the
+   * claim with that value as text (case-insensitive prefix), or, for an array, an item with it.
+   */
+  claim?: { readonly name: string; readonly value: string };
   /** API as `<provider>/<name>/v<version>`, for example `Ente/PetStore/v1` (see {@link apiKey}). */
   api?: string;
   /** Token subject (`sub`). */
@@ -236,6 +251,34 @@ export interface TransactionStatsTotals {
   p95DurationMs: number | null;
 }
 
+/** One value of a {@link TransactionStatsTop} list: the value and its records in the window. */
+export interface TransactionStatsEntry {
+  /** The value (an API key, an operation, a client id, a status as text, a `gateway_status`). */
+  value: string;
+  /** Records with it. */
+  count: number;
+}
+
+/**
+ * The most frequent values over the window, at most {@link STATS_TOP_SIZE} each, most records first
+ * (ties by value); records without the value are not counted in its list.
+ */
+export interface TransactionStatsTop {
+  /** APIs, as {@link apiKey}. */
+  api: TransactionStatsEntry[];
+  /** Operations. */
+  operation: TransactionStatsEntry[];
+  /** Client ids. */
+  clientId: TransactionStatsEntry[];
+  /** HTTP statuses (as text). */
+  status: TransactionStatsEntry[];
+  /** `gateway_status` of error answers. */
+  gatewayStatus: TransactionStatsEntry[];
+}
+
+/** Longest list of a {@link TransactionStatsTop}. */
+export const STATS_TOP_SIZE = 10;
+
 /** The answer of {@link TransactionStore.stats}. */
 export interface TransactionStats {
   /** Start of the window, as asked. */
@@ -251,6 +294,8 @@ export interface TransactionStats {
   buckets: TransactionStatsBucket[];
   /** Totals over the window. */
   totals: TransactionStatsTotals;
+  /** The most frequent APIs, operations, clients, statuses and `gateway_status` (optional for other stores). */
+  top?: TransactionStatsTop;
 }
 
 /** The key of an API in filters: `<provider>/<name>/v<version>`. */

@@ -47,6 +47,7 @@ const PUBLIC_VALUES = [
   'messagesEn',
   'messagesIt',
   'monitoringConsole',
+  'outcomeGroups',
   'outcomeLabels',
   'problemJsonErrorHandler',
   'recordTransaction',

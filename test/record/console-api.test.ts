@@ -4,7 +4,7 @@ import { expect } from 'chai';
 import express from 'express';
 import { express4 } from '../support/express4.js';
 import { MemoryTransactionStore, monitoringConsole, type TransactionStore } from '../../src/index.js';
-import { close, listen, makeRecord } from './helpers.js';
+import { close, listen, makeRecord, parseCsv } from './helpers.js';
 
 const AUTH = { username: 'admin', password: 'correct horse battery' };
 const basic = (user: string, pass: string) => `Basic ${Buffer.from(`${user}:${pass}`).toString('base64')}`;
@@ -106,6 +106,52 @@ describe('monitoringConsole', () => {
         }
       });
 
+      it('serves the statistics of a window with the filters, and refuses a bad window', async () => {
+        const from = records[0]!.startedAt;
+        const to = records[2]!.startedAt;
+        const res = await get(`/api/stats?from=${from}&to=${to}&bucketMs=1000`);
+        expect(res.status).to.equal(200);
+        const stats = (await res.json()) as { buckets: unknown[]; totals: { count: number; byOutcome: Record<string, number> }; top: Record<string, unknown> };
+        expect(stats.totals.count).to.equal(3);
+        expect(stats.totals.byOutcome).to.deep.equal({ TOKEN_FAILED: 1, AUTHORIZATION_DENIED: 1, OK: 1 });
+        expect(stats.buckets).to.have.length((to - from) / 1000 + 1);
+        expect(stats.top['api']).to.deep.equal([{ value: 'Ente/PetStore/v1', count: 3 }]);
+        expect(stats.top['clientId']).to.deep.equal([{ value: 'client1', count: 1 }, { value: 'client3', count: 1 }]);
+        const filtered = (await (await get(`/api/stats?from=${from}&to=${to}&outcome=OK`)).json()) as { totals: { count: number } };
+        expect(filtered.totals.count).to.equal(1);
+        // Default window: the last hour (these records are from 2023).
+        expect(((await (await get('/api/stats')).json()) as { totals: { count: number } }).totals.count).to.equal(0);
+        for (const query of [`from=${to}&to=${from}`, `from=0&to=${to}&bucketMs=1`, 'bucketMs=0', 'outcome=NOPE']) {
+          const bad = await get(`/api/stats?${query}`);
+          expect(bad.status, query).to.equal(400);
+          expect(bad.headers.get('content-type')).to.match(/^application\/problem\+json/);
+        }
+      });
+
+      it('exports the filter and window as CSV (chosen columns, formulas defused) and JSON Lines, up to a row limit', async () => {
+        const csv = await get('/api/export?format=csv&columns=id,status,outcome,clientId,url');
+        expect(csv.status).to.equal(200);
+        expect(csv.headers.get('content-type')).to.equal('text/csv; charset=utf-8');
+        expect(csv.headers.get('content-disposition')).to.match(/^attachment; filename="transactions-[0-9TZ-]+\.csv"$/);
+        const rows = parseCsv(await csv.text());
+        expect(rows[0]).to.deep.equal(['id', 'status', 'outcome', 'clientId', 'url']);
+        expect(rows.slice(1).map((r) => r[0])).to.deep.equal(records.map((r) => r.id).reverse());
+        expect(rows[1]).to.deep.equal([records[2]!.id, '200', 'OK', 'client1', '/gateway/Ente/PetStore/v1/pet/1']);
+        const denied = parseCsv(await (await get('/api/export?outcome=AUTHORIZATION_DENIED&columns=id')).text());
+        expect(denied).to.deep.equal([['id'], [records[1]!.id]]);
+        const limited = parseCsv(await (await get('/api/export?columns=id&limit=2')).text());
+        expect(limited).to.have.length(3);
+        const jsonl = await get('/api/export?format=jsonl&clientId=CLIENT');
+        expect(jsonl.headers.get('content-type')).to.equal('application/x-ndjson; charset=utf-8');
+        const lines = (await jsonl.text()).trimEnd().split('\n').map((l) => JSON.parse(l) as { id: string });
+        expect(lines.map((l) => l.id)).to.deep.equal([records[2]!.id, records[1]!.id]);
+        for (const query of ['format=xls', 'columns=id,password', 'limit=0', 'limit=100001', 'status=abc']) {
+          const bad = await get(`/api/export?${query}`);
+          expect(bad.status, query).to.equal(400);
+          expect(bad.headers.get('content-type')).to.match(/^application\/problem\+json/);
+        }
+      });
+
       it('serves one record, or 404 problem+json', async () => {
         const one = await get(`/api/transactions/${records[1]!.id}`);
         expect(one.status).to.equal(200);
@@ -187,6 +233,37 @@ describe('monitoringConsole', () => {
       expect(failed.status).to.equal(500);
       expect(await failed.text()).not.to.include('database offline');
       expect((await fetch(`${base}/api/transactions/x`, { headers: { ...header, 'x-team': 'ops' } })).status).to.equal(404);
+      // A store without stats(): the console says so.
+      const noStats = await fetch(`${base}/api/stats`, { headers: { ...header, 'x-team': 'ops' } });
+      expect(noStats.status).to.equal(501);
+      expect(noStats.headers.get('content-type')).to.match(/^application\/problem\+json/);
     });
+  });
+});
+
+describe('monitoringConsole export over many pages', () => {
+  let server: Server | undefined;
+  let base: string;
+  const store = new MemoryTransactionStore();
+  before(async () => {
+    for (let i = 0; i < 1_200; i++) store.save(makeRecord({ code: i % 2 ? 'OK' : 'BACKEND_5XX', status: i % 2 ? 200 : 502, sender: { subject: i % 3 ? '=cmd|calc' : 'alice' } }));
+    const app = express();
+    app.use('/c', monitoringConsole({ store, basicAuth: AUTH }));
+    server = createServer(app);
+    base = `${await listen(server)}/c`;
+  });
+  after(() => close(server));
+
+  it('streams every page of the query up to the limit, newest first, formulas defused', async () => {
+    const headers = { 'x-gateway-console': '1', authorization: GOOD };
+    const all = parseCsv(await (await fetch(`${base}/api/export?columns=id,subject,status&limit=1100`, { headers })).text());
+    expect(all).to.have.length(1_101);
+    const expected = store.query({ limit: 500 }).items.slice(0, 3).map((r) => r.id);
+    expect(all.slice(1, 4).map((r) => r[0])).to.deep.equal(expected);
+    expect(new Set(all.slice(1).map((r) => r[0])).size).to.equal(1_100);
+    expect(all.slice(1).every((r) => r[1] === 'alice' || r[1] === "'=cmd|calc")).to.equal(true);
+    const errors = parseCsv(await (await fetch(`${base}/api/export?columns=id,status&status=5xx&outcome=BACKEND_5XX`, { headers })).text());
+    expect(errors).to.have.length(601);
+    expect(errors.slice(1).every((r) => r[1] === '502')).to.equal(true);
   });
 });

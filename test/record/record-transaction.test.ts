@@ -135,8 +135,10 @@ describe('recordTransaction', () => {
     expect(d.errorCode).to.equal('ERR_AUTHORIZATION_DENIED');
     expect(d.authorization?.decision).to.equal('Deny');
     expect(d.diagnostics.map((x) => x.message)).to.include('result-1 DENY code:urn:oasis:names:tc:xacml:1.0:status:ok');
-    expect((await get(boom)).outcome.code).to.equal('GENERIC_ERROR');
-    expect((await get(missing)).outcome.code).to.equal('OK');
+    // The app's own answers (not gateway errors): outcomes of their own, never Ok.
+    expect((await get(boom)).outcome).to.deep.equal({ code: 'BACKEND_5XX', label: 'Risposta HTTP 5xx', en: 'Backend answered 5xx' });
+    expect((await get(missing)).outcome).to.deep.equal({ code: 'BACKEND_4XX', label: 'Risposta HTTP 4xx', en: 'Backend answered 4xx' });
+    expect((await get(boom)).errorCode).to.equal(undefined);
   });
 
   it('records an exchange the client abandons as aborted', async () => {

@@ -86,6 +86,20 @@ describe('transaction records of the spec scenario (real oidc-provider, real HTT
     expect(seen['gateway-token-scopes']).to.equal(headers['Gateway-Token-Scopes']);
   });
 
+  it('a relayed backend 404 or 500 is an outcome of its own (Risposta HTTP 4xx / 5xx), not Ok', async () => {
+    const token = await scenario.as.issueToken('client1', 'client1-secret', { scope: 'read write' });
+    for (const [status, code, label] of [[404, 'BACKEND_4XX', 'Risposta HTTP 4xx'], [500, 'BACKEND_5XX', 'Risposta HTTP 5xx']] as const) {
+      const res = await scenario.putPet(token, true, status);
+      expect(res.status).to.equal(status);
+      expect(await res.json()).to.deep.equal({ error: `backend says ${status}` });
+      const r = await eventually(() => scenario.store.get(res.headers.get('gateway-transaction-id')!), `the record of the ${status}`);
+      expect(r.status).to.equal(status);
+      expect(r.outcome).to.deep.equal({ code, label, en: `Backend answered ${status === 404 ? '4xx' : '5xx'}` });
+      expect(r.errorCode).to.equal(undefined);
+      expect(r.authorization?.decision).to.equal('Permit');
+    }
+  });
+
   it('records no outgoing headers when the API message recording is off', async () => {
     scenario.settings.recordOutgoingHeaders = false;
     try {

@@ -39,8 +39,11 @@ export interface Scenario {
   backendSaw: Map<string, IncomingHttpHeaders>;
   /** Every token value used. */
   tokens: string[];
-  /** PUT /pet through the gateway; `token` in the query, or in the Authorization header with `header: true`. */
-  putPet(token?: string, header?: boolean): Promise<Response>;
+  /**
+   * PUT /pet through the gateway; `token` in the query, or in the Authorization header with
+   * `header: true`; `backendStatus` makes the backend answer that status.
+   */
+  putPet(token?: string, header?: boolean, backendStatus?: number): Promise<Response>;
   stop(): Promise<void>;
 }
 
@@ -51,8 +54,11 @@ export async function startScenario(): Promise<Scenario> {
     backendSaw.set(String(req.headers['gateway-transaction-id']), req.headers);
     req.resume();
     req.on('end', () => {
-      res.writeHead(200, { 'content-type': 'application/json', 'access-control-allow-origin': '*' });
-      res.end(JSON.stringify(PET));
+      // A test asks the backend for an error answer with this header (relayed to it unchanged).
+      const wanted = Number(req.headers['x-test-backend-status'] ?? 200);
+      const status = wanted >= 200 && wanted <= 599 ? wanted : 200;
+      res.writeHead(status, { 'content-type': 'application/json', 'access-control-allow-origin': '*' });
+      res.end(JSON.stringify(status === 200 ? PET : { error: `backend says ${status}` }));
     });
   });
   const backendUrl = await listen(backend);
@@ -94,11 +100,12 @@ export async function startScenario(): Promise<Scenario> {
     settings,
     backendSaw,
     tokens,
-    putPet(token, header = false) {
+    putPet(token, header = false, backendStatus) {
       if (token !== undefined) tokens.push(token);
       const query = token !== undefined && !header ? `?access_token=${encodeURIComponent(token)}` : '';
       const headers: Record<string, string> = { accept: 'application/json', 'content-type': 'application/json' };
       if (token !== undefined && header) headers['authorization'] = `Bearer ${token}`;
+      if (backendStatus !== undefined) headers['x-test-backend-status'] = String(backendStatus);
       return fetch(`${gateway}${API_PATH}/pet${query}`, { method: 'PUT', headers, body: JSON.stringify(PET) });
     },
     async stop() {

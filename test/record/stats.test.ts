@@ -73,6 +73,8 @@ describe('Transaction statistics', () => {
         { start: t0 + 3 * MIN, counts: { OK: 1 } },
       ],
       totals: { count: 4, byOutcome: { OK: 3, TOKEN_FAILED: 1 }, meanDurationMs: 25, p95DurationMs: 38.5 },
+      // makeRecord: GET /pet/1 answered 200, no API, no client.
+      top: { api: [], operation: [], clientId: [], status: [{ value: '200', count: 4 }], gatewayStatus: [] },
     });
     expect(store.stats({ from: t0, to: t0 + 4 * MIN - 1, bucketMs: MIN, nodeId: 'b' }).totals).to.deep.equal({
       count: 1,
@@ -81,6 +83,15 @@ describe('Transaction statistics', () => {
       p95DurationMs: 40,
     });
     expect(store.stats({ from: 0, to: 1000 }).totals).to.deep.equal({ count: 0, byOutcome: {}, meanDurationMs: null, p95DurationMs: null });
+  });
+});
+
+describe('Outcome groups', () => {
+  it('put every outcome code in exactly one group', async () => {
+    const { outcomeGroups } = await import('../../src/index.js');
+    const { outcomeLabels } = await import('../../src/errors.js');
+    const all = Object.values(outcomeGroups).flat();
+    expect([...all].sort()).to.deep.equal(Object.keys(outcomeLabels).sort());
   });
 });
 
@@ -120,6 +131,30 @@ describe('Console query parameters', () => {
       limit: 5,
     });
     expect(() => parseTransactionQuery({ nodeId: ['a', 'b'] })).to.throw(QueryError, /nodeId must be given once/);
+    // Several outcomes, groups, status classes, durations, claims; the method in upper case.
+    expect(parseTransactionQuery({ outcome: 'OK,BACKEND_4XX', status: '4xx', minDurationMs: '250', claim: 'scope=read write=x', method: 'post' })).to.deep.equal({
+      outcomes: ['OK', 'BACKEND_4XX'],
+      statusClass: 4,
+      minDurationMs: 250,
+      claim: { name: 'scope', value: 'read write=x' },
+      method: 'POST',
+    });
+    expect(parseTransactionQuery({ outcomeGroup: 'backend,denied' })).to.deep.equal({
+      outcomes: ['CONNECTION_ERROR', 'BACKEND_4XX', 'BACKEND_5XX', 'AUTHORIZATION_DENIED'],
+    });
+    expect(parseTransactionQuery({ outcomeGroup: 'success' })).to.deep.equal({ outcomes: ['OK'] });
+    for (const [query, message] of [
+      [{ outcome: 'OK,NOPE' }, /outcome must be/],
+      [{ outcomeGroup: 'good' }, /outcomeGroup must be/],
+      [{ status: '6xx' }, /status must be/],
+      [{ status: '99' }, /status must be/],
+      [{ minDurationMs: '-1' }, /minDurationMs/],
+      [{ claim: 'scope' }, /claim must be name=value/],
+      [{ claim: '=x' }, /claim must be name=value/],
+      [{ claim: 'x=' }, /claim must be name=value/],
+    ] as const) {
+      expect(() => parseTransactionQuery(query), JSON.stringify(query)).to.throw(QueryError, message);
+    }
     expect(parseTransactionQuery({ username: '' })).to.deep.equal({});
   });
 
@@ -138,5 +173,19 @@ describe('Console query parameters', () => {
     expect(() => parseTransactionStatsQuery({ bucketMs: '1' }, now)).to.throw(QueryError, /too small/);
     expect(() => parseTransactionStatsQuery({ outcome: 'MAYBE' }, now)).to.throw(QueryError, /outcome/);
     expect(() => parseTransactionStatsQuery({ limit: '5' }, now)).to.not.throw();
+  });
+});
+
+describe('Export cells', () => {
+  it('quote what CSV needs and defuse spreadsheet formulas', async () => {
+    const { csvCell } = await import('../../src/record/console/export.js');
+    expect(csvCell('plain')).to.equal('plain');
+    expect(csvCell('a,b')).to.equal('"a,b"');
+    expect(csvCell('say "hi"\r\nbye')).to.equal('"say ""hi""\r\nbye"');
+    expect(csvCell('=HYPERLINK("http://x")')).to.equal('"\'=HYPERLINK(""http://x"")"');
+    for (const start of ['+', '-', '@', '\t', '\r']) expect(csvCell(`${start}1`).replace(/^"/, '')).to.match(/^'/);
+    expect(csvCell(-5)).to.equal('-5');
+    expect(csvCell(null)).to.equal('');
+    expect(csvCell(undefined)).to.equal('');
   });
 });

@@ -4,9 +4,10 @@
  *
  * @module
  */
+import type { OutcomeCode } from '../../errors.js';
 
 /** Colours of each outcome: chart fill, badge background, badge text. */
-const outcomeColours: Record<string, [fill: string, background: string, text: string]> = {
+const outcomeColours: Record<OutcomeCode, [fill: string, background: string, text: string]> = {
   OK: ['#2e7d32', '#e5f4e7', '#1b5e20'],
   TOKEN_FAILED: ['#e09a00', '#fff3d6', '#6d4600'],
   AUTHORIZATION_DENIED: ['#c62828', '#fde6e6', '#8e1b1b'],
@@ -16,6 +17,8 @@ const outcomeColours: Record<string, [fill: string, background: string, text: st
   NOT_FOUND: ['#546e7a', '#e8eef1', '#37474f'],
   GENERIC_ERROR: ['#ad1457', '#fbe4ee', '#7b0e3d'],
   ABORTED: ['#757575', '#eeeeee', '#424242'],
+  BACKEND_4XX: ['#8d6e00', '#fbf3d0', '#5c4700'],
+  BACKEND_5XX: ['#7b1fa2', '#f5e6fa', '#561571'],
 };
 
 const outcomeRules = Object.entries(outcomeColours)

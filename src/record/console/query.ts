@@ -4,6 +4,7 @@
  * @module
  */
 import { outcomeLabels, type OutcomeCode } from '../../errors.js';
+import { outcomeGroups, type OutcomeGroup } from '../outcome-groups.js';
 import { MAX_STATS_BUCKETS } from '../stats.js';
 import { MAX_PAGE_SIZE, type TransactionFilter, type TransactionQuery, type TransactionStatsQuery } from '../types.js';
 
@@ -36,7 +37,7 @@ function integer(query: Record<string, unknown>, name: string, min: number, max:
   return n;
 }
 
-/** The text filters, each read from the query parameter of the same name. */
+/** The text filters, each read from the query parameter of the same name (`method` and `messageId` exact, the others case-insensitive prefixes). */
 const TEXT_FILTERS = [
   'api',
   'subject',
@@ -53,25 +54,52 @@ const TEXT_FILTERS = [
 
 /** The {@link TransactionFilter} of the parameters (`from` and `to` aside). */
 function parseFilter(query: Record<string, unknown>, result: TransactionFilter): void {
+  // outcome=A or outcome=A,B,...; outcomeGroup=g or g,h: any of the outcomes given or in the groups.
+  const outcomes = new Set<OutcomeCode>();
   const outcome = single(query, 'outcome');
-  if (outcome !== undefined) {
-    if (!Object.hasOwn(outcomeLabels, outcome)) {
-      throw new QueryError(`Parameter outcome must be one of ${Object.keys(outcomeLabels).join(', ')}`);
-    }
-    result.outcome = outcome as OutcomeCode;
+  for (const code of outcome?.split(',') ?? []) {
+    if (!Object.hasOwn(outcomeLabels, code)) throw new QueryError(`Parameter outcome must be a comma-separated list of ${Object.keys(outcomeLabels).join(', ')}`);
+    outcomes.add(code as OutcomeCode);
   }
+  const group = single(query, 'outcomeGroup');
+  for (const name of group?.split(',') ?? []) {
+    if (!Object.hasOwn(outcomeGroups, name)) throw new QueryError(`Parameter outcomeGroup must be a comma-separated list of ${Object.keys(outcomeGroups).join(', ')}`);
+    for (const code of outcomeGroups[name as OutcomeGroup]) outcomes.add(code);
+  }
+  if (outcomes.size === 1 && group === undefined) result.outcome = [...outcomes][0]!;
+  else if (outcomes.size > 0) result.outcomes = [...outcomes];
   for (const name of TEXT_FILTERS) {
     const value = single(query, name);
-    if (value !== undefined) result[name] = value;
+    if (value !== undefined) result[name] = name === 'method' ? value.toUpperCase() : value;
   }
-  const status = integer(query, 'status', 100, 599);
-  if (status !== undefined) result.status = status;
+  // status=404 or status=4xx (a class).
+  const status = single(query, 'status');
+  if (status !== undefined) {
+    const klass = /^([1-5])xx$/i.exec(status);
+    if (klass !== null) result.statusClass = Number(klass[1]);
+    else if (/^[1-5]\d\d$/.test(status)) result.status = Number(status);
+    else throw new QueryError('Parameter status must be a status (100-599) or a class (1xx-5xx)');
+  }
+  const minDuration = single(query, 'minDurationMs');
+  if (minDuration !== undefined) {
+    if (!/^\d{1,9}$/.test(minDuration)) throw new QueryError('Parameter minDurationMs must be a whole number of milliseconds');
+    result.minDurationMs = Number(minDuration);
+  }
+  // claim=name=value: the first `=` separates them (a value may hold more).
+  const claim = single(query, 'claim');
+  if (claim !== undefined) {
+    const at = claim.indexOf('=');
+    if (at <= 0 || at === claim.length - 1) throw new QueryError('Parameter claim must be name=value');
+    result.claim = { name: claim.slice(0, at), value: claim.slice(at + 1) };
+  }
 }
 
 /**
- * `from`, `to` (ISO 8601 or epoch ms), `outcome` (an outcome code), `api` (`provider/name/vN`),
- * `subject`, `clientId`, `status`, `nodeId`, `operation`, `method`, `gatewayStatus`, `username`,
- * `issuer`, `clientAddress`, `messageId`, `limit` (1-500), `cursor`.
+ * `from`, `to` (ISO 8601 or epoch ms), `outcome` (outcome codes, comma-separated), `outcomeGroup`
+ * (`success`, `token`, `denied`, `gateway`, `backend`, comma-separated), `status` (`404` or a class
+ * `4xx`), `minDurationMs`, `claim` (`name=value`), the text filters `api` (`provider/name/vN`),
+ * `subject`, `clientId`, `nodeId`, `operation`, `gatewayStatus`, `username`, `issuer`,
+ * `clientAddress` (case-insensitive prefixes), `method`, `messageId` (exact), `limit` (1-500), `cursor`.
  *
  * @throws QueryError naming the bad parameter.
  */

@@ -11,7 +11,8 @@ import type { TransactionStore } from '../types.js';
 import { credentialCheck, type BasicCredentials, type ConsoleAuthenticate } from './auth.js';
 import { checkRealm, guard } from './guard.js';
 import { CONSOLE_CSS, CONSOLE_HTML, CONSOLE_ICON, CONSOLE_JS } from './page.js';
-import { parseTransactionQuery, QueryError } from './query.js';
+import { parseExportRequest, streamExport } from './export.js';
+import { parseTransactionQuery, parseTransactionStatsQuery, QueryError } from './query.js';
 import { throttleFor, type LoginThrottleOptions } from './throttle.js';
 
 const log = logger('console');
@@ -65,6 +66,13 @@ function problem(res: Response, status: number, title: string, detail: string): 
  *   `GET /console.css`. No build step, no external requests.
  * - `GET /api/transactions`: records newest first, `{ items, next }`; query parameters `from`, `to`,
  *   `outcome`, `api`, `subject`, `clientId`, `status`, `limit`, `cursor` (the previous page's `next`).
+ * - `GET /api/stats`: the store's {@link TransactionStore.stats} over a window (`from`, `to`,
+ *   default the last hour; `bucketMs`) with the list's filters: counts by bucket and outcome,
+ *   totals, mean and p95 duration, top APIs, operations, clients, statuses and `gateway_status`.
+ *   501 problem+json when the store has no `stats`.
+ * - `GET /api/export`: the records of the list's filters and window, newest first, streamed as CSV
+ *   (`format=csv`, `columns`) or JSON Lines (`format=jsonl`), at most `limit` rows (default 10,000,
+ *   at most 100,000).
  * - `GET /api/transactions/:id`: one record, or 404 problem+json.
  *
  * Answers 403 problem+json (`ERR_ADMIN_ORIGIN_REFUSED`) to an API call without the header, and 429
@@ -155,6 +163,55 @@ export function monitoringConsole(options: MonitoringConsoleOptions): Router {
           // A store refuses a cursor it did not produce with a TypeError: the client's mistake.
           if (error instanceof TypeError) return problem(res, 400, 'Bad Request', 'Invalid cursor');
           log('query failed: %O', error);
+          problem(res, 500, 'Internal Server Error', 'The transaction store could not be read');
+        },
+      );
+  });
+
+  router.get('/api/export', (req: Request, res: Response) => {
+    let query;
+    let request;
+    try {
+      const params = req.query as Record<string, unknown>;
+      // The filters and window of the list (no paging of its own: the export pages itself).
+      const { limit: _limit, cursor: _cursor, ...rest } = params;
+      query = parseTransactionQuery(rest);
+      request = parseExportRequest(params);
+    } catch (error) {
+      if (error instanceof QueryError) return problem(res, 400, 'Bad Request', error.message);
+      throw error;
+    }
+    streamExport(res, store, query, request).catch((error: unknown) => {
+      if (res.headersSent) {
+        if (!res.destroyed) log('export cut short: %O', error);
+        res.destroy();
+        return;
+      }
+      if (error instanceof TypeError) return problem(res, 400, 'Bad Request', 'Invalid filter');
+      log('export failed: %O', error);
+      problem(res, 500, 'Internal Server Error', 'The transaction store could not be read');
+    });
+  });
+
+  router.get('/api/stats', (req: Request, res: Response) => {
+    if (typeof store.stats !== 'function') {
+      return problem(res, 501, 'Not Implemented', 'This transaction store computes no statistics (it has no stats method)');
+    }
+    let query;
+    try {
+      query = parseTransactionStatsQuery(req.query as Record<string, unknown>);
+    } catch (error) {
+      if (error instanceof QueryError) return problem(res, 400, 'Bad Request', error.message);
+      throw error;
+    }
+    Promise.resolve()
+      .then(() => store.stats!(query))
+      .then(
+        (stats) => void res.json(stats),
+        (error: unknown) => {
+          // A store refuses a window it cannot compute (too many buckets) with a TypeError.
+          if (error instanceof TypeError) return problem(res, 400, 'Bad Request', error.message);
+          log('stats failed: %O', error);
           problem(res, 500, 'Internal Server Error', 'The transaction store could not be read');
         },
       );

@@ -4,8 +4,8 @@
  * @module
  */
 import type { OutcomeCode } from '../../errors.js';
-import { addCount, emptyBuckets, type StatsWindow } from '../stats.js';
-import type { TransactionFilter, TransactionStats } from '../types.js';
+import { addCount, emptyBuckets, TOP_DIMENSIONS, type StatsWindow } from '../stats.js';
+import { STATS_TOP_SIZE, type TransactionFilter, type TransactionStats, type TransactionStatsTop } from '../types.js';
 import { ROW_COLUMNS } from './rows.js';
 import type { TableNames } from './schema.js';
 
@@ -27,19 +27,41 @@ export function insertSql(names: TableNames): string {
 /** The equality filters and their columns. */
 const EQUALS: ReadonlyArray<readonly [keyof TransactionFilter, string]> = [
   ['outcome', 'outcome'],
+  ['status', 'status'],
+  ['method', 'method'],
+  ['messageId', 'message_id'],
+];
+
+/** The text filters (case-insensitive prefix) and their columns. */
+const PREFIXES: ReadonlyArray<readonly [keyof TransactionFilter, string]> = [
   ['api', 'api'],
   ['subject', 'subject'],
   ['clientId', 'client_id'],
-  ['status', 'status'],
   ['nodeId', 'node_id'],
   ['operation', 'operation'],
-  ['method', 'method'],
   ['gatewayStatus', 'gateway_status'],
   ['username', 'username'],
   ['issuer', 'issuer'],
   ['clientAddress', 'client_address'],
-  ['messageId', 'message_id'],
 ];
+
+/** The LIKE pattern of a case-insensitive prefix: lower case, `\`, `%` and `_` escaped, `%` appended. */
+export function prefixPattern(prefix: string): string {
+  return `${prefix.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+}
+
+/**
+ * Whether a claim of the introspection, JWT or UserInfo claims (name `$<name>`) has a value, or an
+ * array item, whose text starts with the pattern `$<pattern>` (case-insensitive).
+ */
+function claimClause(name: string, pattern: string): string {
+  return (
+    `EXISTS (SELECT 1 FROM jsonb_each(CASE WHEN jsonb_typeof(record->'tokenInfo') = 'object' THEN record->'tokenInfo' ELSE '{}'::jsonb END) AS s(k, v) ` +
+    `CROSS JOIN LATERAL jsonb_array_elements(CASE WHEN jsonb_typeof(v) <> 'object' THEN '[]'::jsonb ` +
+    `WHEN jsonb_typeof(v->${name}) = 'array' THEN v->${name} WHEN v ? ${name} THEN jsonb_build_array(v->${name}) ELSE '[]'::jsonb END) AS e(x) ` +
+    `WHERE s.k IN ('introspection', 'jwt', 'userInfo') AND lower(x #>> '{}') LIKE ${pattern} ESCAPE '\\')`
+  );
+}
 
 /** A WHERE clause (or `''`) and its parameters. */
 export interface Where {
@@ -70,6 +92,32 @@ export function whereOf(filter: TransactionFilter, extra: string[] = [], values:
     if (value === undefined) continue;
     if (field === 'status' ? !Number.isSafeInteger(value) : typeof value !== 'string') throw new TypeError(`Invalid filter ${field}`);
     add((p) => `${column} = ${p}`, value);
+  }
+  for (const [field, column] of PREFIXES) {
+    const value = filter[field];
+    if (value === undefined) continue;
+    if (typeof value !== 'string') throw new TypeError(`Invalid filter ${field}`);
+    add((p) => `lower(${column}) LIKE ${p} ESCAPE '\\'`, prefixPattern(value));
+  }
+  if (filter.outcomes !== undefined) {
+    if (!Array.isArray(filter.outcomes) || filter.outcomes.some((o) => typeof o !== 'string')) throw new TypeError('Invalid filter outcomes');
+    add((p) => `outcome = ANY(${p}::text[])`, [...filter.outcomes]);
+  }
+  if (filter.statusClass !== undefined) {
+    const c = filter.statusClass;
+    if (!Number.isSafeInteger(c)) throw new TypeError('Invalid filter statusClass');
+    add((p) => `status >= ${p}::int * 100`, c);
+    add((p) => `status < ${p}::int * 100 + 100`, c);
+  }
+  if (filter.minDurationMs !== undefined) {
+    if (typeof filter.minDurationMs !== 'number' || !Number.isFinite(filter.minDurationMs)) throw new TypeError('Invalid filter minDurationMs');
+    add((p) => `duration_ms >= ${p}::float8`, filter.minDurationMs);
+  }
+  if (filter.claim !== undefined) {
+    const { name, value } = filter.claim ?? {};
+    if (typeof name !== 'string' || typeof value !== 'string') throw new TypeError('Invalid filter claim');
+    values.push(name, prefixPattern(value));
+    clauses.push(claimClause(`$${values.length - 1}::text`, `$${values.length}`));
   }
   return { sql: clauses.length === 0 ? '' : `WHERE ${clauses.join(' AND ')}`, values };
 }
@@ -109,6 +157,44 @@ export function summarySql(names: TableNames, filter: TransactionFilter, window:
       `percentile_cont(0.95) WITHIN GROUP (ORDER BY duration_ms) AS p95 FROM ${names.table} ${where.sql}`,
     values: where.values,
   };
+}
+
+/** Column of each top dimension. */
+const TOP_COLUMNS: Readonly<Record<(typeof TOP_DIMENSIONS)[number], string>> = {
+  api: 'api',
+  operation: 'operation',
+  clientId: 'client_id',
+  status: 'status::text',
+  gatewayStatus: 'gateway_status',
+};
+
+/**
+ * The most frequent values of each top dimension over the window: one scan grouped by grouping
+ * sets, ranked per dimension (most records first, ties by value in code-point order).
+ */
+export function topSql(names: TableNames, filter: TransactionFilter, window: StatsWindow): Where {
+  const where = whereOf({ ...filter, from: window.from, to: window.to });
+  const sets = TOP_DIMENSIONS.map((d) => `(${TOP_COLUMNS[d]})`).join(', ');
+  const dimension = `CASE ${TOP_DIMENSIONS.map((d) => `WHEN grouping(${TOP_COLUMNS[d]}) = 0 THEN '${d}'`).join(' ')} END`;
+  const value = `coalesce(${TOP_DIMENSIONS.map((d) => TOP_COLUMNS[d]).join(', ')})`;
+  return {
+    sql:
+      `SELECT dimension, value, n::text AS n FROM (` +
+      `SELECT dimension, value, n, row_number() OVER (PARTITION BY dimension ORDER BY n DESC, value COLLATE "C") AS r FROM (` +
+      `SELECT ${dimension} AS dimension, ${value} AS value, count(*) AS n FROM ${names.table} ${where.sql} GROUP BY GROUPING SETS (${sets})` +
+      `) g WHERE value IS NOT NULL) ranked WHERE r <= ${STATS_TOP_SIZE} ORDER BY dimension, r`,
+    values: where.values,
+  };
+}
+
+/** The {@link TransactionStatsTop} of the rows of {@link topSql}. */
+export function topOfRows(rows: Array<Record<string, unknown>>): TransactionStatsTop {
+  const top = Object.fromEntries(TOP_DIMENSIONS.map((d) => [d, []])) as unknown as TransactionStatsTop;
+  for (const row of rows) {
+    const list = top[row['dimension'] as keyof TransactionStatsTop];
+    if (list !== undefined) list.push({ value: String(row['value']), count: Number(row['n']) });
+  }
+  return top;
 }
 
 /** The statistics of a window from the rows of {@link bucketSql} and {@link summarySql}. */

@@ -102,7 +102,21 @@ const MIGRATIONS: readonly Migration[] = [
       `CREATE INDEX IF NOT EXISTS ${quote(`${n.bare}_message_id_idx`)} ON ${n.table} (message_id)`,
     ],
   },
+  {
+    // Text filters match case-insensitively by prefix (lower(column) LIKE 'prefix%'): indexes on
+    // lower(column) with text_pattern_ops replace the equality ones of version 1.
+    version: 2,
+    statements: (n) => [
+      ...['api', 'subject', 'client_id', 'node_id'].map((c) => `DROP INDEX IF EXISTS ${n.schema}.${quote(`${n.bare}_${c}_idx`)}`),
+      ...PREFIX_INDEXED.map(
+        (c) => `CREATE INDEX IF NOT EXISTS ${quote(`${n.bare}_${c}_prefix_idx`)} ON ${n.table} (lower(${c}) text_pattern_ops)`,
+      ),
+    ],
+  },
 ];
+
+/** Columns with a case-insensitive prefix index (version 2). */
+export const PREFIX_INDEXED = ['api', 'operation', 'subject', 'client_id', 'username', 'client_address', 'node_id'] as const;
 
 /** The schema version this release writes. */
 export const SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;

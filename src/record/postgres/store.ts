@@ -19,7 +19,7 @@ import {
 } from '../types.js';
 import { describe, isSchemaMissing, withTimeout } from './failure.js';
 import { createOwnPool, type PgPoolLike } from './pool.js';
-import { bucketSql, insertSql, pageSql, statsOf, summarySql } from './queries.js';
+import { bucketSql, insertSql, pageSql, statsOf, summarySql, topOfRows, topSql } from './queries.js';
 import { purgeOld } from './retention.js';
 import { recordsJson } from './rows.js';
 import { IDENTIFIER, MAX_TABLE_LENGTH, migrate, tableNames, type TableNames } from './schema.js';
@@ -282,7 +282,8 @@ export class PostgresTransactionStore implements TransactionStore {
 
   /**
    * Counts of the stored records matching the filters over the window, by outcome and time bucket,
-   * computed by the database.
+   * with the most frequent APIs, operations, clients, statuses and `gateway_status`, computed by
+   * the database.
    *
    * @throws TypeError when the window is not bounded or has more than 1,000 buckets.
    */
@@ -292,8 +293,13 @@ export class PostgresTransactionStore implements TransactionStore {
     const summary = summarySql(this.names, query, window);
     await this.ensureSchema();
     const db = await this.poolPromise();
-    const [bucketRows, summaryRows] = await Promise.all([db.query(buckets.sql, buckets.values), db.query(summary.sql, summary.values)]);
-    return statsOf(window, bucketRows.rows, summaryRows.rows[0]);
+    const top = topSql(this.names, query, window);
+    const [bucketRows, summaryRows, topRows] = await Promise.all([
+      db.query(buckets.sql, buckets.values),
+      db.query(summary.sql, summary.values),
+      db.query(top.sql, top.values),
+    ]);
+    return { ...statsOf(window, bucketRows.rows, summaryRows.rows[0]), top: topOfRows(topRows.rows) };
   }
 
   /**

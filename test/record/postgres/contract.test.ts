@@ -31,7 +31,17 @@ function dataset(): TransactionRecord[] {
         ...(api === undefined ? {} : { api, operation: i % 2 === 0 ? 'getPet' : 'addPet' }),
         ...(code === 'OK' ? {} : { gatewayStatus: `protocol:GATEWAY-${1366 + (i % 3)}` }),
         ...(i % 5 === 0 ? {} : { clientAddress: `10.0.0.${i % 4}`, nodeId: `node-${i % 2}` }),
-        sender: i % 6 === 0 ? {} : { subject: `sub-${i % 4}`, clientId: `client-${i % 3}`, username: `user-${i % 5}`, issuer: i % 2 ? 'https://a.example' : 'https://b.example' },
+        sender: i % 6 === 0 ? {} : { subject: i % 7 === 0 ? `SUB-${i % 4}` : `sub-${i % 4}`, clientId: `client-${i % 3}`, username: `user-${i % 5}`, issuer: i % 2 ? 'https://a.example' : 'https://b.example' },
+        ...(i % 6 === 0
+          ? {}
+          : {
+              tokenInfo: {
+                method: 'header' as const,
+                policy: 'p',
+                introspection: { active: true, scope: i % 2 ? 'read write' : 'read', aud: ['petstore', `aud-${i % 3}`], tenant: ['Other_50%', 'OtherX50', 'Acme'][i % 3], n: i % 7, nested: { tenant: 'deep' } },
+                ...(i % 5 === 1 ? { userInfo: { tenant: 'FromUserInfo' } } : {}),
+              },
+            }),
         diagnostics: [{ source: 'test', message: `diagnostic ${i} \u0000 NUL and \ud800 lone surrogate` } as never],
       }),
     );
@@ -66,6 +76,31 @@ function queries(records: TransactionRecord[]): TransactionQuery[] {
     { to: mid },
     { from: mid, to: mid },
     { from: records[20]!.startedAt, to: records[60]!.startedAt, outcome: 'OK', api: 'Ente/PetStore/v2' },
+    // Case-insensitive prefixes, several outcomes, status classes, durations, claims.
+    { subject: 'sub-1' },
+    { subject: 'SUB' },
+    { api: 'ente/petstore' },
+    { clientAddress: '10.0.0' },
+    { issuer: 'HTTPS://A' },
+    { operation: 'GET' },
+    { outcomes: ['TOKEN_FAILED', 'CONNECTION_ERROR'] },
+    { outcomes: [] },
+    { outcomes: ['OK'], outcome: 'OK', api: 'Ente' },
+    { statusClass: 4 },
+    { statusClass: 5, outcomes: ['CONNECTION_ERROR'] },
+    { minDurationMs: 200 },
+    { minDurationMs: 200, statusClass: 2 },
+    { claim: { name: 'scope', value: 'read w' } },
+    { claim: { name: 'aud', value: 'AUD-2' } },
+    { claim: { name: 'tenant', value: 'other_' } },
+    { claim: { name: 'tenant', value: 'other_50%' } },
+    { claim: { name: 'tenant', value: 'fromuser' } },
+    { claim: { name: 'tenant', value: 'deep' } },
+    { claim: { name: 'n', value: '3' } },
+    { claim: { name: 'active', value: 'true' }, subject: 's' },
+    { claim: { name: 'nope', value: 'x' } },
+    { subject: '%' },
+    { subject: '_ub' },
   ];
 }
 
@@ -149,6 +184,16 @@ describe('Transaction stores answer alike (memory and PostgreSQL)', () => {
       expect(await pages(postgres, query), JSON.stringify(query)).to.deep.equal(await pages(memory, query));
       expect((await pages(postgres, query)).flat()).to.deep.equal(expected);
     }
+    // The new filters select what they say.
+    const count = (query: TransactionQuery) => memory.query({ ...query, limit: 500 }).items.length;
+    expect(count({ subject: 'SUB' })).to.equal(count({ subject: 'sub' })).and.to.be.greaterThan(count({ subject: 'sub-1' }));
+    expect(count({ claim: { name: 'tenant', value: 'other_' } })).to.be.within(10, 40);
+    expect(count({ claim: { name: 'tenant', value: 'otherx' } })).to.be.within(10, 40);
+    expect(count({ claim: { name: 'tenant', value: 'deep' } })).to.equal(0);
+    expect(count({ claim: { name: 'tenant', value: 'fromuser' } })).to.be.greaterThan(0);
+    expect(count({ subject: '%' })).to.equal(0);
+    expect(count({ statusClass: 4 })).to.equal(count({ status: 401 }) + count({ status: 403 }));
+    expect(count({ outcomes: [] })).to.equal(0);
     // The filters do select something (the dataset is not trivially empty for them).
     expect(memory.query({ nodeId: 'node-1', limit: 500 }).items.length).to.be.within(10, 80);
     expect(memory.query({ messageId: records[10]!.messageId }).items.map((r) => r.id)).to.deep.equal([records[11]!.id, records[10]!.id]);
@@ -194,7 +239,14 @@ describe('Transaction stores answer alike (memory and PostgreSQL)', () => {
         }
       }
       expect(fromPostgres.bucketMs).to.equal(fromMemory.bucketMs);
+      expect(fromPostgres.top, JSON.stringify(window)).to.deep.equal(topByHand(records, window));
+      expect(fromMemory.top, JSON.stringify(window)).to.deep.equal(topByHand(records, window));
     }
+    // The lists are not trivially empty for the dataset.
+    const wide = memory.stats({ from: T0 - 3_600_000, to: T0 + 3_600_000 }).top!;
+    expect(wide.api.map((e) => e.value).sort()).to.deep.equal(['Ente/PetStore/v1', 'Ente/PetStore/v2']);
+    expect(wide.status.length).to.be.at.least(4);
+    expect(wide.clientId.reduce((n, e) => n + e.count, 0)).to.be.greaterThan(50);
   });
 
   it('computes the mean and the 95th percentile as percentile_cont does', async () => {
@@ -226,6 +278,36 @@ describe('Transaction stores answer alike (memory and PostgreSQL)', () => {
 });
 
 /** Buckets and totals counted one record at a time, the plain way. */
+/** The top lists of a window, counted by hand: at most 10 per dimension, most first, ties by value. */
+function topByHand(records: TransactionRecord[], query: TransactionStatsQuery): NonNullable<TransactionStats['top']> {
+  const inWindow = records.filter(
+    (r) =>
+      r.startedAt >= query.from &&
+      r.startedAt <= query.to &&
+      (query.outcome === undefined || r.outcome.code === query.outcome) &&
+      (query.api === undefined || (r.api !== undefined && `${r.api.provider}/${r.api.name}/v${r.api.version}` === query.api)) &&
+      (query.nodeId === undefined || r.nodeId === query.nodeId),
+  );
+  const list = (value: (r: TransactionRecord) => string | undefined) => {
+    const counts = new Map<string, number>();
+    for (const r of inWindow) {
+      const v = value(r);
+      if (v !== undefined) counts.set(v, (counts.get(v) ?? 0) + 1);
+    }
+    return [...counts]
+      .sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))
+      .slice(0, 10)
+      .map(([v, count]) => ({ value: v, count }));
+  };
+  return {
+    api: list((r) => (r.api === undefined ? undefined : `${r.api.provider}/${r.api.name}/v${r.api.version}`)),
+    operation: list((r) => r.operation),
+    clientId: list((r) => r.sender.clientId),
+    status: list((r) => (r.status === null ? undefined : String(r.status))),
+    gatewayStatus: list((r) => r.gatewayStatus),
+  };
+}
+
 function countByHand(records: TransactionRecord[], query: TransactionStatsQuery, bucketMs: number): TransactionStats {
   const inWindow = records.filter(
     (r) =>

@@ -60,11 +60,11 @@ describe('PostgresTransactionStore: options and table', () => {
     const stores = await Promise.all([1, 2, 3].map(() => PostgresTransactionStore.create(options())));
     try {
       const versions = await admin.query(`SELECT version FROM "${schema}".gateway_transactions_schema_version`);
-      expect(versions.rows).to.deep.equal([{ version: 1 }]);
+      expect(versions.rows).to.deep.equal([{ version: 1 }, { version: 2 }]);
       const again = await PostgresTransactionStore.create(options());
       await again.ready();
       await again.close();
-      expect((await admin.query(`SELECT count(*)::int AS n FROM "${schema}".gateway_transactions_schema_version`)).rows[0].n).to.equal(1);
+      expect((await admin.query(`SELECT count(*)::int AS n FROM "${schema}".gateway_transactions_schema_version`)).rows[0].n).to.equal(2);
 
       const columns = await admin.query(
         `SELECT column_name, data_type FROM information_schema.columns WHERE table_schema = $1 AND table_name = 'gateway_transactions' ORDER BY ordinal_position`,
@@ -76,8 +76,16 @@ describe('PostgresTransactionStore: options and table', () => {
       ]);
       const indexes = await admin.query(`SELECT indexdef FROM pg_indexes WHERE schemaname = $1 AND tablename = 'gateway_transactions'`, [schema]);
       const defs = indexes.rows.map((r: { indexdef: string }) => r.indexdef.replace(/^.* USING btree /, ''));
-      for (const columnsOf of ['(id)', '(seq)', '(started_at)', '(outcome, started_at)', '(api, seq)', '(subject, seq)', '(client_id, seq)', '(node_id, seq)', '(status, seq)', '(message_id)']) {
-        expect(defs).to.include(columnsOf);
+      const prefixes = ['api', 'operation', 'subject', 'client_id', 'username', 'client_address', 'node_id'].map((c) => `(lower(${c}) text_pattern_ops)`);
+      expect([...defs].sort()).to.deep.equal(['(id)', '(seq)', '(started_at)', '(outcome, started_at)', '(status, seq)', '(message_id)', ...prefixes].sort());
+      // A case-insensitive prefix filter can use its index.
+      const client = await admin.connect();
+      try {
+        await client.query('SET enable_seqscan = off'); // the table is empty: the index must still be usable
+        const plan = await client.query(`EXPLAIN SELECT 1 FROM "${schema}".gateway_transactions WHERE lower(subject) LIKE $1 ESCAPE '\\'`, ['cli%']);
+        expect(plan.rows.map((r: Record<string, string>) => r['QUERY PLAN']).join('\n')).to.include('gateway_transactions_subject_prefix_idx');
+      } finally {
+        client.release(true);
       }
     } finally {
       await Promise.all(stores.map((s) => s.close()));
