@@ -7,13 +7,16 @@
  *
  * @module
  */
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { collectDefaultMetrics, Registry } from 'prom-client';
-import { optionChecks } from '../options.js';
+import { logger } from '../log.js';
 import type { RecordTransactionStats } from '../record/record-transaction.js';
 import { apiKey, type TransactionRecord, type TransactionStore } from '../record/types.js';
 import type { TokenPolicy, TokenPolicyObserver } from '../token/policy.js';
 import { CollectedFamily, CounterFamily, HistogramFamily, type CounterSeries, type HistogramSeries } from './families.js';
 import { tracedCall, type GatewayTracing } from './tracing.js';
+
+const log = logger('gateway');
 
 /** The `metrics` option of `createGateway`. */
 export interface GatewayMetricsOptions {
@@ -43,6 +46,26 @@ export interface GatewayMetrics {
   readonly registry: Registry;
   /** The Prometheus text of every metric of the gateway. */
   text(): Promise<string>;
+}
+
+/**
+ * `GET <basePath>/metrics`: the Prometheus text of `metrics` (`Cache-Control: no-store`). A failure
+ * to collect answers 500 and is logged, nothing else said.
+ */
+export function metricsHandler(metrics: GatewayMetrics): (req: IncomingMessage, res: ServerResponse) => void {
+  return (_req, res) => {
+    metrics.text().then(
+      (text) => {
+        res.writeHead(200, { 'Content-Type': metrics.registry.contentType, 'Cache-Control': 'no-store', 'Content-Length': Buffer.byteLength(text) });
+        res.end(text);
+      },
+      (error: unknown) => {
+        log('metrics collection failed: %s', error instanceof Error ? error.message : String(error));
+        res.writeHead(500, { 'Content-Type': 'text/plain; charset=utf-8', 'Cache-Control': 'no-store' });
+        res.end('metrics unavailable\n');
+      },
+    );
+  };
 }
 
 /** Request duration buckets, seconds: from sub-millisecond cache hits to the relay's timeouts. */
@@ -100,11 +123,11 @@ export class GatewayMetricsRecorder implements GatewayMetrics {
   private readonly tokenObservers = new Map<string, TokenPolicyObserver>();
   private readonly tracer: GatewayTracing;
 
-  constructor(options: GatewayMetricsOptions, sources: MetricsSources, tracing: GatewayTracing) {
-    const check = optionChecks('createGateway');
-    this.auth = check.boolean(options.auth, 'metrics.auth', true);
-    this.clientLabel = check.boolean(options.clientLabel, 'metrics.clientLabel', false);
-    const processMetrics = check.boolean(options.processMetrics, 'metrics.processMetrics', true);
+  /** `options` checked by `createGateway` (gateway/settings.ts). */
+  constructor(options: Required<GatewayMetricsOptions>, sources: MetricsSources, tracing: GatewayTracing) {
+    this.auth = options.auth;
+    this.clientLabel = options.clientLabel;
+    const processMetrics = options.processMetrics;
     const registry = this.registry;
     this.requests = new CounterFamily(
       'gateway_requests_total',

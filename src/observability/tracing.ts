@@ -30,6 +30,7 @@ import {
 import { EXCHANGE_TRACE, type GatewayContext, type Middleware } from '../context.js';
 import { isGatewayError } from '../errors.js';
 import { apiKey, type TransactionRecord } from '../record/types.js';
+import type { TokenPolicyObserver } from '../token/policy.js';
 import { formatTraceparent, incomingTrace, type ExchangeTrace, type TraceHeaders } from './trace-context.js';
 
 /** The instrumentation scope of the gateway's spans. */
@@ -263,4 +264,14 @@ export async function tracedCall<T>(tracer: Tracer, policy: string, endpoint: st
   } finally {
     span.end();
   }
+}
+
+/** A token policy observer that only traces the authorization server calls (metrics off). */
+export function tracingTokenObserver(tracing: GatewayTracing, policy: string): TokenPolicyObserver {
+  return {
+    validated() {
+      // Counted by the metrics only.
+    },
+    call: (endpoint, run) => tracedCall(tracing.tracer, policy, endpoint, run),
+  };
 }
