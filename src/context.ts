@@ -266,6 +266,13 @@ declare module 'http' {
  */
 export const ID_HEADERS_ON_HEAD: unique symbol = Symbol('express-access-gateway.idHeadersOnHead');
 
+/**
+ * The exchange's trace (observability/trace-context.ts), when it has one: the client's validated
+ * `traceparent` and, with an OpenTelemetry SDK, the exchange's span. A symbol slot created with
+ * every context, like {@link ID_HEADERS_ON_HEAD}.  @internal
+ */
+export const EXCHANGE_TRACE: unique symbol = Symbol('express-access-gateway.exchangeTrace');
+
 /** Returns the request's gateway context, creating it when no middleware did yet. */
 export function gatewayContext(req: IncomingMessage): GatewayContext {
   let context = req.gateway;
@@ -277,6 +284,7 @@ export function gatewayContext(req: IncomingMessage): GatewayContext {
       diagnostics: [],
       outgoing: { headers: {} },
       [ID_HEADERS_ON_HEAD]: false,
+      [EXCHANGE_TRACE]: undefined,
     } as GatewayContext;
     req.gateway = context;
   }

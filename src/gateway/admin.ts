@@ -3,7 +3,7 @@
  *
  * @module
  */
-import { Router, type Request, type Response, type NextFunction } from 'express';
+import { Router, type Request, type RequestHandler, type Response, type NextFunction } from 'express';
 import { credentialCheck, type BasicCredentials, type ConsoleAuthenticate } from '../record/console/auth.js';
 import { checkRealm, guard } from '../record/console/guard.js';
 import { LoginThrottle, throttleFor, type LoginThrottleOptions } from '../record/console/throttle.js';
@@ -96,6 +96,25 @@ export function adminAuthenticator(options: AdminAuthOptions, name: string): Con
   // Validated here so that createGateway fails at start on a bad throttle setting.
   if (options.loginThrottle !== undefined) new LoginThrottle(options.loginThrottle, `${name}.loginThrottle`);
   return check;
+}
+
+/**
+ * The admin credentials in front of a read-only route that a program calls (`GET <basePath>/metrics`,
+ * scraped by Prometheus with `basic_auth`): the same credentials and failed-login throttle as the
+ * admin routes, without the console header (a GET that changes nothing, whose answer a page of
+ * another origin cannot read).
+ */
+export function adminReadGate(options: AdminAuthOptions): RequestHandler {
+  const check = adminAuthenticator(options, 'createGateway: options.admin');
+  const credentials = (options.authenticate ?? options.basicAuth) as object;
+  return guard({
+    check,
+    countsWithoutCredentials: options.authenticate !== undefined,
+    realm: options.realm ?? 'Gateway admin',
+    throttle: throttleFor(credentials, options.loginThrottle, 'adminRouter: options.loginThrottle'),
+    isJson: () => false,
+    log,
+  });
 }
 
 function problem(res: Response, status: number, title: string, detail: string, extra: Record<string, unknown> = {}): void {

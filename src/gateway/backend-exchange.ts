@@ -9,6 +9,7 @@
  * @module
  */
 import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
+import type { Span } from '@opentelemetry/api';
 import type { Dispatcher } from 'undici';
 import { addDiagnostic } from '../context.js';
 import type { GatewayError } from '../errors.js';
@@ -25,6 +26,11 @@ export interface ExchangeSettings {
   settleUpload(req: IncomingMessage, res: ServerResponse): void;
   /** The backend, for diagnostics. */
   readonly label: string;
+  /**
+   * Called once when the exchange with the backend is over: answered (`error` undefined) or not
+   * (metrics and the relay's span). None: nothing timed.
+   */
+  readonly ended?: ((exchange: BackendExchange, error: unknown) => void) | undefined;
 }
 
 /** The reason given to undici when the client went away. */
@@ -41,6 +47,10 @@ export class BackendExchange implements Dispatcher.DispatchHandler {
   #done = false;
   readonly #resume = (): void => this.#controller?.resume();
   readonly #onClose = (): void => this.#clientClosed();
+  /** `performance.now()` at the start, when the relay times its exchanges. */
+  readonly started: number;
+  /** The backend's final status, once it answered. */
+  status: number | undefined;
 
   constructor(
     readonly req: IncomingMessage,
@@ -49,7 +59,10 @@ export class BackendExchange implements Dispatcher.DispatchHandler {
     readonly settings: ExchangeSettings,
     /** The client's upload is streamed to the backend (not already read). */
     readonly streamed: boolean,
+    /** The relay's span, when the exchange is traced. */
+    readonly span?: Span,
   ) {
+    this.started = settings.ended === undefined ? 0 : performance.now();
     // Prepended, so that the context says what happened before the recorder's own 'close' reads it.
     res.prependListener('close', this.#onClose);
   }
@@ -62,6 +75,7 @@ export class BackendExchange implements Dispatcher.DispatchHandler {
   onResponseStart(_controller: Dispatcher.DispatchController, statusCode: number, headers: Record<string, string | string[] | undefined>): void {
     // 1xx informational answers are not relayed: the final one follows.
     if (statusCode < 200 || this.#done) return;
+    this.status = statusCode;
     this.res.writeHead(statusCode, this.settings.head(statusCode, headers, this.req));
     this.#started = true;
   }
@@ -77,6 +91,7 @@ export class BackendExchange implements Dispatcher.DispatchHandler {
   onResponseEnd(): void {
     if (this.#done) return;
     this.#finish();
+    this.settings.ended?.(this, undefined);
     this.res.end();
     if (this.streamed) this.settings.settleUpload(this.req, this.res);
   }
@@ -85,6 +100,7 @@ export class BackendExchange implements Dispatcher.DispatchHandler {
     if (this.#done) return;
     this.#finish();
     const { req, res, settings } = this;
+    settings.ended?.(this, this.#gone ? new ClientGoneError('client gone') : err);
     if (this.#gone) {
       // The client left: nothing to answer, only to note.
       addDiagnostic(req, 'info', 'RELAY_ABORTED', `client closed the connection before the backend ${settings.label} answered`);

@@ -18,7 +18,9 @@ import type { Middleware } from '../context.js';
 import { ConfigError } from './config/errors.js';
 import { tokenPolicyOptionsOf } from './config/token-policy.js';
 import type { ResolvedApi, ResolvedConfig, ResolvedTokenPolicy } from './config/types.js';
-import { createRelay } from './relay.js';
+import { observedRelay } from './relay.js';
+import type { GatewayMetricsRecorder } from '../observability/metrics.js';
+import { tracingTokenObserver, type GatewayTracing } from '../observability/tracing.js';
 import { apiKey } from '../record/types.js';
 import type { SharedTokenResults } from '../cluster/shared-token-results.js';
 import type { TrustFunction } from './trust-proxy.js';
@@ -56,6 +58,10 @@ export interface CompileSettings {
   readonly shared?: SharedTokenResults | undefined;
   /** The host's hook adjusting each token policy's options. */
   readonly tokenPolicyOptions: ((options: TokenPolicyOptions, config: ResolvedTokenPolicy) => TokenPolicyOptions) | undefined;
+  /** The gateway's spans (always: they cost nothing without an OpenTelemetry SDK). */
+  readonly tracing: GatewayTracing;
+  /** The gateway's metrics, unless `metrics: false`. */
+  readonly metrics: GatewayMetricsRecorder | undefined;
 }
 
 /** Compiling one API: where it is in the file, and the token policies known so far. */
@@ -79,7 +85,9 @@ const tokenManagement: Step = ({ api, config, settings, tokenPolicy }) => {
   const tm = api.tokenManagement;
   if (!tm.enabled) return [];
   const policy = tokenPolicy(tm.policy, tokenPolicyOptionsFor(config.tokenPolicies[tm.policy]!, { ...api, tokenManagement: tm }, settings.tokenPolicyOptions));
-  return [requireToken({ policy }), introspect({ policy, clientAddress: settings.clientAddress })];
+  const { metrics, tracing } = settings;
+  policy.observe(metrics?.tokenObserver(policy.name) ?? tracingTokenObserver(tracing, policy.name));
+  return [requireToken({ policy }), tracing.step('gateway token validation', introspect({ policy, clientAddress: settings.clientAddress }))];
 };
 
 /**
@@ -100,11 +108,16 @@ const callerRules: Step = ({ api, applications }) => {
 };
 
 /** Authorization `xacml-Policy` (spec 4.2.3), compiled here: the request path does no XML work. */
-const authorization: Step = ({ api, at, applications }) => {
+const authorization: Step = ({ api, at, applications, settings }) => {
   const az = api.authorization;
   if (az.mode !== 'xacml-Policy') return [];
   try {
-    return [xacmlAuthorize<IncomingMessage>({ xacmlPolicy: az.policyXml, references: az.referencesXml, applications })];
+    const authorize = xacmlAuthorize<IncomingMessage>({ xacmlPolicy: az.policyXml, references: az.referencesXml, applications });
+    return [
+      settings.tracing.step('gateway xacml evaluation', authorize, (span, context) => {
+        if (context.authorization !== undefined) span.setAttribute('gateway.xacml.decision', context.authorization.decision);
+      }),
+    ];
   } catch (err) {
     throw new ConfigError([{ path: `${at}.authorization.policy`, message: `${az.policyFile}: ${(err as Error).message}` }], undefined, { cause: err });
   }
@@ -129,7 +142,7 @@ const tokenForward: Step = ({ api }) => {
 const relay: Step = ({ api, settings }) => {
   const prefix = `/${apiKey(api)}`;
   return [
-    createRelay({
+    observedRelay({
       target: api.backend.url,
       dispatcher: settings.dispatcher,
       timeoutMs: api.backend.timeoutMs,
@@ -148,7 +161,7 @@ const relay: Step = ({ api, settings }) => {
         const q = url.indexOf('?');
         return (req.gateway?.api?.resourcePath ?? '/') + (q === -1 ? '' : url.slice(q));
       },
-    }),
+    }, { tracing: settings.tracing, backend: settings.metrics?.backendObserver(apiKey(api)) }),
   ];
 };
 

@@ -12,7 +12,9 @@ import { recordTransaction } from '../record/record-transaction.js';
 import type { TransactionStore } from '../record/types.js';
 import { createGatewayCluster, type ClusterStatus, type GatewayCluster } from '../cluster/cluster.js';
 import { ConfigError } from './config/errors.js';
-import { adminAuthenticator, adminRouter, type AdminForgetSelector, type GatewayConfigState, type ResetResult } from './admin.js';
+import { adminAuthenticator, adminReadGate, adminRouter, type AdminForgetSelector, type GatewayConfigState, type ResetResult } from './admin.js';
+import { GatewayMetricsRecorder, metricsHandler, type GatewayMetrics } from '../observability/metrics.js';
+import { GatewayTracing } from '../observability/tracing.js';
 import { compileRuntime, type Runtime } from './compile.js';
 import { ConfigCache } from './config/cache.js';
 import { createRequestPath } from './request-path.js';
@@ -50,6 +52,11 @@ export interface Gateway {
   readonly adminRouter: Router;
   /** The store transactions are recorded in. */
   readonly store: TransactionStore;
+  /**
+   * The gateway's Prometheus metrics (its own registry, to mount or merge in your app); `undefined`
+   * with `metrics: false`. Also served at `GET <basePath>/metrics` on {@link Gateway.adminRouter}.
+   */
+  readonly metrics: GatewayMetrics | undefined;
   /** The configuration cache's state (when loaded, when it expires, the last load failure) and the APIs served. */
   readonly configState: GatewayConfigState;
   /**
@@ -111,12 +118,33 @@ export interface Gateway {
  * ```
  */
 export function createGateway(options: CreateGatewayOptions): Gateway {
-  const { source, basePath, configCacheTtlSeconds, targetRules, server, messages, store, nodeId, redisKeyPrefix, compileSettings, ownDispatcher } = gatewaySettings(options);
+  const settings = gatewaySettings(options);
+  const { source, basePath, configCacheTtlSeconds, targetRules, server, messages, store, nodeId, redisKeyPrefix, ownDispatcher } = settings;
+  const tracing = new GatewayTracing();
+  let metrics: GatewayMetricsRecorder | undefined;
   // Every answer of the request path goes through the relay or the error handler (sendProblem),
   // and both write `Server` and the id headers themselves, with the rest of the head: the
   // recorder sets none (no writeHead hook, no setHeader per response).
   // The client address the record shows is the one trustProxy lets the gateway believe (as the throttle's).
-  const record = recordTransaction({ ...options.recording, store, nodeId, idHeaders: false, clientAddress: compileSettings.clientAddress });
+  const record = recordTransaction({
+    ...options.recording,
+    store,
+    nodeId,
+    idHeaders: false,
+    clientAddress: settings.compileSettings.clientAddress,
+    // The exchange's trace starts with it, and its record ends the span and counts in the metrics.
+    observer: {
+      start: (req, context) => tracing.start(req, context),
+      end: (built, context, seconds) => {
+        metrics?.exchangeEnded(built, seconds);
+        tracing.end(context, built);
+      },
+    },
+  });
+  if (settings.metrics !== undefined) {
+    metrics = new GatewayMetricsRecorder(settings.metrics, { tokenPolicies: () => latest?.tokenPolicies.values() ?? [], store, recorderStats: () => record.stats }, tracing);
+  }
+  const compileSettings = { ...settings.compileSettings, tracing, metrics };
   const errorHandler = problemJsonErrorHandler({ messages, server });
   // Validated now, so that a missing password fails at start rather than at the first admin call.
   if (options.admin !== undefined) adminAuthenticator(options.admin, 'createGateway: options.admin');
@@ -201,6 +229,7 @@ export function createGateway(options: CreateGatewayOptions): Gateway {
     handler,
     adminRouter: Router(),
     store,
+    metrics,
     get configState() {
       return { ...cache.state, apis: apisOf(latest) };
     },
@@ -235,7 +264,7 @@ export function createGateway(options: CreateGatewayOptions): Gateway {
     },
   };
 
-  mountAdmin(gateway, options, { basePath, server, ready: () => latest !== undefined });
+  mountAdmin(gateway, options, { basePath, server, ready: () => latest !== undefined, metricsAuth: metrics?.auth });
   // One router layer: the handler decides which requests are the gateway's (Express's own mount
   // matching ignores case) and passes the others on.
   gateway.router.use((req: Request, res: Response, next: NextFunction) => handler(req, res, next));
@@ -243,7 +272,11 @@ export function createGateway(options: CreateGatewayOptions): Gateway {
 }
 
 /** The admin router's routes: health (always), admin and console (with `admin`). */
-function mountAdmin(gateway: Gateway, options: CreateGatewayOptions, { basePath, server, ready }: { basePath: string; server: string; ready: () => boolean }): void {
+function mountAdmin(
+  gateway: Gateway,
+  options: CreateGatewayOptions,
+  { basePath, server, ready, metricsAuth }: { basePath: string; server: string; ready: () => boolean; metricsAuth: boolean | undefined },
+): void {
   const prefix = basePath === '/' ? '' : basePath;
   const adminApp = gateway.adminRouter;
   const serverHeader = (_req: Request, res: Response, next: NextFunction): void => {
@@ -258,6 +291,10 @@ function mountAdmin(gateway: Gateway, options: CreateGatewayOptions, { basePath,
   };
   adminApp.get(`${prefix}/health/live`, health(() => true));
   adminApp.get(`${prefix}/health/ready`, health(ready));
+  // Metrics: behind the admin credentials (none without `admin`: no open default), or open when asked.
+  const metrics = gateway.metrics;
+  if (metrics !== undefined && metricsAuth === false) adminApp.get(`${prefix}/metrics`, serverHeader, metricsHandler(metrics));
+  else if (metrics !== undefined && options.admin !== undefined) adminApp.get(`${prefix}/metrics`, serverHeader, adminReadGate(options.admin), metricsHandler(metrics));
   if (options.admin === undefined) return;
   adminApp.use(`${prefix}/admin`, serverHeader, adminRouter(gateway, options.admin));
   if (options.console === false) return;

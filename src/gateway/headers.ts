@@ -6,6 +6,7 @@
  */
 import type { IncomingHttpHeaders, IncomingMessage, OutgoingHttpHeaders } from 'node:http';
 import { isHeaderName } from '../options.js';
+import type { TraceHeaders } from '../observability/trace-context.js';
 import type { TrustFunction } from './trust-proxy.js';
 
 /** Hop-by-hop headers: meaningful for one connection only, never relayed (RFC 9110 7.6.1). */
@@ -52,6 +53,12 @@ function connectionTokens(value: string | string[] | undefined): Set<string> | u
 /** The proxy headers the gateway writes itself from the connection. */
 const PROXY_HEADERS = new Set(['x-forwarded-for', 'x-forwarded-host', 'x-forwarded-proto', 'forwarded']);
 
+/**
+ * The W3C trace context headers: the gateway writes them itself from the exchange's trace (the
+ * client's, validated, or the gateway's span's), so that an invalid one never reaches the backend.
+ */
+const TRACE_HEADERS = new Set(['traceparent', 'tracestate']);
+
 /** What {@link requestHeadersForBackend} keeps of the client's headers. */
 export interface BackendHeaderRules {
   /**
@@ -65,8 +72,9 @@ export interface BackendHeaderRules {
 /**
  * The request headers to send to the backend: the client's (as edited by earlier middleware, for
  * example token forwarding) minus hop-by-hop ones, names the client's `Connection` lists, names
- * with `_` (unless kept) and the proxy headers, which only {@link writeProxyHeaders} writes (continuing
- * a trusted peer's). Returns a new object.
+ * with `_` (unless kept), the proxy headers, which only {@link writeProxyHeaders} writes (continuing
+ * a trusted peer's), and the trace context headers, which only {@link writeTraceHeaders} writes.
+ * Returns a new object.
  */
 export function requestHeadersForBackend(headers: IncomingHttpHeaders, rules: BackendHeaderRules): Record<string, string | string[]> {
   const listed = connectionTokens(headers.connection);
@@ -74,7 +82,7 @@ export function requestHeadersForBackend(headers: IncomingHttpHeaders, rules: Ba
   for (const name in headers) {
     if (REQUEST_DROPPED.has(name) || listed?.has(name)) continue;
     if (!rules.keepUnderscoreHeaders && name.includes('_')) continue;
-    if (PROXY_HEADERS.has(name)) continue;
+    if (PROXY_HEADERS.has(name) || TRACE_HEADERS.has(name)) continue;
     const value = headers[name];
     if (value !== undefined) out[name] = value;
   }
@@ -107,6 +115,15 @@ export function writeProxyHeaders(req: IncomingMessage, out: Record<string, stri
   element += `proto=${proto}`;
   const priorForwarded = prior('forwarded');
   out.forwarded = priorForwarded === undefined ? element : `${priorForwarded}, ${element}`;
+}
+
+/**
+ * Writes `traceparent` (and `tracestate`) for the backend, and the same values into `recorded`, the
+ * headers the record lists as sent.
+ */
+export function writeTraceHeaders(out: Record<string, string | string[]>, recorded: Record<string, string>, trace: TraceHeaders): void {
+  out.traceparent = recorded.traceparent = trace.traceparent;
+  if (trace.tracestate !== undefined) out.tracestate = recorded.tracestate = trace.tracestate;
 }
 
 /** A node of RFC 7239: IPv6 addresses quoted and bracketed. */

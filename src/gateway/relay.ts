@@ -14,7 +14,9 @@ import { Agent, type Dispatcher } from 'undici';
 import { addDiagnostic, gatewayContext } from '../context.js';
 import { errorCatalogue, GatewayError } from '../errors.js';
 import { logger } from '../log.js';
-import { requestHeadersForBackend, responseHeadersForClient, writeProxyHeaders, type BackendHeaderRules } from './headers.js';
+import { requestHeadersForBackend, responseHeadersForClient, writeProxyHeaders, writeTraceHeaders, type BackendHeaderRules } from './headers.js';
+import type { BackendObserver } from '../observability/metrics.js';
+import { endRelaySpan, traceHeadersFor, type GatewayTracing } from '../observability/tracing.js';
 import { optionChecks, type OptionChecks } from '../options.js';
 import { addIdentityHead, TRANSACTION_ID_HEADER } from '../record/response-head.js';
 import { compileTrust, type TrustProxy } from './trust-proxy.js';
@@ -245,6 +247,14 @@ function validatedTarget(check: OptionChecks, target: unknown): URL {
   return url;
 }
 
+/** What `createGateway` adds to a relay: the relay's span, and its API's backend metrics.  @internal */
+export interface RelayObservability {
+  /** The gateway's spans. */
+  readonly tracing?: GatewayTracing | undefined;
+  /** The backend's durations by status class. */
+  readonly backend?: BackendObserver | undefined;
+}
+
 /**
  * Creates a relay to one backend: any method, the query string and body relayed unchanged and
  * streamed, the backend's status, headers and body streamed back (hop-by-hop headers dropped in
@@ -261,6 +271,11 @@ function validatedTarget(check: OptionChecks, target: unknown): URL {
  * ```
  */
 export function createRelay(options: RelayOptions): Relay {
+  return observedRelay(options, {});
+}
+
+/** {@link createRelay} with `createGateway`'s spans and backend metrics.  @internal */
+export function observedRelay(options: RelayOptions, observability: RelayObservability): Relay {
   const check = optionChecks('createRelay');
   check.object(options, '');
   const target = validatedTarget(check, options.target);
@@ -302,7 +317,9 @@ export function createRelay(options: RelayOptions): Relay {
     failure: (err) => backendError(err, backendLabel),
     noteFailure: noteBackendFailure,
     settleUpload: (req, res) => settleUpload(req, res, maxDrainBytes),
+    ended: ended(observability),
   };
+  const tracing = observability.tracing;
 
   const relay = function relay(req: IncomingMessage, res: ServerResponse, next: (err?: unknown) => void): void {
     const context = gatewayContext(req);
@@ -322,7 +339,11 @@ export function createRelay(options: RelayOptions): Relay {
       addDiagnostic(req, 'info', 'RELAY_SKIPPED', `not relayed to ${backendLabel}: the client closed the connection first`);
       return;
     }
-    const exchange = new BackendExchange(req, res, next, exchangeSettings, body instanceof ClientBody);
+    // The trace context the backend gets (the relay's span, or the client's as it came), recorded as sent.
+    const span = tracing?.startRelay(context, req.method, target, path);
+    const trace = traceHeadersFor(req, context, span);
+    if (trace !== undefined) writeTraceHeaders(headers, context.outgoing.headers, trace);
+    const exchange = new BackendExchange(req, res, next, exchangeSettings, body instanceof ClientBody, span);
     dispatcher.dispatch(
       {
         origin,
@@ -341,4 +362,13 @@ export function createRelay(options: RelayOptions): Relay {
     if (ownDispatcher) await dispatcher.close();
   };
   return relay;
+}
+
+/** The end of each backend exchange, when something watches them. */
+function ended({ tracing, backend }: RelayObservability): ExchangeSettings['ended'] {
+  if (tracing === undefined && backend === undefined) return undefined;
+  return (exchange, error) => {
+    backend?.done(error === undefined ? exchange.status : undefined, (performance.now() - exchange.started) / 1000);
+    if (exchange.span !== undefined) endRelaySpan(exchange.span, exchange.status, error);
+  };
 }

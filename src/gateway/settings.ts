@@ -16,6 +16,7 @@ import { defaultNodeId, NODE_ID, NODE_ID_RULE } from '../cluster/node-id.js';
 import type { RedisClientLike } from '../cluster/redis.js';
 import type { AdminAuthOptions } from './admin.js';
 import type { CompileSettings } from './compile.js';
+import type { GatewayMetricsOptions } from '../observability/metrics.js';
 import type { ConfigSource } from './config/load.js';
 import type { ResolvedTokenPolicy } from './config/types.js';
 import { clientAddressOf, compileTrust, type TrustProxy } from './trust-proxy.js';
@@ -81,7 +82,7 @@ export interface CreateGatewayOptions {
    */
   nodeId?: string;
   /** Other options of the `recordTransaction` middleware (outgoing-header recording is set per API). */
-  recording?: Omit<RecordTransactionOptions, 'store' | 'recordOutgoingHeaders' | 'idHeaders' | 'clientAddress'>;
+  recording?: Omit<RecordTransactionOptions, 'store' | 'recordOutgoingHeaders' | 'idHeaders' | 'clientAddress' | 'observer'>;
   /**
    * Whose `X-Forwarded-*` and `Forwarded` headers the relay continues instead of replacing them
    * with the connection's: Express's `trust proxy` values. Default `false` (nobody's).
@@ -117,6 +118,15 @@ export interface CreateGatewayOptions {
    * cannot hold (a `private_key_jwt` key, metadata from elsewhere).
    */
   tokenPolicyOptions?: (options: TokenPolicyOptions, config: ResolvedTokenPolicy) => TokenPolicyOptions;
+  /**
+   * Prometheus metrics (see docs/observability.md), kept in the gateway's own registry
+   * (`gateway.metrics.registry`, never prom-client's global one) and served at
+   * `GET <basePath>/metrics` on the admin router: behind the admin credentials by default (then
+   * only with `admin`), or without any with `auth: false`, for a Prometheus that scrapes the admin
+   * listener on an internal port. `false` collects none. Default: on, behind the admin credentials.
+   * (Traces need no option: they go to the OpenTelemetry SDK the host registers, if any.)
+   */
+  metrics?: boolean | GatewayMetricsOptions;
 }
 
 const BASE_PATH = /^\/([A-Za-z0-9._~-]+(\/[A-Za-z0-9._~-]+)*)?\/?$/;
@@ -136,7 +146,9 @@ export interface GatewaySettings {
   readonly store: TransactionStore;
   readonly nodeId: string;
   readonly redisKeyPrefix: string | undefined;
-  readonly compileSettings: CompileSettings;
+  readonly compileSettings: Omit<CompileSettings, 'tracing' | 'metrics'>;
+  /** The metrics' settings, checked; `undefined` with `metrics: false`. */
+  readonly metrics: Required<GatewayMetricsOptions> | undefined;
   /** The gateway created the backends' dispatcher (and closes it). */
   readonly ownDispatcher: boolean;
 }
@@ -166,7 +178,16 @@ export function gatewaySettings(options: CreateGatewayOptions): GatewaySettings 
   const keepAliveTimeoutMs = check.positive(relayOptions.keepAliveTimeoutMs, 'relay.keepAliveTimeoutMs', 4_000);
   // Compiled once here so that a bad value fails at start; each relay gets the compiled function.
   const trustProxy = compileTrust(options.trustProxy, check, 'trustProxy');
-  const compileSettings: CompileSettings = {
+  const metricsOptions = options.metrics === false ? undefined : options.metrics === true ? {} : check.object<GatewayMetricsOptions>(options.metrics, 'metrics', {});
+  const metrics =
+    metricsOptions === undefined
+      ? undefined
+      : {
+          auth: check.boolean(metricsOptions.auth, 'metrics.auth', true),
+          clientLabel: check.boolean(metricsOptions.clientLabel, 'metrics.clientLabel', false),
+          processMetrics: check.boolean(metricsOptions.processMetrics, 'metrics.processMetrics', true),
+        };
+  const compileSettings: GatewaySettings['compileSettings'] = {
     server,
     trustProxy,
     clientAddress: clientAddressOf(trustProxy),
@@ -185,5 +206,5 @@ export function gatewaySettings(options: CreateGatewayOptions): GatewaySettings 
       }),
   };
   const ownDispatcher = relayOptions.dispatcher === undefined;
-  return { source, basePath, configCacheTtlSeconds, targetRules, server, messages, store, nodeId, redisKeyPrefix, compileSettings, ownDispatcher };
+  return { source, basePath, configCacheTtlSeconds, targetRules, server, messages, store, nodeId, redisKeyPrefix, compileSettings, ownDispatcher, metrics };
 }

@@ -4,7 +4,7 @@
  * @module
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { AuthorizationContext, Diagnostic, DiagnosticCode, GatewayContext, TokenContext } from '../context.js';
+import { EXCHANGE_TRACE, type AuthorizationContext, type Diagnostic, type DiagnosticCode, type GatewayContext, type TokenContext } from '../context.js';
 import { outcomeLabels, type OutcomeCode } from '../errors.js';
 import { tokenFacts } from '../token/facts.js';
 import { deepFreeze, memoPerToken, sharedTokenData } from '../token/shared.js';
@@ -243,6 +243,9 @@ export function buildRecord(req: IncomingMessage, res: ServerResponse, context: 
   };
   if (facts.clientAddress !== undefined) record.clientAddress = truncate(facts.clientAddress, 64);
   if (facts.nodeId !== undefined) record.nodeId = facts.nodeId;
+  // Validated hex when set (observability/trace-context.ts): nothing to clean.
+  const traceId = (context as { [EXCHANGE_TRACE]?: { traceId: string } })[EXCHANGE_TRACE]?.traceId;
+  if (traceId !== undefined) record.traceId = traceId;
   const api = context.api;
   if (api !== undefined) {
     record.api = Object.freeze({ provider: truncate(api.provider, limits.maxValueLength), name: truncate(api.name, limits.maxValueLength), version: api.version });

@@ -6,7 +6,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Request } from 'express';
-import { gatewayContext, type Middleware } from '../context.js';
+import { gatewayContext, type GatewayContext, type Middleware } from '../context.js';
 import { logger } from '../log.js';
 import { optionChecks } from '../options.js';
 import { DEFAULT_MAX_VALUE_LENGTH, recordLimits } from './bounds.js';
@@ -60,6 +60,16 @@ export interface RecordTransactionOptions {
   clientAddress?: (req: IncomingMessage) => string | undefined;
   /** The id of this gateway instance, written on every record (`nodeId`). Default: none. */
   nodeId?: string;
+  /** Watches each exchange: its start, and its record (metrics, traces).  @internal */
+  observer?: ExchangeObserver;
+}
+
+/** What watches the exchanges of a recorder (`createGateway`'s metrics and traces).  @internal */
+export interface ExchangeObserver {
+  /** The exchange starts (the recorder is first on the request path). */
+  start(req: IncomingMessage, context: GatewayContext): void;
+  /** The exchange is over and its record built and handed to the store; `seconds` since its start. */
+  end(record: TransactionRecord, context: GatewayContext, seconds: number): void;
 }
 
 /** Counters of a {@link recordTransaction} middleware. */
@@ -122,6 +132,7 @@ export function recordTransaction(options: RecordTransactionOptions = {}): Recor
   const onError = check.optionalFunction<(error: unknown, record: TransactionRecord | undefined) => void>(options.onError, 'onError');
   const setsIdHeaders = check.boolean(options.idHeaders, 'idHeaders', true);
   const nodeId = options.nodeId === undefined ? undefined : check.string(options.nodeId, 'nodeId');
+  const observer = options.observer;
 
   const stats: RecordTransactionStats = { recorded: 0, failed: 0 };
   // Token sections of records, built once per cached token validation (see buildRecord).
@@ -145,6 +156,8 @@ export function recordTransaction(options: RecordTransactionOptions = {}): Recor
     // Read now: once the response is finished the socket may already be detached from the request.
     const clientAddress = addressOf(req);
     if (setsIdHeaders) hookIdentityHead(res, context);
+    const started = observer === undefined ? 0 : performance.now();
+    observer?.start(req, context);
 
     let done = false;
     // A server response always emits 'close': right after 'finish' (on the next tick) when it was
@@ -181,6 +194,13 @@ export function recordTransaction(options: RecordTransactionOptions = {}): Recor
         }
       } catch (error) {
         fail(error, record);
+      }
+      if (observer !== undefined && record !== undefined) {
+        try {
+          observer.end(record, context, (performance.now() - started) / 1000);
+        } catch (error) {
+          log('exchange observer failed: %s', error instanceof Error ? error.message : String(error));
+        }
       }
     });
     next();

@@ -77,6 +77,11 @@ export interface TransactionRecord {
   messageId: string;
   /** The id of the gateway instance that handled it, when instances are named. */
   nodeId?: string;
+  /**
+   * The W3C trace id of the exchange (32 hex digits), to find its trace: the client's valid
+   * `traceparent`'s, or the gateway's own trace when an OpenTelemetry SDK is registered.
+   */
+  traceId?: string;
   /** Epoch milliseconds at which the gateway took the request. */
   startedAt: number;
   /** Epoch milliseconds at which the response finished (or the client went away). */

@@ -212,6 +212,11 @@ export class TokenCache<T extends SharedTokenData> {
     return this.valid?.size ?? 0;
   }
 
+  /** Number of refusals held. */
+  get refusalCount(): number {
+    return this.refusals?.size ?? 0;
+  }
+
   /** Estimated bytes of the valid results held. */
   get bytes(): number {
     return this.valid?.calculatedSize ?? 0;

@@ -6,7 +6,7 @@
  * @module
  */
 import { hash } from 'node:crypto';
-import { createRemoteJWKSet, jwtVerify, type JWTVerifyGetKey } from 'jose';
+import { createRemoteJWKSet, customFetch, jwtVerify, type JWTVerifyGetKey } from 'jose';
 import * as client from 'openid-client';
 import type { Configuration, ServerMetadata } from 'openid-client';
 import { SharedTokenResults, type SharedLookup, type SharedTicket } from '../cluster/shared-token-results.js';
@@ -265,6 +265,24 @@ interface Flight {
   shared?: boolean;
 }
 
+/** Where the answer of a token validation came from (label `source` of `gateway_token_validations_total`).  @internal */
+export type TokenValidationSource = 'local_cache' | 'shared_cache' | 'negative_cache' | 'introspection' | 'jwt' | 'userinfo';
+/** How a token validation ended (label `result`).  @internal */
+export type TokenValidationResult = 'valid' | 'invalid' | 'unavailable';
+/** An endpoint of the authorization server (label `endpoint`).  @internal */
+export type AuthorizationServerEndpoint = 'introspection' | 'userinfo' | 'jwks' | 'discovery';
+
+/** What a gateway watches of a policy: each validation, and each call to the authorization server.  @internal */
+export interface TokenPolicyObserver {
+  /** One validation answered (a throttled one, answered 429 without looking, is not one). */
+  validated(source: TokenValidationSource, result: TokenValidationResult): void;
+  /** Runs one call to the authorization server (timed, traced). */
+  call<T>(endpoint: AuthorizationServerEndpoint, run: () => Promise<T>): Promise<T>;
+}
+
+/** The step of a validation that failed, on its error (shared by the requests that waited for the same flight). */
+const failedSources = new WeakMap<object, TokenValidationSource>();
+
 /** The metadata resolved, the configuration built on it, and the gateway's bearer token source if any. */
 interface Resolved {
   config: Configuration;
@@ -309,6 +327,7 @@ export class TokenPolicy {
   private sharedForget: Promise<unknown> | undefined;
   private resolved: Promise<Resolved> | undefined;
   private jwks: JWTVerifyGetKey | undefined;
+  private observer: TokenPolicyObserver | undefined;
 
   constructor(options: TokenPolicyOptions) {
     const settings = tokenPolicySettings(options);
@@ -381,6 +400,35 @@ export class TokenPolicy {
   /** Number of valid token results currently cached. */
   get cacheSize(): number {
     return this.cache.size;
+  }
+
+  /** Valid results and refusals cached now.  @internal */
+  get cacheSizes(): { valid: number; negative: number } {
+    return { valid: this.cache.size, negative: this.cache.refusalCount };
+  }
+
+  /** Sets (or removes) the observer of validations and authorization server calls.  @internal */
+  observe(observer: TokenPolicyObserver | undefined): void {
+    this.observer = observer;
+  }
+
+  /** Where an uncached validation's answer comes from when it succeeds: the step that decides. */
+  private get serverSource(): TokenValidationSource {
+    return this.introspection ? 'introspection' : this.jwtValidation ? 'jwt' : 'userinfo';
+  }
+
+  /** A call to the authorization server, through the observer when there is one. */
+  private call<T>(endpoint: AuthorizationServerEndpoint, run: () => Promise<T>): Promise<T> {
+    return this.observer === undefined ? run() : this.observer.call(endpoint, run);
+  }
+
+  /** Counts a validation that failed (its step, or the cache, said so on the error). */
+  private countFailure(err: unknown): void {
+    const observer = this.observer;
+    if (observer === undefined || !(err instanceof GatewayError)) return;
+    const result: TokenValidationResult | undefined =
+      err.code === 'ERR_AUTHORIZATION_SERVER_UNAVAILABLE' ? 'unavailable' : err.code === 'ERR_TOKEN_INVALID' || err.code === 'ERR_TOKEN_EXPIRED' ? 'invalid' : undefined;
+    if (result !== undefined) observer.validated(failedSources.get(err) ?? this.serverSource, result);
   }
 
   /**
@@ -464,7 +512,10 @@ export class TokenPolicy {
     if (this.throttle?.throttled(address)) {
       // A token another instance knows is not unknown: only the shared cache is asked.
       const known = this.shared === undefined ? undefined : await this.knownShared(key);
-      if (known !== undefined) return known;
+      if (known !== undefined) {
+        this.observer?.validated('shared_cache', 'valid');
+        return known;
+      }
       throw this.throttled(address!);
     }
     let flight = this.inflight.get(key);
@@ -472,7 +523,16 @@ export class TokenPolicy {
       flight = this.fly(key, token, address).finally(() => this.inflight.delete(key));
       this.inflight.set(key, flight);
     }
-    const { value, stale, shared } = await flight;
+    let answer: Flight;
+    try {
+      answer = await flight;
+    } catch (err) {
+      this.countFailure(err);
+      throw err;
+    }
+    const { value, stale, shared } = answer;
+    // A stale result is served because the server could not be used: counted as such.
+    this.observer?.validated(shared === true ? 'shared_cache' : this.serverSource, stale === undefined ? 'valid' : 'unavailable');
     const out = result(value, shared === true);
     if (shared === true) out.shared = true;
     if (stale !== undefined) out.stale = stale;
@@ -496,12 +556,17 @@ export class TokenPolicy {
     if (hit !== undefined) {
       if (isExpired(hit.exp, Math.floor(now / 1000), this.clockSkew)) {
         this.cache.delete(key);
+        this.observer?.validated('local_cache', 'invalid');
         throw new GatewayError('ERR_TOKEN_EXPIRED', { realm: this.name, diagnostic: 'cached token has expired (exp)' });
       }
+      this.observer?.validated('local_cache', 'valid');
       return result(hit, true);
     }
     const refusal = this.cache.refusal(key);
-    if (refusal !== undefined) throw new GatewayError(refusal.code, { realm: this.name, diagnostic: `${refusal.diagnostic} (remembered)` });
+    if (refusal !== undefined) {
+      this.observer?.validated('negative_cache', 'invalid');
+      throw new GatewayError(refusal.code, { realm: this.name, diagnostic: `${refusal.diagnostic} (remembered)` });
+    }
     return undefined;
   }
 
@@ -553,11 +618,11 @@ export class TokenPolicy {
     if (found.kind === 'refused') {
       const { refusal } = found;
       this.cache.refuse(key, refusal, generation, this.refusalTtlMs === undefined ? 0 : found.refusedAt + this.refusalTtlMs - now);
-      throw new GatewayError(refusal.code, { realm: this.name, diagnostic: `${refusal.diagnostic} (remembered by the gateway cluster)` });
+      throw sharedFailure(new GatewayError(refusal.code, { realm: this.name, diagnostic: `${refusal.diagnostic} (remembered by the gateway cluster)` }));
     }
     const value = shareTokenData({ ...found.value } as CachedValidation);
     if (isExpired(value.exp, Math.floor(now / 1000), this.clockSkew)) {
-      throw new GatewayError('ERR_TOKEN_EXPIRED', { realm: this.name, diagnostic: 'shared cached token has expired (exp)' });
+      throw sharedFailure(new GatewayError('ERR_TOKEN_EXPIRED', { realm: this.name, diagnostic: 'shared cached token has expired (exp)' }));
     }
     this.cache.set(key, value, generation, now, found.checkedAt);
     return { value, shared: true };
@@ -580,7 +645,7 @@ export class TokenPolicy {
 
   /** A validation by the authorization server (and the local cache's, and the shared one's, record of it). */
   private async flyUncached(key: string, token: string, address: string | undefined, generation: number, ticket: SharedTicket | undefined): Promise<Flight> {
-    const seen: { claims?: Claims } = {};
+    const seen: { claims?: Claims; step?: TokenValidationSource } = {};
     let slot = false;
     try {
       if (this.limiter !== undefined) {
@@ -599,9 +664,11 @@ export class TokenPolicy {
       return { value };
     } catch (err) {
       const error = err instanceof GatewayError ? err : undefined;
+      if (error !== undefined && seen.step !== undefined && !failedSources.has(error)) failedSources.set(error, seen.step);
       if (error?.code === 'ERR_TOKEN_INVALID' || error?.code === 'ERR_TOKEN_EXPIRED') {
         const { answer, refusal } = this.refused(key, error, seen.claims, generation, address);
         this.share(ticket, token, generation, { refusal });
+        if (answer !== error && seen.step !== undefined) failedSources.set(answer, seen.step);
         throw answer;
       }
       if (error?.code === 'ERR_AUTHORIZATION_SERVER_UNAVAILABLE') {
@@ -652,12 +719,14 @@ export class TokenPolicy {
     return { value: entry.value, stale: { checkedAt: entry.checkedAt, cause: error.diagnostic ?? 'the authorization server is unavailable' } };
   }
 
-  private async validateUncached(token: string, seen: { claims?: Claims }): Promise<CachedValidation> {
+  private async validateUncached(token: string, seen: { claims?: Claims; step?: TokenValidationSource }): Promise<CachedValidation> {
+    seen.step = this.serverSource;
     const { config, issuer, bearer } = await this.discover();
     const checks = { realm: this.name, clockSkew: this.clockSkew, audience: this.audience, issuer };
     const value: CachedValidation = { exp: undefined, info: toTokenInfo({}) };
 
     if (this.jwtValidation) {
+      seen.step = 'jwt';
       const keys = this.keySet(config);
       try {
         const { payload, protectedHeader } = await jwtVerify(token, keys, {
@@ -679,9 +748,10 @@ export class TokenPolicy {
     }
 
     if (this.introspection) {
+      seen.step = 'introspection';
       let response: Claims;
       try {
-        response = { ...(await client.tokenIntrospection(config, token, { token_type_hint: 'access_token' })) };
+        response = { ...(await this.call('introspection', () => client.tokenIntrospection(config, token, { token_type_hint: 'access_token' }))) };
       } catch (err) {
         // The server refused the gateway's own token: ask for another next time.
         if (bearer !== undefined && refusedClientAuthentication(err, 'introspection')) bearer.forget();
@@ -695,9 +765,10 @@ export class TokenPolicy {
     }
 
     if (this.userInfo) {
+      seen.step = 'userinfo';
       const subject = value.introspection?.['sub'] ?? value.jwt?.['sub'];
       try {
-        const response = await client.fetchUserInfo(config, token, typeof subject === 'string' ? subject : client.skipSubjectCheck);
+        const response = await this.call('userinfo', () => client.fetchUserInfo(config, token, typeof subject === 'string' ? subject : client.skipSubjectCheck));
         value.userInfo = { ...response };
       } catch (err) {
         throw classifyClientError(err, this.name, 'userinfo');
@@ -734,7 +805,7 @@ export class TokenPolicy {
     if (this.jwtValidation) needs.push('jwks_uri');
     if (this.userInfo) needs.push('userinfo_endpoint');
     if (this.authMethod === 'bearer' && this.introspection) needs.push('token_endpoint');
-    const metadata = await resolveMetadata({
+    const metadata = await this.call('discovery', () => resolveMetadata({
       realm: this.name,
       issuer: this.issuerUrl,
       issuerId: String(options.issuer ?? options.metadata?.issuer),
@@ -744,7 +815,7 @@ export class TokenPolicy {
       fetch: this.fetch,
       timeout: this.timeoutMs / 1000,
       insecure: this.insecure,
-    });
+    }));
     const clientMetadata = options.clientSecret !== undefined ? { client_secret: options.clientSecret } : {};
     const configure = (auth: client.ClientAuth): Configuration => {
       const config = new client.Configuration(metadata, options.clientId, clientMetadata, auth);
@@ -768,7 +839,11 @@ export class TokenPolicy {
       if (uri === undefined) {
         throw new GatewayError('ERR_AUTHORIZATION_SERVER_UNAVAILABLE', { realm: this.name, diagnostic: 'jwks: the issuer publishes no jwks_uri' });
       }
-      const remote = createRemoteJWKSet(new URL(uri), { timeoutDuration: Math.round(this.timeoutMs) });
+      const remote = createRemoteJWKSet(new URL(uri), {
+        timeoutDuration: Math.round(this.timeoutMs),
+        // Each fetch of the key set is a call to the authorization server (timed, traced).
+        [customFetch]: (...args: Parameters<typeof fetch>) => this.call('jwks', () => fetch(...args)),
+      });
       this.jwks = async (header, token) => {
         try {
           return await remote(header, token);
@@ -781,6 +856,12 @@ export class TokenPolicy {
     }
     return this.jwks;
   }
+}
+
+/** A failure answered from the cache shared between instances. */
+function sharedFailure(error: GatewayError): GatewayError {
+  failedSources.set(error, 'shared_cache');
+  return error;
 }
 
 /**
