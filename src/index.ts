@@ -177,3 +177,7 @@ export type {
 // The gateway as a server
 export { serveGateway } from './server/index.js';
 export type { GatewayServer, ServeOptions, ServerTimeouts } from './server/index.js';
+
+// Operators of the admin listener (users, roles, sessions, audit log)
+export { MemoryAuditLog, hashPassword } from './operators/index.js';
+export type { AuditEntry, AuditInput, AuditLog, AuditResult, MemoryAuditLogOptions, OperatorRole, OperatorUser, OperatorsOptions, SessionOptions, UsersDocument } from './operators/index.js';

@@ -20,6 +20,8 @@ import {
   type GatewayContext,
   type GatewayErrorCode,
   type Middleware,
+  type OperatorRole,
+  type OperatorsOptions,
   type XacmlAuthorizeOptions,
   type XacmlDecision,
   xacmlAuthorize,
@@ -52,3 +54,6 @@ expectTypeOf<'not a code'>().not.toMatchTypeOf<DiagnosticCode>();
 // The per-request state.
 expectTypeOf<GatewayContext['authorization']>().toEqualTypeOf<{ decision: XacmlDecision; statusCode: string; statusMessage?: string; text: string } | undefined>();
 expectTypeOf<XacmlDecision>().toEqualTypeOf<'Permit' | 'Deny' | 'NotApplicable' | 'Indeterminate'>();
+// Operators: roles and the createGateway option.
+expectTypeOf<OperatorRole>().toEqualTypeOf<'viewer' | 'operator' | 'admin'>();
+expectTypeOf<Parameters<typeof createGateway>[0]['operators']>().toEqualTypeOf<OperatorsOptions | undefined>();

@@ -16,6 +16,8 @@ import { adminAuthenticator, adminRouter, type AdminForgetSelector, type Gateway
 import { compileRuntime, type Runtime } from './compile.js';
 import { ConfigCache } from './config/cache.js';
 import { createRequestPath } from './request-path.js';
+import { OperatorAccess } from '../operators/access.js';
+import { operatorsRouter } from '../operators/router.js';
 
 const log = logger('gateway');
 
@@ -120,6 +122,7 @@ export function createGateway(options: CreateGatewayOptions): Gateway {
   const errorHandler = problemJsonErrorHandler({ messages, server });
   // Validated now, so that a missing password fails at start rather than at the first admin call.
   if (options.admin !== undefined) adminAuthenticator(options.admin, 'createGateway: options.admin');
+  const access = options.admin === undefined ? undefined : new OperatorAccess(options.admin, options.operators ?? {}, basePath === '/' ? '/' : basePath, 'createGateway');
 
   /** The runtime most recently compiled and accepted (the cache's entry in force). */
   let latest: Runtime | undefined;
@@ -235,7 +238,7 @@ export function createGateway(options: CreateGatewayOptions): Gateway {
     },
   };
 
-  mountAdmin(gateway, options, { basePath, server, ready: () => latest !== undefined });
+  mountAdmin(gateway, options, { basePath, server, ready: () => latest !== undefined, access });
   // One router layer: the handler decides which requests are the gateway's (Express's own mount
   // matching ignores case) and passes the others on.
   gateway.router.use((req: Request, res: Response, next: NextFunction) => handler(req, res, next));
@@ -243,7 +246,11 @@ export function createGateway(options: CreateGatewayOptions): Gateway {
 }
 
 /** The admin router's routes: health (always), admin and console (with `admin`). */
-function mountAdmin(gateway: Gateway, options: CreateGatewayOptions, { basePath, server, ready }: { basePath: string; server: string; ready: () => boolean }): void {
+function mountAdmin(
+  gateway: Gateway,
+  options: CreateGatewayOptions,
+  { basePath, server, ready, access }: { basePath: string; server: string; ready: () => boolean; access: OperatorAccess | undefined },
+): void {
   const prefix = basePath === '/' ? '' : basePath;
   const adminApp = gateway.adminRouter;
   const serverHeader = (_req: Request, res: Response, next: NextFunction): void => {
@@ -258,18 +265,11 @@ function mountAdmin(gateway: Gateway, options: CreateGatewayOptions, { basePath,
   };
   adminApp.get(`${prefix}/health/live`, health(() => true));
   adminApp.get(`${prefix}/health/ready`, health(ready));
-  if (options.admin === undefined) return;
-  adminApp.use(`${prefix}/admin`, serverHeader, adminRouter(gateway, options.admin));
+  if (access === undefined) return;
+  // Every router of the listener: the same operators (session or Basic), roles and throttle.
+  adminApp.use(`${prefix}/admin`, serverHeader, access.auditTrail('admin'), adminRouter(gateway, access.routerOptions()));
+  adminApp.use(`${prefix}/operators`, serverHeader, operatorsRouter(access));
   if (options.console === false) return;
-  const { basicAuth, authenticate, realm } = options.admin;
-  adminApp.use(
-    `${prefix}/console`,
-    serverHeader,
-    monitoringConsole({
-      store: gateway.store,
-      ...(basicAuth === undefined ? {} : { basicAuth }),
-      ...(authenticate === undefined ? {} : { authenticate }),
-      ...(realm === undefined ? {} : { realm }),
-    }),
-  );
+  const { authenticate, realm } = access.routerOptions();
+  adminApp.use(`${prefix}/console`, serverHeader, monitoringConsole({ store: gateway.store, authenticate, ...(options.admin?.realm === undefined ? {} : { realm }) }));
 }

@@ -15,6 +15,7 @@ import type { RequestTargetRules } from '../url/request-target.js';
 import { defaultNodeId, NODE_ID, NODE_ID_RULE } from '../cluster/node-id.js';
 import type { RedisClientLike } from '../cluster/redis.js';
 import type { AdminAuthOptions } from './admin.js';
+import type { OperatorsOptions } from '../operators/access.js';
 import type { CompileSettings } from './compile.js';
 import type { ConfigSource } from './config/load.js';
 import type { ResolvedTokenPolicy } from './config/types.js';
@@ -58,6 +59,12 @@ export interface CreateGatewayOptions {
    * open default.
    */
   admin?: AdminAuthOptions;
+  /**
+   * Operators of the admin listener (needs `admin`): users with roles (`viewer`, `operator`,
+   * `admin`) from a users file, sign-in sessions with a CSRF token, the audit log. The
+   * `admin.basicAuth` user stays an `admin`. See docs/configuration-console.md.
+   */
+  operators?: OperatorsOptions;
   /** Mount the monitoring console at `<basePath>/console` (needs `admin`). Default `true`. */
   console?: boolean;
   /**
