@@ -6,6 +6,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Router, type NextFunction, type Request, type Response } from 'express';
 import { logger } from '../log.js';
+import { optionChecks } from '../options.js';
 import { problemJsonErrorHandler } from '../problem/handler.js';
 import { monitoringConsole } from '../record/console/router.js';
 import { recordTransaction } from '../record/record-transaction.js';
@@ -18,6 +19,10 @@ import { ConfigCache } from './config/cache.js';
 import { createRequestPath } from './request-path.js';
 import { OperatorAccess } from '../operators/access.js';
 import { operatorsRouter } from '../operators/router.js';
+import { configDigest } from '../configuration/digest.js';
+import { configurationRouter } from '../configuration/router.js';
+import { FileConfigStore, type ConfigStore } from '../configuration/store.js';
+import { fileURLToPath } from 'node:url';
 
 const log = logger('gateway');
 
@@ -73,6 +78,11 @@ export interface Gateway {
   forget(selector: AdminForgetSelector): number;
   /** This instance's id (`nodeId`), on every record it writes. */
   readonly nodeId: string;
+  /**
+   * The digest of the configuration in force (policy texts included), `undefined` before the first
+   * load: equal on two instances, or to a saved version's, exactly when they run the same configuration.
+   */
+  readonly configVersion: string | undefined;
   /** With `redis`: this instance, the live instances and the Redis connection; else `undefined`. */
   clusterStatus(): Promise<ClusterStatus | undefined>;
   /** Stops: closes backend connections, Redis and timers. In-flight relays finish first. */
@@ -126,6 +136,8 @@ export function createGateway(options: CreateGatewayOptions): Gateway {
 
   /** The runtime most recently compiled and accepted (the cache's entry in force). */
   let latest: Runtime | undefined;
+  /** The digest of the configuration `latest` was compiled from. */
+  let latestDigest: string | undefined;
   // Connected once, at the first load; the configuration is compiled with its shared token results.
   let clusterReady: Promise<GatewayCluster> | undefined;
   const cluster = (): Promise<GatewayCluster> | undefined => {
@@ -137,7 +149,13 @@ export function createGateway(options: CreateGatewayOptions): Gateway {
       onReset: () => resetLocal(),
       describe: () => {
         const state = cache.state;
-        return { configLoadedAt: state.loadedAt, configExpiresAt: state.expiresAt, apis: apisOf(latest), ...(state.lastError === undefined ? {} : { lastError: state.lastError.message }) };
+        return {
+          configLoadedAt: state.loadedAt,
+          configExpiresAt: state.expiresAt,
+          apis: apisOf(latest),
+          ...(latestDigest === undefined ? {} : { configVersion: latestDigest }),
+          ...(state.lastError === undefined ? {} : { lastError: state.lastError.message }),
+        };
       },
     });
     return clusterReady;
@@ -148,7 +166,9 @@ export function createGateway(options: CreateGatewayOptions): Gateway {
     ...(configCacheTtlSeconds === undefined ? {} : { ttlSeconds: configCacheTtlSeconds }),
     compile: async (config) => {
       const shared = (await cluster())?.tokenResults;
-      return (latest = compileRuntime(config, latest, shared === undefined ? compileSettings : { ...compileSettings, shared }));
+      latest = compileRuntime(config, latest, shared === undefined ? compileSettings : { ...compileSettings, shared });
+      latestDigest = configDigest(config);
+      return latest;
     },
     dispose: (old) => {
       const live = new Set(latest?.tokenPolicies.values() ?? []);
@@ -208,6 +228,9 @@ export function createGateway(options: CreateGatewayOptions): Gateway {
       return { ...cache.state, apis: apisOf(latest) };
     },
     nodeId,
+    get configVersion() {
+      return latestDigest;
+    },
     async ready() {
       await cluster();
       await cache.get();
@@ -238,7 +261,15 @@ export function createGateway(options: CreateGatewayOptions): Gateway {
     },
   };
 
-  mountAdmin(gateway, options, { basePath, server, ready: () => latest !== undefined, access });
+  const given = options.configStore;
+  if (given !== undefined && given !== false && (given === null || typeof given !== 'object' || typeof given.current !== 'function' || typeof given.save !== 'function')) {
+    optionChecks('createGateway').fail('configStore', 'must be a ConfigStore (current, list, get, save) or false');
+  }
+  const configStore: ConfigStore | undefined =
+    options.configStore === false
+      ? undefined
+      : (options.configStore ?? (typeof source === 'string' ? new FileConfigStore(source) : source instanceof URL ? new FileConfigStore(fileURLToPath(source)) : undefined));
+  mountAdmin(gateway, options, { basePath, server, ready: () => latest !== undefined, access, configStore });
   // One router layer: the handler decides which requests are the gateway's (Express's own mount
   // matching ignores case) and passes the others on.
   gateway.router.use((req: Request, res: Response, next: NextFunction) => handler(req, res, next));
@@ -249,7 +280,7 @@ export function createGateway(options: CreateGatewayOptions): Gateway {
 function mountAdmin(
   gateway: Gateway,
   options: CreateGatewayOptions,
-  { basePath, server, ready, access }: { basePath: string; server: string; ready: () => boolean; access: OperatorAccess | undefined },
+  { basePath, server, ready, access, configStore }: { basePath: string; server: string; ready: () => boolean; access: OperatorAccess | undefined; configStore: ConfigStore | undefined },
 ): void {
   const prefix = basePath === '/' ? '' : basePath;
   const adminApp = gateway.adminRouter;
@@ -269,6 +300,7 @@ function mountAdmin(
   // Every router of the listener: the same operators (session or Basic), roles and throttle.
   adminApp.use(`${prefix}/admin`, serverHeader, access.auditTrail('admin'), adminRouter(gateway, access.routerOptions()));
   adminApp.use(`${prefix}/operators`, serverHeader, operatorsRouter(access));
+  if (configStore !== undefined) adminApp.use(`${prefix}/configuration/api`, serverHeader, configurationRouter(access, configStore, gateway));
   if (options.console === false) return;
   const { authenticate, realm } = access.routerOptions();
   adminApp.use(`${prefix}/console`, serverHeader, monitoringConsole({ store: gateway.store, authenticate, ...(options.admin?.realm === undefined ? {} : { realm }) }));

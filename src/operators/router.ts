@@ -49,6 +49,9 @@ export function operatorGate(access: OperatorAccess, needed: (req: Request) => O
         const operator = operatorOf(req);
         const why = operator !== undefined && operator.via === 'session' && req.method !== 'GET' && req.method !== 'HEAD' ? 'your role does not allow this, or the X-CSRF-Token header is missing' : 'your role does not allow this';
         problem(res, 403, 'Forbidden', why);
+        if (req.method !== 'GET' && req.method !== 'HEAD') {
+          void access.record(req, { action: 'forbidden', target: `${req.method} ${req.baseUrl}${req.path}`, result: 'refused', status: 403, detail: why }).catch(() => undefined);
+        }
         return;
       }
       next();
