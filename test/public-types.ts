@@ -20,6 +20,8 @@ import {
   type GatewayContext,
   type GatewayErrorCode,
   type Middleware,
+  type OperatorRole,
+  type OperatorsOptions,
   type XacmlAuthorizeOptions,
   type XacmlDecision,
   xacmlAuthorize,
@@ -57,3 +59,7 @@ expectTypeOf<XacmlDecision>().toEqualTypeOf<'Permit' | 'Deny' | 'NotApplicable' 
 import { outcomeGroups, type OutcomeCode, type OutcomeGroup, type TransactionStats, type TransactionStatsTop } from '../src/index.js';
 expectTypeOf(outcomeGroups).toEqualTypeOf<Readonly<Record<OutcomeGroup, readonly OutcomeCode[]>>>();
 expectTypeOf<TransactionStats['top']>().toEqualTypeOf<TransactionStatsTop | undefined>();
+
+// Operators: roles and the createGateway option.
+expectTypeOf<OperatorRole>().toEqualTypeOf<'viewer' | 'operator' | 'admin'>();
+expectTypeOf<Parameters<typeof createGateway>[0]['operators']>().toEqualTypeOf<OperatorsOptions | undefined>();

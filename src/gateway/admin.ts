@@ -4,13 +4,14 @@
  * @module
  */
 import { Router, type Request, type RequestHandler, type Response, type NextFunction } from 'express';
-import { credentialCheck, type BasicCredentials, type ConsoleAuthenticate } from '../record/console/auth.js';
+import { countsWithoutCredentials, credentialCheck, type BasicCredentials, type ConsoleAuthenticate } from '../record/console/auth.js';
 import { checkRealm, guard } from '../record/console/guard.js';
 import { LoginThrottle, throttleFor, type LoginThrottleOptions } from '../record/console/throttle.js';
 import { logger } from '../log.js';
 import type { ClusterResetResult } from '../cluster/reset.js';
 import type { ClusterStatus } from '../cluster/cluster.js';
 import { ConfigError } from './config/errors.js';
+import { InvalidOptionError } from '../options.js';
 import type { ConfigCacheState } from './config/cache.js';
 
 const log = logger('gateway');
@@ -29,6 +30,11 @@ export interface AdminAuthOptions {
    * protected by the same `basicAuth` (or `authenticate`). Default 5 failures per 60 s.
    */
   loginThrottle?: LoginThrottleOptions;
+  /**
+   * A permission check after authentication (operator roles): `false` answers 403 problem+json.
+   * Default: whoever is authenticated may do everything.
+   */
+  authorize?: (req: Request) => boolean;
 }
 
 /** What a successful ResetAllCaches reports. */
@@ -95,6 +101,7 @@ export function adminAuthenticator(options: AdminAuthOptions, name: string): Con
   if (options.realm !== undefined) checkRealm(options.realm, `${name}.realm`);
   // Validated here so that createGateway fails at start on a bad throttle setting.
   if (options.loginThrottle !== undefined) new LoginThrottle(options.loginThrottle, `${name}.loginThrottle`);
+  if (options.authorize !== undefined && typeof options.authorize !== 'function') throw new InvalidOptionError(`${name}.authorize`, 'must be a function');
   return check;
 }
 
@@ -204,7 +211,7 @@ export function adminRouter(target: AdminTarget, options: AdminAuthOptions): Rou
   const credentials = (options.authenticate ?? options.basicAuth) as object;
   const gate = guard({
     check,
-    countsWithoutCredentials: options.authenticate !== undefined,
+    countsWithoutCredentials: countsWithoutCredentials(options),
     realm,
     throttle: throttleFor(credentials, options.loginThrottle, 'adminRouter: options.loginThrottle'),
     // Every admin route answers JSON.
@@ -212,9 +219,10 @@ export function adminRouter(target: AdminTarget, options: AdminAuthOptions): Rou
     log,
   });
   const router = Router();
+  const authorize = options.authorize;
   router.use((req: Request, res: Response, next: NextFunction) => {
     res.setHeader('Cache-Control', 'no-store');
-    gate(req, res, next);
+    gate(req, res, authorize === undefined ? next : () => (authorize(req) ? next() : problem(res, 403, 'Forbidden', 'your role does not allow this')));
   });
   router.post('/reset-caches', (_req: Request, res: Response) => {
     target.resetAllCaches().then(

@@ -6,6 +6,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Router, type NextFunction, type Request, type Response } from 'express';
 import { logger } from '../log.js';
+import { optionChecks } from '../options.js';
 import { problemJsonErrorHandler } from '../problem/handler.js';
 import { monitoringConsole } from '../record/console/router.js';
 import { recordTransaction } from '../record/record-transaction.js';
@@ -18,6 +19,12 @@ import { GatewayTracing } from '../observability/tracing.js';
 import { compileRuntime, type Runtime } from './compile.js';
 import { ConfigCache } from './config/cache.js';
 import { createRequestPath } from './request-path.js';
+import { OperatorAccess } from '../operators/access.js';
+import { operatorsRouter } from '../operators/router.js';
+import { configDigest } from '../configuration/digest.js';
+import { configurationRouter } from '../configuration/router.js';
+import { FileConfigStore, type ConfigStore } from '../configuration/store.js';
+import { fileURLToPath } from 'node:url';
 
 const log = logger('gateway');
 
@@ -78,6 +85,11 @@ export interface Gateway {
   forget(selector: AdminForgetSelector): number;
   /** This instance's id (`nodeId`), on every record it writes. */
   readonly nodeId: string;
+  /**
+   * The digest of the configuration in force (policy texts included), `undefined` before the first
+   * load: equal on two instances, or to a saved version's, exactly when they run the same configuration.
+   */
+  readonly configVersion: string | undefined;
   /** With `redis`: this instance, the live instances and the Redis connection; else `undefined`. */
   clusterStatus(): Promise<ClusterStatus | undefined>;
   /** Stops: closes backend connections, Redis and timers. In-flight relays finish first. */
@@ -148,9 +160,12 @@ export function createGateway(options: CreateGatewayOptions): Gateway {
   const errorHandler = problemJsonErrorHandler({ messages, server });
   // Validated now, so that a missing password fails at start rather than at the first admin call.
   if (options.admin !== undefined) adminAuthenticator(options.admin, 'createGateway: options.admin');
+  const access = options.admin === undefined ? undefined : new OperatorAccess(options.admin, options.operators ?? {}, basePath === '/' ? '/' : basePath, 'createGateway');
 
   /** The runtime most recently compiled and accepted (the cache's entry in force). */
   let latest: Runtime | undefined;
+  /** The digest of the configuration `latest` was compiled from. */
+  let latestDigest: string | undefined;
   // Connected once, at the first load; the configuration is compiled with its shared token results.
   let clusterReady: Promise<GatewayCluster> | undefined;
   const cluster = (): Promise<GatewayCluster> | undefined => {
@@ -162,7 +177,13 @@ export function createGateway(options: CreateGatewayOptions): Gateway {
       onReset: () => resetLocal(),
       describe: () => {
         const state = cache.state;
-        return { configLoadedAt: state.loadedAt, configExpiresAt: state.expiresAt, apis: apisOf(latest), ...(state.lastError === undefined ? {} : { lastError: state.lastError.message }) };
+        return {
+          configLoadedAt: state.loadedAt,
+          configExpiresAt: state.expiresAt,
+          apis: apisOf(latest),
+          ...(latestDigest === undefined ? {} : { configVersion: latestDigest }),
+          ...(state.lastError === undefined ? {} : { lastError: state.lastError.message }),
+        };
       },
     });
     return clusterReady;
@@ -173,7 +194,9 @@ export function createGateway(options: CreateGatewayOptions): Gateway {
     ...(configCacheTtlSeconds === undefined ? {} : { ttlSeconds: configCacheTtlSeconds }),
     compile: async (config) => {
       const shared = (await cluster())?.tokenResults;
-      return (latest = compileRuntime(config, latest, shared === undefined ? compileSettings : { ...compileSettings, shared }));
+      latest = compileRuntime(config, latest, shared === undefined ? compileSettings : { ...compileSettings, shared });
+      latestDigest = configDigest(config);
+      return latest;
     },
     dispose: (old) => {
       const live = new Set(latest?.tokenPolicies.values() ?? []);
@@ -234,6 +257,9 @@ export function createGateway(options: CreateGatewayOptions): Gateway {
       return { ...cache.state, apis: apisOf(latest) };
     },
     nodeId,
+    get configVersion() {
+      return latestDigest;
+    },
     async ready() {
       await cluster();
       await cache.get();
@@ -264,7 +290,15 @@ export function createGateway(options: CreateGatewayOptions): Gateway {
     },
   };
 
-  mountAdmin(gateway, options, { basePath, server, ready: () => latest !== undefined, metricsAuth: metrics?.auth });
+  const given = options.configStore;
+  if (given !== undefined && given !== false && (given === null || typeof given !== 'object' || typeof given.current !== 'function' || typeof given.save !== 'function')) {
+    optionChecks('createGateway').fail('configStore', 'must be a ConfigStore (current, list, get, save) or false');
+  }
+  const configStore: ConfigStore | undefined =
+    options.configStore === false
+      ? undefined
+      : (options.configStore ?? (typeof source === 'string' ? new FileConfigStore(source) : source instanceof URL ? new FileConfigStore(fileURLToPath(source)) : undefined));
+  mountAdmin(gateway, options, { basePath, server, ready: () => latest !== undefined, metricsAuth: metrics?.auth, access, configStore });
   // One router layer: the handler decides which requests are the gateway's (Express's own mount
   // matching ignores case) and passes the others on.
   gateway.router.use((req: Request, res: Response, next: NextFunction) => handler(req, res, next));
@@ -275,7 +309,14 @@ export function createGateway(options: CreateGatewayOptions): Gateway {
 function mountAdmin(
   gateway: Gateway,
   options: CreateGatewayOptions,
-  { basePath, server, ready, metricsAuth }: { basePath: string; server: string; ready: () => boolean; metricsAuth: boolean | undefined },
+  {
+    basePath,
+    server,
+    ready,
+    metricsAuth,
+    access,
+    configStore,
+  }: { basePath: string; server: string; ready: () => boolean; metricsAuth: boolean | undefined; access: OperatorAccess | undefined; configStore: ConfigStore | undefined },
 ): void {
   const prefix = basePath === '/' ? '' : basePath;
   const adminApp = gateway.adminRouter;
@@ -291,22 +332,16 @@ function mountAdmin(
   };
   adminApp.get(`${prefix}/health/live`, health(() => true));
   adminApp.get(`${prefix}/health/ready`, health(ready));
-  // Metrics: behind the admin credentials (none without `admin`: no open default), or open when asked.
+  // Metrics: behind the operators' credentials (none without `admin`: no open default), or open when asked.
   const metrics = gateway.metrics;
   if (metrics !== undefined && metricsAuth === false) adminApp.get(`${prefix}/metrics`, serverHeader, metricsHandler(metrics));
-  else if (metrics !== undefined && options.admin !== undefined) adminApp.get(`${prefix}/metrics`, serverHeader, adminReadGate(options.admin), metricsHandler(metrics));
-  if (options.admin === undefined) return;
-  adminApp.use(`${prefix}/admin`, serverHeader, adminRouter(gateway, options.admin));
+  else if (metrics !== undefined && access !== undefined) adminApp.get(`${prefix}/metrics`, serverHeader, adminReadGate(access.routerOptions()), metricsHandler(metrics));
+  if (access === undefined) return;
+  // Every router of the listener: the same operators (session or Basic), roles and throttle.
+  adminApp.use(`${prefix}/admin`, serverHeader, access.auditTrail('admin'), adminRouter(gateway, access.routerOptions()));
+  adminApp.use(`${prefix}/operators`, serverHeader, operatorsRouter(access));
+  if (configStore !== undefined) adminApp.use(`${prefix}/configuration/api`, serverHeader, configurationRouter(access, configStore, gateway));
   if (options.console === false) return;
-  const { basicAuth, authenticate, realm } = options.admin;
-  adminApp.use(
-    `${prefix}/console`,
-    serverHeader,
-    monitoringConsole({
-      store: gateway.store,
-      ...(basicAuth === undefined ? {} : { basicAuth }),
-      ...(authenticate === undefined ? {} : { authenticate }),
-      ...(realm === undefined ? {} : { realm }),
-    }),
-  );
+  const { authenticate, realm } = access.routerOptions();
+  adminApp.use(`${prefix}/console`, serverHeader, monitoringConsole({ store: gateway.store, authenticate, ...(options.admin?.realm === undefined ? {} : { realm }) }));
 }

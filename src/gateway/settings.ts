@@ -15,6 +15,8 @@ import type { RequestTargetRules } from '../url/request-target.js';
 import { defaultNodeId, NODE_ID, NODE_ID_RULE } from '../cluster/node-id.js';
 import type { RedisClientLike } from '../cluster/redis.js';
 import type { AdminAuthOptions } from './admin.js';
+import type { OperatorsOptions } from '../operators/access.js';
+import type { ConfigStore } from '../configuration/store.js';
 import type { CompileSettings } from './compile.js';
 import type { GatewayMetricsOptions } from '../observability/metrics.js';
 import type { ConfigSource } from './config/load.js';
@@ -59,6 +61,18 @@ export interface CreateGatewayOptions {
    * open default.
    */
   admin?: AdminAuthOptions;
+  /**
+   * Operators of the admin listener (needs `admin`): users with roles (`viewer`, `operator`,
+   * `admin`) from a users file, sign-in sessions with a CSRF token, the audit log. The
+   * `admin.basicAuth` user stays an `admin`. See docs/configuration-console.md.
+   */
+  operators?: OperatorsOptions;
+  /**
+   * Where the configuration console (`<basePath>/configuration/`, needs `admin`) reads and saves
+   * the configuration and its versions. Default: a `FileConfigStore` on `config` when it is a file
+   * path (versions in `<file>.versions/`); `false`: no configuration console.
+   */
+  configStore?: ConfigStore | false;
   /** Mount the monitoring console at `<basePath>/console` (needs `admin`). Default `true`. */
   console?: boolean;
   /**

@@ -29,11 +29,16 @@ Options:
   --workers <n|auto>      processes sharing the ports (node:cluster; auto = one per core; default 1);
                           a worker that dies is replaced
   --grace-period <ms>     how long a stop lets exchanges in flight finish (default 10000)
+  --users <file>          operators with roles (viewer, operator, admin) besides "admin"; edit it with
+                          express-access-gateway users add --file <file> --username <name> --role <role>
+  --audit-file <file>     JSON-lines file the operators' audit log is appended to
   -h, --help              this text
 
 Environment:
-  ADMIN_PASSWORD          password of the user "admin" of the admin routes and the console
+  ADMIN_PASSWORD          password of the user "admin" (role admin) of the admin routes, the consoles
                           (a random one is generated and printed when unset)
+  GATEWAY_USERS_FILE      the users file, when --users is not given
+  GATEWAY_AUDIT_FILE      the audit file, when --audit-file is not given
   GATEWAY_NODE_ID         this instance's id, on every record and in the node list (default <host>-<pid>)
   REDIS_URL               Redis shared by the instances: token results shared, ResetAllCaches
                           reaching every instance, the live instances in GET /gateway/admin/status
@@ -55,6 +60,8 @@ interface ServeSettings {
   readonly adminPort: number | false;
   readonly workers: number;
   readonly gracePeriodMs: number;
+  readonly usersFile: string | undefined;
+  readonly auditFile: string | undefined;
 }
 
 class UsageError extends Error {}
@@ -63,6 +70,10 @@ function integer(value: string | undefined, name: string, fallback: number, min:
   if (value === undefined) return fallback;
   if (!/^\d+$/.test(value) || Number(value) < min || Number(value) > max) throw new UsageError(`--${name} must be a whole number from ${min} to ${max}, got ${JSON.stringify(value)}`);
   return Number(value);
+}
+
+function fileOption(value: string | undefined): string | undefined {
+  return value === undefined || value === '' ? undefined : path.resolve(value);
 }
 
 function settingsOf(argv: string[]): ServeSettings | 'help' {
@@ -76,6 +87,8 @@ function settingsOf(argv: string[]): ServeSettings | 'help' {
       'admin-port': { type: 'string' },
       workers: { type: 'string' },
       'grace-period': { type: 'string' },
+      users: { type: 'string' },
+      'audit-file': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -91,6 +104,8 @@ function settingsOf(argv: string[]): ServeSettings | 'help' {
     adminPort: values['admin-port'] === '0' ? false : adminPort,
     workers,
     gracePeriodMs: integer(values['grace-period'], 'grace-period', 10_000, 0, 3_600_000),
+    usersFile: fileOption(values.users ?? process.env.GATEWAY_USERS_FILE),
+    auditFile: fileOption(values['audit-file'] ?? process.env.GATEWAY_AUDIT_FILE),
   };
 }
 
@@ -105,6 +120,10 @@ async function serveOne(settings: ServeSettings, adminPassword: string): Promise
     config: settings.configFile,
     baseDir: path.dirname(settings.configFile),
     admin: { basicAuth: { username: 'admin', password: adminPassword } },
+    operators: {
+      ...(settings.usersFile === undefined ? {} : { usersFile: settings.usersFile }),
+      ...(settings.auditFile === undefined ? {} : { auditFile: settings.auditFile }),
+    },
     ...instance.options,
   });
   try {
@@ -168,6 +187,10 @@ function superviseWorkers(settings: ServeSettings, adminPassword: string): void 
 }
 
 async function main(argv: string[]): Promise<void> {
+  if (argv[0] === 'users') {
+    const { usersMain } = await import('../operators/cli.js');
+    process.exit(await usersMain(argv.slice(1)));
+  }
   let settings: ServeSettings | 'help';
   try {
     settings = settingsOf(argv);

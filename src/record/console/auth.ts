@@ -93,3 +93,20 @@ export function credentialCheck(options: CredentialOptions, name: string): Conso
   }
   return fixedCredentials(basicAuth);
 }
+
+/** Checks that decide on credentials (or a session) only: a request with neither is a first visit, not a guess. */
+const credentialChecks = new WeakSet<ConsoleAuthenticate>();
+
+/**
+ * Marks a check as one that admits nobody without credentials or a session, so that a request
+ * carrying neither does not count as a failed login (as with `basicAuth`).  @internal
+ */
+export function credentialBased(check: ConsoleAuthenticate): ConsoleAuthenticate {
+  credentialChecks.add(check);
+  return check;
+}
+
+/** Whether a refused request without an `Authorization` header counts as a failed login for these options.  @internal */
+export function countsWithoutCredentials(options: CredentialOptions): boolean {
+  return options.authenticate !== undefined && !credentialChecks.has(options.authenticate);
+}

@@ -8,7 +8,7 @@ import type { NextFunction, Request, Response, Router } from 'express';
 import { logger } from '../../log.js';
 import { optionChecks } from '../../options.js';
 import type { TransactionStore } from '../types.js';
-import { credentialCheck, type BasicCredentials, type ConsoleAuthenticate } from './auth.js';
+import { countsWithoutCredentials, credentialCheck, type BasicCredentials, type ConsoleAuthenticate } from './auth.js';
 import { checkRealm, guard } from './guard.js';
 import { CONSOLE_CSS, CONSOLE_HTML, CONSOLE_ICON, CONSOLE_JS } from './page.js';
 import { parseExportRequest, streamExport } from './export.js';
@@ -105,7 +105,7 @@ export function monitoringConsole(options: MonitoringConsoleOptions): Router {
   const throttle = throttleFor(credentials, options.loginThrottle, 'monitoringConsole: options.loginThrottle');
   const gate = guard({
     check,
-    countsWithoutCredentials: options.authenticate !== undefined,
+    countsWithoutCredentials: countsWithoutCredentials(options),
     realm,
     throttle,
     // Everything but the page and its assets (navigations: no header possible; they hold no data).

@@ -1,0 +1,102 @@
+/**
+ * XACML policies checked as the gateway compiles them, with the offending element's path and its
+ * line in the text, so that the editor can point at it.
+ *
+ * @module
+ */
+import { createPdp } from '../xacml/pdp.js';
+import { XacmlSyntaxError } from '../xacml/errors.js';
+import type { ProposalIssue } from './proposal.js';
+
+/** Elements whose path step carries their id attribute (as the evaluator writes paths). */
+const ID_ATTRS: Record<string, string> = { PolicySet: 'PolicySetId', Policy: 'PolicyId', Rule: 'RuleId', VariableDefinition: 'VariableId', Obligation: 'ObligationId' };
+/** Elements whose path step has no position (as the evaluator writes paths). */
+const SINGLETONS = new Set([
+  'Target', 'Condition', 'Subjects', 'Resources', 'Actions', 'Environments', 'Obligations',
+  'PolicyDefaults', 'PolicySetDefaults', 'Description', 'Request', 'Response', 'Action',
+  'Environment', 'ResourceContent', 'XPathVersion',
+]);
+const START_TAG = /<([A-Za-z_][\w.-]*:)?([A-Za-z_][\w.-]*)((?:\s+[^\s=/>]+\s*=\s*(?:"[^"]*"|'[^']*'))*)\s*(\/?)>/y;
+const ATTR = /([^\s=/>]+)\s*=\s*(?:"([^"]*)"|'([^']*)')/g;
+
+/**
+ * The line (from 1) of the element at `elementPath` in `xml`, following the evaluator's path
+ * steps (`Rule[@RuleId="ok"]`, `Apply[2]`, `Condition`); the deepest element found on the way
+ * when the path does not lead all the way; `undefined` when not even the root matches.
+ */
+export function lineOfElement(xml: string, elementPath: string): number | undefined {
+  if (elementPath === '') return undefined;
+  const lineAt = (index: number): number => {
+    let line = 1;
+    for (let k = xml.indexOf('\n'); k !== -1 && k < index; k = xml.indexOf('\n', k + 1)) line++;
+    return line;
+  };
+  // Walk the start and end tags, keeping the path of each open element.
+  const stack: Array<{ path: string; counts: Map<string, number> }> = [{ path: '', counts: new Map() }];
+  let best: { length: number; index: number } | undefined;
+  let i = 0;
+  while (i < xml.length) {
+    const lt = xml.indexOf('<', i);
+    if (lt === -1) break;
+    if (xml.startsWith('<!--', lt)) {
+      const end = xml.indexOf('-->', lt + 4);
+      i = end === -1 ? xml.length : end + 3;
+      continue;
+    }
+    if (xml.startsWith('<![CDATA[', lt)) {
+      const end = xml.indexOf(']]>', lt + 9);
+      i = end === -1 ? xml.length : end + 3;
+      continue;
+    }
+    if (xml.startsWith('<?', lt) || xml.startsWith('<!', lt)) {
+      const end = xml.indexOf('>', lt + 2);
+      i = end === -1 ? xml.length : end + 1;
+      continue;
+    }
+    if (xml[lt + 1] === '/') {
+      if (stack.length > 1) stack.pop();
+      const end = xml.indexOf('>', lt + 2);
+      i = end === -1 ? xml.length : end + 1;
+      continue;
+    }
+    START_TAG.lastIndex = lt;
+    const m = START_TAG.exec(xml);
+    if (m === null) {
+      i = lt + 1;
+      continue;
+    }
+    const local = m[2]!;
+    const parent = stack[stack.length - 1]!;
+    const n = (parent.counts.get(local) ?? 0) + 1;
+    parent.counts.set(local, n);
+    const attrs = new Map<string, string>();
+    for (const a of m[3]!.matchAll(ATTR)) attrs.set(a[1]!, a[2] ?? a[3] ?? '');
+    const idAttr = ID_ATTRS[local];
+    let step = local;
+    if (idAttr !== undefined && attrs.has(idAttr)) step += `[@${idAttr}=${JSON.stringify(attrs.get(idAttr))}]`;
+    else if (!SINGLETONS.has(local)) step += `[${n}]`;
+    const path = `${parent.path}/${step}`;
+    if (elementPath === path || elementPath.startsWith(`${path}/`)) {
+      if (best === undefined || path.length > best.length) best = { length: path.length, index: lt };
+    }
+    if (m[4] !== '/') stack.push({ path, counts: new Map() });
+    i = START_TAG.lastIndex;
+  }
+  return best === undefined ? undefined : lineAt(best.index);
+}
+
+/**
+ * The problems of a policy and its references, compiled as the gateway does: none, or one issue
+ * at `at` with the evaluator's message, the element's path and its line.
+ */
+export function policyIssues(policy: string, references: string[], file: string, at: string): ProposalIssue[] {
+  try {
+    createPdp({ policies: [policy], references });
+    return [];
+  } catch (err) {
+    if (!(err instanceof XacmlSyntaxError)) return [{ path: at, file, message: (err as Error)?.message ?? String(err) }];
+    const malformed = /\(line (\d+), column \d+\)$/.exec(err.message);
+    const line = malformed !== null ? Number(malformed[1]) : lineOfElement(policy, err.path);
+    return [{ path: at, file, message: err.message, ...(err.path === '' ? {} : { element: err.path }), ...(line === undefined ? {} : { line }) }];
+  }
+}

@@ -1,0 +1,62 @@
+/**
+ * Validation of what the console is asked to save: the checks of the configuration file
+ * (`checkConfig`, every bad field named), the policy paths the console may write, and every XACML
+ * policy compiled as the gateway will compile it (errors with the element's path and line).
+ *
+ * @module
+ */
+import { ConfigError, type ConfigIssue } from '../gateway/config/errors.js';
+import type { GatewayConfig } from '../gateway/config/types.js';
+import { checkConfig } from '../gateway/config/validate.js';
+import { policyIssues } from './policy-check.js';
+import { POLICY_PATH, type ConfigProposal, type ConfigSnapshot } from './store.js';
+
+/** A problem of a proposal: a field of the document, or a place in a policy. */
+export interface ProposalIssue extends ConfigIssue {
+  /** The policy file, for a policy problem. */
+  readonly file?: string;
+  /** The element's path in the policy (`/Policy[@PolicyId="p"]/Rule[@RuleId="ok"]/Condition`). */
+  readonly element?: string;
+  /** The line of the policy the problem is at, when known. */
+  readonly line?: number;
+}
+
+/** Every problem of a proposal, in document order; none means it may be saved. */
+export function proposalIssues(proposal: ConfigProposal, saved: ConfigSnapshot): ProposalIssue[] {
+  const issues: ProposalIssue[] = [];
+  try {
+    checkConfig(proposal.document);
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err;
+    issues.push(...err.issues);
+  }
+  const document = proposal.document as GatewayConfig;
+  const apis = Array.isArray(document?.apis) ? document.apis : [];
+  apis.forEach((api, i) => {
+    const az = api?.authorization;
+    if (az?.mode !== 'xacml-Policy' || typeof az.policy !== 'string') return;
+    const at = `apis[${i}].authorization`;
+    const files: Array<[string, string]> = [[az.policy, `${at}.policy`]];
+    (Array.isArray(az.references) ? az.references : []).forEach((ref, j) => {
+      if (typeof ref === 'string') files.push([ref, `${at}.references[${j}]`]);
+    });
+    const texts: string[] = [];
+    for (const [file, where] of files) {
+      if (!POLICY_PATH.test(file)) {
+        issues.push({ path: where, message: 'the console keeps policies inside the configuration folder: a relative path of letters, digits and ._- ending in .xml' });
+        return;
+      }
+      const text = proposal.policies?.[file] ?? saved.policies[file];
+      if (text === undefined) {
+        issues.push({ path: where, message: `${file} does not exist: upload the policy with the API` });
+        return;
+      }
+      texts.push(text);
+    }
+    issues.push(...policyIssues(texts[0]!, texts.slice(1), az.policy, `${at}.policy`));
+  });
+  for (const file of Object.keys(proposal.policies ?? {})) {
+    if (!POLICY_PATH.test(file)) issues.push({ path: 'policies', message: `${file}: not a policy path the console writes` });
+  }
+  return issues;
+}

@@ -1,0 +1,418 @@
+/**
+ * The configuration API on the admin listener (`<basePath>/configuration/api`): read every API,
+ * token policy and policy (secrets never shown), change them with the file's validation, add and
+ * remove APIs and operations, upload policies, list, compare and restore versions, and see per
+ * node whether the saved configuration is in force.
+ *
+ * @module
+ */
+import { Router, type Request, type Response } from 'express';
+import { ConfigError } from '../gateway/config/errors.js';
+import type { ApiConfig, GatewayConfig, OperationConfig, TokenPolicyConfig } from '../gateway/config/types.js';
+import { logger } from '../log.js';
+import { operatorOf, type OperatorAccess } from '../operators/access.js';
+import { BodyError, pageHeaders, problem, readJson, titleOf } from '../operators/http.js';
+import { operatorGate } from '../operators/router.js';
+import type { ClusterStatus } from '../cluster/cluster.js';
+import { diffLines, type DiffLine } from './diff.js';
+import { policyIssues } from './policy-check.js';
+import { proposalIssues, type ProposalIssue } from './proposal.js';
+import { restoreSecrets, withoutSecrets } from './secrets.js';
+import { VersionConflictError, type ConfigProposal, type ConfigSnapshot, type ConfigStore } from './store.js';
+
+const log = logger('configuration');
+
+/** Largest body of a change: a document or a policy. */
+const MAX_BODY = 2 * 1024 * 1024;
+
+/** What the configuration API needs from the gateway. */
+export interface ConfigurationTarget {
+  /** The digest of the configuration this instance has in force (`undefined` before the first load). */
+  readonly configVersion: string | undefined;
+  /** This instance's id. */
+  readonly nodeId: string;
+  /** When the configuration in force was loaded and expires. */
+  readonly configState: { loadedAt?: number; expiresAt?: number; lastError?: { message: string } };
+  /** The instances (with Redis). */
+  clusterStatus(): Promise<ClusterStatus | undefined>;
+}
+
+/** One node as the console shows it. */
+export interface NodeConfigState {
+  /** The node's id. */
+  nodeId: string;
+  /** Digest of the configuration it has in force. */
+  configVersion?: string;
+  /** Epoch ms it was loaded. */
+  loadedAt?: number;
+  /** Epoch ms it expires. */
+  expiresAt?: number;
+  /** `in force`: the node runs the latest saved version; `saved, not yet in force`: it runs another. */
+  state: 'in force' | 'saved, not yet in force' | 'unknown';
+  /** The version number the node runs, when it is one of the saved ones. */
+  version?: number;
+}
+
+function apiKeyOf(api: { provider?: unknown; name?: unknown; version?: unknown }): string {
+  return `${String(api.provider)}/${String(api.name)}/v${String(api.version)}`;
+}
+
+function publicSnapshot(snapshot: ConfigSnapshot): Record<string, unknown> {
+  const { document, secrets } = withoutSecrets(snapshot.document);
+  return { version: snapshot.meta, document, secrets, policies: snapshot.policies };
+}
+
+/** The diff of two snapshots, secrets masked: the document and each policy file. */
+function snapshotDiff(a: ConfigSnapshot, b: ConfigSnapshot, label: string): Array<{ file: string; lines: DiffLine[] }> {
+  const doc = (s: ConfigSnapshot): string => `${JSON.stringify(withoutSecrets(s.document).document, null, 2)}\n`;
+  const secretsLine = (s: ConfigSnapshot): string => `${JSON.stringify(withoutSecrets(s.document).secrets, null, 2)}\n`;
+  const files: Array<{ file: string; lines: DiffLine[] }> = [];
+  const docLines = diffLines(doc(a), doc(b));
+  if (docLines.length > 0) files.push({ file: label, lines: docLines });
+  const secretLines = diffLines(secretsLine(a), secretsLine(b));
+  if (secretLines.length > 0) files.push({ file: '(client secrets: whether set and where from)', lines: secretLines });
+  const names = new Set([...Object.keys(a.policies), ...Object.keys(b.policies)]);
+  for (const name of [...names].sort()) {
+    const lines = diffLines(a.policies[name] ?? '', b.policies[name] ?? '');
+    if (lines.length > 0) files.push({ file: name, lines });
+  }
+  return files;
+}
+
+/** What changed between two documents, in a few words, for the audit log. */
+function summary(before: GatewayConfig, after: GatewayConfig, policies: string[]): string {
+  const parts: string[] = [];
+  const keyed = (apis: ApiConfig[] | undefined) => new Map((Array.isArray(apis) ? apis : []).map((a) => [apiKeyOf(a), JSON.stringify(a)]));
+  const a = keyed(before.apis);
+  const b = keyed(after.apis);
+  for (const [k, v] of b) if (!a.has(k)) parts.push(`API ${k} added`);
+  else if (a.get(k) !== v) parts.push(`API ${k} changed`);
+  for (const k of a.keys()) if (!b.has(k)) parts.push(`API ${k} removed`);
+  const tp = (c: GatewayConfig) => c.tokenPolicies ?? {};
+  for (const [k, v] of Object.entries(tp(after))) {
+    const old = tp(before)[k];
+    if (old === undefined) parts.push(`token policy ${k} added`);
+    else if (JSON.stringify(old) !== JSON.stringify(v)) parts.push(`token policy ${k} changed${old.clientSecret !== v.clientSecret ? ' (secret changed)' : ''}`);
+  }
+  for (const k of Object.keys(tp(before))) if (!(k in tp(after))) parts.push(`token policy ${k} removed`);
+  if (JSON.stringify(before.applications ?? {}) !== JSON.stringify(after.applications ?? {})) parts.push('applications changed');
+  for (const p of policies) parts.push(`policy ${p} uploaded`);
+  return parts.join('; ') || 'no change';
+}
+
+/** What a change builds: the proposal and what it is about (for the audit log). */
+interface Built {
+  proposal: ConfigProposal;
+  target: string;
+  /** The version's comment when the operator gives none (default: what changed). */
+  comment?: string;
+}
+
+class RequestError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+    readonly extra: Record<string, unknown> = {},
+  ) {
+    super(message);
+  }
+}
+
+/** The fields every change carries: a comment, and optionally the version it was made on. */
+function changeMeta(body: Record<string, unknown>): { comment: string; baseVersion: number | undefined } {
+  const comment = body['comment'];
+  if (comment !== undefined && (typeof comment !== 'string' || comment.length > 500)) throw new RequestError(400, 'comment must be a string of at most 500 characters');
+  const base = body['baseVersion'];
+  if (base !== undefined && (!Number.isSafeInteger(base) || (base as number) < 1)) throw new RequestError(400, 'baseVersion must be a version number');
+  return { comment: typeof comment === 'string' ? comment.trim() : '', baseVersion: base as number | undefined };
+}
+
+function objectBody(body: unknown): Record<string, unknown> {
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) throw new RequestError(400, 'the body must be a JSON object');
+  return body as Record<string, unknown>;
+}
+
+function findApi(document: GatewayConfig, req: Request): number {
+  const key = `${String(req.params['provider'])}/${String(req.params['name'])}/v${String(req.params['version'])}`;
+  const index = (Array.isArray(document.apis) ? document.apis : []).findIndex((api) => apiKeyOf(api) === key);
+  if (index === -1) throw new RequestError(404, `no API ${key}`);
+  return index;
+}
+
+/**
+ * The configuration API's router. Reading needs any role; changes need `admin` (and, with a
+ * session, its `X-CSRF-Token`). Every change is validated as the configuration file is (422 with
+ * `issues`, each naming its field; a policy issue also its element and line), saved as a new
+ * version, logged in the audit log, and in force only after ResetAllCaches or expiry.
+ */
+export function configurationRouter(access: OperatorAccess, store: ConfigStore, target: ConfigurationTarget): Router {
+  const router = Router();
+  router.use(pageHeaders);
+  router.use(operatorGate(access, (req) => (req.method === 'GET' || req.method === 'HEAD' ? 'viewer' : req.path === '/policies/check' ? 'viewer' : 'admin')));
+
+  const read = (handler: (req: Request) => Promise<unknown>) => (req: Request, res: Response) => {
+    handler(req).then(
+      (body) => res.status(200).json(body),
+      (err: unknown) => fail(res, err),
+    );
+  };
+  const fail = (res: Response, err: unknown): void => {
+    if (res.headersSent) return;
+    if (err instanceof RequestError) return problem(res, err.status, titleOf(err.status), err.message, err.extra);
+    if (err instanceof BodyError) return problem(res, err.status, titleOf(err.status), err.message);
+    if (err instanceof VersionConflictError) return problem(res, 409, 'Conflict', err.message, { latest: err.latest });
+    if (err instanceof ConfigError) return problem(res, 422, 'Unprocessable Content', `the saved configuration cannot be read: ${err.message}`, { issues: err.issues });
+    log('configuration API failed: %s', (err as Error)?.message ?? String(err));
+    problem(res, 500, 'Internal Server Error', 'the configuration could not be read or saved');
+  };
+
+  /**
+   * One change: read the body, build the proposal from the latest version, validate, save, audit.
+   * `build` returns the new document (a copy it may edit) and the policies it uploads.
+   */
+  const change =
+    (
+      action: string,
+      build: (latest: ConfigSnapshot, body: Record<string, unknown>, req: Request) => Built | Promise<Built>,
+      status = 200,
+    ) =>
+    (req: Request, res: Response) => {
+      const author = operatorOf(req)!.username;
+      let targetName = '';
+      readJson(req, res, MAX_BODY)
+        .then(async (raw) => {
+          const body = objectBody(raw);
+          const { comment, baseVersion } = changeMeta(body);
+          const latest = await store.current();
+          const built = await build(latest, body, req);
+          targetName = built.target;
+          const proposal = built.proposal;
+          restoreSecrets(proposal.document, latest.document);
+          const issues: ProposalIssue[] = proposalIssues(proposal, latest);
+          if (issues.length > 0) throw new RequestError(422, `${issues.length} problem(s): ${issues.map((i) => (i.path === '' ? i.message : `${i.path}: ${i.message}`)).join('; ')}`, { issues });
+          const what = summary(latest.document, proposal.document, Object.keys(proposal.policies ?? {}).filter((p) => proposal.policies![p] !== latest.policies[p]));
+          const version = await store.save(proposal, { author, comment: comment || built.comment || what }, baseVersion);
+          await access.record(req, { action, target: targetName, result: 'ok', status, detail: `version ${version.version}: ${what}${comment ? ` (${comment})` : ''}` });
+          res.status(status).json({ version, inForce: false, message: 'saved, not yet in force: ResetAllCaches (or the configuration expiring) puts it in force' });
+        })
+        .catch(async (err: unknown) => {
+          const code = err instanceof RequestError ? err.status : err instanceof VersionConflictError ? 409 : err instanceof BodyError ? err.status : 500;
+          await access
+            .record(req, { action, target: targetName || req.path, result: code >= 500 ? 'failed' : 'refused', status: code, detail: (err as Error)?.message?.slice(0, 500) ?? 'failed' })
+            .catch(() => undefined);
+          fail(res, err);
+        });
+    };
+
+  // ---- reading -------------------------------------------------------------------------------
+
+  router.get(
+    '/config',
+    read(async (req) => {
+      const latest = await store.current();
+      const operator = operatorOf(req)!;
+      return { ...publicSnapshot(latest), source: store.label, role: operator.role, canEdit: operator.role === 'admin' };
+    }),
+  );
+  router.get(
+    '/versions',
+    read(async () => ({ items: await store.list() })),
+  );
+  router.get(
+    '/versions/:n',
+    read(async (req) => {
+      const snapshot = await store.get(Number(req.params['n']));
+      if (snapshot === undefined) throw new RequestError(404, `no version ${String(req.params['n'])}`);
+      return publicSnapshot(snapshot);
+    }),
+  );
+  router.get(
+    '/diff',
+    read(async (req) => {
+      const from = await store.get(Number(req.query['from']));
+      const to = await store.get(Number(req.query['to']));
+      if (from === undefined || to === undefined) throw new RequestError(404, 'from and to must be version numbers');
+      return { from: from.meta, to: to.meta, files: snapshotDiff(from, to, store.label.split(/[\\/]/).pop() ?? 'configuration') };
+    }),
+  );
+  router.get(
+    '/apis/:provider/:name/:version/policy',
+    read(async (req) => {
+      const latest = await store.current();
+      const api = latest.document.apis[findApi(latest.document, req)]!;
+      if (api.authorization?.mode !== 'xacml-Policy') throw new RequestError(404, `${apiKeyOf(api)} has no XACML policy`);
+      const text = latest.policies[api.authorization.policy];
+      return { file: api.authorization.policy, text: text ?? null };
+    }),
+  );
+  router.get(
+    '/state',
+    read(async () => {
+      const latest = await store.current();
+      const versions = await store.list();
+      const byDigest = new Map(versions.filter((v) => v.digest !== '').map((v) => [v.digest, v.version]));
+      const describe = (nodeId: string, configVersion: string | undefined, loadedAt?: number, expiresAt?: number): NodeConfigState => {
+        const node: NodeConfigState = {
+          nodeId,
+          state: configVersion === undefined ? 'unknown' : configVersion === latest.meta.digest ? 'in force' : 'saved, not yet in force',
+        };
+        if (configVersion !== undefined) node.configVersion = configVersion;
+        const version = configVersion === undefined ? undefined : byDigest.get(configVersion);
+        if (version !== undefined) node.version = version;
+        if (loadedAt !== undefined) node.loadedAt = loadedAt;
+        if (expiresAt !== undefined) node.expiresAt = expiresAt;
+        return node;
+      };
+      const own = target.configState;
+      const nodes: NodeConfigState[] = [describe(target.nodeId, target.configVersion, own.loadedAt, own.expiresAt)];
+      const cluster = await target.clusterStatus().catch(() => undefined);
+      for (const node of cluster?.nodes ?? []) {
+        if (node.id === target.nodeId) continue;
+        nodes.push(describe(node.id, typeof node.configVersion === 'string' ? node.configVersion : undefined, node.configLoadedAt, node.configExpiresAt));
+      }
+      return { saved: latest.meta, nodes, ...(own.lastError === undefined ? {} : { lastError: own.lastError.message }) };
+    }),
+  );
+
+  // ---- changes -------------------------------------------------------------------------------
+
+  router.put(
+    '/config',
+    change('config.save', (latest, body) => {
+      const document = body['document'];
+      if (document === null || typeof document !== 'object' || Array.isArray(document)) throw new RequestError(400, 'document must be the configuration object');
+      return { proposal: { document: structuredClone(document) as GatewayConfig }, target: 'configuration' };
+    }),
+  );
+  const apiOf = (body: Record<string, unknown>): ApiConfig => {
+    const api = body['api'];
+    if (api === null || typeof api !== 'object' || Array.isArray(api)) throw new RequestError(400, 'api must be an object');
+    return structuredClone(api) as ApiConfig;
+  };
+  const uploaded = (body: Record<string, unknown>, api: ApiConfig): Record<string, string> | undefined => {
+    const policy = body['policy'];
+    if (policy === undefined) return undefined;
+    if (typeof policy !== 'string') throw new RequestError(400, 'policy must be the XACML text');
+    if (api.authorization?.mode !== 'xacml-Policy' || typeof api.authorization.policy !== 'string') throw new RequestError(400, 'policy needs authorization mode xacml-Policy with a policy path');
+    return { [api.authorization.policy]: policy };
+  };
+  router.post(
+    '/apis',
+    change(
+      'api.add',
+      (latest, body) => {
+        const api = apiOf(body);
+        const document = structuredClone(latest.document);
+        document.apis = [...(Array.isArray(document.apis) ? document.apis : []), api];
+        const policies = uploaded(body, api);
+        return { proposal: { document, ...(policies === undefined ? {} : { policies }) }, target: apiKeyOf(api) };
+      },
+      201,
+    ),
+  );
+  router.put(
+    '/apis/:provider/:name/:version',
+    change('api.change', (latest, body, req) => {
+      const document = structuredClone(latest.document);
+      const index = findApi(document, req);
+      const api = apiOf(body);
+      document.apis[index] = api;
+      const policies = uploaded(body, api);
+      return { proposal: { document, ...(policies === undefined ? {} : { policies }) }, target: apiKeyOf(api) };
+    }),
+  );
+  router.delete(
+    '/apis/:provider/:name/:version',
+    change('api.remove', (latest, _body, req) => {
+      const document = structuredClone(latest.document);
+      const index = findApi(document, req);
+      const [removed] = document.apis.splice(index, 1);
+      return { proposal: { document }, target: apiKeyOf(removed!) };
+    }),
+  );
+  router.post(
+    '/apis/:provider/:name/:version/operations',
+    change(
+      'operation.add',
+      (latest, body, req) => {
+        const document = structuredClone(latest.document);
+        const api = document.apis[findApi(document, req)]!;
+        const operation = body['operation'];
+        if (operation === null || typeof operation !== 'object' || Array.isArray(operation)) throw new RequestError(400, 'operation must be an object { name, method, path }');
+        const op = operation as OperationConfig;
+        if ((api.operations ?? []).some((o) => o.name === op.name)) throw new RequestError(409, `${apiKeyOf(api)} already has an operation ${String(op.name)}`);
+        api.operations = [...(api.operations ?? []), op];
+        return { proposal: { document }, target: `${apiKeyOf(api)} ${String(op.name)}` };
+      },
+      201,
+    ),
+  );
+  router.delete(
+    '/apis/:provider/:name/:version/operations/:operation',
+    change('operation.remove', (latest, _body, req) => {
+      const document = structuredClone(latest.document);
+      const api = document.apis[findApi(document, req)]!;
+      const name = String(req.params['operation']);
+      const remaining = (api.operations ?? []).filter((o) => o.name !== name);
+      if (remaining.length === (api.operations ?? []).length) throw new RequestError(404, `${apiKeyOf(api)} has no operation ${name}`);
+      // No operations left: every method and path is relayed, as for an API that lists none.
+      if (remaining.length === 0) delete api.operations;
+      else api.operations = remaining;
+      return { proposal: { document }, target: `${apiKeyOf(api)} ${name}` };
+    }),
+  );
+  router.put(
+    '/token-policies/:policy',
+    change('token-policy.save', (latest, body, req) => {
+      const name = String(req.params['policy']);
+      const policy = body['policy'];
+      if (policy === null || typeof policy !== 'object' || Array.isArray(policy)) throw new RequestError(400, 'policy must be an object');
+      const document = structuredClone(latest.document);
+      document.tokenPolicies = { ...(document.tokenPolicies ?? {}), [name]: structuredClone(policy) as TokenPolicyConfig };
+      return { proposal: { document }, target: `token policy ${name}` };
+    }),
+  );
+  router.delete(
+    '/token-policies/:policy',
+    change('token-policy.remove', (latest, _body, req) => {
+      const name = String(req.params['policy']);
+      const document = structuredClone(latest.document);
+      if (document.tokenPolicies?.[name] === undefined) throw new RequestError(404, `no token policy ${name}`);
+      delete document.tokenPolicies[name];
+      return { proposal: { document }, target: `token policy ${name}` };
+    }),
+  );
+  router.put(
+    '/apis/:provider/:name/:version/policy',
+    change('policy.upload', (latest, body, req) => {
+      const document = structuredClone(latest.document);
+      const api = document.apis[findApi(document, req)]!;
+      if (api.authorization?.mode !== 'xacml-Policy') throw new RequestError(409, `${apiKeyOf(api)} has no XACML policy: set its authorization to xacml-Policy first`);
+      const text = body['text'];
+      if (typeof text !== 'string' || text.trim() === '') throw new RequestError(400, 'text must be the XACML policy');
+      return { proposal: { document, policies: { [api.authorization.policy]: text } }, target: `${apiKeyOf(api)} ${api.authorization.policy}` };
+    }),
+  );
+  router.post('/policies/check', (req: Request, res: Response) => {
+    readJson(req, res, MAX_BODY)
+      .then((raw) => {
+        const body = objectBody(raw);
+        const text = body['text'];
+        if (typeof text !== 'string') throw new RequestError(400, 'text must be the XACML policy');
+        const issues = policyIssues(text, [], 'policy', 'policy');
+        res.status(200).json({ valid: issues.length === 0, issues });
+      })
+      .catch((err: unknown) => fail(res, err));
+  });
+  router.post(
+    '/versions/:n/rollback',
+    change('rollback', async (_latest, _body, req) => {
+      const n = Number(req.params['n']);
+      const snapshot = await store.get(n);
+      if (snapshot === undefined) throw new RequestError(404, `no version ${String(req.params['n'])}`);
+      // The whole version comes back, document and policies, as a new version.
+      return { proposal: { document: structuredClone(snapshot.document), policies: { ...snapshot.policies } }, target: `version ${n}`, comment: `rollback to version ${n}` };
+    }),
+  );
+  return router;
+}

@@ -1,0 +1,189 @@
+/**
+ * Operator access to the admin listener: who a request is (a session cookie, or HTTP Basic for
+ * scripts), what its role lets it do, the CSRF token of a session's changes, and the audit trail
+ * of the admin routes.
+ *
+ * @module
+ */
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import { optionChecks } from '../options.js';
+import { credentialBased, type BasicCredentials, type ConsoleAuthenticate } from '../record/console/auth.js';
+import { throttleFor, type LoginThrottle } from '../record/console/throttle.js';
+import type { AdminAuthOptions } from '../gateway/admin.js';
+import { MemoryAuditLog, type AuditLog, type AuditResult } from './audit.js';
+import { addressOf } from './http.js';
+import { roleAllows, type OperatorRole } from './roles.js';
+import { csrfMatches, SessionStore, type Session, type SessionOptions } from './sessions.js';
+import { UserDirectory, type OperatorIdentity, type OperatorUser } from './users.js';
+
+/** Operators of the admin listener: users with roles, sessions, the audit log. */
+export interface OperatorsOptions {
+  /**
+   * A users file, `{ "users": [ { "username", "role", "passwordHash" } ] }` (hashes written by
+   * `express-access-gateway users add` or `hashPassword`), read at creation and again when it
+   * changes. The `admin.basicAuth` user (`ADMIN_PASSWORD`) is an `admin` beside them.
+   */
+  usersFile?: string;
+  /** Users given in code (same shape as the file's). */
+  users?: OperatorUser[];
+  /** Where operator actions are logged. Default: a `MemoryAuditLog` (with `auditFile`, appended to it). */
+  audit?: AuditLog;
+  /** A JSON-lines file the default audit log appends every entry to. */
+  auditFile?: string;
+  /** Session lifetimes and cookie. */
+  sessions?: SessionOptions;
+}
+
+/** A request's operator: who, with which role, and how they proved it. */
+export interface Operator extends OperatorIdentity {
+  /** `session`: the sign-in cookie; `basic`: HTTP Basic (scripts); `custom`: the host's `admin.authenticate`. */
+  readonly via: 'session' | 'basic' | 'custom';
+  /** The session, when `via` is `session`. */
+  readonly session?: Session;
+}
+
+const SAFE: ReadonlySet<string> = new Set(['GET', 'HEAD', 'OPTIONS']);
+const operators = new WeakMap<Request, Operator>();
+
+/** The operator a request was authenticated as (by {@link OperatorAccess.authenticate}). */
+export function operatorOf(req: Request): Operator | undefined {
+  return operators.get(req);
+}
+
+/** The pieces the admin listener's routers share. */
+export class OperatorAccess {
+  /** The users. */
+  readonly users: UserDirectory;
+  /** The sessions. */
+  readonly sessions: SessionStore;
+  /** The audit log. */
+  readonly audit: AuditLog;
+  /** The failed-login throttle shared by every router of the listener. */
+  readonly throttle: LoginThrottle;
+  /** Realm of Basic challenges. */
+  readonly realm: string;
+  /** The check every router of the listener uses: a session, else Basic credentials, else the host's own check. */
+  readonly authenticate: ConsoleAuthenticate;
+  /** Whether a host's own `authenticate` decides (then a request without credentials counts as a failed login). */
+  readonly custom: boolean;
+
+  constructor(admin: AdminAuthOptions, options: OperatorsOptions, cookiePath: string, name: string) {
+    const check = optionChecks(name);
+    check.object(options, 'operators', {});
+    const sessions = check.object<SessionOptions>(options.sessions, 'operators.sessions', {});
+    const secureCookie = sessions.secureCookie ?? 'auto';
+    if (secureCookie !== 'auto' && typeof secureCookie !== 'boolean') check.fail('operators.sessions.secureCookie', 'must be true, false or "auto"');
+    this.sessions = new SessionStore(
+      {
+        idleMinutes: check.positive(sessions.idleMinutes, 'operators.sessions.idleMinutes', 30),
+        maxHours: check.positive(sessions.maxHours, 'operators.sessions.maxHours', 12),
+        maxSessions: check.positive(sessions.maxSessions, 'operators.sessions.maxSessions', 10_000, true),
+        secureCookie,
+      },
+      cookiePath,
+    );
+    if (options.usersFile !== undefined) check.string(options.usersFile, 'operators.usersFile');
+    if (options.users !== undefined && !Array.isArray(options.users)) check.fail('operators.users', 'must be an array of { username, role, passwordHash }');
+    this.users = new UserDirectory({
+      ...(options.usersFile === undefined ? {} : { file: options.usersFile }),
+      ...(options.users === undefined ? {} : { users: options.users }),
+      ...(admin.basicAuth === undefined ? {} : { fixedAdmin: admin.basicAuth }),
+    });
+    const audit = options.audit;
+    if (audit !== undefined && (audit === null || typeof audit !== 'object' || typeof audit.append !== 'function' || typeof audit.list !== 'function')) {
+      check.fail('operators.audit', 'must implement AuditLog (append, list)');
+    }
+    this.audit = audit ?? new MemoryAuditLog(options.auditFile === undefined ? {} : { file: check.string(options.auditFile, 'operators.auditFile') });
+    this.realm = admin.realm ?? 'Gateway admin';
+    const own = admin.authenticate;
+    this.custom = own !== undefined;
+    const users = this.users;
+    const sessionStore = this.sessions;
+    const authenticate: ConsoleAuthenticate = async (req: Request, credentials: BasicCredentials | undefined) => {
+      const session = sessionStore.of(req);
+      if (session !== undefined) {
+        operators.set(req, { username: session.username, role: session.role, via: 'session', session });
+        return true;
+      }
+      if (own !== undefined) {
+        // The host's own check admits admins: it knows no roles.
+        if ((await own(req, credentials)) !== true) return false;
+        operators.set(req, { username: credentials?.username ?? 'admin', role: 'admin', via: 'custom' });
+        return true;
+      }
+      if (credentials === undefined) return false;
+      const identity = await users.verify(credentials.username, credentials.password);
+      if (identity === undefined) return false;
+      operators.set(req, { ...identity, via: 'basic' });
+      return true;
+    };
+    // Without a host check, a request without credentials is a browser's first visit, not a guess.
+    this.authenticate = own === undefined ? credentialBased(authenticate) : authenticate;
+    this.throttle = throttleFor(this.authenticate, admin.loginThrottle, `${name}: options.admin.loginThrottle`);
+  }
+
+  /**
+   * Whether the request's operator has at least `needed`, and, for a change made with a session,
+   * sent the session's CSRF token.
+   */
+  allows(req: Request, needed: OperatorRole): boolean {
+    const operator = operatorOf(req);
+    if (operator === undefined || !roleAllows(operator.role, needed)) return false;
+    if (SAFE.has(req.method) || operator.via !== 'session') return true;
+    return csrfMatches(req, operator.session!);
+  }
+
+  /** The admin routes' rule: reading (status, metrics) for every role, changes (reset, forget) for operators. */
+  readonly adminAuthorize = (req: Request): boolean => this.allows(req, SAFE.has(req.method) ? 'viewer' : 'operator');
+
+  /** The options the admin router and the console are built with. */
+  routerOptions(): AdminAuthOptions & { authenticate: ConsoleAuthenticate } {
+    return { authenticate: this.authenticate, realm: this.realm, authorize: this.adminAuthorize };
+  }
+
+  /**
+   * Middleware in front of routes whose changes must be audited (the admin routes): every
+   * state-changing request, and every refused Basic login, is logged when its answer ends.
+   */
+  auditTrail(area: string): RequestHandler {
+    return (req: Request, res: Response, next: NextFunction) => {
+      const changes = !SAFE.has(req.method);
+      const credentials = req.headers.authorization !== undefined;
+      if (!changes && !credentials) return next();
+      res.on('finish', () => {
+        const operator = operatorOf(req);
+        if (!changes && !(res.statusCode === 401 || res.statusCode === 429)) return;
+        const action = changes && operator !== undefined ? req.path.replace(/^\/+|\/+$/g, '') || area : 'sign-in';
+        void this.record(req, {
+          action,
+          target: `${area}${req.path}`,
+          result: resultOf(res.statusCode),
+          status: res.statusCode,
+          ...(operator === undefined ? { detail: `${req.method} ${area}${req.path} without valid credentials` } : {}),
+        }).catch(() => undefined);
+      });
+      next();
+    };
+  }
+
+  /** Appends an audit entry for the request's operator (or nobody). */
+  record(req: Request, entry: { action: string; target?: string; result: AuditResult; status?: number; detail?: string; actor?: string | null }): Promise<unknown> {
+    const operator = operatorOf(req);
+    return this.audit.append({
+      actor: entry.actor !== undefined ? entry.actor : (operator?.username ?? null),
+      ...(operator === undefined ? {} : { role: operator.role }),
+      address: addressOf(req),
+      action: entry.action,
+      ...(entry.target === undefined ? {} : { target: entry.target }),
+      result: entry.result,
+      ...(entry.status === undefined ? {} : { status: entry.status }),
+      ...(entry.detail === undefined ? {} : { detail: entry.detail }),
+    });
+  }
+}
+
+/** The audit result of an HTTP status. */
+export function resultOf(status: number): AuditResult {
+  if (status < 400) return 'ok';
+  return status === 401 || status === 403 || status === 429 ? 'refused' : 'failed';
+}

@@ -1,0 +1,216 @@
+/**
+ * Operators on a gateway's admin listener over real HTTP: sign-in to a session cookie, the CSRF
+ * token of a session's changes, roles on the admin routes and the monitoring console (a viewer
+ * cannot reset), HTTP Basic for scripts (ADMIN_PASSWORD's admin included), throttled sign-ins,
+ * and the audit log of it all.
+ */
+import { spawn } from 'node:child_process';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { expect } from 'chai';
+import type { AuditEntry } from '../../src/operators/audit.js';
+import { repoRoot } from '../gateway/helpers.js';
+import { ADMIN_PASSWORD, basic, OperatorClient, PASSWORDS, startAdmin, type AdminListener } from './helpers.js';
+
+const RESET = '/gateway/admin/reset-caches';
+
+describe('operators: sessions, roles and the audit log', function () {
+  this.timeout(60_000);
+  let admin: AdminListener;
+
+  before(async () => {
+    admin = await startAdmin();
+  });
+  after(() => admin?.stop());
+
+  it('signs in to an HttpOnly, SameSite=Strict session cookie (no Secure over plain HTTP) and says who is signed in', async () => {
+    const client = new OperatorClient(admin.url);
+    const before = await (await client.fetch('/gateway/operators/session')).json();
+    expect(before).to.deep.equal({ signedIn: false });
+    const res = await client.signIn('otto', PASSWORDS.otto);
+    expect(res.status).to.equal(200);
+    const body = (await res.json()) as Record<string, unknown>;
+    expect(body).to.include({ signedIn: true, username: 'otto', role: 'operator' });
+    expect(body['csrfToken']).to.match(/^[A-Za-z0-9_-]{43}$/);
+    expect(client.lastSetCookie).to.match(/^eag_session=[A-Za-z0-9_-]{43}; Path=\/gateway; Max-Age=43200; HttpOnly; SameSite=Strict$/);
+    expect(res.headers.get('cache-control')).to.equal('no-store');
+    const now = await (await client.fetch('/gateway/operators/session')).json();
+    expect(now).to.deep.equal({ signedIn: true, username: 'otto', role: 'operator', csrfToken: body['csrfToken'] });
+  });
+
+  it('sets Secure on the cookie over TLS (as Express sees it through trust proxy)', async () => {
+    const { default: express } = await import('express');
+    const { createServer } = await import('node:http');
+    const { listen, close } = await import('./helpers.js');
+    const app = express();
+    app.set('trust proxy', 'loopback');
+    app.use(admin.gateway.adminRouter);
+    const server = createServer(app);
+    const url = await listen(server);
+    try {
+      const res = await fetch(`${url}/gateway/operators/session`, {
+        method: 'POST',
+        headers: { 'x-gateway-console': '1', 'content-type': 'application/json', 'x-forwarded-proto': 'https' },
+        body: JSON.stringify({ username: 'vera', password: PASSWORDS.vera }),
+      });
+      expect(res.status).to.equal(200);
+      expect(res.headers.get('set-cookie')).to.match(/; HttpOnly; SameSite=Strict; Secure$/);
+    } finally {
+      await close(server);
+    }
+  });
+
+  it('refuses a wrong password with 401 and no cookie, and a sign-in without the console header', async () => {
+    const client = new OperatorClient(admin.url);
+    const res = await client.signIn('otto', 'not-his-password');
+    expect(res.status).to.equal(401);
+    expect(res.headers.get('content-type')).to.match(/^application\/problem\+json/);
+    expect(res.headers.get('www-authenticate'), 'no browser prompt for the page').to.equal(null);
+    expect(client.cookie).to.equal(undefined);
+    const forged = await fetch(`${admin.url}/gateway/operators/session`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', origin: 'http://evil.example' },
+      body: JSON.stringify({ username: 'otto', password: PASSWORDS.otto }),
+    });
+    expect(forged.status).to.equal(403);
+    expect(forged.headers.get('set-cookie')).to.equal(null);
+    const junk = await client.json('/gateway/operators/session', 'POST', { username: 'otto' });
+    expect(junk.status).to.equal(400);
+  });
+
+  it('a viewer session reads the console and the status but cannot reset or forget (403), even with the CSRF token', async () => {
+    const vera = new OperatorClient(admin.url);
+    expect((await vera.signIn('vera', PASSWORDS.vera)).status).to.equal(200);
+    expect((await vera.fetch('/gateway/console/api/transactions')).status).to.equal(200);
+    expect((await vera.fetch('/gateway/admin/status')).status).to.equal(200);
+    const reset = await vera.fetch(RESET, { method: 'POST' });
+    expect(reset.status).to.equal(403);
+    expect(((await reset.json()) as { detail: string }).detail).to.equal('your role does not allow this');
+    expect((await vera.json('/gateway/admin/forget', 'POST', { subject: 'x' })).status).to.equal(403);
+    expect((await vera.fetch('/gateway/operators/audit')).status, 'the audit log is for operators').to.equal(403);
+  });
+
+  it('an operator session resets the caches only with its CSRF token', async () => {
+    const otto = new OperatorClient(admin.url);
+    await otto.signIn('otto', PASSWORDS.otto);
+    const without = await otto.fetch(RESET, { method: 'POST' }, false);
+    expect(without.status).to.equal(403);
+    const wrong = await otto.fetch(RESET, { method: 'POST', headers: { 'x-csrf-token': 'A'.repeat(43) } }, false);
+    expect(wrong.status).to.equal(403);
+    const ok = await otto.fetch(RESET, { method: 'POST' });
+    expect(ok.status).to.equal(200);
+    expect(await ok.json()).to.include.keys('loadedAt', 'apis', 'tokenResultsCleared');
+  });
+
+  it('keeps HTTP Basic for scripts, with the same roles: ADMIN_PASSWORD admin and operators reset, a viewer cannot', async () => {
+    const post = (auth: string) => fetch(`${admin.url}${RESET}`, { method: 'POST', headers: { authorization: auth, 'x-gateway-console': '1' } });
+    expect((await post(basic('admin', ADMIN_PASSWORD))).status).to.equal(200);
+    expect((await post(basic('otto', PASSWORDS.otto))).status).to.equal(200);
+    expect((await post(basic('ada', PASSWORDS.ada))).status).to.equal(200);
+    expect((await post(basic('vera', PASSWORDS.vera))).status).to.equal(403);
+    const wrong = await post(basic('otto', 'nope'));
+    expect(wrong.status).to.equal(401);
+    expect(wrong.headers.get('www-authenticate')).to.equal('Basic realm="Gateway admin", charset="UTF-8"');
+    const console = await fetch(`${admin.url}/gateway/console/api/transactions`, { headers: { authorization: basic('vera', PASSWORDS.vera), 'x-gateway-console': '1' } });
+    expect(console.status).to.equal(200);
+    const anonymous = await fetch(`${admin.url}/gateway/console/api/transactions`, { headers: { 'x-gateway-console': '1' } });
+    expect(anonymous.status).to.equal(401);
+  });
+
+  it('signs out: the cookie is cleared and the session no longer opens anything', async () => {
+    const ada = new OperatorClient(admin.url);
+    await ada.signIn('ada', PASSWORDS.ada);
+    const cookie = ada.cookie!;
+    const out = await ada.fetch('/gateway/operators/session', { method: 'DELETE' });
+    expect(out.status).to.equal(204);
+    expect(ada.lastSetCookie).to.match(/^eag_session=; Path=\/gateway; Max-Age=0; HttpOnly; SameSite=Strict$/);
+    const replay = await fetch(`${admin.url}/gateway/admin/status`, { headers: { cookie, 'x-gateway-console': '1' } });
+    expect(replay.status).to.equal(401);
+  });
+
+  it('logs every action in the audit log (who, when, from where, what, result), as JSON and as an export', async () => {
+    const otto = new OperatorClient(admin.url);
+    await otto.signIn('otto', PASSWORDS.otto);
+    const res = await otto.fetch('/gateway/operators/audit?limit=100');
+    expect(res.status).to.equal(200);
+    const { items } = (await res.json()) as { items: AuditEntry[] };
+    const line = (e: AuditEntry) => `${e.actor ?? '-'} ${e.action} ${e.result}${e.target === undefined ? '' : ` ${e.target}`}`;
+    const lines = items.map(line).reverse();
+    expect(lines).to.include('otto sign-in ok');
+    expect(lines).to.include('- sign-in refused otto');
+    expect(lines).to.include('vera reset-caches refused admin/reset-caches');
+    expect(lines).to.include('vera forget refused admin/forget');
+    expect(lines).to.include('otto reset-caches ok admin/reset-caches');
+    expect(lines).to.include('admin reset-caches ok admin/reset-caches');
+    expect(lines).to.include('- sign-in refused admin/reset-caches');
+    expect(lines).to.include('ada sign-out ok');
+    for (const entry of items) {
+      expect(entry.address).to.match(/127\.0\.0\.1/);
+      expect(Date.parse(entry.time)).to.be.closeTo(Date.now(), 60_000);
+      expect(JSON.stringify(entry)).not.to.include(PASSWORDS.otto).and.not.to.include(ADMIN_PASSWORD);
+    }
+    const csv = await otto.fetch('/gateway/operators/audit/export?format=csv');
+    expect(csv.headers.get('content-disposition')).to.match(/^attachment; filename="gateway-audit-.*\.csv"$/);
+    const text = await csv.text();
+    expect(text.split('\r\n')[0]).to.equal('id,time,actor,role,address,action,target,result,status,detail');
+    expect(text).to.include(',otto,operator,');
+    const json = await otto.fetch('/gateway/operators/audit/export');
+    expect(((await json.json()) as AuditEntry[]).map((e) => e.id)).to.deep.equal(items.map((e) => e.id));
+  });
+
+  it('throttles failed sign-ins per address: 429 with Retry-After, even for the right password', async () => {
+    const strict = await startAdmin({ admin: { basicAuth: { username: 'admin', password: ADMIN_PASSWORD }, loginThrottle: { maxFailures: 3, windowMs: 60_000 } } });
+    try {
+      const client = new OperatorClient(strict.url);
+      for (let i = 0; i < 3; i++) expect((await client.signIn('ada', 'wrong')).status).to.equal(401);
+      const blocked = await client.signIn('ada', PASSWORDS.ada);
+      expect(blocked.status).to.equal(429);
+      expect(Number(blocked.headers.get('retry-after'))).to.be.within(1, 60);
+      // The same throttle guards Basic logins of the admin routes and the console.
+      const script = await fetch(`${strict.url}/gateway/admin/status`, { headers: { authorization: basic('ada', PASSWORDS.ada), 'x-gateway-console': '1' } });
+      expect(script.status).to.equal(429);
+    } finally {
+      await strict.stop();
+    }
+  });
+
+  it('adds a user with the CLI (password from standard input, only its hash stored), who can then sign in', async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), 'gateway-users-'));
+    const file = path.join(dir, 'users.json');
+    try {
+      const run = (args: string[], input: string) =>
+        new Promise<{ code: number | null; out: string; err: string }>((resolve) => {
+          const child = spawn(process.execPath, ['--import', 'tsx', path.join(repoRoot, 'src/server/cli.ts'), 'users', ...args], { cwd: repoRoot });
+          let out = '';
+          let err = '';
+          child.stdout.on('data', (d) => (out += d));
+          child.stderr.on('data', (d) => (err += d));
+          child.on('close', (code) => resolve({ code, out, err }));
+          child.stdin.end(input);
+        });
+      const added = await run(['add', '--file', file, '--username', 'carla', '--role', 'operator'], 'carla-pass-9\n');
+      expect(added.code, added.err).to.equal(0);
+      expect(added.out).to.include('added carla (operator)');
+      const text = await readFile(file, 'utf8');
+      expect(text).not.to.include('carla-pass-9');
+      expect(JSON.parse(text).users[0]).to.include({ username: 'carla', role: 'operator' });
+      const bad = await run(['add', '--file', file, '--username', 'x', '--role', 'root'], 'p\n');
+      expect(bad.code).to.equal(2);
+      expect(bad.err).to.include('--role must be one of viewer, operator, admin');
+      const hashed = await run(['hash'], 'abc\n');
+      expect(hashed.out).to.match(/^scrypt\$/);
+      const listener = await startAdmin({ operators: { usersFile: file } });
+      try {
+        const carla = new OperatorClient(listener.url);
+        const res = await carla.signIn('carla', 'carla-pass-9');
+        expect(res.status).to.equal(200);
+        expect(((await res.json()) as { role: string }).role).to.equal('operator');
+      } finally {
+        await listener.stop();
+      }
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
