@@ -125,6 +125,31 @@ describe('token results shared between gateway instances (Redis)', function () {
     expect(results.filter((r) => r.shared === true).length).to.be.greaterThan(0);
   });
 
+  it('a shared entry that is not a result (garbage, the wrong shape) is a miss, and a valid result past its exp is never served', async () => {
+    const a = await instance();
+    const b = await instance();
+    const token = await issue();
+    await a.policy.validate(token);
+    const written = (await dump(raw, prefix)).filter(({ key }) => key.startsWith(`${prefix}tok:`) && !key.endsWith(':lock'));
+    expect(written.length).to.be.at.least(1);
+    const real = JSON.parse(written.find(({ value }) => value.startsWith('{'))!.value) as { k: string; at: number; d: Record<string, unknown> };
+    const forge = async (value: string): Promise<void> => {
+      for (const { key } of written) await raw.set(key, value, { KEEPTTL: true });
+      b.policy.clearCache();
+    };
+    for (const forged of ['not json', '{"k":"v","at":1,"d":{"info":[]}}', '{"k":"r","at":1,"d":{"code":"ERR_SOMETHING","diagnostic":"x"}}', '[]']) {
+      await forge(forged);
+      const before = introspections();
+      const result = await b.policy.validate(token);
+      expect(result.shared, forged).to.not.equal(true);
+      expect(result.info.subject, forged).to.equal('client1');
+      expect(introspections() - before, forged).to.equal(1);
+    }
+    // Fail closed: what the cluster says expired is refused, never answered valid.
+    await forge(JSON.stringify({ ...real, d: { ...real.d, exp: Math.floor(Date.now() / 1000) - 60 } }));
+    expect((await refusalOf(b.policy.validate(token))).code).to.equal('ERR_TOKEN_EXPIRED');
+  });
+
   it('shares refusals: an inactive token is introspected once across instances within the refusal TTL', async () => {
     const instances = [await instance(), await instance(), await instance()];
     const before = introspections();
