@@ -10,9 +10,11 @@
  *  (b) relays of GET /pet/10 to the petstore backend: fastify + @fastify/http-proxy (the baseline),
  *      a dozen lines of node:http + undici, createRelay in Express, the full gateway (createGateway
  *      from the example's configuration) mounted in Express and served by gateway.handler, and
- *      nginx proxy_pass when nginx is on the PATH.
+ *      nginx proxy_pass when nginx is on the PATH;
+ *  (d) gateway.handler with its Prometheus metrics on (the default) and off, no OpenTelemetry SDK.
  * Prints the targets: gateway.handler ≥ 0.90 of fastify's relay and ≥ 3x the gateway in Express;
- * the CPU the chain adds per request inside Express ≤ 2x what it adds on plain node:http.
+ * the CPU the chain adds per request inside Express ≤ 2x what it adds on plain node:http; with
+ * metrics on, ≥ 0.97 of the req/s with metrics off.
  *
  * Fairness: each server under test runs alone in its own child process (one event loop, one core),
  * the load generator in this process on the other core; the backend of (b) is a third process used
@@ -312,6 +314,22 @@ async function main(): Promise<void> {
     if (unsaturated.length > 0) {
       console.log(`  Not saturated (event loop busy below 90%, so the load generator or the machine set the pace): ${unsaturated.join('; ')}.`);
     }
+
+    // (d) the cost of the metrics: the same gateway.handler with metrics on and off, no OpenTelemetry SDK.
+    const groupD: Case[] = [];
+    try {
+      const url = '/gateway/Ente/PetStore/v1/pet/10';
+      groupD.push(await startCase('gateway.handler, metrics off', 'gateway-handler', { configFile, metrics: false }, url, bearer(opaque)));
+      groupD.push(await startCase('gateway.handler, metrics on (no OpenTelemetry SDK)', 'gateway-handler', { configFile }, url, bearer(opaque)));
+      await measureGroup(groupD);
+    } finally {
+      for (const c of groupD) await stopServer(c.child);
+    }
+    const [metricsOff, metricsOn] = groupD as [Case, Case];
+    console.log(`\n  ${'(d) metrics on and off, GET /pet/10'.padEnd(58)} ${HEADINGS}`);
+    for (const c of groupD) console.log(row(c, metricsOff));
+    const metricsRatio = ratios(metricsOn, metricsOff);
+    console.log(`  metrics on / metrics off                  ${metricsRatio.rps.toFixed(2)}  (target ≥ 0.97) ${metricsRatio.rps >= 0.97 ? 'met' : 'NOT MET'}; CPU per request ratio ${metricsRatio.cpu.toFixed(2)}; rounds ${rounds(metricsRatio)}`);
   } finally {
     for (const child of children) await stopServer(child);
     await as.stop();

@@ -10,7 +10,8 @@
  * same handler, alone and behind the same chain, on plain `node:http`), `backend` (the example's
  * petstore backend), `relay` (a bare relay to the backend in Express), `node-relay` (a dozen lines
  * of `node:http` and undici), `fastify-proxy` (fastify + @fastify/http-proxy), `gateway`
- * (createGateway mounted in Express) and `gateway-handler` (the same on `gateway.handler`).
+ * (createGateway mounted in Express) and `gateway-handler` (the same on `gateway.handler`; with
+ * `metrics: false`, without metrics).
  */
 import { hash, randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -36,6 +37,8 @@ import {
 import { doggie, startPetstoreBackend } from '../examples/petstore/backend.js';
 
 interface Options {
+  /** `gateway-handler`: `false` runs the gateway with `metrics: false` (default: metrics on). */
+  metrics?: boolean;
   issuer?: string;
   audience?: string;
   policyFile?: string;
@@ -208,7 +211,7 @@ async function start(): Promise<number> {
       return (app.server.address() as AddressInfo).port;
     }
     case 'gateway-handler': {
-      const gateway = createGateway({ config: options.configFile! });
+      const gateway = createGateway({ config: options.configFile!, ...(options.metrics === false ? { metrics: false } : {}) });
       await gateway.ready();
       return serveNode(gateway.handler);
     }
