@@ -14,11 +14,13 @@
  *  (c) gateway.handler with everything in memory (the baseline), with token results shared in Redis
  *      (BENCH_REDIS_URL, default redis://127.0.0.1:6379), and with records in PostgreSQL
  *      (BENCH_DATABASE_URL, default postgres://postgres@127.0.0.1:5432/test); skipped when they
- *      do not answer.
+ *      do not answer;
+ *  (d) gateway.handler with its Prometheus metrics on (the default) and off, no OpenTelemetry SDK.
  * Prints the targets: gateway.handler ≥ 0.90 of fastify's relay and ≥ 3x the gateway in Express;
  * the CPU the chain adds per request inside Express ≤ 2x what it adds on plain node:http; with Redis
  * behind the local cache, ≥ 0.95 of the CPU-per-request ratio of memory only; with records in
- * PostgreSQL, ≥ 0.95 of the req/s of records in memory.
+ * PostgreSQL, ≥ 0.95 of the req/s of records in memory; with metrics on, ≥ 0.97 of the req/s with
+ * metrics off.
  *
  * Fairness: each server under test runs alone in its own child process (one event loop, one core),
  * the load generator in this process on the other core; the backend of (b) is a third process used
@@ -352,6 +354,22 @@ async function main(): Promise<void> {
     if (unsaturated.length > 0) {
       console.log(`  Not saturated (event loop busy below 90%, so the load generator or the machine set the pace): ${unsaturated.join('; ')}.`);
     }
+
+    // (d) the cost of the metrics: the same gateway.handler with metrics on and off, no OpenTelemetry SDK.
+    const groupD: Case[] = [];
+    try {
+      const url = '/gateway/Ente/PetStore/v1/pet/10';
+      groupD.push(await startCase('gateway.handler, metrics off', 'gateway-handler', { configFile, metrics: false }, url, bearer(opaque)));
+      groupD.push(await startCase('gateway.handler, metrics on (no OpenTelemetry SDK)', 'gateway-handler', { configFile }, url, bearer(opaque)));
+      await measureGroup(groupD);
+    } finally {
+      for (const c of groupD) await stopServer(c.child);
+    }
+    const [metricsOff, metricsOn] = groupD as [Case, Case];
+    console.log(`\n  ${'(d) metrics on and off, GET /pet/10'.padEnd(58)} ${HEADINGS}`);
+    for (const c of groupD) console.log(row(c, metricsOff));
+    const metricsRatio = ratios(metricsOn, metricsOff);
+    console.log(`  metrics on / metrics off                  ${metricsRatio.rps.toFixed(2)}  (target ≥ 0.97) ${metricsRatio.rps >= 0.97 ? 'met' : 'NOT MET'}; CPU per request ratio ${metricsRatio.cpu.toFixed(2)}; rounds ${rounds(metricsRatio)}`);
   } finally {
     for (const child of children) await stopServer(child);
     await as.stop();

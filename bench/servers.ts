@@ -11,7 +11,8 @@
  * petstore backend), `relay` (a bare relay to the backend in Express), `node-relay` (a dozen lines
  * of `node:http` and undici), `fastify-proxy` (fastify + @fastify/http-proxy), `gateway`
  * (createGateway mounted in Express) and `gateway-handler` (the same on `gateway.handler`; with
- * `redisUrl`, token results shared in Redis; with `databaseUrl`, records in PostgreSQL).
+ * `redisUrl`, token results shared in Redis; with `databaseUrl`, records in PostgreSQL; with
+ * `metrics: false`, without metrics).
  */
 import { hash, randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -38,6 +39,8 @@ import {
 import { doggie, startPetstoreBackend } from '../examples/petstore/backend.js';
 
 interface Options {
+  /** `gateway-handler`: `false` runs the gateway with `metrics: false` (default: metrics on). */
+  metrics?: boolean;
   issuer?: string;
   audience?: string;
   policyFile?: string;
@@ -218,7 +221,12 @@ async function start(): Promise<number> {
       const store =
         options.databaseUrl === undefined ? undefined : new PostgresTransactionStore({ connectionString: options.databaseUrl, schema: options.databaseSchema ?? 'bench', retentionDays: 0 });
       await store?.ready();
-      const gateway = createGateway({ config: options.configFile!, ...(store === undefined ? {} : { store }), ...(options.redisUrl === undefined ? {} : { redis: options.redisUrl }) });
+      const gateway = createGateway({
+        config: options.configFile!,
+        ...(store === undefined ? {} : { store }),
+        ...(options.redisUrl === undefined ? {} : { redis: options.redisUrl }),
+        ...(options.metrics === false ? { metrics: false } : {}),
+      });
       await gateway.ready();
       return serveNode(gateway.handler);
     }

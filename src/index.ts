@@ -178,6 +178,9 @@ export type {
   TrustProxy,
 } from './gateway/index.js';
 
+// Metrics and traces
+export type { GatewayMetrics, GatewayMetricsOptions } from './observability/metrics.js';
+
 // The gateway as a server
 export { serveGateway } from './server/index.js';
 export type { GatewayServer, ServeOptions, ServerTimeouts } from './server/index.js';

@@ -6,6 +6,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Request, RequestHandler } from 'express';
 import { expectTypeOf } from 'expect-type';
+import type { Registry } from 'prom-client';
 import {
   createGateway,
   forwardTokenHeaders,
@@ -17,6 +18,7 @@ import {
   serveGateway,
   type DiagnosticCode,
   type Gateway,
+  type GatewayMetricsOptions,
   type GatewayContext,
   type GatewayErrorCode,
   type Middleware,
@@ -44,6 +46,9 @@ expectTypeOf<Middleware>().parameters.toEqualTypeOf<[IncomingMessage, ServerResp
 expectTypeOf<Gateway['handler']>().toMatchTypeOf<(req: IncomingMessage, res: ServerResponse) => void>();
 expectTypeOf(createGateway).returns.toEqualTypeOf<Gateway>();
 expectTypeOf(serveGateway).parameter(0).toEqualTypeOf<Gateway>();
+// Metrics: the gateway's own prom-client registry, to mount or merge.
+expectTypeOf<NonNullable<Gateway['metrics']>['registry']>().toEqualTypeOf<Registry>();
+expectTypeOf<GatewayMetricsOptions>().toEqualTypeOf<{ auth?: boolean; clientLabel?: boolean; processMetrics?: boolean }>();
 // Errors: stable codes, typed.
 expectTypeOf<GatewayError['code']>().toEqualTypeOf<GatewayErrorCode>();
 expectTypeOf<InvalidOptionError['code']>().toEqualTypeOf<'ERR_INVALID_OPTION'>();

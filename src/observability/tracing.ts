@@ -176,7 +176,8 @@ function setSpan(parent: Context, span: Span): Context {
 }
 
 function serverAttributes(req: IncomingMessage, context: GatewayContext): Attributes {
-  const url = req.url ?? '/';
+  // The canonical target as received (`req.url` is below the base path by now).
+  const url = (req as IncomingMessage & { originalUrl?: string }).originalUrl ?? req.url ?? '/';
   const query = url.indexOf('?');
   const host = req.headers.host;
   const attributes: Attributes = {
