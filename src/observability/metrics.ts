@@ -102,6 +102,14 @@ function queueing(store: TransactionStore): QueueingStore | undefined {
 
 const snake = (name: string): string => name.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
 
+/**
+ * Makes `metrics.text()` (what `GET <basePath>/metrics` answers) come from `source`: the server
+ * of several worker processes answers with the sum over all of them.  @internal
+ */
+export function exposeMetricsText(metrics: GatewayMetrics, source: () => Promise<string>): void {
+  if (metrics instanceof GatewayMetricsRecorder) metrics.exposeText(source);
+}
+
 /** The backend's answers of one API, by status class. */
 export interface BackendObserver {
   /** One exchange with the backend ended: its status (`undefined` when it failed) and how long it took, seconds. */
@@ -122,6 +130,8 @@ export class GatewayMetricsRecorder implements GatewayMetrics {
   private readonly backendDuration: HistogramFamily;
   private readonly tokenObservers = new Map<string, TokenPolicyObserver>();
   private readonly tracer: GatewayTracing;
+  /** Where the text comes from: this registry, or the sum over a cluster's workers (see {@link exposeMetricsText}). */
+  private source: () => Promise<string> = () => this.registry.metrics();
 
   /** `options` checked by `createGateway` (gateway/settings.ts). */
   constructor(options: Required<GatewayMetricsOptions>, sources: MetricsSources, tracing: GatewayTracing) {
@@ -185,7 +195,12 @@ export class GatewayMetricsRecorder implements GatewayMetrics {
   }
 
   text(): Promise<string> {
-    return this.registry.metrics();
+    return this.source();
+  }
+
+  /** Serves another text (the sum over a cluster's workers).  @internal */
+  exposeText(source: () => Promise<string>): void {
+    this.source = source;
   }
 
   private cacheEntries(sources: MetricsSources): Array<{ labels: Record<string, string>; value: number }> {

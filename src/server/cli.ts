@@ -14,7 +14,9 @@ import { parseArgs } from 'node:util';
 import { createGateway } from '../gateway/create-gateway.js';
 import { ConfigError } from '../gateway/config/errors.js';
 import { instanceSettings } from './environment.js';
+import { exposeMetricsText } from '../observability/metrics.js';
 import { serveGateway } from './serve.js';
+import { answerWorkerMetrics, workerMetricsText } from './worker-metrics.js';
 
 const USAGE = `Usage: express-access-gateway serve --config <file> [options]
 
@@ -32,6 +34,8 @@ Options:
   --users <file>          operators with roles (viewer, operator, admin) besides "admin"; edit it with
                           express-access-gateway users add --file <file> --username <name> --role <role>
   --audit-file <file>     JSON-lines file the operators' audit log is appended to
+  --metrics <mode>        GET /gateway/metrics on the admin port: auth (admin credentials, the default),
+                          open (no credentials: for a scrape on an internal port) or off (none collected)
   -h, --help              this text
 
 Environment:
@@ -39,6 +43,7 @@ Environment:
                           (a random one is generated and printed when unset)
   GATEWAY_USERS_FILE      the users file, when --users is not given
   GATEWAY_AUDIT_FILE      the audit file, when --audit-file is not given
+  GATEWAY_METRICS         the metrics mode, when --metrics is not given
   GATEWAY_NODE_ID         this instance's id, on every record and in the node list (default <host>-<pid>)
   REDIS_URL               Redis shared by the instances: token results shared, ResetAllCaches
                           reaching every instance, the live instances in GET /gateway/admin/status
@@ -62,6 +67,7 @@ interface ServeSettings {
   readonly gracePeriodMs: number;
   readonly usersFile: string | undefined;
   readonly auditFile: string | undefined;
+  readonly metrics: 'auth' | 'open' | 'off';
 }
 
 class UsageError extends Error {}
@@ -89,6 +95,7 @@ function settingsOf(argv: string[]): ServeSettings | 'help' {
       'grace-period': { type: 'string' },
       users: { type: 'string' },
       'audit-file': { type: 'string' },
+      metrics: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -97,6 +104,8 @@ function settingsOf(argv: string[]): ServeSettings | 'help' {
   if (values.config === undefined || values.config === '') throw new UsageError('--config <file> is required');
   const adminPort = integer(values['admin-port'], 'admin-port', 8081, 0, 65_535);
   const workers = values.workers === 'auto' ? availableParallelism() : integer(values.workers, 'workers', 1, 1, 256);
+  const metrics = values.metrics ?? process.env.GATEWAY_METRICS ?? 'auth';
+  if (metrics !== 'auth' && metrics !== 'open' && metrics !== 'off') throw new UsageError(`--metrics must be auth, open or off, got ${JSON.stringify(metrics)}`);
   return {
     configFile: path.resolve(values.config),
     port: integer(values.port, 'port', 8080, 0, 65_535),
@@ -106,6 +115,7 @@ function settingsOf(argv: string[]): ServeSettings | 'help' {
     gracePeriodMs: integer(values['grace-period'], 'grace-period', 10_000, 0, 3_600_000),
     usersFile: fileOption(values.users ?? process.env.GATEWAY_USERS_FILE),
     auditFile: fileOption(values['audit-file'] ?? process.env.GATEWAY_AUDIT_FILE),
+    metrics,
   };
 }
 
@@ -124,8 +134,11 @@ async function serveOne(settings: ServeSettings, adminPassword: string): Promise
       ...(settings.usersFile === undefined ? {} : { usersFile: settings.usersFile }),
       ...(settings.auditFile === undefined ? {} : { auditFile: settings.auditFile }),
     },
+    metrics: settings.metrics === 'off' ? false : { auth: settings.metrics === 'auth' },
     ...instance.options,
   });
+  // A scrape reaches one worker: it answers the sum over all of them.
+  if (cluster.isWorker && gateway.metrics !== undefined) exposeMetricsText(gateway.metrics, workerMetricsText(gateway.metrics.registry));
   try {
     await gateway.ready();
   } catch (err) {
@@ -183,6 +196,7 @@ function superviseWorkers(settings: ServeSettings, adminPassword: string): void 
   };
   process.on('SIGTERM', stop);
   process.on('SIGINT', stop);
+  answerWorkerMetrics();
   for (let i = 0; i < settings.workers; i++) fork();
 }
 

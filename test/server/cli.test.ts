@@ -80,6 +80,60 @@ describe('express-access-gateway serve', function () {
     }
   });
 
+  it('--metrics: behind the admin credentials by default, open for an internal scrape, or off; a bad mode exits 2', async () => {
+    const basic = `Basic ${Buffer.from('admin:cli-admin').toString('base64')}`;
+    const scrape = async (mode: string[]): Promise<{ anonymous: number; admin: number; text: string }> => {
+      const adminPort = await freePort();
+      const served = serve(['serve', '--config', copy.configFile, '--port', '0', '--admin-port', String(adminPort), ...mode], { ADMIN_PASSWORD: 'cli-admin' });
+      try {
+        const [, api] = await served.waitFor(/serving APIs at (http:\/\/[^\s,]+), admin/);
+        const token = await as.issueToken('client1', 'client1-secret');
+        expect((await fetch(`${api}/gateway/Ente/PetStore/v1/pet/10`, { headers: { authorization: `Bearer ${token}` } })).status).to.equal(201);
+        const url = `http://127.0.0.1:${adminPort}/gateway/metrics`;
+        const anonymous = (await fetch(url)).status;
+        const answer = await fetch(url, { headers: { authorization: basic } });
+        return { anonymous, admin: answer.status, text: await answer.text() };
+      } finally {
+        await stop(served);
+      }
+    };
+    const guarded = await scrape([]);
+    expect([guarded.anonymous, guarded.admin]).to.deep.equal([401, 200]);
+    expect(guarded.text).to.match(/^gateway_requests_total\{api="Ente\/PetStore\/v1",.*status="201"\} 1$/m);
+    const open = await scrape(['--metrics', 'open']);
+    expect([open.anonymous, open.admin]).to.deep.equal([200, 200]);
+    const off = await scrape(['--metrics', 'off']);
+    expect([off.anonymous, off.admin]).to.deep.equal([404, 404]);
+    const bad = serve(['serve', '--config', copy.configFile, '--metrics', 'public']);
+    expect(await bad.exited()).to.equal(2);
+    expect(bad.output()).to.include('--metrics must be auth, open or off');
+  });
+
+  it('--workers 2: a scrape, whichever worker takes it, counts the exchanges of both', async () => {
+    const open = path.join(copy.dir, 'open-metrics.json');
+    await writeFile(open, JSON.stringify(openConfig(echo.url)));
+    const [port, adminPort] = [await freePort(), await freePort()];
+    const served = serve(['serve', '--config', open, '--port', String(port), '--admin-port', String(adminPort), '--workers', '2', '--metrics', 'open']);
+    try {
+      await served.waitFor(/(worker \d+ serving[\s\S]*){2}/);
+      const sent = 40;
+      for (let i = 0; i < sent; i++) {
+        // A new connection each time: the primary hands them to the workers in turn.
+        const res = await fetch(`http://127.0.0.1:${port}/gateway/Ente/Echo/v1/ping`, { headers: { connection: 'close' } });
+        expect(res.status).to.equal(201);
+      }
+      for (let i = 0; i < 4; i++) {
+        const text = await (await fetch(`http://127.0.0.1:${adminPort}/gateway/metrics`, { headers: { connection: 'close' } })).text();
+        const counted = [...text.matchAll(/^gateway_requests_total\{[^}]*api="Ente\/Echo\/v1"[^}]*\} (\d+)$/gm)].reduce((n, m) => n + Number(m[1]), 0);
+        expect(counted, `scrape ${i}`).to.equal(sent);
+      }
+      served.child.kill('SIGTERM');
+      expect(await served.exited()).to.equal(0);
+    } finally {
+      await stop(served);
+    }
+  });
+
   it('SIGTERM during a slow backend answer lets that answer finish, then exits 0', async () => {
     const open = path.join(copy.dir, 'open.json');
     await writeFile(open, JSON.stringify(openConfig(echo.url)));
