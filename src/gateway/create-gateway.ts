@@ -5,6 +5,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Router, type NextFunction, type Request, type Response } from 'express';
+import { messagesEn } from '../errors.js';
 import { logger } from '../log.js';
 import { problemJsonErrorHandler } from '../problem/handler.js';
 import { monitoringConsole } from '../record/console/router.js';
@@ -235,7 +236,7 @@ export function createGateway(options: CreateGatewayOptions): Gateway {
     },
   };
 
-  mountAdmin(gateway, options, { basePath, server, ready: () => latest !== undefined });
+  mountAdmin(gateway, options, { basePath, server, messages, ready: () => latest !== undefined });
   // One router layer: the handler decides which requests are the gateway's (Express's own mount
   // matching ignores case) and passes the others on.
   gateway.router.use((req: Request, res: Response, next: NextFunction) => handler(req, res, next));
@@ -243,7 +244,11 @@ export function createGateway(options: CreateGatewayOptions): Gateway {
 }
 
 /** The admin router's routes: health (always), admin and console (with `admin`). */
-function mountAdmin(gateway: Gateway, options: CreateGatewayOptions, { basePath, server, ready }: { basePath: string; server: string; ready: () => boolean }): void {
+function mountAdmin(
+  gateway: Gateway,
+  options: CreateGatewayOptions,
+  { basePath, server, messages, ready }: { basePath: string; server: string; messages: CreateGatewayOptions['messages']; ready: () => boolean },
+): void {
   const prefix = basePath === '/' ? '' : basePath;
   const adminApp = gateway.adminRouter;
   const serverHeader = (_req: Request, res: Response, next: NextFunction): void => {
@@ -270,6 +275,8 @@ function mountAdmin(gateway: Gateway, options: CreateGatewayOptions, { basePath,
       ...(basicAuth === undefined ? {} : { basicAuth }),
       ...(authenticate === undefined ? {} : { authenticate }),
       ...(realm === undefined ? {} : { realm }),
+      // The page speaks the gateway's message set (a set of one's own: Italian, the default's).
+      language: messages === 'en' || messages === messagesEn ? 'en' : 'it',
     }),
   );
 }
