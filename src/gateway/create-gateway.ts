@@ -5,6 +5,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Router, type NextFunction, type Request, type Response } from 'express';
+import { messagesEn } from '../errors.js';
 import { logger } from '../log.js';
 import { optionChecks } from '../options.js';
 import { problemJsonErrorHandler } from '../problem/handler.js';
@@ -298,7 +299,7 @@ export function createGateway(options: CreateGatewayOptions): Gateway {
     options.configStore === false
       ? undefined
       : (options.configStore ?? (typeof source === 'string' ? new FileConfigStore(source) : source instanceof URL ? new FileConfigStore(fileURLToPath(source)) : undefined));
-  mountAdmin(gateway, options, { basePath, server, ready: () => latest !== undefined, metricsAuth: metrics?.auth, access, configStore });
+  mountAdmin(gateway, options, { basePath, server, messages, ready: () => latest !== undefined, metricsAuth: metrics?.auth, access, configStore });
   // One router layer: the handler decides which requests are the gateway's (Express's own mount
   // matching ignores case) and passes the others on.
   gateway.router.use((req: Request, res: Response, next: NextFunction) => handler(req, res, next));
@@ -312,11 +313,12 @@ function mountAdmin(
   {
     basePath,
     server,
+    messages,
     ready,
     metricsAuth,
     access,
     configStore,
-  }: { basePath: string; server: string; ready: () => boolean; metricsAuth: boolean | undefined; access: OperatorAccess | undefined; configStore: ConfigStore | undefined },
+  }: { basePath: string; server: string; messages: CreateGatewayOptions['messages']; ready: () => boolean; metricsAuth: boolean | undefined; access: OperatorAccess | undefined; configStore: ConfigStore | undefined },
 ): void {
   const prefix = basePath === '/' ? '' : basePath;
   const adminApp = gateway.adminRouter;
@@ -343,5 +345,15 @@ function mountAdmin(
   if (configStore !== undefined) adminApp.use(`${prefix}/configuration/api`, serverHeader, configurationRouter(access, configStore, gateway));
   if (options.console === false) return;
   const { authenticate, realm } = access.routerOptions();
-  adminApp.use(`${prefix}/console`, serverHeader, monitoringConsole({ store: gateway.store, authenticate, ...(options.admin?.realm === undefined ? {} : { realm }) }));
+  adminApp.use(
+    `${prefix}/console`,
+    serverHeader,
+    monitoringConsole({
+      store: gateway.store,
+      authenticate,
+      ...(options.admin?.realm === undefined ? {} : { realm }),
+      // The page speaks the gateway's message set (a set of one's own: Italian, the default's).
+      language: messages === 'en' || messages === messagesEn ? 'en' : 'it',
+    }),
+  );
 }

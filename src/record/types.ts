@@ -152,7 +152,12 @@ export interface TransactionFilter {
    * A token claim and a value: matches when the introspection, JWT or UserInfo claims have the
    * claim with that value as text (case-insensitive prefix), or, for an array, an item with it.
    */
-  claim?: { readonly name: string; readonly value: string };
+  claim?: {
+    /** The claim's name, for example `scope`. */
+    readonly name: string;
+    /** The start of its value (or of an item of an array value), for example `read`. */
+    readonly value: string;
+  };
   /** API as `<provider>/<name>/v<version>`, for example `Ente/PetStore/v1` (see {@link apiKey}). */
   api?: string;
   /** Token subject (`sub`). */
@@ -265,7 +270,7 @@ export interface TransactionStatsEntry {
 }
 
 /**
- * The most frequent values over the window, at most {@link STATS_TOP_SIZE} each, most records first
+ * The most frequent values over the window, at most 10 each, most records first
  * (ties by value); records without the value are not counted in its list.
  */
 export interface TransactionStatsTop {

@@ -43,7 +43,7 @@ export interface Scenario {
    * PUT /pet through the gateway; `token` in the query, or in the Authorization header with
    * `header: true`; `backendStatus` makes the backend answer that status.
    */
-  putPet(token?: string, header?: boolean, backendStatus?: number): Promise<Response>;
+  putPet(token?: string, header?: boolean, backendStatus?: number, api?: 'Orders'): Promise<Response>;
   stop(): Promise<void>;
 }
 
@@ -77,7 +77,9 @@ export async function startScenario(): Promise<Scenario> {
     // What createGateway does for a registered API: name it and apply its recording settings.
     (req, _res, next) => {
       const context = gatewayContext(req);
-      context.api = { provider: 'Ente', name: 'PetStore', version: 1, operation: 'updatePet', resourcePath: req.path };
+      // A test names another API with this header (several APIs in one scenario).
+      const orders = req.headers['x-test-api'] === 'Orders';
+      context.api = { provider: 'Ente', name: orders ? 'Orders' : 'PetStore', version: orders ? 2 : 1, operation: orders ? 'createOrder' : 'updatePet', resourcePath: req.path };
       context.recording = { outgoingHeaders: settings.recordOutgoingHeaders };
       next();
     },
@@ -100,12 +102,13 @@ export async function startScenario(): Promise<Scenario> {
     settings,
     backendSaw,
     tokens,
-    putPet(token, header = false, backendStatus) {
+    putPet(token, header = false, backendStatus, api) {
       if (token !== undefined) tokens.push(token);
       const query = token !== undefined && !header ? `?access_token=${encodeURIComponent(token)}` : '';
       const headers: Record<string, string> = { accept: 'application/json', 'content-type': 'application/json' };
       if (token !== undefined && header) headers['authorization'] = `Bearer ${token}`;
       if (backendStatus !== undefined) headers['x-test-backend-status'] = String(backendStatus);
+      if (api !== undefined) headers['x-test-api'] = api;
       return fetch(`${gateway}${API_PATH}/pet${query}`, { method: 'PUT', headers, body: JSON.stringify(PET) });
     },
     async stop() {

@@ -114,6 +114,50 @@ dl.kv dd{margin:0;overflow-wrap:anywhere}
 .level-warn td.level{color:#6d4600}
 .note{color:var(--muted);font-style:italic;margin:.2rem 0}
 ${outcomeRules}
+.top label,.top .check{color:#e6edf4}
+.top .inline{display:inline-flex;align-items:center;gap:.35rem;font-size:.85rem;font-weight:600}
+.tabs{display:flex;gap:.25rem;max-width:1500px;margin:0 auto;padding:.6rem 1.5rem 0}
+.tabs a{padding:.4rem .9rem;border:1px solid var(--line);border-bottom:none;border-radius:6px 6px 0 0;background:#e8edf2;color:var(--text);text-decoration:none;font-weight:600}
+.tabs a[aria-current=page]{background:var(--panel);color:var(--accent);box-shadow:inset 0 3px 0 var(--accent)}
+.search{display:flex;flex-wrap:wrap;gap:.5rem;align-items:center}
+.search input{flex:1 1 18rem;min-width:0;font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace}
+fieldset{border:1px solid var(--line);border-radius:6px;margin:0;padding:.3rem .6rem .5rem}
+legend{font-size:.8rem;font-weight:600;color:var(--muted);padding:0 .25rem}
+.field.wide{flex:1 1 100%}
+details.more-filters>.filters{margin-top:.5rem}
+details.field summary{cursor:pointer;font-size:.85rem;font-weight:600;color:var(--muted)}
+.choices{display:flex;flex-wrap:wrap;gap:.25rem 1rem}
+.choices .check{font-size:.85rem}
+.hint{flex:1 1 100%;margin:0;font-size:.8rem;color:var(--muted)}
+.totals{margin:.3rem 0 0;font-size:.9rem;font-variant-numeric:tabular-nums}
+.export{margin-top:.8rem}
+.export summary{cursor:pointer;font-weight:600}
+.export form{margin-top:.5rem}
+.figures{display:flex;flex-wrap:wrap;gap:.6rem 2rem;margin:0 0 .8rem}
+.figures div{display:flex;flex-direction:column}
+.figures dt{font-size:.8rem;font-weight:600;color:var(--muted)}
+.figures dd{margin:0;font-size:1.25rem;font-weight:650;font-variant-numeric:tabular-nums}
+.report-grid{display:grid;grid-template-columns:repeat(auto-fill,minmax(min(100%,22rem),1fr));gap:1rem}
+.report-part h3{font-size:.95rem;margin:0 0 .3rem}
+table.top th[scope=row]{font-weight:normal;overflow-wrap:anywhere}
+a{color:var(--accent)}
 @media (max-width:900px){.cols{grid-template-columns:minmax(0,1fr)}}
-@media (max-width:800px){main{padding:.6rem}.top{padding:.6rem}}
+@media (max-width:800px){main{padding:.6rem}.top{padding:.6rem}.tabs{padding:.5rem .6rem 0}}
+@media (max-width:700px){
+  .field{min-width:0;flex:1 1 45%}
+  .field.narrow{width:auto;flex:1 1 45%}
+  #transactions thead{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0)}
+  #transactions,#transactions tbody,#rows tr,#rows td{display:block;width:100%}
+  #rows tr{border:1px solid var(--line);border-radius:8px;margin:0 0 .6rem;padding:.4rem .6rem;background:var(--panel)}
+  #rows tr:nth-child(even){background:var(--panel)}
+  #rows td{border:none;padding:.12rem 0;display:flex;gap:.6rem;justify-content:space-between;text-align:right;max-width:none;white-space:normal}
+  #rows td::before{content:attr(data-label);font-size:.78rem;font-weight:600;color:var(--muted);text-align:left;flex:none}
+  #rows td.request{overflow-wrap:anywhere}
+  #rows td.outcome,#rows td.status{font-size:1rem}
+  .who{align-items:flex-end}
+  dialog{width:100vw;max-width:100vw;max-height:100vh;height:100%;border-radius:0;margin:0}
+  .detail-body{padding:.4rem .7rem 1rem}
+  dl.kv{grid-template-columns:minmax(0,1fr)}
+  dl.kv dt{margin-top:.3rem}
+}
 `;

@@ -6,7 +6,10 @@
  * @module
  */
 import { outcomeLabels } from '../../errors.js';
+import { outcomeGroups } from '../outcome-groups.js';
 import { CONSOLE_REQUEST_HEADER } from './guard.js';
+import { DEFAULT_EXPORT_COLUMNS, EXPORT_COLUMNS } from './export.js';
+import { CONSOLE_TEXTS } from './page-i18n.js';
 
 // String.raw keeps the script's backslashes as written; the script uses no backtick or "${".
 const source = String.raw`
@@ -15,13 +18,24 @@ const source = String.raw`
 (function () {
   'use strict';
   var LABELS = __OUTCOME_LABELS__;
+  var GROUPS = __OUTCOME_GROUPS__;
+  var TEXTS = __TEXTS__;
+  var EXPORT_COLUMNS = __EXPORT_COLUMNS__;
+  var DEFAULT_COLUMNS = __DEFAULT_COLUMNS__;
   var ORDER = Object.keys(LABELS);
   var PAGE_SIZE = 100;
   var REFRESH_MS = 5000;
   var SVG = 'http://www.w3.org/2000/svg';
   var TIME_CLAIMS = ['exp', 'iat', 'nbf', 'auth_time', 'updated_at'];
+  var WINDOWS = { '15m': 15 * 60000, '1h': 3600000, '24h': 86400000, '7d': 7 * 86400000 };
+  var DEFAULT_WINDOW = '24h';
+  var TEXT_FILTERS = ['api', 'operation', 'method', 'status', 'gatewayStatus', 'subject', 'clientId', 'username', 'issuer', 'claim', 'clientAddress', 'nodeId', 'minDurationMs'];
 
-  var state = { items: [], next: null, filter: {}, timer: null, seq: 0, returnFocusId: null };
+  var state = {
+    items: [], next: null, filter: {}, win: { preset: DEFAULT_WINDOW }, range: null, stats: null,
+    timer: null, seq: 0, statsSeq: 0, returnFocusId: null, returnHash: '#/', view: 'list',
+    lang: 'it', zone: 'local',
+  };
 
   function $(id) { return document.getElementById(id); }
 
@@ -54,76 +68,217 @@ const source = String.raw`
     });
   }
 
+  // ---- language --------------------------------------------------------------------------------
+
+  function t(key, params) {
+    var text = (TEXTS[state.lang] && TEXTS[state.lang][key]) || TEXTS.en[key] || key;
+    if (params) Object.keys(params).forEach(function (p) { text = text.split('{' + p + '}').join(String(params[p])); });
+    return text;
+  }
+  function label(code) { return LABELS[code] ? LABELS[code][state.lang] : code; }
+
+  function remember(name, value) { try { window.localStorage.setItem('gateway-console-' + name, value); } catch (e) { /* private mode */ } }
+  function recall(name) { try { return window.localStorage.getItem('gateway-console-' + name); } catch (e) { return null; } }
+
+  function applyLanguage() {
+    document.documentElement.lang = state.lang;
+    document.title = t('title');
+    document.querySelectorAll('[data-i18n]').forEach(function (node) { node.textContent = t(node.getAttribute('data-i18n')); });
+    document.querySelectorAll('[data-i18n-label]').forEach(function (node) { node.setAttribute('aria-label', t(node.getAttribute('data-i18n-label'))); });
+    $('lang').value = state.lang;
+    buildOutcomeChoices();
+  }
+
+  // ---- times -------------------------------------------------------------------------------------
+
   function pad(n, w) { return String(n).padStart(w || 2, '0'); }
-  function fmtDate(ms) {
+  function parts(ms) {
     var d = new Date(ms);
-    return d.getFullYear() + '-' + pad(d.getMonth() + 1) + '-' + pad(d.getDate());
+    if (!isFinite(d.getTime())) return null;
+    var utc = state.zone === 'utc';
+    return {
+      y: utc ? d.getUTCFullYear() : d.getFullYear(), mo: (utc ? d.getUTCMonth() : d.getMonth()) + 1, d: utc ? d.getUTCDate() : d.getDate(),
+      h: utc ? d.getUTCHours() : d.getHours(), mi: utc ? d.getUTCMinutes() : d.getMinutes(), s: utc ? d.getUTCSeconds() : d.getSeconds(),
+      ms: utc ? d.getUTCMilliseconds() : d.getMilliseconds(), offset: utc ? 0 : -d.getTimezoneOffset(),
+    };
   }
+  function zoneOf(offset) {
+    if (state.zone === 'utc') return 'UTC';
+    var sign = offset < 0 ? '-' : '+';
+    var a = Math.abs(offset);
+    return 'UTC' + sign + pad(Math.floor(a / 60)) + ':' + pad(a % 60);
+  }
+  function zoneName() { return zoneOf(-new Date().getTimezoneOffset()); }
+  function fmtDate(p) { return p.y + '-' + pad(p.mo) + '-' + pad(p.d); }
   function fmtClock(ms, withMs) {
-    var d = new Date(ms);
-    return pad(d.getHours()) + ':' + pad(d.getMinutes()) + ':' + pad(d.getSeconds()) + (withMs ? '.' + pad(d.getMilliseconds(), 3) : '');
+    var p = parts(ms);
+    if (!p) return String(ms);
+    return pad(p.h) + ':' + pad(p.mi) + ':' + pad(p.s) + (withMs ? '.' + pad(p.ms, 3) : '');
   }
-  function fmtTime(ms) { return fmtDate(ms) + ' ' + fmtClock(ms, true); }
-  function fmtDuration(ms) { return ms < 1000 ? ms + ' ms' : (ms / 1000).toFixed(2) + ' s'; }
+  // Every time on the page says its zone.
+  function fmtTime(ms) {
+    var p = parts(ms);
+    if (!p) return String(ms);
+    return fmtDate(p) + ' ' + fmtClock(ms, true) + ' ' + zoneOf(p.offset);
+  }
+  function fmtShort(ms) {
+    var p = parts(ms);
+    if (!p) return String(ms);
+    return fmtDate(p) + ' ' + pad(p.h) + ':' + pad(p.mi) + ' ' + zoneOf(p.offset);
+  }
+  function isoInput(ms) {
+    var p = parts(ms);
+    return p ? fmtDate(p) + 'T' + pad(p.h) + ':' + pad(p.mi) + ':' + pad(p.s) : '';
+  }
+  // An ISO date-time from an input, independent of the browser's locale: with Z or an offset as
+  // written, else in the zone shown (UTC or the browser's).
+  function parseInput(text) {
+    var m = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,3}))?)?)?\s*(Z|[+-]\d{2}:?\d{2})?$/i.exec(text.trim());
+    if (!m) return NaN;
+    var n = function (i) { return m[i] ? Number(m[i]) : 0; };
+    var ms = m[7] ? Number((m[7] + '00').slice(0, 3)) : 0;
+    if (m[8]) {
+      var base = Date.UTC(n(1), n(2) - 1, n(3), n(4), n(5), n(6), ms);
+      if (m[8].toUpperCase() === 'Z') return base;
+      var z = m[8].replace(':', '');
+      var off = (Number(z.slice(1, 3)) * 60 + Number(z.slice(3, 5))) * (z[0] === '-' ? -1 : 1);
+      return base - off * 60000;
+    }
+    if (state.zone === 'utc') return Date.UTC(n(1), n(2) - 1, n(3), n(4), n(5), n(6), ms);
+    return new Date(n(1), n(2) - 1, n(3), n(4), n(5), n(6), ms).getTime();
+  }
+  function fmtDuration(ms) {
+    if (ms === null || ms === undefined || !isFinite(ms)) return '—';
+    return ms < 1000 ? (Math.round(ms * 10) / 10) + ' ms' : (ms / 1000).toFixed(2) + ' s';
+  }
+  function isoTime(ms) {
+    var d = new Date(ms);
+    return isFinite(d.getTime()) ? d.toISOString() : '';
+  }
   function apiName(api) { return api ? api.provider + '/' + api.name + '/v' + api.version : ''; }
-  function label(code) { return LABELS[code] ? LABELS[code].it : code; }
-  function labelEn(code) { return LABELS[code] ? LABELS[code].en : code; }
 
   function badge(outcome) {
     var code = outcome && outcome.code ? outcome.code : 'GENERIC_ERROR';
     var safe = ORDER.indexOf(code) >= 0 ? code : 'GENERIC_ERROR';
-    return el('span', { class: 'badge o-' + safe, title: outcome.en || labelEn(code), text: outcome.label || label(code) });
+    var text = LABELS[safe] && ORDER.indexOf(code) >= 0 ? label(code) : (outcome && outcome.label) || code;
+    return el('span', { class: 'badge o-' + safe, text: text });
   }
 
-  // ---- filters -------------------------------------------------------------------------------
+  // ---- window and filters in the URL ------------------------------------------------------------
 
-  var FILTERS = ['outcome', 'api', 'subject', 'clientId', 'status', 'from', 'to'];
+  // The window: a preset (the last 15 min, 1 h, 24 h, 7 d up to now, moving with each refresh)
+  // or a custom range (fixed). Resolved to from/to once per load, the same for list and chart.
+  function resolveWindow() {
+    if (state.win.preset === 'custom') {
+      var from = state.win.from !== undefined ? state.win.from : 0;
+      var to = state.win.to !== undefined ? state.win.to : Date.now();
+      return { from: from, to: to };
+    }
+    var now = Date.now();
+    return { from: now - (WINDOWS[state.win.preset] || WINDOWS[DEFAULT_WINDOW]), to: now };
+  }
 
-  function toLocalInput(ms) {
-    var d = new Date(ms);
-    return fmtDate(ms) + 'T' + pad(d.getHours()) + ':' + pad(d.getMinutes()) + ':' + pad(d.getSeconds());
+  function fromLocation() {
+    var params = new URLSearchParams(window.location.search);
+    var filter = {};
+    TEXT_FILTERS.concat(['outcome', 'outcomeGroup', 'messageId']).forEach(function (name) { var v = params.get(name); if (v) filter[name] = v; });
+    var preset = params.get('window');
+    var win = { preset: WINDOWS[preset] || preset === 'custom' ? preset : DEFAULT_WINDOW };
+    if (win.preset === 'custom') {
+      var f = Number(params.get('from')), to = Number(params.get('to'));
+      if (params.get('from') && isFinite(f)) win.from = f;
+      if (params.get('to') && isFinite(to)) win.to = to;
+    }
+    state.filter = filter;
+    state.win = win;
+  }
+
+  function search() {
+    var params = new URLSearchParams();
+    params.set('window', state.win.preset);
+    if (state.win.preset === 'custom') {
+      if (state.win.from !== undefined) params.set('from', String(state.win.from));
+      if (state.win.to !== undefined) params.set('to', String(state.win.to));
+    }
+    Object.keys(state.filter).forEach(function (k) { params.set(k, state.filter[k]); });
+    return params;
+  }
+
+  function saveLocation() {
+    window.history.replaceState(null, '', '?' + search().toString() + window.location.hash);
+  }
+
+  function checkedValues(container) {
+    var out = [];
+    container.querySelectorAll('input[type=checkbox]').forEach(function (box) { if (box.checked) out.push(box.value); });
+    return out;
+  }
+
+  function buildOutcomeChoices() {
+    var groups = $('f-groups');
+    var outcomes = $('f-outcomes');
+    var checkedGroups = (state.filter.outcomeGroup || '').split(',');
+    var checkedOutcomes = (state.filter.outcome || '').split(',');
+    groups.replaceChildren();
+    Object.keys(GROUPS).forEach(function (g) {
+      var id = 'g-' + g;
+      groups.appendChild(el('label', { class: 'check', for: id, title: GROUPS[g].map(label).join(', ') }, [
+        el('input', { type: 'checkbox', id: id, value: g, checked: checkedGroups.indexOf(g) >= 0 ? 'checked' : false }), ' ' + t('g_' + g),
+      ]));
+    });
+    outcomes.replaceChildren();
+    ORDER.forEach(function (code) {
+      var id = 'o-' + code;
+      outcomes.appendChild(el('label', { class: 'check', for: id }, [
+        el('input', { type: 'checkbox', id: id, value: code, checked: checkedOutcomes.indexOf(code) >= 0 ? 'checked' : false }),
+        el('span', { class: 'swatch o-' + code, 'aria-hidden': 'true' }), ' ' + label(code),
+      ]));
+    });
+  }
+
+  function writeForm() {
+    var form = $('filters');
+    TEXT_FILTERS.forEach(function (name) { form.elements[name].value = state.filter[name] || ''; });
+    form.elements.window.value = state.win.preset;
+    var range = resolveWindow();
+    form.elements.from.value = isoInput(state.win.preset === 'custom' && state.win.from === undefined ? NaN : range.from);
+    form.elements.to.value = isoInput(range.to);
+    buildOutcomeChoices();
+    if (state.filter.outcome) $('outcome-details').open = true;
+    if (TEXT_FILTERS.some(function (name) { return state.filter[name]; })) $('more-filters').open = true;
+    syncWindowInputs();
+  }
+
+  function syncWindowInputs() {
+    var custom = $('f-window').value === 'custom';
+    $('f-from').readOnly = !custom;
+    $('f-to').readOnly = !custom;
+    document.querySelectorAll('.zone-name').forEach(function (n) { n.textContent = '(' + zoneName() + ')'; });
   }
 
   function readForm() {
     var form = $('filters');
     var filter = {};
-    FILTERS.forEach(function (name) {
+    TEXT_FILTERS.forEach(function (name) {
       var v = form.elements[name].value.trim();
-      if (v === '') return;
-      if (name === 'from' || name === 'to') {
-        var ms = new Date(v).getTime();
-        if (!isNaN(ms)) filter[name] = String(name === 'to' ? ms + 999 : ms);
-      } else {
-        filter[name] = v;
-      }
+      if (v !== '') filter[name] = v;
     });
-    return filter;
+    var groups = checkedValues($('f-groups'));
+    var outcomes = checkedValues($('f-outcomes'));
+    if (groups.length) filter.outcomeGroup = groups.join(',');
+    if (outcomes.length) filter.outcome = outcomes.join(',');
+    var win = { preset: form.elements.window.value };
+    if (win.preset === 'custom') {
+      var from = form.elements.from.value.trim(), to = form.elements.to.value.trim();
+      var f = from ? parseInput(from) : undefined, tt = to ? parseInput(to) : undefined;
+      if ((from && isNaN(f)) || (to && isNaN(tt))) { setMessage(t('badTime')); return null; }
+      if (f !== undefined) win.from = f;
+      if (tt !== undefined) win.to = tt;
+    }
+    return { filter: filter, win: win };
   }
 
-  function writeForm(filter) {
-    var form = $('filters');
-    FILTERS.forEach(function (name) {
-      var v = filter[name];
-      if (v === undefined) { form.elements[name].value = ''; return; }
-      form.elements[name].value = (name === 'from' || name === 'to') ? toLocalInput(Number(v)) : v;
-    });
-  }
-
-  function filterFromLocation() {
-    var params = new URLSearchParams(window.location.search);
-    var filter = {};
-    FILTERS.forEach(function (name) { var v = params.get(name); if (v) filter[name] = v; });
-    return filter;
-  }
-
-  function saveLocation(filter) {
-    var params = new URLSearchParams();
-    Object.keys(filter).forEach(function (k) { params.set(k, filter[k]); });
-    var search = params.toString();
-    window.history.replaceState(null, '', search ? '?' + search : window.location.pathname);
-  }
-
-  // ---- data ----------------------------------------------------------------------------------
+  // ---- data ------------------------------------------------------------------------------------
 
   function setMessage(text) { $('message').textContent = text || ''; }
 
@@ -132,55 +287,78 @@ const source = String.raw`
   var API_HEADERS = { accept: 'application/json', '__CONSOLE_HEADER__': '1' };
 
   function problemText(res, body) {
-    return 'The console API answered ' + res.status + (body && body.detail ? ': ' + body.detail : '');
+    return t('apiError', { status: res.status }) + (body && body.detail ? ': ' + body.detail : '');
   }
 
-  function load(older) {
-    var seq = ++state.seq;
+  function getJson(url) {
+    return fetch(url, { headers: API_HEADERS, credentials: 'same-origin' }).then(function (res) {
+      return res.json().catch(function () { return null; }).then(function (body) { return { res: res, body: body }; });
+    });
+  }
+
+  function queryParams(range) {
     var params = new URLSearchParams();
     Object.keys(state.filter).forEach(function (k) { params.set(k, state.filter[k]); });
+    params.set('from', String(Math.floor(range.from)));
+    params.set('to', String(Math.floor(range.to)));
+    return params;
+  }
+
+  // One load: the list's first page (or the next) and, with the first page, the statistics, both
+  // over the same resolved window.
+  function load(older) {
+    var seq = ++state.seq;
+    var range = older && state.range ? state.range : resolveWindow();
+    state.range = range;
+    var params = queryParams(range);
     params.set('limit', String(PAGE_SIZE));
     if (older && state.next) params.set('cursor', state.next);
-    return fetch('api/transactions?' + params.toString(), { headers: API_HEADERS, credentials: 'same-origin' })
-      .then(function (res) {
-        return res.json().catch(function () { return null; }).then(function (body) {
-          if (seq !== state.seq) return;
-          if (!res.ok || !body || !Array.isArray(body.items)) { setMessage(problemText(res, body)); return; }
-          setMessage('');
-          state.items = older ? state.items.concat(body.items) : body.items;
-          state.next = body.next || null;
-          render();
-          $('updated').textContent = 'Updated ' + fmtClock(Date.now());
-        });
-      }, function () {
-        if (seq === state.seq) setMessage('The console API cannot be reached.');
-      });
+    var list = getJson('api/transactions?' + params.toString()).then(function (r) {
+      if (seq !== state.seq) return;
+      if (!r.res.ok || !r.body || !Array.isArray(r.body.items)) { setMessage(problemText(r.res, r.body)); return; }
+      setMessage('');
+      state.items = older ? state.items.concat(r.body.items) : r.body.items;
+      state.next = r.body.next || null;
+      renderTable();
+      renderApis();
+    }, function () { if (seq === state.seq) setMessage(t('unreachable')); });
+    var stats = older ? Promise.resolve() : loadStats(range, seq);
+    return Promise.all([list, stats]).then(function () {
+      if (seq === state.seq) {
+        $('updated').textContent = t('updated') + ' ' + fmtClock(Date.now()) + ' ' + zoneOf(parts(Date.now()).offset);
+        document.body.setAttribute('data-loaded', String(seq));
+      }
+    });
   }
 
-  function render() {
-    renderTable();
-    renderChart();
-    renderApis();
+  function loadStats(range, seq) {
+    return getJson('api/stats?' + queryParams(range).toString()).then(function (r) {
+      if (seq !== state.seq) return;
+      if (r.res.status === 501) { state.stats = null; renderChart(t('noStats')); renderReport(); return; }
+      if (!r.res.ok || !r.body || !Array.isArray(r.body.buckets)) { setMessage(problemText(r.res, r.body)); return; }
+      state.stats = r.body;
+      renderChart();
+      renderReport();
+    }, function () { if (seq === state.seq) setMessage(t('unreachable')); });
   }
 
-  // ---- table ---------------------------------------------------------------------------------
+  // ---- table -----------------------------------------------------------------------------------
 
   function rowOf(r) {
     var who = el('div', { class: 'who' }, [
       el('span', { text: (r.sender && r.sender.subject) || '—' }),
       r.sender && r.sender.clientId ? el('span', { class: 'client', text: r.sender.clientId }) : null,
     ]);
-    var tr = el('tr', { tabindex: '0', 'data-id': r.id, 'aria-haspopup': 'dialog' }, [
-      el('td', { class: 'time' }, [el('time', { datetime: isoTime(r.startedAt) || undefined, text: fmtTime(r.startedAt) })]),
-      el('td', { text: apiName(r.api) || '—' }),
-      el('td', { text: r.operation || '—' }),
-      el('td', { class: 'request', title: r.method + ' ' + r.url }, [el('span', { class: 'method', text: r.method }), r.url]),
-      el('td', { class: 'num', text: r.status === null ? '—' : r.status }),
-      el('td', {}, [badge(r.outcome)]),
-      el('td', {}, [who]),
-      el('td', { class: 'num', text: fmtDuration(r.durationMs) }),
+    return el('tr', { tabindex: '0', 'data-id': r.id, 'aria-haspopup': 'dialog' }, [
+      el('td', { class: 'time', 'data-label': t('colTime') }, [el('time', { datetime: isoTime(r.startedAt) || undefined, text: fmtTime(r.startedAt) })]),
+      el('td', { class: 'api', 'data-label': t('api'), text: apiName(r.api) || '—' }),
+      el('td', { class: 'operation', 'data-label': t('operation'), text: r.operation || '—' }),
+      el('td', { class: 'request', 'data-label': t('colRequest'), title: r.method + ' ' + r.url }, [el('span', { class: 'method', text: r.method }), r.url]),
+      el('td', { class: 'num status', 'data-label': t('colStatus'), text: r.status === null ? '—' : r.status }),
+      el('td', { class: 'outcome', 'data-label': t('colOutcome') }, [badge(r.outcome)]),
+      el('td', { class: 'subject', 'data-label': t('colWho') }, [who]),
+      el('td', { class: 'num duration', 'data-label': t('colDuration'), text: fmtDuration(r.durationMs) }),
     ]);
-    return tr;
   }
 
   function renderTable() {
@@ -209,86 +387,125 @@ const source = String.raw`
     var seen = {};
     var list = $('api-list');
     list.replaceChildren();
-    state.items.forEach(function (r) {
-      var name = apiName(r.api);
+    var names = state.stats && state.stats.top ? state.stats.top.api.map(function (e) { return e.value; }) : [];
+    state.items.forEach(function (r) { names.push(apiName(r.api)); });
+    names.forEach(function (name) {
       if (name && !seen[name]) { seen[name] = true; list.appendChild(el('option', { value: name })); }
     });
   }
 
-  // ---- chart ---------------------------------------------------------------------------------
+  // ---- chart (from the store's statistics over the window) --------------------------------------
 
-  var STEPS = [1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 10800, 21600, 43200, 86400].map(function (s) { return s * 1000; });
-
-  function renderChart() {
+  function renderChart(note) {
     var box = $('chart');
     var legend = $('legend');
-    var items = state.items;
-    var totals = {};
-    items.forEach(function (r) { totals[r.outcome.code] = (totals[r.outcome.code] || 0) + 1; });
     legend.replaceChildren();
-    ORDER.forEach(function (code) {
-      if (!totals[code]) return;
-      legend.appendChild(el('li', {}, [el('span', { class: 'swatch o-' + code, 'aria-hidden': 'true' }), label(code) + ': ' + totals[code]]));
-    });
-    var W = 1200, H = 150, left = 40, right = 10, top = 8, bottom = 24;
-    if (items.length === 0) {
-      box.replaceChildren(svg('svg', { viewBox: '0 0 ' + W + ' 60', role: 'img', 'aria-label': 'No transactions to chart' }, [
-        svg('text', { x: W / 2, y: 34, 'text-anchor': 'middle', class: 'none', text: 'No transactions yet' }),
+    var stats = state.stats;
+    var W = 1200, H = 150, left = 44, right = 10, top = 8, bottom = 24;
+    if (!stats) {
+      $('totals').textContent = '';
+      box.replaceChildren(svg('svg', { viewBox: '0 0 ' + W + ' 60', role: 'img', 'aria-label': note || '' }, [
+        svg('text', { x: W / 2, y: 34, 'text-anchor': 'middle', class: 'none', text: note || '' }),
       ]));
       return;
     }
-    var min = Infinity, max = -Infinity;
-    items.forEach(function (r) { if (r.startedAt < min) min = r.startedAt; if (r.startedAt > max) max = r.startedAt; });
-    var step = STEPS[STEPS.length - 1];
-    for (var i = 0; i < STEPS.length; i++) { if ((max - min) / STEPS[i] <= 40) { step = STEPS[i]; break; } }
-    var first = Math.floor(min / step);
-    var n = Math.max(Math.floor(max / step) - first + 1, 12);
-    first = Math.floor(max / step) - n + 1;
-    var buckets = [];
-    for (var b = 0; b < n; b++) buckets.push({ total: 0 });
-    items.forEach(function (r) {
-      var bucket = buckets[Math.floor(r.startedAt / step) - first];
-      if (!bucket) return;
-      bucket[r.outcome.code] = (bucket[r.outcome.code] || 0) + 1;
-      bucket.total++;
+    var totals = stats.totals.byOutcome || {};
+    ORDER.forEach(function (code) {
+      if (!totals[code]) return;
+      legend.appendChild(el('li', { 'data-outcome': code }, [el('span', { class: 'swatch o-' + code, 'aria-hidden': 'true' }), label(code) + ': ' + totals[code]]));
     });
-    var peak = Math.max.apply(null, buckets.map(function (x) { return x.total; }));
-    var scaleMax = Math.max(peak, 1);
+    $('totals').textContent = t('totals', { n: stats.totals.count, mean: fmtDuration(stats.totals.meanDurationMs), p95: fmtDuration(stats.totals.p95DurationMs) });
+    var buckets = stats.buckets;
+    var summary = t('chartSummary', { n: stats.totals.count, from: fmtShort(stats.from), to: fmtShort(stats.to) }) +
+      (stats.totals.count ? ': ' + ORDER.filter(function (c) { return totals[c]; }).map(function (c) { return totals[c] + ' ' + label(c); }).join(', ') : '');
+    if (stats.totals.count === 0) {
+      box.replaceChildren(svg('svg', { viewBox: '0 0 ' + W + ' 60', role: 'img', 'aria-label': summary }, [
+        svg('text', { x: W / 2, y: 34, 'text-anchor': 'middle', class: 'none', text: t('noTransactions') }),
+      ]));
+      return;
+    }
+    var n = buckets.length;
+    var peak = 1;
+    buckets.forEach(function (b) {
+      var sum = 0;
+      Object.keys(b.counts).forEach(function (c) { sum += b.counts[c]; });
+      if (sum > peak) peak = sum;
+    });
     var plotW = W - left - right, plotH = H - top - bottom;
     var slot = plotW / n;
-    var barW = Math.max(Math.min(slot * 0.72, 40), 2);
-    var summary = items.length + ' transactions between ' + fmtTime(min) + ' and ' + fmtTime(max) + ': ' +
-      ORDER.filter(function (c) { return totals[c]; }).map(function (c) { return totals[c] + ' ' + label(c); }).join(', ');
-    var children = [svg('title', { text: 'Outcomes over time' }), svg('desc', { text: summary })];
-    var ticks = scaleMax <= 4 ? scaleMax : 4;
-    for (var t = 0; t <= ticks; t++) {
-      var value = Math.round(scaleMax * t / ticks);
-      var y = top + plotH - plotH * value / scaleMax;
-      children.push(svg('line', { class: t === 0 ? 'axis' : 'grid', x1: left, x2: W - right, y1: y, y2: y }));
+    var barW = Math.max(Math.min(slot * 0.72, 40), 1);
+    var children = [svg('title', { text: t('chartHeading') }), svg('desc', { text: summary })];
+    var ticks = peak <= 4 ? peak : 4;
+    for (var i = 0; i <= ticks; i++) {
+      var value = Math.round(peak * i / ticks);
+      var y = top + plotH - plotH * value / peak;
+      children.push(svg('line', { class: i === 0 ? 'axis' : 'grid', x1: left, x2: W - right, y1: y, y2: y }));
       children.push(svg('text', { x: left - 6, y: y + 4, 'text-anchor': 'end', text: value }));
     }
     var labelEvery = Math.ceil(n / 8);
+    var long = stats.to - stats.from > 86400000;
     buckets.forEach(function (bucket, index) {
       var x = left + slot * index + (slot - barW) / 2;
       var base = top + plotH;
-      var start = (first + index) * step;
       ORDER.forEach(function (code) {
-        var count = bucket[code];
+        var count = bucket.counts[code];
         if (!count) return;
-        var h = plotH * count / scaleMax;
+        var h = plotH * count / peak;
         base -= h;
         children.push(svg('rect', { class: 'o-' + code, x: x.toFixed(1), y: base.toFixed(1), width: barW.toFixed(1), height: h.toFixed(1) }, [
-          svg('title', { text: fmtClock(start) + ' — ' + label(code) + ': ' + count }),
+          svg('title', { text: fmtShort(bucket.start) + ' — ' + label(code) + ': ' + count }),
         ]));
       });
       if (index % labelEvery === 0) {
-        children.push(svg('text', { x: (left + slot * index + slot / 2).toFixed(1), y: H - 8, 'text-anchor': 'middle', text: fmtClock(start) }));
+        var p = parts(bucket.start);
+        children.push(svg('text', { x: (left + slot * index + slot / 2).toFixed(1), y: H - 8, 'text-anchor': 'middle',
+          text: long && p ? pad(p.mo) + '-' + pad(p.d) + ' ' + pad(p.h) + ':' + pad(p.mi) : fmtClock(bucket.start) }));
       }
     });
     box.replaceChildren(svg('svg', { viewBox: '0 0 ' + W + ' ' + H, role: 'img', 'aria-label': summary, preserveAspectRatio: 'xMidYMid meet' }, children));
   }
 
-  // ---- detail --------------------------------------------------------------------------------
+  // ---- report ----------------------------------------------------------------------------------
+
+  function topTable(id, title, entries, render) {
+    var body = entries.length === 0
+      ? el('p', { class: 'note', text: t('none') })
+      : el('table', { class: 'top' }, [
+        el('caption', { class: 'visually-hidden', text: title }),
+        el('thead', {}, [el('tr', {}, [el('th', { scope: 'col', text: t('value') }), el('th', { scope: 'col', class: 'num', text: t('records') })])]),
+        el('tbody', {}, entries.map(function (e) {
+          return el('tr', {}, [el('th', { scope: 'row' }, [render ? render(e.value) : e.value]), el('td', { class: 'num', text: e.count })]);
+        })),
+      ]);
+    return el('section', { class: 'report-part', 'aria-labelledby': id }, [el('h3', { id: id, text: title }), body]);
+  }
+
+  function renderReport() {
+    var box = $('report');
+    var stats = state.stats;
+    if (!stats) { box.replaceChildren(el('p', { class: 'note', text: t('noStats') })); return; }
+    var top = stats.top || { api: [], operation: [], clientId: [], status: [], gatewayStatus: [] };
+    var byOutcome = ORDER.filter(function (c) { return stats.totals.byOutcome[c]; })
+      .map(function (c) { return { value: c, count: stats.totals.byOutcome[c] }; })
+      .sort(function (a, b) { return b.count - a.count; });
+    box.replaceChildren(
+      el('dl', { class: 'figures' }, [
+        el('div', {}, [el('dt', { text: t('count') }), el('dd', { id: 'r-count', text: stats.totals.count })]),
+        el('div', {}, [el('dt', { text: t('mean') }), el('dd', { id: 'r-mean', text: fmtDuration(stats.totals.meanDurationMs) })]),
+        el('div', {}, [el('dt', { text: t('p95') }), el('dd', { id: 'r-p95', text: fmtDuration(stats.totals.p95DurationMs) })]),
+        el('div', {}, [el('dt', { text: t('window') }), el('dd', { text: fmtShort(stats.from) + ' – ' + fmtShort(stats.to) })]),
+      ]),
+      el('div', { class: 'report-grid' }, [
+        topTable('r-outcomes', t('byOutcome'), byOutcome, function (code) { return badge({ code: code }); }),
+        topTable('r-apis', t('topApis'), top.api),
+        topTable('r-operations', t('topOperations'), top.operation),
+        topTable('r-clients', t('topClients'), top.clientId),
+        topTable('r-status', t('byStatus'), top.status),
+        topTable('r-gateway-status', t('byGatewayStatus'), top.gatewayStatus),
+      ]));
+  }
+
+  // ---- detail ----------------------------------------------------------------------------------
 
   function kv(pairs) {
     var dl = el('dl', { class: 'kv' });
@@ -307,14 +524,10 @@ const source = String.raw`
 
   // Any value a record may hold must render: a time claim out of Date's range (exp: 1e20) has no
   // date, a value JSON cannot write is shown as text.
-  function isoTime(ms) {
-    var d = new Date(ms);
-    return isFinite(d.getTime()) ? d.toISOString() : '';
-  }
   function claimValue(name, value) {
     if (typeof value === 'number' && TIME_CLAIMS.indexOf(name) >= 0) {
       var when = isoTime(value * 1000);
-      return when ? value + '  (' + when + ')' : String(value);
+      return when ? value + '  (' + fmtTime(value * 1000) + ')' : String(value);
     }
     if (typeof value === 'string') return value;
     try {
@@ -335,128 +548,258 @@ const source = String.raw`
 
   function claimsTable(caption, claims) {
     if (!claims || typeof claims !== 'object') return el('p', { class: 'mono', text: claimValue('', claims) });
-    return pairTable(caption, ['Claim', 'Value'], Object.keys(claims).map(function (k) { return [k, claimValue(k, claims[k])]; }));
+    return pairTable(caption, [t('claimCol'), t('value')], Object.keys(claims).map(function (k) { return [k, claimValue(k, claims[k])]; }));
   }
 
   function renderDetail(r) {
-    $('detail-heading').textContent = 'Transaction ' + r.id;
+    $('detail-heading').textContent = t('transaction') + ' ' + r.id;
     var left = [];
     var right = [];
-    left.push(section('d-outcome', 'Outcome', [kv([
-      ['Outcome', badge(r.outcome)],
-      ['HTTP status', r.status === null ? 'no response sent' : r.status],
+    var link = window.location.pathname + window.location.search + '#/transactions/' + encodeURIComponent(r.id);
+    left.push(section('d-outcome', t('outcome'), [kv([
+      [t('outcome'), badge(r.outcome)],
+      [t('httpStatus'), r.status === null ? t('noResponse') : r.status],
       ['gateway_status', r.gatewayStatus],
-      ['Error code', r.errorCode],
-      ['Started', fmtTime(r.startedAt)],
-      ['Duration', fmtDuration(r.durationMs)],
-      ['API', apiName(r.api)],
-      ['Operation', r.operation],
-      ['Request', el('span', { class: 'mono', text: r.method + ' ' + r.url })],
-      ['Client address', r.clientAddress],
-      ['Transaction id', el('span', { class: 'mono', text: r.id })],
-      ['Message id', el('span', { class: 'mono', text: r.messageId })],
+      [t('errorCode'), r.errorCode],
+      [t('started'), fmtTime(r.startedAt)],
+      [t('duration'), fmtDuration(r.durationMs)],
+      [t('api'), apiName(r.api)],
+      [t('operation'), r.operation],
+      [t('request'), el('span', { class: 'mono', text: r.method + ' ' + r.url })],
+      [t('clientAddress'), r.clientAddress],
+      [t('nodeId'), r.nodeId],
+      [t('transactionId'), el('span', { class: 'mono', text: r.id })],
+      [t('messageId'), el('span', { class: 'mono', text: r.messageId })],
+      [t('traceId'), typeof r.traceId === 'string' && r.traceId ? el('span', { class: 'mono', id: 'd-trace', text: r.traceId }) : undefined],
+      [t('link'), el('a', { href: link, class: 'mono', text: '#/transactions/' + r.id })],
     ])]));
     if (r.authorization) {
-      left.push(section('d-authz', 'Authorization', [kv([
-        ['Decision', r.authorization.decision],
-        ['Decision text', el('span', { class: r.authorization.decision === 'Permit' ? 'mono' : 'decision', text: r.authorization.text })],
+      left.push(section('d-authz', t('authorization'), [kv([
+        [t('decision'), r.authorization.decision],
+        [t('decisionText'), el('span', { class: r.authorization.decision === 'Permit' ? 'mono' : 'decision', text: r.authorization.text })],
       ])]));
     }
     var s = r.sender || {};
     var hasSender = s.subject || s.clientId || s.username || s.issuer;
-    right.push(section('d-sender', 'Sender', [hasSender
-      ? kv([['Subject', s.subject], ['Client id', s.clientId], ['Username', s.username], ['Issuer', s.issuer]])
-      : el('p', { class: 'note', text: 'No token data: the sender was not identified.' })]));
+    right.push(section('d-sender', t('sender'), [hasSender
+      ? kv([[t('subject'), s.subject], [t('clientId'), s.clientId], [t('username'), s.username], [t('issuer'), s.issuer]])
+      : el('p', { class: 'note', text: t('noSender') })]));
     var info = r.tokenInfo;
     var tokenParts = [];
     if (info) {
-      tokenParts.push(kv([['Token sent in', info.method], ['Token policy', info.policy]]));
-      if (info.introspection) tokenParts.push(el('h4', { text: 'Introspection claims' }), claimsTable('Introspection claims', info.introspection));
-      if (info.jwt) tokenParts.push(el('h4', { text: 'JWT claims' }), claimsTable('JWT claims', info.jwt));
-      if (info.userInfo) tokenParts.push(el('h4', { text: 'UserInfo claims' }), claimsTable('UserInfo claims', info.userInfo));
-      if (!info.introspection && !info.jwt && !info.userInfo) tokenParts.push(el('p', { class: 'note', text: 'No claims: the token was not accepted by the authorization server.' }));
+      tokenParts.push(kv([[t('tokenSentIn'), info.method], [t('tokenPolicy'), info.policy]]));
+      if (info.introspection) tokenParts.push(el('h4', { text: t('introspectionClaims') }), claimsTable(t('introspectionClaims'), info.introspection));
+      if (info.jwt) tokenParts.push(el('h4', { text: t('jwtClaims') }), claimsTable(t('jwtClaims'), info.jwt));
+      if (info.userInfo) tokenParts.push(el('h4', { text: t('userInfoClaims') }), claimsTable(t('userInfoClaims'), info.userInfo));
+      if (!info.introspection && !info.jwt && !info.userInfo) tokenParts.push(el('p', { class: 'note', text: t('noClaims') }));
     } else {
-      tokenParts.push(el('p', { class: 'note', text: 'No token in this transaction.' }));
+      tokenParts.push(el('p', { class: 'note', text: t('noToken') }));
     }
-    right.push(section('d-token', 'Token info', tokenParts));
+    right.push(section('d-token', t('tokenInfo'), tokenParts));
     var parts = [el('div', { class: 'cols' }, [el('div', {}, left), el('div', {}, right)])];
     var diags = r.diagnostics || [];
-    parts.push(section('d-diag', 'Diagnostics', [diags.length === 0
-      ? el('p', { class: 'note', text: 'No diagnostics.' })
-      : el('table', {}, [
-        el('caption', { class: 'visually-hidden', text: 'Diagnostics' }),
-        el('thead', {}, [el('tr', {}, ['Time', 'Level', 'Code', 'Message'].map(function (h) { return el('th', { scope: 'col', text: h }); }))]),
+    parts.push(section('d-diag', t('diagnostics'), [diags.length === 0
+      ? el('p', { class: 'note', text: t('noDiagnostics') })
+      : el('div', { class: 'table-wrap' }, [el('table', {}, [
+        el('caption', { class: 'visually-hidden', text: t('diagnostics') }),
+        el('thead', {}, [el('tr', {}, [t('colTime'), t('level'), t('code'), t('messageCol')].map(function (h) { return el('th', { scope: 'col', text: h }); }))]),
         el('tbody', {}, diags.map(function (d) {
           return el('tr', { class: 'level-' + d.level }, [
             el('td', { text: fmtClock(d.time, true) }), el('td', { class: 'level', text: d.level }),
             el('td', { text: d.code }), el('td', { text: d.message }),
           ]);
         })),
-      ])]));
+      ])])]));
     var out = r.outgoing;
-    parts.push(section('d-outgoing', 'Outgoing contents', [out
+    parts.push(section('d-outgoing', t('outgoing'), [out
       ? (Object.keys(out.headers).length === 0
-        ? el('p', { class: 'note', text: 'Recorded, but no headers were sent to the backend.' })
-        : [el('h4', { text: 'Headers sent to the backend' }), pairTable('Headers sent to the backend', ['Header', 'Value'], Object.keys(out.headers).map(function (k) { return [k, out.headers[k]]; }))])
-      : el('p', { class: 'note', text: 'None recorded: nothing was sent to the backend, or the message recording of this API does not include outgoing headers.' })].flat()));
+        ? el('p', { class: 'note', text: t('outgoingEmpty') })
+        : [el('h4', { text: t('outgoingHeaders') }), pairTable(t('outgoingHeaders'), [t('header'), t('value')], Object.keys(out.headers).map(function (k) { return [k, out.headers[k]]; }))])
+      : el('p', { class: 'note', text: t('outgoingNone') })].flat()));
     $('detail-body').replaceChildren.apply($('detail-body'), parts);
   }
 
-  function openDetail(id) {
-    state.returnFocusId = id;
-    return fetch('api/transactions/' + encodeURIComponent(id), { headers: API_HEADERS, credentials: 'same-origin' })
-      .then(function (res) {
-        return res.json().catch(function () { return null; }).then(function (body) {
-          if (!res.ok || !body) { setMessage(problemText(res, body)); return; }
-          try {
-            renderDetail(body);
-          } catch (e) {
-            // Whatever a record holds, the dialog opens: with what could be shown and why not the rest.
-            $('detail-heading').textContent = 'Transaction ' + String(body.id);
-            $('detail-body').replaceChildren(
-              el('p', { class: 'note', text: 'This record could not be shown in full: ' + (e && e.message ? e.message : String(e)) }),
-              el('pre', { class: 'mono', text: claimValue('', body) }));
-          }
-          var dialog = $('detail');
-          if (!dialog.open) dialog.showModal();
-          $('detail-body').scrollTop = 0;
-          $('close').focus();
-        });
-      }, function () { setMessage('The console API cannot be reached.'); });
+  function showDetail(body) {
+    try {
+      renderDetail(body);
+    } catch (e) {
+      // Whatever a record holds, the dialog opens: with what could be shown and why not the rest.
+      $('detail-heading').textContent = t('transaction') + ' ' + String(body.id);
+      $('detail-body').replaceChildren(
+        el('p', { class: 'note', text: t('partial') + (e && e.message ? e.message : String(e)) }),
+        el('pre', { class: 'mono', text: claimValue('', body) }));
+    }
+    var dialog = $('detail');
+    if (!dialog.open) dialog.showModal();
+    $('detail-body').scrollTop = 0;
+    $('close').focus();
   }
 
-  // ---- wiring --------------------------------------------------------------------------------
+  // Opens a transaction's detail at its own address (#/transactions/<id>).
+  function openDetail(id) {
+    state.returnFocusId = id;
+    var hash = '#/transactions/' + encodeURIComponent(id);
+    if (window.location.hash !== hash) {
+      if (!/^#\/transactions\//.test(window.location.hash)) state.returnHash = window.location.hash || '#/';
+      window.history.pushState(null, '', hash);
+    }
+    return fetchDetail(id);
+  }
+
+  function fetchDetail(id) {
+    return getJson('api/transactions/' + encodeURIComponent(id)).then(function (r) {
+      if (!r.res.ok || !r.body) { setMessage(r.res.status === 404 ? t('notFound') : problemText(r.res, r.body)); return false; }
+      showDetail(r.body);
+      return true;
+    }, function () { setMessage(t('unreachable')); return false; });
+  }
+
+  // The search box: a transaction id opens its detail; else a message id, whatever the window.
+  function find(text) {
+    var id = text.trim();
+    if (!id) return;
+    getJson('api/find/' + encodeURIComponent(id)).then(function (r) {
+      if (!r.res.ok || !r.body) { setMessage(problemText(r.res, r.body)); return; }
+      if (r.body.transaction) { openDetail(r.body.transaction.id); return; }
+      var found = Array.isArray(r.body.messageIds) ? r.body.messageIds : [];
+      if (found.length === 1) { openDetail(found[0]); return; }
+      if (found.length === 0) { setMessage(t('notFound')); return; }
+      state.filter = { messageId: id };
+      state.win = { preset: '7d' };
+      writeForm();
+      saveLocation();
+      load(false).then(function () { setMessage(t('severalFound')); });
+    }, function () { setMessage(t('unreachable')); });
+  }
+
+  // ---- views and routes ------------------------------------------------------------------------
+
+  function route() {
+    var hash = window.location.hash;
+    var m = /^#\/transactions\/(.+)$/.exec(hash);
+    if (m) {
+      var id = decodeURIComponent(m[1]);
+      state.returnFocusId = id;
+      fetchDetail(id);
+      return;
+    }
+    var dialog = $('detail');
+    if (dialog.open) dialog.close();
+    setView(hash === '#/report' ? 'report' : 'list');
+  }
+
+  function setView(view) {
+    state.view = view;
+    $('view-list').hidden = view !== 'list';
+    $('view-report').hidden = view !== 'report';
+    if (view === 'list') { $('tab-list').setAttribute('aria-current', 'page'); $('tab-report').removeAttribute('aria-current'); }
+    else { $('tab-report').setAttribute('aria-current', 'page'); $('tab-list').removeAttribute('aria-current'); }
+  }
+
+  // ---- export ----------------------------------------------------------------------------------
+
+  function buildExportColumns() {
+    var box = $('x-columns');
+    EXPORT_COLUMNS.forEach(function (name) {
+      var id = 'x-col-' + name;
+      box.appendChild(el('label', { class: 'check', for: id }, [
+        el('input', { type: 'checkbox', id: id, value: name, checked: DEFAULT_COLUMNS.indexOf(name) >= 0 ? 'checked' : false }), ' ' + name,
+      ]));
+    });
+  }
+
+  // The export of the current filter and window, fetched with the console's header, saved as a file.
+  function download(event) {
+    event.preventDefault();
+    var form = $('export-form');
+    var params = queryParams(resolveWindow());
+    params.set('format', form.elements.format.value);
+    var limit = form.elements.limit.value.trim();
+    if (limit) params.set('limit', limit);
+    var columns = checkedValues($('x-columns'));
+    if (columns.length) params.set('columns', columns.join(','));
+    fetch('api/export?' + params.toString(), { headers: { '__CONSOLE_HEADER__': '1' }, credentials: 'same-origin' }).then(function (res) {
+      if (!res.ok) return res.json().catch(function () { return null; }).then(function (body) { setMessage(problemText(res, body)); });
+      var name = /filename="([^"]+)"/.exec(res.headers.get('content-disposition') || '');
+      return res.blob().then(function (blob) {
+        var url = URL.createObjectURL(blob);
+        var a = el('a', { href: url, download: name ? name[1] : 'transactions' });
+        document.body.appendChild(a);
+        a.click();
+        a.remove();
+        setTimeout(function () { URL.revokeObjectURL(url); }, 60000);
+        setMessage(t('exported', { n: blob.size }));
+      });
+    }, function () { setMessage(t('unreachable')); });
+  }
+
+  // ---- wiring ----------------------------------------------------------------------------------
 
   function schedule() {
     if (state.timer) { clearInterval(state.timer); state.timer = null; }
     if ($('auto-refresh').checked) {
       state.timer = setInterval(function () {
-        // Keep older pages the user loaded: refresh only when on the first page.
-        if (!document.hidden && !(state.items.length > PAGE_SIZE)) load(false);
+        // Keep older pages the user loaded and the window chosen: refresh only on the first page.
+        if (!document.hidden && !(state.items.length > PAGE_SIZE) && !$('detail').open) load(false);
       }, REFRESH_MS);
     }
   }
 
+  function rerender() {
+    applyLanguage();
+    syncWindowInputs();
+    var range = resolveWindow();
+    if (state.win.preset !== 'custom') { $('f-from').value = isoInput(range.from); $('f-to').value = isoInput(range.to); }
+    renderTable();
+    renderChart(state.stats ? undefined : t('noStats'));
+    renderReport();
+  }
+
   function init() {
-    var select = $('f-outcome');
-    ORDER.forEach(function (code) {
-      select.appendChild(el('option', { value: code, text: LABELS[code].it + (LABELS[code].en !== LABELS[code].it ? ' (' + LABELS[code].en + ')' : '') }));
-    });
-    state.filter = filterFromLocation();
-    writeForm(state.filter);
+    var stored = recall('lang');
+    var initial = document.documentElement.getAttribute('data-default-lang');
+    state.lang = stored === 'it' || stored === 'en' ? stored : initial === 'en' ? 'en' : 'it';
+    state.zone = recall('zone') === 'utc' ? 'utc' : 'local';
+    $('zone').value = state.zone;
+    fromLocation();
+    applyLanguage();
+    writeForm();
+    buildExportColumns();
 
     $('filters').addEventListener('submit', function (event) {
       event.preventDefault();
-      state.filter = readForm();
-      saveLocation(state.filter);
-      load(false);
+      var read = readForm();
+      if (!read) return;
+      state.filter = read.filter;
+      state.win = read.win;
+      saveLocation();
+      load(false).then(function () { writeForm(); });
     });
     $('filters').addEventListener('reset', function () {
-      setTimeout(function () { state.filter = {}; saveLocation(state.filter); load(false); }, 0);
+      setTimeout(function () { state.filter = {}; state.win = { preset: DEFAULT_WINDOW }; writeForm(); saveLocation(); load(false); }, 0);
+    });
+    $('f-window').addEventListener('change', function () {
+      syncWindowInputs();
+      if ($('f-window').value !== 'custom') {
+        var span = WINDOWS[$('f-window').value];
+        var now = Date.now();
+        $('f-from').value = isoInput(now - span);
+        $('f-to').value = isoInput(now);
+      }
+    });
+    $('search').addEventListener('submit', function (event) { event.preventDefault(); find($('q').value); });
+    $('lang').addEventListener('change', function () { state.lang = $('lang').value === 'en' ? 'en' : 'it'; remember('lang', state.lang); rerender(); });
+    $('zone').addEventListener('change', function () {
+      // Custom range inputs keep their instant: rewritten in the new zone.
+      state.zone = $('zone').value === 'utc' ? 'utc' : 'local';
+      remember('zone', state.zone);
+      writeForm();
+      rerender();
     });
     $('refresh').addEventListener('click', function () { load(false); });
     $('more').addEventListener('click', function () { load(true); });
     $('auto-refresh').addEventListener('change', schedule);
+    $('export-form').addEventListener('submit', download);
 
     var rows = $('rows');
     rows.addEventListener('click', function (event) {
@@ -482,10 +825,15 @@ const source = String.raw`
     $('close').addEventListener('click', function () { dialog.close(); });
     dialog.addEventListener('click', function (event) { if (event.target === dialog) dialog.close(); });
     dialog.addEventListener('close', function () {
+      if (/^#\/transactions\//.test(window.location.hash)) window.history.pushState(null, '', state.returnHash || '#/');
+      setView(window.location.hash === '#/report' ? 'report' : 'list');
       var row = state.returnFocusId ? findRow(state.returnFocusId) : null;
-      if (row) row.focus(); else $('transactions-heading').focus();
+      if (row && state.view === 'list') row.focus(); else $(state.view === 'list' ? 'results-heading' : 'report-heading').focus();
     });
+    window.addEventListener('popstate', route);
+    window.addEventListener('hashchange', route);
 
+    route();
     load(false);
     schedule();
   }
@@ -495,7 +843,11 @@ const source = String.raw`
 })();
 `;
 
-/** The console page's JavaScript, with the outcome labels of the catalogue built in. */
+/** The console page's JavaScript, with the outcome labels, groups and texts built in. */
 export const CONSOLE_JS: string = source
   .replace('__OUTCOME_LABELS__', () => JSON.stringify(outcomeLabels))
-  .replace('__CONSOLE_HEADER__', CONSOLE_REQUEST_HEADER);
+  .replace('__OUTCOME_GROUPS__', () => JSON.stringify(outcomeGroups))
+  .replace('__TEXTS__', () => JSON.stringify(CONSOLE_TEXTS))
+  .replace('__EXPORT_COLUMNS__', () => JSON.stringify(Object.keys(EXPORT_COLUMNS)))
+  .replace('__DEFAULT_COLUMNS__', () => JSON.stringify(DEFAULT_EXPORT_COLUMNS))
+  .replaceAll('__CONSOLE_HEADER__', CONSOLE_REQUEST_HEADER);

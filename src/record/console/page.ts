@@ -4,6 +4,6 @@
  *
  * @module
  */
-export { CONSOLE_HTML, CONSOLE_ICON } from './page-html.js';
+export { CONSOLE_HTML, CONSOLE_ICON, consoleHtml, type ConsoleLanguage } from './page-html.js';
 export { CONSOLE_CSS } from './page-css.js';
 export { CONSOLE_JS } from './page-js.js';

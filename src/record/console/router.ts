@@ -10,7 +10,7 @@ import { optionChecks } from '../../options.js';
 import type { TransactionStore } from '../types.js';
 import { countsWithoutCredentials, credentialCheck, type BasicCredentials, type ConsoleAuthenticate } from './auth.js';
 import { checkRealm, guard } from './guard.js';
-import { CONSOLE_CSS, CONSOLE_HTML, CONSOLE_ICON, CONSOLE_JS } from './page.js';
+import { CONSOLE_CSS, CONSOLE_ICON, CONSOLE_JS, consoleHtml } from './page.js';
 import { parseExportRequest, streamExport } from './export.js';
 import { parseTransactionQuery, parseTransactionStatsQuery, QueryError } from './query.js';
 import { throttleFor, type LoginThrottleOptions } from './throttle.js';
@@ -34,6 +34,11 @@ export interface MonitoringConsoleOptions {
    * joins the one already made for its credentials, or makes a default one.
    */
   loginThrottle?: LoginThrottleOptions;
+  /**
+   * Language the page opens in, `it` (default, as the gateway's default message set) or `en`; the
+   * page has a switch, and remembers an operator's choice in the browser.
+   */
+  language?: 'it' | 'en';
 }
 
 /**
@@ -73,6 +78,8 @@ function problem(res: Response, status: number, title: string, detail: string): 
  * - `GET /api/export`: the records of the list's filters and window, newest first, streamed as CSV
  *   (`format=csv`, `columns`) or JSON Lines (`format=jsonl`), at most `limit` rows (default 10,000,
  *   at most 100,000).
+ * - `GET /api/find/:id`: what the search box opens: `{ transaction?, messageIds }`, the record with
+ *   that transaction id and the ids of the records with that message id (at most 20).
  * - `GET /api/transactions/:id`: one record, or 404 problem+json.
  *
  * Answers 403 problem+json (`ERR_ADMIN_ORIGIN_REFUSED`) to an API call without the header, and 429
@@ -103,6 +110,9 @@ export function monitoringConsole(options: MonitoringConsoleOptions): Router {
   const realm = checkRealm(options.realm ?? 'Gateway monitoring console', 'monitoringConsole: options.realm');
   const credentials = (options.authenticate ?? options.basicAuth) as object;
   const throttle = throttleFor(credentials, options.loginThrottle, 'monitoringConsole: options.loginThrottle');
+  const language = options.language ?? 'it';
+  if (language !== 'it' && language !== 'en') checks.fail('language', "must be 'it' or 'en'");
+  const html = consoleHtml(language);
   const gate = guard({
     check,
     countsWithoutCredentials: countsWithoutCredentials(options),
@@ -133,7 +143,7 @@ export function monitoringConsole(options: MonitoringConsoleOptions): Router {
       res.redirect(301, `${last}/${search}`);
       return;
     }
-    res.type('html').send(CONSOLE_HTML);
+    res.type('html').send(html);
   });
   router.get('/console.js', (_req: Request, res: Response) => {
     res.type('text/javascript').send(CONSOLE_JS);
@@ -212,6 +222,23 @@ export function monitoringConsole(options: MonitoringConsoleOptions): Router {
           // A store refuses a window it cannot compute (too many buckets) with a TypeError.
           if (error instanceof TypeError) return problem(res, 400, 'Bad Request', error.message);
           log('stats failed: %O', error);
+          problem(res, 500, 'Internal Server Error', 'The transaction store could not be read');
+        },
+      );
+  });
+
+  // The page's search box: a transaction id, or a message id (whatever the time), in one call that
+  // answers 200 either way: { transaction?, messageIds: transaction ids carrying that message id }.
+  router.get('/api/find/:id', (req: Request, res: Response) => {
+    const id = String(req.params['id']);
+    Promise.resolve()
+      .then(() => Promise.all([store.get(id), store.query({ messageId: id, limit: 20 })]))
+      .then(
+        ([record, page]) => {
+          res.json({ ...(record === undefined ? {} : { transaction: record }), messageIds: page.items.map((r) => r.id) });
+        },
+        (error: unknown) => {
+          log('find failed: %O', error);
           problem(res, 500, 'Internal Server Error', 'The transaction store could not be read');
         },
       );
