@@ -39,6 +39,8 @@ Environment:
                           (a random one is generated and printed when unset)
   GATEWAY_USERS_FILE      the users file, when --users is not given
   GATEWAY_AUDIT_FILE      the audit file, when --audit-file is not given
+  GATEWAY_SESSION_SECRET  signs the operators' sessions (32+ characters), so that every instance
+                          given it accepts them (--workers makes one for its workers)
   GATEWAY_NODE_ID         this instance's id, on every record and in the node list (default <host>-<pid>)
   REDIS_URL               Redis shared by the instances: token results shared, ResetAllCaches
                           reaching every instance, the live instances in GET /gateway/admin/status
@@ -123,6 +125,7 @@ async function serveOne(settings: ServeSettings, adminPassword: string): Promise
     operators: {
       ...(settings.usersFile === undefined ? {} : { usersFile: settings.usersFile }),
       ...(settings.auditFile === undefined ? {} : { auditFile: settings.auditFile }),
+      ...(process.env.GATEWAY_SESSION_SECRET ? { sessions: { secret: process.env.GATEWAY_SESSION_SECRET } } : {}),
     },
     ...instance.options,
   });
@@ -158,7 +161,9 @@ async function serveOne(settings: ServeSettings, adminPassword: string): Promise
 /** The primary of `--workers n`: forks the workers, replaces those that die, stops them all on a signal. */
 function superviseWorkers(settings: ServeSettings, adminPassword: string): void {
   let stopping = false;
-  const fork = (): void => void cluster.fork({ ADMIN_PASSWORD: adminPassword });
+  // The workers share the port of the admin listener: they sign sessions with one secret.
+  const sessionSecret = process.env.GATEWAY_SESSION_SECRET || randomBytes(32).toString('base64url');
+  const fork = (): void => void cluster.fork({ ADMIN_PASSWORD: adminPassword, GATEWAY_SESSION_SECRET: sessionSecret });
   cluster.on('exit', (worker, code, signal) => {
     if (stopping) {
       if (Object.keys(cluster.workers ?? {}).length === 0) process.exit(0);
