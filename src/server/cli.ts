@@ -221,7 +221,7 @@ async function main(argv: string[]): Promise<void> {
   } catch (err) {
     if (err instanceof ConfigError) {
       const issues = err.issues.map((issue) => `  ${issue.path === '' ? '(document)' : issue.path}: ${issue.message}`).join('\n');
-      process.stderr.write(`express-access-gateway: invalid configuration ${settings.configFile}:\n${issues}\n`);
+      process.stderr.write(`express-access-gateway: invalid configuration ${err.source ?? settings.configFile}:\n${issues}\n`);
       process.exit(2);
     }
     process.stderr.write(`express-access-gateway: cannot start: ${err instanceof Error ? err.message : String(err)}\n`);
