@@ -5,6 +5,6 @@
  */
 export { FileConfigStore, VersionConflictError } from './store.js';
 export type { ConfigProposal, ConfigSnapshot, ConfigStore, ConfigVersion } from './store.js';
-export type { SecretState } from './redaction.js';
+export type { SecretState } from './masking.js';
 export type { ProposalIssue } from './proposal.js';
 export type { DiffLine } from './diff.js';

@@ -17,7 +17,7 @@ import type { ClusterStatus } from '../cluster/cluster.js';
 import { diffLines, type DiffLine } from './diff.js';
 import { policyIssues } from './policy-check.js';
 import { proposalIssues, type ProposalIssue } from './proposal.js';
-import { restoreSecrets, withoutSecrets } from './redaction.js';
+import { restoreSecrets, withoutSecrets } from './masking.js';
 import { VersionConflictError, type ConfigProposal, type ConfigSnapshot, type ConfigStore } from './store.js';
 
 const log = logger('configuration');

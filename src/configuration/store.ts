@@ -153,12 +153,16 @@ const VERSION_FILE = /^v(\d{6,})\.json$/;
  * at its next ResetAllCaches or expiry.
  */
 export class FileConfigStore implements ConfigStore {
+  /** The configuration file (absolute). */
   readonly file: string;
+  /** Its folder: relative policy paths resolve from it. */
   readonly baseDir: string;
+  /** The file's path, in messages. */
   readonly label: string;
   readonly #versions: string;
   #queue: Promise<unknown> = Promise.resolve();
 
+  /** @param file - the configuration file the gateway reads (`createGateway({ config })`). */
   constructor(file: string) {
     this.file = path.resolve(file);
     this.baseDir = path.dirname(this.file);

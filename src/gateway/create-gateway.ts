@@ -24,6 +24,7 @@ import { OperatorAccess } from '../operators/access.js';
 import { operatorsRouter } from '../operators/router.js';
 import { configDigest } from '../configuration/digest.js';
 import { configurationRouter } from '../configuration/router.js';
+import { configurationPage } from '../configuration/page.js';
 import { FileConfigStore, type ConfigStore } from '../configuration/store.js';
 import { fileURLToPath } from 'node:url';
 
@@ -342,7 +343,10 @@ function mountAdmin(
   // Every router of the listener: the same operators (session or Basic), roles and throttle.
   adminApp.use(`${prefix}/admin`, serverHeader, access.auditTrail('admin'), adminRouter(gateway, access.routerOptions()));
   adminApp.use(`${prefix}/operators`, serverHeader, operatorsRouter(access));
-  if (configStore !== undefined) adminApp.use(`${prefix}/configuration/api`, serverHeader, configurationRouter(access, configStore, gateway));
+  if (configStore !== undefined) {
+    adminApp.use(`${prefix}/configuration/api`, serverHeader, configurationRouter(access, configStore, gateway));
+    adminApp.use(`${prefix}/configuration`, serverHeader, configurationPage());
+  }
   if (options.console === false) return;
   const { authenticate, realm } = access.routerOptions();
   adminApp.use(

@@ -73,15 +73,7 @@ export class OperatorAccess {
     const sessions = check.object<SessionOptions>(options.sessions, 'operators.sessions', {});
     const secureCookie = sessions.secureCookie ?? 'auto';
     if (secureCookie !== 'auto' && typeof secureCookie !== 'boolean') check.fail('operators.sessions.secureCookie', 'must be true, false or "auto"');
-    this.sessions = new SessionStore(
-      {
-        idleMinutes: check.positive(sessions.idleMinutes, 'operators.sessions.idleMinutes', 30),
-        maxHours: check.positive(sessions.maxHours, 'operators.sessions.maxHours', 12),
-        maxSessions: check.positive(sessions.maxSessions, 'operators.sessions.maxSessions', 10_000, true),
-        secureCookie,
-      },
-      cookiePath,
-    );
+    if (sessions.secret !== undefined && (typeof sessions.secret !== 'string' || sessions.secret.length < 32)) check.fail('operators.sessions.secret', 'must be a string of at least 32 characters');
     if (options.usersFile !== undefined) check.string(options.usersFile, 'operators.usersFile');
     if (options.users !== undefined && !Array.isArray(options.users)) check.fail('operators.users', 'must be an array of { username, role, passwordHash }');
     this.users = new UserDirectory({
@@ -89,6 +81,18 @@ export class OperatorAccess {
       ...(options.users === undefined ? {} : { users: options.users }),
       ...(admin.basicAuth === undefined ? {} : { fixedAdmin: admin.basicAuth }),
     });
+    const directory = this.users;
+    this.sessions = new SessionStore(
+      {
+        idleMinutes: check.positive(sessions.idleMinutes, 'operators.sessions.idleMinutes', 30),
+        maxHours: check.positive(sessions.maxHours, 'operators.sessions.maxHours', 12),
+        maxSessions: check.positive(sessions.maxSessions, 'operators.sessions.maxSessions', 10_000, true),
+        secureCookie,
+        ...(sessions.secret === undefined ? {} : { secret: sessions.secret }),
+      },
+      cookiePath,
+      (username) => directory.identityOf(username),
+    );
     const audit = options.audit;
     if (audit !== undefined && (audit === null || typeof audit !== 'object' || typeof audit.append !== 'function' || typeof audit.list !== 'function')) {
       check.fail('operators.audit', 'must implement AuditLog (append, list)');

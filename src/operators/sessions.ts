@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Request, Response } from 'express';
 import type { OperatorIdentity } from './users.js';
 
@@ -27,6 +27,14 @@ export interface SessionOptions {
    * came over TLS (`req.secure`, which follows Express's `trust proxy`).
    */
   secureCookie?: boolean | 'auto';
+  /**
+   * Sign sessions with this secret (at least 32 characters) instead of keeping them in memory:
+   * every instance given the same secret accepts them (`serve --workers` gives its workers one).
+   * A signed session ends `maxHours` after the sign-in or at its sign-out (on the instance that
+   * signs it out, and in the browser); `idleMinutes` does not apply. Default: none (sessions live
+   * in the memory of the instance that opened them).
+   */
+  secret?: string;
 }
 
 /** One signed-in operator. */
@@ -40,6 +48,7 @@ export interface Session extends OperatorIdentity {
 }
 
 const COOKIE_VALUE = /^[A-Za-z0-9_-]{43}$/;
+const SIGNED_VALUE = /^([A-Za-z0-9_-]{10,600})\.([A-Za-z0-9_-]{43})$/;
 
 function key(id: string): string {
   // The map holds a digest of the id: a heap dump does not hand out live sessions.
@@ -54,20 +63,39 @@ export class SessionStore {
   readonly #max: number;
   readonly #secure: boolean | 'auto';
   readonly #path: string;
+  readonly #secret: string | undefined;
+  readonly #lookup: (username: string) => OperatorIdentity | undefined;
+  /** Signed sessions signed out here: nonce → until when to remember it. */
+  readonly #revoked = new Map<string, number>();
 
-  /** @param cookiePath - the cookie's `Path` (the admin listener's base path). */
-  constructor(options: Required<SessionOptions>, cookiePath: string) {
+  /**
+   * @param cookiePath - the cookie's `Path` (the admin listener's base path).
+   * @param lookup - the user of a signed session now (its role may have changed; gone: no session).
+   */
+  constructor(options: Required<Omit<SessionOptions, 'secret'>> & { secret?: string }, cookiePath: string, lookup: (username: string) => OperatorIdentity | undefined = () => undefined) {
     this.#idleMs = options.idleMinutes * 60_000;
     this.#maxMs = options.maxHours * 3_600_000;
     this.#max = options.maxSessions;
     this.#secure = options.secureCookie;
     this.#path = cookiePath;
+    this.#secret = options.secret;
+    this.#lookup = lookup;
+  }
+
+  #sign(text: string): string {
+    return createHmac('sha256', this.#secret!).update(text).digest('base64url');
   }
 
   /** Starts a session for `identity` and sets its cookie on `res`. */
   create(identity: OperatorIdentity, req: Request, res: Response): Session {
-    const id = randomBytes(32).toString('base64url');
     const now = Date.now();
+    if (this.#secret !== undefined) {
+      const nonce = randomBytes(16).toString('base64url');
+      const payload = Buffer.from(JSON.stringify({ u: identity.username, c: now, n: nonce })).toString('base64url');
+      res.append('Set-Cookie', this.#cookie(req, `${payload}.${this.#sign(payload)}`, Math.floor(this.#maxMs / 1000)));
+      return { username: identity.username, role: identity.role, csrfToken: this.#sign(`csrf:${nonce}`), createdAt: now, lastSeen: now };
+    }
+    const id = randomBytes(32).toString('base64url');
     const session: Session = { username: identity.username, role: identity.role, csrfToken: randomBytes(32).toString('base64url'), createdAt: now, lastSeen: now };
     if (this.#sessions.size >= this.#max) this.#sessions.delete(this.#sessions.keys().next().value!);
     this.#sessions.set(key(id), session);
@@ -78,6 +106,7 @@ export class SessionStore {
   /** The live session of the request's cookie, touched; `undefined` when none or expired. */
   of(req: Request): Session | undefined {
     const id = cookieValue(req.headers.cookie, SESSION_COOKIE);
+    if (this.#secret !== undefined) return id === undefined ? undefined : this.#signed(id);
     if (id === undefined || !COOKIE_VALUE.test(id)) return undefined;
     const k = key(id);
     const session = this.#sessions.get(k);
@@ -91,9 +120,38 @@ export class SessionStore {
     return session;
   }
 
+  /** The session of a signed cookie value, checked: signature, age, sign-out, the user still there. */
+  #signed(value: string): (Session & { nonce: string }) | undefined {
+    const m = SIGNED_VALUE.exec(value);
+    if (m === null) return undefined;
+    const given = Buffer.from(m[2]!, 'base64url');
+    const expected = Buffer.from(this.#sign(m[1]!), 'base64url');
+    if (given.length !== expected.length || !timingSafeEqual(given, expected)) return undefined;
+    let payload: { u?: unknown; c?: unknown; n?: unknown };
+    try {
+      payload = JSON.parse(Buffer.from(m[1]!, 'base64url').toString('utf8')) as typeof payload;
+    } catch {
+      return undefined;
+    }
+    if (typeof payload.u !== 'string' || typeof payload.c !== 'number' || typeof payload.n !== 'string') return undefined;
+    const now = Date.now();
+    if (now - payload.c > this.#maxMs || payload.c > now + 60_000) return undefined;
+    if (this.#revoked.has(payload.n)) return undefined;
+    const user = this.#lookup(payload.u);
+    if (user === undefined) return undefined;
+    return { username: user.username, role: user.role, csrfToken: this.#sign(`csrf:${payload.n}`), createdAt: payload.c, lastSeen: now, nonce: payload.n };
+  }
+
   /** Ends the request's session (if any) and clears its cookie. */
   destroy(req: Request, res: Response): void {
     const id = cookieValue(req.headers.cookie, SESSION_COOKIE);
+    const signed = this.#secret === undefined || id === undefined ? undefined : this.#signed(id);
+    if (signed !== undefined) {
+      const now = Date.now();
+      for (const [nonce, until] of this.#revoked) if (until <= now) this.#revoked.delete(nonce);
+      // Remembered until the session would have ended anyway; bounded like the sessions.
+      if (this.#revoked.size < this.#max) this.#revoked.set(signed.nonce, signed.createdAt + this.#maxMs);
+    }
     if (id !== undefined && COOKIE_VALUE.test(id)) this.#sessions.delete(key(id));
     res.append('Set-Cookie', this.#cookie(req, '', 0));
   }

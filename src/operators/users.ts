@@ -193,6 +193,13 @@ export class UserDirectory {
     return identity;
   }
 
+  /** The user of a name now (name and role), or `undefined`: a signed session's user may have been removed or changed role. */
+  identityOf(username: string): OperatorIdentity | undefined {
+    if (this.#fixed !== undefined && this.#fixed.username === username) return { username, role: 'admin' };
+    const user = USERNAME.test(username) ? this.#find(username) : undefined;
+    return user === undefined ? undefined : { username: user.username, role: user.role };
+  }
+
   /** The users known now (names and roles only), for display. */
   list(): OperatorIdentity[] {
     const out: OperatorIdentity[] = [];

@@ -44,6 +44,8 @@ Environment:
   GATEWAY_USERS_FILE      the users file, when --users is not given
   GATEWAY_AUDIT_FILE      the audit file, when --audit-file is not given
   GATEWAY_METRICS         the metrics mode, when --metrics is not given
+  GATEWAY_SESSION_SECRET  signs the operators' sessions (32+ characters), so that every instance
+                          given it accepts them (--workers makes one for its workers)
   GATEWAY_NODE_ID         this instance's id, on every record and in the node list (default <host>-<pid>)
   REDIS_URL               Redis shared by the instances: token results shared, ResetAllCaches
                           reaching every instance, the live instances in GET /gateway/admin/status
@@ -133,6 +135,7 @@ async function serveOne(settings: ServeSettings, adminPassword: string): Promise
     operators: {
       ...(settings.usersFile === undefined ? {} : { usersFile: settings.usersFile }),
       ...(settings.auditFile === undefined ? {} : { auditFile: settings.auditFile }),
+      ...(process.env.GATEWAY_SESSION_SECRET ? { sessions: { secret: process.env.GATEWAY_SESSION_SECRET } } : {}),
     },
     metrics: settings.metrics === 'off' ? false : { auth: settings.metrics === 'auth' },
     ...instance.options,
@@ -171,7 +174,9 @@ async function serveOne(settings: ServeSettings, adminPassword: string): Promise
 /** The primary of `--workers n`: forks the workers, replaces those that die, stops them all on a signal. */
 function superviseWorkers(settings: ServeSettings, adminPassword: string): void {
   let stopping = false;
-  const fork = (): void => void cluster.fork({ ADMIN_PASSWORD: adminPassword });
+  // The workers share the port of the admin listener: they sign sessions with one secret.
+  const sessionSecret = process.env.GATEWAY_SESSION_SECRET || randomBytes(32).toString('base64url');
+  const fork = (): void => void cluster.fork({ ADMIN_PASSWORD: adminPassword, GATEWAY_SESSION_SECRET: sessionSecret });
   cluster.on('exit', (worker, code, signal) => {
     if (stopping) {
       if (Object.keys(cluster.workers ?? {}).length === 0) process.exit(0);
@@ -230,7 +235,7 @@ async function main(argv: string[]): Promise<void> {
   } catch (err) {
     if (err instanceof ConfigError) {
       const issues = err.issues.map((issue) => `  ${issue.path === '' ? '(document)' : issue.path}: ${issue.message}`).join('\n');
-      process.stderr.write(`express-access-gateway: invalid configuration ${settings.configFile}:\n${issues}\n`);
+      process.stderr.write(`express-access-gateway: invalid configuration ${err.source ?? settings.configFile}:\n${issues}\n`);
       process.exit(2);
     }
     process.stderr.write(`express-access-gateway: cannot start: ${err instanceof Error ? err.message : String(err)}\n`);

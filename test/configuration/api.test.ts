@@ -179,6 +179,28 @@ describe('configuration API', function () {
     expect(anonymous.status).to.equal(401);
   });
 
+  it('serves the page, its script and style without credentials (they hold no data), under the strict CSP, with no inline code and no external URL', async () => {
+    const base = pet.server.adminUrl!;
+    const page = await fetch(`${base}/gateway/configuration/`);
+    expect(page.status).to.equal(200);
+    expect(page.headers.get('content-security-policy')).to.equal(
+      "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+    );
+    expect(page.headers.get('x-frame-options')).to.equal('DENY');
+    const html = await page.text();
+    expect(html).to.match(/<script src="configuration.js" defer><\/script>/);
+    expect(html).not.to.match(/<script>|<style|\sstyle=|\son[a-z]+=/i);
+    expect(html).not.to.match(/https?:\/\//);
+    for (const asset of ['configuration.js', 'configuration.css', 'favicon.svg']) {
+      const res = await fetch(`${base}/gateway/configuration/${asset}`);
+      expect(res.status, asset).to.equal(200);
+      expect(await res.text(), asset).not.to.match(/https?:\/\/(?!www\.w3\.org\/2000\/svg)/);
+    }
+    const redirect = await fetch(`${base}/gateway/configuration`, { redirect: 'manual' });
+    expect(redirect.status).to.equal(301);
+    expect(redirect.headers.get('location')).to.equal('configuration/');
+  });
+
   it('logs every change, refused or saved, in the audit log with its version and what changed', async () => {
     const { items } = (await (await ada.fetch('/gateway/operators/audit?limit=200')).json()) as { items: AuditEntry[] };
     const lines = items.map((e) => `${e.actor ?? '-'} ${e.action} ${e.result} ${e.target ?? ''} | ${e.detail ?? ''}`);

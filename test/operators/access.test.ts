@@ -214,3 +214,59 @@ describe('operators: sessions, roles and the audit log', function () {
     }
   });
 });
+
+describe('operators: signed sessions shared by instances', function () {
+  this.timeout(60_000);
+  const secret = 'a-session-secret-of-at-least-32-characters';
+  let one: AdminListener;
+  let two: AdminListener;
+  let other: AdminListener;
+
+  before(async () => {
+    const { testUsers } = await import('./helpers.js');
+    const users = await testUsers();
+    one = await startAdmin({ operators: { users, sessions: { secret } } });
+    two = await startAdmin({ operators: { users, sessions: { secret } } });
+    other = await startAdmin({ operators: { users } });
+  });
+  after(async () => {
+    await one?.stop();
+    await two?.stop();
+    await other?.stop();
+  });
+
+  it('a session opened on one instance works on another with the same secret, CSRF token included, and nowhere else', async () => {
+    const otto = new OperatorClient(one.url);
+    await otto.signIn('otto', PASSWORDS.otto);
+    expect(otto.lastSetCookie).to.match(/^eag_session=[A-Za-z0-9_-]+\.[A-Za-z0-9_-]{43}; Path=\/gateway; Max-Age=43200; HttpOnly; SameSite=Strict$/);
+    const onTwo = new OperatorClient(two.url);
+    onTwo.cookie = otto.cookie;
+    onTwo.csrf = otto.csrf;
+    expect(await (await onTwo.fetch('/gateway/operators/session')).json()).to.deep.equal({ signedIn: true, username: 'otto', role: 'operator', csrfToken: otto.csrf });
+    expect((await onTwo.fetch(RESET, { method: 'POST' })).status).to.equal(200);
+    expect((await onTwo.fetch(RESET, { method: 'POST' }, false)).status, 'without the CSRF token').to.equal(403);
+    const elsewhere = await fetch(`${other.url}/gateway/admin/status`, { headers: { cookie: otto.cookie!, 'x-gateway-console': '1' } });
+    expect(elsewhere.status).to.equal(401);
+  });
+
+  it('refuses a tampered session (another user or role written in it) and one signed out', async () => {
+    const vera = new OperatorClient(one.url);
+    await vera.signIn('vera', PASSWORDS.vera);
+    const [payload, signature] = vera.cookie!.slice('eag_session='.length).split('.');
+    const forged = Buffer.from(JSON.stringify({ ...JSON.parse(Buffer.from(payload!, 'base64url').toString()), u: 'ada' })).toString('base64url');
+    const tampered = await fetch(`${two.url}/gateway/admin/status`, { headers: { cookie: `eag_session=${forged}.${signature}`, 'x-gateway-console': '1' } });
+    expect(tampered.status).to.equal(401);
+    const cookie = vera.cookie!;
+    expect((await vera.fetch('/gateway/operators/session', { method: 'DELETE' })).status).to.equal(204);
+    const replay = await fetch(`${one.url}/gateway/admin/status`, { headers: { cookie, 'x-gateway-console': '1' } });
+    expect(replay.status).to.equal(401);
+  });
+
+  it('refuses a secret shorter than 32 characters at creation', async () => {
+    const { createGateway } = await import('../../src/index.js');
+    const { openConfig } = await import('../gateway/helpers.js');
+    expect(() =>
+      createGateway({ config: openConfig('http://127.0.0.1:9'), admin: { basicAuth: { username: 'admin', password: 'x' } }, operators: { sessions: { secret: 'short' } } }),
+    ).to.throw(TypeError, 'createGateway: options.operators.sessions.secret must be a string of at least 32 characters');
+  });
+});

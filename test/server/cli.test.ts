@@ -156,6 +156,46 @@ describe('express-access-gateway serve', function () {
     }
   });
 
+  it('an invalid users file exits 2 naming the file and the field', async () => {
+    const users = path.join(copy.dir, 'users.json');
+    await writeFile(users, JSON.stringify({ users: [{ username: 'ada', role: 'root', passwordHash: 'x' }] }));
+    const served = serve(['serve', '--config', copy.configFile, '--port', '0', '--admin-port', '0', '--users', users]);
+    expect(await served.exited()).to.equal(2);
+    expect(served.output()).to.include('users.json').and.include('users[0].role: must be one of viewer, operator, admin');
+  });
+
+  it('--workers 2 with --users: a session opened on the shared admin port holds whichever worker answers', async () => {
+    const { hashPassword } = await import('../../src/operators/passwords.js');
+    const users = path.join(copy.dir, 'users-workers.json');
+    await writeFile(users, JSON.stringify({ users: [{ username: 'otto', role: 'operator', passwordHash: await hashPassword('otto-pass') }] }));
+    const open = path.join(copy.dir, 'open-sessions.json');
+    await writeFile(open, JSON.stringify(openConfig(echo.url)));
+    const adminPort = await freePort();
+    const served = serve(['serve', '--config', open, '--port', '0', '--admin-port', String(adminPort), '--workers', '2', '--users', users]);
+    try {
+      await served.waitFor(/(worker \d+ serving[\s\S]*){2}/);
+      const admin = `http://127.0.0.1:${adminPort}`;
+      const signIn = await fetch(`${admin}/gateway/operators/session`, {
+        method: 'POST',
+        headers: { 'x-gateway-console': '1', 'content-type': 'application/json' },
+        body: JSON.stringify({ username: 'otto', password: 'otto-pass' }),
+      });
+      expect(signIn.status).to.equal(200);
+      const cookie = signIn.headers.get('set-cookie')!.split(';')[0]!;
+      // New connections each time: the primary hands them to the workers in turn.
+      const statuses: number[] = [];
+      for (let i = 0; i < 8; i++) {
+        const res = await fetch(`${admin}/gateway/admin/status`, { headers: { cookie, 'x-gateway-console': '1', connection: 'close' } });
+        statuses.push(res.status);
+      }
+      expect(statuses).to.deep.equal(Array(8).fill(200));
+      served.child.kill('SIGTERM');
+      expect(await served.exited()).to.equal(0);
+    } finally {
+      await stop(served);
+    }
+  });
+
   it('--workers 2 serves from two processes and replaces a worker that dies', async () => {
     const open = path.join(copy.dir, 'open-workers.json');
     await writeFile(open, JSON.stringify(openConfig(echo.url)));

@@ -1,0 +1,219 @@
+/**
+ * The configuration console in a real headless Chromium (Debian's /usr/bin/chromium driven by
+ * playwright-core), on the example gateway: the specification's policy change played entirely
+ * through the page (sign in as admin, an invalid upload shown at its element and line and saving
+ * nothing, client3 added to the policy, "saved, not yet in force", ResetAllCaches with each node's
+ * result, client3's call now 200), the audit log showing each step, and a viewer who sees no
+ * control to change anything and whose changes the API refuses. Fails, never skips, when Chromium
+ * is missing.
+ */
+import { existsSync } from 'node:fs';
+import { mkdir, readdir, readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { expect } from 'chai';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { PASSWORDS, startPetstore, withClient3, type PetstoreGateway } from './helpers.js';
+
+const CHROMIUM = process.env['CHROMIUM_PATH'] ?? '/usr/bin/chromium';
+const ARTIFACTS = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', 'artifacts');
+
+describe('configuration console in headless Chromium', function () {
+  this.timeout(90_000);
+  let pet: PetstoreGateway;
+  let browser: Browser;
+  const contexts: BrowserContext[] = [];
+  const problems: string[] = [];
+  const outside: string[] = [];
+  let original: string;
+  let pageUrl: string;
+
+  before(async () => {
+    if (!existsSync(CHROMIUM)) {
+      throw new Error(`Chromium not found at ${CHROMIUM}: install it with \`apt-get install -y --no-install-recommends chromium\` or set CHROMIUM_PATH.`);
+    }
+    pet = await startPetstore();
+    original = await readFile(pet.copy.policyFile, 'utf8');
+    pageUrl = `${pet.server.adminUrl}/gateway/configuration/`;
+    await mkdir(ARTIFACTS, { recursive: true });
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: ['--headless=new', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    });
+  });
+  after(async () => {
+    await browser?.close();
+    await pet?.stop();
+  });
+
+  async function open(expected: number[] = []): Promise<Page> {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, locale: 'en-GB' });
+    contexts.push(context);
+    const page = await context.newPage();
+    page.on('request', (req) => {
+      if (!req.url().startsWith(pet.server.adminUrl!) && !req.url().startsWith('blob:')) outside.push(req.url());
+    });
+    page.on('response', (res) => {
+      if (res.status() >= 400 && !expected.includes(res.status())) problems.push(`${res.status()} ${res.url()}`);
+    });
+    page.on('console', (msg) => {
+      if (msg.type() === 'error' && !/status of (401|403|422)/.test(msg.text())) problems.push(msg.text());
+    });
+    page.on('pageerror', (err) => problems.push(err.message));
+    return page;
+  }
+
+  async function signIn(page: Page, username: string, password: string): Promise<void> {
+    await page.goto(pageUrl);
+    await page.locator('#sign-in-panel').waitFor({ state: 'visible' });
+    await page.fill('#si-user', username);
+    await page.fill('#si-pass', password);
+    await page.click('#sign-in button[type=submit]');
+    await page.locator('#app').waitFor({ state: 'visible' });
+    await page.locator('#nodes tr').first().waitFor();
+  }
+
+  const nodeState = (page: Page) => page.locator('#nodes tr').first().locator('[data-state]').getAttribute('data-state');
+  const waitFor = async (probe: () => Promise<boolean>, what: string) => {
+    for (let i = 0; i < 100; i++) {
+      if (await probe()) return;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    throw new Error(`never: ${what}`);
+  };
+
+  let admin: Page;
+
+  it('signs in as admin and shows the PetStore API, its token management and its policy in the editor', async () => {
+    admin = await open([401, 422]);
+    // A wrong password first: the page says so and stays on the form.
+    await admin.goto(pageUrl);
+    await admin.fill('#si-user', 'ada');
+    await admin.fill('#si-pass', 'not-the-password');
+    await admin.click('#sign-in button[type=submit]');
+    await waitFor(async () => (await admin.locator('#sign-in-error').innerText()).includes('wrong user name or password'), 'the sign-in error');
+    await signIn(admin, 'ada', PASSWORDS.ada);
+    expect(await admin.locator('#who').innerText()).to.equal('ada (admin)');
+    expect(await admin.title()).to.equal('Gateway configuration console');
+    await admin.locator('#api-list button[data-api="Ente/PetStore/v1"]').waitFor();
+    expect(await admin.locator('#api-title').innerText()).to.equal('Ente/PetStore/v1');
+    expect(await admin.inputValue('#f-tm-policy')).to.equal('DemoIdP');
+    expect(await admin.isChecked('#f-tm-introspection')).to.equal(true);
+    expect(await admin.inputValue('#f-az-mode')).to.equal('xacml-Policy');
+    expect(await admin.locator('#ops tr').count()).to.equal(4);
+    await waitFor(async () => (await admin.inputValue('#policy-text')).includes('urn:gateway:policy:petstore'), 'the policy in the editor');
+    const secret = await admin.locator('#token-policies [data-policy="DemoIdP"] .secret-state').innerText();
+    expect(secret).to.equal('set in the file');
+    expect(await admin.content()).not.to.include('gateway-secret');
+    expect(await nodeState(admin)).to.equal('in force');
+    await admin.screenshot({ path: path.join(ARTIFACTS, 'configuration-console.png'), fullPage: false });
+    await admin.locator('section[aria-labelledby=apis-heading]').screenshot({ path: path.join(ARTIFACTS, 'configuration-api.png') });
+  });
+
+  it('an invalid policy upload shows the element path at its line and changes nothing', async () => {
+    const versionsBefore = (await readdir(`${pet.copy.configFile}.versions`)).length;
+    const broken = original.replace('function:string-at-least-one-member-of">\n          <SubjectAttributeDesignator', 'function:string-no-such-function">\n          <SubjectAttributeDesignator');
+    await admin.fill('#policy-text', broken);
+    await admin.click('#policy-save');
+    const error = admin.locator('#policy-errors li').first();
+    await error.waitFor();
+    const text = await error.innerText();
+    const line = broken.split('\n').findIndex((l) => l.includes('string-no-such-function')) + 1;
+    expect(text).to.include('string-no-such-function');
+    expect(text).to.include('/Policy[@PolicyId="urn:gateway:policy:petstore"]/Rule[@RuleId="ok"]/Condition/Apply[1]/Apply[2]');
+    expect(text).to.include(`line ${line}`);
+    expect(await admin.locator('#gutter span.bad').innerText()).to.equal(String(line));
+    await admin.locator('section[aria-labelledby=policy-heading]').screenshot({ path: path.join(ARTIFACTS, 'configuration-policy-error.png') });
+    await admin.click(`#policy-errors button:has-text("Go to line ${line}")`);
+    expect(await admin.locator('#policy-text:focus').count(), 'the editor has the focus').to.equal(1);
+    expect(await readFile(pet.copy.policyFile, 'utf8')).to.equal(original);
+    expect((await readdir(`${pet.copy.configFile}.versions`)).length).to.equal(versionsBefore);
+    expect(await nodeState(admin)).to.equal('in force');
+  });
+
+  it('adds client3 in the editor and saves: "saved, not yet in force", and client3 is still refused', async () => {
+    expect((await pet.putPetAs('client3')).status).to.equal(403);
+    await admin.fill('#policy-text', withClient3(original));
+    await admin.click('#policy-check');
+    await waitFor(async () => (await admin.locator('#policy-errors').innerText()).includes('The policy is valid.'), 'the check');
+    await admin.fill('#policy-comment', 'let client3 in');
+    await admin.click('#policy-save');
+    await waitFor(async () => (await admin.locator('#status').innerText()).includes('not yet in force'), 'the saved message');
+    await waitFor(async () => (await nodeState(admin)) === 'saved, not yet in force', 'the node state');
+    expect(await admin.locator('#nodes tr').first().innerText()).to.include('saved, not yet in force');
+    expect(await admin.locator('#versions tr').first().innerText()).to.include('let client3 in').and.include('ada');
+    await admin.locator('section[aria-labelledby=runtime-heading]').screenshot({ path: path.join(ARTIFACTS, 'configuration-not-in-force.png') });
+    expect((await pet.putPetAs('client3')).status).to.equal(403);
+  });
+
+  it('ResetAllCaches from the page reports each node; the change is in force and client3 gets 200', async () => {
+    await admin.click('#reset');
+    const result = admin.locator('#reset-result li').first();
+    await result.waitFor();
+    expect(await result.innerText()).to.match(new RegExp(`^${pet.server.gateway.nodeId.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: applied, \\d+ token results forgotten$`));
+    await waitFor(async () => (await nodeState(admin)) === 'in force', 'in force after the reset');
+    expect((await pet.putPetAs('client3')).status).to.equal(200);
+    await admin.locator('section[aria-labelledby=runtime-heading]').screenshot({ path: path.join(ARTIFACTS, 'configuration-reset.png') });
+  });
+
+  it('shows the change as a difference between the two versions', async () => {
+    await admin.click('#compare button[type=submit]');
+    const added = admin.locator('#diff tr.add');
+    await added.first().waitFor();
+    expect(await added.count()).to.equal(1);
+    expect(await added.innerText()).to.include('client3');
+    expect(await admin.locator('#diff h3').innerText()).to.equal('policies/petstore.xml');
+  });
+
+  it('the audit log shows each step: sign-ins, the refused upload, the saved one, the reset', async () => {
+    await admin.click('#audit-refresh');
+    await waitFor(async () => (await admin.locator('#audit tr').count()) >= 5, 'audit rows');
+    const rows = (await admin.locator('#audit tr').allInnerTexts()).reverse().map((r) => r.replace(/\s+/g, ' '));
+    const find = (...parts: string[]) => rows.findIndex((r) => parts.every((p) => r.includes(p)));
+    const failedSignIn = find('sign-in', 'refused 401', 'ada');
+    const signIn = find('ada (admin)', 'sign-in', 'ok 200');
+    const refused = find('ada (admin)', 'policy.upload', 'refused 422', 'string-no-such-function');
+    const saved = find('ada (admin)', 'policy.upload', 'ok 200', 'let client3 in');
+    const reset = find('ada (admin)', 'reset-caches', 'ok 200');
+    expect([failedSignIn, signIn, refused, saved, reset].every((i) => i >= 0), rows.join('\n')).to.equal(true);
+    expect(failedSignIn < signIn && signIn < refused && refused < saved && saved < reset).to.equal(true);
+    await admin.locator('section[aria-labelledby=audit-heading]').screenshot({ path: path.join(ARTIFACTS, 'configuration-audit.png') });
+  });
+
+  it('a viewer sees nothing to change, and the API refuses the viewer\'s changes with 403', async () => {
+    const viewer = await open([403]);
+    await signIn(viewer, 'vera', PASSWORDS.vera);
+    expect(await viewer.locator('#who').innerText()).to.equal('vera (viewer)');
+    await viewer.locator('#api-title').waitFor();
+    for (const selector of ['#reset', '#forget', '#add-api', '#policy-save', '#policy-check', '#api-form button[type=submit]', '#api-remove', '#op-add', '#audit-heading']) {
+      expect(await viewer.locator(selector).isVisible(), selector).to.equal(false);
+    }
+    expect(await viewer.locator('#policy-text').getAttribute('readonly')).to.not.equal(null);
+    expect(await viewer.locator('#f-backend-url').getAttribute('readonly')).to.not.equal(null);
+    expect(await viewer.locator('#f-tm-enabled').isDisabled()).to.equal(true);
+    expect(await viewer.locator('#versions button').count(), 'no rollback').to.equal(0);
+    expect(await viewer.locator('#token-policies button').count()).to.equal(0);
+    // The API, asked directly with the viewer's session and CSRF token, refuses.
+    const request = viewer.context().request;
+    const session = (await (await request.get(`${pet.server.adminUrl}/gateway/operators/session`, { headers: { 'x-gateway-console': '1' } })).json()) as { csrfToken: string };
+    const headers = { 'x-gateway-console': '1', 'x-csrf-token': session.csrfToken, 'content-type': 'application/json', origin: pet.server.adminUrl! };
+    const before = await readFile(pet.copy.policyFile, 'utf8');
+    const upload = await request.put(`${pet.server.adminUrl}/gateway/configuration/api/apis/Ente/PetStore/1/policy`, { headers, data: { text: original } });
+    expect(upload.status()).to.equal(403);
+    const reset = await request.post(`${pet.server.adminUrl}/gateway/admin/reset-caches`, { headers });
+    expect(reset.status()).to.equal(403);
+    expect(await readFile(pet.copy.policyFile, 'utf8')).to.equal(before);
+    await viewer.screenshot({ path: path.join(ARTIFACTS, 'configuration-viewer.png') });
+  });
+
+  it('switches to Italian, and made no request outside its origin and had no page error', async () => {
+    await admin.selectOption('#lang', 'it');
+    expect(await admin.locator('#runtime-heading').innerText()).to.equal('Nodi e strumenti runtime');
+    // The tables are drawn again in the new language.
+    await waitFor(async () => (await admin.locator('#nodes tr').first().locator('[data-state]').innerText()) === 'in vigore', 'the node state in Italian');
+    await admin.selectOption('#lang', 'en');
+    expect(await admin.locator('#runtime-heading').innerText()).to.equal('Nodes and runtime tools');
+    expect(outside).to.deep.equal([]);
+    expect(problems).to.deep.equal([]);
+  });
+});
