@@ -185,14 +185,28 @@ export class GatewayCluster {
     // This node's heartbeat must not take the new generation for a missed reset.
     this.#wanted = Math.max(this.#wanted, generation);
     const started = Date.now();
-    const others = ((await this.nodes()) ?? []).map((node) => node.id).filter((id) => id !== this.nodeId);
+    const deadline = started + this.#settings.resetWaitMs;
+    // Most of the wait may go to reading the registry (Redis skips commands for a while after a
+    // timeout); the others report within a few milliseconds of the broadcast.
+    const others = (await this.#liveNodesBy(started + this.#settings.resetWaitMs * 0.75))?.map((node) => node.id).filter((id) => id !== this.nodeId);
     await this.#broadcast({ resetId, generation, origin: this.nodeId });
-    const [own, collected] = await Promise.all([
-      this.#reset(generation),
-      collectReports(this.redis, resetId, others, started + this.#settings.resetWaitMs),
-    ]);
+    const [own, collected] = await Promise.all([this.#reset(generation), collectReports(this.redis, resetId, others, deadline)]);
     log('reset %s: generation %d, %d other node(s) reported, %d missing', resetId, generation, collected.reports.length, collected.missing.length);
-    return { resetId, generation, broadcast: 'sent', nodes: [this.#report(own), ...collected.reports.filter((r) => r.nodeId !== this.nodeId)], missing: collected.missing };
+    const result: ClusterResetResult = { resetId, generation, broadcast: 'sent', nodes: [this.#report(own), ...collected.reports.filter((r) => r.nodeId !== this.nodeId)], missing: collected.missing };
+    if (others === undefined) result.nodesUnknown = true;
+    return result;
+  }
+
+  /**
+   * The live nodes, asked again until `deadline` when Redis does not answer (a command that timed
+   * out, the pause after it): a reset must not take an unread registry for a cluster of one.
+   */
+  async #liveNodesBy(deadline: number): Promise<NodeInfo[] | undefined> {
+    for (;;) {
+      const nodes = await this.nodes();
+      if (nodes !== undefined || Date.now() >= deadline) return nodes;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
   }
 
   /** Stops the heartbeats, leaves the registry, unsubscribes, and closes the Redis connection it opened. */

@@ -51,6 +51,11 @@ export interface ClusterResetResult {
   nodes: NodeResetReport[];
   /** Live nodes (per the registry, when the reset started) that did not report in time. */
   missing: string[];
+  /**
+   * Set when the registry could not be read: the other nodes were told, and `nodes` holds the
+   * reports that came within the wait, but which nodes are live (and so `missing`) is unknown.
+   */
+  nodesUnknown?: true;
 }
 
 const POLL_MS = 25;
@@ -104,9 +109,15 @@ function parseReport(text: unknown): NodeResetReport | undefined {
 
 /**
  * Reads the reports of a reset until every expected node has answered or `deadline` (epoch ms)
- * passes. Reports of nodes not expected (started since) are kept too; one per node.
+ * passes; with `expected` undefined (the registry could not be read), every report that comes
+ * until `deadline`. Reports of nodes not expected (started since) are kept too; one per node.
  */
-export async function collectReports(redis: RedisConnection, resetId: string, expected: readonly string[], deadline: number): Promise<{ reports: NodeResetReport[]; missing: string[] }> {
+export async function collectReports(
+  redis: RedisConnection,
+  resetId: string,
+  expected: readonly string[] | undefined,
+  deadline: number,
+): Promise<{ reports: NodeResetReport[]; missing: string[] }> {
   const reports = new Map<string, NodeResetReport>();
   const list = reportList(redis, resetId);
   let read = 0;
@@ -119,8 +130,8 @@ export async function collectReports(redis: RedisConnection, resetId: string, ex
         if (report !== undefined && !reports.has(report.nodeId)) reports.set(report.nodeId, report);
       }
     }
-    const missing = expected.filter((id) => !reports.has(id));
-    if (missing.length === 0 || Date.now() >= deadline) return { reports: [...reports.values()], missing };
+    const missing = expected === undefined ? [] : expected.filter((id) => !reports.has(id));
+    if ((expected !== undefined && missing.length === 0) || Date.now() >= deadline) return { reports: [...reports.values()], missing };
     await new Promise((resolve) => setTimeout(resolve, Math.min(POLL_MS, Math.max(1, deadline - Date.now()))));
   }
 }

@@ -113,6 +113,44 @@ describe('GatewayCluster (Redis)', function () {
     expect((await c.cluster.status()).appliedGeneration).to.equal(1);
   });
 
+  it('a registry read that times out is asked again: the answer still lists every node, none taken for missing', async () => {
+    // Node A's own connection, whose next ZRANGE (the registry read of a reset) answers late.
+    const direct = await plainClient();
+    cleanups.push(() => direct.destroy());
+    let slowReads = 0;
+    const client = {
+      sendCommand: async (args: string[]) => {
+        if (args[0] === 'ZRANGE' && slowReads > 0) {
+          slowReads--;
+          await sleep(300);
+        }
+        return direct.sendCommand(args);
+      },
+      connect: () => direct.connect(),
+      duplicate: () => direct.duplicate(),
+      subscribe: (channel: string, listener: (message: string, channel: string) => void) => direct.subscribe(channel, listener),
+      unsubscribe: (channel: string) => direct.unsubscribe(channel),
+      on: (event: string, listener: (...args: unknown[]) => void) => direct.on(event, listener),
+      removeListener: (event: string, listener: (...args: unknown[]) => void) => direct.removeListener(event, listener),
+      get isReady() {
+        return direct.isReady;
+      },
+      get isOpen() {
+        return direct.isOpen;
+      },
+    };
+    const a = await node('node-a', { redis: client });
+    await node('node-b');
+    await node('node-c');
+    slowReads = 1;
+    const answer = await a.cluster.resetAll();
+    expect(slowReads, 'the slow read happened').to.equal(0);
+    expect(answer.broadcast).to.equal('sent');
+    expect(answer.nodes.map((r) => r.nodeId).sort()).to.deep.equal(['node-a', 'node-b', 'node-c']);
+    expect(answer.missing).to.deep.equal([]);
+    expect(answer.nodesUnknown).to.equal(undefined);
+  });
+
   it('reports a node whose reset failed, with the reason', async () => {
     const a = await node('node-a');
     await node('node-b', {
