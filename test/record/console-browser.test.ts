@@ -291,6 +291,9 @@ describe('monitoring console in headless Chromium', function () {
     expect(await page.title()).to.equal('Gateway monitoring console');
     expect(await page.locator('html').getAttribute('lang')).to.equal('en');
     expect(await page.locator(`#rows tr[data-id="${ids['403']}"]`).innerText()).to.include('Authorization denied');
+    // The node that handled it, in a column of its own (several instances on one store).
+    const denied = records.find((r) => r.id === ids['403'])!;
+    expect(await page.locator(`#rows tr[data-id="${ids['403']}"] td.node`).innerText()).to.equal(denied.nodeId ?? '—');
     expect(await page.locator('#legend').innerText()).to.include('Authorization denied: 1').and.include('Token handling failed: 12');
     await loaded(() => page.selectOption('#lang', 'it').then(() => page.click('#refresh')));
     expect(await page.locator('#filters-heading').innerText()).to.equal('Intervallo e filtri');

@@ -145,6 +145,7 @@ ${field('f-duration', 'minDurationMs', 'minDuration', 'Minimum duration (ms)', '
             <th scope="col" data-i18n="colOutcome">Outcome</th>
             <th scope="col" data-i18n="colWho">Subject / client</th>
             <th scope="col" class="num" data-i18n="colDuration">Duration</th>
+            <th scope="col" data-i18n="nodeId">Node</th>
           </tr>
         </thead>
         <tbody id="rows"></tbody>

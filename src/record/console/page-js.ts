@@ -358,6 +358,7 @@ const source = String.raw`
       el('td', { class: 'outcome', 'data-label': t('colOutcome') }, [badge(r.outcome)]),
       el('td', { class: 'subject', 'data-label': t('colWho') }, [who]),
       el('td', { class: 'num duration', 'data-label': t('colDuration'), text: fmtDuration(r.durationMs) }),
+      el('td', { class: 'node', 'data-label': t('nodeId'), text: r.nodeId || '—' }),
     ]);
   }
 
