@@ -7,6 +7,8 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { errorCatalogue, type GatewayErrorCode, type OutcomeCode } from './errors.js';
+import type { XacmlExplanation } from './xacml/explain.js';
+import type { RequestContext } from './xacml/request-context.js';
 import type { XacmlDecision } from './xacml/response.js';
 
 /**
@@ -101,6 +103,18 @@ export interface AuthorizationContext {
   statusMessage?: string;
   /** The decision text, for example `result-1 DENY code:urn:oasis:names:tc:xacml:1.0:status:ok`. */
   text: string;
+  /**
+   * Why the decision was not Permit, from the PDP's explaining evaluation (`Pdp.explain`): the
+   * policy and rule that decided, and the target section or condition that failed in each element
+   * that did not apply. Only for a decision that is not Permit (the Permit path computes nothing).
+   */
+  explanation?: XacmlExplanation;
+  /**
+   * The XACML request of a request that was not permitted: every attribute the gateway builds from
+   * the invocation (never the token: the `Authorization` header and `access_token` are left out),
+   * a superset of what the policy read, so that it decides the same. Only when the decision is not Permit.
+   */
+  request?: RequestContext;
 }
 
 /** Severity of a diagnostic entry. */
@@ -237,6 +251,8 @@ export interface GatewayContext {
     gatewayStatus: string;
     /** Transaction outcome recorded for the console, for example `TOKEN_FAILED`. */
     outcome: OutcomeCode;
+    /** The problem+json `detail` sent to the client, once `problemJsonErrorHandler` answered. */
+    detail?: string;
   };
 }
 

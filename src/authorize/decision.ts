@@ -3,6 +3,7 @@
  *
  * @module
  */
+import type { XacmlExplanation } from '../xacml/explain.js';
 import type { XacmlDecision } from '../xacml/response.js';
 
 /** The parts of an XACML result the decision text is made of. */
@@ -40,4 +41,24 @@ export function decisionText(results: readonly DecisionResult[], withMessages = 
       return withMessages && result.status.message ? `${base} message:${result.status.message}` : base;
     })
     .join(' ');
+}
+
+/**
+ * One line saying why: `decided by rule "ko" of policy "urn:gateway:policy:petstore"; rule "ok"
+ * not applicable: condition false: string-at-least-one-member-of(...)` (for diagnostics).
+ */
+export function explanationText(explanation: XacmlExplanation): string {
+  const parts: string[] = [];
+  const by = explanation.decidedBy;
+  if (by?.rule !== undefined) parts.push(`decided by rule "${by.rule}"${by.policy === undefined ? '' : ` of policy "${by.policy}"`}`);
+  else if (by !== undefined) parts.push(`decided by ${by.path.map((p) => `${p.kind} "${p.id}"`).join(' > ')}`);
+  else parts.push('no policy or rule applied');
+  for (const step of explanation.steps) {
+    const failure = step.failure;
+    if (failure === undefined) continue;
+    const what = failure.part === 'target' ? 'target did not match' : 'condition false';
+    const state = step.decision === 'NotApplicable' ? 'not applicable' : step.decision;
+    parts.push(`${step.kind.toLowerCase()} "${step.id}" ${state}: ${what}: ${failure.failed.join('; ')}${failure.message === undefined ? '' : ` (${failure.message})`}`);
+  }
+  return parts.join('; ');
 }

@@ -25,3 +25,4 @@ export { XacmlAttributes } from './attributes.js';
 export { decisionText } from './decision.js';
 export type { DecisionResult } from './decision.js';
 export type { XacmlDecision } from '../xacml/response.js';
+export type { XacmlElementKind, XacmlExplanation, XacmlExplanationFailure, XacmlExplanationStep } from '../xacml/explain.js';

@@ -9,7 +9,7 @@ import { addDiagnostic, gatewayContext } from '../context.js';
 import { GatewayError, isGatewayError } from '../errors.js';
 import { logger } from '../log.js';
 import { optionChecks } from '../options.js';
-import { resolveMessageSet, resolveServer, sendProblem, type ProblemOptions } from './render.js';
+import { resolveMessageSet, resolveServer, writeProblem, type ProblemOptions } from './render.js';
 
 const log = logger('gateway');
 
@@ -62,7 +62,6 @@ export function problemJsonErrorHandler(options: ProblemJsonErrorHandlerOptions 
   const messages = resolveMessageSet(options.messages, check);
   const server = resolveServer(options.server, check);
   const mapClientErrors = check.boolean(options.mapClientErrors, 'mapClientErrors', true);
-  const sendOptions: ProblemOptions = { messages, server: server ?? false };
 
   return function problemJsonError(err, req, res, next) {
     if (res.headersSent) {
@@ -71,11 +70,13 @@ export function problemJsonErrorHandler(options: ProblemJsonErrorHandlerOptions 
     }
     const error = toGatewayError(err, mapClientErrors);
     const context = gatewayContext(req);
-    context.error = { code: error.code, status: error.status, gatewayStatus: error.gatewayStatus, outcome: error.outcome };
+    const recorded: NonNullable<typeof context.error> = { code: error.code, status: error.status, gatewayStatus: error.gatewayStatus, outcome: error.outcome };
+    context.error = recorded;
     const level = error.status >= 500 ? 'error' : 'warn';
     addDiagnostic(req, level, error.code, redact(describe(error, err), req));
     log('%s %d %s', context.transactionId, error.status, error.code);
-    sendProblem(res, error, sendOptions);
+    // What the client reads, for the record (the 403's detail names the service and the decision).
+    recorded.detail = writeProblem(res, error, messages, server).detail;
   };
 }
 

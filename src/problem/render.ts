@@ -131,8 +131,12 @@ export function renderProblem(error: GatewayError, messages: MessageSet): Render
 export function sendProblem(res: ServerResponse, error: GatewayError, options: ProblemOptions = {}): void {
   const check = optionChecks('sendProblem');
   check.object(options, '');
-  const server = resolveServer(options.server, check);
-  const { status, headers, body } = renderProblem(error, resolveMessageSet(options.messages, check));
+  writeProblem(res, error, resolveMessageSet(options.messages, check), resolveServer(options.server, check));
+}
+
+/** {@link sendProblem} with its options resolved; returns the body sent.  @internal */
+export function writeProblem(res: ServerResponse, error: GatewayError, messages: MessageSet, server: string | undefined): ProblemBody {
+  const { status, headers, body } = renderProblem(error, messages);
   const req = (res as ServerResponse & { req?: IncomingMessage }).req;
   const context = req === undefined ? undefined : gatewayContext(req);
   res.statusCode = status;
@@ -143,4 +147,5 @@ export function sendProblem(res: ServerResponse, error: GatewayError, options: P
   const payload = JSON.stringify(body);
   res.setHeader('Content-Length', Buffer.byteLength(payload));
   res.end(payload);
+  return body;
 }

@@ -11,7 +11,8 @@ import { deepFreeze, memoPerToken, sharedTokenData } from '../token/shared.js';
 import { budgetOf, copyBounded, fit, truncate, type Budget, type RecordLimits } from './bounds.js';
 import { REDACTED, redactHeaders, scrubSecret } from './redact.js';
 import { rememberSize } from './size.js';
-import type { TransactionRecord, TransactionSender, TransactionTokenInfo } from './types.js';
+import type { TransactionAuthorization, TransactionRecord, TransactionSender, TransactionTokenInfo } from './types.js';
+import { recordXacmlRequest } from './xacml-request.js';
 
 /** What the middleware knows about the exchange besides the context. */
 export interface ExchangeFacts {
@@ -147,15 +148,21 @@ function diagnosticsOf(source: readonly Diagnostic[], secret: string | undefined
 
 /**
  * The decision as the record keeps it: shared when it is frozen (as `xacmlAuthorize` makes it),
- * clean and short; otherwise a frozen copy.
+ * clean, short and without a request or explanation (a Permit); otherwise a frozen copy, with the
+ * explanation and the request's attributes bounded and without the token.
  */
-function cleanAuthorization(authorization: AuthorizationContext, secret: string | undefined, limits: RecordLimits): AuthorizationContext {
+function authorizationOf(authorization: AuthorizationContext, secret: string | undefined, facts: ExchangeFacts): TransactionAuthorization {
+  const limits = facts.limits;
   const max = limits.maxValueLength;
+  const { request, explanation } = authorization;
   const dirty = secret !== undefined && (authorization.text.includes(secret) || (authorization.statusMessage?.includes(secret) ?? false));
   const long = authorization.text.length > max || (authorization.statusMessage?.length ?? 0) > max;
-  if (!dirty && !long && Object.isFrozen(authorization)) return authorization;
-  const copy: AuthorizationContext = { ...authorization, text: truncate(clean(authorization.text, secret), max) };
-  if (copy.statusMessage !== undefined) copy.statusMessage = truncate(clean(copy.statusMessage, secret), max);
+  if (!dirty && !long && request === undefined && explanation === undefined && Object.isFrozen(authorization)) return authorization as TransactionAuthorization;
+  const copy: TransactionAuthorization = { decision: authorization.decision, statusCode: authorization.statusCode, text: truncate(clean(authorization.text, secret), max) };
+  if (authorization.statusMessage !== undefined) copy.statusMessage = truncate(clean(authorization.statusMessage, secret), max);
+  // Each its own budget: the request's values can be many (every header, every claim).
+  if (explanation !== undefined) copy.explanation = deepFreeze(copyBounded(explanation, secret, limits));
+  if (request !== undefined) copy.request = deepFreeze(recordXacmlRequest(request, secret, facts.redactedHeaders, limits, budgetOf(limits)));
   return Object.freeze(copy);
 }
 
@@ -196,7 +203,7 @@ export function buildRecord(req: IncomingMessage, res: ServerResponse, context: 
   const raw = rawToken === '' ? undefined : rawToken;
   const budget = budgetOf(limits);
   const diagnostics = diagnosticsOf(context.diagnostics, raw, limits, budget, facts.endedAt);
-  const authorization = context.authorization === undefined ? undefined : cleanAuthorization(context.authorization, raw, limits);
+  const authorization = context.authorization === undefined ? undefined : authorizationOf(context.authorization, raw, facts);
   if (authorization !== undefined && authorization.decision !== 'Permit' && !diagnostics.some((d) => d.message.includes(authorization.text))) {
     // The decision text of a denial belongs in the diagnostics (spec 7) even if no middleware wrote it.
     diagnostics.push(Object.freeze({ time: facts.endedAt, level: 'warn', code: 'XACML_DECISION', message: authorization.text } as const));
@@ -254,6 +261,8 @@ export function buildRecord(req: IncomingMessage, res: ServerResponse, context: 
   if (context.error !== undefined) {
     record.errorCode = context.error.code;
     record.gatewayStatus = context.error.gatewayStatus;
+    const detail = context.error.detail;
+    if (typeof detail === 'string') record.problemDetail = truncate(clean(detail, raw), limits.maxValueLength);
   }
   const tokenInfo = sections !== undefined ? sections.tokenInfo : token === undefined ? undefined : tokenInfoOf(token, raw, limits);
   if (tokenInfo !== undefined) record.tokenInfo = deepFreeze(tokenInfo);

@@ -10,10 +10,14 @@ export type { MemoryTransactionStoreOptions } from './memory-store.js';
 export { PostgresTransactionStore } from './postgres/index.js';
 export type { PgClientLike, PgPoolLike, PgResultLike, PostgresStoreCounters, PostgresStoreDropCounts, PostgresTransactionStoreOptions } from './postgres/index.js';
 export { apiKey } from './types.js';
+export { toXacmlRequest, xacmlRequestOf } from './xacml-request.js';
 export { outcomeGroups } from './outcome-groups.js';
 export type { OutcomeGroup } from './outcome-groups.js';
 export type {
+  RecordedXacmlAttribute,
+  RecordedXacmlRequest,
   TransactionApi,
+  TransactionAuthorization,
   TransactionFilter,
   TransactionOutcome,
   TransactionPage,

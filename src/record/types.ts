@@ -5,6 +5,7 @@
  */
 import type { AuthorizationContext, Diagnostic, TokenMethod } from '../context.js';
 import type { OutcomeCode } from '../errors.js';
+import type { XacmlExplanation } from '../xacml/explain.js';
 
 /** The outcome of a transaction: a stable code and its labels (spec 2.4 / 7). */
 export interface TransactionOutcome {
@@ -64,6 +65,51 @@ export interface TransactionTokenInfo {
   userInfo?: Record<string, unknown>;
 }
 
+/** One attribute of a {@link RecordedXacmlRequest}. */
+export interface RecordedXacmlAttribute {
+  /** `AttributeId`, for example `org:gateway:subject:token:clientId`. */
+  id: string;
+  /** The values in their lexical form (several make a bag). */
+  values: string[];
+  /** `DataType`, when it is not `http://www.w3.org/2001/XMLSchema#string`. */
+  dataType?: string;
+  /** `Issuer`, when the attribute has one. */
+  issuer?: string;
+  /** The subject category of a subject attribute, when it is not `access-subject`. */
+  subjectCategory?: string;
+}
+
+/**
+ * The XACML request of a transaction as the record keeps it: the attributes by category, values
+ * as the evaluator read them. Turn it back into a request for the evaluator with `xacmlRequestOf`.
+ */
+export interface RecordedXacmlRequest {
+  /** Subject attributes. */
+  subject: RecordedXacmlAttribute[];
+  /** Resource attributes (`resource-id`). */
+  resource: RecordedXacmlAttribute[];
+  /** Action attributes (operation, service, URL, headers, token claims...). */
+  action: RecordedXacmlAttribute[];
+  /** Environment attributes (current time, when the policy reads it). */
+  environment: RecordedXacmlAttribute[];
+  /**
+   * Set when the record does not hold the request exactly: a credential-bearing header's value
+   * redacted, or values cut by the record's bounds. A replay of such a request may decide differently.
+   */
+  incomplete?: true;
+}
+
+/**
+ * The XACML decision of a transaction. For a decision that is not Permit, also why (the
+ * evaluator's explanation) and the request's attributes.
+ */
+export interface TransactionAuthorization extends Omit<AuthorizationContext, 'request' | 'explanation'> {
+  /** Which policy and rule decided, which target section or condition failed (not for a Permit). */
+  explanation?: XacmlExplanation;
+  /** The XACML request's attributes, never a token (not for a Permit). */
+  request?: RecordedXacmlRequest;
+}
+
 /**
  * One recorded exchange, as stored by a {@link TransactionStore} and served by the console API.
  * Plain JSON data: times are epoch milliseconds. It never contains a token value: the URL has its
@@ -108,12 +154,14 @@ export interface TransactionRecord {
   errorCode?: string;
   /** `gateway_status` of the error answer, for example `protocol:GATEWAY-1367`. */
   gatewayStatus?: string;
+  /** The problem+json `detail` the client received with an error answer (in the gateway's message set). */
+  problemDetail?: string;
   /** Sender information taken from the token. */
   sender: TransactionSender;
   /** Token claims, when a token was validated. */
   tokenInfo?: TransactionTokenInfo;
-  /** The XACML decision, when authorization ran. */
-  authorization?: AuthorizationContext;
+  /** The XACML decision, when authorization ran (with its explanation and request when not Permit). */
+  authorization?: TransactionAuthorization;
   /** Diagnostics collected along the chain (decision text of a denial, cause of a 503, ...). */
   diagnostics: Diagnostic[];
   /**

@@ -8,7 +8,8 @@ import { expect } from 'chai';
 import { startDemoAuthServer, type DemoAuthServer } from '../../examples/petstore/auth-server.js';
 import { doggie, startPetstoreBackend, type PetstoreBackend } from '../../examples/petstore/backend.js';
 import { startGatewayServer, type GatewayServer } from '../../examples/petstore/gateway-server.js';
-import type { GatewayConfig, TransactionRecord } from '../../src/index.js';
+import { xacmlRequestOf, type GatewayConfig, type TransactionRecord } from '../../src/index.js';
+import { createPdp } from '../../src/xacml/index.js';
 import { editJson, exampleCopy } from './helpers.js';
 
 describe('the README scenario, end to end', () => {
@@ -82,6 +83,56 @@ describe('the README scenario, end to end', () => {
         '(result-1 DENY code:urn:oasis:names:tc:xacml:1.0:status:ok)',
       gateway_status: 'protocol:GATEWAY-1352',
     });
+  });
+
+  it('the 403 record names rule "ko", keeps the request\'s attributes and the detail sent, and never the token', async () => {
+    const token = await as.issueToken('client3', 'client3-secret');
+    const query = await putPet(`?access_token=${token}`);
+    const header = await putPet('', { Authorization: `Bearer ${token}`, Cookie: 'session=s3cret-session', 'X-Trace-Me': 'yes' });
+    for (const res of [query, header]) {
+      expect(res.status).to.equal(403);
+      const detail = ((await res.json()) as { detail: string }).detail;
+      const answer = await fetch(`${gateway.adminUrl}/gateway/console/api/transactions/${res.headers.get('gateway-transaction-id')}`, { headers: admin });
+      const text = await answer.text();
+      expect(text).to.not.contain(token);
+      const record = JSON.parse(text) as TransactionRecord;
+      expect(record.problemDetail).to.equal(detail);
+      const authorization = record.authorization!;
+      expect(authorization.decision).to.equal('Deny');
+      expect(authorization.explanation?.decidedBy).to.deep.equal({
+        path: [{ kind: 'Policy', id: 'urn:gateway:policy:petstore' }, { kind: 'Rule', id: 'ko' }],
+        policy: 'urn:gateway:policy:petstore',
+        rule: 'ko',
+      });
+      const ok = authorization.explanation!.steps.find((s) => s.id === 'ok')!;
+      expect(ok.decision).to.equal('NotApplicable');
+      expect(ok.failure).to.deep.equal({
+        part: 'condition',
+        failed: ['string-at-least-one-member-of(subject org:gateway:subject:token:clientId, string-bag("client1", "client2"))'],
+      });
+      // The request's attributes, all of them (not only the two the policy reads), the token left out.
+      const request = authorization.request!;
+      expect(request.subject.find((a) => a.id === 'org:gateway:subject:token:clientId')?.values).to.deep.equal(['client3']);
+      expect(request.action.find((a) => a.id === 'org:gateway:action:action')?.values).to.deep.equal(['updatePet']);
+      expect(request.action.find((a) => a.id === 'org:gateway:action:transport:header:accept')?.values).to.deep.equal(['application/json']);
+      expect(request.action.some((a) => a.id === 'org:gateway:action:transport:header:authorization')).to.equal(false);
+      expect(request.action.find((a) => a.id === 'org:gateway:action:url')?.values[0]).to.match(/\/gateway\/Ente\/PetStore\/v1\/pet$/);
+      expect(JSON.stringify(request)).to.not.contain('access_token');
+      const diagnostics = record.diagnostics.filter((d) => d.code === 'XACML_DECISION').map((d) => d.message);
+      expect(diagnostics).to.include('decided by rule "ko" of policy "urn:gateway:policy:petstore"; rule "ok" not applicable: condition false: ' + ok.failure!.failed[0]);
+      // Replayed: the policy in force decides the same; with client3 added it would permit.
+      const replay = xacmlRequestOf(record)!;
+      const policy = await readFile(copy.policyFile, 'utf8');
+      expect(createPdp({ policies: [policy] }).evaluate(replay).results[0]!.decision).to.equal('Deny');
+      const client2 = '<AttributeValue DataType="http://www.w3.org/2001/XMLSchema#string">client2</AttributeValue>';
+      const draft = policy.replace(client2, client2 + client2.replace('client2', 'client3'));
+      expect(createPdp({ policies: [draft] }).evaluate(replay).results[0]!.decision).to.equal('Permit');
+    }
+    const second = JSON.parse(await (await fetch(`${gateway.adminUrl}/gateway/console/api/transactions/${header.headers.get('gateway-transaction-id')}`, { headers: admin })).text()) as TransactionRecord;
+    // A credential-bearing header other than Authorization is in the request but not its value.
+    expect(second.authorization!.request!.action.find((a) => a.id === 'org:gateway:action:transport:header:cookie')?.values).to.deep.equal(['[redacted]']);
+    expect(second.authorization!.request!.incomplete).to.equal(true);
+    expect(second.authorization!.request!.action.find((a) => a.id === 'org:gateway:action:transport:header:x-trace-me')?.values).to.deep.equal(['yes']);
   });
 
   it('listed client: 200 with the pet, the gateway headers, token information to the backend and not the token', async () => {

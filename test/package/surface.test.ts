@@ -63,7 +63,9 @@ const PUBLIC_VALUES = [
   'sendProblem',
   'serveGateway',
   'toRequestXml',
+  'toXacmlRequest',
   'xacmlAuthorize',
+  'xacmlRequestOf',
 ];
 
 describe('the public surface', () => {

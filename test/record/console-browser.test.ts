@@ -279,6 +279,15 @@ describe('monitoring console in headless Chromium', function () {
     const detail = await dialog.innerText();
     expect(detail).to.include('Autorizzazione Negata').and.include(DECISION).and.include('protocol:GATEWAY-1352');
     expect(await dialog.locator('section[aria-labelledby=d-sender]').innerText()).to.include('client3');
+    // Why: the rule that decided, the condition of rule "ok" that was false, the request's attributes, the detail sent.
+    expect(await dialog.locator('#d-decided-by').innerText()).to.equal('regola "ko" della policy "urn:gateway:policy:petstore"');
+    const ok = dialog.locator('#d-steps tr', { has: page.locator('th', { hasText: 'Rule ok' }) });
+    expect(await ok.innerText()).to.include('NotApplicable').and.include('condizione falsa').and.include('org:gateway:subject:token:clientId').and.include('"client2"');
+    const clientId = dialog.locator('#d-attributes tr', { has: page.locator('th', { hasText: /^org:gateway:subject:token:clientId$/ }) });
+    expect(await clientId.innerText()).to.include('client3');
+    const record403 = records.find((r) => r.id === ids['403'])!;
+    expect(record403.problemDetail).to.match(/^Il mittente non è autorizzato/);
+    expect(await dialog.locator('#d-problem-detail').innerText()).to.equal(record403.problemDetail);
     const scope = dialog.locator('section[aria-labelledby=d-token] tr', { has: page.locator('th', { hasText: /^scope$/ }) });
     expect(await scope.innerText()).to.include('read write');
     await page.keyboard.press('Escape');

@@ -132,6 +132,10 @@ describe('XACML 2.0 conformance suite', function () {
       assert.deepEqual(obligationKeys(r), expected.results[i]!.obligations, 'Obligations');
     });
     assert.deepEqual(response.results.flatMap((r) => r.obligations.map((o) => o.id)).sort(), [...c.expected_obligations].sort());
+    // The explaining evaluation reaches the same decisions, and names a rule for each Permit or Deny a rule gave.
+    const explained = pdp.explain!(read(c.request));
+    assert.deepEqual(explained.map((e) => [e.decision, e.status.code, e.resourceId]), response.results.map((r) => [r.decision, r.status.code, r.resourceId]), `${c.id} explanation`);
+    for (const e of explained) if (e.decision === 'NotApplicable') assert.equal(e.decidedBy, undefined);
     tally.passed++;
   }
 });

@@ -11,8 +11,8 @@ import { GatewayError } from '../../errors.js';
 import { logger } from '../../log.js';
 import { deepFreeze, memoPerToken, sharedTokenData } from '../../token/shared.js';
 import type { RequestContext } from '../../xacml/request-context.js';
-import type { Pdp, XacmlObligation, XacmlResponse } from '../../xacml/index.js';
-import { decisionText } from '../decision.js';
+import type { Pdp, XacmlExplanation, XacmlObligation, XacmlResponse } from '../../xacml/index.js';
+import { decisionText, explanationText } from '../decision.js';
 import { DecisionMemo, decisionKeyPlan, keyPart, type DecisionKeyPlan } from '../decision-memo.js';
 import type { XacmlPolicyState } from '../policy-source.js';
 import { assembleXacmlRequest, attributeSelection, tokenAttributes } from '../request-builder.js';
@@ -38,6 +38,13 @@ interface Decided {
   readonly authorization: AuthorizationContext;
   /** The diagnostic of a denial (the decision text with each result's status). */
   readonly denial: string;
+}
+
+/** What one evaluation leaves for its request besides the decision: the request it built. */
+interface Evaluated {
+  request?: RequestContext;
+  /** Whether `request` holds every attribute (no selection left any out). */
+  whole?: boolean;
 }
 
 /** The names of an invocation's service and provider, as in the 403's detail. */
@@ -69,7 +76,8 @@ export class Authorizer<R extends IncomingMessage> {
     if (state.reloadError) {
       addDiagnostic(req, 'error', 'XACML_POLICY_RELOAD_FAILED', `policy reload failed, version ${state.version} stays in force: ${state.reloadError.message}`);
     }
-    const decided = this.#decided(req, gateway, state);
+    const evaluated: Evaluated = {};
+    const decided = this.#decided(req, gateway, state, evaluated);
     gateway.authorization = decided.authorization;
     let unfulfilled: string | undefined;
     if (decided.permitted) for (const result of decided.response.results) unfulfilled ??= this.#unfulfilledObligation(result.obligations, req);
@@ -81,6 +89,12 @@ export class Authorizer<R extends IncomingMessage> {
     const diagnostic = unfulfilled === undefined ? decided.denial : `${text}: obligation ${unfulfilled} not fulfilled, treated as Deny`;
     addDiagnostic(req, 'warn', 'XACML_DECISION', diagnostic);
     log('not permitted: %s', diagnostic);
+    if (unfulfilled === undefined) {
+      // The record's copy of the request: every attribute of this request (its own headers), the token left out.
+      gateway.authorization = { ...decided.authorization, request: this.#wholeRequest(req, gateway, evaluated) };
+      const explanation = decided.authorization.explanation;
+      if (explanation !== undefined) addDiagnostic(req, 'info', 'XACML_DECISION', explanationText(explanation));
+    }
     // The decision text is already a diagnostic line of its own; the error's says which policy decided.
     return new GatewayError('ERR_AUTHORIZATION_DENIED', {
       params: { ...this.#names(gateway.api), decisionText: text },
@@ -89,18 +103,18 @@ export class Authorizer<R extends IncomingMessage> {
   }
 
   /** The decision of a request: remembered when nothing but the token and the key can change it. */
-  #decided(req: R, gateway: GatewayContext, state: XacmlPolicyState): Decided {
+  #decided(req: R, gateway: GatewayContext, state: XacmlPolicyState, evaluated: Evaluated): Decided {
     const plan = this.#plan(state.pdp);
     const token = gateway.token;
-    if (plan.key === undefined || sharedTokenData(token) === undefined) return this.#evaluate(req, gateway, state, plan);
+    if (plan.key === undefined || sharedTokenData(token) === undefined) return this.#evaluate(req, gateway, state, plan, evaluated);
     const key = this.#decisionKey(req, gateway.api, plan.key);
     const raw = token?.raw;
     // A key holding the token (a header the policy reads carries it) is not remembered.
-    if (raw !== undefined && raw !== '' && key.includes(raw)) return this.#evaluate(req, gateway, state, plan);
+    if (raw !== undefined && raw !== '' && key.includes(raw)) return this.#evaluate(req, gateway, state, plan, evaluated);
     const slot = this.#memo.slot(state.pdp, token);
     let decided = slot.get(key);
     if (decided === undefined) {
-      decided = this.#evaluate(req, gateway, state, plan);
+      decided = this.#evaluate(req, gateway, state, plan, evaluated);
       DecisionMemo.remember(slot, key, decided);
     }
     return decided;
@@ -132,7 +146,7 @@ export class Authorizer<R extends IncomingMessage> {
   }
 
   /** Builds the request context of the invocation and evaluates the policy. */
-  #evaluate(req: R, gateway: GatewayContext, state: XacmlPolicyState, plan: PolicyPlan): Decided {
+  #evaluate(req: R, gateway: GatewayContext, state: XacmlPolicyState, plan: PolicyPlan, evaluated: Evaluated): Decided {
     const { onRequest, excluded } = this.#settings;
     const token = gateway.token;
     const part = this.#tokenPart(token);
@@ -146,6 +160,8 @@ export class Authorizer<R extends IncomingMessage> {
       request = assembleXacmlRequest(invocation, token?.raw, part, excluded);
       onRequest(request, req);
     }
+    evaluated.request = request;
+    evaluated.whole = onRequest !== undefined || plan.selection === undefined;
     const response = state.pdp.evaluate(request);
     const first = response.results[0];
     const authorization: AuthorizationContext = {
@@ -154,13 +170,31 @@ export class Authorizer<R extends IncomingMessage> {
       text: decisionText(response.results),
     };
     if (first?.status.message !== undefined) authorization.statusMessage = first.status.message;
+    const permitted = response.results.length > 0 && response.results.every((r) => r.decision === 'Permit');
+    // Why not: a second, explaining evaluation, only off the Permit path.
+    if (!permitted) {
+      const explanation = explain(state.pdp, request);
+      if (explanation !== undefined) authorization.explanation = explanation;
+    }
     // Frozen: shared by every request (and record) the decision is reused for.
     return deepFreeze({
       response,
-      permitted: response.results.length > 0 && response.results.every((r) => r.decision === 'Permit'),
+      permitted,
       authorization,
       denial: decisionText(response.results, true),
     });
+  }
+
+  /**
+   * The whole XACML request of this request, for its record: the one evaluated when it holds every
+   * attribute (no selection, or the `onRequest` hook's), else built again without a selection (a
+   * superset of what the policy read: the same decision).
+   */
+  #wholeRequest(req: R, gateway: GatewayContext, evaluated: Evaluated): RequestContext {
+    if (evaluated.request !== undefined && evaluated.whole === true) return evaluated.request;
+    const token = gateway.token;
+    const part = this.#tokenPart(token);
+    return assembleXacmlRequest(this.#invocation(req, gateway, part), token?.raw, part, this.#settings.excluded);
   }
 
   /** The invocation's attributes, with the caller as registered and as the `subject` option says. */
@@ -211,6 +245,17 @@ export class Authorizer<R extends IncomingMessage> {
         return obligation.id;
       }
     }
+    return undefined;
+  }
+}
+
+/** The explanation of a request's first result, when the PDP can explain (never throws: no explanation instead). */
+function explain(pdp: Pdp, request: RequestContext): XacmlExplanation | undefined {
+  if (typeof pdp.explain !== 'function') return undefined;
+  try {
+    return pdp.explain(request)[0];
+  } catch (error) {
+    log('explaining the decision failed: %s', error instanceof Error ? error.message : String(error));
     return undefined;
   }
 }

@@ -552,6 +552,67 @@ const source = String.raw`
     return pairTable(caption, [t('claimCol'), t('value')], Object.keys(claims).map(function (k) { return [k, claimValue(k, claims[k])]; }));
   }
 
+  function headersTable(caption, headers) {
+    return pairTable(caption, [t('header'), t('value')], Object.keys(headers).map(function (k) { return [k, String(headers[k])]; }));
+  }
+
+  function decidedByText(explanation) {
+    var by = explanation.decidedBy;
+    if (by && typeof by.rule === 'string') return t('ruleOfPolicy', { rule: by.rule, policy: by.policy === undefined ? '' : by.policy });
+    if (by && Array.isArray(by.path)) return by.path.map(function (p) { return p.kind + ' "' + p.id + '"'; }).join(' › ');
+    return t('noRuleApplied');
+  }
+
+  function valuesText(values) {
+    if (!Array.isArray(values)) return claimValue('', values);
+    return values.length === 1 ? String(values[0]) : JSON.stringify(values);
+  }
+
+  // Why a request was not permitted: each element evaluated and what failed, then the request's attributes.
+  function xacmlParts(authz) {
+    var parts = [];
+    var explanation = authz.explanation;
+    if (explanation && Array.isArray(explanation.steps) && explanation.steps.length > 0) {
+      parts.push(el('h4', { text: t('whyNot') }), el('div', { class: 'table-wrap' }, [el('table', { id: 'd-steps' }, [
+        el('caption', { class: 'visually-hidden', text: t('whyNot') }),
+        el('thead', {}, [el('tr', {}, [t('elementCol'), t('resultCol'), t('failedCol')].map(function (h) { return el('th', { scope: 'col', text: h }); }))]),
+        el('tbody', {}, explanation.steps.map(function (step) {
+          var failure = step.failure;
+          var failed = failure ? (failure.part === 'target' ? t('failedTarget') : t('failedCondition')) + ': ' + (failure.failed || []).join('; ') + (failure.message ? ' (' + failure.message + ')' : '') : '';
+          var depth = Array.isArray(step.parents) ? step.parents.length : 0;
+          return el('tr', {}, [
+            el('th', { scope: 'row', text: '\u00a0\u00a0'.repeat(depth) + step.kind + ' ' + step.id + (step.effect ? ' (' + step.effect + ')' : '') }),
+            el('td', { text: step.decision }),
+            el('td', { text: failed }),
+          ]);
+        })),
+      ])]));
+      if (explanation.omittedSteps) parts.push(el('p', { class: 'note', text: t('omittedSteps', { n: explanation.omittedSteps }) }));
+    }
+    var request = authz.request;
+    if (request && typeof request === 'object') {
+      var rows = [];
+      ['subject', 'resource', 'action', 'environment'].forEach(function (category) {
+        (Array.isArray(request[category]) ? request[category] : []).forEach(function (a) { rows.push([category, a.id, valuesText(a.values)]); });
+      });
+      parts.push(el('h4', { text: t('xacmlRequest') }), el('div', { class: 'table-wrap' }, [el('table', { id: 'd-attributes' }, [
+        el('caption', { class: 'visually-hidden', text: t('xacmlRequest') }),
+        el('thead', {}, [el('tr', {}, [t('categoryCol'), t('attributeCol'), t('valuesCol')].map(function (h) { return el('th', { scope: 'col', text: h }); }))]),
+        el('tbody', {}, rows.map(function (row) { return el('tr', {}, [el('td', { text: row[0] }), el('th', { scope: 'row', text: row[1] }), el('td', { text: row[2] })]); })),
+      ])]));
+      if (request.incomplete) parts.push(el('p', { class: 'note', text: t('requestIncomplete') }));
+    }
+    return parts;
+  }
+
+  function bodyParts(key, body) {
+    var meta = [t('bodySize', { size: body.size })];
+    if (body.contentType) meta.unshift(body.contentType);
+    if (body.truncated) meta.push(t('bodyCut', { kept: body.kept }));
+    if (body.encoding === 'base64') meta.push(t('bodyBase64'));
+    return [el('h4', { text: t(key) }), el('p', { class: 'note', text: meta.join(' · ') }), el('pre', { class: 'mono', id: 'd-' + key, text: String(body.content) })];
+  }
+
   function renderDetail(r) {
     $('detail-heading').textContent = t('transaction') + ' ' + r.id;
     var left = [];
@@ -562,6 +623,7 @@ const source = String.raw`
       [t('httpStatus'), r.status === null ? t('noResponse') : r.status],
       ['gateway_status', r.gatewayStatus],
       [t('errorCode'), r.errorCode],
+      [t('problemDetail'), typeof r.problemDetail === 'string' ? el('span', { id: 'd-problem-detail', text: r.problemDetail }) : undefined],
       [t('started'), fmtTime(r.startedAt)],
       [t('duration'), fmtDuration(r.durationMs)],
       [t('api'), apiName(r.api)],
@@ -575,9 +637,11 @@ const source = String.raw`
       [t('link'), el('a', { href: link, class: 'mono', text: '#/transactions/' + r.id })],
     ])]));
     if (r.authorization) {
+      var explanation = r.authorization.explanation;
       left.push(section('d-authz', t('authorization'), [kv([
         [t('decision'), r.authorization.decision],
         [t('decisionText'), el('span', { class: r.authorization.decision === 'Permit' ? 'mono' : 'decision', text: r.authorization.text })],
+        [t('decidedBy'), explanation && typeof explanation === 'object' ? el('span', { id: 'd-decided-by', class: 'mono', text: decidedByText(explanation) }) : undefined],
       ])]));
     }
     var s = r.sender || {};
@@ -611,12 +675,20 @@ const source = String.raw`
           ]);
         })),
       ])])]));
+    var authz = r.authorization;
+    if (authz && ((authz.explanation && Array.isArray(authz.explanation.steps)) || authz.request)) parts.push(section('d-xacml', t('xacmlRequest'), xacmlParts(authz)));
+    if (r.incoming && r.incoming.headers) {
+      parts.push(section('d-incoming', t('incoming'), [el('h4', { text: t('incomingHeaders') }), headersTable(t('incomingHeaders'), r.incoming.headers)]));
+    }
     var out = r.outgoing;
-    parts.push(section('d-outgoing', t('outgoing'), [out
+    var outgoing = [out && out.headers
       ? (Object.keys(out.headers).length === 0
         ? el('p', { class: 'note', text: t('outgoingEmpty') })
-        : [el('h4', { text: t('outgoingHeaders') }), pairTable(t('outgoingHeaders'), [t('header'), t('value')], Object.keys(out.headers).map(function (k) { return [k, out.headers[k]]; }))])
-      : el('p', { class: 'note', text: t('outgoingNone') })].flat()));
+        : [el('h4', { text: t('outgoingHeaders') }), headersTable(t('outgoingHeaders'), out.headers)])
+      : el('p', { class: 'note', text: t('outgoingNone') })].flat();
+    if (r.requestBody) outgoing.push.apply(outgoing, bodyParts('requestBody', r.requestBody));
+    parts.push(section('d-outgoing', t('outgoing'), outgoing));
+    if (r.responseBody) parts.push(section('d-response', t('response'), bodyParts('responseBody', r.responseBody)));
     $('detail-body').replaceChildren.apply($('detail-body'), parts);
   }
 

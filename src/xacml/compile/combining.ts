@@ -23,6 +23,37 @@ export interface Combinable {
   readonly effect?: DecisionCode;
   /** Id, for messages. */
   readonly id: string;
+  /** What an explanation reads (see `explain.ts`); never used by the evaluation itself. */
+  readonly info?: ElementInfo;
+}
+
+/** One section of a target (Subjects, Resources, Actions, Environments), for explanations. */
+export interface TargetSectionInfo {
+  /** `Subjects`, `Resources`, `Actions` or `Environments`. */
+  readonly section: string;
+  /** Its alternatives and matches as text. */
+  readonly text: string;
+  /** The section's own test. */
+  readonly test: (ctx: EvalContext) => MatchOutcome;
+}
+
+/** One argument of a condition's top-level `and` (or the whole condition), for explanations. */
+export interface ConditionPartInfo {
+  /** The expression as text. */
+  readonly text: string;
+  /** Its evaluation (a boolean; throws Indeterminate). */
+  readonly ev: (ctx: EvalContext) => unknown;
+}
+
+/** What a compiled rule, policy or policy set is, for explanations (compiled once, read only when explaining). */
+export interface ElementInfo {
+  readonly kind: 'PolicySet' | 'Policy' | 'Rule';
+  /** The target's sections; none for an empty target. */
+  readonly target: readonly TargetSectionInfo[];
+  /** A rule's condition: the arguments of its top-level `and`, or the whole condition. */
+  readonly condition?: readonly ConditionPartInfo[];
+  /** A policy's rules or a policy set's children, in document order. */
+  readonly children?: readonly Combinable[];
 }
 
 /** A combining algorithm. */

@@ -12,7 +12,8 @@ import { DENY, DENY_RESULT, MATCH, NA_RESULT, NO_MATCH, PERMIT, PERMIT_RESULT, t
 import type { DecisionCode, MatchOutcome, Obligation, Result } from '../runtime.js';
 import type { XmlElement } from '../xml.js';
 import { policyCombiners, ruleCombiners } from './combining.js';
-import type { Combinable, Combiner } from './combining.js';
+import type { Combinable, Combiner, ConditionPartInfo, ElementInfo } from './combining.js';
+import { describeElement } from './describe.js';
 import { compileExpression, compileVariable, dataTypeOf, required, typeName } from './expression.js';
 import type { CompileScope, VariableScope } from './expression.js';
 import { compileTarget } from './target.js';
@@ -95,10 +96,12 @@ export class PolicyCompiler {
       else if (c.local === 'Condition' && !condEl) condEl = c;
       else throw new XacmlSyntaxError(`Unexpected <${c.local}> in <Rule>`, c.path);
     }
-    const { target } = compileTarget(targetEl, scope);
+    const { target, sections } = compileTarget(targetEl, scope);
     let body: (ctx: EvalContext) => Result;
+    let condition: ConditionPartInfo[] | undefined;
     if (condEl) {
       const cond = this.compileCondition(condEl, scope);
+      condition = this.conditionParts(condEl, scope, cond);
       const where = condEl.path;
       body = (ctx) => {
         try {
@@ -110,7 +113,20 @@ export class PolicyCompiler {
     } else {
       body = () => effectResult;
     }
-    return withTarget(id, target, body, effect);
+    return withTarget(id, target, body, { kind: 'Rule', target: sections, ...(condition ? { condition } : {}) }, effect);
+  }
+
+  /**
+   * The parts an explanation evaluates of a condition: each argument of a top-level `and`
+   * (compiled again, on the same slots), else the whole condition.
+   */
+  private conditionParts(el: XmlElement, scope: CompileScope, whole: (ctx: EvalContext) => boolean): ConditionPartInfo[] {
+    const body = el.attrs.has('FunctionId') ? el : el.children.find((c) => c.local !== 'Description');
+    if (body !== undefined && body.attrs.get('FunctionId') === 'urn:oasis:names:tc:xacml:1.0:function:and') {
+      const args = body.children.filter((c) => c.local !== 'Description');
+      if (args.length > 1) return args.map((arg) => ({ text: describeElement(arg), ev: compileExpression(arg, scope).ev }));
+    }
+    return [{ text: describeElement(body ?? el), ev: whole }];
   }
 
   private compileCondition(el: XmlElement, scope: CompileScope): (ctx: EvalContext) => boolean {
@@ -202,9 +218,9 @@ export class PolicyCompiler {
           throw new XacmlSyntaxError(`Unexpected <${c.local}> in <Policy>`, c.path);
       }
     }
-    const { target } = compileTarget(targetEl, { slots: this.slots, variables: undefined });
+    const { target, sections } = compileTarget(targetEl, { slots: this.slots, variables: undefined });
     const body = withOwnObligations(combiner, rules, this.compileObligations(obligationsEl));
-    return withTarget(id, target, body);
+    return withTarget(id, target, body, { kind: 'Policy', target: sections, children: rules });
   }
 
   private compilePolicySet(el: XmlElement): Combinable {
@@ -248,12 +264,12 @@ export class PolicyCompiler {
           throw new XacmlSyntaxError(`Unexpected <${c.local}> in <PolicySet>`, c.path);
       }
     }
-    const { target } = compileTarget(targetEl, scope);
+    const { target, sections } = compileTarget(targetEl, scope);
     const items = children.map((c) => c.item);
     const select = buildIndex(children);
     const combine: Combiner = select ? (_items, ctx) => combiner(select(ctx), ctx) : combiner;
     const body = withOwnObligations(combine, items, this.compileObligations(obligationsEl));
-    return withTarget(id, target, body);
+    return withTarget(id, target, body, { kind: 'PolicySet', target: sections, children: items });
   }
 
   private resolveReference(el: XmlElement): Combinable {
@@ -274,7 +290,7 @@ export class PolicyCompiler {
       // The policy may be in a reference document that could not be read: like any invalid
       // referenced document, that is an error only if the evaluation ever reaches it.
       if (this.unreadable.length > 0) {
-        return invalidReference(id, `${missing} (${this.unreadable.length} reference document(s) could not be read: ${this.unreadable.join('; ')}) (at ${el.path})`);
+        return invalidReference(kind, id, `${missing} (${this.unreadable.length} reference document(s) could not be read: ${this.unreadable.join('; ')}) (at ${el.path})`);
       }
       throw new XacmlSyntaxError(missing, el.path);
     }
@@ -286,7 +302,7 @@ export class PolicyCompiler {
       if (e instanceof XacmlSyntaxError && !(e instanceof CircularReference)) {
         // An invalid referenced document must not break the policies that never reach it
         // (conformance IIE003): it evaluates to Indeterminate (syntax-error) where reached.
-        return invalidReference(id, `Referenced ${kind} "${id}" is invalid: ${e.message} (referenced at ${el.path})`);
+        return invalidReference(kind, id, `Referenced ${kind} "${id}" is invalid: ${e.message} (referenced at ${el.path})`);
       }
       throw e;
     }
@@ -297,14 +313,14 @@ export class PolicyCompiler {
 class CircularReference extends XacmlSyntaxError {}
 
 /** Stands for a referenced document that is invalid: Indeterminate (syntax-error) when reached. */
-function invalidReference(id: string, message: string): Combinable {
+function invalidReference(kind: 'Policy' | 'PolicySet', id: string, message: string): Combinable {
   const signal = new runtime.Indeterminate(STATUS_SYNTAX_ERROR, message);
   const result: Result = signal.result();
-  return { id, evaluate: () => result, body: () => result, match: () => signal };
+  return { id, evaluate: () => result, body: () => result, match: () => signal, info: { kind, target: [] } };
 }
 
 /** Wraps a target and a body into a {@link Combinable}. */
-function withTarget(id: string, target: ((ctx: EvalContext) => MatchOutcome) | undefined, body: (ctx: EvalContext) => Result, effect?: DecisionCode): Combinable {
+function withTarget(id: string, target: ((ctx: EvalContext) => MatchOutcome) | undefined, body: (ctx: EvalContext) => Result, info: ElementInfo, effect?: DecisionCode): Combinable {
   const evaluate = target
     ? (ctx: EvalContext): Result => {
         const m = target(ctx);
@@ -314,7 +330,7 @@ function withTarget(id: string, target: ((ctx: EvalContext) => MatchOutcome) | u
       }
     : body;
   const match = target ?? ((): MatchOutcome => ALWAYS);
-  const c: Combinable = effect === undefined ? { id, evaluate, match, body } : { id, evaluate, match, body, effect };
+  const c: Combinable = effect === undefined ? { id, evaluate, match, body, info } : { id, evaluate, match, body, effect, info };
   return c;
 }
 

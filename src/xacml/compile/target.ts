@@ -15,6 +15,8 @@ import type { MatchOutcome } from '../runtime.js';
 import type { XmlElement } from '../xml.js';
 import { checkArguments, compileAttributeValue, compileDesignator, compileSelector, eagerFunction, implementationFor, required, typeName, valueType } from './expression.js';
 import type { CompileScope } from './expression.js';
+import type { TargetSectionInfo } from './combining.js';
+import { describeAlternatives } from './describe.js';
 
 
 /** A compiled target; `undefined` stands for an empty target (matches everything). */
@@ -45,9 +47,10 @@ const EQUALITY = new Set([`${FN1}string-equal`, `${FN1}anyURI-equal`]);
 type Test = (ctx: EvalContext) => MatchOutcome;
 
 /** Compiles a `<Target>` element (or its absence). */
-export function compileTarget(el: XmlElement | undefined, scope: CompileScope): { target: CompiledTarget; indexable?: IndexableTarget } {
-  if (!el) return { target: undefined };
+export function compileTarget(el: XmlElement | undefined, scope: CompileScope): { target: CompiledTarget; indexable?: IndexableTarget; sections: TargetSectionInfo[] } {
+  if (!el) return { target: undefined, sections: [] };
   const sections: Test[] = [];
+  const described: TargetSectionInfo[] = [];
   let indexable: IndexableTarget | undefined;
   let matchCount = 0;
   for (const sec of el.children) {
@@ -55,6 +58,7 @@ export function compileTarget(el: XmlElement | undefined, scope: CompileScope): 
     const spec = SECTIONS[sec.local];
     if (!spec) throw new XacmlSyntaxError(`Unexpected <${sec.local}> in <Target>`, sec.path);
     const alternatives: Test[] = [];
+    const alternativeElements: Array<readonly XmlElement[]> = [];
     let any = false;
     for (const alt of sec.children) {
       if (alt.local === spec.any) {
@@ -72,14 +76,17 @@ export function compileTarget(el: XmlElement | undefined, scope: CompileScope): 
       }
       if (matches.length === 0) throw new XacmlSyntaxError(`<${alt.local}> needs at least one <${spec.match}>`, alt.path);
       alternatives.push(conjunction(matches));
+      alternativeElements.push(alt.children);
     }
     if (any) continue; // AnySubject & co. (XACML 1.x) match everything
     if (alternatives.length === 0) throw new XacmlSyntaxError(`<${sec.local}> needs at least one <${spec.element}>`, sec.path);
-    sections.push(disjunction(alternatives));
+    const test = disjunction(alternatives);
+    sections.push(test);
+    described.push({ section: sec.local, text: describeAlternatives(alternativeElements), test });
   }
-  if (sections.length === 0) return { target: undefined };
+  if (sections.length === 0) return { target: undefined, sections: described };
   const target = conjunction(sections);
-  return matchCount === 1 && indexable ? { target, indexable } : { target };
+  return matchCount === 1 && indexable ? { target, indexable, sections: described } : { target, sections: described };
 }
 
 /** All must match; any NoMatch gives NoMatch; otherwise Indeterminate. */
