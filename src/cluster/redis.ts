@@ -182,12 +182,16 @@ export class RedisConnection {
     const name = args[0] ?? '';
     return new Promise((resolve) => {
       let settled = false;
+      // The timer's turn can come after a blocked event loop, with the reply already read off the
+      // socket but not yet handled (timers run before I/O): the verdict waits for the I/O of that turn.
       const timer = setTimeout(() => {
-        if (settled) return;
-        settled = true;
-        this.#stats.timeouts++;
-        this.#fail(name, `no reply within ${this.commandTimeoutMs} ms`);
-        resolve(undefined);
+        setImmediate(() => {
+          if (settled) return;
+          settled = true;
+          this.#stats.timeouts++;
+          this.#fail(name, `no reply within ${this.commandTimeoutMs} ms`);
+          resolve(undefined);
+        });
       }, this.commandTimeoutMs);
       let reply: Promise<unknown>;
       try {

@@ -47,6 +47,20 @@ describe('connectRedis', function () {
     expect(redis.stats).to.deep.include({ commands: 3, failures: 0 });
   });
 
+  it('a reply that came while the event loop was blocked past the timeout is the reply, not a timeout', async () => {
+    const redis = await connect();
+    expect(await redis.command(['SET', `${prefix}busy`, 'v', 'PX', '10000'])).to.equal('OK');
+    const reply = redis.command(['GET', `${prefix}busy`]);
+    // A process busy for three command timeouts (a compile, a GC pause, a starved core).
+    const until = Date.now() + 3 * redis.commandTimeoutMs;
+    while (Date.now() < until) {
+      // busy
+    }
+    expect(await reply).to.equal('v');
+    expect(redis.stats).to.deep.include({ timeouts: 0, failures: 0 });
+    expect(redis.healthy).to.equal(true);
+  });
+
   it('cut off: commands resolve undefined at once (never reject), then work again once Redis is back', async () => {
     const proxy = await proxied();
     const redis = await connect(`redis://127.0.0.1:${proxy.port}`);
