@@ -112,8 +112,9 @@ function isHttpUrl(value: string): boolean {
 /**
  * Compiles `/pet/{petId}` into an anchored regular expression over the resource path. A parameter
  * never matches a dot segment (`.`, `..`), even where the canonical path would let one through.
+ * @internal
  */
-function compileTemplate(template: string): RegExp {
+export function compileTemplate(template: string): RegExp {
   const parts = template.split(/(\{[^}/]+\})/).map((part) =>
     part.startsWith('{') && part.endsWith('}') ? '(?!\\.\\.?(?:/|$))[^/]+' : part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'),
   );
