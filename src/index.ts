@@ -163,6 +163,7 @@ export type {
   AuthorizationConfig,
   BackendConfig,
   ConfigIssue,
+  ConfigDocumentSource,
   ConfigLoader,
   ConfigSource,
   CreateGatewayOptions,
@@ -195,7 +196,7 @@ export { serveGateway } from './server/index.js';
 export type { GatewayServer, ServeOptions, ServerTimeouts } from './server/index.js';
 
 // Operators of the admin listener (users, roles, sessions, audit log) and the configuration console
-export { FileConfigStore, VersionConflictError } from './configuration/index.js';
-export type { ConfigProposal, ConfigSnapshot, ConfigStore, ConfigVersion, DiffLine, ProposalIssue, SecretState } from './configuration/index.js';
+export { FileConfigStore, PostgresConfigSource, VersionConflictError } from './configuration/index.js';
+export type { ConfigProposal, ConfigSnapshot, ConfigStore, ConfigVersion, DiffLine, PostgresConfigSourceOptions, ProposalIssue, SecretState } from './configuration/index.js';
 export { MemoryAuditLog, hashPassword } from './operators/index.js';
 export type { AuditEntry, AuditInput, AuditLog, AuditResult, MemoryAuditLogOptions, OperatorRole, OperatorUser, OperatorsOptions, SessionOptions, UsersDocument } from './operators/index.js';

@@ -79,3 +79,9 @@ expectTypeOf<TransactionStats['top']>().toEqualTypeOf<TransactionStatsTop | unde
 // Operators: roles and the createGateway option.
 expectTypeOf<OperatorRole>().toEqualTypeOf<'viewer' | 'operator' | 'admin'>();
 expectTypeOf<Parameters<typeof createGateway>[0]['operators']>().toEqualTypeOf<OperatorsOptions | undefined>();
+
+// The configuration's sources: a store such as PostgresConfigSource is a ConfigSource and a ConfigStore.
+import { PostgresConfigSource, type ConfigSource, type ConfigStore } from '../src/index.js';
+expectTypeOf<PostgresConfigSource>().toMatchTypeOf<ConfigStore>();
+expectTypeOf<PostgresConfigSource>().toMatchTypeOf<ConfigSource>();
+expectTypeOf(PostgresConfigSource.create).returns.toEqualTypeOf<Promise<PostgresConfigSource>>();

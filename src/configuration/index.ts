@@ -1,9 +1,12 @@
 /**
- * The configuration console's pieces: where the configuration and its versions live.
+ * The configuration console's pieces: where the configuration and its versions live (a file, or
+ * PostgreSQL).
  *
  * @module
  */
 export { FileConfigStore, VersionConflictError } from './store.js';
+export { PostgresConfigSource } from './postgres-source.js';
+export type { PostgresConfigSourceOptions } from './postgres-source.js';
 export type { ConfigProposal, ConfigSnapshot, ConfigStore, ConfigVersion } from './store.js';
 export type { SecretState } from './masking.js';
 export type { ProposalIssue } from './proposal.js';

@@ -57,6 +57,10 @@ button:disabled{opacity:.55;cursor:not-allowed}
 .diff tr.add{background:#e5f4e7}
 .diff tr.del{background:#fde6e6}
 .diff tr.gap td{color:#8a96a3;text-align:center}
+.import{flex-basis:100%;border-top:1px dashed var(--line);padding-top:.5rem}
+.import h4{margin:0 0 .3rem;font-size:.88rem}
+.results li.op-added{color:#1b5e20}
+.results li.op-removed{color:#8e1b1b}
 td.result-ok{color:#1b5e20;font-weight:600}
 td.result-refused,td.result-failed{color:#8e1b1b;font-weight:600}
 @media (max-width:900px){.tools{grid-template-columns:minmax(0,1fr)}}

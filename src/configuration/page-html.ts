@@ -139,6 +139,19 @@ export const CONFIGURATION_HTML = `<!doctype html>
               <div class="field"><label for="op-path" data-i18n="path">Path</label><input id="op-path" placeholder="/pet/{petId}"></div>
               <div class="actions"><button type="button" id="op-add" data-i18n="addOperation">Add operation</button></div>
             </div>
+            <div id="openapi-import" class="import" data-role="admin">
+              <h4 data-i18n="importOpenApi">Import operations from an OpenAPI 3 document</h4>
+              <div class="filters">
+                <div class="field"><label for="openapi-file" data-i18n="openApiFile">OpenAPI document (JSON or YAML)</label><input id="openapi-file" type="file" accept=".json,.yaml,.yml,application/json,application/yaml"></div>
+                <div class="field"><label for="openapi-mode" data-i18n="importMode">Operations not in the document</label><select id="openapi-mode"><option value="merge" data-i18n="modeMerge">keep them</option><option value="replace" data-i18n="modeReplace">remove them</option></select></div>
+                <div class="actions">
+                  <button type="button" id="openapi-preview" data-i18n="preview">Preview</button>
+                  <button type="button" id="openapi-save" data-i18n="importSave">Import and save</button>
+                </div>
+              </div>
+              <ul id="openapi-result" class="results" aria-live="polite"></ul>
+              <ul id="openapi-errors" class="errors" role="alert"></ul>
+            </div>
           </fieldset>
           <div class="filters" data-role="admin">
             <div class="field wide"><label for="api-comment" data-i18n="comment">Comment of this version</label><input id="api-comment" maxlength="500"></div>

@@ -40,7 +40,11 @@ const source = String.raw`
       secretFile: 'impostato nel file', secretEnv: 'dalla variabile d\'ambiente {v}', secretEnvMissing: 'variabile d\'ambiente {v} non impostata', secretNone: 'non impostato',
       clientSecret: 'Segreto del client', newSecret: 'Nuovo segreto (vuoto: invariato)', issuer: 'Issuer', clientIdField: 'Client id', cacheTtl: 'Durata della cache (s)',
       noPolicy: 'Questa API non ha una policy XACML.', readOnly: 'Sola lettura: il tuo ruolo non consente modifiche.', confirmRemove: 'Rimuovere {k}?',
-      confirmRollback: 'Ripristinare la versione {v}?', noDiff: 'Nessuna differenza.', signInFailed: 'Accesso non riuscito: {d}'
+      confirmRollback: 'Ripristinare la versione {v}?', noDiff: 'Nessuna differenza.', signInFailed: 'Accesso non riuscito: {d}',
+      importOpenApi: 'Importa le operazioni da un documento OpenAPI 3', openApiFile: 'Documento OpenAPI (JSON o YAML)',
+      importMode: 'Operazioni assenti dal documento', modeMerge: 'mantienile', modeReplace: 'rimuovile', preview: 'Anteprima', importSave: 'Importa e salva',
+      chooseFile: 'Scegli un documento OpenAPI.', fileTooLarge: 'Il documento supera 2 MiB.', opsAdded: 'Aggiunte ({n}): {l}', opsChanged: 'Modificate ({n}): {l}',
+      opsRemoved: 'Rimosse ({n}): {l}', opsUnchanged: 'Invariate: {n}', opsSkipped: 'Tralasciata {p}: {m}', previewOnly: 'Anteprima: nulla è salvato.'
     }
   };
   var EN = {
@@ -51,7 +55,9 @@ const source = String.raw`
     secretFile: 'set in the file', secretEnv: 'from the environment variable {v}', secretEnvMissing: 'environment variable {v} is not set', secretNone: 'not set',
     clientSecret: 'Client secret', newSecret: 'New secret (empty: unchanged)', issuer: 'Issuer', clientIdField: 'Client id', cacheTtl: 'Cache lifetime (s)', timeoutMs: 'Timeout (ms)', save: 'Save',
     noPolicy: 'This API has no XACML policy.', readOnly: 'Read only: your role allows no change.', confirmRemove: 'Remove {k}?',
-    confirmRollback: 'Roll back to version {v}?', noDiff: 'No difference.', signInFailed: 'Sign-in failed: {d}'
+    confirmRollback: 'Roll back to version {v}?', noDiff: 'No difference.', signInFailed: 'Sign-in failed: {d}',
+    chooseFile: 'Choose an OpenAPI document.', fileTooLarge: 'The document is larger than 2 MiB.', opsAdded: 'Added ({n}): {l}', opsChanged: 'Changed ({n}): {l}',
+    opsRemoved: 'Removed ({n}): {l}', opsUnchanged: 'Unchanged: {n}', opsSkipped: 'Left out {p}: {m}', previewOnly: 'Preview: nothing is saved.'
   };
   var ROLES = ['viewer', 'operator', 'admin'];
   var HEADERS = { accept: 'application/json', '__CONSOLE_HEADER__': '1' };
@@ -339,6 +345,37 @@ const source = String.raw`
     renderOperations();
     $('op-name').focus();
   }
+  function importChanges(body, dryRun) {
+    var c = body.changes || {};
+    var items = [];
+    if (dryRun) items.push(el('li', { text: t('previewOnly') }));
+    if (c.added && c.added.length) items.push(el('li', { class: 'op-added', text: t('opsAdded', { n: c.added.length, l: c.added.join(', ') }) }));
+    if (c.changed && c.changed.length) items.push(el('li', { text: t('opsChanged', { n: c.changed.length, l: c.changed.join(', ') }) }));
+    if (c.removed && c.removed.length) items.push(el('li', { class: 'op-removed', text: t('opsRemoved', { n: c.removed.length, l: c.removed.join(', ') }) }));
+    if (c.unchanged) items.push(el('li', { text: t('opsUnchanged', { n: c.unchanged.length }) }));
+    (body.skipped || []).forEach(function (s) { items.push(el('li', { text: t('opsSkipped', { p: s.path, m: s.message }) })); });
+    $('openapi-result').replaceChildren.apply($('openapi-result'), items);
+  }
+  function importOpenApi(dryRun) {
+    var api = currentApi();
+    var file = $('openapi-file').files && $('openapi-file').files[0];
+    $('openapi-result').replaceChildren();
+    $('openapi-errors').replaceChildren();
+    if (!api) return Promise.resolve();
+    if (!file) { $('openapi-errors').replaceChildren(el('li', { text: t('chooseFile') })); $('openapi-file').focus(); return Promise.resolve(); }
+    if (file.size > 2 * 1024 * 1024) { $('openapi-errors').replaceChildren(el('li', { text: t('fileTooLarge') })); return Promise.resolve(); }
+    return file.text().then(function (text) {
+      var body = { text: text, mode: $('openapi-mode').value, dryRun: dryRun, comment: $('api-comment').value, baseVersion: state.config.version.version };
+      return call('POST', 'api/apis/' + pathOf(api) + '/operations/openapi', body).then(function (a) {
+        if (!a.ok) { showIssues($('openapi-errors'), a); return; }
+        if (dryRun) { importChanges(a.body, true); return; }
+        $('api-comment').value = '';
+        $('openapi-file').value = '';
+        importChanges(a.body, false);
+        return refreshAfterSave().then(function () { saved(a, $('openapi-errors')); });
+      });
+    });
+  }
   function removeApi() {
     var api = currentApi();
     if (!api || !window.confirm(t('confirmRemove', { k: keyOf(api) }))) return;
@@ -562,6 +599,8 @@ const source = String.raw`
     $('forget').addEventListener('submit', forget);
     $('api-form').addEventListener('submit', saveApi);
     $('op-add').addEventListener('click', addOperation);
+    $('openapi-preview').addEventListener('click', function () { importOpenApi(true); });
+    $('openapi-save').addEventListener('click', function () { importOpenApi(false); });
     $('api-remove').addEventListener('click', removeApi);
     $('add-api').addEventListener('submit', addApi);
     $('policy-check').addEventListener('click', checkPolicy);

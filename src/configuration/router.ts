@@ -15,6 +15,7 @@ import { BodyError, pageHeaders, problem, readJson, titleOf } from '../operators
 import { operatorGate } from '../operators/router.js';
 import type { ClusterStatus } from '../cluster/cluster.js';
 import { diffLines, type DiffLine } from './diff.js';
+import { mergeOperations, operationsFromOpenApi } from './openapi.js';
 import { policyIssues } from './policy-check.js';
 import { proposalIssues, type ProposalIssue } from './proposal.js';
 import { restoreSecrets, withoutSecrets } from './masking.js';
@@ -106,6 +107,10 @@ interface Built {
   target: string;
   /** The version's comment when the operator gives none (default: what changed). */
   comment?: string;
+  /** More of the answer (an import's changes). */
+  extra?: Record<string, unknown>;
+  /** Says more about an issue of the proposal (where an imported operation came from). */
+  explain?: (issue: ProposalIssue) => ProposalIssue;
 }
 
 class RequestError extends Error {
@@ -179,23 +184,29 @@ export function configurationRouter(access: OperatorAccess, store: ConfigStore, 
     (req: Request, res: Response) => {
       const author = operatorOf(req)!.username;
       let targetName = '';
+      let dryRun = false;
       readJson(req, res, MAX_BODY)
         .then(async (raw) => {
           const body = objectBody(raw);
           const { comment, baseVersion } = changeMeta(body);
+          if (body['dryRun'] !== undefined && typeof body['dryRun'] !== 'boolean') throw new RequestError(400, 'dryRun must be a boolean');
+          dryRun = body['dryRun'] === true;
           const latest = await store.current();
           const built = await build(latest, body, req);
           targetName = built.target;
           const proposal = built.proposal;
           restoreSecrets(proposal.document, latest.document);
-          const issues: ProposalIssue[] = proposalIssues(proposal, latest);
+          const issues: ProposalIssue[] = proposalIssues(proposal, latest).map(built.explain ?? ((i) => i));
           if (issues.length > 0) throw new RequestError(422, `${issues.length} problem(s): ${issues.map((i) => (i.path === '' ? i.message : `${i.path}: ${i.message}`)).join('; ')}`, { issues });
+          // A dry run: validated and answered, nothing saved, nothing to log.
+          if (dryRun) return void res.status(200).json({ dryRun: true, baseVersion: latest.meta.version, ...(built.extra ?? {}) });
           const what = summary(latest.document, proposal.document, Object.keys(proposal.policies ?? {}).filter((p) => proposal.policies![p] !== latest.policies[p]));
           const version = await store.save(proposal, { author, comment: comment || built.comment || what }, baseVersion);
           await access.record(req, { action, target: targetName, result: 'ok', status, detail: `version ${version.version}: ${what}${comment ? ` (${comment})` : ''}` });
-          res.status(status).json({ version, inForce: false, message: 'saved, not yet in force: ResetAllCaches (or the configuration expiring) puts it in force' });
+          res.status(status).json({ version, inForce: false, message: 'saved, not yet in force: ResetAllCaches (or the configuration expiring) puts it in force', ...(built.extra ?? {}) });
         })
         .catch(async (err: unknown) => {
+          if (dryRun && !(err instanceof BodyError)) return fail(res, err);
           const code = err instanceof RequestError ? err.status : err instanceof VersionConflictError ? 409 : err instanceof BodyError ? err.status : 500;
           await access
             .record(req, { action, target: targetName || req.path, result: code >= 500 ? 'failed' : 'refused', status: code, detail: (err as Error)?.message?.slice(0, 500) ?? 'failed' })
@@ -346,6 +357,40 @@ export function configurationRouter(access: OperatorAccess, store: ConfigStore, 
       },
       201,
     ),
+  );
+  router.post(
+    '/apis/:provider/:name/:version/operations/openapi',
+    change('operations.import', async (latest, body, req) => {
+      const text = body['text'];
+      if (typeof text !== 'string') throw new RequestError(400, 'text must be the OpenAPI document (JSON or YAML)');
+      const mode = body['mode'] ?? 'merge';
+      if (mode !== 'merge' && mode !== 'replace') throw new RequestError(400, 'mode must be merge or replace');
+      const read = await operationsFromOpenApi(text);
+      if (read.issues.length > 0) {
+        const issues = read.issues.map((i) => ({ ...i, file: 'OpenAPI document' }));
+        throw new RequestError(422, `the OpenAPI document: ${issues.map((i) => (i.path === '' ? i.message : `${i.path}: ${i.message}`)).join('; ')}`, { issues });
+      }
+      const document = structuredClone(latest.document);
+      const index = findApi(document, req);
+      const api = document.apis[index]!;
+      const { operations, changes } = mergeOperations(api.operations, read.operations, mode);
+      api.operations = operations;
+      const fromOf = new Map(read.operations.map((op) => [op.name, op.from]));
+      const at = `apis[${index}].operations[`;
+      const named = [changes.added.length && `${changes.added.length} added`, changes.changed.length && `${changes.changed.length} changed`, changes.removed.length && `${changes.removed.length} removed`].filter(Boolean);
+      return {
+        proposal: { document },
+        target: `${apiKeyOf(api)} operations`,
+        comment: `operations imported from OpenAPI${read.title === undefined ? '' : ` ${read.title}${read.version === undefined ? '' : ` ${read.version}`}`}: ${named.join(', ') || 'no change'}`,
+        extra: { mode, changes, operations: read.operations, skipped: read.skipped },
+        explain: (issue) => {
+          if (!issue.path.startsWith(at)) return issue;
+          const k = Number(issue.path.slice(at.length).split(']')[0]);
+          const from = fromOf.get(operations[k]?.name ?? '');
+          return from === undefined ? issue : { ...issue, message: `${issue.message} (from ${from} of the OpenAPI document)` };
+        },
+      };
+    }),
   );
   router.delete(
     '/apis/:provider/:name/:version/operations/:operation',

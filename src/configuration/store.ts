@@ -11,7 +11,7 @@ import { mkdir, open, readdir, readFile, rename, unlink } from 'node:fs/promises
 import path from 'node:path';
 import { ConfigError } from '../gateway/config/errors.js';
 import type { GatewayConfig } from '../gateway/config/types.js';
-import { resolveConfig } from '../gateway/config/validate.js';
+import { resolveConfig, type ResolveConfigOptions } from '../gateway/config/validate.js';
 import { logger } from '../log.js';
 import { configDigest } from './digest.js';
 
@@ -68,9 +68,12 @@ export class VersionConflictError extends Error {
   }
 }
 
-/** A configuration source with versions, as the configuration console uses it. */
+/**
+ * A configuration source with versions, as the configuration console uses it. Given as
+ * `createGateway({ config })`, the gateway also loads from it (see `ConfigDocumentSource`).
+ */
 export interface ConfigStore {
-  /** Folder that relative policy paths resolve from. */
+  /** Folder that relative policy paths resolve from (where files are read: a database keeps its own). */
   readonly baseDir: string;
   /** Names the source in messages (a file path, a table). */
   readonly label: string;
@@ -85,6 +88,12 @@ export interface ConfigStore {
    * {@link VersionConflictError} when the latest version is another one.
    */
   save(proposal: ConfigProposal, meta: { author: string; comment: string }, expected?: number): Promise<ConfigVersion>;
+}
+
+/** Whether `value` is a {@link ConfigStore} (current, list, get and save). */
+export function isConfigStore(value: unknown): value is ConfigStore {
+  const v = value as Record<string, unknown> | null;
+  return v !== null && typeof v === 'object' && ['current', 'list', 'get', 'save'].every((name) => typeof v[name] === 'function');
 }
 
 /**
@@ -135,10 +144,13 @@ export async function writeAtomic(file: string, text: string, mode = 0o644): Pro
   }
 }
 
-/** The digest a gateway would compute for this document, or `''` when it does not resolve here. */
-async function digestOf(document: GatewayConfig, baseDir: string): Promise<string> {
+/**
+ * The digest a gateway would compute for this document, read as the store's gateway reads it
+ * (policies from `baseDir`, or from the store's own texts), or `''` when it does not resolve here.
+ */
+export async function digestOf(document: GatewayConfig, options: ResolveConfigOptions): Promise<string> {
   try {
-    return configDigest(await resolveConfig(structuredClone(document), { baseDir }));
+    return configDigest(await resolveConfig(structuredClone(document), options));
   } catch {
     return '';
   }
@@ -256,7 +268,7 @@ export class FileConfigStore implements ConfigStore {
         author: '(outside the console)',
         time: new Date().toISOString(),
         comment: last === undefined ? 'the configuration file as found' : 'changed outside the console',
-        digest: await digestOf(disk.document, this.baseDir),
+        digest: await digestOf(disk.document, { baseDir: this.baseDir }),
         content,
       },
       ...disk,
@@ -303,7 +315,7 @@ export class FileConfigStore implements ConfigStore {
           author: meta.author,
           time: new Date().toISOString(),
           comment: meta.comment,
-          digest: await digestOf(document, this.baseDir),
+          digest: await digestOf(document, { baseDir: this.baseDir }),
           content: contentHash(document, policies),
         },
         document,

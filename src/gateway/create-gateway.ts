@@ -25,7 +25,7 @@ import { operatorsRouter } from '../operators/router.js';
 import { configDigest } from '../configuration/digest.js';
 import { configurationRouter } from '../configuration/router.js';
 import { configurationPage } from '../configuration/page.js';
-import { FileConfigStore, type ConfigStore } from '../configuration/store.js';
+import { FileConfigStore, isConfigStore, type ConfigStore } from '../configuration/store.js';
 import { fileURLToPath } from 'node:url';
 
 const log = logger('gateway');
@@ -293,13 +293,15 @@ export function createGateway(options: CreateGatewayOptions): Gateway {
   };
 
   const given = options.configStore;
-  if (given !== undefined && given !== false && (given === null || typeof given !== 'object' || typeof given.current !== 'function' || typeof given.save !== 'function')) {
+  if (given !== undefined && given !== false && !isConfigStore(given)) {
     optionChecks('createGateway').fail('configStore', 'must be a ConfigStore (current, list, get, save) or false');
   }
+  // A store given as the configuration (PostgresConfigSource) is also where the console saves.
   const configStore: ConfigStore | undefined =
     options.configStore === false
       ? undefined
-      : (options.configStore ?? (typeof source === 'string' ? new FileConfigStore(source) : source instanceof URL ? new FileConfigStore(fileURLToPath(source)) : undefined));
+      : (options.configStore ??
+        (isConfigStore(source) ? source : typeof source === 'string' ? new FileConfigStore(source) : source instanceof URL ? new FileConfigStore(fileURLToPath(source)) : undefined));
   mountAdmin(gateway, options, { basePath, server, messages, ready: () => latest !== undefined, metricsAuth: metrics?.auth, access, configStore });
   // One router layer: the handler decides which requests are the gateway's (Express's own mount
   // matching ignores case) and passes the others on.

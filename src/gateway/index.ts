@@ -14,7 +14,7 @@ export type { TrustProxy } from './trust-proxy.js';
 export { ConfigError } from './config/errors.js';
 export type { ConfigIssue } from './config/errors.js';
 export { loadConfig } from './config/load.js';
-export type { ConfigLoader, ConfigSource, LoadConfigOptions } from './config/load.js';
+export type { ConfigDocumentSource, ConfigLoader, ConfigSource, LoadConfigOptions } from './config/load.js';
 export { resolveConfig } from './config/validate.js';
 export type { ResolveConfigOptions } from './config/validate.js';
 export { ConfigCache } from './config/cache.js';

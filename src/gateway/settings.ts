@@ -27,7 +27,8 @@ import { clientAddressOf, compileTrust, type TrustProxy } from './trust-proxy.js
 export interface CreateGatewayOptions {
   /**
    * The configuration: the path of a JSON file (relative paths in it resolve from its folder), the
-   * document as an object, or an async loader. Read at first access (or {@link Gateway.ready}),
+   * document as an object, an async loader, or a source that keeps the document with its policies
+   * (`PostgresConfigSource`: also where the console saves). Read at first access (or {@link Gateway.ready}),
    * cached, and read again only by {@link Gateway.resetAllCaches} or at expiry.
    */
   config: ConfigSource;

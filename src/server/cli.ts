@@ -13,18 +13,25 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { createGateway } from '../gateway/create-gateway.js';
 import { ConfigError } from '../gateway/config/errors.js';
-import { instanceSettings } from './environment.js';
+import type { PostgresConfigSource } from '../configuration/postgres-source.js';
+import { instanceSettings, postgresConfigSource } from './environment.js';
 import { exposeMetricsText } from '../observability/metrics.js';
 import { serveGateway } from './serve.js';
 import { answerWorkerMetrics, workerMetricsText } from './worker-metrics.js';
 
 const USAGE = `Usage: express-access-gateway serve --config <file> [options]
+       express-access-gateway serve --config-source postgres [--config <file>] [options]
 
-Serves the gateway of a configuration file: the APIs on one port, the admin routes, the monitoring
-console and health checks on another (their own origin).
+Serves the gateway of a configuration file (or of the configuration kept in PostgreSQL): the APIs
+on one port, the admin routes, the monitoring console and health checks on another (their own origin).
 
 Options:
-  --config <file>         the configuration file (required); relative paths in it resolve from its folder
+  --config <file>         the configuration file (required with the file source); relative paths in it
+                          resolve from its folder. With --config-source postgres: imported, with its
+                          policies, as the first version when the database holds none yet
+  --config-source <s>     file (the default: --config, versions beside it) or postgres (the table
+                          gateway_configuration in DATABASE_URL's DATABASE_SCHEMA, shared by every
+                          instance; the configuration console saves there)
   --port <n>              port of the APIs (default 8080)
   --host <address>        interface of both listeners (default 127.0.0.1)
   --admin-port <n>        port of admin, console and health (default 8081; 0 serves none)
@@ -44,14 +51,16 @@ Environment:
   GATEWAY_USERS_FILE      the users file, when --users is not given
   GATEWAY_AUDIT_FILE      the audit file, when --audit-file is not given
   GATEWAY_METRICS         the metrics mode, when --metrics is not given
+  GATEWAY_CONFIG_SOURCE   the configuration source, when --config-source is not given
   GATEWAY_SESSION_SECRET  signs the operators' sessions (32+ characters), so that every instance
                           given it accepts them (--workers makes one for its workers)
   GATEWAY_NODE_ID         this instance's id, on every record and in the node list (default <host>-<pid>)
   REDIS_URL               Redis shared by the instances: token results shared, ResetAllCaches
                           reaching every instance, the live instances in GET /gateway/admin/status
   REDIS_KEY_PREFIX        prefix of the gateway's Redis keys, one per group of instances (default eag:)
-  DATABASE_URL            PostgreSQL for the transaction records (table created and migrated at start)
-  DATABASE_SCHEMA         schema of the records table (default public)
+  DATABASE_URL            PostgreSQL for the transaction records (table created and migrated at start),
+                          and for the configuration with --config-source postgres
+  DATABASE_SCHEMA         schema of the records and configuration tables (default public)
   <clientSecretEnv>       any variable a token policy of the configuration names for its secret
   DEBUG                   debug output, for example DEBUG=express-access-gateway:*
 
@@ -61,7 +70,9 @@ Exit codes: 0 stopped, 2 bad usage or invalid configuration, 1 any other start f
 
 /** The settings of one `serve` run. */
 interface ServeSettings {
-  readonly configFile: string;
+  /** The configuration file; with the postgres source, the file imported when the database holds none. */
+  readonly configFile: string | undefined;
+  readonly configSource: 'file' | 'postgres';
   readonly port: number;
   readonly host: string;
   readonly adminPort: number | false;
@@ -90,6 +101,7 @@ function settingsOf(argv: string[]): ServeSettings | 'help' {
     allowPositionals: true,
     options: {
       config: { type: 'string' },
+      'config-source': { type: 'string' },
       port: { type: 'string' },
       host: { type: 'string' },
       'admin-port': { type: 'string' },
@@ -103,13 +115,17 @@ function settingsOf(argv: string[]): ServeSettings | 'help' {
   });
   if (values.help === true) return 'help';
   if (positionals.length !== 1 || positionals[0] !== 'serve') throw new UsageError(`expected the command "serve", got ${JSON.stringify(positionals.join(' '))}`);
-  if (values.config === undefined || values.config === '') throw new UsageError('--config <file> is required');
+  const configSource = values['config-source'] ?? process.env.GATEWAY_CONFIG_SOURCE ?? 'file';
+  if (configSource !== 'file' && configSource !== 'postgres') throw new UsageError(`--config-source must be file or postgres, got ${JSON.stringify(configSource)}`);
+  if (configSource === 'postgres' && !process.env.DATABASE_URL) throw new UsageError('--config-source postgres needs DATABASE_URL');
+  if (configSource === 'file' && (values.config === undefined || values.config === '')) throw new UsageError('--config <file> is required');
   const adminPort = integer(values['admin-port'], 'admin-port', 8081, 0, 65_535);
   const workers = values.workers === 'auto' ? availableParallelism() : integer(values.workers, 'workers', 1, 1, 256);
   const metrics = values.metrics ?? process.env.GATEWAY_METRICS ?? 'auth';
   if (metrics !== 'auth' && metrics !== 'open' && metrics !== 'off') throw new UsageError(`--metrics must be auth, open or off, got ${JSON.stringify(metrics)}`);
   return {
-    configFile: path.resolve(values.config),
+    configFile: values.config === undefined || values.config === '' ? undefined : path.resolve(values.config),
+    configSource,
     port: integer(values.port, 'port', 8080, 0, 65_535),
     host: values.host ?? '127.0.0.1',
     adminPort: values['admin-port'] === '0' ? false : adminPort,
@@ -128,9 +144,15 @@ function say(line: string): void {
 /** One process serving the gateway until SIGTERM/SIGINT. */
 async function serveOne(settings: ServeSettings, adminPassword: string): Promise<void> {
   const instance = await instanceSettings(process.env, cluster.worker?.id);
+  let source: PostgresConfigSource | undefined;
+  try {
+    source = settings.configSource === 'postgres' ? await postgresConfigSource(process.env, settings.configFile) : undefined;
+  } catch (err) {
+    await instance.store?.close().catch(() => undefined);
+    throw err;
+  }
   const gateway = createGateway({
-    config: settings.configFile,
-    baseDir: path.dirname(settings.configFile),
+    ...(source === undefined ? { config: settings.configFile!, baseDir: path.dirname(settings.configFile!) } : { config: source }),
     admin: { basicAuth: { username: 'admin', password: adminPassword } },
     operators: {
       ...(settings.usersFile === undefined ? {} : { usersFile: settings.usersFile }),
@@ -147,6 +169,7 @@ async function serveOne(settings: ServeSettings, adminPassword: string): Promise
   } catch (err) {
     await gateway.close().catch(() => undefined);
     await instance.store?.close().catch(() => undefined);
+    await source?.close().catch(() => undefined);
     throw err;
   }
   const server = await serveGateway(gateway, {
@@ -157,12 +180,12 @@ async function serveOne(settings: ServeSettings, adminPassword: string): Promise
   });
   const who = cluster.isWorker ? `worker ${process.pid}` : `pid ${process.pid}`;
   say(`express-access-gateway: ${who} serving APIs at ${server.url}${server.adminUrl === undefined ? '' : `, admin and console at ${server.adminUrl}`}`);
-  say(`express-access-gateway: ${who}: ${instance.summary}`);
+  say(`express-access-gateway: ${who}: ${instance.summary}; configuration from ${source === undefined ? settings.configFile : source.label}`);
   const stop = (): void => {
     process.off('SIGTERM', stop);
     process.off('SIGINT', stop);
     // Records still queued for the database are written (or spilled) before the exit.
-    server.stop().then(() => instance.store?.close()).then(
+    server.stop().then(() => instance.store?.close()).then(() => source?.close()).then(
       () => process.exit(0),
       () => process.exit(1),
     );
@@ -235,7 +258,7 @@ async function main(argv: string[]): Promise<void> {
   } catch (err) {
     if (err instanceof ConfigError) {
       const issues = err.issues.map((issue) => `  ${issue.path === '' ? '(document)' : issue.path}: ${issue.message}`).join('\n');
-      process.stderr.write(`express-access-gateway: invalid configuration ${err.source ?? settings.configFile}:\n${issues}\n`);
+      process.stderr.write(`express-access-gateway: invalid configuration ${err.source ?? settings.configFile ?? ''}:\n${issues}\n`);
       process.exit(2);
     }
     process.stderr.write(`express-access-gateway: cannot start: ${err instanceof Error ? err.message : String(err)}\n`);

@@ -1,12 +1,14 @@
 /**
  * The settings `express-access-gateway serve` (and the example) take from the environment to run
  * as one of several instances: `GATEWAY_NODE_ID`, `REDIS_URL` (with `REDIS_KEY_PREFIX`) and
- * `DATABASE_URL` (with `DATABASE_SCHEMA`). Without them the gateway needs no service at all.
+ * `DATABASE_URL` (with `DATABASE_SCHEMA`), which also holds the configuration with
+ * `--config-source postgres`. Without them the gateway needs no service at all.
  *
  * @module
  */
 import type { CreateGatewayOptions } from '../gateway/create-gateway.js';
 import { defaultNodeId } from '../cluster/node-id.js';
+import { PostgresConfigSource } from '../configuration/postgres-source.js';
 import { PostgresTransactionStore } from '../record/postgres/store.js';
 
 /** What the environment adds to `createGateway`'s options, and the store to close at the end. */
@@ -60,4 +62,16 @@ export async function instanceSettings(env: NodeJS.ProcessEnv = process.env, wor
     store,
     summary: parts.join('; '),
   };
+}
+
+/**
+ * The configuration in PostgreSQL (`--config-source postgres`): the table `gateway_configuration`
+ * in `DATABASE_URL`'s `DATABASE_SCHEMA`, created now, with `initialFile` imported when it holds no
+ * configuration yet. An unreachable database stops the start; an invalid file is a `ConfigError`.
+ */
+export async function postgresConfigSource(env: NodeJS.ProcessEnv, initialFile: string | undefined): Promise<PostgresConfigSource> {
+  const connectionString = set(env, 'DATABASE_URL');
+  if (connectionString === undefined) throw new Error('the configuration in PostgreSQL needs DATABASE_URL');
+  const schema = set(env, 'DATABASE_SCHEMA');
+  return PostgresConfigSource.create({ connectionString, ...(schema === undefined ? {} : { schema }), ...(initialFile === undefined ? {} : { initialFile }) });
 }

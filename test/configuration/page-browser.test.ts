@@ -17,6 +17,7 @@ import { PASSWORDS, startPetstore, withClient3, type PetstoreGateway } from './h
 
 const CHROMIUM = process.env['CHROMIUM_PATH'] ?? '/usr/bin/chromium';
 const ARTIFACTS = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', 'artifacts');
+const OPENAPI = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', 'fixtures', 'openapi', 'petstore.yaml');
 
 describe('configuration console in headless Chromium', function () {
   this.timeout(90_000);
@@ -165,6 +166,36 @@ describe('configuration console in headless Chromium', function () {
     expect(await admin.locator('#diff h3').innerText()).to.equal('policies/petstore.xml');
   });
 
+  it('imports operations from the petstore\'s OpenAPI document: a preview saves nothing, the import is a version', async () => {
+    const versionsBefore = (await readdir(`${pet.copy.configFile}.versions`)).length;
+    await admin.click('#openapi-save');
+    await waitFor(async () => (await admin.locator('#openapi-errors').innerText()).includes('Choose an OpenAPI document.'), 'the missing file');
+    await admin.setInputFiles('#openapi-file', OPENAPI);
+    await admin.click('#openapi-preview');
+    await waitFor(async () => (await admin.locator('#openapi-result li').count()) > 0, 'the preview');
+    expect(await admin.locator('#openapi-result li').allInnerTexts()).to.deep.equal(['Preview: nothing is saved.', 'Added (1): findPetsByStatus', 'Unchanged: 4']);
+    expect((await readdir(`${pet.copy.configFile}.versions`)).length).to.equal(versionsBefore);
+    expect(await admin.locator('#ops tr').count()).to.equal(4);
+    await admin.click('#openapi-save');
+    await waitFor(async () => (await admin.locator('#ops tr').count()) === 5, 'the imported operation in the table');
+    await waitFor(async () => (await admin.locator('#openapi-errors li.ok').count()) === 1, 'the saved message');
+    expect(await admin.locator('#ops tr[data-operation="findPetsByStatus"]').innerText()).to.match(/findPetsByStatus\s+GET\s+\/pet\/findByStatus/);
+    expect(await admin.locator('#openapi-result li').allInnerTexts()).to.deep.equal(['Added (1): findPetsByStatus', 'Unchanged: 4']);
+    expect(await admin.locator('#versions tr').first().innerText()).to.include('operations imported from OpenAPI PetStore 1.0.0: 1 added');
+    expect((await pet.onDisk()).apis[0]!.operations!.map((o) => o.name)).to.include('findPetsByStatus');
+    await waitFor(async () => (await nodeState(admin)) === 'saved, not yet in force', 'the node state');
+    await admin.locator('#api-form fieldset').last().screenshot({ path: path.join(ARTIFACTS, 'configuration-openapi.png') });
+    // A document pointing outside itself is refused, naming where, and saves nothing.
+    const outsideRef = (await readFile(OPENAPI, 'utf8')).replace("$ref: '#/components/schemas/Tag'", "$ref: 'https://schemas.example/tag.json'");
+    await admin.setInputFiles('#openapi-file', { name: 'outside.yaml', mimeType: 'application/yaml', buffer: Buffer.from(outsideRef) });
+    await admin.click('#openapi-save');
+    await waitFor(async () => (await admin.locator('#openapi-errors').innerText()).includes('points outside the document'), 'the refusal');
+    expect(await admin.locator('#openapi-errors').innerText()).to.include('components.schemas.Pet.properties.tags.items.$ref');
+    expect((await readdir(`${pet.copy.configFile}.versions`)).length).to.equal(versionsBefore + 1);
+    await admin.click('#reset');
+    await waitFor(async () => (await nodeState(admin)) === 'in force', 'in force after the reset');
+  });
+
   it('the audit log shows each step: sign-ins, the refused upload, the saved one, the reset', async () => {
     await admin.click('#audit-refresh');
     await waitFor(async () => (await admin.locator('#audit tr').count()) >= 5, 'audit rows');
@@ -185,7 +216,7 @@ describe('configuration console in headless Chromium', function () {
     await signIn(viewer, 'vera', PASSWORDS.vera);
     expect(await viewer.locator('#who').innerText()).to.equal('vera (viewer)');
     await viewer.locator('#api-title').waitFor();
-    for (const selector of ['#reset', '#forget', '#add-api', '#policy-save', '#policy-check', '#api-form button[type=submit]', '#api-remove', '#op-add', '#audit-heading']) {
+    for (const selector of ['#reset', '#forget', '#add-api', '#policy-save', '#policy-check', '#api-form button[type=submit]', '#api-remove', '#op-add', '#openapi-import', '#audit-heading']) {
       expect(await viewer.locator(selector).isVisible(), selector).to.equal(false);
     }
     expect(await viewer.locator('#policy-text').getAttribute('readonly')).to.not.equal(null);

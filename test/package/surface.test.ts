@@ -18,6 +18,7 @@ const PUBLIC_VALUES = [
   'InvalidOptionError',
   'MemoryAuditLog',
   'MemoryTransactionStore',
+  'PostgresConfigSource',
   'PostgresTransactionStore',
   'RedisConnection',
   'RedisPackageMissingError',

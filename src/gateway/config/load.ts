@@ -1,5 +1,6 @@
 /**
- * Where a configuration comes from: a JSON file, an object, or an async loader.
+ * Where a configuration comes from: a JSON file, an object, an async loader, or a source that keeps
+ * the document with its policy texts (a database).
  *
  * @module
  */
@@ -15,11 +16,33 @@ import { resolveConfig } from './validate.js';
 export type ConfigLoader = () => GatewayConfig | Promise<GatewayConfig>;
 
 /**
- * A configuration source: the path of a JSON file (relative paths inside it resolve from its
- * folder), the document itself, or a {@link ConfigLoader}. A file or loader is read again at each
- * reload (ResetAllCaches or expiry); an object is the same document each time.
+ * A source that keeps the configuration document together with the texts of the XACML policies it
+ * names (a `ConfigStore` such as `PostgresConfigSource`): the gateway reads both from it, no file.
  */
-export type ConfigSource = string | URL | GatewayConfig | ConfigLoader;
+export interface ConfigDocumentSource {
+  /** Names the source in errors (never a credential). */
+  readonly label: string;
+  /** The configuration saved now: the document and its policy texts by their path in the document. */
+  current(): Promise<{
+    /** The configuration document. */
+    document: GatewayConfig;
+    /** The texts of the XACML policies it names, by their path in it. */
+    policies: Record<string, string>;
+  }>;
+}
+
+/**
+ * A configuration source: the path of a JSON file (relative paths inside it resolve from its
+ * folder), the document itself, a {@link ConfigLoader}, or a {@link ConfigDocumentSource}. A file,
+ * loader or document source is read again at each reload (ResetAllCaches or expiry); an object is
+ * the same document each time.
+ */
+export type ConfigSource = string | URL | GatewayConfig | ConfigLoader | ConfigDocumentSource;
+
+/** Whether `source` is a {@link ConfigDocumentSource} (a document is plain JSON: it has no functions). */
+export function isDocumentSource(source: unknown): source is ConfigDocumentSource {
+  return source !== null && typeof source === 'object' && typeof (source as { current?: unknown }).current === 'function';
+}
 
 /** Options of {@link loadConfig}. */
 export interface LoadConfigOptions {
@@ -68,6 +91,18 @@ export async function loadConfig(source: ConfigSource, options: LoadConfigOption
       throw new ConfigError([{ path: '', message: `the loader failed: ${(err as Error)?.message ?? String(err)}` }], 'loader', { cause: err });
     }
     return resolveConfig(document, { ...options, source: 'loader' });
+  }
+  if (isDocumentSource(source)) {
+    const label = typeof source.label === 'string' && source.label !== '' ? source.label : 'configuration source';
+    let saved: { document: GatewayConfig; policies: Record<string, string> };
+    try {
+      saved = await source.current();
+    } catch (err) {
+      if (err instanceof ConfigError) throw err;
+      throw new ConfigError([{ path: '', message: `cannot read the configuration: ${(err as Error)?.message ?? String(err)}` }], label, { cause: err });
+    }
+    const policies = saved?.policies !== null && typeof saved?.policies === 'object' ? saved.policies : {};
+    return resolveConfig(structuredClone(saved?.document), { ...options, source: label, policies });
   }
   if (source !== null && typeof source === 'object') {
     // A copy, so that later edits of the caller's object take effect only at reload, like a file's.

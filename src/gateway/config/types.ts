@@ -269,7 +269,7 @@ export interface ResolvedApi {
     | {
         /** The XACML policy decides. */
         readonly mode: 'xacml-Policy';
-        /** Absolute path of the policy file. */
+        /** Absolute path of the policy file (its path in the document when the source keeps the policies itself). */
         readonly policyFile: string;
         /** The policy text, read at load. */
         readonly policyXml: string;

@@ -112,8 +112,9 @@ function isHttpUrl(value: string): boolean {
 /**
  * Compiles `/pet/{petId}` into an anchored regular expression over the resource path. A parameter
  * never matches a dot segment (`.`, `..`), even where the canonical path would let one through.
+ * @internal
  */
-function compileTemplate(template: string): RegExp {
+export function compileTemplate(template: string): RegExp {
   const parts = template.split(/(\{[^}/]+\})/).map((part) =>
     part.startsWith('{') && part.endsWith('}') ? '(?!\\.\\.?(?:/|$))[^/]+' : part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'),
   );
@@ -383,6 +384,11 @@ export interface ResolveConfigOptions {
   baseDir?: string;
   /** Names the configuration's origin in errors (a file path, `object`, `loader`). */
   source?: string;
+  /**
+   * The policy texts by their path in the document, for a source that keeps them itself (a
+   * database): read from here instead of files, and a path missing here is an error.
+   */
+  policies?: Readonly<Record<string, string>>;
 }
 
 /**
@@ -395,7 +401,13 @@ export async function resolveConfig(input: GatewayConfig | unknown, options: Res
   const { tokenPolicies, apis, applications } = checkConfig(input, options.source);
   const baseDir = options.baseDir ?? process.cwd();
   const issues: ConfigIssue[] = [];
+  const { policies } = options;
   const read = async (file: string, at: string): Promise<{ file: string; text: string } | undefined> => {
+    if (policies !== undefined) {
+      if (Object.hasOwn(policies, file) && typeof policies[file] === 'string') return { file, text: policies[file] };
+      issues.push({ path: at, message: `${file} is not in ${options.source ?? 'the configuration source'}` });
+      return undefined;
+    }
     const absolute = path.resolve(baseDir, file);
     try {
       return { file: absolute, text: await readFile(absolute, 'utf8') };
