@@ -191,8 +191,16 @@ export interface ApiContext {
  * configuration. They override the options of `recordTransaction` for that request.
  */
 export interface RecordingContext {
-  /** Record the headers sent to the backend ("Richiesta - Uscita": headers only). */
+  /** Record the headers the client sent ("Richiesta - Ingresso": headers). */
+  incomingHeaders?: boolean;
+  /** Record every header the backend received ("Richiesta - Uscita": headers). */
   outgoingHeaders?: boolean;
+  /** Record the request body the backend received: its first `maxBodyBytes` bytes (the relay keeps them as it streams). */
+  requestBody?: boolean;
+  /** Record the backend's response body: its first `maxBodyBytes` bytes. */
+  responseBody?: boolean;
+  /** Most bytes of each recorded body. Default `4096`. */
+  maxBodyBytes?: number;
 }
 
 /** The per-request gateway state, at `req.gateway`. */
@@ -289,6 +297,12 @@ export const ID_HEADERS_ON_HEAD: unique symbol = Symbol('express-access-gateway.
  */
 export const EXCHANGE_TRACE: unique symbol = Symbol('express-access-gateway.exchangeTrace');
 
+/**
+ * What the relay sent to the backend, when the request's message recording asks for it
+ * (record/capture.ts): a symbol slot created with every context, like {@link EXCHANGE_TRACE}.  @internal
+ */
+export const BACKEND_MESSAGE: unique symbol = Symbol('express-access-gateway.backendMessage');
+
 /** Returns the request's gateway context, creating it when no middleware did yet. */
 export function gatewayContext(req: IncomingMessage): GatewayContext {
   let context = req.gateway;
@@ -301,6 +315,7 @@ export function gatewayContext(req: IncomingMessage): GatewayContext {
       outgoing: { headers: {} },
       [ID_HEADERS_ON_HEAD]: false,
       [EXCHANGE_TRACE]: undefined,
+      [BACKEND_MESSAGE]: undefined,
     } as GatewayContext;
     req.gateway = context;
   }

@@ -117,6 +117,7 @@ export type {
   RecordTransactionMiddleware,
   RecordTransactionOptions,
   RecordTransactionStats,
+  RecordedBody,
   RecordedXacmlAttribute,
   RecordedXacmlRequest,
   TransactionApi,

@@ -63,12 +63,14 @@ expectTypeOf<GatewayContext['authorization']>().toEqualTypeOf<
 // A record keeps why a request was denied, and its request turns back into one the evaluator takes.
 expectTypeOf<NonNullable<TransactionRecord['authorization']>['request']>().toEqualTypeOf<RecordedXacmlRequest | undefined>();
 expectTypeOf<NonNullable<TransactionRecord['authorization']>['explanation']>().toEqualTypeOf<XacmlExplanation | undefined>();
+expectTypeOf<TransactionRecord['requestBody']>().toEqualTypeOf<RecordedBody | undefined>();
+expectTypeOf<RecordedBody['encoding']>().toEqualTypeOf<'utf8' | 'base64'>();
 expectTypeOf(xacmlRequestOf).returns.toEqualTypeOf<RequestContext | undefined>();
 expectTypeOf(toXacmlRequest).parameter(0).toEqualTypeOf<RecordedXacmlRequest>();
 expectTypeOf<NonNullable<XacmlExplanation['decidedBy']>['rule']>().toEqualTypeOf<string | undefined>();
 expectTypeOf<XacmlDecision>().toEqualTypeOf<'Permit' | 'Deny' | 'NotApplicable' | 'Indeterminate'>();
 
-import { toXacmlRequest, xacmlRequestOf, type RecordedXacmlRequest, type TransactionRecord, type XacmlExplanation } from '../src/index.js';
+import { toXacmlRequest, xacmlRequestOf, type RecordedBody, type RecordedXacmlRequest, type TransactionRecord, type XacmlExplanation } from '../src/index.js';
 import type { RequestContext } from '../src/xacml/index.js';
 
 // Outcome groups name outcome codes; statistics may carry the top lists.

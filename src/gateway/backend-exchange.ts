@@ -13,6 +13,7 @@ import type { Span } from '@opentelemetry/api';
 import type { Dispatcher } from 'undici';
 import { addDiagnostic } from '../context.js';
 import type { GatewayError } from '../errors.js';
+import type { BodyCapture } from '../record/capture.js';
 
 /** What an exchange needs from its relay, settled once per relay. */
 export interface ExchangeSettings {
@@ -61,6 +62,8 @@ export class BackendExchange implements Dispatcher.DispatchHandler {
     readonly streamed: boolean,
     /** The relay's span, when the exchange is traced. */
     readonly span?: Span,
+    /** Where the response body's first bytes go, when the request's recording asks for them. */
+    readonly capture?: BodyCapture,
   ) {
     this.started = settings.ended === undefined ? 0 : performance.now();
     // Prepended, so that the context says what happened before the recorder's own 'close' reads it.
@@ -76,12 +79,17 @@ export class BackendExchange implements Dispatcher.DispatchHandler {
     // 1xx informational answers are not relayed: the final one follows.
     if (statusCode < 200 || this.#done) return;
     this.status = statusCode;
+    if (this.capture !== undefined) {
+      const type = headers['content-type'];
+      this.capture.contentType = typeof type === 'string' ? type : undefined;
+    }
     this.res.writeHead(statusCode, this.settings.head(statusCode, headers, this.req));
     this.#started = true;
   }
 
   onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
     if (this.#done) return;
+    this.capture?.add(chunk);
     if (!this.res.write(chunk)) {
       controller.pause();
       this.res.once('drain', this.#resume);

@@ -21,6 +21,7 @@ import { optionChecks, type OptionChecks } from '../options.js';
 import { addIdentityHead, TRANSACTION_ID_HEADER } from '../record/response-head.js';
 import { compileTrust, type TrustProxy } from './trust-proxy.js';
 import { BackendExchange, type ExchangeSettings } from './backend-exchange.js';
+import { startBackendMessage, type BodyCapture } from '../record/capture.js';
 
 const log = logger('relay');
 
@@ -150,10 +151,24 @@ export function backendError(err: unknown, backend: string): GatewayError {
  * the stream stays ours: the relay drains it or closes the connection (see `settleUpload`).
  */
 class ClientBody implements AsyncIterable<Buffer> {
+  /** Where the first bytes go as they pass, when the request's recording asks for the body. */
+  capture: BodyCapture | undefined;
+
   constructor(readonly req: IncomingMessage) {}
 
   [Symbol.asyncIterator](): AsyncIterator<Buffer> {
-    return this.req.iterator({ destroyOnReturn: false }) as AsyncIterator<Buffer>;
+    const chunks = this.req.iterator({ destroyOnReturn: false }) as AsyncIterator<Buffer>;
+    const capture = this.capture;
+    if (capture === undefined) return chunks;
+    // Each chunk is counted (its first bytes copied) and passed on as it came.
+    return {
+      next: async () => {
+        const item = await chunks.next();
+        if (item.done !== true) capture.add(item.value);
+        return item;
+      },
+      return: async (value?: unknown) => (chunks.return === undefined ? { done: true, value: undefined } : chunks.return(value)),
+    };
   }
 }
 
@@ -343,7 +358,14 @@ export function observedRelay(options: RelayOptions, observability: RelayObserva
     const span = tracing?.startRelay(context, req.method, target, path);
     const trace = traceHeadersFor(req, context, span);
     if (trace !== undefined) writeTraceHeaders(headers, context.outgoing.headers, trace);
-    const exchange = new BackendExchange(req, res, next, exchangeSettings, body instanceof ClientBody, span);
+    // What the backend receives, kept for the record when the request's recording asks for it.
+    const message = startBackendMessage(context, target.host, headers);
+    const requestCapture = message?.requestBody;
+    if (requestCapture !== undefined && body !== null) {
+      if (body instanceof ClientBody) body.capture = requestCapture;
+      else requestCapture.add(body);
+    }
+    const exchange = new BackendExchange(req, res, next, exchangeSettings, body instanceof ClientBody, span, message?.responseBody);
     dispatcher.dispatch(
       {
         origin,

@@ -6,21 +6,32 @@
  * @module
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { gatewayContext } from '../context.js';
+import { gatewayContext, type RecordingContext } from '../context.js';
 import { GatewayError } from '../errors.js';
 import { logger } from '../log.js';
 import type { ErrorHandler } from '../problem/handler.js';
 import type { Middleware } from '../context.js';
 import { runChain } from './chain.js';
-import type { Runtime } from './compile.js';
+import type { CompiledApi, Runtime } from './compile.js';
 import { canonicalTarget, isRefused, type CanonicalTarget, type RefusedTarget, type RequestTargetRules } from '../url/request-target.js';
 import { apiKey } from '../record/types.js';
+import { keepReceivedHeaders } from '../record/capture.js';
 import { findOperation, parseInvocation } from './routing.js';
 
 const log = logger('gateway');
 
-/** The per-request recording setting of APIs that record outgoing headers: one shared object. */
-const RECORD_OUTGOING_HEADERS = Object.freeze({ outgoingHeaders: true });
+/** The per-request recording settings of an API's configuration: one frozen object per configuration, shared by its requests. */
+const recordings = new WeakMap<object, RecordingContext | undefined>();
+
+function recordingOf(recording: CompiledApi['api']['recording']): RecordingContext | undefined {
+  if (recordings.has(recording)) return recordings.get(recording);
+  const { incomingHeaders, outgoingHeaders, requestBody, responseBody, maxBodyBytes } = recording;
+  const context = incomingHeaders || outgoingHeaders || requestBody || responseBody
+    ? Object.freeze({ incomingHeaders, outgoingHeaders, requestBody, responseBody, maxBodyBytes })
+    : undefined;
+  recordings.set(recording, context);
+  return context;
+}
 
 /** A plain `node:http` handler that may pass requests it does not serve to `next`. */
 export type GatewayHandler = (req: IncomingMessage, res: ServerResponse, next?: (err?: unknown) => void) => void;
@@ -102,7 +113,12 @@ export function createRequestPath(settings: RequestPathSettings): GatewayHandler
     const context = gatewayContext(req);
     context.api = { provider: api.provider, name: api.name, version: api.version, resourcePath: parsed.resourcePath };
     if (operation !== undefined) context.api.operation = operation;
-    if (api.recording.outgoingHeaders) context.recording = RECORD_OUTGOING_HEADERS;
+    const recording = recordingOf(api.recording);
+    if (recording !== undefined) {
+      context.recording = recording;
+      // The client's headers as received, before the API's steps edit them (token forwarding does).
+      if (recording.incomingHeaders === true) keepReceivedHeaders(context, req.rawHeaders);
+    }
     runChain(compiled.chain, req, res, next);
   }
 

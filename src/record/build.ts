@@ -13,6 +13,7 @@ import { REDACTED, redactHeaders, scrubSecret } from './redact.js';
 import { rememberSize } from './size.js';
 import type { TransactionAuthorization, TransactionRecord, TransactionSender, TransactionTokenInfo } from './types.js';
 import { recordXacmlRequest } from './xacml-request.js';
+import { backendMessageOf, keptReceivedHeaders, receivedHeaders, recordedBody, sentHeaders } from './capture.js';
 
 /** What the middleware knows about the exchange besides the context. */
 export interface ExchangeFacts {
@@ -166,8 +167,8 @@ function authorizationOf(authorization: AuthorizationContext, secret: string | u
   return Object.freeze(copy);
 }
 
-/** The outgoing headers as recorded: redacted, at most `maxEntries`, values within the budget. */
-function outgoingOf(headers: Record<string, string>, facts: ExchangeFacts, secret: string | undefined, budget: Budget): Record<string, string> {
+/** Headers as recorded: redacted, at most `maxEntries`, values within the budget. */
+function headersOf(headers: Record<string, string>, facts: ExchangeFacts, secret: string | undefined, budget: Budget): Record<string, string> {
   const redacted = redactHeaders(headers, facts.redactedHeaders, secret);
   const out: Record<string, string> = {};
   let count = 0;
@@ -267,10 +268,21 @@ export function buildRecord(req: IncomingMessage, res: ServerResponse, context: 
   const tokenInfo = sections !== undefined ? sections.tokenInfo : token === undefined ? undefined : tokenInfoOf(token, raw, limits);
   if (tokenInfo !== undefined) record.tokenInfo = deepFreeze(tokenInfo);
   if (authorization !== undefined) record.authorization = authorization;
-  // Nothing produced for the backend (the request stopped before the relay): no outgoing contents.
-  if (facts.recordOutgoingHeaders && hasAny(context.outgoing.headers)) {
-    record.outgoing = Object.freeze({ headers: outgoingOf(context.outgoing.headers, facts, raw, budget) });
+  // What the backend received, as the relay sent it (the gateway's own headers named in their
+  // case); without a relay, the headers the gateway produced for the backend. Nothing produced (the
+  // request stopped before the relay): no outgoing contents.
+  const message = backendMessageOf(context);
+  if (facts.recordOutgoingHeaders) {
+    const produced = context.outgoing.headers;
+    const sent = message === undefined ? produced : sentHeaders(message, namesOf(produced));
+    if (hasAny(sent)) record.outgoing = Object.freeze({ headers: headersOf(sent, facts, raw, budget) });
   }
+  const recording = context.recording;
+  if (recording?.incomingHeaders === true) {
+    record.incoming = Object.freeze({ headers: headersOf(receivedHeaders(keptReceivedHeaders(context) ?? req.rawHeaders, req.headers), facts, raw, budgetOf(limits)) });
+  }
+  if (message?.requestBody !== undefined) record.requestBody = Object.freeze(recordedBody(message.requestBody, raw));
+  if (message?.responseBody !== undefined) record.responseBody = Object.freeze(recordedBody(message.responseBody, raw));
   Object.freeze(sender);
   return Object.freeze(record);
 }
@@ -278,6 +290,13 @@ export function buildRecord(req: IncomingMessage, res: ServerResponse, context: 
 /** The recorded URL: without the token (`stripAccessToken` already took its parameter out), cut past `maxValueLength`. */
 function urlOf(url: string, secret: string | undefined, limits: RecordLimits): string {
   return truncate(clean(url, secret), limits.maxValueLength);
+}
+
+/** Lower-case name to the name as the gateway wrote it (`gateway-token-subject` → `Gateway-Token-Subject`). */
+function namesOf(headers: Record<string, string>): Map<string, string> {
+  const names = new Map<string, string>();
+  for (const name of Object.keys(headers)) names.set(name.toLowerCase(), name);
+  return names;
 }
 
 function hasAny(headers: Record<string, string>): boolean {

@@ -14,6 +14,7 @@ export { toXacmlRequest, xacmlRequestOf } from './xacml-request.js';
 export { outcomeGroups } from './outcome-groups.js';
 export type { OutcomeGroup } from './outcome-groups.js';
 export type {
+  RecordedBody,
   RecordedXacmlAttribute,
   RecordedXacmlRequest,
   TransactionApi,

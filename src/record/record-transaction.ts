@@ -6,7 +6,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Request } from 'express';
-import { gatewayContext, type GatewayContext, type Middleware } from '../context.js';
+import { gatewayContext, type GatewayContext, type Middleware, type RecordingContext } from '../context.js';
 import { logger } from '../log.js';
 import { optionChecks } from '../options.js';
 import { DEFAULT_MAX_VALUE_LENGTH, recordLimits } from './bounds.js';
@@ -18,14 +18,19 @@ import type { TransactionRecord, TransactionStore } from './types.js';
 
 const log = logger('record');
 
+/** The recording of the `recordOutgoingHeaders` option: one shared object. */
+const OUTGOING_HEADERS: RecordingContext = Object.freeze({ outgoingHeaders: true });
+
 /** Options of {@link recordTransaction}. */
 export interface RecordTransactionOptions {
   /** Where records go. Default: a new {@link MemoryTransactionStore} (10,000 records). */
   store?: TransactionStore;
   /**
-   * Record the headers sent to the backend (`req.gateway.outgoing.headers`), as the message
-   * recording of spec 2.3 does. A function decides per request. `req.gateway.recording.outgoingHeaders`,
-   * when set (by `createGateway` from the API's configuration), overrides it. Default `false`.
+   * Record the headers the backend received (as `createRelay` sent them; without the relay, the
+   * headers the gateway produced for it, `req.gateway.outgoing.headers`), as the message recording
+   * of spec 2.3 does. A function decides per request, when the request arrives. A recording set on
+   * the request (`req.gateway.recording`, by `createGateway` from the API's configuration, or by a
+   * middleware of yours: incoming headers, bodies) overrides it. Default `false`.
    */
   recordOutgoingHeaders?: boolean | ((req: Request) => boolean);
   /**
@@ -158,6 +163,11 @@ export function recordTransaction(options: RecordTransactionOptions = {}): Recor
     if (setsIdHeaders) hookIdentityHead(res, context);
     const started = observer === undefined ? 0 : performance.now();
     observer?.start(req, context);
+    // Decided now, so that the relay knows to keep what it sends; a later middleware that knows
+    // the API (createGateway) may still set the request's recording.
+    if (recordOutgoing !== false && context.recording === undefined && (recordOutgoing === true || recordOutgoing(req as Request) === true)) {
+      context.recording = OUTGOING_HEADERS;
+    }
 
     let done = false;
     // A server response always emits 'close': right after 'finish' (on the next tick) when it was
@@ -169,14 +179,12 @@ export function recordTransaction(options: RecordTransactionOptions = {}): Recor
       const aborted = !res.writableFinished;
       let record: TransactionRecord | undefined;
       try {
-        const override = context.recording?.outgoingHeaders;
-        const wantOutgoing = override ?? (typeof recordOutgoing === 'function' ? recordOutgoing(req as Request) === true : recordOutgoing);
         record = buildRecord(req, res, context, {
           url,
           clientAddress,
           aborted,
           endedAt: Date.now(),
-          recordOutgoingHeaders: wantOutgoing,
+          recordOutgoingHeaders: context.recording?.outgoingHeaders === true,
           redactedHeaders,
           limits,
           tokenSections,

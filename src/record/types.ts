@@ -170,9 +170,43 @@ export interface TransactionRecord {
    * stopped by a 4xx has none). Credential-bearing headers are redacted.
    */
   outgoing?: {
-    /** Header name to value as sent to the backend, credential-bearing values `[redacted]`. */
+    /**
+     * Header name to value as the backend received them (`Host` included; the names the gateway
+     * wrote in their own case, the client's in lower case), credential-bearing values `[redacted]`.
+     */
     headers: Record<string, string>;
   };
+  /**
+   * The headers the client sent, as it sent them, only when the API's message recording asks for
+   * the incoming headers. Credential-bearing values (`Authorization`, `Cookie`...) are `[redacted]`.
+   */
+  incoming?: {
+    /** Header name (as sent) to value; repeated headers joined. */
+    headers: Record<string, string>;
+  };
+  /** The request body the backend received (its first bytes), when the API's recording asks for it. */
+  requestBody?: RecordedBody;
+  /** The backend's response body (its first bytes), when the API's recording asks for it. */
+  responseBody?: RecordedBody;
+}
+
+/**
+ * A recorded body: its first `maxBodyBytes` bytes, as text when its content type is textual and
+ * the bytes are UTF-8, else as base64; the client's token never (replaced by `[redacted]`).
+ */
+export interface RecordedBody {
+  /** Bytes that went through the relay (the whole body once the exchange completed). */
+  size: number;
+  /** Bytes kept (at most the API's `maxBodyBytes`). */
+  kept: number;
+  /** How `content` holds the kept bytes. */
+  encoding: 'utf8' | 'base64';
+  /** The kept bytes: text, or base64. */
+  content: string;
+  /** The body's `content-type`, when it had one. */
+  contentType?: string;
+  /** Set when only the first bytes are kept. */
+  truncated?: true;
 }
 
 /**

@@ -295,6 +295,25 @@ describe('monitoring console in headless Chromium', function () {
     expect(await page.locator('#rows tr:focus').getAttribute('data-id')).to.equal(ids['403']);
   });
 
+  it('shows the recorded contents of an Ok: incoming and outgoing headers, the bodies\' first bytes', async () => {
+    // Its own page: the next tests go on from this one's list.
+    const p = await context.newPage();
+    await open(`${scenario!.consoleUrl}#/transactions/${ids['200']}`, p);
+    const dialog = p.locator('dialog#detail');
+    await dialog.waitFor({ state: 'visible' });
+    const incoming = await dialog.locator('section[aria-labelledby=d-incoming]').innerText();
+    expect(incoming).to.include('Header ricevuti dal client').and.include('content-type').and.include('application/json');
+    const outgoing = await dialog.locator('section[aria-labelledby=d-outgoing]').innerText();
+    expect(outgoing).to.include('Gateway-Token-Subject').and.include('x-forwarded-for').and.include('host');
+    const record = records.find((r) => r.id === ids['200'])!;
+    expect(record.requestBody!.kept).to.equal(64);
+    expect(await dialog.locator('#d-requestBody').innerText()).to.equal(record.requestBody!.content).and.include('"doggie"');
+    expect(await dialog.locator('section[aria-labelledby=d-outgoing]').innerText()).to.include(`${record.requestBody!.size} byte`).and.include('conservati solo i primi 64 byte');
+    expect(await dialog.locator('#d-responseBody').innerText()).to.equal(record.responseBody!.content);
+    for (const token of scenario!.tokens) expect(await dialog.innerText()).to.not.include(token);
+    await p.close();
+  });
+
   it('switches the page to English and back', async () => {
     await loaded(() => page.selectOption('#lang', 'en').then(() => page.click('#refresh')));
     expect(await page.title()).to.equal('Gateway monitoring console');

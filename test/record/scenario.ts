@@ -80,7 +80,7 @@ export async function startScenario(): Promise<Scenario> {
       // A test names another API with this header (several APIs in one scenario).
       const orders = req.headers['x-test-api'] === 'Orders';
       context.api = { provider: 'Ente', name: orders ? 'Orders' : 'PetStore', version: orders ? 2 : 1, operation: orders ? 'createOrder' : 'updatePet', resourcePath: req.path };
-      context.recording = { outgoingHeaders: settings.recordOutgoingHeaders };
+      context.recording = { outgoingHeaders: settings.recordOutgoingHeaders, incomingHeaders: true, requestBody: true, responseBody: true, maxBodyBytes: 64 };
       next();
     },
     requireToken({ policy }),

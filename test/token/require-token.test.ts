@@ -65,7 +65,7 @@ for (const [label, factory] of [['Express 5', express], ['Express 4', express4]]
         gateway_status: 'protocol:GATEWAY-1366',
       });
       const context = app.contexts.at(-1)!;
-      expect(context.error).to.deep.equal({ code: 'ERR_TOKEN_MISSING', status: 400, gatewayStatus: 'protocol:GATEWAY-1366', outcome: 'TOKEN_FAILED' });
+      expect(context.error).to.deep.equal({ code: 'ERR_TOKEN_MISSING', status: 400, gatewayStatus: 'protocol:GATEWAY-1366', outcome: 'TOKEN_FAILED', detail: 'Token non presente' });
       expect(res.headers['gateway-transaction-id']).to.equal(context.transactionId);
     });
 

@@ -141,10 +141,21 @@ export type AuthorizationConfig =
       references?: string[];
     };
 
-/** Message recording of an API (spec 2.3). Only what the spec's scenario shows is configurable. */
+/**
+ * Message recording of an API (spec 2.3): what a transaction record keeps besides its summary.
+ * Credential-bearing header values are recorded as `[redacted]`, and the client's token never.
+ */
 export interface RecordingConfig {
-  /** "Richiesta - Uscita - headers": record the headers sent to the backend. Default `false`. */
+  /** "Richiesta - Ingresso - headers": record the headers the client sent. Default `false`. */
+  incomingHeaders?: boolean;
+  /** "Richiesta - Uscita - headers": record every header the backend received. Default `false`. */
   outgoingHeaders?: boolean;
+  /** Record the request body the backend received (its first `maxBodyBytes` bytes). Default `false`. */
+  requestBody?: boolean;
+  /** "Risposta": record the backend's response body (its first `maxBodyBytes` bytes). Default `false`. */
+  responseBody?: boolean;
+  /** Most bytes of each body kept (the rest is counted, not kept). Default `4096`, at most `1048576`. */
+  maxBodyBytes?: number;
 }
 
 /** The backend of an API. */
@@ -282,8 +293,16 @@ export interface ResolvedApi {
   readonly requiredClaims: Readonly<Record<string, readonly string[]>>;
   /** Message recording. */
   readonly recording: {
-    /** Record the headers sent to the backend (spec 2.3, outgoing contents). */
+    /** Record the headers the client sent. */
+    readonly incomingHeaders: boolean;
+    /** Record the headers the backend received (spec 2.3, outgoing contents). */
     readonly outgoingHeaders: boolean;
+    /** Record the request body the backend received. */
+    readonly requestBody: boolean;
+    /** Record the backend's response body. */
+    readonly responseBody: boolean;
+    /** Most bytes of each body kept. */
+    readonly maxBodyBytes: number;
   };
 }
 

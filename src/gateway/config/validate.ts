@@ -289,13 +289,27 @@ function checkAuthorization(c: Checker, value: unknown, at: string, tokenManagem
   return policy === undefined ? { mode: 'none' } : { mode: 'xacml-Policy', policy, references };
 }
 
+/** Default most bytes of a recorded body. */
+const DEFAULT_MAX_BODY_BYTES = 4096;
+/** Largest `maxBodyBytes`: a record stays a record, not a copy of the traffic. */
+const MAX_BODY_BYTES = 1_048_576;
+
 /** Message recording of an API (spec 2.3). */
 function checkRecording(c: Checker, value: unknown, at: string): ResolvedApi['recording'] {
-  if (value === undefined) return { outgoingHeaders: false };
+  const none = { incomingHeaders: false, outgoingHeaders: false, requestBody: false, responseBody: false, maxBodyBytes: DEFAULT_MAX_BODY_BYTES };
+  if (value === undefined) return none;
   const r = c.object(value, at);
-  if (r === undefined) return { outgoingHeaders: false };
-  c.known(r, at, ['outgoingHeaders']);
-  return { outgoingHeaders: c.boolean(r, 'outgoingHeaders', at, false) };
+  if (r === undefined) return none;
+  c.known(r, at, ['incomingHeaders', 'outgoingHeaders', 'requestBody', 'responseBody', 'maxBodyBytes']);
+  const maxBodyBytes = c.positive(r, 'maxBodyBytes', at, DEFAULT_MAX_BODY_BYTES, true);
+  if (maxBodyBytes > MAX_BODY_BYTES) c.fail(join(at, 'maxBodyBytes'), `must be at most ${MAX_BODY_BYTES}`);
+  return {
+    incomingHeaders: c.boolean(r, 'incomingHeaders', at, false),
+    outgoingHeaders: c.boolean(r, 'outgoingHeaders', at, false),
+    requestBody: c.boolean(r, 'requestBody', at, false),
+    responseBody: c.boolean(r, 'responseBody', at, false),
+    maxBodyBytes,
+  };
 }
 
 /** One API: its identity and backend, then the sections of spec 2.1-2.3. */
