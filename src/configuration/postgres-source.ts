@@ -11,9 +11,10 @@ import type { GatewayConfig } from '../gateway/config/types.js';
 import { logger } from '../log.js';
 import { optionChecks } from '../options.js';
 import { proposalIssues } from './proposal.js';
-import { isSchemaMissing, withTimeout } from '../record/postgres/failure.js';
-import type { PgClientLike, PgPoolLike } from '../record/postgres/pool.js';
-import { IDENTIFIER, LOCK_CLASS, MAX_TABLE_LENGTH, lockKey, tableNames, type TableNames } from '../record/postgres/schema.js';
+import { postgresConnection } from '../postgres/connection.js';
+import { isSchemaMissing, withTimeout } from '../postgres/failure.js';
+import { createOwnPool, type PgClientLike, type PgPoolLike } from '../postgres/pool.js';
+import { LOCK_CLASS, lockKey, runMigrations, tableNames, type Migration, type TableNames } from '../postgres/schema.js';
 import {
   POLICY_PATH,
   VersionConflictError,
@@ -55,12 +56,6 @@ const OWN_POOL_SIZE = 2;
 /** Longest author and comment kept. */
 const MAX_META = 500;
 
-/** One schema version of the table: statements run in order, in the migration's transaction. */
-interface Migration {
-  readonly version: number;
-  readonly statements: (names: TableNames) => string[];
-}
-
 /** The versions of the table, oldest first. Add new versions at the end; never edit a released one. */
 const MIGRATIONS: readonly Migration[] = [
   {
@@ -80,29 +75,7 @@ const MIGRATIONS: readonly Migration[] = [
     ],
   },
 ];
-const SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;
-
 const META_COLUMNS = 'version, author, saved_at, comment, digest, content';
-
-async function createPool(connectionString: string, timeoutMs: number): Promise<PgPoolLike> {
-  let pg: typeof import('pg');
-  try {
-    pg = await import('pg');
-  } catch (error) {
-    throw new Error('PostgresConfigSource: the "pg" package is needed for connectionString (npm install pg)', { cause: error });
-  }
-  const pool = new pg.Pool({
-    connectionString,
-    max: OWN_POOL_SIZE,
-    connectionTimeoutMillis: timeoutMs,
-    // The source gives up at timeoutMs with its own message; the pool frees the connection soon after.
-    query_timeout: timeoutMs + 1000,
-    application_name: 'express-access-gateway',
-    allowExitOnIdle: true,
-  });
-  pool.on('error', (error) => log('idle connection failed: %s', error.message));
-  return pool as unknown as PgPoolLike;
-}
 
 function metaOf(row: Record<string, unknown>): ConfigVersion {
   const time = row['saved_at'];
@@ -188,18 +161,9 @@ export class PostgresConfigSource implements ConfigStore {
   constructor(options: PostgresConfigSourceOptions) {
     const check = optionChecks('PostgresConfigSource');
     check.object(options, '');
-    const { connectionString, pool } = options;
-    if ((connectionString === undefined) === (pool === undefined)) check.fail('', 'needs connectionString or pool (one of them)');
-    if (connectionString !== undefined) check.string(connectionString, 'connectionString');
-    if (pool !== undefined) {
-      const p = pool as unknown as Record<string, unknown>;
-      if (p === null || typeof p !== 'object' || typeof p['query'] !== 'function' || typeof p['connect'] !== 'function' || typeof p['end'] !== 'function') {
-        check.fail('pool', 'must be a pg.Pool (query, connect, end)');
-      }
-    }
-    this.schema = check.string(options.schema, 'schema', 'public', /^[A-Za-z_][A-Za-z0-9_]{0,62}$/, 'an SQL identifier (letters, digits, _)');
-    this.table = check.string(options.table, 'table', 'gateway_configuration', IDENTIFIER, 'an SQL identifier (letters, digits, _)');
-    if (this.table.length > MAX_TABLE_LENGTH) check.fail('table', `must be at most ${MAX_TABLE_LENGTH} characters`);
+    const { connectionString, pool, schema, table } = postgresConnection(check, options, 'gateway_configuration');
+    this.schema = schema;
+    this.table = table;
     this.#timeoutMs = check.positive(options.queryTimeoutMs, 'queryTimeoutMs', 10_000, true);
     this.initialFile = options.initialFile === undefined ? undefined : path.resolve(check.string(options.initialFile, 'initialFile'));
     this.baseDir = this.initialFile === undefined ? process.cwd() : path.dirname(this.initialFile);
@@ -288,7 +252,13 @@ export class PostgresConfigSource implements ConfigStore {
   #pool(): Promise<PgPoolLike> {
     if (this.#closed) return Promise.reject(new Error('PostgresConfigSource: closed'));
     if (this.#hostPool !== undefined) return Promise.resolve(this.#hostPool);
-    this.#ownPool ??= createPool(this.#connectionString!, this.#timeoutMs);
+    this.#ownPool ??= createOwnPool({
+      owner: 'PostgresConfigSource',
+      max: OWN_POOL_SIZE,
+      connectionString: this.#connectionString!,
+      timeoutMs: this.#timeoutMs,
+      onError: (error) => log('idle connection failed: %s', error.message),
+    });
     return this.#ownPool;
   }
 
@@ -302,43 +272,7 @@ export class PostgresConfigSource implements ConfigStore {
   }
 
   async #migrate(): Promise<void> {
-    const n = this.#names;
-    const pool = await this.#pool();
-    const client = await pool.connect();
-    let broken: Error | undefined;
-    try {
-      if ((await this.#schemaVersion(client)) >= SCHEMA_VERSION) return;
-      await client.query('BEGIN');
-      try {
-        await client.query('SELECT pg_advisory_xact_lock($1, $2)', [LOCK_CLASS.migrate, n.key]);
-        const schema = await client.query('SELECT 1 FROM pg_namespace WHERE nspname = $1', [n.bareSchema]);
-        if (schema.rows.length === 0) await client.query(`CREATE SCHEMA IF NOT EXISTS ${n.schema}`);
-        await client.query(`CREATE TABLE IF NOT EXISTS ${n.versions} (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`);
-        const from = await this.#schemaVersion(client);
-        for (const migration of MIGRATIONS) {
-          if (migration.version <= from) continue;
-          for (const statement of migration.statements(n)) await client.query(statement);
-          await client.query(`INSERT INTO ${n.versions} (version) VALUES ($1)`, [migration.version]);
-          log('%s: schema version %d applied', this.label, migration.version);
-        }
-        await client.query('COMMIT');
-      } catch (error) {
-        await client.query('ROLLBACK').catch(() => undefined);
-        throw error;
-      }
-    } catch (error) {
-      broken = error instanceof Error ? error : new Error(String(error));
-      throw error;
-    } finally {
-      client.release(broken);
-    }
-  }
-
-  async #schemaVersion(client: PgClientLike): Promise<number> {
-    const exists = await client.query('SELECT to_regclass($1) AS t', [this.#names.versions]);
-    if (exists.rows[0]?.['t'] === null || exists.rows[0]?.['t'] === undefined) return 0;
-    const { rows } = await client.query(`SELECT coalesce(max(version), 0) AS v FROM ${this.#names.versions}`);
-    return Number(rows[0]?.['v'] ?? 0);
+    for (const version of await runMigrations(await this.#pool(), this.#names, MIGRATIONS)) log('%s: schema version %d applied', this.label, version);
   }
 
   /** One statement on the pool, after the table is ready, given up after the timeout. */

@@ -5,4 +5,4 @@
  */
 export { PostgresTransactionStore } from './store.js';
 export type { PostgresStoreCounters, PostgresStoreDropCounts, PostgresTransactionStoreOptions } from './store.js';
-export type { PgClientLike, PgPoolLike, PgResultLike } from './pool.js';
+export type { PgClientLike, PgPoolLike, PgResultLike } from '../../postgres/pool.js';

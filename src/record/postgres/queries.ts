@@ -7,7 +7,7 @@ import type { OutcomeCode } from '../../errors.js';
 import { addCount, emptyBuckets, TOP_DIMENSIONS, type StatsWindow } from '../stats.js';
 import { STATS_TOP_SIZE, type TransactionFilter, type TransactionStats, type TransactionStatsTop } from '../types.js';
 import { ROW_COLUMNS } from './rows.js';
-import type { TableNames } from './schema.js';
+import type { TableNames } from '../../postgres/schema.js';
 
 /**
  * One multi-row insert of a JSON array of records (one parameter, whatever the batch size), in the

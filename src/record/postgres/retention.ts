@@ -3,9 +3,9 @@
  *
  * @module
  */
-import type { PgPoolLike } from './pool.js';
+import type { PgPoolLike } from '../../postgres/pool.js';
 import { purgeSql } from './queries.js';
-import { LOCK_CLASS, type TableNames } from './schema.js';
+import { LOCK_CLASS, type TableNames } from '../../postgres/schema.js';
 
 /** Rows deleted by one statement: short transactions, no long lock on the table. */
 export const PURGE_SLICE = 5000;

@@ -1,69 +1,10 @@
 /**
- * The store's table: names, the versioned migrations that create it, and how they are applied
- * (once, whatever the number of processes starting together).
+ * The records table: its versioned migrations (see `postgres/schema.ts` for how they are applied).
  *
  * @module
  */
-import type { PgClientLike, PgPoolLike } from './pool.js';
-
-/** A schema or table name the store accepts: a plain SQL identifier (always quoted in SQL). */
-export const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*$/;
-/** Longest table name: the names derived from it (`<table>_schema_version`, index names) must fit in 63 bytes. */
-export const MAX_TABLE_LENGTH = 40;
-
-/** The quoted names of the store's objects. */
-export interface TableNames {
-  /** `"schema"."table"`. */
-  readonly table: string;
-  /** `"schema"."<table>_schema_version"`. */
-  readonly versions: string;
-  /** `"schema"`. */
-  readonly schema: string;
-  /** The unquoted schema name. */
-  readonly bareSchema: string;
-  /** The unquoted table name, prefix of index names. */
-  readonly bare: string;
-  /** Key of the table's advisory locks (see {@link lockKey}). */
-  readonly key: number;
-}
-
-function quote(name: string): string {
-  return `"${name.replaceAll('"', '""')}"`;
-}
-
-/** The names of `schema`.`table`. */
-export function tableNames(schema: string, table: string): TableNames {
-  return {
-    table: `${quote(schema)}.${quote(table)}`,
-    versions: `${quote(schema)}.${quote(`${table}_schema_version`)}`,
-    schema: quote(schema),
-    bareSchema: schema,
-    bare: table,
-    key: lockKey(`${schema}.${table}`),
-  };
-}
-
-/** A stable 32-bit signed key for `text` (FNV-1a): the same in every process and release. */
-export function lockKey(text: string): number {
-  let hash = 0x811c9dc5;
-  for (const byte of Buffer.from(text, 'utf8')) {
-    hash ^= byte;
-    hash = Math.imul(hash, 0x01000193);
-  }
-  return hash | 0;
-}
-
-/** First half of the advisory lock keys: which job holds the lock (the second half is the table's key). */
-export const LOCK_CLASS = {
-  migrate: lockKey('express-access-gateway:migrate'),
-  retention: lockKey('express-access-gateway:retention'),
-} as const;
-
-/** One schema version: statements run in order, in the migration's transaction. */
-interface Migration {
-  readonly version: number;
-  readonly statements: (names: TableNames) => string[];
-}
+import type { PgPoolLike } from '../../postgres/pool.js';
+import { quote, runMigrations, type Migration, type TableNames } from '../../postgres/schema.js';
 
 /** The versions of the table, oldest first. Add new versions at the end; never edit a released one. */
 const MIGRATIONS: readonly Migration[] = [
@@ -127,51 +68,9 @@ export function migrationSql(names: TableNames): string[] {
 }
 
 /**
- * Creates or upgrades the table: in one transaction holding the table's advisory lock, so that
- * processes starting together apply each version once; a process finding the work done does
- * nothing. Returns the versions it applied.
+ * Creates or upgrades the records table (once, whatever the number of processes starting
+ * together). Returns the versions it applied.
  */
-export async function migrate(pool: PgPoolLike, names: TableNames): Promise<number[]> {
-  const client = await pool.connect();
-  let broken: Error | undefined;
-  try {
-    // Already up to date (the usual start): no transaction, no lock.
-    if ((await currentVersion(client, names)) >= SCHEMA_VERSION) return [];
-    await client.query('BEGIN');
-    try {
-      await client.query('SELECT pg_advisory_xact_lock($1, $2)', [LOCK_CLASS.migrate, names.key]);
-      // Only when missing: CREATE SCHEMA needs a privilege on the database that the store's user may lack.
-      const schema = await client.query('SELECT 1 FROM pg_namespace WHERE nspname = $1', [names.bareSchema]);
-      if (schema.rows.length === 0) await client.query(`CREATE SCHEMA IF NOT EXISTS ${names.schema}`);
-      await client.query(
-        `CREATE TABLE IF NOT EXISTS ${names.versions} (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`,
-      );
-      const from = await currentVersion(client, names);
-      const applied: number[] = [];
-      for (const migration of MIGRATIONS) {
-        if (migration.version <= from) continue;
-        for (const statement of migration.statements(names)) await client.query(statement);
-        await client.query(`INSERT INTO ${names.versions} (version) VALUES ($1)`, [migration.version]);
-        applied.push(migration.version);
-      }
-      await client.query('COMMIT');
-      return applied;
-    } catch (error) {
-      await client.query('ROLLBACK').catch(() => undefined);
-      throw error;
-    }
-  } catch (error) {
-    broken = error instanceof Error ? error : new Error(String(error));
-    throw error;
-  } finally {
-    client.release(broken);
-  }
-}
-
-/** The latest version applied, 0 when the version table does not exist yet. */
-async function currentVersion(client: PgClientLike, names: TableNames): Promise<number> {
-  const exists = await client.query('SELECT to_regclass($1) AS t', [names.versions]);
-  if (exists.rows[0]?.['t'] === null || exists.rows[0]?.['t'] === undefined) return 0;
-  const { rows } = await client.query(`SELECT coalesce(max(version), 0) AS v FROM ${names.versions}`);
-  return Number(rows[0]?.['v'] ?? 0);
+export function migrate(pool: PgPoolLike, names: TableNames): Promise<number[]> {
+  return runMigrations(pool, names, MIGRATIONS);
 }

@@ -17,12 +17,14 @@ import {
   type TransactionStatsQuery,
   type TransactionStore,
 } from '../types.js';
-import { describe, isSchemaMissing, withTimeout } from './failure.js';
-import { createOwnPool, type PgPoolLike } from './pool.js';
+import { postgresConnection } from '../../postgres/connection.js';
+import { describe, isSchemaMissing, withTimeout } from '../../postgres/failure.js';
+import { createOwnPool, type PgPoolLike } from '../../postgres/pool.js';
 import { bucketSql, insertSql, pageSql, statsOf, summarySql, topOfRows, topSql } from './queries.js';
 import { purgeOld } from './retention.js';
 import { recordsJson } from './rows.js';
-import { IDENTIFIER, MAX_TABLE_LENGTH, migrate, tableNames, type TableNames } from './schema.js';
+import { tableNames, type TableNames } from '../../postgres/schema.js';
+import { migrate } from './schema.js';
 import { claimOrphans, claimSpillPath, releaseSpillPath, SpillFile } from './spill.js';
 import { RecordWriter, type PostgresStoreCounters } from './writer.js';
 
@@ -150,18 +152,9 @@ export class PostgresTransactionStore implements TransactionStore {
   constructor(options: PostgresTransactionStoreOptions) {
     const check = optionChecks('PostgresTransactionStore');
     check.object(options, '');
-    const { connectionString, pool } = options;
-    if ((connectionString === undefined) === (pool === undefined)) check.fail('', 'needs connectionString or pool (one of them)');
-    if (connectionString !== undefined) check.string(connectionString, 'connectionString');
-    if (pool !== undefined) {
-      const p = pool as unknown as Record<string, unknown>;
-      if (p === null || typeof p !== 'object' || typeof p['query'] !== 'function' || typeof p['connect'] !== 'function' || typeof p['end'] !== 'function') {
-        check.fail('pool', 'must be a pg.Pool (query, connect, end)');
-      }
-    }
-    this.schema = check.string(options.schema, 'schema', 'public', /^[A-Za-z_][A-Za-z0-9_]{0,62}$/, 'an SQL identifier (letters, digits, _)');
-    this.table = check.string(options.table, 'table', 'gateway_transactions', IDENTIFIER, 'an SQL identifier (letters, digits, _)');
-    if (this.table.length > MAX_TABLE_LENGTH) check.fail('table', `must be at most ${MAX_TABLE_LENGTH} characters`);
+    const { connectionString, pool, schema, table } = postgresConnection(check, options, 'gateway_transactions');
+    this.schema = schema;
+    this.table = table;
     const batchSize = check.positive(options.batchSize, 'batchSize', 200, true);
     const flushDelayMs = check.nonNegative(options.flushDelayMs, 'flushDelayMs', 200);
     const maxQueue = check.positive(options.maxQueue, 'maxQueue', 10_000, true);
@@ -372,6 +365,9 @@ export class PostgresTransactionStore implements TransactionStore {
   private poolPromise(): Promise<PgPoolLike> {
     if (this.hostPool !== undefined) return Promise.resolve(this.hostPool);
     this.ownPool ??= createOwnPool({
+      owner: 'PostgresTransactionStore',
+      // One writer, reads, the retention job.
+      max: 4,
       connectionString: this.connectionString!,
       timeoutMs: this.timeoutMs,
       onError: (error) => log('idle connection failed: %s', describe(error)),

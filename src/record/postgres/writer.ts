@@ -12,7 +12,7 @@
  */
 import type { Logger } from '../../log.js';
 import type { TransactionRecord } from '../types.js';
-import { describe, isRecordRefused } from './failure.js';
+import { describe, isRecordRefused } from '../../postgres/failure.js';
 import { InvalidRecordError } from './rows.js';
 import { releaseSpillPath, type SpillFile } from './spill.js';
 

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import type pg from 'pg';
 import { PostgresTransactionStore } from '../../../src/record/postgres/index.js';
-import { LOCK_CLASS, lockKey } from '../../../src/record/postgres/schema.js';
+import { LOCK_CLASS, lockKey } from '../../../src/postgres/schema.js';
 import { makeRecord } from '../helpers.js';
 import { adminPool, databaseUrl, dropSchema, removeFile, spillPath, testSchema, until } from './helpers.js';
 

@@ -1,6 +1,7 @@
 /**
- * The few parts of node-postgres the store uses, as structural types (a `pg.Pool` fits them; the
- * published declarations need no `@types/pg`), and the pool the store makes from a connection string.
+ * The few parts of node-postgres the gateway's PostgreSQL stores use, as structural types (a
+ * `pg.Pool` fits them; the published declarations need no `@types/pg`), and the pool a store makes
+ * from a connection string.
  *
  * @module
  */
@@ -33,15 +34,16 @@ export interface PgPoolLike {
 
 /** Settings of the pool made from a connection string. */
 export interface OwnPoolSettings {
+  /** The store that asks (named when `pg` is missing). */
+  owner: string;
   connectionString: string;
+  /** Most connections. */
+  max: number;
   /** Connect and query timeout (ms): a server that hangs fails the query instead of holding it. */
   timeoutMs: number;
   /** Called with errors of idle clients (a pool without a listener would crash the process). */
   onError: (error: Error) => void;
 }
-
-/** Most connections of the pool made from a connection string: one writer, reads, the retention job. */
-const OWN_POOL_SIZE = 4;
 
 /**
  * A `pg.Pool` for `connectionString`, loading `pg` only now: hosts that never ask for PostgreSQL
@@ -52,13 +54,14 @@ export async function createOwnPool(settings: OwnPoolSettings): Promise<PgPoolLi
   try {
     pg = await import('pg');
   } catch (error) {
-    throw new Error('PostgresTransactionStore: the "pg" package is needed for connectionString (npm install pg)', { cause: error });
+    throw new Error(`${settings.owner}: the "pg" package is needed for connectionString (npm install pg)`, { cause: error });
   }
   const pool = new pg.Pool({
     connectionString: settings.connectionString,
-    max: OWN_POOL_SIZE,
+    max: settings.max,
     connectionTimeoutMillis: settings.timeoutMs,
-    query_timeout: settings.timeoutMs,
+    // The store gives up at timeoutMs with its own message; the pool frees the connection soon after.
+    query_timeout: settings.timeoutMs + 1000,
     application_name: 'express-access-gateway',
     // Idle connections do not keep the process alive (a host that forgets close() still exits).
     allowExitOnIdle: true,

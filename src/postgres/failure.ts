@@ -1,11 +1,11 @@
 /**
- * What a failed statement means for the records it carried: the database is unusable for now (keep
- * the records, spill them), or the records themselves were refused (retrying would fail forever).
+ * What a failed statement means: the database is unusable for now (a timeout, a lost connection, a
+ * missing table), or the values it carried were refused (retrying them would fail forever).
  *
  * @module
  */
 
-/** A statement that took longer than the store's `queryTimeoutMs` (the server hangs). */
+/** A statement that took longer than a store's `queryTimeoutMs` (the server hangs). */
 export class QueryTimeoutError extends Error {
   override readonly name = 'QueryTimeoutError';
   /** Stable code. */
