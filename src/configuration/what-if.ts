@@ -65,7 +65,14 @@ export interface WhatIfChange {
   /** When the gateway took the request (epoch ms); the draft is evaluated at that time. */
   time: number;
   /** Who called, as recorded from the token. */
-  caller: { subject?: string; clientId?: string; username?: string };
+  caller: {
+    /** `sub` of the token. */
+    subject?: string;
+    /** `azp` or `client_id` of the token. */
+    clientId?: string;
+    /** `username` (or `preferred_username`) of the token. */
+    username?: string;
+  };
   /** The HTTP method. */
   method: string;
   /** The operation, when known. */
@@ -84,12 +91,17 @@ export interface WhatIfChange {
 export interface WhatIfReport {
   /** The API, as `<provider>/<name>/v<version>`. */
   api: string;
-  /** Most transactions read (the request's `limit`, capped at {@link WHAT_IF_MAX}). */
+  /** Most transactions read (the request's `limit`, capped at 2000). */
   limit: number;
   /** The API's transactions read, newest first (at most `limit`). */
   transactions: number;
-  /** Time of the oldest and newest of them (epoch ms), when there are some. */
-  window?: { from: number; to: number };
+  /** When the oldest and the newest of them were made, when there are some. */
+  window?: {
+    /** `startedAt` of the oldest (epoch ms). */
+    from: number;
+    /** `startedAt` of the newest (epoch ms). */
+    to: number;
+  };
   /** Transactions whose recorded XACML request was evaluated against the draft. */
   evaluated: number;
   /** Of those, the ones the draft decides as recorded. */
