@@ -4,12 +4,14 @@
  * Permit, client3's Deny, a call without a token): every decision that would change with its
  * transaction, caller and rule; the transactions that could not be evaluated counted with why;
  * nothing saved, nothing in force; a broken draft 422 as an upload; admin only; N capped; audited.
+ * And the same read back from a PostgreSQL transaction store.
  */
 import { readdir, readFile } from 'node:fs/promises';
 import { expect } from 'chai';
 import type { AuditEntry } from '../../src/operators/audit.js';
-import type { TransactionRecord } from '../../src/index.js';
+import { PostgresTransactionStore, type TransactionRecord } from '../../src/index.js';
 import type { WhatIfReport } from '../../src/configuration/what-if.js';
+import { adminPool, databaseUrl, dropSchema, removeFile, spillPath, testSchema, until } from '../record/postgres/helpers.js';
 import { OperatorClient, PASSWORDS, startPetstore, withClient3, type PetstoreGateway } from './helpers.js';
 
 const WHAT_IF = '/gateway/configuration/api/apis/Ente/PetStore/1/policy/what-if';
@@ -190,5 +192,41 @@ describe('what-if of a draft policy in the configuration API', function () {
     expect(runs[4]!.detail).to.include('string-no-such-function');
     expect(runs[11]!.detail).to.match(/^draft evaluated against the last 2000 transactions \(limit 2000\): 2000 evaluated, 2000 would change \(2000 Deny→Permit\)/);
     expect(client1Permit).to.be.a('string');
+  });
+});
+
+describe('what-if on transactions recorded in PostgreSQL', function () {
+  this.timeout(60_000);
+  const schema = testSchema();
+  const pool = adminPool();
+  let store: PostgresTransactionStore;
+  let pet: PetstoreGateway;
+
+  before(async () => {
+    store = await PostgresTransactionStore.create({ connectionString: databaseUrl(), schema, flushDelayMs: 10, spillFile: spillPath() });
+    pet = await startPetstore({ store });
+  });
+  after(async () => {
+    await pet?.stop();
+    await store?.close();
+    await removeFile(store?.spillFile);
+    await dropSchema(pool, schema);
+    await pool.end();
+  });
+
+  it('reads the API\'s requests back from the table: client3\'s 403 would be permitted', async () => {
+    expect((await pet.putPetAs('client1')).status).to.equal(200);
+    const denied = await pet.putPetAs('client3');
+    expect(denied.status).to.equal(403);
+    const id = denied.headers.get('gateway-transaction-id')!;
+    await until(async () => (await store.query({ api: 'Ente/PetStore/v1' })).items.length === 2, 'both records in PostgreSQL');
+    const ada = new OperatorClient(pet.server.adminUrl!);
+    await ada.signIn('ada', PASSWORDS.ada);
+    const res = await ada.json(WHAT_IF, 'POST', { text: withClient3(await readFile(pet.copy.policyFile, 'utf8')) });
+    expect(res.status).to.equal(200);
+    const body = (await res.json()) as WhatIfReport;
+    expect(body).to.include({ transactions: 2, evaluated: 1, unchanged: 0 });
+    expect(body.changed.map((c) => [c.id, c.caller.clientId, c.recorded.decision, c.draft.decision, c.draft.rule])).to.deep.equal([[id, 'client3', 'Deny', 'Permit', 'ok']]);
+    expect(body.skipped.map((s) => [s.reason, s.count])).to.deep.equal([['permit', 1]]);
   });
 });
