@@ -199,5 +199,6 @@ export type { GatewayServer, ServeOptions, ServerTimeouts } from './server/index
 // Operators of the admin listener (users, roles, sessions, audit log) and the configuration console
 export { FileConfigStore, PostgresConfigSource, VersionConflictError } from './configuration/index.js';
 export type { ConfigProposal, ConfigSnapshot, ConfigStore, ConfigVersion, DiffLine, PostgresConfigSourceOptions, ProposalIssue, SecretState } from './configuration/index.js';
+export type { WhatIfChange, WhatIfDecision, WhatIfReport, WhatIfSkipped, WhatIfSkipReason } from './configuration/index.js';
 export { MemoryAuditLog, hashPassword } from './operators/index.js';
 export type { AuditEntry, AuditInput, AuditLog, AuditResult, MemoryAuditLogOptions, OperatorRole, OperatorUser, OperatorsOptions, SessionOptions, UsersDocument } from './operators/index.js';

@@ -87,3 +87,9 @@ import { PostgresConfigSource, type ConfigSource, type ConfigStore } from '../sr
 expectTypeOf<PostgresConfigSource>().toMatchTypeOf<ConfigStore>();
 expectTypeOf<PostgresConfigSource>().toMatchTypeOf<ConfigSource>();
 expectTypeOf(PostgresConfigSource.create).returns.toEqualTypeOf<Promise<PostgresConfigSource>>();
+
+// The what-if answer of the configuration API, for scripts that read it.
+import type { WhatIfReport, WhatIfSkipReason } from '../src/index.js';
+expectTypeOf<WhatIfReport['changed'][number]['draft']['decision']>().toEqualTypeOf<XacmlDecision>();
+expectTypeOf<WhatIfReport['skipped'][number]['reason']>().toEqualTypeOf<WhatIfSkipReason>();
+expectTypeOf<WhatIfSkipReason>().toEqualTypeOf<'permit' | 'noAuthorization' | 'noRequest' | 'unreadable'>();

@@ -1,6 +1,6 @@
 /**
  * The configuration console's pieces: where the configuration and its versions live (a file, or
- * PostgreSQL).
+ * PostgreSQL), and the answer of a draft policy's what-if.
  *
  * @module
  */
@@ -11,3 +11,4 @@ export type { ConfigProposal, ConfigSnapshot, ConfigStore, ConfigVersion } from 
 export type { SecretState } from './masking.js';
 export type { ProposalIssue } from './proposal.js';
 export type { DiffLine } from './diff.js';
+export type { WhatIfChange, WhatIfDecision, WhatIfReport, WhatIfSkipped, WhatIfSkipReason } from './what-if.js';

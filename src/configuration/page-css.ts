@@ -63,5 +63,11 @@ button:disabled{opacity:.55;cursor:not-allowed}
 .results li.op-removed{color:#8e1b1b}
 td.result-ok{color:#1b5e20;font-weight:600}
 td.result-refused,td.result-failed{color:#8e1b1b;font-weight:600}
+.whatif{margin-top:.8rem;border-top:1px solid var(--line);padding-top:.4rem}
+.whatif h3{margin:.2rem 0 .3rem;font-size:.95rem}
+.whatif td a{overflow-wrap:anywhere}
+.whatif .to-permit{color:#1b5e20;font-weight:600}
+.whatif .to-deny{color:#8e1b1b;font-weight:600}
+.whatif .to-other{color:#6d4600;font-weight:600}
 @media (max-width:900px){.tools{grid-template-columns:minmax(0,1fr)}}
 `;

@@ -174,12 +174,32 @@ export const CONFIGURATION_HTML = `<!doctype html>
       </div>
       <div class="filters" data-role="admin">
         <div class="field wide"><label for="policy-comment" data-i18n="comment">Comment of this version</label><input id="policy-comment" maxlength="500"></div>
+        <div class="field narrow"><label for="whatif-limit" data-i18n="whatIfLimit">Last transactions</label><input id="whatif-limit" type="number" min="1" max="2000" step="1" value="200" inputmode="numeric"></div>
         <div class="actions">
           <button type="button" id="policy-check" data-i18n="check">Check</button>
+          <button type="button" id="policy-whatif" data-i18n="whatIf">What if</button>
           <button type="button" id="policy-save" class="primary" data-i18n="savePolicy">Save policy</button>
         </div>
       </div>
+      <p class="note" data-role="admin" data-i18n="whatIfHelp">What if: the text in the editor, not saved, evaluated against the XACML requests recorded for this API's last transactions; lists every decision it would change. Nothing is saved or put in force.</p>
       <ul id="policy-errors" class="errors" role="alert"></ul>
+      <section id="whatif" class="whatif" aria-labelledby="whatif-heading" hidden>
+        <h3 id="whatif-heading" tabindex="-1" data-i18n="whatIfHeading">What if this draft were in force</h3>
+        <p id="whatif-summary" role="status"></p>
+        <p id="whatif-stale" class="state-pending" hidden data-i18n="whatIfStale">The text has changed since: press What if again.</p>
+        <div class="table-wrap" id="whatif-table-wrap">
+          <table>
+            <caption class="visually-hidden" data-i18n="whatIfCaption">Decisions the draft would change</caption>
+            <thead><tr>
+              <th scope="col" data-i18n="transaction">Transaction</th><th scope="col" data-i18n="time">Time</th><th scope="col" data-i18n="caller">Caller</th>
+              <th scope="col" data-i18n="operation">Operation</th><th scope="col" data-i18n="recordedDecision">Recorded</th><th scope="col" data-i18n="draftDecision">Draft</th>
+              <th scope="col" data-i18n="decidedBy">Rule of the draft</th>
+            </tr></thead>
+            <tbody id="whatif-changes"></tbody>
+          </table>
+        </div>
+        <ul id="whatif-notes" class="results"></ul>
+      </section>
     </section>
 
     <section class="panel" aria-labelledby="token-heading">

@@ -44,7 +44,20 @@ const source = String.raw`
       importOpenApi: 'Importa le operazioni da un documento OpenAPI 3', openApiFile: 'Documento OpenAPI (JSON o YAML)',
       importMode: 'Operazioni assenti dal documento', modeMerge: 'mantienile', modeReplace: 'rimuovile', preview: 'Anteprima', importSave: 'Importa e salva',
       chooseFile: 'Scegli un documento OpenAPI.', fileTooLarge: 'Il documento supera 2 MiB.', opsAdded: 'Aggiunte ({n}): {l}', opsChanged: 'Modificate ({n}): {l}',
-      opsRemoved: 'Rimosse ({n}): {l}', opsUnchanged: 'Invariate: {n}', opsSkipped: 'Tralasciata {p}: {m}', previewOnly: 'Anteprima: nulla è salvato.'
+      opsRemoved: 'Rimosse ({n}): {l}', opsUnchanged: 'Invariate: {n}', opsSkipped: 'Tralasciata {p}: {m}', previewOnly: 'Anteprima: nulla è salvato.',
+      whatIf: 'E se', whatIfLimit: 'Ultime transazioni', whatIfHeading: 'E se questa bozza fosse in vigore',
+      whatIfHelp: 'E se: il testo nell\'editor, non salvato, valutato sulle richieste XACML registrate per le ultime transazioni di questa API; elenca ogni decisione che cambierebbe. Nulla è salvato né messo in vigore.',
+      whatIfStale: 'Il testo è cambiato da allora: premi di nuovo E se.', whatIfCaption: 'Decisioni che la bozza cambierebbe', transaction: 'Transazione',
+      caller: 'Chiamante', operation: 'Operazione', recordedDecision: 'Registrata', draftDecision: 'Bozza', decidedBy: 'Regola della bozza',
+      whatIfChanged: 'Sulle ultime {t} transazioni di {a} ({e} valutate), decisioni che cambierebbero: {c}. Nulla è salvato.',
+      whatIfNone: 'Sulle ultime {t} transazioni di {a} ({e} valutate): nessuna decisione cambierebbe. Nulla è salvato.',
+      whatIfNoTransactions: 'Nessuna transazione registrata per {a}: non c\'è nulla su cui valutare la bozza.',
+      skipPermit: '{n} non valutate perché permesse: la registrazione di un Permit non conserva la richiesta XACML, quindi un Permit che la bozza negherebbe non può essere mostrato.',
+      skipNoAuthorization: '{n} non valutate perché respinte prima dell\'autorizzazione (per esempio al token): la policy non le ha mai viste.',
+      skipNoRequest: '{n} non valutate: la registrazione ha una decisione ma non la richiesta XACML.',
+      skipUnreadable: '{n} non valutate: la richiesta XACML registrata non è leggibile.',
+      whatIfCapped: 'Richieste {r} transazioni: se ne leggono al massimo {n}.', whatIfScanLimited: 'Lette solo le transazioni trovate entro il limite di lettura.',
+      incompleteRequest: 'richiesta registrata incompleta: la valutazione può differire', ruleOf: 'regola {r}', openTransaction: 'Apri la transazione {id} nella console di monitoraggio'
     }
   };
   var EN = {
@@ -57,11 +70,20 @@ const source = String.raw`
     noPolicy: 'This API has no XACML policy.', readOnly: 'Read only: your role allows no change.', confirmRemove: 'Remove {k}?',
     confirmRollback: 'Roll back to version {v}?', noDiff: 'No difference.', signInFailed: 'Sign-in failed: {d}',
     chooseFile: 'Choose an OpenAPI document.', fileTooLarge: 'The document is larger than 2 MiB.', opsAdded: 'Added ({n}): {l}', opsChanged: 'Changed ({n}): {l}',
-    opsRemoved: 'Removed ({n}): {l}', opsUnchanged: 'Unchanged: {n}', opsSkipped: 'Left out {p}: {m}', previewOnly: 'Preview: nothing is saved.'
+    opsRemoved: 'Removed ({n}): {l}', opsUnchanged: 'Unchanged: {n}', opsSkipped: 'Left out {p}: {m}', previewOnly: 'Preview: nothing is saved.',
+    whatIfChanged: 'Against the last {t} transactions of {a} ({e} evaluated), decisions that would change: {c}. Nothing is saved.',
+    whatIfNone: 'Against the last {t} transactions of {a} ({e} evaluated): no decision would change. Nothing is saved.',
+    whatIfNoTransactions: 'No transaction recorded for {a}: there is nothing to evaluate the draft against.',
+    skipPermit: '{n} not evaluated because permitted: the record of a Permit keeps no XACML request, so a Permit the draft would deny cannot be shown.',
+    skipNoAuthorization: '{n} not evaluated because refused before authorization (for example at the token): the policy never saw them.',
+    skipNoRequest: '{n} not evaluated: the record has a decision but no XACML request.',
+    skipUnreadable: '{n} not evaluated: the recorded XACML request cannot be read.',
+    whatIfCapped: '{r} transactions asked for: at most {n} are read.', whatIfScanLimited: 'Only the transactions found within the reading bound were read.',
+    incompleteRequest: 'incomplete recorded request: the replay may differ', ruleOf: 'rule {r}', openTransaction: 'Open transaction {id} in the monitoring console'
   };
   var ROLES = ['viewer', 'operator', 'admin'];
   var HEADERS = { accept: 'application/json', '__CONSOLE_HEADER__': '1' };
-  var state = { me: null, lang: 'en', config: null, selected: null, draft: null, versions: [], timer: null, english: {} };
+  var state = { me: null, lang: 'en', config: null, selected: null, draft: null, versions: [], timer: null, english: {}, whatIf: null };
 
   function $(id) { return document.getElementById(id); }
   function el(tag, attrs, children) {
@@ -398,9 +420,11 @@ const source = String.raw`
     var api = currentApi();
     $('policy-api').textContent = api ? keyOf(api) : '—';
     $('policy-errors').replaceChildren();
+    if (!api || !state.whatIf || state.whatIf.api !== keyOf(api)) clearWhatIf();
     if (!api || !api.authorization || api.authorization.mode !== 'xacml-Policy') {
       $('policy-file').textContent = t('noPolicy');
       $('policy-text').value = '';
+      state.loadedPolicy = null;
       $('policy-text').disabled = !allows('admin');
       renderGutter();
       return Promise.resolve();
@@ -409,8 +433,14 @@ const source = String.raw`
     return call('GET', 'api/apis/' + pathOf(api) + '/policy').then(function (a) {
       if (!a.ok) { $('policy-file').textContent = detailOf(a); return; }
       $('policy-file').textContent = a.body.file + (allows('admin') ? '' : ' — ' + t('readOnly'));
-      $('policy-text').value = a.body.text || '';
+      // A draft being edited stays in the editor when the same policy is read again (a language
+      // switch, a refresh after another save); otherwise the saved text is shown.
+      var loaded = state.loadedPolicy;
+      var editing = loaded && loaded.api === keyOf(api) && $('policy-text').value !== loaded.text;
+      state.loadedPolicy = { api: keyOf(api), text: a.body.text || '' };
+      if (!editing) $('policy-text').value = a.body.text || '';
       renderGutter();
+      whatIfStale();
     });
   }
   function renderGutter(bad) {
@@ -446,6 +476,70 @@ const source = String.raw`
         renderGutter();
         return refreshAfterSave().then(function () { saved(a, $('policy-errors')); });
       }
+    });
+  }
+
+  // ---- what-if -------------------------------------------------------------------------------
+
+  function clearWhatIf() {
+    state.whatIf = null;
+    $('whatif').hidden = true;
+    $('whatif-changes').replaceChildren();
+    $('whatif-notes').replaceChildren();
+    $('whatif-summary').textContent = '';
+  }
+  function whatIfStale() {
+    $('whatif-stale').hidden = !state.whatIf || state.whatIf.text === $('policy-text').value;
+  }
+  function decisionClass(decision) { return decision === 'Permit' ? 'to-permit' : decision === 'Deny' ? 'to-deny' : 'to-other'; }
+  function renderWhatIf() {
+    var r = state.whatIf && state.whatIf.report;
+    if (!r) return;
+    $('whatif').hidden = false;
+    $('whatif-summary').textContent = r.transactions === 0 ? t('whatIfNoTransactions', { a: r.api })
+      : t(r.changed.length > 0 ? 'whatIfChanged' : 'whatIfNone', { t: r.transactions, a: r.api, e: r.evaluated, c: r.changed.length });
+    $('whatif-table-wrap').hidden = r.changed.length === 0;
+    $('whatif-changes').replaceChildren.apply($('whatif-changes'), r.changed.map(function (c) {
+      var link = el('a', { href: '../console/#/transactions/' + encodeURIComponent(c.id), target: '_blank', rel: 'noopener noreferrer', 'aria-label': t('openTransaction', { id: c.id }), class: 'mono', text: c.id });
+      var who = c.caller.clientId || c.caller.subject || '—';
+      if (c.caller.subject && c.caller.clientId && c.caller.subject !== c.caller.clientId) who += ' (' + c.caller.subject + ')';
+      var recorded = c.recorded.decision + (c.recorded.rule ? ' — ' + t('ruleOf', { r: c.recorded.rule }) : '');
+      var rule = c.draft.rule ? t('ruleOf', { r: c.draft.rule }) + (c.draft.policy ? ' (' + c.draft.policy + ')' : '') : (c.draft.path && c.draft.path.length ? c.draft.path.join(' > ') : '—');
+      if (c.draft.statusMessage) rule += ' — ' + c.draft.statusMessage;
+      return el('tr', { 'data-transaction': c.id }, [
+        el('td', {}, [link, c.incomplete ? el('span', { class: 'note', text: ' (' + t('incompleteRequest') + ')' }) : null]),
+        el('td', { text: fmtTime(c.time) }),
+        el('td', { text: who }),
+        el('td', { text: (c.method || '') + (c.operation ? ' ' + c.operation : '') }),
+        el('td', {}, [el('span', { class: decisionClass(c.recorded.decision), text: recorded }), c.status ? ' (' + c.status + ')' : null]),
+        el('td', {}, [el('span', { class: decisionClass(c.draft.decision), text: c.draft.decision })]),
+        el('td', { text: rule })
+      ]);
+    }));
+    var notes = [];
+    var keys = { permit: 'skipPermit', noAuthorization: 'skipNoAuthorization', noRequest: 'skipNoRequest', unreadable: 'skipUnreadable' };
+    (r.skipped || []).forEach(function (s) { notes.push(el('li', { 'data-skipped': s.reason, text: keys[s.reason] ? t(keys[s.reason], { n: s.count }) : s.count + ' ' + s.why })); });
+    if (r.requestedLimit !== undefined) notes.push(el('li', { text: t('whatIfCapped', { r: r.requestedLimit, n: r.limit }) }));
+    if (r.scanLimited) notes.push(el('li', { text: t('whatIfScanLimited') }));
+    $('whatif-notes').replaceChildren.apply($('whatif-notes'), notes);
+    whatIfStale();
+  }
+  function runWhatIf() {
+    var api = currentApi();
+    if (!api) return Promise.resolve();
+    var text = $('policy-text').value;
+    var limit = $('whatif-limit').value.trim();
+    var button = $('policy-whatif');
+    button.disabled = true;
+    $('policy-errors').replaceChildren();
+    return call('POST', 'api/apis/' + pathOf(api) + '/policy/what-if', { text: text, limit: /^\d+$/.test(limit) ? Number(limit) : limit }).then(function (a) {
+      button.disabled = false;
+      if (!a.ok) { clearWhatIf(); showIssues($('policy-errors'), a, goToLine); return; }
+      renderGutter();
+      state.whatIf = { api: keyOf(api), text: text, report: a.body };
+      renderWhatIf();
+      $('whatif-heading').focus();
+      return loadAudit();
     });
   }
 
@@ -584,7 +678,7 @@ const source = String.raw`
       state.lang = $('lang').value;
       try { window.localStorage.setItem('eag-lang', state.lang); } catch (e) { /* private mode */ }
       translate();
-      if (state.me) { $('who').textContent = t('signedInAs', { u: state.me.username, r: state.me.role }); loadAll(); }
+      if (state.me) { $('who').textContent = t('signedInAs', { u: state.me.username, r: state.me.role }); renderWhatIf(); loadAll(); }
     });
     $('sign-in').addEventListener('submit', function (event) {
       event.preventDefault();
@@ -605,7 +699,8 @@ const source = String.raw`
     $('add-api').addEventListener('submit', addApi);
     $('policy-check').addEventListener('click', checkPolicy);
     $('policy-save').addEventListener('click', savePolicy);
-    $('policy-text').addEventListener('input', function () { renderGutter(); });
+    $('policy-whatif').addEventListener('click', runWhatIf);
+    $('policy-text').addEventListener('input', function () { renderGutter(); whatIfStale(); });
     $('policy-text').addEventListener('scroll', function () { $('gutter').scrollTop = $('policy-text').scrollTop; });
     $('policy-text').addEventListener('keydown', function (event) {
       // Tab indents; Escape then Tab leaves the editor (keyboard users are never trapped).

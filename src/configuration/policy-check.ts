@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { createPdp } from '../xacml/pdp.js';
+import { createPdp, type Pdp, type PdpOptions } from '../xacml/pdp.js';
 import { XacmlSyntaxError } from '../xacml/errors.js';
 import type { ProposalIssue } from './proposal.js';
 
@@ -85,18 +85,29 @@ export function lineOfElement(xml: string, elementPath: string): number | undefi
   return best === undefined ? undefined : lineAt(best.index);
 }
 
+/** A policy compiled as the gateway compiles it, or the issue that stops it (see {@link policyIssues}). */
+export type CompiledPolicy = { readonly pdp: Pdp; readonly issues?: undefined } | { readonly pdp?: undefined; readonly issues: ProposalIssue[] };
+
+/**
+ * Compiles a policy and its references as the gateway does (once: the caller evaluates the
+ * result), or answers the one issue at `at` with the evaluator's message, the element's path and
+ * its line. `pdp` options other than the texts (a clock) are passed on.
+ */
+export function compilePolicy(policy: string, references: string[], file: string, at: string, options: Omit<PdpOptions, 'policies' | 'references'> = {}): CompiledPolicy {
+  try {
+    return { pdp: createPdp({ ...options, policies: [policy], references }) };
+  } catch (err) {
+    if (!(err instanceof XacmlSyntaxError)) return { issues: [{ path: at, file, message: (err as Error)?.message ?? String(err) }] };
+    const malformed = /\(line (\d+), column \d+\)$/.exec(err.message);
+    const line = malformed !== null ? Number(malformed[1]) : lineOfElement(policy, err.path);
+    return { issues: [{ path: at, file, message: err.message, ...(err.path === '' ? {} : { element: err.path }), ...(line === undefined ? {} : { line }) }] };
+  }
+}
+
 /**
  * The problems of a policy and its references, compiled as the gateway does: none, or one issue
  * at `at` with the evaluator's message, the element's path and its line.
  */
 export function policyIssues(policy: string, references: string[], file: string, at: string): ProposalIssue[] {
-  try {
-    createPdp({ policies: [policy], references });
-    return [];
-  } catch (err) {
-    if (!(err instanceof XacmlSyntaxError)) return [{ path: at, file, message: (err as Error)?.message ?? String(err) }];
-    const malformed = /\(line (\d+), column \d+\)$/.exec(err.message);
-    const line = malformed !== null ? Number(malformed[1]) : lineOfElement(policy, err.path);
-    return [{ path: at, file, message: err.message, ...(err.path === '' ? {} : { element: err.path }), ...(line === undefined ? {} : { line }) }];
-  }
+  return compilePolicy(policy, references, file, at).issues ?? [];
 }

@@ -14,9 +14,11 @@ import { operatorOf, type OperatorAccess } from '../operators/access.js';
 import { BodyError, pageHeaders, problem, readJson, titleOf } from '../operators/http.js';
 import { operatorGate } from '../operators/router.js';
 import type { ClusterStatus } from '../cluster/cluster.js';
+import type { TransactionStore } from '../record/types.js';
 import { diffLines, type DiffLine } from './diff.js';
 import { mergeOperations, operationsFromOpenApi } from './openapi.js';
-import { policyIssues } from './policy-check.js';
+import { compilePolicy, policyIssues } from './policy-check.js';
+import { WHAT_IF_DEFAULT, WHAT_IF_MAX, whatIf, whatIfSummary } from './what-if.js';
 import { proposalIssues, type ProposalIssue } from './proposal.js';
 import { restoreSecrets, withoutSecrets } from './masking.js';
 import { VersionConflictError, type ConfigProposal, type ConfigSnapshot, type ConfigStore } from './store.js';
@@ -36,6 +38,8 @@ export interface ConfigurationTarget {
   readonly configState: { loadedAt?: number; expiresAt?: number; lastError?: { message: string } };
   /** The instances (with Redis). */
   clusterStatus(): Promise<ClusterStatus | undefined>;
+  /** Where transactions are recorded: the what-if reads an API's recorded XACML requests from it. */
+  readonly store: TransactionStore;
 }
 
 /** One node as the console shows it. */
@@ -438,6 +442,52 @@ export function configurationRouter(access: OperatorAccess, store: ConfigStore, 
       return { proposal: { document, policies: { [api.authorization.policy]: text } }, target: `${apiKeyOf(api)} ${api.authorization.policy}` };
     }),
   );
+  // What-if: the draft evaluated against the API's recorded requests. Nothing is saved; it is audited.
+  router.post('/apis/:provider/:name/:version/policy/what-if', (req: Request, res: Response) => {
+    let targetName = req.path;
+    readJson(req, res, MAX_BODY)
+      .then(async (raw) => {
+        const body = objectBody(raw);
+        const text = body['text'];
+        if (typeof text !== 'string' || text.trim() === '') throw new RequestError(400, 'text must be the XACML policy');
+        const asked = body['limit'] === undefined ? WHAT_IF_DEFAULT : body['limit'];
+        if (!Number.isSafeInteger(asked) || (asked as number) < 1) throw new RequestError(400, `limit must be a whole number of transactions from 1 (at most ${WHAT_IF_MAX} are read)`);
+        const limit = Math.min(asked as number, WHAT_IF_MAX);
+        const latest = await store.current();
+        const index = findApi(latest.document, req);
+        const api = latest.document.apis[index]!;
+        const az = api.authorization;
+        if (az?.mode !== 'xacml-Policy') throw new RequestError(409, `${apiKeyOf(api)} has no XACML policy: set its authorization to xacml-Policy first`);
+        targetName = `${apiKeyOf(api)} ${az.policy}`;
+        // The draft with the API's saved references, compiled once, as an upload would be.
+        const at = `apis[${index}].authorization`;
+        const references: string[] = [];
+        const issues: ProposalIssue[] = [];
+        (az.references ?? []).forEach((ref, j) => {
+          const refText = latest.policies[ref];
+          if (refText === undefined) issues.push({ path: `${at}.references[${j}]`, message: `${ref} does not exist: upload the policy with the API` });
+          else references.push(refText);
+        });
+        const clock = { at: Date.now() };
+        const compiled = issues.length > 0 ? { issues } : compilePolicy(text, references, az.policy, `${at}.policy`, { now: () => new Date(clock.at) });
+        if (compiled.issues !== undefined) {
+          throw new RequestError(422, `${compiled.issues.length} problem(s): ${compiled.issues.map((i) => `${i.path}: ${i.message}`).join('; ')}`, { issues: compiled.issues });
+        }
+        const report = await whatIf(compiled.pdp, clock, target.store, apiKeyOf(api), limit).catch((err: unknown) => {
+          log('what-if: the transaction store failed: %s', (err as Error)?.message ?? String(err));
+          throw new RequestError(503, 'the recorded transactions could not be read');
+        });
+        await access.record(req, { action: 'policy.what-if', target: targetName, result: 'ok', status: 200, detail: whatIfSummary(report) });
+        res.status(200).json({ ...report, ...(asked !== limit ? { requestedLimit: asked } : {}), file: az.policy, saved: false });
+      })
+      .catch(async (err: unknown) => {
+        const code = err instanceof RequestError ? err.status : err instanceof BodyError ? err.status : 500;
+        await access
+          .record(req, { action: 'policy.what-if', target: targetName, result: code >= 500 ? 'failed' : 'refused', status: code, detail: (err as Error)?.message?.slice(0, 500) ?? 'failed' })
+          .catch(() => undefined);
+        fail(res, err);
+      });
+  });
   router.post('/policies/check', (req: Request, res: Response) => {
     readJson(req, res, MAX_BODY)
       .then((raw) => {

@@ -65,7 +65,7 @@ export function problem(res: Response, status: number, title: string, detail: st
     .send(JSON.stringify({ type: `https://httpstatuses.com/${status}`, title, status, detail, ...extra }));
 }
 
-const TITLES: Record<number, string> = { 400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found', 409: 'Conflict', 413: 'Content Too Large', 415: 'Unsupported Media Type', 422: 'Unprocessable Content', 500: 'Internal Server Error' };
+const TITLES: Record<number, string> = { 400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found', 409: 'Conflict', 413: 'Content Too Large', 415: 'Unsupported Media Type', 422: 'Unprocessable Content', 500: 'Internal Server Error', 503: 'Service Unavailable' };
 
 /** The title of a status. */
 export function titleOf(status: number): string {

@@ -2,7 +2,8 @@
  * The configuration console in a real headless Chromium (Debian's /usr/bin/chromium driven by
  * playwright-core), on the example gateway: the specification's policy change played entirely
  * through the page (sign in as admin, an invalid upload shown at its element and line and saving
- * nothing, client3 added to the policy, "saved, not yet in force", ResetAllCaches with each node's
+ * nothing, client3 added to the policy, What if listing client3's recorded 403 turning to Permit,
+ * "saved, not yet in force", ResetAllCaches with each node's
  * result, client3's call now 200), the audit log showing each step, and a viewer who sees no
  * control to change anything and whose changes the API refuses. Fails, never skips, when Chromium
  * is missing.
@@ -132,11 +133,54 @@ describe('configuration console in headless Chromium', function () {
     expect(await nodeState(admin)).to.equal('in force');
   });
 
-  it('adds client3 in the editor and saves: "saved, not yet in force", and client3 is still refused', async () => {
-    expect((await pet.putPetAs('client3')).status).to.equal(403);
+  it('adds client3 in the editor; What if lists client3\'s recorded 403 turning to Permit, linked to the monitoring console', async () => {
+    expect((await pet.putPetAs('client1')).status).to.equal(200);
+    const denied = await pet.putPetAs('client3');
+    expect(denied.status).to.equal(403);
+    const id = denied.headers.get('gateway-transaction-id')!;
+    await waitFor(async () => (await pet.server.gateway.store.get(id)) !== undefined, 'the 403 recorded');
     await admin.fill('#policy-text', withClient3(original));
     await admin.click('#policy-check');
     await waitFor(async () => (await admin.locator('#policy-errors').innerText()).includes('The policy is valid.'), 'the check');
+    await admin.click('#policy-whatif');
+    const row = admin.locator(`#whatif-changes tr[data-transaction="${id}"]`);
+    await row.waitFor();
+    expect(await admin.locator('#whatif-changes tr').count()).to.equal(1);
+    const cells = await row.locator('td').allInnerTexts();
+    expect(cells[0]).to.equal(id);
+    expect(cells[2]).to.equal('client3');
+    expect(cells[3]).to.equal('PUT updatePet');
+    expect(cells[4]).to.equal('Deny — rule ko (403)');
+    expect(cells[5]).to.equal('Permit');
+    expect(cells[6]).to.equal('rule ok (urn:gateway:policy:petstore)');
+    expect(await admin.locator('#whatif-summary').innerText()).to.equal('Against the last 2 transactions of Ente/PetStore/v1 (1 evaluated), decisions that would change: 1. Nothing is saved.');
+    expect(await admin.locator('#whatif-notes li[data-skipped=permit]').innerText()).to.equal(
+      '1 not evaluated because permitted: the record of a Permit keeps no XACML request, so a Permit the draft would deny cannot be shown.',
+    );
+    expect(await admin.locator('#whatif-stale').isVisible()).to.equal(false);
+    await admin.locator('section[aria-labelledby=policy-heading]').screenshot({ path: path.join(ARTIFACTS, 'configuration-what-if.png') });
+    // The transaction opens in the monitoring console, in a tab of its own (the draft stays in the editor).
+    const link = row.locator('a');
+    expect(await link.getAttribute('href')).to.equal(`../console/#/transactions/${id}`);
+    const [console] = await Promise.all([admin.context().waitForEvent('page'), link.click()]);
+    const detail = console.locator('dialog#detail');
+    await detail.waitFor({ state: 'visible' });
+    expect(await detail.innerText()).to.include(id).and.include('client3');
+    await console.close();
+    expect(await admin.inputValue('#policy-text')).to.equal(withClient3(original));
+    // Nothing was saved, nothing is in force.
+    expect(await readFile(pet.copy.policyFile, 'utf8')).to.equal(original);
+    expect(await nodeState(admin)).to.equal('in force');
+    // An edit after the run: the list says it is out of date.
+    await admin.locator('#policy-text').press('End');
+    await admin.locator('#policy-text').type(' ');
+    expect(await admin.locator('#whatif-stale').isVisible()).to.equal(true);
+    await admin.fill('#policy-text', withClient3(original));
+    await admin.dispatchEvent('#policy-text', 'input');
+    expect(await admin.locator('#whatif-stale').isVisible()).to.equal(false);
+  });
+
+  it('saves the draft: "saved, not yet in force", and client3 is still refused', async () => {
     await admin.fill('#policy-comment', 'let client3 in');
     await admin.click('#policy-save');
     await waitFor(async () => (await admin.locator('#status').innerText()).includes('not yet in force'), 'the saved message');
@@ -204,10 +248,11 @@ describe('configuration console in headless Chromium', function () {
     const failedSignIn = find('sign-in', 'refused 401', 'ada');
     const signIn = find('ada (admin)', 'sign-in', 'ok 200');
     const refused = find('ada (admin)', 'policy.upload', 'refused 422', 'string-no-such-function');
+    const whatIf = find('ada (admin)', 'policy.what-if', 'ok 200', 'Ente/PetStore/v1 policies/petstore.xml', '1 would change (1 Deny→Permit)');
     const saved = find('ada (admin)', 'policy.upload', 'ok 200', 'let client3 in');
     const reset = find('ada (admin)', 'reset-caches', 'ok 200');
-    expect([failedSignIn, signIn, refused, saved, reset].every((i) => i >= 0), rows.join('\n')).to.equal(true);
-    expect(failedSignIn < signIn && signIn < refused && refused < saved && saved < reset).to.equal(true);
+    expect([failedSignIn, signIn, refused, whatIf, saved, reset].every((i) => i >= 0), rows.join('\n')).to.equal(true);
+    expect(failedSignIn < signIn && signIn < refused && refused < whatIf && whatIf < saved && saved < reset).to.equal(true);
     await admin.locator('section[aria-labelledby=audit-heading]').screenshot({ path: path.join(ARTIFACTS, 'configuration-audit.png') });
   });
 
@@ -216,7 +261,7 @@ describe('configuration console in headless Chromium', function () {
     await signIn(viewer, 'vera', PASSWORDS.vera);
     expect(await viewer.locator('#who').innerText()).to.equal('vera (viewer)');
     await viewer.locator('#api-title').waitFor();
-    for (const selector of ['#reset', '#forget', '#add-api', '#policy-save', '#policy-check', '#api-form button[type=submit]', '#api-remove', '#op-add', '#openapi-import', '#audit-heading']) {
+    for (const selector of ['#reset', '#forget', '#add-api', '#policy-save', '#policy-check', '#policy-whatif', '#whatif-limit', '#api-form button[type=submit]', '#api-remove', '#op-add', '#openapi-import', '#audit-heading']) {
       expect(await viewer.locator(selector).isVisible(), selector).to.equal(false);
     }
     expect(await viewer.locator('#policy-text').getAttribute('readonly')).to.not.equal(null);
@@ -242,8 +287,16 @@ describe('configuration console in headless Chromium', function () {
     expect(await admin.locator('#runtime-heading').innerText()).to.equal('Nodi e strumenti runtime');
     // The tables are drawn again in the new language.
     await waitFor(async () => (await admin.locator('#nodes tr').first().locator('[data-state]').innerText()) === 'in vigore', 'the node state in Italian');
+    // The what-if list is drawn in Italian too: the saved policy now decides client3's 403 as Permit.
+    expect(await admin.locator('#policy-whatif').innerText()).to.equal('E se');
+    await admin.click('#policy-whatif');
+    await waitFor(async () => (await admin.locator('#whatif-summary').innerText()).startsWith('Sulle ultime'), 'the Italian what-if');
+    expect(await admin.locator('#whatif-changes tr').first().locator('td').nth(4).innerText()).to.equal('Deny — regola ko (403)');
+    expect(await admin.locator('#whatif-notes li[data-skipped=permit]').innerText()).to.match(/^\d+ non valutate perché permesse/);
+    expect(await admin.locator('#whatif-heading').innerText()).to.equal('E se questa bozza fosse in vigore');
     await admin.selectOption('#lang', 'en');
     expect(await admin.locator('#runtime-heading').innerText()).to.equal('Nodes and runtime tools');
+    expect(await admin.locator('#whatif-summary').innerText()).to.match(/^Against the last \d+ transactions/);
     expect(outside).to.deep.equal([]);
     expect(problems).to.deep.equal([]);
   });
