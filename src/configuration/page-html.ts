@@ -124,7 +124,11 @@ export const CONFIGURATION_HTML = `<!doctype html>
           </fieldset>
           <fieldset>
             <legend data-i18n="recording">Message recording</legend>
+            <label class="check"><input type="checkbox" id="f-rec-incoming" data-field="recording.incomingHeaders"> <span data-i18n="incomingHeaders">Record the headers received from the client</span></label>
             <label class="check"><input type="checkbox" id="f-rec-headers" data-field="recording.outgoingHeaders"> <span data-i18n="outgoingHeaders">Record the headers sent to the backend</span></label>
+            <label class="check"><input type="checkbox" id="f-rec-request-body" data-field="recording.requestBody"> <span data-i18n="requestBody">Record the request body</span></label>
+            <label class="check"><input type="checkbox" id="f-rec-response-body" data-field="recording.responseBody"> <span data-i18n="responseBody">Record the response body</span></label>
+            <div class="field narrow"><label for="f-rec-max-body" data-i18n="maxBodyBytes">Bytes of a body kept</label><input id="f-rec-max-body" inputmode="numeric" data-field="recording.maxBodyBytes" placeholder="4096"></div>
           </fieldset>
           <fieldset>
             <legend data-i18n="operations">Operations</legend>

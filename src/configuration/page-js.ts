@@ -29,6 +29,7 @@ const source = String.raw`
       backend: 'Backend', timeoutMs: 'Timeout di lettura (ms)', tokenManagement: 'Gestione token', enabled: 'Abilitata', tokenPolicy: 'Policy del token',
       jwtValidation: 'Validazione JWT', introspection: 'Introspection', userInfo: 'User Info', tokenForward: 'Token Forward', authorization: 'Autorizzazione',
       mode: 'Modalità', policyFile: 'File della policy', recording: 'Registrazione messaggi', outgoingHeaders: 'Registra gli header inviati al backend',
+      incomingHeaders: 'Registra gli header ricevuti dal client', requestBody: 'Registra il corpo della richiesta', responseBody: 'Registra il corpo della risposta', maxBodyBytes: 'Byte conservati di un corpo',
       operations: 'Operazioni', method: 'Metodo', path: 'Percorso', actions: 'Azioni', addOperation: 'Aggiungi operazione',
       comment: 'Commento di questa versione', save: 'Salva', removeApi: 'Rimuovi questa API', policyOf: 'Policy XACML di', check: 'Verifica',
       savePolicy: 'Salva la policy', time: 'Ora', author: 'Autore', from: 'Da', to: 'A', compare: 'Confronta', refresh: 'Aggiorna',
@@ -304,7 +305,7 @@ const source = String.raw`
     Array.prototype.forEach.call($('api-form').querySelectorAll('[data-field]'), function (input) {
       var field = input.getAttribute('data-field');
       var value = input.type === 'checkbox' ? input.checked : input.value.trim();
-      if (field === 'backend.timeoutMs') value = value === '' ? undefined : (/^\d+$/.test(value) ? Number(value) : value);
+      if (field === 'backend.timeoutMs' || field === 'recording.maxBodyBytes') value = value === '' ? undefined : (/^\d+$/.test(value) ? Number(value) : value);
       if (field === 'tokenManagement.policy' && value === '') value = undefined;
       if (field === 'authorization.policy' && value === '') value = undefined;
       if (field === 'tokenManagement.tokenForward' && state.draft.tokenManagement && typeof state.draft.tokenManagement.tokenForward === 'object') {

@@ -240,6 +240,24 @@ describe('configuration console in headless Chromium', function () {
     await waitFor(async () => (await nodeState(admin)) === 'in force', 'in force after the reset');
   });
 
+  it('sets message recording as spec 2.3 has it (headers each way, bodies up to a size): a bad size names its field and saves nothing', async () => {
+    const versionsBefore = (await readdir(`${pet.copy.configFile}.versions`)).length;
+    await admin.check('#f-rec-incoming');
+    await admin.check('#f-rec-request-body');
+    await admin.fill('#f-rec-max-body', '0');
+    await admin.fill('#api-comment', 'record the requests');
+    await admin.click('#api-form button[type=submit]');
+    await waitFor(async () => (await admin.locator('#api-errors').innerText()).includes('apis[0].recording.maxBodyBytes'), 'the refusal naming the field');
+    expect((await readdir(`${pet.copy.configFile}.versions`)).length).to.equal(versionsBefore);
+    await admin.fill('#f-rec-max-body', '1024');
+    await admin.click('#api-form button[type=submit]');
+    await waitFor(async () => (await pet.onDisk()).apis[0]!.recording?.maxBodyBytes === 1024, 'the saved recording');
+    expect((await pet.onDisk()).apis[0]!.recording).to.deep.include({ incomingHeaders: true, requestBody: true, responseBody: false, maxBodyBytes: 1024 });
+    expect(await admin.locator('#versions tr').first().innerText()).to.include('record the requests');
+    await admin.click('#reset');
+    await waitFor(async () => (await nodeState(admin)) === 'in force', 'in force after the reset');
+  });
+
   it('the audit log shows each step: sign-ins, the refused upload, the saved one, the reset', async () => {
     await admin.click('#audit-refresh');
     await waitFor(async () => (await admin.locator('#audit tr').count()) >= 5, 'audit rows');
