@@ -128,6 +128,7 @@ export const CONFIGURATION_HTML = `<!doctype html>
             <label class="check"><input type="checkbox" id="f-rec-headers" data-field="recording.outgoingHeaders"> <span data-i18n="outgoingHeaders">Record the headers sent to the backend</span></label>
             <label class="check"><input type="checkbox" id="f-rec-request-body" data-field="recording.requestBody"> <span data-i18n="requestBody">Record the request body</span></label>
             <label class="check"><input type="checkbox" id="f-rec-response-body" data-field="recording.responseBody"> <span data-i18n="responseBody">Record the response body</span></label>
+            <div class="field"><label for="f-rec-xacml" data-i18n="xacmlRequests">XACML requests kept (what-if)</label><select id="f-rec-xacml" data-field="recording.xacmlRequests"><option value="denied" data-i18n="xacmlDenied">of decisions that are not Permit</option><option value="all" data-i18n="xacmlAll">of every decision</option></select></div>
             <div class="field narrow"><label for="f-rec-max-body" data-i18n="maxBodyBytes">Bytes of a body kept</label><input id="f-rec-max-body" inputmode="numeric" data-field="recording.maxBodyBytes" placeholder="4096"></div>
           </fieldset>
           <fieldset>

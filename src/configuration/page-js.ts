@@ -29,7 +29,7 @@ const source = String.raw`
       backend: 'Backend', timeoutMs: 'Timeout di lettura (ms)', tokenManagement: 'Gestione token', enabled: 'Abilitata', tokenPolicy: 'Policy del token',
       jwtValidation: 'Validazione JWT', introspection: 'Introspection', userInfo: 'User Info', tokenForward: 'Token Forward', authorization: 'Autorizzazione',
       mode: 'Modalità', policyFile: 'File della policy', recording: 'Registrazione messaggi', outgoingHeaders: 'Registra gli header inviati al backend',
-      incomingHeaders: 'Registra gli header ricevuti dal client', requestBody: 'Registra il corpo della richiesta', responseBody: 'Registra il corpo della risposta', maxBodyBytes: 'Byte conservati di un corpo',
+      incomingHeaders: 'Registra gli header ricevuti dal client', requestBody: 'Registra il corpo della richiesta', responseBody: 'Registra il corpo della risposta', maxBodyBytes: 'Byte conservati di un corpo', xacmlRequests: 'Richieste XACML conservate (what-if)', xacmlDenied: 'delle decisioni diverse da Permit', xacmlAll: 'di ogni decisione',
       operations: 'Operazioni', method: 'Metodo', path: 'Percorso', actions: 'Azioni', addOperation: 'Aggiungi operazione',
       comment: 'Commento di questa versione', save: 'Salva', removeApi: 'Rimuovi questa API', policyOf: 'Policy XACML di', check: 'Verifica',
       savePolicy: 'Salva la policy', time: 'Ora', author: 'Autore', from: 'Da', to: 'A', compare: 'Confronta', refresh: 'Aggiorna',
@@ -274,6 +274,7 @@ const source = String.raw`
       var value = get(api, input.getAttribute('data-field'));
       if (input.getAttribute('data-field') === 'tokenManagement.tokenForward') value = value === true || (value && value.enabled !== false);
       if (input.getAttribute('data-field') === 'tokenManagement.introspection' && value === undefined) value = true;
+      if (input.getAttribute('data-field') === 'recording.xacmlRequests' && value === undefined) value = 'denied';
       if (input.type === 'checkbox') input.checked = value === true;
       else input.value = value === undefined || value === null ? '' : String(value);
       if (input.tagName === 'SELECT' || input.type === 'checkbox') input.disabled = !editable; else input.readOnly = !editable;

@@ -38,7 +38,7 @@ export interface WhatIfSkipped {
 
 const WHY: Record<WhatIfSkipReason, string> = {
   permit:
-    'authorization permitted them, and the record of a Permit keeps no XACML request (only decisions that are not Permit keep it, to keep the permitted path free of that work): a Permit that the draft would turn into Deny cannot be shown',
+    'authorization permitted them, and the record of a Permit keeps no XACML request unless the API\'s recording.xacmlRequests is "all" (by default only decisions that are not Permit keep it, to keep the permitted path free of that work): a Permit that the draft would turn into Deny cannot be shown',
   noAuthorization: 'authorization did not run (the request was refused or failed before it, for example at the token): the policy never saw them',
   noRequest: 'the record has a decision but no XACML request (an obligation not fulfilled, or a record made before records kept requests)',
   unreadable: 'the recorded XACML request is malformed and cannot be evaluated',

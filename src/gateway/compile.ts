@@ -112,7 +112,7 @@ const authorization: Step = ({ api, at, applications, settings }) => {
   const az = api.authorization;
   if (az.mode !== 'xacml-Policy') return [];
   try {
-    const authorize = xacmlAuthorize<IncomingMessage>({ xacmlPolicy: az.policyXml, references: az.referencesXml, applications });
+    const authorize = xacmlAuthorize<IncomingMessage>({ xacmlPolicy: az.policyXml, references: az.referencesXml, applications, recordRequests: api.recording.xacmlRequests });
     return [
       settings.tracing.step('gateway xacml evaluation', authorize, (span, context) => {
         if (context.authorization !== undefined) span.setAttribute('gateway.xacml.decision', context.authorization.decision);

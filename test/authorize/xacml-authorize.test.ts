@@ -222,6 +222,7 @@ describe('xacmlAuthorize (real token chain, spec 4.4 policy)', () => {
       [{ xacmlPolicy: policyXml, operation: 'GET /pet' }, 'xacmlAuthorize: options.operation must be a function'],
       [{ xacmlPolicy: policyXml, subject: {} }, 'xacmlAuthorize: options.subject must be a function'],
       [{ xacmlPolicy: policyXml, excludeHeaders: 'cookie' }, 'xacmlAuthorize: options.excludeHeaders must be an array of header names'],
+      [{ xacmlPolicy: policyXml, recordRequests: 'permits' }, 'xacmlAuthorize: options.recordRequests must be one of denied, all'],
       [{ xacmlPolicy: policyXml, obligations: { 'urn:x': 'log' } }, 'xacmlAuthorize: options.obligations["urn:x"] must be a function (obligation ids map to handlers)'],
       [{ xacmlPolicy: policyXml, now: 1 }, 'xacmlAuthorize: options.now must be a function'],
       [{ xacmlPolicy: policyXml, maxXPathAttributes: -1 }, 'xacmlAuthorize: options.maxXPathAttributes must be a non-negative integer'],

@@ -252,8 +252,8 @@ describe('configuration console in headless Chromium', function () {
     await admin.fill('#f-rec-max-body', '1024');
     await admin.click('#api-form button[type=submit]');
     await waitFor(async () => (await pet.onDisk()).apis[0]!.recording?.maxBodyBytes === 1024, 'the saved recording');
-    expect((await pet.onDisk()).apis[0]!.recording).to.deep.include({ incomingHeaders: true, requestBody: true, responseBody: false, maxBodyBytes: 1024 });
-    expect(await admin.locator('#versions tr').first().innerText()).to.include('record the requests');
+    expect((await pet.onDisk()).apis[0]!.recording).to.deep.include({ incomingHeaders: true, requestBody: true, responseBody: false, maxBodyBytes: 1024, xacmlRequests: 'denied' });
+    await waitFor(async () => (await admin.locator('#versions tr').first().innerText()).includes('record the requests'), 'the new version listed');
     await admin.click('#reset');
     await waitFor(async () => (await nodeState(admin)) === 'in force', 'in force after the reset');
   });

@@ -9,7 +9,7 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { expect } from 'chai';
 import type { AuditEntry } from '../../src/operators/audit.js';
-import { PostgresTransactionStore, type TransactionRecord } from '../../src/index.js';
+import { PostgresTransactionStore, type GatewayConfig, type TransactionRecord } from '../../src/index.js';
 import type { WhatIfReport } from '../../src/configuration/what-if.js';
 import { adminPool, databaseUrl, dropSchema, removeFile, spillPath, testSchema, until } from '../record/postgres/helpers.js';
 import { OperatorClient, PASSWORDS, startPetstore, withClient3, type PetstoreGateway } from './helpers.js';
@@ -69,7 +69,7 @@ describe('what-if of a draft policy in the configuration API', function () {
       ['permit', 1],
       ['noAuthorization', 1],
     ]);
-    expect(body.skipped[0]!.why).to.include('the record of a Permit keeps no XACML request');
+    expect(body.skipped[0]!.why).to.include('the record of a Permit keeps no XACML request unless the API\'s recording.xacmlRequests is "all"');
     expect(body.window!.to).to.be.at.least(body.window!.from);
   });
 
@@ -228,5 +228,48 @@ describe('what-if on transactions recorded in PostgreSQL', function () {
     expect(body).to.include({ transactions: 2, evaluated: 1, unchanged: 0 });
     expect(body.changed.map((c) => [c.id, c.caller.clientId, c.recorded.decision, c.draft.decision, c.draft.rule])).to.deep.equal([[id, 'client3', 'Deny', 'Permit', 'ok']]);
     expect(body.skipped.map((s) => [s.reason, s.count])).to.deep.equal([['permit', 1]]);
+  });
+});
+
+describe('what-if with recording.xacmlRequests "all": a Permit that the draft would deny is listed too', function () {
+  this.timeout(60_000);
+  let pet: PetstoreGateway;
+
+  before(async () => {
+    pet = await startPetstore();
+  });
+  after(() => pet?.stop());
+
+  it('records the request of every decision once asked, and lists client1\'s Permit turning to Deny when client1 leaves the bag', async () => {
+    const ada = new OperatorClient(pet.server.adminUrl!);
+    expect((await ada.signIn('ada', PASSWORDS.ada)).status).to.equal(200);
+    const PETSTORE = '/gateway/configuration/api/apis/Ente/PetStore/1';
+    const { document, version } = (await (await ada.fetch('/gateway/configuration/api/config')).json()) as { document: GatewayConfig; version: { version: number } };
+    const api = document.apis[0]!;
+    const saved = await ada.json(PETSTORE, 'PUT', { api: { ...api, recording: { ...api.recording, xacmlRequests: 'all' } }, comment: 'keep the requests of Permits', baseVersion: version.version });
+    expect(saved.status).to.equal(200);
+    expect((await ada.fetch('/gateway/admin/reset-caches', { method: 'POST' })).status).to.equal(200);
+
+    const token = await pet.as.issueToken('client1', 'client1-secret');
+    const permitted = await fetch(`${pet.api}/pet/10`, { headers: { authorization: `Bearer ${token}` } });
+    expect(permitted.status).to.equal(200);
+    const id = permitted.headers.get('gateway-transaction-id')!;
+    let record: TransactionRecord | undefined;
+    for (let i = 0; i < 200 && record === undefined; i++) {
+      record = await pet.server.gateway.store.get(id);
+      if (record === undefined) await new Promise((r) => setTimeout(r, 10));
+    }
+    expect(record!.authorization).to.deep.include({ decision: 'Permit' });
+    expect(record!.authorization!.request, 'the Permit keeps its request').to.not.equal(undefined);
+    expect(JSON.stringify(record)).to.not.include(token);
+
+    const policy = await readFile(pet.copy.policyFile, 'utf8');
+    const withoutClient1 = policy.replace('<AttributeValue DataType="http://www.w3.org/2001/XMLSchema#string">client1</AttributeValue>', '');
+    expect(withoutClient1).to.not.equal(policy);
+    const res = await ada.json(WHAT_IF, 'POST', { text: withoutClient1 });
+    expect(res.status).to.equal(200);
+    const body = (await res.json()) as WhatIfReport;
+    expect(body.changed.map((c) => [c.id, c.caller.clientId, c.recorded.decision, c.draft.decision])).to.deep.equal([[id, 'client1', 'Permit', 'Deny']]);
+    expect(body.skipped.filter((s) => s.reason === 'permit')).to.deep.equal([]);
   });
 });

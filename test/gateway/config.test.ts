@@ -75,12 +75,13 @@ describe('gateway configuration', () => {
   it('reads the recording switches and the body limit, refusing a bad one', async () => {
     const document = valid();
     const api = document.apis[0]!;
-    expect((await resolveConfig(document, { baseDir: exampleDir })).apis[0]!.recording).to.deep.equal({ incomingHeaders: false, outgoingHeaders: false, requestBody: false, responseBody: false, maxBodyBytes: 4096 });
-    api.recording = { incomingHeaders: true, requestBody: true, maxBodyBytes: 100 };
-    expect((await resolveConfig(document, { baseDir: exampleDir })).apis[0]!.recording).to.deep.equal({ incomingHeaders: true, outgoingHeaders: false, requestBody: true, responseBody: false, maxBodyBytes: 100 });
-    api.recording = { responseBody: 'yes', maxBodyBytes: 2_000_000, headers: true } as unknown as typeof api.recording;
+    expect((await resolveConfig(document, { baseDir: exampleDir })).apis[0]!.recording).to.deep.equal({ incomingHeaders: false, outgoingHeaders: false, requestBody: false, responseBody: false, maxBodyBytes: 4096, xacmlRequests: 'denied' });
+    api.recording = { incomingHeaders: true, requestBody: true, maxBodyBytes: 100, xacmlRequests: 'all' };
+    expect((await resolveConfig(document, { baseDir: exampleDir })).apis[0]!.recording).to.deep.equal({ incomingHeaders: true, outgoingHeaders: false, requestBody: true, responseBody: false, maxBodyBytes: 100, xacmlRequests: 'all' });
+    api.recording = { responseBody: 'yes', maxBodyBytes: 2_000_000, headers: true, xacmlRequests: 'permits' } as unknown as typeof api.recording;
     expect(await issuesOf(document)).to.have.members([
-      'apis[0].recording.headers: unknown field (allowed: incomingHeaders, outgoingHeaders, requestBody, responseBody, maxBodyBytes)',
+      'apis[0].recording.headers: unknown field (allowed: incomingHeaders, outgoingHeaders, requestBody, responseBody, maxBodyBytes, xacmlRequests)',
+      'apis[0].recording.xacmlRequests: must be one of denied, all',
       'apis[0].recording.responseBody: must be a boolean',
       'apis[0].recording.maxBodyBytes: must be at most 1048576',
     ]);

@@ -83,6 +83,7 @@ export class Authorizer<R extends IncomingMessage> {
     if (decided.permitted) for (const result of decided.response.results) unfulfilled ??= this.#unfulfilledObligation(result.obligations, req);
     if (decided.permitted && unfulfilled === undefined) {
       addDiagnostic(req, 'info', 'XACML_DECISION', decided.authorization.text);
+      if (this.#settings.recordRequests === 'all') gateway.authorization = { ...decided.authorization, request: this.#wholeRequest(req, gateway, evaluated) };
       return undefined;
     }
     const text = decided.authorization.text;

@@ -83,6 +83,14 @@ export interface XacmlAuthorizeOptions<R extends IncomingMessage = Request> exte
    * (unless it uses an `AttributeSelector` or an XPath function), which decides the same.
    */
   onRequest?: (request: RequestContext, req: R) => void;
+  /**
+   * Which decisions keep the XACML request's attributes for the transaction record (token left
+   * out, credential-bearing headers redacted), so that the configuration console can replay them
+   * against a draft policy: `denied` (the default) for those that are not a Permit, `all` for every
+   * decision, Permits included (so that a draft turning a Permit into a Deny shows too), at the cost
+   * of copying the request of every permitted call.
+   */
+  recordRequests?: 'denied' | 'all';
 }
 
 /** What {@link xacmlAuthorize} works with, its options checked (at factory time). */
@@ -100,6 +108,7 @@ export interface AuthorizeSettings<R extends IncomingMessage> {
   readonly applications: ApplicationRegistry | undefined;
   readonly obligations: Readonly<Record<string, XacmlObligationHandler<R>>>;
   readonly excluded: ReturnType<typeof excludedHeaders>;
+  readonly recordRequests: 'denied' | 'all';
 }
 
 /** Checks the options of {@link xacmlAuthorize}, throwing `InvalidOptionError` that names the option. */
@@ -121,8 +130,10 @@ export function authorizeSettings<R extends IncomingMessage>(options: XacmlAutho
     excludeHeaders,
     obligations: obligationsOption,
     onRequest: onRequestOption,
+    recordRequests: recordRequestsOption,
     ...evaluatorOptions
   } = check.object<XacmlAuthorizeOptions<R>>(options, '');
+  const recordRequests = check.oneOf(recordRequestsOption, 'recordRequests', ['denied', 'all'] as const, 'denied');
   if (xacmlPolicy !== undefined && deprecatedPolicy !== undefined) check.fail('policy', 'is the deprecated name of xacmlPolicy: give one of them, not both');
   const policy = xacmlPolicy ?? deprecatedPolicy;
   if (policy === undefined) check.fail('xacmlPolicy', 'is required');
@@ -149,6 +160,6 @@ export function authorizeSettings<R extends IncomingMessage>(options: XacmlAutho
       ? policy
       : new XacmlPolicySource({ ...evaluatorOptions, policy, ...(references === undefined ? {} : { references }) });
   const excluded = excludedHeaders(excludeHeaders === undefined ? {} : { excludeHeaders });
-  return { source, serviceType, serviceName, serviceVersion, providerType, providerName, protocol, operation, subject, onRequest, applications, obligations, excluded };
+  return { source, serviceType, serviceName, serviceVersion, providerType, providerName, protocol, operation, subject, onRequest, applications, obligations, excluded, recordRequests };
 }
 

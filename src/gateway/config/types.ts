@@ -156,6 +156,12 @@ export interface RecordingConfig {
   responseBody?: boolean;
   /** Most bytes of each body kept (the rest is counted, not kept). Default `4096`, at most `1048576`. */
   maxBodyBytes?: number;
+  /**
+   * Which authorization decisions keep the XACML request's attributes, for the configuration
+   * console's what-if: `denied` (default) those that are not a Permit, `all` every one (a draft
+   * turning a Permit into a Deny shows too; every permitted call then copies its request).
+   */
+  xacmlRequests?: 'denied' | 'all';
 }
 
 /** The backend of an API. */
@@ -303,6 +309,8 @@ export interface ResolvedApi {
     readonly responseBody: boolean;
     /** Most bytes of each body kept. */
     readonly maxBodyBytes: number;
+    /** Which decisions keep the XACML request's attributes. */
+    readonly xacmlRequests: 'denied' | 'all';
   };
 }
 

@@ -296,11 +296,13 @@ const MAX_BODY_BYTES = 1_048_576;
 
 /** Message recording of an API (spec 2.3). */
 function checkRecording(c: Checker, value: unknown, at: string): ResolvedApi['recording'] {
-  const none = { incomingHeaders: false, outgoingHeaders: false, requestBody: false, responseBody: false, maxBodyBytes: DEFAULT_MAX_BODY_BYTES };
+  const none = { incomingHeaders: false, outgoingHeaders: false, requestBody: false, responseBody: false, maxBodyBytes: DEFAULT_MAX_BODY_BYTES, xacmlRequests: 'denied' as const };
   if (value === undefined) return none;
   const r = c.object(value, at);
   if (r === undefined) return none;
-  c.known(r, at, ['incomingHeaders', 'outgoingHeaders', 'requestBody', 'responseBody', 'maxBodyBytes']);
+  c.known(r, at, ['incomingHeaders', 'outgoingHeaders', 'requestBody', 'responseBody', 'maxBodyBytes', 'xacmlRequests']);
+  const xacmlRequests = r.xacmlRequests ?? 'denied';
+  if (xacmlRequests !== 'denied' && xacmlRequests !== 'all') c.fail(join(at, 'xacmlRequests'), 'must be one of denied, all');
   const maxBodyBytes = c.positive(r, 'maxBodyBytes', at, DEFAULT_MAX_BODY_BYTES, true);
   if (maxBodyBytes > MAX_BODY_BYTES) c.fail(join(at, 'maxBodyBytes'), `must be at most ${MAX_BODY_BYTES}`);
   return {
@@ -309,6 +311,7 @@ function checkRecording(c: Checker, value: unknown, at: string): ResolvedApi['re
     requestBody: c.boolean(r, 'requestBody', at, false),
     responseBody: c.boolean(r, 'responseBody', at, false),
     maxBodyBytes,
+    xacmlRequests: xacmlRequests === 'all' ? 'all' : 'denied',
   };
 }
 
