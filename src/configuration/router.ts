@@ -159,6 +159,21 @@ export function configurationRouter(access: OperatorAccess, store: ConfigStore, 
   router.use(pageHeaders);
   router.use(operatorGate(access, (req) => (req.method === 'GET' || req.method === 'HEAD' ? 'viewer' : req.path === '/policies/check' ? 'viewer' : 'admin')));
 
+  const kit = routeKit(access, store);
+  readingRoutes(router, kit, store, target);
+  changeRoutes(router, kit, store);
+  policyRoutes(router, kit, access, store, target);
+  return router;
+}
+
+/** How the routes answer: a read, a failure, a change (validated, saved as a version, audited). */
+interface RouteKit {
+  read(handler: (req: Request) => Promise<unknown>): (req: Request, res: Response) => void;
+  fail(res: Response, err: unknown): void;
+  change(action: string, build: (latest: ConfigSnapshot, body: Record<string, unknown>, req: Request) => Built | Promise<Built>, status?: number): (req: Request, res: Response) => void;
+}
+
+function routeKit(access: OperatorAccess, store: ConfigStore): RouteKit {
   const read = (handler: (req: Request) => Promise<unknown>) => (req: Request, res: Response) => {
     handler(req).then(
       (body) => res.status(200).json(body),
@@ -219,6 +234,11 @@ export function configurationRouter(access: OperatorAccess, store: ConfigStore, 
         });
     };
 
+  return { read, fail, change };
+}
+
+/** The reading routes: the configuration, its versions and diffs, a policy, each node's state. */
+function readingRoutes(router: Router, { read }: RouteKit, store: ConfigStore, target: ConfigurationTarget): void {
   // ---- reading -------------------------------------------------------------------------------
 
   router.get(
@@ -289,6 +309,10 @@ export function configurationRouter(access: OperatorAccess, store: ConfigStore, 
     }),
   );
 
+}
+
+/** The changes of the document: the whole, APIs, operations (OpenAPI import too), token policies, a rollback. */
+function changeRoutes(router: Router, { change, fail }: RouteKit, store: ConfigStore): void {
   // ---- changes -------------------------------------------------------------------------------
 
   router.put(
@@ -431,6 +455,20 @@ export function configurationRouter(access: OperatorAccess, store: ConfigStore, 
       return { proposal: { document }, target: `token policy ${name}` };
     }),
   );
+  router.post(
+    '/versions/:n/rollback',
+    change('rollback', async (_latest, _body, req) => {
+      const n = Number(req.params['n']);
+      const snapshot = await store.get(n);
+      if (snapshot === undefined) throw new RequestError(404, `no version ${String(req.params['n'])}`);
+      // The whole version comes back, document and policies, as a new version.
+      return { proposal: { document: structuredClone(snapshot.document), policies: { ...snapshot.policies } }, target: `version ${n}`, comment: `rollback to version ${n}` };
+    }),
+  );
+}
+
+/** The XACML policy of an API: upload, what-if of a draft, check of a draft. */
+function policyRoutes(router: Router, { change, fail }: RouteKit, access: OperatorAccess, store: ConfigStore, target: ConfigurationTarget): void {
   router.put(
     '/apis/:provider/:name/:version/policy',
     change('policy.upload', (latest, body, req) => {
@@ -499,15 +537,4 @@ export function configurationRouter(access: OperatorAccess, store: ConfigStore, 
       })
       .catch((err: unknown) => fail(res, err));
   });
-  router.post(
-    '/versions/:n/rollback',
-    change('rollback', async (_latest, _body, req) => {
-      const n = Number(req.params['n']);
-      const snapshot = await store.get(n);
-      if (snapshot === undefined) throw new RequestError(404, `no version ${String(req.params['n'])}`);
-      // The whole version comes back, document and policies, as a new version.
-      return { proposal: { document: structuredClone(snapshot.document), policies: { ...snapshot.policies } }, target: `version ${n}`, comment: `rollback to version ${n}` };
-    }),
-  );
-  return router;
 }
