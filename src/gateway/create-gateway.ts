@@ -7,7 +7,6 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Router, type NextFunction, type Request, type Response } from 'express';
 import { messagesEn } from '../errors.js';
 import { logger } from '../log.js';
-import { optionChecks } from '../options.js';
 import { problemJsonErrorHandler } from '../problem/handler.js';
 import { monitoringConsole } from '../record/console/router.js';
 import { recordTransaction } from '../record/record-transaction.js';
@@ -25,8 +24,7 @@ import { operatorsRouter } from '../operators/router.js';
 import { configDigest } from '../configuration/digest.js';
 import { configurationRouter } from '../configuration/router.js';
 import { configurationPage } from '../configuration/page.js';
-import { FileConfigStore, isConfigStore, type ConfigStore } from '../configuration/store.js';
-import { fileURLToPath } from 'node:url';
+import type { ConfigStore } from '../configuration/store.js';
 
 const log = logger('gateway');
 
@@ -133,7 +131,7 @@ export interface Gateway {
  */
 export function createGateway(options: CreateGatewayOptions): Gateway {
   const settings = gatewaySettings(options);
-  const { source, basePath, configCacheTtlSeconds, targetRules, server, messages, store, nodeId, redisKeyPrefix, ownDispatcher } = settings;
+  const { source, basePath, configCacheTtlSeconds, targetRules, server, messages, store, nodeId, redisKeyPrefix, ownDispatcher, configStore } = settings;
   const tracing = new GatewayTracing();
   let metrics: GatewayMetricsRecorder | undefined;
   // Every answer of the request path goes through the relay or the error handler (sendProblem),
@@ -292,16 +290,6 @@ export function createGateway(options: CreateGatewayOptions): Gateway {
     },
   };
 
-  const given = options.configStore;
-  if (given !== undefined && given !== false && !isConfigStore(given)) {
-    optionChecks('createGateway').fail('configStore', 'must be a ConfigStore (current, list, get, save) or false');
-  }
-  // A store given as the configuration (PostgresConfigSource) is also where the console saves.
-  const configStore: ConfigStore | undefined =
-    options.configStore === false
-      ? undefined
-      : (options.configStore ??
-        (isConfigStore(source) ? source : typeof source === 'string' ? new FileConfigStore(source) : source instanceof URL ? new FileConfigStore(fileURLToPath(source)) : undefined));
   mountAdmin(gateway, options, { basePath, server, messages, ready: () => latest !== undefined, metricsAuth: metrics?.auth, access, configStore });
   // One router layer: the handler decides which requests are the gateway's (Express's own mount
   // matching ignores case) and passes the others on.

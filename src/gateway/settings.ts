@@ -16,7 +16,8 @@ import { defaultNodeId, NODE_ID, NODE_ID_RULE } from '../cluster/node-id.js';
 import type { RedisClientLike } from '../cluster/redis.js';
 import type { AdminAuthOptions } from './admin.js';
 import type { OperatorsOptions } from '../operators/access.js';
-import type { ConfigStore } from '../configuration/store.js';
+import { FileConfigStore, isConfigStore, type ConfigStore } from '../configuration/store.js';
+import { fileURLToPath } from 'node:url';
 import type { CompileSettings } from './compile.js';
 import type { GatewayMetricsOptions } from '../observability/metrics.js';
 import type { ConfigSource } from './config/load.js';
@@ -166,6 +167,8 @@ export interface GatewaySettings {
   readonly metrics: Required<GatewayMetricsOptions> | undefined;
   /** The gateway created the backends' dispatcher (and closes it). */
   readonly ownDispatcher: boolean;
+  /** Where the configuration console saves; `undefined` with `configStore: false` or a configuration it cannot write. */
+  readonly configStore: ConfigStore | undefined;
 }
 
 /** Checks the options of {@link createGateway}, throwing `InvalidOptionError` that names the option. */
@@ -221,5 +224,12 @@ export function gatewaySettings(options: CreateGatewayOptions): GatewaySettings 
       }),
   };
   const ownDispatcher = relayOptions.dispatcher === undefined;
-  return { source, basePath, configCacheTtlSeconds, targetRules, server, messages, store, nodeId, redisKeyPrefix, compileSettings, ownDispatcher, metrics };
+  const given = options.configStore;
+  if (given !== undefined && given !== false && !isConfigStore(given)) check.fail('configStore', 'must be a ConfigStore (current, list, get, save) or false');
+  // A store given as the configuration (PostgresConfigSource) is also where the console saves.
+  const configStore: ConfigStore | undefined =
+    given === false
+      ? undefined
+      : (given ?? (isConfigStore(source) ? source : typeof source === 'string' ? new FileConfigStore(source) : source instanceof URL ? new FileConfigStore(fileURLToPath(source)) : undefined));
+  return { source, basePath, configCacheTtlSeconds, targetRules, server, messages, store, nodeId, redisKeyPrefix, compileSettings, ownDispatcher, metrics, configStore };
 }
