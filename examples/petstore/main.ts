@@ -75,6 +75,8 @@ async function main(): Promise<void> {
     `  petstore backend       ${backend.url}`,
     `  gateway                ${api}/pet/10`,
     `  monitoring console     ${gateway.adminUrl}/gateway/console/   (user admin, password ${gateway.adminPassword})`,
+    `  configuration console  ${gateway.adminUrl}/gateway/configuration/   (the same user; also ResetAllCaches)`,
+    `  metrics                ${gateway.adminUrl}/gateway/metrics   (the same user)`,
     `  ResetAllCaches         curl -u '${admin}' -H 'X-Gateway-Console: 1' -X POST ${gateway.adminUrl}/gateway/admin/reset-caches`,
     '',
   ];
