@@ -6,13 +6,11 @@
  */
 import { randomBytes } from 'node:crypto';
 import { expect } from 'chai';
-import pg from 'pg';
-import { createClient } from 'redis';
 import { startDemoAuthServer, type DemoAuthServer } from '../../examples/petstore/auth-server.js';
 import type { GatewayConfig } from '../../src/index.js';
 import { withClient3 } from '../configuration/helpers.js';
 import { echoBackend, editJson, exampleCopy } from '../gateway/helpers.js';
-import { freePort, serve, stop, type Served } from './support.js';
+import { dropSharedState, freePort, serve, stop, type Served } from './support.js';
 
 const PASSWORD = 'config-postgres-admin';
 const adminHeaders = { authorization: `Basic ${Buffer.from(`admin:${PASSWORD}`).toString('base64')}`, 'x-gateway-console': '1' };
@@ -97,14 +95,7 @@ describe('serve --config-source postgres: one configuration for every instance',
 
   after(async () => {
     await Promise.all(instances.map((instance) => stop(instance.served)));
-    const client = new pg.Client({ connectionString: DATABASE });
-    await client.connect();
-    await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
-    await client.end();
-    const redis = createClient({ url: 'redis://127.0.0.1:6379' });
-    await redis.connect();
-    for await (const keys of redis.scanIterator({ MATCH: `${keyPrefix}*`, COUNT: 500 })) if (keys.length > 0) await redis.del(keys);
-    await redis.close();
+    await dropSharedState(schema, keyPrefix);
     await Promise.all([as?.stop(), echo?.stop(), copy?.remove()]);
   });
 

@@ -9,12 +9,11 @@ import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { expect } from 'chai';
 import pg from 'pg';
-import { createClient } from 'redis';
 import { startDemoAuthServer, type DemoAuthServer } from '../../examples/petstore/auth-server.js';
 import type { GatewayConfig, TransactionRecord } from '../../src/index.js';
 import { echoBackend, editJson, exampleCopy } from '../gateway/helpers.js';
 import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.js';
-import { freePort, serve, stop, type Served } from './support.js';
+import { dropSharedState, freePort, serve, stop, type Served } from './support.js';
 
 const PASSWORD = 'instances-admin';
 const basic = `Basic ${Buffer.from(`admin:${PASSWORD}`).toString('base64')}`;
@@ -80,14 +79,7 @@ describe('several instances behave as one (Redis and PostgreSQL)', function () {
 
   after(async () => {
     await Promise.all(instances.map((instance) => stop(instance.served)));
-    const client = new pg.Client({ connectionString: 'postgres://postgres@127.0.0.1:5432/test' });
-    await client.connect();
-    await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
-    await client.end();
-    const redis = createClient({ url: 'redis://127.0.0.1:6379' });
-    await redis.connect();
-    for await (const keys of redis.scanIterator({ MATCH: `${keyPrefix}*`, COUNT: 500 })) if (keys.length > 0) await redis.del(keys);
-    await redis.close();
+    await dropSharedState(schema, keyPrefix);
     await Promise.all([redisProxy?.close(), pgProxy?.close(), as?.stop(), echo?.stop(), copy?.remove()]);
   });
 

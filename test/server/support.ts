@@ -5,6 +5,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer, type AddressInfo } from 'node:net';
 import path from 'node:path';
+import pg from 'pg';
+import { createClient } from 'redis';
 import { repoRoot } from '../gateway/helpers.js';
 
 export const cli = path.join(repoRoot, 'dist', 'server', 'cli.js');
@@ -56,3 +58,15 @@ export async function stop(served: Served | undefined): Promise<void> {
   await served.exited();
 }
 
+
+/** Removes what the instances left on the machine's PostgreSQL (their schema) and Redis (their key prefix). */
+export async function dropSharedState(schema: string, keyPrefix: string): Promise<void> {
+  const client = new pg.Client({ connectionString: 'postgres://postgres@127.0.0.1:5432/test' });
+  await client.connect();
+  await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+  await client.end();
+  const redis = createClient({ url: 'redis://127.0.0.1:6379' });
+  await redis.connect();
+  for await (const keys of redis.scanIterator({ MATCH: `${keyPrefix}*`, COUNT: 500 })) if (keys.length > 0) await redis.del(keys);
+  await redis.close();
+}

@@ -277,10 +277,9 @@ describe('Transaction stores answer alike (memory and PostgreSQL)', () => {
   });
 });
 
-/** Buckets and totals counted one record at a time, the plain way. */
-/** The top lists of a window, counted by hand: at most 10 per dimension, most first, ties by value. */
-function topByHand(records: TransactionRecord[], query: TransactionStatsQuery): NonNullable<TransactionStats['top']> {
-  const inWindow = records.filter(
+/** The records of a statistics query's window and filters, chosen one at a time, the plain way. */
+function inWindowByHand(records: TransactionRecord[], query: TransactionStatsQuery): TransactionRecord[] {
+  return records.filter(
     (r) =>
       r.startedAt >= query.from &&
       r.startedAt <= query.to &&
@@ -288,6 +287,11 @@ function topByHand(records: TransactionRecord[], query: TransactionStatsQuery): 
       (query.api === undefined || (r.api !== undefined && `${r.api.provider}/${r.api.name}/v${r.api.version}` === query.api)) &&
       (query.nodeId === undefined || r.nodeId === query.nodeId),
   );
+}
+
+/** The top lists of a window, counted by hand: at most 10 per dimension, most first, ties by value. */
+function topByHand(records: TransactionRecord[], query: TransactionStatsQuery): NonNullable<TransactionStats['top']> {
+  const inWindow = inWindowByHand(records, query);
   const list = (value: (r: TransactionRecord) => string | undefined) => {
     const counts = new Map<string, number>();
     for (const r of inWindow) {
@@ -308,15 +312,9 @@ function topByHand(records: TransactionRecord[], query: TransactionStatsQuery): 
   };
 }
 
+/** Buckets and totals counted one record at a time, the plain way. */
 function countByHand(records: TransactionRecord[], query: TransactionStatsQuery, bucketMs: number): TransactionStats {
-  const inWindow = records.filter(
-    (r) =>
-      r.startedAt >= query.from &&
-      r.startedAt <= query.to &&
-      (query.outcome === undefined || r.outcome.code === query.outcome) &&
-      (query.api === undefined || (r.api !== undefined && `${r.api.provider}/${r.api.name}/v${r.api.version}` === query.api)) &&
-      (query.nodeId === undefined || r.nodeId === query.nodeId),
-  );
+  const inWindow = inWindowByHand(records, query);
   const buckets: TransactionStats['buckets'] = [];
   for (let start = Math.floor(query.from / bucketMs) * bucketMs; start <= query.to; start += bucketMs) {
     const counts: Partial<Record<OutcomeCode, number>> = {};
