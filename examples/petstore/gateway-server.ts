@@ -86,6 +86,7 @@ export async function startGatewayServer(options: GatewayServerOptions): Promise
     ...(nodeId === undefined ? {} : { nodeId }),
     ...(env.REDIS_URL ? { redis: env.REDIS_URL } : {}),
     ...(env.REDIS_KEY_PREFIX ? { redisKeyPrefix: env.REDIS_KEY_PREFIX } : {}),
+    ...(env.REDIS_COMMAND_TIMEOUT_MS ? { redisCommandTimeoutMs: Number(env.REDIS_COMMAND_TIMEOUT_MS) } : {}),
     ...(store === undefined ? {} : { store }),
     // With another identity provider the file is read by a loader that swaps the token policies'
     // issuer and client; either way it is read again at each ResetAllCaches.

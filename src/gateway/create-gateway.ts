@@ -131,7 +131,7 @@ export interface Gateway {
  */
 export function createGateway(options: CreateGatewayOptions): Gateway {
   const settings = gatewaySettings(options);
-  const { source, basePath, configCacheTtlSeconds, targetRules, server, messages, store, nodeId, redisKeyPrefix, ownDispatcher, configStore } = settings;
+  const { source, basePath, configCacheTtlSeconds, targetRules, server, messages, store, nodeId, redisKeyPrefix, redisCommandTimeoutMs, ownDispatcher, configStore } = settings;
   const tracing = new GatewayTracing();
   let metrics: GatewayMetricsRecorder | undefined;
   // Every answer of the request path goes through the relay or the error handler (sendProblem),
@@ -174,6 +174,7 @@ export function createGateway(options: CreateGatewayOptions): Gateway {
       redis: options.redis,
       nodeId,
       ...(redisKeyPrefix === undefined ? {} : { keyPrefix: redisKeyPrefix }),
+      ...(redisCommandTimeoutMs === undefined ? {} : { commandTimeoutMs: redisCommandTimeoutMs }),
       onReset: () => resetLocal(),
       describe: () => {
         const state = cache.state;

@@ -93,6 +93,12 @@ export interface CreateGatewayOptions {
   /** Prefix of the gateway's Redis keys and channels, one per group of instances. Default `eag:`. */
   redisKeyPrefix?: string;
   /**
+   * Longest wait for a Redis reply, in milliseconds (with a `redis` URL or client). Past it, Redis
+   * counts as down for a second and each instance goes on with its own cache. Default `100`: a
+   * request never waits longer on Redis. Raise it for a Redis far away or a crowded host.
+   */
+  redisCommandTimeoutMs?: number;
+  /**
    * This instance's id, on every record it writes and in the node list: up to 200 letters, digits
    * and `._:@-`. Default `<host name>-<pid>`.
    */
@@ -162,6 +168,7 @@ export interface GatewaySettings {
   readonly store: TransactionStore;
   readonly nodeId: string;
   readonly redisKeyPrefix: string | undefined;
+  readonly redisCommandTimeoutMs: number | undefined;
   readonly compileSettings: Omit<CompileSettings, 'tracing' | 'metrics'>;
   /** The metrics' settings, checked; `undefined` with `metrics: false`. */
   readonly metrics: Required<GatewayMetricsOptions> | undefined;
@@ -189,6 +196,7 @@ export function gatewaySettings(options: CreateGatewayOptions): GatewaySettings 
   const nodeId = check.string(options.nodeId, 'nodeId', defaultNodeId(), NODE_ID, NODE_ID_RULE);
   if (options.redis !== undefined && typeof options.redis !== 'string' && (typeof options.redis !== 'object' || options.redis === null)) check.fail('redis', 'must be a redis:// URL or a node-redis client');
   const redisKeyPrefix = options.redisKeyPrefix === undefined ? undefined : check.string(options.redisKeyPrefix, 'redisKeyPrefix');
+  const redisCommandTimeoutMs = options.redisCommandTimeoutMs === undefined ? undefined : check.positive(options.redisCommandTimeoutMs, 'redisCommandTimeoutMs', 100, true);
   const tokenPolicyOptions = check.optionalFunction<NonNullable<CreateGatewayOptions['tokenPolicyOptions']>>(options.tokenPolicyOptions, 'tokenPolicyOptions');
   const relayOptions = check.object<NonNullable<CreateGatewayOptions['relay']>>(options.relay, 'relay', {});
   const connectTimeoutMs = check.positive(relayOptions.connectTimeoutMs, 'relay.connectTimeoutMs', 10_000);
@@ -231,5 +239,5 @@ export function gatewaySettings(options: CreateGatewayOptions): GatewaySettings 
     given === false
       ? undefined
       : (given ?? (isConfigStore(source) ? source : typeof source === 'string' ? new FileConfigStore(source) : source instanceof URL ? new FileConfigStore(fileURLToPath(source)) : undefined));
-  return { source, basePath, configCacheTtlSeconds, targetRules, server, messages, store, nodeId, redisKeyPrefix, compileSettings, ownDispatcher, metrics, configStore };
+  return { source, basePath, configCacheTtlSeconds, targetRules, server, messages, store, nodeId, redisKeyPrefix, redisCommandTimeoutMs, compileSettings, ownDispatcher, metrics, configStore };
 }

@@ -14,7 +14,7 @@ import { parseArgs } from 'node:util';
 import { createGateway } from '../gateway/create-gateway.js';
 import { ConfigError } from '../gateway/config/errors.js';
 import type { PostgresConfigSource } from '../configuration/postgres-source.js';
-import { instanceSettings, postgresConfigSource } from './environment.js';
+import { EnvironmentError, instanceSettings, postgresConfigSource } from './environment.js';
 import { exposeMetricsText } from '../observability/metrics.js';
 import { serveGateway } from './serve.js';
 import { answerWorkerMetrics, workerMetricsText } from './worker-metrics.js';
@@ -58,6 +58,8 @@ Environment:
   REDIS_URL               Redis shared by the instances: token results shared, ResetAllCaches
                           reaching every instance, the live instances in GET /gateway/admin/status
   REDIS_KEY_PREFIX        prefix of the gateway's Redis keys, one per group of instances (default eag:)
+  REDIS_COMMAND_TIMEOUT_MS
+                          longest wait for a Redis reply, ms, before going on without Redis (default 100)
   DATABASE_URL            PostgreSQL for the transaction records (table created and migrated at start),
                           and for the configuration with --config-source postgres
   DATABASE_SCHEMA         schema of the records and configuration tables (default public)
@@ -259,6 +261,10 @@ async function main(argv: string[]): Promise<void> {
     if (err instanceof ConfigError) {
       const issues = err.issues.map((issue) => `  ${issue.path === '' ? '(document)' : issue.path}: ${issue.message}`).join('\n');
       process.stderr.write(`express-access-gateway: invalid configuration ${err.source ?? settings.configFile ?? ''}:\n${issues}\n`);
+      process.exit(2);
+    }
+    if (err instanceof EnvironmentError) {
+      process.stderr.write(`express-access-gateway: ${err.message}\n`);
       process.exit(2);
     }
     process.stderr.write(`express-access-gateway: cannot start: ${err instanceof Error ? err.message : String(err)}\n`);

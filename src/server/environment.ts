@@ -1,6 +1,7 @@
 /**
  * The settings `express-access-gateway serve` (and the example) take from the environment to run
- * as one of several instances: `GATEWAY_NODE_ID`, `REDIS_URL` (with `REDIS_KEY_PREFIX`) and
+ * as one of several instances: `GATEWAY_NODE_ID`, `REDIS_URL` (with `REDIS_KEY_PREFIX` and
+ * `REDIS_COMMAND_TIMEOUT_MS`) and
  * `DATABASE_URL` (with `DATABASE_SCHEMA`), which also holds the configuration with
  * `--config-source postgres`. Without them the gateway needs no service at all.
  *
@@ -13,11 +14,25 @@ import { PostgresTransactionStore } from '../record/postgres/store.js';
 
 /** What the environment adds to `createGateway`'s options, and the store to close at the end. */
 export interface InstanceSettings {
-  readonly options: Pick<CreateGatewayOptions, 'nodeId' | 'redis' | 'redisKeyPrefix' | 'store'>;
+  readonly options: Pick<CreateGatewayOptions, 'nodeId' | 'redis' | 'redisKeyPrefix' | 'redisCommandTimeoutMs' | 'store'>;
   /** The PostgreSQL store, when `DATABASE_URL` is set: flushed and closed after the gateway. */
   readonly store: PostgresTransactionStore | undefined;
   /** One line saying what is shared, for the start-up banner (no credentials in it). */
   readonly summary: string;
+}
+
+/** A variable of the environment that cannot be used: bad usage (the command exits 2). */
+export class EnvironmentError extends Error {
+  override readonly name = 'EnvironmentError';
+}
+
+/** A whole number of milliseconds from 1 to 60000, or `undefined` when the variable is unset. */
+function milliseconds(env: NodeJS.ProcessEnv, name: string): number | undefined {
+  const value = set(env, name);
+  if (value === undefined) return undefined;
+  const ms = /^[0-9]{1,5}$/.test(value) ? Number(value) : Number.NaN;
+  if (!(ms >= 1 && ms <= 60_000)) throw new EnvironmentError(`${name} must be a whole number of milliseconds from 1 to 60000, got ${JSON.stringify(value.slice(0, 40))}`);
+  return ms;
 }
 
 function set(env: NodeJS.ProcessEnv, name: string): string | undefined {
@@ -36,8 +51,11 @@ function where(url: string): string {
 }
 
 /**
- * Reads the environment (`worker`: the number of a `--workers` process). With `DATABASE_URL` the PostgreSQL store is created and its table
- * migrated now, so that an unreachable database or a refused login stops the start.
+ * Reads the environment (`worker`: the number of a `--workers` process). With `DATABASE_URL` the
+ * PostgreSQL store is created and its table migrated now, so that an unreachable database or a
+ * refused login stops the start.
+ *
+ * @throws EnvironmentError when a variable holds a value that cannot be used.
  */
 export async function instanceSettings(env: NodeJS.ProcessEnv = process.env, worker?: number): Promise<InstanceSettings> {
   const given = set(env, 'GATEWAY_NODE_ID');
@@ -45,6 +63,7 @@ export async function instanceSettings(env: NodeJS.ProcessEnv = process.env, wor
   const nodeId = given === undefined ? defaultNodeId() : worker === undefined ? given : `${given}-w${worker}`;
   const redis = set(env, 'REDIS_URL');
   const redisKeyPrefix = set(env, 'REDIS_KEY_PREFIX');
+  const redisCommandTimeoutMs = milliseconds(env, 'REDIS_COMMAND_TIMEOUT_MS');
   const databaseUrl = set(env, 'DATABASE_URL');
   const schema = set(env, 'DATABASE_SCHEMA');
   const store =
@@ -57,6 +76,7 @@ export async function instanceSettings(env: NodeJS.ProcessEnv = process.env, wor
       nodeId,
       ...(redis === undefined ? {} : { redis }),
       ...(redisKeyPrefix === undefined ? {} : { redisKeyPrefix }),
+      ...(redisCommandTimeoutMs === undefined ? {} : { redisCommandTimeoutMs }),
       ...(store === undefined ? {} : { store }),
     },
     store,

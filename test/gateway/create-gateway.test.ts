@@ -63,6 +63,7 @@ describe(`createGateway (${how})`, () => {
     expect(() => createGateway({ config: openConfig(backend.url), relay: { connections: -1 } })).to.throw(TypeError, /options\.relay\.connections/);
     // Rejected at start-up rather than by Node's setHeader on the first relayed answer.
     expect(() => createGateway({ config: openConfig(backend.url), server: 'Gateway\u0000' })).to.throw(TypeError, /options\.server/);
+    expect(() => createGateway({ config: openConfig(backend.url), redis: 'redis://127.0.0.1:6379', redisCommandTimeoutMs: 0 })).to.throw(TypeError, /options\.redisCommandTimeoutMs/);
     expect(() => createGateway({ config: openConfig(backend.url), server: '' })).to.throw(TypeError, /options\.server/);
   });
 

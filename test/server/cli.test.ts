@@ -44,6 +44,9 @@ describe('express-access-gateway serve', function () {
     const usage = serve(['serve', '--port', '0']);
     expect(await usage.exited()).to.equal(2);
     expect(usage.output()).to.include('--config <file> is required');
+    const environment = serve(['serve', '--config', copy.configFile, '--port', '0', '--admin-port', '0'], { REDIS_COMMAND_TIMEOUT_MS: '1e3' });
+    expect(await environment.exited()).to.equal(2);
+    expect(environment.output()).to.include('REDIS_COMMAND_TIMEOUT_MS must be a whole number of milliseconds from 1 to 60000, got "1e3"');
   });
 
   it('serves the scenario, with admin, console and health on their own port, and stops on SIGTERM with exit 0', async () => {

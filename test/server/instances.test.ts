@@ -59,8 +59,14 @@ describe('several instances behave as one (Redis and PostgreSQL)', function () {
       GATEWAY_NODE_ID: id,
       REDIS_URL: `redis://127.0.0.1:${redisProxy.port}`,
       REDIS_KEY_PREFIX: keyPrefix,
+      // Redis on loopback answers in well under a millisecond; on a crowded test machine a starved
+      // process may read the reply after the default 100 ms, and would rightly go on without Redis,
+      // which is not what these tests look at (Redis cut by the proxy fails at once, not by timeout).
+      REDIS_COMMAND_TIMEOUT_MS: '2000',
       DATABASE_URL: `postgres://postgres@127.0.0.1:${pgProxy.port}/test`,
       DATABASE_SCHEMA: schema,
+      // Shown only when a test fails (see afterEach): what each instance saw of Redis and PostgreSQL.
+      DEBUG: 'express-access-gateway:*',
     });
     await served.waitFor(/serving APIs at/);
     return { id, api: `http://127.0.0.1:${port}`, admin: `http://127.0.0.1:${adminPort}`, served };
@@ -81,6 +87,11 @@ describe('several instances behave as one (Redis and PostgreSQL)', function () {
     await Promise.all(instances.map((instance) => stop(instance.served)));
     await dropSharedState(schema, keyPrefix);
     await Promise.all([redisProxy?.close(), pgProxy?.close(), as?.stop(), echo?.stop(), copy?.remove()]);
+  });
+
+  afterEach(function () {
+    if (this.currentTest?.state !== 'failed') return;
+    for (const instance of instances) process.stderr.write(`--- instance ${instance.id}, last output:\n${instance.served.output().slice(-4000)}\n`);
   });
 
   const [a, b, c] = [() => instances[0]!, () => instances[1]!, () => instances[2]!];
