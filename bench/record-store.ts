@@ -2,7 +2,7 @@
  * Record store benchmark (standalone: `npx tsx bench/record-store.ts`, after `npm run build`).
  *
  * The sustained rate at which `PostgresTransactionStore` takes records into the database: records
- * shaped as the gateway saves them (token claims, diagnostics, outgoing headers) are saved at a
+ * shaped as the example gateway saves them (token claims, decision, diagnostics, outgoing headers; ~2 KB) are saved at a
  * steady pace for BENCH_STORE_SECONDS (default 10) in slices of one event-loop turn, holding back
  * while 20,000 wait in the queue, and the rate is what `counters.saved` reached, per second, once
  * the store was flushed; nothing may be dropped or spilled. The same saves into
@@ -18,29 +18,59 @@ const SECONDS = Number(process.env.BENCH_STORE_SECONDS ?? 10);
 const databaseUrl = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const schema = `gateway_bench_store_${process.pid}`;
 
+/** A record as the example gateway writes for GET /pet/10 (its forwarding and recording settings): about 2 KB of JSON. */
 function record(): TransactionRecord {
   const now = Date.now();
+  const id = randomUUID();
+  const iat = Math.floor(now / 1000);
   return {
-    id: randomUUID(),
+    id,
     messageId: randomUUID(),
     startedAt: now - 3,
     endedAt: now,
     durationMs: 3,
-    api: { provider: 'Ente', name: 'PetStore', version: 1 },
-    operation: 'getPetById',
     method: 'GET',
     url: '/gateway/Ente/PetStore/v1/pet/10',
-    clientAddress: '127.0.0.1',
     status: 200,
     outcome: { code: 'OK', label: outcomeLabels.OK.it, en: outcomeLabels.OK.en },
     aborted: false,
     sender: { subject: 'client1', clientId: 'client1', issuer: 'http://127.0.0.1:9000' },
-    tokenInfo: { method: 'header', policy: 'DemoIdP', introspection: { active: true, sub: 'client1', client_id: 'client1', scope: 'read write', exp: Math.floor(now / 1000) + 3600 } },
     diagnostics: [
-      { time: now - 2, level: 'info', code: 'TOKEN_VALID', message: 'token valid (cache)' },
-      { time: now - 1, level: 'info', code: 'XACML_DECISION', message: 'Permit' },
+      { time: now - 3, level: 'info', code: 'TOKEN_RECEIVED', message: 'bearer token received (header)' },
+      { time: now - 2, level: 'info', code: 'TOKEN_VALID', message: 'token validated by policy DemoIdP (cached)' },
+      { time: now - 1, level: 'info', code: 'XACML_DECISION', message: 'result-1 PERMIT code:urn:oasis:names:tc:xacml:1.0:status:ok' },
     ],
-    outgoing: { headers: { 'Gateway-Token-Subject': 'client1', 'Gateway-Token-ClientId': 'client1', 'Gateway-Transaction-ID': randomUUID() } },
+    clientAddress: '::ffff:127.0.0.1',
+    nodeId: 'gw-1',
+    api: { provider: 'Ente', name: 'PetStore', version: 1 },
+    operation: 'getPetById',
+    tokenInfo: {
+      method: 'header',
+      policy: 'DemoIdP',
+      introspection: { active: true, azp: 'client1', sub: 'client1', client_id: 'client1', exp: iat + 3600, iat, iss: 'http://127.0.0.1:9000', aud: 'petstore-api', token_type: 'Bearer' },
+    },
+    authorization: { decision: 'Permit', statusCode: 'urn:oasis:names:tc:xacml:1.0:status:ok', text: 'result-1 PERMIT code:urn:oasis:names:tc:xacml:1.0:status:ok' },
+    outgoing: {
+      headers: {
+        host: '127.0.0.1:9001',
+        accept: '*/*',
+        'accept-language': '*',
+        'user-agent': 'node',
+        'accept-encoding': 'gzip, deflate',
+        'Gateway-Token-Subject': 'client1',
+        'Gateway-Token-Issuer': 'http://127.0.0.1:9000',
+        'Gateway-Token-ClientId': 'client1',
+        'Gateway-Token-Audience': 'petstore-api',
+        'Gateway-Token-Expire': new Date((iat + 3600) * 1000).toISOString(),
+        'Gateway-Token-IssuedAt': new Date(iat * 1000).toISOString(),
+        'Gateway-Token-ProcessTime': '0.184',
+        'Gateway-Transaction-ID': id,
+        'x-forwarded-for': '::ffff:127.0.0.1',
+        'x-forwarded-host': '127.0.0.1:8080',
+        'x-forwarded-proto': 'http',
+        forwarded: 'for="[::ffff:127.0.0.1]";host="127.0.0.1:8080";proto=http',
+      },
+    },
   };
 }
 

@@ -14,7 +14,7 @@ import { proposalIssues } from './proposal.js';
 import { postgresConnection } from '../postgres/connection.js';
 import { isSchemaMissing, withTimeout } from '../postgres/failure.js';
 import { createOwnPool, type PgClientLike, type PgPoolLike } from '../postgres/pool.js';
-import { LOCK_CLASS, lockKey, runMigrations, tableNames, type Migration, type TableNames } from '../postgres/schema.js';
+import { creationSql, LOCK_CLASS, lockKey, runMigrations, tableNames, type Migration, type TableNames } from '../postgres/schema.js';
 import {
   POLICY_PATH,
   VersionConflictError,
@@ -75,6 +75,12 @@ const MIGRATIONS: readonly Migration[] = [
     ],
   },
 ];
+
+/** The SQL that creates the configuration table by hand, as the source would (docs/deployment.md).  @internal */
+export function configurationTableSql(names: TableNames): string {
+  return creationSql(names, MIGRATIONS);
+}
+
 const META_COLUMNS = 'version, author, saved_at, comment, digest, content';
 
 function metaOf(row: Record<string, unknown>): ConfigVersion {

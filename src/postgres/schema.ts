@@ -85,9 +85,7 @@ export async function runMigrations(pool: PgPoolLike, names: TableNames, migrati
       // Only when missing: CREATE SCHEMA needs a privilege on the database that the store's user may lack.
       const schema = await client.query('SELECT 1 FROM pg_namespace WHERE nspname = $1', [names.bareSchema]);
       if (schema.rows.length === 0) await client.query(`CREATE SCHEMA IF NOT EXISTS ${names.schema}`);
-      await client.query(
-        `CREATE TABLE IF NOT EXISTS ${names.versions} (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`,
-      );
+      await client.query(versionTableSql(names));
       const from = await currentVersion(client, names);
       const applied: number[] = [];
       for (const migration of migrations) {
@@ -108,6 +106,26 @@ export async function runMigrations(pool: PgPoolLike, names: TableNames, migrati
   } finally {
     client.release(broken);
   }
+}
+
+/** The table of the versions applied. */
+function versionTableSql(names: TableNames): string {
+  return `CREATE TABLE IF NOT EXISTS ${names.versions} (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`;
+}
+
+/**
+ * The SQL that creates the table by hand as {@link runMigrations} would on an empty schema: the
+ * version table, every migration's statements, and the versions recorded (for a DBA who creates it
+ * rather than granting `CREATE` to the store's user; docs/deployment.md shows it).
+ */
+export function creationSql(names: TableNames, migrations: readonly Migration[]): string {
+  return [
+    versionTableSql(names),
+    ...migrations.flatMap((m) => m.statements(names)),
+    `INSERT INTO ${names.versions} (version) VALUES ${migrations.map((m) => `(${m.version})`).join(', ')}`,
+  ]
+    .map((statement) => `${statement};`)
+    .join('\n');
 }
 
 /** The latest version applied, 0 when the version table does not exist yet. */

@@ -60,11 +60,17 @@ describe('PostgresTransactionStore: options and table', () => {
     const stores = await Promise.all([1, 2, 3].map(() => PostgresTransactionStore.create(options())));
     try {
       const versions = await admin.query(`SELECT version FROM "${schema}".gateway_transactions_schema_version`);
-      expect(versions.rows).to.deep.equal([{ version: 1 }, { version: 2 }]);
+      expect(versions.rows).to.deep.equal([{ version: 1 }, { version: 2 }, { version: 3 }]);
       const again = await PostgresTransactionStore.create(options());
       await again.ready();
       await again.close();
-      expect((await admin.query(`SELECT count(*)::int AS n FROM "${schema}".gateway_transactions_schema_version`)).rows[0].n).to.equal(2);
+      expect((await admin.query(`SELECT count(*)::int AS n FROM "${schema}".gateway_transactions_schema_version`)).rows[0].n).to.equal(3);
+      // Version 3: the record compressed with lz4 where the server has it, pglz (the default) where not.
+      const lz4 = (await admin.query(`SELECT 1 FROM pg_settings WHERE name = 'default_toast_compression' AND 'lz4' = ANY (enumvals)`)).rows.length === 1;
+      const compression = await admin.query(
+        `SELECT attcompression::text AS c FROM pg_attribute WHERE attrelid = '"${schema}".gateway_transactions'::regclass AND attname = 'record'`,
+      );
+      expect(compression.rows[0].c).to.equal(lz4 ? 'l' : '');
 
       const columns = await admin.query(
         `SELECT column_name, data_type FROM information_schema.columns WHERE table_schema = $1 AND table_name = 'gateway_transactions' ORDER BY ordinal_position`,
