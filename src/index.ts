@@ -201,4 +201,4 @@ export { FileConfigStore, PostgresConfigSource, VersionConflictError } from './c
 export type { ConfigProposal, ConfigSnapshot, ConfigStore, ConfigVersion, DiffLine, PostgresConfigSourceOptions, ProposalIssue, SecretState } from './configuration/index.js';
 export type { WhatIfChange, WhatIfDecision, WhatIfReport, WhatIfSkipped, WhatIfSkipReason } from './configuration/index.js';
 export { MemoryAuditLog, hashPassword } from './operators/index.js';
-export type { AuditEntry, AuditInput, AuditLog, AuditResult, MemoryAuditLogOptions, OperatorRole, OperatorUser, OperatorsOptions, SessionOptions, UsersDocument } from './operators/index.js';
+export type { AuditEntry, AuditInput, AuditLog, AuditResult, MemoryAuditLogOptions, OperatorRole, OperatorUser, OperatorsOptions, SessionOptions, SessionRevocations, UsersDocument } from './operators/index.js';

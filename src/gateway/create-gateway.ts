@@ -20,6 +20,7 @@ import { compileRuntime, type Runtime } from './compile.js';
 import { ConfigCache } from './config/cache.js';
 import { createRequestPath } from './request-path.js';
 import { OperatorAccess } from '../operators/access.js';
+import { redisSignOuts } from '../cluster/sign-outs.js';
 import { operatorsRouter } from '../operators/router.js';
 import { configDigest } from '../configuration/digest.js';
 import { configurationRouter } from '../configuration/router.js';
@@ -170,7 +171,8 @@ export function createGateway(options: CreateGatewayOptions): Gateway {
   let clusterReady: Promise<GatewayCluster> | undefined;
   const cluster = (): Promise<GatewayCluster> | undefined => {
     if (options.redis === undefined) return undefined;
-    clusterReady ??= createGatewayCluster({
+    if (clusterReady !== undefined) return clusterReady;
+    clusterReady = createGatewayCluster({
       redis: options.redis,
       nodeId,
       ...(redisKeyPrefix === undefined ? {} : { keyPrefix: redisKeyPrefix }),
@@ -187,6 +189,8 @@ export function createGateway(options: CreateGatewayOptions): Gateway {
         };
       },
     });
+    // Signed sessions are shared by the instances given one secret: so are their sign-outs.
+    if (access !== undefined) void clusterReady.then((joined) => access.sessions.share(redisSignOuts(joined.redis)), () => undefined);
     return clusterReady;
   };
   const cache = new ConfigCache<Runtime>({

@@ -74,6 +74,11 @@ export class OperatorAccess {
     const secureCookie = sessions.secureCookie ?? 'auto';
     if (secureCookie !== 'auto' && typeof secureCookie !== 'boolean') check.fail('operators.sessions.secureCookie', 'must be true, false or "auto"');
     if (sessions.secret !== undefined && (typeof sessions.secret !== 'string' || sessions.secret.length < 32)) check.fail('operators.sessions.secret', 'must be a string of at least 32 characters');
+    const revocations = sessions.revocations;
+    if (revocations !== undefined && (revocations === null || typeof revocations !== 'object' || typeof revocations.publish !== 'function' || typeof revocations.subscribe !== 'function')) {
+      check.fail('operators.sessions.revocations', 'must have publish(id, until) and subscribe(listener)');
+    }
+    if (revocations !== undefined && sessions.secret === undefined) check.fail('operators.sessions.revocations', 'needs operators.sessions.secret (only signed sessions are shared)');
     if (options.usersFile !== undefined) check.string(options.usersFile, 'operators.usersFile');
     if (options.users !== undefined && !Array.isArray(options.users)) check.fail('operators.users', 'must be an array of { username, role, passwordHash }');
     this.users = new UserDirectory({
@@ -93,6 +98,7 @@ export class OperatorAccess {
       cookiePath,
       (username) => directory.identityOf(username),
     );
+    if (revocations !== undefined) this.sessions.share(revocations);
     const audit = options.audit;
     if (audit !== undefined && (audit === null || typeof audit !== 'object' || typeof audit.append !== 'function' || typeof audit.list !== 'function')) {
       check.fail('operators.audit', 'must implement AuditLog (append, list)');

@@ -9,5 +9,5 @@ export type { AuditEntry, AuditInput, AuditLog, AuditResult, MemoryAuditLogOptio
 export type { OperatorsOptions } from './access.js';
 export { hashPassword } from './passwords.js';
 export type { OperatorRole } from './roles.js';
-export type { SessionOptions } from './sessions.js';
+export type { SessionOptions, SessionRevocations } from './sessions.js';
 export type { OperatorUser, UsersDocument } from './users.js';

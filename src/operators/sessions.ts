@@ -30,12 +30,33 @@ export interface SessionOptions {
   /**
    * Sign sessions with this secret (at least 32 characters) instead of keeping them in memory:
    * every instance given the same secret accepts them (`serve --workers` gives its workers one).
-   * A signed session ends `maxHours` after the sign-in or at its sign-out (on the instance that
-   * signs it out, and in the browser); `idleMinutes` does not apply. Default: none (sessions live
-   * in the memory of the instance that opened them).
+   * A signed session ends `maxHours` after the sign-in or at its sign-out (on every instance that
+   * hears of it through `revocations`, and in the browser); `idleMinutes` does not apply. Default:
+   * none (sessions live in the memory of the instance that opened them).
    */
   secret?: string;
+  /**
+   * With `secret`: how the instances tell each other of a sign-out, so that a signed-out cookie is
+   * refused by all of them, not only by the one that signed it out. `serve --workers` relays them
+   * between its workers; `createGateway` with `redis` publishes them on Redis. Default: none.
+   */
+  revocations?: SessionRevocations;
 }
+
+/**
+ * A channel between the instances that sign sessions with one secret: each sign-out is published,
+ * and every instance remembers the session as ended until it would have expired anyway. A message
+ * can only end a session, never open one.
+ */
+export interface SessionRevocations {
+  /** Tells the other instances that the session `id` ended; `until`: epoch ms of its own expiry. */
+  publish(id: string, until: number): void;
+  /** Calls `listener` with each sign-out another instance published. */
+  subscribe(listener: (id: string, until: number) => void): void;
+}
+
+/** The id of a signed session (its nonce): what revocations carry. */
+const SESSION_ID = /^[A-Za-z0-9_-]{22}$/;
 
 /** One signed-in operator. */
 export interface Session extends OperatorIdentity {
@@ -65,14 +86,15 @@ export class SessionStore {
   readonly #path: string;
   readonly #secret: string | undefined;
   readonly #lookup: (username: string) => OperatorIdentity | undefined;
-  /** Signed sessions signed out here: nonce → until when to remember it. */
+  /** Signed sessions signed out, here or on another instance: nonce → until when to remember it. */
   readonly #revoked = new Map<string, number>();
+  readonly #channels: SessionRevocations[] = [];
 
   /**
    * @param cookiePath - the cookie's `Path` (the admin listener's base path).
    * @param lookup - the user of a signed session now (its role may have changed; gone: no session).
    */
-  constructor(options: Required<Omit<SessionOptions, 'secret'>> & { secret?: string }, cookiePath: string, lookup: (username: string) => OperatorIdentity | undefined = () => undefined) {
+  constructor(options: Required<Omit<SessionOptions, 'secret' | 'revocations'>> & { secret?: string }, cookiePath: string, lookup: (username: string) => OperatorIdentity | undefined = () => undefined) {
     this.#idleMs = options.idleMinutes * 60_000;
     this.#maxMs = options.maxHours * 3_600_000;
     this.#max = options.maxSessions;
@@ -80,6 +102,28 @@ export class SessionStore {
     this.#path = cookiePath;
     this.#secret = options.secret;
     this.#lookup = lookup;
+  }
+
+  /**
+   * Shares sign-outs of signed sessions over `channel`: this instance's are published there, and
+   * those heard there end the session here too. Without a secret there is nothing to share.
+   */
+  share(channel: SessionRevocations): void {
+    if (this.#secret === undefined) return;
+    this.#channels.push(channel);
+    channel.subscribe((id, until) => {
+      // Whatever comes over a channel is checked: a bad message is dropped, never an exception.
+      if (typeof id !== 'string' || !SESSION_ID.test(id) || typeof until !== 'number' || !Number.isFinite(until)) return;
+      this.#remember(id, Math.min(until, Date.now() + this.#maxMs));
+    });
+  }
+
+  /** Remembers a signed session as ended until `until`; bounded like the sessions. */
+  #remember(id: string, until: number): void {
+    const now = Date.now();
+    if (until <= now) return;
+    for (const [nonce, end] of this.#revoked) if (end <= now) this.#revoked.delete(nonce);
+    if (this.#revoked.size < this.#max) this.#revoked.set(id, until);
   }
 
   #sign(text: string): string {
@@ -147,10 +191,10 @@ export class SessionStore {
     const id = cookieValue(req.headers.cookie, SESSION_COOKIE);
     const signed = this.#secret === undefined || id === undefined ? undefined : this.#signed(id);
     if (signed !== undefined) {
-      const now = Date.now();
-      for (const [nonce, until] of this.#revoked) if (until <= now) this.#revoked.delete(nonce);
-      // Remembered until the session would have ended anyway; bounded like the sessions.
-      if (this.#revoked.size < this.#max) this.#revoked.set(signed.nonce, signed.createdAt + this.#maxMs);
+      // Remembered until the session would have ended anyway.
+      const until = signed.createdAt + this.#maxMs;
+      this.#remember(signed.nonce, until);
+      for (const channel of this.#channels) channel.publish(signed.nonce, until);
     }
     if (id !== undefined && COOKIE_VALUE.test(id)) this.#sessions.delete(key(id));
     res.append('Set-Cookie', this.#cookie(req, '', 0));

@@ -15,6 +15,7 @@ import { createGateway } from '../gateway/create-gateway.js';
 import { ConfigError } from '../gateway/config/errors.js';
 import type { PostgresConfigSource } from '../configuration/postgres-source.js';
 import { EnvironmentError, instanceSettings, postgresConfigSource } from './environment.js';
+import { relayWorkerSignOuts, workerSignOuts } from './worker-sessions.js';
 import { exposeMetricsText } from '../observability/metrics.js';
 import { serveGateway } from './serve.js';
 import { answerWorkerMetrics, workerMetricsText } from './worker-metrics.js';
@@ -159,7 +160,9 @@ async function serveOne(settings: ServeSettings, adminPassword: string): Promise
     operators: {
       ...(settings.usersFile === undefined ? {} : { usersFile: settings.usersFile }),
       ...(settings.auditFile === undefined ? {} : { auditFile: settings.auditFile }),
-      ...(process.env.GATEWAY_SESSION_SECRET ? { sessions: { secret: process.env.GATEWAY_SESSION_SECRET } } : {}),
+      ...(process.env.GATEWAY_SESSION_SECRET
+        ? { sessions: { secret: process.env.GATEWAY_SESSION_SECRET, ...(cluster.isWorker ? { revocations: workerSignOuts() } : {}) } }
+        : {}),
     },
     metrics: settings.metrics === 'off' ? false : { auth: settings.metrics === 'auth' },
     ...instance.options,
@@ -227,6 +230,7 @@ function superviseWorkers(settings: ServeSettings, adminPassword: string): void 
   process.on('SIGTERM', stop);
   process.on('SIGINT', stop);
   answerWorkerMetrics();
+  relayWorkerSignOuts();
   for (let i = 0; i < settings.workers; i++) fork();
 }
 

@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
 import type { AuditEntry } from '../../src/operators/audit.js';
+import type { SessionRevocations } from '../../src/operators/sessions.js';
 import { repoRoot } from '../gateway/helpers.js';
 import { ADMIN_PASSWORD, basic, OperatorClient, PASSWORDS, startAdmin, type AdminListener } from './helpers.js';
 
@@ -215,9 +216,35 @@ describe('operators: sessions, roles and the audit log', function () {
   });
 });
 
+/**
+ * The instances' channel of sign-outs, in memory: what `serve --workers` (through the primary) and
+ * Redis (pub/sub) carry between processes. `inject` plays a forger who can write to the channel.
+ */
+function signOutBus(): { member(): SessionRevocations; inject(id: unknown, until: unknown): void } {
+  const listeners = new Set<(id: string, until: number) => void>();
+  return {
+    member() {
+      let own: ((id: string, until: number) => void) | undefined;
+      return {
+        publish(id, until) {
+          for (const listener of listeners) if (listener !== own) listener(id, until);
+        },
+        subscribe(listener) {
+          own = listener;
+          listeners.add(listener);
+        },
+      };
+    },
+    inject(id, until) {
+      for (const listener of listeners) listener(id as string, until as number);
+    },
+  };
+}
+
 describe('operators: signed sessions shared by instances', function () {
   this.timeout(60_000);
   const secret = 'a-session-secret-of-at-least-32-characters';
+  const bus = signOutBus();
   let one: AdminListener;
   let two: AdminListener;
   let other: AdminListener;
@@ -225,8 +252,8 @@ describe('operators: signed sessions shared by instances', function () {
   before(async () => {
     const { testUsers } = await import('./helpers.js');
     const users = await testUsers();
-    one = await startAdmin({ operators: { users, sessions: { secret } } });
-    two = await startAdmin({ operators: { users, sessions: { secret } } });
+    one = await startAdmin({ operators: { users, sessions: { secret, revocations: bus.member() } } });
+    two = await startAdmin({ operators: { users, sessions: { secret, revocations: bus.member() } } });
     other = await startAdmin({ operators: { users } });
   });
   after(async () => {
@@ -260,6 +287,34 @@ describe('operators: signed sessions shared by instances', function () {
     expect((await vera.fetch('/gateway/operators/session', { method: 'DELETE' })).status).to.equal(204);
     const replay = await fetch(`${one.url}/gateway/admin/status`, { headers: { cookie, 'x-gateway-console': '1' } });
     expect(replay.status).to.equal(401);
+    // The other instance heard of the sign-out: the stolen cookie is no good there either.
+    const elsewhere = await fetch(`${two.url}/gateway/admin/status`, { headers: { cookie, 'x-gateway-console': '1' } });
+    expect(elsewhere.status).to.equal(401);
+  });
+
+  it('a malformed sign-out on the channel changes nothing; a well-formed one ends that session only', async () => {
+    const otto = new OperatorClient(one.url);
+    await otto.signIn('otto', PASSWORDS.otto);
+    const ada = new OperatorClient(one.url);
+    await ada.signIn('ada', PASSWORDS.ada);
+    const status = async (client: OperatorClient, on: AdminListener) =>
+      (await fetch(`${on.url}/gateway/admin/status`, { headers: { cookie: client.cookie!, 'x-gateway-console': '1' } })).status;
+    for (const [id, until] of [[undefined, Date.now() + 60_000], ['x'.repeat(5000), Date.now() + 60_000], [{ toString: () => 'x' }, 1], ['AAAAAAAAAAAAAAAAAAAAAA', 'soon'], [null, null]]) {
+      bus.inject(id, until);
+    }
+    expect([await status(otto, one), await status(otto, two), await status(ada, two)]).to.deep.equal([200, 200, 200]);
+    const nonce = (JSON.parse(Buffer.from(otto.cookie!.slice('eag_session='.length).split('.')[0]!, 'base64url').toString()) as { n: string }).n;
+    bus.inject(nonce, Date.now() + 60_000);
+    expect([await status(otto, one), await status(otto, two), await status(ada, one), await status(ada, two)]).to.deep.equal([401, 401, 200, 200]);
+  });
+
+  it('checks the sign-out channel at creation: it needs the secret and both methods', async () => {
+    const { createGateway } = await import('../../src/index.js');
+    const { openConfig } = await import('../gateway/helpers.js');
+    const make = (sessions: object) => () =>
+      createGateway({ config: openConfig('http://127.0.0.1:9'), admin: { basicAuth: { username: 'admin', password: 'x' } }, operators: { sessions } });
+    expect(make({ revocations: bus.member() })).to.throw(TypeError, 'createGateway: options.operators.sessions.revocations needs operators.sessions.secret');
+    expect(make({ secret, revocations: { publish() {} } })).to.throw(TypeError, 'createGateway: options.operators.sessions.revocations must have publish(id, until) and subscribe(listener)');
   });
 
   it('refuses a secret shorter than 32 characters at creation', async () => {

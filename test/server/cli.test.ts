@@ -167,7 +167,7 @@ describe('express-access-gateway serve', function () {
     expect(served.output()).to.include('users.json').and.include('users[0].role: must be one of viewer, operator, admin');
   });
 
-  it('--workers 2 with --users: a session opened on the shared admin port holds whichever worker answers', async () => {
+  it('--workers 2 with --users: a session opened on the shared admin port holds whichever worker answers, and a sign-out ends it on both', async () => {
     const { hashPassword } = await import('../../src/operators/passwords.js');
     const users = path.join(copy.dir, 'users-workers.json');
     await writeFile(users, JSON.stringify({ users: [{ username: 'otto', role: 'operator', passwordHash: await hashPassword('otto-pass') }] }));
@@ -192,6 +192,17 @@ describe('express-access-gateway serve', function () {
         statuses.push(res.status);
       }
       expect(statuses).to.deep.equal(Array(8).fill(200));
+      // Signed out on one worker: the cookie is refused by both (the sign-out relayed through the primary).
+      const { csrfToken } = (await signIn.json()) as { csrfToken: string };
+      const signOut = await fetch(`${admin}/gateway/operators/session`, { method: 'DELETE', headers: { cookie, 'x-gateway-console': '1', 'x-csrf-token': csrfToken, connection: 'close' } });
+      expect(signOut.status).to.equal(204);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      const after: number[] = [];
+      for (let i = 0; i < 8; i++) {
+        const res = await fetch(`${admin}/gateway/admin/status`, { headers: { cookie, 'x-gateway-console': '1', connection: 'close' } });
+        after.push(res.status);
+      }
+      expect(after).to.deep.equal(Array(8).fill(401));
       served.child.kill('SIGTERM');
       expect(await served.exited()).to.equal(0);
     } finally {

@@ -63,6 +63,8 @@ describe('several instances behave as one (Redis and PostgreSQL)', function () {
       // process may read the reply after the default 100 ms, and would rightly go on without Redis,
       // which is not what these tests look at (Redis cut by the proxy fails at once, not by timeout).
       REDIS_COMMAND_TIMEOUT_MS: '2000',
+      // One secret: a session opened on one instance holds on the others, and so does its sign-out.
+      GATEWAY_SESSION_SECRET: 'instances-test-session-secret-0123456789',
       DATABASE_URL: `postgres://postgres@127.0.0.1:${pgProxy.port}/test`,
       DATABASE_SCHEMA: schema,
       // Shown only when a test fails (see afterEach): what each instance saw of Redis and PostgreSQL.
@@ -141,6 +143,29 @@ describe('several instances behave as one (Redis and PostgreSQL)', function () {
       expect(res.status).to.equal(200);
     }
     for (const instance of instances) expect(await get(instance, token)).to.equal(RELAYED);
+  });
+
+  it('an operator signed out on A is refused by B and C within 1 s (the sign-out published on Redis)', async () => {
+    const signIn = await fetch(`${a().admin}/gateway/operators/session`, {
+      method: 'POST',
+      headers: { 'x-gateway-console': '1', 'content-type': 'application/json' },
+      body: JSON.stringify({ username: 'admin', password: PASSWORD }),
+    });
+    expect(signIn.status).to.equal(200);
+    const cookie = signIn.headers.get('set-cookie')!.split(';')[0]!;
+    const { csrfToken } = (await signIn.json()) as { csrfToken: string };
+    const status = async (instance: Instance) => (await fetch(`${instance.admin}/gateway/admin/status`, { headers: { cookie, 'x-gateway-console': '1' } })).status;
+    expect([await status(a()), await status(b()), await status(c())]).to.deep.equal([200, 200, 200]);
+    const signOut = await fetch(`${a().admin}/gateway/operators/session`, { method: 'DELETE', headers: { cookie, 'x-gateway-console': '1', 'x-csrf-token': csrfToken } });
+    expect(signOut.status).to.equal(204);
+    const started = Date.now();
+    let statuses: number[] = [];
+    while (Date.now() - started < 1000) {
+      statuses = [await status(a()), await status(b()), await status(c())];
+      if (statuses.every((s) => s === 401)) break;
+      await sleep(50);
+    }
+    expect(statuses).to.deep.equal([401, 401, 401]);
   });
 
   it("records of all three instances are read from C's console, with their node ids", async () => {
