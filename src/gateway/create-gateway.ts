@@ -11,7 +11,8 @@ import { problemJsonErrorHandler } from '../problem/handler.js';
 import { monitoringConsole } from '../record/console/router.js';
 import { recordTransaction } from '../record/record-transaction.js';
 import type { TransactionStore } from '../record/types.js';
-import { createGatewayCluster, type ClusterStatus, type GatewayCluster } from '../cluster/cluster.js';
+import type { ClusterStatus, GatewayCluster } from '../cluster/cluster.js';
+import { ClusterLink } from './cluster-link.js';
 import { ConfigError } from './config/errors.js';
 import { adminAuthenticator, adminReadGate, adminRouter, type AdminForgetSelector, type GatewayConfigState, type ResetResult } from './admin.js';
 import { GatewayMetricsRecorder, metricsHandler, type GatewayMetrics } from '../observability/metrics.js';
@@ -20,7 +21,6 @@ import { compileRuntime, type Runtime } from './compile.js';
 import { ConfigCache } from './config/cache.js';
 import { createRequestPath } from './request-path.js';
 import { OperatorAccess } from '../operators/access.js';
-import { redisSignOuts } from '../cluster/sign-outs.js';
 import { operatorsRouter } from '../operators/router.js';
 import { configDigest } from '../configuration/digest.js';
 import { configurationRouter } from '../configuration/router.js';
@@ -167,32 +167,31 @@ export function createGateway(options: CreateGatewayOptions): Gateway {
   let latest: Runtime | undefined;
   /** The digest of the configuration `latest` was compiled from. */
   let latestDigest: string | undefined;
-  // Connected once, at the first load; the configuration is compiled with its shared token results.
-  let clusterReady: Promise<GatewayCluster> | undefined;
-  const cluster = (): Promise<GatewayCluster> | undefined => {
-    if (options.redis === undefined) return undefined;
-    if (clusterReady !== undefined) return clusterReady;
-    clusterReady = createGatewayCluster({
-      redis: options.redis,
-      nodeId,
-      ...(redisKeyPrefix === undefined ? {} : { keyPrefix: redisKeyPrefix }),
-      ...(redisCommandTimeoutMs === undefined ? {} : { commandTimeoutMs: redisCommandTimeoutMs }),
-      onReset: () => resetLocal(),
-      describe: () => {
-        const state = cache.state;
-        return {
-          configLoadedAt: state.loadedAt,
-          configExpiresAt: state.expiresAt,
-          apis: apisOf(latest),
-          ...(latestDigest === undefined ? {} : { configVersion: latestDigest }),
-          ...(state.lastError === undefined ? {} : { lastError: state.lastError.message }),
-        };
-      },
-    });
-    // Signed sessions are shared by the instances given one secret: so are their sign-outs.
-    if (access !== undefined) void clusterReady.then((joined) => access.sessions.share(redisSignOuts(joined.redis)), () => undefined);
-    return clusterReady;
-  };
+  // Joined once, at the first load; the configuration is compiled with its shared token results.
+  const link =
+    options.redis === undefined
+      ? undefined
+      : new ClusterLink(
+          {
+            redis: options.redis,
+            nodeId,
+            ...(redisKeyPrefix === undefined ? {} : { keyPrefix: redisKeyPrefix }),
+            ...(redisCommandTimeoutMs === undefined ? {} : { commandTimeoutMs: redisCommandTimeoutMs }),
+            onReset: () => resetLocal(),
+            describe: () => {
+              const state = cache.state;
+              return {
+                configLoadedAt: state.loadedAt,
+                configExpiresAt: state.expiresAt,
+                apis: apisOf(latest),
+                ...(latestDigest === undefined ? {} : { configVersion: latestDigest }),
+                ...(state.lastError === undefined ? {} : { lastError: state.lastError.message }),
+              };
+            },
+          },
+          access,
+        );
+  const cluster = (): Promise<GatewayCluster> | undefined => link?.join();
   const cache = new ConfigCache<Runtime>({
     source,
     ...(options.baseDir === undefined ? {} : { baseDir: options.baseDir }),
@@ -287,7 +286,7 @@ export function createGateway(options: CreateGatewayOptions): Gateway {
       return forgotten;
     },
     async close() {
-      await (await clusterReady?.catch(() => undefined))?.close();
+      await link?.close();
       await cache.close();
       for (const policy of latest?.tokenPolicies.values() ?? []) policy.close();
       latest = undefined;

@@ -1,0 +1,42 @@
+/**
+ * A gateway's link to its other instances: the Redis cluster, joined once (at the first
+ * configuration load, or `ready()`), and what rides on it besides resets and shared token results:
+ * the operators' sign-outs.
+ *
+ * @module
+ */
+import { createGatewayCluster, type GatewayCluster, type GatewayClusterOptions } from '../cluster/cluster.js';
+import type { RedisClientLike } from '../cluster/redis.js';
+import { redisSignOuts } from '../cluster/sign-outs.js';
+import type { OperatorAccess } from '../operators/access.js';
+
+/** What joining needs: the connection's settings and this instance's side of a reset. */
+export type ClusterLinkOptions = Pick<GatewayClusterOptions, 'nodeId' | 'keyPrefix' | 'commandTimeoutMs' | 'onReset' | 'describe'> & {
+  redis: string | RedisClientLike;
+};
+
+export class ClusterLink {
+  #joined: Promise<GatewayCluster> | undefined;
+
+  constructor(
+    private readonly options: ClusterLinkOptions,
+    /** The operators of the admin listener, whose sign-outs are shared. */
+    private readonly access: OperatorAccess | undefined,
+  ) {}
+
+  /** The cluster, joined at the first call. */
+  join(): Promise<GatewayCluster> {
+    if (this.#joined !== undefined) return this.#joined;
+    const joined = createGatewayCluster(this.options);
+    this.#joined = joined;
+    const access = this.access;
+    // Signed sessions are shared by the instances given one secret: so are their sign-outs.
+    if (access !== undefined) void joined.then((cluster) => access.sessions.share(redisSignOuts(cluster.redis)), () => undefined);
+    return joined;
+  }
+
+  /** Leaves the cluster, if it was joined. */
+  async close(): Promise<void> {
+    await (await this.#joined?.catch(() => undefined))?.close();
+  }
+}
