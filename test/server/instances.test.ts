@@ -145,7 +145,7 @@ describe('several instances behave as one (Redis and PostgreSQL)', function () {
     for (const instance of instances) expect(await get(instance, token)).to.equal(RELAYED);
   });
 
-  it('an operator signed out on A is refused by B and C within 1 s (the sign-out published on Redis)', async () => {
+  it('an operator signed out on A is refused by B and C within 1 s (published on Redis), and by an instance started later', async () => {
     const signIn = await fetch(`${a().admin}/gateway/operators/session`, {
       method: 'POST',
       headers: { 'x-gateway-console': '1', 'content-type': 'application/json' },
@@ -166,6 +166,13 @@ describe('several instances behave as one (Redis and PostgreSQL)', function () {
       await sleep(50);
     }
     expect(statuses).to.deep.equal([401, 401, 401]);
+    // An instance started after the sign-out knows it too (read from Redis when it joins).
+    const late = await start('D');
+    try {
+      expect(await status(late)).to.equal(401);
+    } finally {
+      await stop(late.served);
+    }
   });
 
   it("records of all three instances are read from C's console, with their node ids", async () => {
