@@ -122,7 +122,9 @@ export class SessionStore {
   #remember(id: string, until: number): void {
     const now = Date.now();
     if (until <= now) return;
-    for (const [nonce, end] of this.#revoked) if (end <= now) this.#revoked.delete(nonce);
+    // Swept only when full: an expired entry refuses nothing (its session has expired too), and a
+    // sweep per call would be quadratic when an instance joining reads thousands of sign-outs.
+    if (this.#revoked.size >= this.#max) for (const [nonce, end] of this.#revoked) if (end <= now) this.#revoked.delete(nonce);
     if (this.#revoked.size < this.#max) this.#revoked.set(id, until);
   }
 

@@ -1,9 +1,8 @@
 /**
  * The settings `express-access-gateway serve` (and the example) take from the environment to run
  * as one of several instances: `GATEWAY_NODE_ID`, `REDIS_URL` (with `REDIS_KEY_PREFIX` and
- * `REDIS_COMMAND_TIMEOUT_MS`) and
- * `DATABASE_URL` (with `DATABASE_SCHEMA`), which also holds the configuration with
- * `--config-source postgres`. Without them the gateway needs no service at all.
+ * `REDIS_COMMAND_TIMEOUT_MS`) and `DATABASE_URL` (with `DATABASE_SCHEMA`), which also holds the
+ * configuration with `--config-source postgres`. Without them the gateway needs no service at all.
  *
  * @module
  */

@@ -33,8 +33,14 @@ export function freePort(): Promise<number> {
 export function serve(args: string[], env: Record<string, string> = {}): Served {
   const child = spawn(process.execPath, [cli, ...args], { env: { ...process.env, DEBUG: '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let text = '';
-  child.stdout!.on('data', (c: Buffer) => void (text += c.toString('utf8')));
-  child.stderr!.on('data', (c: Buffer) => void (text += c.toString('utf8')));
+  // The start of the output (what waitFor looks for) and its last megabyte: a child with debug
+  // output on logs every request, and a long test under load must not hold all of it.
+  const keep = (c: Buffer): void => {
+    text += c.toString('utf8');
+    if (text.length > 2_000_000) text = `${text.slice(0, 64_000)}\n…\n${text.slice(-1_000_000)}`;
+  };
+  child.stdout!.on('data', keep);
+  child.stderr!.on('data', keep);
   const exit = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   return {
     child,
