@@ -36,7 +36,7 @@ export interface GatewayServerOptions {
   port?: number;
   /** TCP port of the admin listener (admin routes and console, their own origin); `0` picks one. Default `8081`. */
   adminPort?: number;
-  /** Interface. Default `127.0.0.1`. */
+  /** Interface of the APIs (the admin listener stays on `127.0.0.1`). Default `127.0.0.1`. */
   host?: string;
   /** Password of the `admin` user (admin routes and console). Default: a random one. */
   adminPassword?: string;

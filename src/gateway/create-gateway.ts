@@ -21,6 +21,8 @@ import { compileRuntime, type Runtime } from './compile.js';
 import { ConfigCache } from './config/cache.js';
 import { createRequestPath } from './request-path.js';
 import { OperatorAccess } from '../operators/access.js';
+import { ADMIN_AREAS } from './admin-areas.js';
+import { adminHostCheck } from './admin-host.js';
 import { operatorsRouter } from '../operators/router.js';
 import { configDigest } from '../configuration/digest.js';
 import { configurationRouter } from '../configuration/router.js';
@@ -161,7 +163,7 @@ export function createGateway(options: CreateGatewayOptions): Gateway {
   const errorHandler = problemJsonErrorHandler({ messages, server });
   // Validated now, so that a missing password fails at start rather than at the first admin call.
   if (options.admin !== undefined) adminAuthenticator(options.admin, 'createGateway: options.admin');
-  const access = options.admin === undefined ? undefined : new OperatorAccess(options.admin, options.operators ?? {}, basePath === '/' ? '/' : basePath, 'createGateway');
+  const access = options.admin === undefined ? undefined : new OperatorAccess(options.admin, options.operators ?? {}, { basePath, trustProxy: settings.compileSettings.trustProxy }, 'createGateway');
 
   /** The runtime most recently compiled and accepted (the cache's entry in force). */
   let latest: Runtime | undefined;
@@ -294,7 +296,7 @@ export function createGateway(options: CreateGatewayOptions): Gateway {
     },
   };
 
-  mountAdmin(gateway, options, { basePath, server, messages, ready: () => latest !== undefined, metricsAuth: metrics?.auth, access, configStore });
+  mountAdmin(gateway, options, { basePath, server, messages, ready: () => latest !== undefined, metricsAuth: metrics?.auth, access, configStore, adminHost: settings.adminHostName === undefined ? undefined : adminHostCheck(settings.adminHostName, compileSettings.trustProxy) });
   // One router layer: the handler decides which requests are the gateway's (Express's own mount
   // matching ignores case) and passes the others on.
   gateway.router.use((req: Request, res: Response, next: NextFunction) => handler(req, res, next));
@@ -313,7 +315,17 @@ function mountAdmin(
     metricsAuth,
     access,
     configStore,
-  }: { basePath: string; server: string; messages: CreateGatewayOptions['messages']; ready: () => boolean; metricsAuth: boolean | undefined; access: OperatorAccess | undefined; configStore: ConfigStore | undefined },
+    adminHost,
+  }: {
+    basePath: string;
+    server: string;
+    messages: CreateGatewayOptions['messages'];
+    ready: () => boolean;
+    metricsAuth: boolean | undefined;
+    access: OperatorAccess | undefined;
+    configStore: ConfigStore | undefined;
+    adminHost: ReturnType<typeof adminHostCheck> | undefined;
+  },
 ): void {
   const prefix = basePath === '/' ? '' : basePath;
   const adminApp = gateway.adminRouter;
@@ -334,6 +346,9 @@ function mountAdmin(
   if (metrics !== undefined && metricsAuth === false) adminApp.get(`${prefix}/metrics`, serverHeader, metricsHandler(metrics));
   else if (metrics !== undefined && access !== undefined) adminApp.get(`${prefix}/metrics`, serverHeader, adminReadGate(access.routerOptions()), metricsHandler(metrics));
   if (access === undefined) return;
+  // Past health and metrics (programs that address an instance by its own name), the operators'
+  // routes answer under the admin host name only.
+  if (adminHost !== undefined) adminApp.use(ADMIN_AREAS.filter((area) => area !== 'metrics').map((area) => `${prefix}/${area}`), serverHeader, adminHost);
   // Every router of the listener: the same operators (session or Basic), roles and throttle.
   adminApp.use(`${prefix}/admin`, serverHeader, access.auditTrail('admin'), adminRouter(gateway, access.routerOptions()));
   adminApp.use(`${prefix}/operators`, serverHeader, operatorsRouter(access));

@@ -7,6 +7,7 @@
 import type { IncomingHttpHeaders, IncomingMessage, OutgoingHttpHeaders } from 'node:http';
 import { isHeaderName } from '../options.js';
 import type { TraceHeaders } from '../observability/trace-context.js';
+import { withoutGatewayCookies } from '../operators/session-cookie.js';
 import type { TrustFunction } from './trust-proxy.js';
 
 /** Hop-by-hop headers: meaningful for one connection only, never relayed (RFC 9110 7.6.1). */
@@ -73,7 +74,9 @@ export interface BackendHeaderRules {
  * The request headers to send to the backend: the client's (as edited by earlier middleware, for
  * example token forwarding) minus hop-by-hop ones, names the client's `Connection` lists, names
  * with `_` (unless kept), the proxy headers, which only {@link writeProxyHeaders} writes (continuing
- * a trusted peer's), and the trace context headers, which only {@link writeTraceHeaders} writes.
+ * a trusted peer's), the trace context headers, which only {@link writeTraceHeaders} writes, and
+ * the gateway's own cookies (an operator's session, sent by a browser to any port of the host):
+ * the client's other cookies are kept as they came, and no `Cookie` header is left without one.
  * Returns a new object.
  */
 export function requestHeadersForBackend(headers: IncomingHttpHeaders, rules: BackendHeaderRules): Record<string, string | string[]> {
@@ -83,10 +86,19 @@ export function requestHeadersForBackend(headers: IncomingHttpHeaders, rules: Ba
     if (REQUEST_DROPPED.has(name) || listed?.has(name)) continue;
     if (!rules.keepUnderscoreHeaders && name.includes('_')) continue;
     if (PROXY_HEADERS.has(name) || TRACE_HEADERS.has(name)) continue;
-    const value = headers[name];
+    const value = name === 'cookie' ? clientCookies(headers.cookie) : headers[name];
     if (value !== undefined) out[name] = value;
   }
   return out;
+}
+
+/** The client's `Cookie` header(s) without the gateway's own cookies; `undefined` when none is left. */
+function clientCookies(value: string | string[] | undefined): string | string[] | undefined {
+  if (typeof value === 'string') return withoutGatewayCookies(value);
+  if (value === undefined) return undefined;
+  // Only a middleware writes an array here (Node joins repeated Cookie headers into one string).
+  const kept = value.flatMap((one) => withoutGatewayCookies(one) ?? []);
+  return kept.length === 0 ? undefined : kept;
 }
 
 /**

@@ -23,6 +23,7 @@ import type { GatewayMetricsOptions } from '../observability/metrics.js';
 import type { ConfigSource } from './config/load.js';
 import type { ResolvedTokenPolicy } from './config/types.js';
 import { clientAddressOf, compileTrust, type TrustProxy } from './trust-proxy.js';
+import { HOST_NAME } from './admin-host.js';
 
 /** Options of {@link createGateway}. */
 export interface CreateGatewayOptions {
@@ -69,6 +70,15 @@ export interface CreateGatewayOptions {
    * `admin.basicAuth` user stays an `admin`. See docs/configuration-console.md.
    */
   operators?: OperatorsOptions;
+  /**
+   * The host name the admin listener answers under (`admin.example.org`): its admin routes, sign-in,
+   * configuration console and monitoring console answer 421 to a request that names another host
+   * (`Host`, or the `X-Forwarded-Host` of a proxy `trustProxy` trusts), so that the operators'
+   * session cookie, which browsers scope by host and not by port, belongs to a name that serves no
+   * API. Health and metrics answer under any name (probes and scrapers use an instance's own).
+   * Default: none (any host).
+   */
+  adminHostName?: string;
   /**
    * Where the configuration console (`<basePath>/configuration/`, needs `admin`) reads and saves
    * the configuration and its versions. Default: a `FileConfigStore` on `config` when it is a file
@@ -176,6 +186,8 @@ export interface GatewaySettings {
   readonly ownDispatcher: boolean;
   /** Where the configuration console saves; `undefined` with `configStore: false` or a configuration it cannot write. */
   readonly configStore: ConfigStore | undefined;
+  /** The only host name the admin listener's operator routes answer under; `undefined`: any. */
+  readonly adminHostName: string | undefined;
 }
 
 /** Checks the options of {@link createGateway}, throwing `InvalidOptionError` that names the option. */
@@ -232,6 +244,7 @@ export function gatewaySettings(options: CreateGatewayOptions): GatewaySettings 
       }),
   };
   const ownDispatcher = relayOptions.dispatcher === undefined;
+  const adminHostName = options.adminHostName === undefined ? undefined : check.string(options.adminHostName, 'adminHostName', undefined, HOST_NAME, 'a host name like admin.example.org');
   const given = options.configStore;
   if (given !== undefined && given !== false && !isConfigStore(given)) check.fail('configStore', 'must be a ConfigStore (current, list, get, save) or false');
   // A store given as the configuration (PostgresConfigSource) is also where the console saves.
@@ -239,5 +252,5 @@ export function gatewaySettings(options: CreateGatewayOptions): GatewaySettings 
     given === false
       ? undefined
       : (given ?? (isConfigStore(source) ? source : typeof source === 'string' ? new FileConfigStore(source) : source instanceof URL ? new FileConfigStore(fileURLToPath(source)) : undefined));
-  return { source, basePath, configCacheTtlSeconds, targetRules, server, messages, store, nodeId, redisKeyPrefix, redisCommandTimeoutMs, compileSettings, ownDispatcher, metrics, configStore };
+  return { source, basePath, configCacheTtlSeconds, targetRules, server, messages, store, nodeId, redisKeyPrefix, redisCommandTimeoutMs, compileSettings, ownDispatcher, metrics, configStore, adminHostName };
 }

@@ -13,7 +13,9 @@ import type { AdminAuthOptions } from '../gateway/admin.js';
 import { MemoryAuditLog, type AuditLog, type AuditResult } from './audit.js';
 import { addressOf } from './http.js';
 import { roleAllows, type OperatorRole } from './roles.js';
+import { SessionCookie } from './session-cookie.js';
 import { csrfMatches, SessionStore, type Session, type SessionOptions } from './sessions.js';
+import type { TrustFunction } from '../gateway/trust-proxy.js';
 import { UserDirectory, type OperatorIdentity, type OperatorUser } from './users.js';
 
 /** Operators of the admin listener: users with roles, sessions, the audit log. */
@@ -67,7 +69,11 @@ export class OperatorAccess {
   /** Whether a host's own `authenticate` decides (then a request without credentials counts as a failed login). */
   readonly custom: boolean;
 
-  constructor(admin: AdminAuthOptions, options: OperatorsOptions, cookiePath: string, name: string) {
+  /**
+   * @param listener - the admin listener's base path (the cookie's scope) and whose
+   *   `X-Forwarded-Proto` tells that a request came over TLS (`trustProxy`).
+   */
+  constructor(admin: AdminAuthOptions, options: OperatorsOptions, listener: { basePath: string; trustProxy: TrustFunction }, name: string) {
     const check = optionChecks(name);
     check.object(options, 'operators', {});
     const sessions = check.object<SessionOptions>(options.sessions, 'operators.sessions', {});
@@ -92,10 +98,9 @@ export class OperatorAccess {
         idleMinutes: check.positive(sessions.idleMinutes, 'operators.sessions.idleMinutes', 30),
         maxHours: check.positive(sessions.maxHours, 'operators.sessions.maxHours', 12),
         maxSessions: check.positive(sessions.maxSessions, 'operators.sessions.maxSessions', 10_000, true),
-        secureCookie,
         ...(sessions.secret === undefined ? {} : { secret: sessions.secret }),
       },
-      cookiePath,
+      new SessionCookie(listener.basePath, secureCookie, listener.trustProxy),
       (username) => directory.identityOf(username),
     );
     if (revocations !== undefined) this.sessions.share(revocations);

@@ -1,16 +1,14 @@
 /**
  * Sign-in sessions of operators: a random id in an `HttpOnly`, `SameSite=Strict` cookie (`Secure`
- * over TLS), kept in memory with an idle and an absolute lifetime, and a CSRF token per session
- * that every change must send back in a header.
+ * over TLS; its scope in session-cookie.ts), kept in memory with an idle and an absolute lifetime,
+ * and a CSRF token per session that every change must send back in a header.
  *
  * @module
  */
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Request, Response } from 'express';
+import type { SessionCookie } from './session-cookie.js';
 import type { OperatorIdentity } from './users.js';
-
-/** The session cookie's name. */
-export const SESSION_COOKIE = 'eag_session';
 /** The header that carries the session's CSRF token on every change. */
 export const CSRF_HEADER = 'X-CSRF-Token';
 
@@ -24,7 +22,10 @@ export interface SessionOptions {
   maxSessions?: number;
   /**
    * `Secure` attribute of the cookie: `true`, `false`, or `auto` (default): set when the request
-   * came over TLS (`req.secure`, which follows Express's `trust proxy`).
+   * came over TLS: its own socket, or a proxy that `trustProxy` trusts saying
+   * `X-Forwarded-Proto: https` (or `req.secure`, when the host set Express's `trust proxy`).
+   * A `Secure` cookie is named `__Host-eag_session` (`Path=/`), otherwise `eag_session`, scoped to
+   * the admin areas' paths. Either way the relay never passes it to a backend.
    */
   secureCookie?: boolean | 'auto';
   /**
@@ -82,8 +83,7 @@ export class SessionStore {
   readonly #idleMs: number;
   readonly #maxMs: number;
   readonly #max: number;
-  readonly #secure: boolean | 'auto';
-  readonly #path: string;
+  readonly #cookie: SessionCookie;
   readonly #secret: string | undefined;
   readonly #lookup: (username: string) => OperatorIdentity | undefined;
   /** Signed sessions signed out, here or on another instance: nonce → until when to remember it. */
@@ -91,15 +91,14 @@ export class SessionStore {
   readonly #channels: SessionRevocations[] = [];
 
   /**
-   * @param cookiePath - the cookie's `Path` (the admin listener's base path).
+   * @param cookie - the cookie's name and scope (`secureCookie` is its business, not the store's).
    * @param lookup - the user of a signed session now (its role may have changed; gone: no session).
    */
-  constructor(options: Required<Omit<SessionOptions, 'secret' | 'revocations'>> & { secret?: string }, cookiePath: string, lookup: (username: string) => OperatorIdentity | undefined = () => undefined) {
+  constructor(options: Required<Omit<SessionOptions, 'secret' | 'revocations' | 'secureCookie'>> & { secret?: string }, cookie: SessionCookie, lookup: (username: string) => OperatorIdentity | undefined = () => undefined) {
     this.#idleMs = options.idleMinutes * 60_000;
     this.#maxMs = options.maxHours * 3_600_000;
     this.#max = options.maxSessions;
-    this.#secure = options.secureCookie;
-    this.#path = cookiePath;
+    this.#cookie = cookie;
     this.#secret = options.secret;
     this.#lookup = lookup;
   }
@@ -138,20 +137,20 @@ export class SessionStore {
     if (this.#secret !== undefined) {
       const nonce = randomBytes(16).toString('base64url');
       const payload = Buffer.from(JSON.stringify({ u: identity.username, c: now, n: nonce })).toString('base64url');
-      res.append('Set-Cookie', this.#cookie(req, `${payload}.${this.#sign(payload)}`, Math.floor(this.#maxMs / 1000)));
+      this.#cookie.write(req, res, `${payload}.${this.#sign(payload)}`, Math.floor(this.#maxMs / 1000));
       return { username: identity.username, role: identity.role, csrfToken: this.#sign(`csrf:${nonce}`), createdAt: now, lastSeen: now };
     }
     const id = randomBytes(32).toString('base64url');
     const session: Session = { username: identity.username, role: identity.role, csrfToken: randomBytes(32).toString('base64url'), createdAt: now, lastSeen: now };
     if (this.#sessions.size >= this.#max) this.#sessions.delete(this.#sessions.keys().next().value!);
     this.#sessions.set(key(id), session);
-    res.append('Set-Cookie', this.#cookie(req, id, Math.floor(this.#maxMs / 1000)));
+    this.#cookie.write(req, res, id, Math.floor(this.#maxMs / 1000));
     return session;
   }
 
   /** The live session of the request's cookie, touched; `undefined` when none or expired. */
   of(req: Request): Session | undefined {
-    const id = cookieValue(req.headers.cookie, SESSION_COOKIE);
+    const id = this.#cookie.read(req);
     if (this.#secret !== undefined) return id === undefined ? undefined : this.#signed(id);
     if (id === undefined || !COOKIE_VALUE.test(id)) return undefined;
     const k = key(id);
@@ -190,7 +189,7 @@ export class SessionStore {
 
   /** Ends the request's session (if any) and clears its cookie. */
   destroy(req: Request, res: Response): void {
-    const id = cookieValue(req.headers.cookie, SESSION_COOKIE);
+    const id = this.#cookie.read(req);
     const signed = this.#secret === undefined || id === undefined ? undefined : this.#signed(id);
     if (signed !== undefined) {
       // Remembered until the session would have ended anyway.
@@ -199,7 +198,7 @@ export class SessionStore {
       for (const channel of this.#channels) channel.publish(signed.nonce, until);
     }
     if (id !== undefined && COOKIE_VALUE.test(id)) this.#sessions.delete(key(id));
-    res.append('Set-Cookie', this.#cookie(req, '', 0));
+    this.#cookie.write(req, res, '', 0);
   }
 
   /** Ends every session of a user (for example after a password change). */
@@ -218,11 +217,6 @@ export class SessionStore {
   get size(): number {
     return this.#sessions.size;
   }
-
-  #cookie(req: Request, value: string, maxAge: number): string {
-    const secure = this.#secure === 'auto' ? req.secure : this.#secure;
-    return `${SESSION_COOKIE}=${value}; Path=${this.#path}; Max-Age=${maxAge}; HttpOnly; SameSite=Strict${secure ? '; Secure' : ''}`;
-  }
 }
 
 /** Whether the request carries the session's CSRF token (constant-time comparison). */
@@ -232,15 +226,4 @@ export function csrfMatches(req: Request, session: Session): boolean {
   const a = createHash('sha256').update(given).digest();
   const b = createHash('sha256').update(session.csrfToken).digest();
   return timingSafeEqual(a, b);
-}
-
-/** One cookie's value from a `Cookie` header. */
-export function cookieValue(header: string | undefined, name: string): string | undefined {
-  if (typeof header !== 'string' || header.length > 8192) return undefined;
-  for (const part of header.split(';')) {
-    const eq = part.indexOf('=');
-    if (eq === -1) continue;
-    if (part.slice(0, eq).trim() === name) return part.slice(eq + 1).trim();
-  }
-  return undefined;
 }

@@ -11,7 +11,9 @@ import { randomBytes } from 'node:crypto';
 import { availableParallelism } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
+import proxyAddr from 'proxy-addr';
 import { createGateway } from '../gateway/create-gateway.js';
+import { HOST_NAME } from '../gateway/admin-host.js';
 import { ConfigError } from '../gateway/config/errors.js';
 import type { PostgresConfigSource } from '../configuration/postgres-source.js';
 import { EnvironmentError, instanceSettings, postgresConfigSource } from './environment.js';
@@ -34,8 +36,17 @@ Options:
                           gateway_configuration in DATABASE_URL's DATABASE_SCHEMA, shared by every
                           instance; the configuration console saves there)
   --port <n>              port of the APIs (default 8080)
-  --host <address>        interface of both listeners (default 127.0.0.1)
+  --host <address>        interface of the APIs (default 127.0.0.1; 0.0.0.0 in a container)
   --admin-port <n>        port of admin, console and health (default 8081; 0 serves none)
+  --admin-host <address>  interface of admin, console and health (default 127.0.0.1, whatever --host
+                          says: expose it on purpose, to the operators' network only)
+  --admin-host-name <name>
+                          the host name operators reach the admin listener by (admin.example.org):
+                          its routes answer 421 under any other, so that the session cookie belongs to
+                          a name that serves no API (health and metrics answer under any)
+  --trust-proxy <list>    addresses or subnets (comma-separated; loopback, uniquelocal...) of the
+                          proxies whose X-Forwarded-For/-Host/-Proto are believed: a TLS-terminating
+                          proxy's X-Forwarded-Proto: https makes the session cookie Secure (default none)
   --workers <n|auto>      processes sharing the ports (node:cluster; auto = one per core; default 1);
                           a worker that dies is replaced
   --grace-period <ms>     how long a stop lets exchanges in flight finish (default 10000)
@@ -53,6 +64,7 @@ Environment:
   GATEWAY_AUDIT_FILE      the audit file, when --audit-file is not given
   GATEWAY_METRICS         the metrics mode, when --metrics is not given
   GATEWAY_CONFIG_SOURCE   the configuration source, when --config-source is not given
+  GATEWAY_TRUST_PROXY     the trusted proxies, when --trust-proxy is not given
   GATEWAY_SESSION_SECRET  signs the operators' sessions (32+ characters), so that every instance
                           given it accepts them (--workers makes one for its workers)
   GATEWAY_NODE_ID         this instance's id, on every record and in the node list (default <host>-<pid>)
@@ -79,6 +91,9 @@ interface ServeSettings {
   readonly port: number;
   readonly host: string;
   readonly adminPort: number | false;
+  readonly adminHost: string;
+  readonly adminHostName: string | undefined;
+  readonly trustProxy: string[] | undefined;
   readonly workers: number;
   readonly gracePeriodMs: number;
   readonly usersFile: string | undefined;
@@ -108,6 +123,9 @@ function settingsOf(argv: string[]): ServeSettings | 'help' {
       port: { type: 'string' },
       host: { type: 'string' },
       'admin-port': { type: 'string' },
+      'admin-host': { type: 'string' },
+      'admin-host-name': { type: 'string' },
+      'trust-proxy': { type: 'string' },
       workers: { type: 'string' },
       'grace-period': { type: 'string' },
       users: { type: 'string' },
@@ -126,18 +144,39 @@ function settingsOf(argv: string[]): ServeSettings | 'help' {
   const workers = values.workers === 'auto' ? availableParallelism() : integer(values.workers, 'workers', 1, 1, 256);
   const metrics = values.metrics ?? process.env.GATEWAY_METRICS ?? 'auth';
   if (metrics !== 'auth' && metrics !== 'open' && metrics !== 'off') throw new UsageError(`--metrics must be auth, open or off, got ${JSON.stringify(metrics)}`);
+  const adminHostName = values['admin-host-name'];
+  if (adminHostName !== undefined && !HOST_NAME.test(adminHostName)) throw new UsageError(`--admin-host-name must be a host name like admin.example.org, got ${JSON.stringify(adminHostName)}`);
+  const trusted = values['trust-proxy'] ?? process.env.GATEWAY_TRUST_PROXY;
+  const trustProxy = trusted === undefined || trusted.trim() === '' ? undefined : trusted.split(',').map((item) => item.trim());
+  if (trustProxy !== undefined) checkTrusted(trustProxy, trusted!);
   return {
     configFile: values.config === undefined || values.config === '' ? undefined : path.resolve(values.config),
     configSource,
     port: integer(values.port, 'port', 8080, 0, 65_535),
     host: values.host ?? '127.0.0.1',
     adminPort: values['admin-port'] === '0' ? false : adminPort,
+    adminHost: values['admin-host'] ?? '127.0.0.1',
+    adminHostName,
+    trustProxy,
     workers,
     gracePeriodMs: integer(values['grace-period'], 'grace-period', 10_000, 0, 3_600_000),
     usersFile: fileOption(values.users ?? process.env.GATEWAY_USERS_FILE),
     auditFile: fileOption(values['audit-file'] ?? process.env.GATEWAY_AUDIT_FILE),
     metrics,
   };
+}
+
+/** Addresses and subnets only: a hop count would believe any client's `X-Forwarded-*` headers. */
+function checkTrusted(list: string[], given: string): void {
+  const refuse = (): never => {
+    throw new UsageError(`--trust-proxy must list addresses or subnets (10.0.0.0/8, loopback), got ${JSON.stringify(given)}`);
+  };
+  if (list.some((item) => item === '' || /^\d+$/.test(item))) refuse();
+  try {
+    proxyAddr.compile(list);
+  } catch {
+    refuse();
+  }
 }
 
 function say(line: string): void {
@@ -165,6 +204,8 @@ async function serveOne(settings: ServeSettings, adminPassword: string): Promise
         : {}),
     },
     metrics: settings.metrics === 'off' ? false : { auth: settings.metrics === 'auth' },
+    ...(settings.adminHostName === undefined ? {} : { adminHostName: settings.adminHostName }),
+    ...(settings.trustProxy === undefined ? {} : { trustProxy: settings.trustProxy }),
     ...instance.options,
   });
   // A scrape reaches one worker: it answers the sum over all of them.
@@ -181,6 +222,7 @@ async function serveOne(settings: ServeSettings, adminPassword: string): Promise
     port: settings.port,
     host: settings.host,
     adminPort: settings.adminPort,
+    adminHost: settings.adminHost,
     gracePeriodMs: settings.gracePeriodMs,
   });
   const who = cluster.isWorker ? `worker ${process.pid}` : `pid ${process.pid}`;

@@ -37,8 +37,13 @@ export interface ServerTimeouts {
 export interface ServeOptions {
   /** TCP port of the APIs; `0` picks one. Default `8080`. */
   port?: number;
-  /** Interface of both listeners. Default `127.0.0.1`. */
+  /** Interface of the APIs' listener. Default `127.0.0.1`. */
   host?: string;
+  /**
+   * Interface of the admin listener, apart from `host`: `host: '0.0.0.0'` exposes the APIs only.
+   * Default `127.0.0.1`.
+   */
+  adminHost?: string;
   /**
    * TCP port of the admin listener (admin routes, console, health: their own origin); `0` picks one,
    * `false` serves none. Default `8081`.
@@ -59,7 +64,7 @@ export interface GatewayServer {
   readonly url: string;
   /** The port of the APIs. */
   readonly port: number;
-  /** `http://<host>:<adminPort>`: admin routes, console and health; `undefined` without an admin listener. */
+  /** `http://<adminHost>:<adminPort>`: admin routes, console and health; `undefined` without an admin listener. */
   readonly adminUrl: string | undefined;
   /** The gateway served. */
   readonly gateway: Gateway;
@@ -117,6 +122,7 @@ export async function serveGateway(gateway: Gateway, options: ServeOptions = {})
   const port = checkedPort(check, options.port ?? 8080, 'port');
   const adminPort = options.adminPort === false ? false : checkedPort(check, options.adminPort ?? 8081, 'adminPort');
   const host = check.string(options.host, 'host', '127.0.0.1', undefined, 'a host name or address');
+  const adminHost = check.string(options.adminHost, 'adminHost', '127.0.0.1', undefined, 'a host name or address');
   const timeouts = checkedTimeouts(check, options.timeouts);
   const gracePeriodMs = check.nonNegative(options.gracePeriodMs, 'gracePeriodMs', 10_000);
 
@@ -127,18 +133,18 @@ export async function serveGateway(gateway: Gateway, options: ServeOptions = {})
       const adminApp = express();
       adminApp.disable('x-powered-by');
       adminApp.use(gateway.adminRouter);
-      servers.push(await listen(adminApp, adminPort, host, timeouts));
+      servers.push(await listen(adminApp, adminPort, adminHost, timeouts));
     }
   } catch (err) {
     await Promise.all(servers.map((server) => stopServer(server, 0)));
     throw err;
   }
-  const origin = (server: Server): string => `http://${host.includes(':') ? `[${host}]` : host}:${(server.address() as AddressInfo).port}`;
+  const origin = (server: Server, name: string): string => `http://${name.includes(':') ? `[${name}]` : name}:${(server.address() as AddressInfo).port}`;
   let stopping: Promise<void> | undefined;
   return {
-    url: origin(servers[0]!),
+    url: origin(servers[0]!, host),
     port: (servers[0]!.address() as AddressInfo).port,
-    adminUrl: servers[1] === undefined ? undefined : origin(servers[1]),
+    adminUrl: servers[1] === undefined ? undefined : origin(servers[1], adminHost),
     gateway,
     stop() {
       stopping ??= Promise.all(servers.map((server) => stopServer(server, gracePeriodMs))).then(() => gateway.close());

@@ -120,6 +120,14 @@ describe('gateway configuration', () => {
     ]);
   });
 
+  it('reserves every path of the admin listener as a provider (the operators\' session cookie goes there), as written', async () => {
+    const document = valid() as unknown as { apis: Array<Record<string, unknown>> };
+    const api = document.apis[0]!;
+    const reserved = ['admin', 'operators', 'configuration', 'console', 'metrics', 'health'];
+    document.apis = [...reserved, 'Operators', 'adminx'].map((provider, i) => ({ ...api, provider, version: i + 1 }));
+    expect(await issuesOf(document)).to.deep.equal(reserved.map((provider, i) => `apis[${i}].provider: "${provider}" is reserved for the gateway's own routes`));
+  });
+
   it('keeps the token policy keys anyAudience, jwtTypes and maxResponseSize, and refuses bad ones, naming them', async () => {
     const document = valid();
     Object.assign(document.tokenPolicies!.idp!, { anyAudience: true, jwtTypes: ['at+jwt'], maxResponseSize: 65536 });

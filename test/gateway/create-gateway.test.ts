@@ -59,6 +59,7 @@ describe(`createGateway (${how})`, () => {
     expect(() => createGateway({ config: 42 as never })).to.throw(TypeError, /options\.config/);
     expect(() => createGateway({ config: openConfig(backend.url), basePath: 'gateway' })).to.throw(TypeError, /options\.basePath/);
     expect(() => createGateway({ config: openConfig(backend.url), admin: {} })).to.throw(TypeError, /no open default/);
+    expect(() => createGateway({ config: openConfig(backend.url), adminHostName: 'admin.example.org:8081' })).to.throw(TypeError, /options\.adminHostName must be a host name/);
     expect(() => createGateway({ config: openConfig(backend.url), admin: { basicAuth: { username: 'admin', password: '' } } })).to.throw(TypeError, /basicAuth/);
     expect(() => createGateway({ config: openConfig(backend.url), relay: { connections: -1 } })).to.throw(TypeError, /options\.relay\.connections/);
     // Rejected at start-up rather than by Node's setHeader on the first relayed answer.

@@ -10,6 +10,7 @@ import path from 'node:path';
 import { applicationIssues, type ClientApplication } from '../../authorize/applications.js';
 import { issuePath } from '../../authorize/rule-issues.js';
 import { scopeRuleIssues } from '../../authorize/scopes.js';
+import { RESERVED_PROVIDERS } from '../admin-areas.js';
 import { ConfigError } from './errors.js';
 import { InvalidOptionError } from '../../options.js';
 import { forwardSettings } from '../../token/forward/options.js';
@@ -28,8 +29,6 @@ import type {
 const METHODS: readonly HttpMethod[] = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'];
 /** A path segment of the gateway URL: no slash, nothing that needs encoding. */
 const SEGMENT = /^[A-Za-z0-9._~-]+$/;
-/** First path segments taken by the gateway's admin and console routes. */
-const RESERVED = new Set(['admin', 'console']);
 
 type Obj = Record<string, unknown>;
 
@@ -324,7 +323,7 @@ function checkApi(c: Checker, value: unknown, at: string, policies: ReadonlySet<
   const segment = 'must be a non-empty string of letters, digits, ".", "_", "~" or "-"';
   const provider = c.string(o, 'provider', at, true, SEGMENT, segment);
   const name = c.string(o, 'name', at, true, SEGMENT, segment);
-  if (provider !== undefined && RESERVED.has(provider)) c.fail(join(at, 'provider'), `"${provider}" is reserved for the gateway's own routes`);
+  if (provider !== undefined && RESERVED_PROVIDERS.has(provider)) c.fail(join(at, 'provider'), `"${provider}" is reserved for the gateway's own routes`);
   let version: number | undefined;
   if (o.version === undefined) c.fail(join(at, 'version'), 'is required');
   else version = c.positive(o, 'version', at, Number.NaN, true);
