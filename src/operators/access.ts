@@ -39,7 +39,12 @@ export interface OperatorsOptions {
    * the window says how many followed (`refused-requests`). At most `maxAddresses` addresses are
    * counted apart; past them, the others share one count. Defaults: `60` s, `1000` addresses.
    */
-  anonymousRefusals?: { windowSeconds?: number; maxAddresses?: number };
+  anonymousRefusals?: {
+    /** The window from an address's first refusal, in seconds. Default `60`. */
+    windowSeconds?: number;
+    /** Most addresses counted apart within a window. Default `1000`. */
+    maxAddresses?: number;
+  };
 }
 
 /** What the audit trail did not write one by one, for the metrics. */

@@ -7,7 +7,7 @@
 import { closeSync, openSync, readSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { logger } from '../log.js';
-import { AuditFileWriter, type AuditFileDrops } from './audit-file.js';
+import { AuditFileWriter } from './audit-file.js';
 import type { OperatorRole } from './roles.js';
 
 const log = logger('operators');
@@ -120,8 +120,11 @@ export class MemoryAuditLog implements AuditLog {
     this.#writer = new AuditFileWriter(file, maxQueueBytes);
   }
 
-  /** Entries the file did not receive, by reason (all zero without a file). */
-  get dropped(): Readonly<AuditFileDrops> {
+  /**
+   * Entries the file did not receive, by reason (all zero without a file): `queue_full` (the disk
+   * slower than the entries), `write_failed` (the append failed).
+   */
+  get dropped(): Readonly<Record<'queue_full' | 'write_failed', number>> {
     return this.#writer?.dropped ?? { queue_full: 0, write_failed: 0 };
   }
 
