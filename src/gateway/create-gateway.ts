@@ -157,7 +157,7 @@ export function createGateway(options: CreateGatewayOptions): Gateway {
     },
   });
   if (settings.metrics !== undefined) {
-    metrics = new GatewayMetricsRecorder(settings.metrics, { tokenPolicies: () => latest?.tokenPolicies.values() ?? [], store, recorderStats: () => record.stats }, tracing);
+    metrics = new GatewayMetricsRecorder(settings.metrics, { tokenPolicies: () => latest?.tokenPolicies.values() ?? [], store, recorderStats: () => record.stats, ...(options.admin === undefined ? {} : { auditStats: () => access?.auditStats() }) }, tracing);
   }
   const compileSettings = { ...settings.compileSettings, tracing, metrics };
   const errorHandler = problemJsonErrorHandler({ messages, server });
@@ -289,6 +289,8 @@ export function createGateway(options: CreateGatewayOptions): Gateway {
     },
     async close() {
       await link?.close();
+      // The audit's pending summaries and queued lines, written before the process ends.
+      await access?.close();
       await cache.close();
       for (const policy of latest?.tokenPolicies.values() ?? []) policy.close();
       latest = undefined;

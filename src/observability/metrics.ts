@@ -10,6 +10,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import { logger } from '../log.js';
+import type { AuditStats } from '../operators/access.js';
 import type { RecordTransactionStats } from '../record/record-transaction.js';
 import { apiKey, type TransactionRecord, type TransactionStore } from '../record/types.js';
 import type { TokenPolicy, TokenPolicyObserver } from '../token/policy.js';
@@ -88,6 +89,8 @@ export interface MetricsSources {
   tokenPolicies(): Iterable<TokenPolicy>;
   readonly store: TransactionStore;
   recorderStats(): Readonly<RecordTransactionStats>;
+  /** The operators' audit trail, when the gateway has operators. */
+  auditStats?(): AuditStats | undefined;
 }
 
 /** The PostgreSQL store's write-path counters (any store with this shape queues its records). */
@@ -189,6 +192,23 @@ export class GatewayMetricsRecorder implements GatewayMetrics {
     );
     if (store !== undefined) {
       new CollectedFamily('gateway_record_queue_length', 'Transaction records waiting in memory for the database.', 'gauge', () => [{ labels: {}, value: store.counters.queued }], registry);
+    }
+    if (sources.auditStats !== undefined) {
+      const audit = (): AuditStats | undefined => sources.auditStats?.();
+      new CollectedFamily(
+        'gateway_audit_events_aggregated_total',
+        'Refusals of requests without valid credentials counted into a summary audit entry (one per address and window) instead of written one by one.',
+        'counter',
+        () => [{ labels: {}, value: audit()?.aggregated ?? 0 }],
+        registry,
+      );
+      new CollectedFamily(
+        'gateway_audit_events_dropped_total',
+        'Audit entries the audit file did not receive, by reason (queue_full: the disk slower than the entries; write_failed: the append failed).',
+        'counter',
+        () => Object.entries(audit()?.dropped ?? { queue_full: 0, write_failed: 0 }).map(([reason, value]) => ({ labels: { reason }, value })),
+        registry,
+      );
     }
     if (processMetrics) collectDefaultMetrics({ register: registry });
     this.tracer = tracing;

@@ -10,8 +10,9 @@ import { optionChecks } from '../options.js';
 import { credentialBased, type BasicCredentials, type ConsoleAuthenticate } from '../record/console/auth.js';
 import { throttleFor, type LoginThrottle } from '../record/console/throttle.js';
 import type { AdminAuthOptions } from '../gateway/admin.js';
-import { MemoryAuditLog, type AuditLog, type AuditResult } from './audit.js';
+import { MemoryAuditLog, type AuditInput, type AuditLog, type AuditResult } from './audit.js';
 import { addressOf } from './http.js';
+import { RefusalAggregator } from './refusals.js';
 import { roleAllows, type OperatorRole } from './roles.js';
 import { SessionCookie } from './session-cookie.js';
 import { csrfMatches, SessionStore, type Session, type SessionOptions } from './sessions.js';
@@ -34,6 +35,26 @@ export interface OperatorsOptions {
   auditFile?: string;
   /** Session lifetimes and cookie. */
   sessions?: SessionOptions;
+  /**
+   * Refusals of requests without valid credentials (failed sign-ins, anonymous changes) are not
+   * logged one by one: the first of an address in `windowSeconds` is, then one entry at the end of
+   * the window says how many followed (`refused-requests`). At most `maxAddresses` addresses are
+   * counted apart; past them, the others share one count. Defaults: `60` s, `1000` addresses.
+   */
+  anonymousRefusals?: {
+    /** The window from an address's first refusal, in seconds. Default `60`. */
+    windowSeconds?: number;
+    /** Most addresses counted apart within a window. Default `1000`. */
+    maxAddresses?: number;
+  };
+}
+
+/** What the audit trail did not write one by one, for the metrics. */
+export interface AuditStats {
+  /** Refusals of nobody counted into a summary entry instead of written one by one. */
+  readonly aggregated: number;
+  /** Entries the audit file did not receive, by reason (the default audit log only). */
+  readonly dropped: Readonly<Record<string, number>>;
 }
 
 /** A request's operator: who, with which role, and how they proved it. */
@@ -68,6 +89,7 @@ export class OperatorAccess {
   readonly authenticate: ConsoleAuthenticate;
   /** Whether a host's own `authenticate` decides (then a request without credentials counts as a failed login). */
   readonly custom: boolean;
+  readonly #refusals: RefusalAggregator;
 
   /**
    * @param listener - the admin listener's base path (the cookie's scope) and whose
@@ -109,6 +131,15 @@ export class OperatorAccess {
       check.fail('operators.audit', 'must implement AuditLog (append, list)');
     }
     this.audit = audit ?? new MemoryAuditLog(options.auditFile === undefined ? {} : { file: check.string(options.auditFile, 'operators.auditFile') });
+    const refusals = check.object<{ windowSeconds?: number; maxAddresses?: number }>(options.anonymousRefusals, 'operators.anonymousRefusals', {});
+    const log = this.audit;
+    this.#refusals = new RefusalAggregator(
+      {
+        windowMs: check.positive(refusals.windowSeconds, 'operators.anonymousRefusals.windowSeconds', 60) * 1000,
+        maxAddresses: check.positive(refusals.maxAddresses, 'operators.anonymousRefusals.maxAddresses', 1000, true),
+      },
+      (input) => void log.append(input).catch(() => undefined),
+    );
     this.realm = admin.realm ?? 'Gateway admin';
     const own = admin.authenticate;
     this.custom = own !== undefined;
@@ -181,10 +212,13 @@ export class OperatorAccess {
     };
   }
 
-  /** Appends an audit entry for the request's operator (or nobody). */
+  /**
+   * Appends an audit entry for the request's operator, or, for nobody, counts it with the other
+   * refusals of its address (the first of a window written at once, a summary at its end).
+   */
   record(req: Request, entry: { action: string; target?: string; result: AuditResult; status?: number; detail?: string; actor?: string | null }): Promise<unknown> {
     const operator = operatorOf(req);
-    return this.audit.append({
+    const input: AuditInput = {
       actor: entry.actor !== undefined ? entry.actor : (operator?.username ?? null),
       ...(operator === undefined ? {} : { role: operator.role }),
       address: addressOf(req),
@@ -193,7 +227,22 @@ export class OperatorAccess {
       result: entry.result,
       ...(entry.status === undefined ? {} : { status: entry.status }),
       ...(entry.detail === undefined ? {} : { detail: entry.detail }),
-    });
+    };
+    if (input.actor !== null) return this.audit.append(input);
+    this.#refusals.add(input);
+    return Promise.resolve();
+  }
+
+  /** What the audit trail counted instead of writing, for `gateway_audit_events_*`. */
+  auditStats(): AuditStats {
+    const dropped = this.audit instanceof MemoryAuditLog ? this.audit.dropped : {};
+    return { aggregated: this.#refusals.aggregated, dropped };
+  }
+
+  /** Writes the pending summaries and waits for the audit log to write what it holds. */
+  async close(): Promise<void> {
+    this.#refusals.close();
+    await this.audit.close?.();
   }
 }
 

@@ -4,10 +4,10 @@
  *
  * @module
  */
-import { appendFile, mkdir } from 'node:fs/promises';
 import { closeSync, openSync, readSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { logger } from '../log.js';
+import { AuditFileWriter } from './audit-file.js';
 import type { OperatorRole } from './roles.js';
 
 const log = logger('operators');
@@ -52,39 +52,80 @@ export interface AuditLog {
   append(input: AuditInput): Promise<AuditEntry>;
   /** Entries newest first: at most `limit` (default 100), older than id `before` when given. */
   list(options?: { limit?: number; before?: number }): Promise<AuditEntry[]>;
+  /** Writes what is still waiting (the gateway calls it when it closes). */
+  close?(): Promise<void>;
 }
 
 /** Options of {@link MemoryAuditLog}. */
 export interface MemoryAuditLogOptions {
-  /** Most entries kept in memory (the oldest dropped). Default `10000`. */
+  /** Most entries of operators kept in memory (the oldest dropped). Default `10000`. */
   maxEntries?: number;
   /**
+   * Most entries of nobody (refusals of requests without valid credentials, and their summaries)
+   * kept in memory, apart from the operators' ones: they never push an operator's entry out.
+   * Default `1000`.
+   */
+  maxAnonymousEntries?: number;
+  /**
    * A file every entry is appended to as one JSON line (created with its folder); at creation the
-   * last `maxEntries` entries of an existing file are read back.
+   * last entries of an existing file are read back.
    */
   file?: string;
+  /**
+   * Most bytes of entries waiting for the file (a disk slower than the entries come): past it an
+   * entry of nobody is dropped, an operator's past twice as much; drops are counted
+   * ({@link MemoryAuditLog.dropped}, `gateway_audit_events_dropped_total`) and logged once a
+   * minute. Default `1048576` (1 MiB).
+   */
+  maxQueueBytes?: number;
 }
 
 /** Longest tail of an existing audit file read back at start. */
 const MAX_TAIL = 16 * 1024 * 1024;
 
+function positive(value: number | undefined, fallback: number, name: string): number {
+  const n = value ?? fallback;
+  if (!Number.isSafeInteger(n) || n < 1) throw new TypeError(`MemoryAuditLog: options.${name} must be a positive integer`);
+  return n;
+}
+
+/** Entries of one kind, oldest first, at most `max`. */
+class Bounded {
+  readonly items: AuditEntry[] = [];
+  constructor(readonly max: number) {}
+  push(entry: AuditEntry): void {
+    this.items.push(entry);
+    if (this.items.length > this.max) this.items.splice(0, this.items.length - this.max);
+  }
+}
+
 /**
- * The default audit log: the recent entries in memory, and every entry appended to a JSON-lines
- * file when `file` is given (which is how it outlives a restart).
+ * The default audit log: the recent entries in memory (operators' and nobody's apart, each
+ * bounded), and every entry appended to a JSON-lines file when `file` is given (which is how it
+ * outlives a restart), through a bounded queue.
  */
 export class MemoryAuditLog implements AuditLog {
-  readonly #entries: AuditEntry[] = [];
-  readonly #max: number;
-  readonly #file: string | undefined;
+  readonly #operators: Bounded;
+  readonly #anonymous: Bounded;
+  readonly #writer: AuditFileWriter | undefined;
   #next = 1;
-  #writing: Promise<void> = Promise.resolve();
 
   constructor(options: MemoryAuditLogOptions = {}) {
-    const max = options.maxEntries ?? 10_000;
-    if (!Number.isSafeInteger(max) || max < 1) throw new TypeError('MemoryAuditLog: options.maxEntries must be a positive integer');
-    this.#max = max;
-    this.#file = options.file === undefined ? undefined : path.resolve(options.file);
-    if (this.#file !== undefined) this.#readBack(this.#file);
+    this.#operators = new Bounded(positive(options.maxEntries, 10_000, 'maxEntries'));
+    this.#anonymous = new Bounded(positive(options.maxAnonymousEntries, 1000, 'maxAnonymousEntries'));
+    const maxQueueBytes = positive(options.maxQueueBytes, 1024 * 1024, 'maxQueueBytes');
+    const file = options.file === undefined ? undefined : path.resolve(options.file);
+    if (file === undefined) return;
+    this.#readBack(file);
+    this.#writer = new AuditFileWriter(file, maxQueueBytes);
+  }
+
+  /**
+   * Entries the file did not receive, by reason (all zero without a file): `queue_full` (the disk
+   * slower than the entries), `write_failed` (the append failed).
+   */
+  get dropped(): Readonly<Record<'queue_full' | 'write_failed', number>> {
+    return this.#writer?.dropped ?? { queue_full: 0, write_failed: 0 };
   }
 
   #readBack(file: string): void {
@@ -113,38 +154,43 @@ export class MemoryAuditLog implements AuditLog {
         // A torn last line (a crash mid-write) is skipped.
       }
     }
-    const last = this.#entries[this.#entries.length - 1];
-    if (last !== undefined) this.#next = last.id + 1;
+    this.#next = Math.max(this.#operators.items.at(-1)?.id ?? 0, this.#anonymous.items.at(-1)?.id ?? 0) + 1;
   }
 
   #keep(entry: AuditEntry): void {
-    this.#entries.push(entry);
-    if (this.#entries.length > this.#max) this.#entries.splice(0, this.#entries.length - this.#max);
+    (entry.actor === null ? this.#anonymous : this.#operators).push(entry);
   }
 
   append(input: AuditInput): Promise<AuditEntry> {
     const entry: AuditEntry = { id: this.#next++, time: new Date().toISOString(), ...clean(input) };
     this.#keep(entry);
     log('audit: %s %s by %s from %s: %s', entry.action, entry.target ?? '', entry.actor ?? '(unknown)', entry.address, entry.result);
-    const file = this.#file;
-    if (file === undefined) return Promise.resolve(entry);
-    // One write at a time, in order.
-    this.#writing = this.#writing
-      .then(() => mkdir(path.dirname(file), { recursive: true }))
-      .then(() => appendFile(file, `${JSON.stringify(entry)}\n`, { mode: 0o600 }))
-      .catch((err: unknown) => log('audit file not written: %s', (err as Error)?.message ?? String(err)));
-    return this.#writing.then(() => entry);
+    const writer = this.#writer;
+    if (writer === undefined) return Promise.resolve(entry);
+    return writer.write(JSON.stringify(entry), entry.actor !== null).then(() => entry);
   }
 
   list(options: { limit?: number; before?: number } = {}): Promise<AuditEntry[]> {
-    const limit = Math.min(Math.max(options.limit ?? 100, 1), this.#max);
+    const limit = Math.min(Math.max(options.limit ?? 100, 1), this.#operators.max + this.#anonymous.max);
+    const before = options.before ?? Infinity;
     const out: AuditEntry[] = [];
-    for (let i = this.#entries.length - 1; i >= 0 && out.length < limit; i--) {
-      const entry = this.#entries[i]!;
-      if (options.before !== undefined && entry.id >= options.before) continue;
-      out.push(entry);
+    // Both lists are in id order: merged from their newest ends.
+    const a = this.#operators.items;
+    const b = this.#anonymous.items;
+    let i = a.length - 1;
+    let j = b.length - 1;
+    while (i >= 0 && a[i]!.id >= before) i--;
+    while (j >= 0 && b[j]!.id >= before) j--;
+    while (out.length < limit && (i >= 0 || j >= 0)) {
+      if (j < 0 || (i >= 0 && a[i]!.id > b[j]!.id)) out.push(a[i--]!);
+      else out.push(b[j--]!);
     }
     return Promise.resolve(out);
+  }
+
+  /** Resolves once the entries appended so far are in the file. */
+  close(): Promise<void> {
+    return this.#writer?.drained() ?? Promise.resolve();
   }
 }
 

@@ -74,7 +74,8 @@ function auditCsv(entries: AuditEntry[]): string {
  *
  * - `POST /session` `{ "username", "password" }`: signs in; sets the session cookie (`HttpOnly`,
  *   `SameSite=Strict`, `Secure` over TLS) and answers `{ username, role, csrfToken }`; 401 for
- *   wrong credentials (throttled per client address like every login of the listener, 429 past it).
+ *   wrong credentials (throttled per client address and per account like every login of the
+ *   listener, 429 past it).
  * - `GET /session`: `{ signedIn, username?, role?, csrfToken? }`.
  * - `DELETE /session`: signs out (with the session's `X-CSRF-Token`).
  * - `GET /audit?limit=&before=`: audit entries newest first (`operator` and `admin`).
@@ -109,15 +110,22 @@ export function operatorsRouter(access: OperatorAccess): Router {
           return;
         }
         const tried = USERNAME.test(b.username) ? b.username : '(not a user name)';
+        // The slot is taken before scrypt: concurrent guesses past the allowance are never verified.
+        const attempt = access.throttle.reserve(address, b.username);
+        if (typeof attempt === 'number') {
+          res.setHeader('Retry-After', String(Math.max(1, Math.ceil(attempt / 1000))));
+          problem(res, 429, 'Too Many Requests', 'too many failed sign-ins: try again later');
+          return;
+        }
         const identity = await access.users.verify(b.username, b.password);
         if (identity === undefined) {
-          const failures = access.throttle.fail(address);
-          log('failed sign-in from %s (%d of %d)', address, failures, access.throttle.maxFailures);
-          await access.audit.append({ actor: null, address, action: 'sign-in', target: tried, result: 'refused', status: 401, detail: 'wrong user name or password' });
+          attempt.failed();
+          log('failed sign-in from %s (%d of %d)', address, attempt.failures, access.throttle.maxFailures);
+          await access.record(req, { actor: null, action: 'sign-in', target: tried, result: 'refused', status: 401, detail: 'wrong user name or password' });
           problem(res, 401, 'Unauthorized', 'wrong user name or password');
           return;
         }
-        access.throttle.succeed(address);
+        attempt.succeeded();
         const session = access.sessions.create(identity, req, res);
         await access.audit.append({ actor: identity.username, role: identity.role, address, action: 'sign-in', result: 'ok', status: 200 });
         const answer: SessionAnswer = { signedIn: true, username: session.username, role: session.role, csrfToken: session.csrfToken };

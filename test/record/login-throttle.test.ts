@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { LoginThrottle } from '../../src/record/console/throttle.js';
+import { LoginAttempt, LoginThrottle } from '../../src/record/console/throttle.js';
 
 describe('LoginThrottle', () => {
   it('blocks an address after maxFailures within the window, until windowMs after the last failure', () => {
@@ -45,7 +45,32 @@ describe('LoginThrottle', () => {
     expect(t.blockedFor('y', 1202)).to.be.above(0);
   });
 
+  it('reserves an attempt before its check: past the allowance, attempts are refused while earlier ones are still being checked', () => {
+    const t = new LoginThrottle({ maxFailures: 3, windowMs: 1000 });
+    const attempts = Array.from({ length: 5 }, () => t.reserve('a', 'otto', 0));
+    expect(attempts.map((a) => typeof a)).to.deep.equal(['object', 'object', 'object', 'number', 'number']);
+    expect(attempts[3]).to.equal(1000);
+    // One of them was right: the address's failures are forgotten.
+    (attempts[0] as LoginAttempt).succeeded(10);
+    expect(t.blockedFor('a', 10)).to.equal(0);
+  });
+
+  it('limits an account across addresses, except from an address it signed in from', () => {
+    const t = new LoginThrottle({ maxFailures: 5, maxAccountFailures: 4, windowMs: 1000 });
+    (t.reserve('home', 'Otto', 0) as LoginAttempt).succeeded(0);
+    for (const address of ['x1', 'x2', 'x3', 'x4']) (t.reserve(address, 'otto', 10) as LoginAttempt).failed();
+    expect(t.reserve('x5', 'OTTO', 20), 'locked, whatever the case of the name').to.equal(990);
+    expect(t.reserve('x5', 'vera', 20)).to.be.an.instanceOf(LoginAttempt);
+    const owner = t.reserve('home', 'otto', 20);
+    expect(owner).to.be.an.instanceOf(LoginAttempt);
+    // A right password gives back its own slot only: the guesses from elsewhere still count.
+    (owner as LoginAttempt).succeeded(20);
+    expect(t.blockedFor('x5', 30, 'otto')).to.equal(990);
+    expect(t.blockedFor('x5', 1020, 'otto'), 'the window over').to.equal(0);
+  });
+
   it('validates its options, naming them', () => {
+    expect(() => new LoginThrottle({ maxAccountFailures: 0 })).to.throw(TypeError, /maxAccountFailures/);
     expect(() => new LoginThrottle({ maxFailures: 0 }, 'admin.loginThrottle')).to.throw(TypeError, /admin\.loginThrottle\.maxFailures/);
     expect(() => new LoginThrottle({ windowMs: 1.5 })).to.throw(TypeError, /windowMs/);
     expect(() => new LoginThrottle({ maxAddresses: -1 })).to.throw(TypeError, /maxAddresses/);

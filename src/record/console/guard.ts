@@ -47,12 +47,21 @@ export function checkRealm(realm: unknown, name: string): string {
   return realm;
 }
 
+/** Refusals rendered once: a flood of refused requests costs no error (and stack trace) each. */
+const refusals = new Map<GatewayErrorCode, { status: number; type: string; body: string }>();
+
 function refuse(res: Response, code: GatewayErrorCode, retryAfterSeconds?: number): void {
-  const { status, headers, body } = renderProblem(new GatewayError(code), messageSets.en);
-  res.status(status);
-  res.setHeader('Content-Type', headers['content-type']!);
+  let refusal = refusals.get(code);
+  if (refusal === undefined) {
+    const { status, headers, body } = renderProblem(new GatewayError(code), messageSets.en);
+    refusals.set(code, (refusal = { status, type: headers['content-type']!, body: JSON.stringify(body) }));
+  }
+  res.status(refusal.status);
+  res.setHeader('Content-Type', refusal.type);
   if (retryAfterSeconds !== undefined) res.setHeader('Retry-After', String(retryAfterSeconds));
-  res.send(JSON.stringify(body));
+  // Ended as it is (no ETag computed for a refusal).
+  res.setHeader('Content-Length', Buffer.byteLength(refusal.body));
+  res.end(refusal.body);
 }
 
 /** The request's own origin as a browser would write it (scheme, host, port unless the default). */
@@ -99,7 +108,8 @@ export function csrfRefusal(req: Request, isJson: boolean): string | undefined {
  * The middleware in front of the console's or the admin's routes, in this order: an address
  * blocked by the throttle gets 429 (`ERR_TOO_MANY_REQUESTS`, with `Retry-After`) before anything
  * else is looked at; a request the CSRF defence refuses gets 403 (`ERR_ADMIN_ORIGIN_REFUSED`); then
- * the credentials: 401 with a Basic challenge (a failed login, counted and logged) or on.
+ * the credentials, counted as a failed login before they are checked (429 when the address or the
+ * account has no attempt left): 401 with a Basic challenge (logged), or on (the attempt given back).
  */
 export function guard(options: GuardOptions): RequestHandler {
   const { check, countsWithoutCredentials, realm, throttle, isJson, log } = options;
@@ -119,6 +129,15 @@ export function guard(options: GuardOptions): RequestHandler {
       return;
     }
     const credentials = basicCredentials(req);
+    // A request without credentials is the challenge a browser needs first (or a session), not a guess.
+    const counts = countsWithoutCredentials || req.headers.authorization !== undefined;
+    // The slot is taken before the check: concurrent guesses past the allowance are never verified.
+    const attempt = counts ? throttle.reserve(address, credentials?.username) : undefined;
+    if (typeof attempt === 'number') {
+      log('refused %s %s from %s: too many failed logins', req.method, req.originalUrl, address);
+      refuse(res, 'ERR_TOO_MANY_REQUESTS', Math.max(1, Math.ceil(attempt / 1000)));
+      return;
+    }
     let verdict: boolean | Promise<boolean>;
     try {
       verdict = check(req, credentials);
@@ -128,14 +147,13 @@ export function guard(options: GuardOptions): RequestHandler {
     Promise.resolve(verdict).then(
       (ok) => {
         if (ok === true) {
-          throttle.succeed(address);
+          attempt?.succeeded();
           return next();
         }
-        // A request without credentials is the challenge a browser needs first, not a guess.
-        if (countsWithoutCredentials || req.headers.authorization !== undefined) {
-          const failures = throttle.fail(address);
+        if (attempt !== undefined) {
+          attempt.failed();
           // Never the credentials themselves: only who, where, and how many times.
-          log('failed login from %s to %s %s (%d of %d)', address, req.method, req.originalUrl, failures, throttle.maxFailures);
+          log('failed login from %s to %s %s (%d of %d)', address, req.method, req.originalUrl, attempt.failures, throttle.maxFailures);
         }
         res.setHeader('WWW-Authenticate', challenge);
         res.status(401).type('application/problem+json').send(

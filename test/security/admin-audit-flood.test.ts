@@ -1,0 +1,152 @@
+/**
+ * Issue 25, finding 3: anonymous POSTs to the admin routes are audited, each one an entry and an
+ * append to the audit file. A client with no credentials at all sends tens of thousands of them
+ * to a real `serve` with its audit file, while unrelated API requests measure how long they wait:
+ * the process must stay alive and bounded, the API undisturbed, the operator's own entry still in
+ * the audit view, and the refusals counted (not written one by one) in the metrics.
+ */
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { readFileSync } from 'node:fs';
+import { readFile, writeFile } from 'node:fs/promises';
+import { Agent, request } from 'node:http';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { expect } from 'chai';
+import type { AuditEntry } from '../../src/operators/audit.js';
+import { echoBackend, exampleCopy, openConfig } from '../gateway/helpers.js';
+import { freePort, serve, stop, type Served } from '../server/support.js';
+
+const FLOOD_MS = 20_000;
+const FLOOD_CONCURRENCY = 64;
+/** How much the gateway's resident memory may grow under the flood. */
+const RSS_GROWTH_BOUND_MB = 150;
+const ADMIN_PASSWORD = 'flood-admin-password';
+const basic = `Basic ${Buffer.from(`admin:${ADMIN_PASSWORD}`).toString('base64')}`;
+
+/** The operator's own requests and the probes come from 127.0.0.2: the flood comes from 127.0.0.1. */
+const own = new Agent({ keepAlive: true, maxSockets: 4, localAddress: '127.0.0.2' });
+
+function call(url: string, options: { method?: string; headers?: Record<string, string>; timeoutMs?: number } = {}): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { method: options.method ?? 'GET', headers: options.headers ?? {}, agent: own, timeout: options.timeoutMs ?? 10_000 }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
+      res.on('error', reject);
+    });
+    req.on('timeout', () => req.destroy(new Error('no answer in time')));
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+/** CPU time a process has used, ms (Linux: utime + stime, in clock ticks of 10 ms). */
+function cpuMs(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+}
+
+/** Resident memory of a process, MB (Linux). */
+function rssMb(pid: number): number {
+  const match = /^VmRSS:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return Number(match![1]) / 1024;
+}
+
+describe('security: an anonymous flood of the admin routes cannot exhaust the gateway or its audit log (issue 25, finding 3)', function () {
+  this.timeout(120_000);
+  let echo: Awaited<ReturnType<typeof echoBackend>>;
+  let copy: Awaited<ReturnType<typeof exampleCopy>>;
+  let served: Served | undefined;
+
+  before(async () => {
+    [echo, copy] = await Promise.all([echoBackend(), exampleCopy()]);
+  });
+  after(async () => {
+    await stop(served);
+    own.destroy();
+    await Promise.all([echo.stop(), copy.remove()]);
+  });
+
+  it(`survives ${FLOOD_MS / 1000} s of anonymous POSTs: RSS bounded, APIs undelayed, the operator's entry kept, refusals counted`, async () => {
+    const config = path.join(copy.dir, 'open.json');
+    const auditFile = path.join(copy.dir, 'audit', 'audit.jsonl');
+    await writeFile(config, JSON.stringify(openConfig(echo.url)));
+    const adminPort = await freePort();
+    served = serve(['serve', '--config', config, '--port', '0', '--admin-port', String(adminPort), '--audit-file', auditFile], { ADMIN_PASSWORD });
+    const [, api] = await served.waitFor(/serving APIs at (http:\/\/[^\s,]+), admin/);
+    const admin = `http://127.0.0.1:${adminPort}`;
+    const pid = served.child.pid!;
+
+    // The operator's action, before the flood.
+    const reset = await call(`${admin}/gateway/admin/reset-caches`, { method: 'POST', headers: { authorization: basic, 'x-gateway-console': '1' } });
+    expect(reset.status).to.equal(200);
+    const probeUrl = `${api}/gateway/Ente/Echo/v1/unrelated`;
+    // The first requests of a new process are slow whatever the load (code compiled on first use).
+    for (let i = 0; i < 5; i++) expect((await call(probeUrl)).status).to.equal(201);
+    const rssBefore = rssMb(pid);
+    const cpuBefore = cpuMs(pid);
+
+    const script = fileURLToPath(new URL('support/admin-flood.ts', import.meta.url));
+    const flood = spawn(process.execPath, ['--import', 'tsx', script, admin, String(FLOOD_MS), String(FLOOD_CONCURRENCY)], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let floodOutput = '';
+    flood.stdout.setEncoding('utf8').on('data', (c: string) => (floodOutput += c));
+    let floodDone = false;
+    const floodExit = once(flood, 'exit').then(() => (floodDone = true));
+
+    const latencies: number[] = [];
+    const probeStatuses: number[] = [];
+    let rssPeak = rssBefore;
+    while (!floodDone) {
+      const started = performance.now();
+      try {
+        probeStatuses.push((await call(probeUrl, { timeoutMs: 2_000 })).status);
+        latencies.push(performance.now() - started);
+      } catch {
+        latencies.push(Infinity);
+      }
+      if (served.child.exitCode === null && served.child.signalCode === null) rssPeak = Math.max(rssPeak, rssMb(pid));
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    await floodExit;
+    const { sent, statuses } = JSON.parse(floodOutput) as { sent: number; statuses: Record<string, number>; errors: number };
+    const alive = served.child.exitCode === null && served.child.signalCode === null;
+    const cpuPerRequest = alive ? (cpuMs(pid) - cpuBefore) / sent : NaN;
+    const maxLatency = Math.max(...latencies);
+    const sorted = [...latencies].sort((x, y) => x - y);
+    const figures = `${sent} anonymous POSTs (${JSON.stringify(statuses)}), gateway CPU ${(cpuPerRequest * 1000).toFixed(0)} µs each, RSS ${rssBefore.toFixed(0)} → peak ${rssPeak.toFixed(0)} MB, unrelated API request latency max ${maxLatency.toFixed(1)} ms over ${latencies.length} probes (median ${sorted[Math.floor(sorted.length / 2)]!.toFixed(1)}, top five ${sorted.slice(-5).map((l) => l.toFixed(0)).join(", ")})`;
+    if (process.env['FLOOD_REPORT'] !== undefined) console.log(`      ${figures}`);
+
+    expect(sent, figures).to.be.above(10_000);
+    expect(alive, `the gateway died: ${figures}\n${served.output().slice(-2000)}`).to.equal(true);
+    expect(rssPeak - rssBefore, figures).to.be.below(RSS_GROWTH_BOUND_MB);
+    expect(maxLatency, figures).to.be.at.most(100);
+    expect(probeStatuses.every((s) => s === 201), `probe statuses ${[...new Set(probeStatuses)].join(', ')}`).to.equal(true);
+
+    // The audit view: the operator's entry is there, and the flood is a handful of summaries.
+    const audit = await call(`${admin}/gateway/operators/audit?limit=1000`, { headers: { authorization: basic, 'x-gateway-console': '1' } });
+    expect(audit.status).to.equal(200);
+    const { items } = JSON.parse(audit.body) as { items: AuditEntry[] };
+    expect(items.some((e) => e.actor === 'admin' && e.action === 'reset-caches' && e.result === 'ok'), 'the operator entry').to.equal(true);
+    const anonymous = items.filter((e) => e.actor === null);
+    expect(anonymous.length, 'anonymous entries in the view').to.be.below(50);
+    expect(anonymous.map((e) => e.address)).to.satisfy((addresses: string[]) => addresses.every((a) => a === '127.0.0.1'));
+
+    // The metrics count what was folded into summaries rather than written.
+    const metrics = await call(`${admin}/gateway/metrics`, { headers: { authorization: basic } });
+    expect(metrics.status).to.equal(200);
+    const aggregated = Number(/^gateway_audit_events_aggregated_total (\d+)$/m.exec(metrics.body)?.[1] ?? NaN);
+    expect(aggregated, 'gateway_audit_events_aggregated_total').to.be.above(sent / 2);
+
+    // Stopped, the gateway writes the summary of the window still open: the file holds the
+    // operator's entry, the first refusal and one line saying how many followed, not a line each.
+    served.child.kill('SIGTERM');
+    expect(await served.exited()).to.equal(0);
+    const lines = (await readFile(auditFile, 'utf8')).split('\n').filter((l) => l !== '').map((l) => JSON.parse(l) as AuditEntry);
+    expect(lines.length, 'lines in the audit file').to.be.below(50);
+    expect(lines.some((e) => e.actor === 'admin' && e.action === 'reset-caches')).to.equal(true);
+    const summaries = lines.filter((e) => e.action === 'refused-requests');
+    expect(summaries, 'one summary of the flood').to.have.length(1);
+    expect(summaries[0]!.detail).to.match(new RegExp(`^${aggregated + 1} refused requests from 127\\.0\\.0\\.1 between \\S+ and \\S+ \\(the first logged on its own\\): sign-in \\d+`));
+  });
+});
