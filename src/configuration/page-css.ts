@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { CONSOLE_CSS } from '../record/console/page-css.js';
+import { CONSOLE_CSS } from '../record/console/page.js';
 
 /** The configuration console's CSS (`GET <basePath>/configuration/configuration.css`). */
 export const CONFIGURATION_CSS = `${CONSOLE_CSS}

@@ -6,7 +6,7 @@
  * @module
  */
 import { Router, type Request, type Response } from 'express';
-import { CONSOLE_ICON } from '../record/console/page-html.js';
+import { CONSOLE_ICON } from '../record/console/page.js';
 import { pageHeaders } from '../operators/http.js';
 import { CONFIGURATION_CSS } from './page-css.js';
 import { CONFIGURATION_HTML } from './page-html.js';

@@ -1,18 +1,4 @@
-/**
- * The console page's script (served at `<mount>/console.js`). Plain browser JavaScript, no build
- * step; kept here as a string so the package ships it inside `dist/`. It builds the DOM with
- * `textContent`/`setAttribute` only, so no recorded value is ever parsed as HTML.
- *
- * @module
- */
-import { outcomeLabels } from '../../errors.js';
-import { outcomeGroups } from '../outcome-groups.js';
-import { CONSOLE_REQUEST_HEADER } from './guard.js';
-import { DEFAULT_EXPORT_COLUMNS, EXPORT_COLUMNS } from './export.js';
-import { CONSOLE_TEXTS } from './page-i18n.js';
 
-// String.raw keeps the script's backslashes as written; the script uses no backtick or "${".
-const source = String.raw`
 // Monitoring console page script. Every value goes into the page with textContent or
 // setAttribute: no HTML is ever built from data.
 (function () {
@@ -914,13 +900,3 @@ const source = String.raw`
   if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', init);
   else init();
 })();
-`;
-
-/** The console page's JavaScript, with the outcome labels, groups and texts built in. */
-export const CONSOLE_JS: string = source
-  .replace('__OUTCOME_LABELS__', () => JSON.stringify(outcomeLabels))
-  .replace('__OUTCOME_GROUPS__', () => JSON.stringify(outcomeGroups))
-  .replace('__TEXTS__', () => JSON.stringify(CONSOLE_TEXTS))
-  .replace('__EXPORT_COLUMNS__', () => JSON.stringify(Object.keys(EXPORT_COLUMNS)))
-  .replace('__DEFAULT_COLUMNS__', () => JSON.stringify(DEFAULT_EXPORT_COLUMNS))
-  .replaceAll('__CONSOLE_HEADER__', CONSOLE_REQUEST_HEADER);
