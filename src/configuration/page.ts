@@ -3,14 +3,28 @@
  * hold no data: the script signs in and reads everything through the API) and under the strict
  * CSP of every answer of the admin listener's pages.
  *
+ * The page's files (`page/`: `configuration.html`, `configuration.css`, `configuration.js`) are
+ * read once, when this module is loaded. Its style sheet is the monitoring console's followed by
+ * its own rules.
+ *
  * @module
  */
 import { Router, type Request, type Response } from 'express';
-import { CONSOLE_ICON } from '../record/console/page.js';
+import { fillPlaceholders, readPageFile } from '../page-assets/files.js';
+import { CONSOLE_CSS, CONSOLE_ICON } from '../record/console/page.js';
+import { CONSOLE_REQUEST_HEADER } from '../record/console/guard.js';
 import { pageHeaders } from '../operators/http.js';
-import { CONFIGURATION_CSS } from './page-css.js';
-import { CONFIGURATION_HTML } from './page-html.js';
-import { CONFIGURATION_JS } from './page-js.js';
+import { CSRF_HEADER } from '../operators/sessions.js';
+
+const file = (name: string): string => readPageFile(new URL(`./page/${name}`, import.meta.url));
+
+const CONFIGURATION_HTML = file('configuration.html');
+const CONFIGURATION_CSS = `${CONSOLE_CSS}\n${file('configuration.css')}`;
+const CONFIGURATION_JS = fillPlaceholders(
+  file('configuration.js'),
+  { CONSOLE_HEADER: CONSOLE_REQUEST_HEADER, CSRF_HEADER },
+  'configuration.js',
+);
 
 /** The page router, mounted at `<basePath>/configuration`. */
 export function configurationPage(): Router {

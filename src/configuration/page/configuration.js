@@ -1,16 +1,4 @@
-/**
- * The configuration console's script (served at `<basePath>/configuration/configuration.js`).
- * Plain browser JavaScript, no build step; kept here as a string so the package ships it inside
- * `dist/`. It builds the DOM with `textContent`/`setAttribute` only, so no configuration value is
- * ever parsed as HTML.
- *
- * @module
- */
-import { CONSOLE_REQUEST_HEADER } from '../record/console/guard.js';
-import { CSRF_HEADER } from '../operators/sessions.js';
 
-// String.raw keeps the script's backslashes as written; the script uses no backtick or "${".
-const source = String.raw`
 // Configuration console page script. Every value goes into the page with textContent or
 // setAttribute: no HTML is ever built from data.
 (function () {
@@ -726,7 +714,3 @@ const source = String.raw`
   if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', init);
   else init();
 })();
-`;
-
-/** The configuration console page's JavaScript. */
-export const CONFIGURATION_JS: string = source.replace('__CONSOLE_HEADER__', CONSOLE_REQUEST_HEADER).replace('__CSRF_HEADER__', CSRF_HEADER);
