@@ -3,15 +3,17 @@
  * hold no data: the script signs in and reads everything through the API) and under the strict
  * CSP of every answer of the admin listener's pages.
  *
- * The page's files (`page/`: `configuration.html`, `configuration.css`, `configuration.js`) are
- * read once, when this module is loaded. Its style sheet is the monitoring console's followed by
- * its own rules.
+ * The page's files (`page/`: `configuration.html`, `configuration.css`, `configuration.js`, the
+ * message table `texts.json`) are read once, when this module is loaded. Its style sheet is the
+ * monitoring console's followed by its own rules; its icon is the one both consoles share
+ * (`page-assets/icon.svg`).
  *
  * @module
  */
 import { Router, type Request, type Response } from 'express';
-import { fillPlaceholders, readPageFile } from '../page-assets/files.js';
-import { CONSOLE_CSS, CONSOLE_ICON } from '../record/console/page.js';
+import { fillPlaceholders, PAGE_ICON, readPageFile } from '../page-assets/files.js';
+import { readPageTexts } from '../page-assets/texts.js';
+import { CONSOLE_CSS } from '../record/console/page.js';
 import { CONSOLE_REQUEST_HEADER } from '../record/console/guard.js';
 import { pageHeaders } from '../operators/http.js';
 import { CSRF_HEADER } from '../operators/sessions.js';
@@ -22,7 +24,11 @@ const CONFIGURATION_HTML = file('configuration.html');
 const CONFIGURATION_CSS = `${CONSOLE_CSS}\n${file('configuration.css')}`;
 const CONFIGURATION_JS = fillPlaceholders(
   file('configuration.js'),
-  { CONSOLE_HEADER: CONSOLE_REQUEST_HEADER, CSRF_HEADER },
+  {
+    TEXTS: JSON.stringify(readPageTexts(new URL('./page/texts.json', import.meta.url))),
+    CONSOLE_HEADER: CONSOLE_REQUEST_HEADER,
+    CSRF_HEADER,
+  },
   'configuration.js',
 );
 
@@ -41,6 +47,6 @@ export function configurationPage(): Router {
   });
   router.get('/configuration.js', (_req: Request, res: Response) => void res.type('text/javascript').send(CONFIGURATION_JS));
   router.get('/configuration.css', (_req: Request, res: Response) => void res.type('text/css').send(CONFIGURATION_CSS));
-  router.get('/favicon.svg', (_req: Request, res: Response) => void res.type('image/svg+xml').send(CONSOLE_ICON));
+  router.get('/favicon.svg', (_req: Request, res: Response) => void res.type('image/svg+xml').send(PAGE_ICON));
   return router;
 }

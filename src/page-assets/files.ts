@@ -38,3 +38,6 @@ export function fillPlaceholders(text: string, values: Readonly<Record<string, s
   if (unused.length > 0) throw new Error(`${name}: no placeholder __${unused.join('__, __')}__`);
   return filled;
 }
+
+/** The consoles' icon (`favicon.svg` of each page): a shield, so the browser asks the host for no `/favicon.ico`. */
+export const PAGE_ICON = readPageFile(new URL('./icon.svg', import.meta.url));

@@ -1,24 +1,22 @@
 /**
- * The console page's files (`page/`: `console.html`, `console.css`, `console.js`, `favicon.svg`),
- * read once when this module is loaded and filled with what only the server knows: the page's
- * language, the outcome labels and groups, the texts, the export columns, the console's header.
+ * The console page's files (`page/`: `console.html`, `console.css`, `console.js`, the message
+ * table `texts.json`), read once when this module is loaded and filled with what only the server
+ * knows: the page's language, the outcome labels and groups, the texts, the export columns, the
+ * console's header. The icon is the one both consoles share (`page-assets/icon.svg`).
  *
  * @module
  */
 import { outcomeLabels } from '../../errors.js';
-import { fillPlaceholders, readPageFile } from '../../page-assets/files.js';
+import { fillPlaceholders, PAGE_ICON, readPageFile } from '../../page-assets/files.js';
+import { readPageTexts, type PageLanguage } from '../../page-assets/texts.js';
 import { outcomeGroups } from '../outcome-groups.js';
 import { DEFAULT_EXPORT_COLUMNS, EXPORT_COLUMNS } from './export.js';
 import { CONSOLE_REQUEST_HEADER } from './guard.js';
-import { CONSOLE_TEXTS } from './page-i18n.js';
 
 const file = (name: string): string => readPageFile(new URL(`./page/${name}`, import.meta.url));
 
-/** Languages of the console page. */
-export type ConsoleLanguage = 'it' | 'en';
-
-/** The console's icon (`GET <mount>/favicon.svg`): a shield, so the browser asks the host for no `/favicon.ico`. */
-export const CONSOLE_ICON = file('favicon.svg');
+/** The console's icon (`GET <mount>/favicon.svg`). */
+export const CONSOLE_ICON = PAGE_ICON;
 
 /** The console page's CSS (`GET <mount>/console.css`). */
 export const CONSOLE_CSS = file('console.css');
@@ -29,7 +27,7 @@ export const CONSOLE_JS = fillPlaceholders(
   {
     OUTCOME_LABELS: JSON.stringify(outcomeLabels),
     OUTCOME_GROUPS: JSON.stringify(outcomeGroups),
-    TEXTS: JSON.stringify(CONSOLE_TEXTS),
+    TEXTS: JSON.stringify(readPageTexts(new URL('./page/texts.json', import.meta.url))),
     EXPORT_COLUMNS: JSON.stringify(Object.keys(EXPORT_COLUMNS)),
     DEFAULT_COLUMNS: JSON.stringify(DEFAULT_EXPORT_COLUMNS),
     CONSOLE_HEADER: CONSOLE_REQUEST_HEADER,
@@ -40,6 +38,6 @@ export const CONSOLE_JS = fillPlaceholders(
 const html = file('console.html');
 
 /** The console page (`GET <mount>/`) in `language` (the default of the page's language switch). */
-export function consoleHtml(language: ConsoleLanguage): string {
+export function consoleHtml(language: PageLanguage): string {
   return fillPlaceholders(html, { LANGUAGE: language }, 'console.html');
 }
