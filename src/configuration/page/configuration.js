@@ -1,4 +1,4 @@
-
+// @ts-check
 // Configuration console page script. Every value goes into the page with textContent or
 // setAttribute: no HTML is ever built from data.
 (function () {
@@ -6,9 +6,24 @@
   var TEXTS = __TEXTS__;
   var ROLES = ['viewer', 'operator', 'admin'];
   var HEADERS = { accept: 'application/json', '__CONSOLE_HEADER__': '1' };
+  /**
+   * What the page shows. `me` (the operator signed in), `config`, `draft`, `versions` and `whatIf`
+   * hold the configuration API's answers, as it sends them.
+   * @type {{
+   *   me: any, lang: string, config: any, selected: string | null, draft: any, versions: any[],
+   *   timer: number | null, whatIf: any, nodeId?: string, loadedPolicy?: { api: string, text: string } | null, escaped?: boolean,
+   * }}
+   */
   var state = { me: null, lang: 'en', config: null, selected: null, draft: null, versions: [], timer: null, whatIf: null };
 
-  function $(id) { return document.getElementById(id); }
+  /**
+   * An element of the page by its id. The page's HTML has every id the script asks for, and which
+   * kind of element it is: typed as any of the page's controls, so that the script reads a value,
+   * a check box or a dialog without a cast at each use.
+   * @param {string} id
+   * @returns {Control}
+   */
+  function $(id) { return /** @type {Control} */ (document.getElementById(id)); }
   function el(tag, attrs, children) {
     var node = document.createElement(tag);
     if (attrs) Object.keys(attrs).forEach(function (k) {
@@ -267,7 +282,7 @@
     event.preventDefault();
     var api = readApiForm();
     var previous = state.selected;
-    var path = previous.split('/');
+    var path = /** @type {string} */ (previous).split('/');
     var body = { api: api, comment: $('api-comment').value, baseVersion: state.config.version.version };
     var before = currentApi();
     var az = api.authorization;
@@ -301,7 +316,8 @@
   }
   function importOpenApi(dryRun) {
     var api = currentApi();
-    var file = $('openapi-file').files && $('openapi-file').files[0];
+    var files = $('openapi-file').files;
+    var file = files && files[0];
     $('openapi-result').replaceChildren();
     $('openapi-errors').replaceChildren();
     if (!api) return Promise.resolve();
@@ -626,9 +642,10 @@
     $('policy-text').addEventListener('keydown', function (event) {
       // Tab indents; Escape then Tab leaves the editor (keyboard users are never trapped).
       if (event.key === 'Escape') { state.escaped = true; return; }
-      if (event.key === 'Tab' && !event.shiftKey && !state.escaped && !event.target.readOnly) {
+      var editor = /** @type {HTMLTextAreaElement} */ (event.target);
+      if (event.key === 'Tab' && !event.shiftKey && !state.escaped && !editor.readOnly) {
         event.preventDefault();
-        event.target.setRangeText('  ', event.target.selectionStart, event.target.selectionEnd, 'end');
+        editor.setRangeText('  ', editor.selectionStart, editor.selectionEnd, 'end');
         renderGutter();
       }
       state.escaped = false;
