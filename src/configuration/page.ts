@@ -3,14 +3,34 @@
  * hold no data: the script signs in and reads everything through the API) and under the strict
  * CSP of every answer of the admin listener's pages.
  *
+ * The page's files (`page/`: `configuration.html`, `configuration.css`, `configuration.js`, the
+ * message table `texts.json`) are read once, when this module is loaded. Its style sheet is the
+ * monitoring console's followed by its own rules; its icon is the one both consoles share
+ * (`page-assets/icon.svg`).
+ *
  * @module
  */
 import { Router, type Request, type Response } from 'express';
-import { CONSOLE_ICON } from '../record/console/page-html.js';
+import { fillPlaceholders, PAGE_ICON, readPageFile } from '../page-assets/files.js';
+import { readPageTexts } from '../page-assets/texts.js';
+import { CONSOLE_CSS } from '../record/console/page.js';
+import { CONSOLE_REQUEST_HEADER } from '../record/console/guard.js';
 import { pageHeaders } from '../operators/http.js';
-import { CONFIGURATION_CSS } from './page-css.js';
-import { CONFIGURATION_HTML } from './page-html.js';
-import { CONFIGURATION_JS } from './page-js.js';
+import { CSRF_HEADER } from '../operators/sessions.js';
+
+const file = (name: string): string => readPageFile(new URL(`./page/${name}`, import.meta.url));
+
+const CONFIGURATION_HTML = file('configuration.html');
+const CONFIGURATION_CSS = `${CONSOLE_CSS}\n${file('configuration.css')}`;
+const CONFIGURATION_JS = fillPlaceholders(
+  file('configuration.js'),
+  {
+    TEXTS: JSON.stringify(readPageTexts(new URL('./page/texts.json', import.meta.url))),
+    CONSOLE_HEADER: CONSOLE_REQUEST_HEADER,
+    CSRF_HEADER,
+  },
+  'configuration.js',
+);
 
 /** The page router, mounted at `<basePath>/configuration`. */
 export function configurationPage(): Router {
@@ -27,6 +47,6 @@ export function configurationPage(): Router {
   });
   router.get('/configuration.js', (_req: Request, res: Response) => void res.type('text/javascript').send(CONFIGURATION_JS));
   router.get('/configuration.css', (_req: Request, res: Response) => void res.type('text/css').send(CONFIGURATION_CSS));
-  router.get('/favicon.svg', (_req: Request, res: Response) => void res.type('image/svg+xml').send(CONSOLE_ICON));
+  router.get('/favicon.svg', (_req: Request, res: Response) => void res.type('image/svg+xml').send(PAGE_ICON));
   return router;
 }

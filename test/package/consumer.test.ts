@@ -78,6 +78,14 @@ describe('the published package', function () {
     expect(files.filter((f) => /(^|\/)test\/|\.test\.|examples\/|secret/i.test(f))).to.deep.equal([]);
   });
 
+  it("contains the consoles' page files, read from beside their modules at start-up", () => {
+    const files = packed.files.map((f) => f.path);
+    for (const page of ['console.html', 'console.css', 'console.js', 'texts.json']) expect(files).to.include(`dist/record/console/page/${page}`);
+    for (const page of ['configuration.html', 'configuration.css', 'configuration.js', 'texts.json']) expect(files).to.include(`dist/configuration/page/${page}`);
+    expect(files).to.include('dist/page-assets/icon.svg');
+    expect(files.filter((f) => f.endsWith('pages.d.ts'))).to.deep.equal([]);
+  });
+
   it('imports every factory with ESM and evaluates a policy through the xacml subpath', async () => {
     const project = path.join(work, 'app');
     await writeFile(

@@ -1,18 +1,4 @@
-/**
- * The console page's script (served at `<mount>/console.js`). Plain browser JavaScript, no build
- * step; kept here as a string so the package ships it inside `dist/`. It builds the DOM with
- * `textContent`/`setAttribute` only, so no recorded value is ever parsed as HTML.
- *
- * @module
- */
-import { outcomeLabels } from '../../errors.js';
-import { outcomeGroups } from '../outcome-groups.js';
-import { CONSOLE_REQUEST_HEADER } from './guard.js';
-import { DEFAULT_EXPORT_COLUMNS, EXPORT_COLUMNS } from './export.js';
-import { CONSOLE_TEXTS } from './page-i18n.js';
-
-// String.raw keeps the script's backslashes as written; the script uses no backtick or "${".
-const source = String.raw`
+// @ts-check
 // Monitoring console page script. Every value goes into the page with textContent or
 // setAttribute: no HTML is ever built from data.
 (function () {
@@ -31,13 +17,33 @@ const source = String.raw`
   var DEFAULT_WINDOW = '24h';
   var TEXT_FILTERS = ['api', 'operation', 'method', 'status', 'gatewayStatus', 'subject', 'clientId', 'username', 'issuer', 'claim', 'clientAddress', 'nodeId', 'minDurationMs'];
 
+  /**
+   * The page's window: a preset, or `custom` with its bounds (epoch ms).
+   * @typedef {{ preset: string, from?: number, to?: number }} Win
+   */
+  /**
+   * What the page shows and how. `items` and `stats` are the console API's answers, as it sends them.
+   * @type {{
+   *   items: any[], next: string | null, filter: Record<string, string>, win: Win,
+   *   range: { from: number, to: number } | null, stats: any, timer: number | null, seq: number,
+   *   statsSeq: number, returnFocusId: string | null, returnHash: string, view: string,
+   *   lang: 'it' | 'en', zone: 'local' | 'utc',
+   * }}
+   */
   var state = {
     items: [], next: null, filter: {}, win: { preset: DEFAULT_WINDOW }, range: null, stats: null,
     timer: null, seq: 0, statsSeq: 0, returnFocusId: null, returnHash: '#/', view: 'list',
     lang: 'it', zone: 'local',
   };
 
-  function $(id) { return document.getElementById(id); }
+  /**
+   * An element of the page by its id. The page's HTML has every id the script asks for, and which
+   * kind of element it is: typed as any of the page's controls, so that the script reads a value,
+   * a check box or a dialog without a cast at each use.
+   * @param {string} id
+   * @returns {Control}
+   */
+  function $(id) { return /** @type {Control} */ (document.getElementById(id)); }
 
   function el(tag, attrs, children) {
     var node = document.createElement(tag);
@@ -135,7 +141,7 @@ const source = String.raw`
   function parseInput(text) {
     var m = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,3}))?)?)?\s*(Z|[+-]\d{2}:?\d{2})?$/i.exec(text.trim());
     if (!m) return NaN;
-    var n = function (i) { return m[i] ? Number(m[i]) : 0; };
+    var n = function (i) { var found = /** @type {RegExpExecArray} */ (m); return found[i] ? Number(found[i]) : 0; };
     var ms = m[7] ? Number((m[7] + '00').slice(0, 3)) : 0;
     if (m[8]) {
       var base = Date.UTC(n(1), n(2) - 1, n(3), n(4), n(5), n(6), ms);
@@ -180,10 +186,11 @@ const source = String.raw`
 
   function fromLocation() {
     var params = new URLSearchParams(window.location.search);
+    /** @type {Record<string, string>} */
     var filter = {};
     TEXT_FILTERS.concat(['outcome', 'outcomeGroup', 'messageId']).forEach(function (name) { var v = params.get(name); if (v) filter[name] = v; });
     var preset = params.get('window');
-    var win = { preset: WINDOWS[preset] || preset === 'custom' ? preset : DEFAULT_WINDOW };
+    var win = { preset: WINDOWS[preset] || preset === 'custom' ? /** @type {string} */ (preset) : DEFAULT_WINDOW };
     if (win.preset === 'custom') {
       var f = Number(params.get('from')), to = Number(params.get('to'));
       if (params.get('from') && isFinite(f)) win.from = f;
@@ -258,6 +265,7 @@ const source = String.raw`
 
   function readForm() {
     var form = $('filters');
+    /** @type {Record<string, string>} */
     var filter = {};
     TEXT_FILTERS.forEach(function (name) {
       var v = form.elements[name].value.trim();
@@ -267,11 +275,12 @@ const source = String.raw`
     var outcomes = checkedValues($('f-outcomes'));
     if (groups.length) filter.outcomeGroup = groups.join(',');
     if (outcomes.length) filter.outcome = outcomes.join(',');
+    /** @type {Win} */
     var win = { preset: form.elements.window.value };
     if (win.preset === 'custom') {
       var from = form.elements.from.value.trim(), to = form.elements.to.value.trim();
       var f = from ? parseInput(from) : undefined, tt = to ? parseInput(to) : undefined;
-      if ((from && isNaN(f)) || (to && isNaN(tt))) { setMessage(t('badTime')); return null; }
+      if ((from && isNaN(/** @type {number} */ (f))) || (to && isNaN(/** @type {number} */ (tt)))) { setMessage(t('badTime')); return null; }
       if (f !== undefined) win.from = f;
       if (tt !== undefined) win.to = tt;
     }
@@ -325,7 +334,7 @@ const source = String.raw`
     var stats = older ? Promise.resolve() : loadStats(range, seq);
     return Promise.all([list, stats]).then(function () {
       if (seq === state.seq) {
-        $('updated').textContent = t('updated') + ' ' + fmtClock(Date.now()) + ' ' + zoneOf(parts(Date.now()).offset);
+        $('updated').textContent = t('updated') + ' ' + fmtClock(Date.now()) + ' ' + zoneOf(/** @type {NonNullable<ReturnType<typeof parts>>} */ (parts(Date.now())).offset);
         document.body.setAttribute('data-loaded', String(seq));
       }
     });
@@ -378,9 +387,13 @@ const source = String.raw`
     }
   }
 
+  /**
+   * @param {string} id
+   * @returns {HTMLElement | null}
+   */
   function findRow(id) {
     var rows = $('rows').children;
-    for (var i = 0; i < rows.length; i++) if (rows[i].getAttribute('data-id') === id) return rows[i];
+    for (var i = 0; i < rows.length; i++) if (rows[i].getAttribute('data-id') === id) return /** @type {HTMLElement} */ (rows[i]);
     return null;
   }
 
@@ -695,7 +708,7 @@ const source = String.raw`
   function showDetail(body) {
     try {
       renderDetail(body);
-    } catch (e) {
+    } catch (/** @type {any} */ e) {
       // Whatever a record holds, the dialog opens: with what could be shown and why not the rest.
       $('detail-heading').textContent = t('transaction') + ' ' + String(body.id);
       $('detail-body').replaceChildren(
@@ -876,21 +889,21 @@ const source = String.raw`
 
     var rows = $('rows');
     rows.addEventListener('click', function (event) {
-      var tr = event.target.closest('tr');
+      var tr = /** @type {Element} */ (event.target).closest('tr');
       if (tr && tr.getAttribute('data-id')) openDetail(tr.getAttribute('data-id'));
     });
     rows.addEventListener('keydown', function (event) {
-      var tr = event.target.closest('tr');
+      var tr = /** @type {Element} */ (event.target).closest('tr');
       if (!tr || event.target !== tr) return;
       if (event.key === 'Enter' || event.key === ' ') {
         event.preventDefault();
         openDetail(tr.getAttribute('data-id'));
       } else if (event.key === 'ArrowDown' && tr.nextElementSibling) {
         event.preventDefault();
-        tr.nextElementSibling.focus();
+        /** @type {HTMLElement} */ (tr.nextElementSibling).focus();
       } else if (event.key === 'ArrowUp' && tr.previousElementSibling) {
         event.preventDefault();
-        tr.previousElementSibling.focus();
+        /** @type {HTMLElement} */ (tr.previousElementSibling).focus();
       }
     });
 
@@ -914,13 +927,3 @@ const source = String.raw`
   if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', init);
   else init();
 })();
-`;
-
-/** The console page's JavaScript, with the outcome labels, groups and texts built in. */
-export const CONSOLE_JS: string = source
-  .replace('__OUTCOME_LABELS__', () => JSON.stringify(outcomeLabels))
-  .replace('__OUTCOME_GROUPS__', () => JSON.stringify(outcomeGroups))
-  .replace('__TEXTS__', () => JSON.stringify(CONSOLE_TEXTS))
-  .replace('__EXPORT_COLUMNS__', () => JSON.stringify(Object.keys(EXPORT_COLUMNS)))
-  .replace('__DEFAULT_COLUMNS__', () => JSON.stringify(DEFAULT_EXPORT_COLUMNS))
-  .replaceAll('__CONSOLE_HEADER__', CONSOLE_REQUEST_HEADER);

@@ -1,92 +1,29 @@
-/**
- * The configuration console's script (served at `<basePath>/configuration/configuration.js`).
- * Plain browser JavaScript, no build step; kept here as a string so the package ships it inside
- * `dist/`. It builds the DOM with `textContent`/`setAttribute` only, so no configuration value is
- * ever parsed as HTML.
- *
- * @module
- */
-import { CONSOLE_REQUEST_HEADER } from '../record/console/guard.js';
-import { CSRF_HEADER } from '../operators/sessions.js';
-
-// String.raw keeps the script's backslashes as written; the script uses no backtick or "${".
-const source = String.raw`
+// @ts-check
 // Configuration console page script. Every value goes into the page with textContent or
 // setAttribute: no HTML is ever built from data.
 (function () {
   'use strict';
-  var MESSAGES = {
-    en: {},
-    it: {
-      skip: 'Vai al contenuto', title: 'Console di configurazione', subtitle: 'API, policy dei token e policy XACML del gateway',
-      language: 'Lingua', monitoring: 'Console di monitoraggio', signOut: 'Esci', signIn: 'Accedi', username: 'Nome utente', password: 'Password',
-      runtime: 'Nodi e strumenti runtime', apis: 'API', policyNav: 'Policy XACML', tokenPolicies: 'Policy dei token', versions: 'Versioni', audit: 'Registro di audit',
-      nodesCaption: 'Istanze del gateway e configurazione in vigore su ciascuna', node: 'Nodo', inForceVersion: 'Versione in vigore', state: 'Stato',
-      loadedAt: 'Caricata alle', expiresAt: 'Scade alle', reset: 'ResetAllCaches',
-      resetHelp: 'Ricarica la configurazione su ogni nodo, compila le policy e dimentica ogni risultato di token in cache.',
-      forgetWhose: 'Dimentica i risultati dei token di', subject: 'Soggetto', clientId: 'Client id', value: 'Valore', forget: 'Dimentica',
-      addApi: 'Aggiungi una API', provider: 'Erogatore', name: 'Nome', version: 'Versione', backendUrl: 'URL del backend', add: 'Aggiungi',
-      backend: 'Backend', timeoutMs: 'Timeout di lettura (ms)', tokenManagement: 'Gestione token', enabled: 'Abilitata', tokenPolicy: 'Policy del token',
-      jwtValidation: 'Validazione JWT', introspection: 'Introspection', userInfo: 'User Info', tokenForward: 'Token Forward', authorization: 'Autorizzazione',
-      mode: 'Modalità', policyFile: 'File della policy', recording: 'Registrazione messaggi', outgoingHeaders: 'Registra gli header inviati al backend',
-      incomingHeaders: 'Registra gli header ricevuti dal client', requestBody: 'Registra il corpo della richiesta', responseBody: 'Registra il corpo della risposta', maxBodyBytes: 'Byte conservati di un corpo', xacmlRequests: 'Richieste XACML conservate (what-if)', xacmlDenied: 'delle decisioni diverse da Permit', xacmlAll: 'di ogni decisione',
-      operations: 'Operazioni', method: 'Metodo', path: 'Percorso', actions: 'Azioni', addOperation: 'Aggiungi operazione',
-      comment: 'Commento di questa versione', save: 'Salva', removeApi: 'Rimuovi questa API', policyOf: 'Policy XACML di', check: 'Verifica',
-      savePolicy: 'Salva la policy', time: 'Ora', author: 'Autore', from: 'Da', to: 'A', compare: 'Confronta', refresh: 'Aggiorna',
-      exportJson: 'Esporta JSON', exportCsv: 'Esporta CSV', who: 'Chi', action: 'Azione', target: 'Oggetto', result: 'Esito', detail: 'Dettaglio',
-      remove: 'Rimuovi', rollback: 'Ripristina', inForce: 'in vigore', notInForce: 'salvata, non ancora in vigore', unknown: 'sconosciuto',
-      savedLine: 'Versione salvata {v} di {a} alle {t}', signedInAs: '{u} ({r})', saved: 'Salvata la versione {v}: non ancora in vigore. Premi ResetAllCaches per applicarla.',
-      policyValid: 'La policy è valida.', goToLine: 'Vai alla riga {n}', line: 'riga {n}', element: 'elemento', resetOk: '{n}: applicato, {c} risultati di token dimenticati',
-      resetFailed: '{n}: non applicato ({e})', resetMissing: '{n}: nessuna risposta', forgotten: '{n} risultati di token dimenticati.',
-      secretFile: 'impostato nel file', secretEnv: 'dalla variabile d\'ambiente {v}', secretEnvMissing: 'variabile d\'ambiente {v} non impostata', secretNone: 'non impostato',
-      clientSecret: 'Segreto del client', newSecret: 'Nuovo segreto (vuoto: invariato)', issuer: 'Issuer', clientIdField: 'Client id', cacheTtl: 'Durata della cache (s)',
-      noPolicy: 'Questa API non ha una policy XACML.', readOnly: 'Sola lettura: il tuo ruolo non consente modifiche.', confirmRemove: 'Rimuovere {k}?',
-      confirmRollback: 'Ripristinare la versione {v}?', noDiff: 'Nessuna differenza.', signInFailed: 'Accesso non riuscito: {d}',
-      importOpenApi: 'Importa le operazioni da un documento OpenAPI 3', openApiFile: 'Documento OpenAPI (JSON o YAML)',
-      importMode: 'Operazioni assenti dal documento', modeMerge: 'mantienile', modeReplace: 'rimuovile', preview: 'Anteprima', importSave: 'Importa e salva',
-      chooseFile: 'Scegli un documento OpenAPI.', fileTooLarge: 'Il documento supera 2 MiB.', opsAdded: 'Aggiunte ({n}): {l}', opsChanged: 'Modificate ({n}): {l}',
-      opsRemoved: 'Rimosse ({n}): {l}', opsUnchanged: 'Invariate: {n}', opsSkipped: 'Tralasciata {p}: {m}', previewOnly: 'Anteprima: nulla è salvato.',
-      whatIf: 'E se', whatIfLimit: 'Ultime transazioni', whatIfHeading: 'E se questa bozza fosse in vigore',
-      whatIfHelp: 'E se: il testo nell\'editor, non salvato, valutato sulle richieste XACML registrate per le ultime transazioni di questa API; elenca ogni decisione che cambierebbe. Nulla è salvato né messo in vigore.',
-      whatIfStale: 'Il testo è cambiato da allora: premi di nuovo E se.', whatIfCaption: 'Decisioni che la bozza cambierebbe', transaction: 'Transazione',
-      caller: 'Chiamante', operation: 'Operazione', recordedDecision: 'Registrata', draftDecision: 'Bozza', decidedBy: 'Regola della bozza',
-      whatIfChanged: 'Sulle ultime {t} transazioni di {a} ({e} valutate), decisioni che cambierebbero: {c}. Nulla è salvato.',
-      whatIfNone: 'Sulle ultime {t} transazioni di {a} ({e} valutate): nessuna decisione cambierebbe. Nulla è salvato.',
-      whatIfNoTransactions: 'Nessuna transazione registrata per {a}: non c\'è nulla su cui valutare la bozza.',
-      skipPermit: '{n} non valutate perché permesse: la registrazione di un Permit non conserva la richiesta XACML, quindi un Permit che la bozza negherebbe non può essere mostrato.',
-      skipNoAuthorization: '{n} non valutate perché respinte prima dell\'autorizzazione (per esempio al token): la policy non le ha mai viste.',
-      skipNoRequest: '{n} non valutate: la registrazione ha una decisione ma non la richiesta XACML.',
-      skipUnreadable: '{n} non valutate: la richiesta XACML registrata non è leggibile.',
-      whatIfCapped: 'Richieste {r} transazioni: se ne leggono al massimo {n}.', whatIfScanLimited: 'Lette solo le transazioni trovate entro il limite di lettura.',
-      incompleteRequest: 'richiesta registrata incompleta: la valutazione può differire', ruleOf: 'regola {r}', openTransaction: 'Apri la transazione {id} nella console di monitoraggio'
-    }
-  };
-  var EN = {
-    inForce: 'in force', notInForce: 'saved, not yet in force', unknown: 'unknown', remove: 'Remove', rollback: 'Roll back',
-    savedLine: 'Saved version {v} by {a} at {t}', signedInAs: '{u} ({r})', saved: 'Saved version {v}: not yet in force. Press ResetAllCaches to put it in force.',
-    policyValid: 'The policy is valid.', goToLine: 'Go to line {n}', line: 'line {n}', element: 'element', resetOk: '{n}: applied, {c} token results forgotten',
-    resetFailed: '{n}: not applied ({e})', resetMissing: '{n}: no answer', forgotten: '{n} token results forgotten.',
-    secretFile: 'set in the file', secretEnv: 'from the environment variable {v}', secretEnvMissing: 'environment variable {v} is not set', secretNone: 'not set',
-    clientSecret: 'Client secret', newSecret: 'New secret (empty: unchanged)', issuer: 'Issuer', clientIdField: 'Client id', cacheTtl: 'Cache lifetime (s)', timeoutMs: 'Timeout (ms)', save: 'Save',
-    noPolicy: 'This API has no XACML policy.', readOnly: 'Read only: your role allows no change.', confirmRemove: 'Remove {k}?',
-    confirmRollback: 'Roll back to version {v}?', noDiff: 'No difference.', signInFailed: 'Sign-in failed: {d}',
-    chooseFile: 'Choose an OpenAPI document.', fileTooLarge: 'The document is larger than 2 MiB.', opsAdded: 'Added ({n}): {l}', opsChanged: 'Changed ({n}): {l}',
-    opsRemoved: 'Removed ({n}): {l}', opsUnchanged: 'Unchanged: {n}', opsSkipped: 'Left out {p}: {m}', previewOnly: 'Preview: nothing is saved.',
-    whatIfChanged: 'Against the last {t} transactions of {a} ({e} evaluated), decisions that would change: {c}. Nothing is saved.',
-    whatIfNone: 'Against the last {t} transactions of {a} ({e} evaluated): no decision would change. Nothing is saved.',
-    whatIfNoTransactions: 'No transaction recorded for {a}: there is nothing to evaluate the draft against.',
-    skipPermit: '{n} not evaluated because permitted: the record of a Permit keeps no XACML request, so a Permit the draft would deny cannot be shown.',
-    skipNoAuthorization: '{n} not evaluated because refused before authorization (for example at the token): the policy never saw them.',
-    skipNoRequest: '{n} not evaluated: the record has a decision but no XACML request.',
-    skipUnreadable: '{n} not evaluated: the recorded XACML request cannot be read.',
-    whatIfCapped: '{r} transactions asked for: at most {n} are read.', whatIfScanLimited: 'Only the transactions found within the reading bound were read.',
-    incompleteRequest: 'incomplete recorded request: the replay may differ', ruleOf: 'rule {r}', openTransaction: 'Open transaction {id} in the monitoring console'
-  };
+  var TEXTS = __TEXTS__;
   var ROLES = ['viewer', 'operator', 'admin'];
   var HEADERS = { accept: 'application/json', '__CONSOLE_HEADER__': '1' };
-  var state = { me: null, lang: 'en', config: null, selected: null, draft: null, versions: [], timer: null, english: {}, whatIf: null };
+  /**
+   * What the page shows. `me` (the operator signed in), `config`, `draft`, `versions` and `whatIf`
+   * hold the configuration API's answers, as it sends them.
+   * @type {{
+   *   me: any, lang: string, config: any, selected: string | null, draft: any, versions: any[],
+   *   timer: number | null, whatIf: any, nodeId?: string, loadedPolicy?: { api: string, text: string } | null, escaped?: boolean,
+   * }}
+   */
+  var state = { me: null, lang: 'en', config: null, selected: null, draft: null, versions: [], timer: null, whatIf: null };
 
-  function $(id) { return document.getElementById(id); }
+  /**
+   * An element of the page by its id. The page's HTML has every id the script asks for, and which
+   * kind of element it is: typed as any of the page's controls, so that the script reads a value,
+   * a check box or a dialog without a cast at each use.
+   * @param {string} id
+   * @returns {Control}
+   */
+  function $(id) { return /** @type {Control} */ (document.getElementById(id)); }
   function el(tag, attrs, children) {
     var node = document.createElement(tag);
     if (attrs) Object.keys(attrs).forEach(function (k) {
@@ -101,8 +38,8 @@ const source = String.raw`
     return node;
   }
   function t(key, params) {
-    var text = (MESSAGES[state.lang] && MESSAGES[state.lang][key]) || EN[key] || state.english[key] || key;
-    Object.keys(params || {}).forEach(function (p) { text = text.split('{' + p + '}').join(String(params[p])); });
+    var text = (TEXTS[state.lang] && TEXTS[state.lang][key]) || TEXTS.en[key] || key;
+    if (params) Object.keys(params).forEach(function (p) { text = text.split('{' + p + '}').join(String(params[p])); });
     return text;
   }
   function pad(n) { return String(n).padStart(2, '0'); }
@@ -121,12 +58,9 @@ const source = String.raw`
 
   function translate() {
     document.documentElement.lang = state.lang;
-    Array.prototype.forEach.call(document.querySelectorAll('[data-i18n]'), function (node) {
-      var key = node.getAttribute('data-i18n');
-      if (state.english[key] === undefined) state.english[key] = node.textContent;
-      node.textContent = state.lang === 'it' && MESSAGES.it[key] ? MESSAGES.it[key] : state.english[key];
-    });
-    document.title = state.lang === 'it' ? 'Console di configurazione del gateway' : 'Gateway configuration console';
+    document.title = t('title');
+    document.querySelectorAll('[data-i18n]').forEach(function (node) { node.textContent = t(node.getAttribute('data-i18n')); });
+    document.querySelectorAll('[data-i18n-label]').forEach(function (node) { node.setAttribute('aria-label', t(node.getAttribute('data-i18n-label'))); });
   }
 
   // ---- calls ---------------------------------------------------------------------------------
@@ -348,7 +282,7 @@ const source = String.raw`
     event.preventDefault();
     var api = readApiForm();
     var previous = state.selected;
-    var path = previous.split('/');
+    var path = /** @type {string} */ (previous).split('/');
     var body = { api: api, comment: $('api-comment').value, baseVersion: state.config.version.version };
     var before = currentApi();
     var az = api.authorization;
@@ -382,7 +316,8 @@ const source = String.raw`
   }
   function importOpenApi(dryRun) {
     var api = currentApi();
-    var file = $('openapi-file').files && $('openapi-file').files[0];
+    var files = $('openapi-file').files;
+    var file = files && files[0];
     $('openapi-result').replaceChildren();
     $('openapi-errors').replaceChildren();
     if (!api) return Promise.resolve();
@@ -560,7 +495,7 @@ const source = String.raw`
       var id = 'tp-' + name.replace(/[^A-Za-z0-9_-]/g, '_');
       var fields = [
         ['issuer', t('issuer'), p.issuer], ['clientId', t('clientIdField'), p.clientId],
-        ['cacheTtlSeconds', t('cacheTtl'), p.cacheTtlSeconds], ['timeoutMs', t('timeoutMs'), p.timeoutMs]
+        ['cacheTtlSeconds', t('cacheTtl'), p.cacheTtlSeconds], ['timeoutMs', t('policyTimeoutMs'), p.timeoutMs]
       ];
       var form = el('form', { class: 'card stack', 'data-policy': name }, [el('h3', { text: name })].concat(fields.map(function (f) {
         return el('div', { class: 'field' }, [el('label', { for: id + '-' + f[0], text: f[1] }), el('input', { id: id + '-' + f[0], name: f[0], value: f[2] === undefined ? '' : String(f[2]), readonly: editable ? undefined : 'readonly' })]);
@@ -707,9 +642,10 @@ const source = String.raw`
     $('policy-text').addEventListener('keydown', function (event) {
       // Tab indents; Escape then Tab leaves the editor (keyboard users are never trapped).
       if (event.key === 'Escape') { state.escaped = true; return; }
-      if (event.key === 'Tab' && !event.shiftKey && !state.escaped && !event.target.readOnly) {
+      var editor = /** @type {HTMLTextAreaElement} */ (event.target);
+      if (event.key === 'Tab' && !event.shiftKey && !state.escaped && !editor.readOnly) {
         event.preventDefault();
-        event.target.setRangeText('  ', event.target.selectionStart, event.target.selectionEnd, 'end');
+        editor.setRangeText('  ', editor.selectionStart, editor.selectionEnd, 'end');
         renderGutter();
       }
       state.escaped = false;
@@ -726,7 +662,3 @@ const source = String.raw`
   if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', init);
   else init();
 })();
-`;
-
-/** The configuration console page's JavaScript. */
-export const CONFIGURATION_JS: string = source.replace('__CONSOLE_HEADER__', CONSOLE_REQUEST_HEADER).replace('__CSRF_HEADER__', CSRF_HEADER);
