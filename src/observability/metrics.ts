@@ -88,6 +88,8 @@ export interface MetricsSources {
   tokenPolicies(): Iterable<TokenPolicy>;
   readonly store: TransactionStore;
   recorderStats(): Readonly<RecordTransactionStats>;
+  /** With Redis, once joined: what was read there and did not verify with the cluster secret, by kind. */
+  clusterRejections(): Readonly<Record<string, number>> | undefined;
 }
 
 /** The PostgreSQL store's write-path counters (any store with this shape queues its records). */
@@ -190,6 +192,13 @@ export class GatewayMetricsRecorder implements GatewayMetrics {
     if (store !== undefined) {
       new CollectedFamily('gateway_record_queue_length', 'Transaction records waiting in memory for the database.', 'gauge', () => [{ labels: {}, value: store.counters.queued }], registry);
     }
+    new CollectedFamily(
+      'gateway_cluster_messages_rejected_total',
+      'Entries and messages read from Redis that did not verify with the cluster secret, ignored, by kind (token_result, reset, reset_report, sign_out, registry): written by something other than an instance given the same secret.',
+      'counter',
+      () => Object.entries(sources.clusterRejections() ?? {}).map(([kind, value]) => ({ labels: { kind }, value })),
+      registry,
+    );
     if (processMetrics) collectDefaultMetrics({ register: registry });
     this.tracer = tracing;
   }
