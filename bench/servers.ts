@@ -14,7 +14,7 @@
  * `redisUrl`, token results shared in Redis; with `databaseUrl`, records in PostgreSQL; with
  * `metrics: false`, without metrics).
  */
-import { hash, randomUUID } from 'node:crypto';
+import { hash, randomBytes, randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type RequestListener, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -224,7 +224,8 @@ async function start(): Promise<number> {
       const gateway = createGateway({
         config: options.configFile!,
         ...(store === undefined ? {} : { store }),
-        ...(options.redisUrl === undefined ? {} : { redis: options.redisUrl }),
+        // One bench process: any secret of the required length signs what it shares.
+        ...(options.redisUrl === undefined ? {} : { redis: options.redisUrl, clusterSecret: randomBytes(32).toString('base64url') }),
         ...(options.metrics === false ? { metrics: false } : {}),
       });
       await gateway.ready();

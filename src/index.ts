@@ -141,6 +141,7 @@ export type {
 // Several instances as one: Redis
 export { GatewayCluster, RedisConnection, RedisPackageMissingError, SharedTokenResults, connectRedis, createGatewayCluster } from './cluster/index.js';
 export type {
+  ClusterMessageKind,
   ClusterResetResult,
   ClusterStatus,
   GatewayClusterOptions,

@@ -78,13 +78,15 @@ export async function startGatewayServer(options: GatewayServerOptions): Promise
   // As `express-access-gateway serve`: one of several instances when the environment says so
   // (docs/deployment.md); with none of these set, nothing but Node is needed.
   const env = process.env;
+  // As serve: Redis only with the secret that signs what the instances share there.
+  if (env.REDIS_URL && !env.GATEWAY_CLUSTER_SECRET) throw new Error('REDIS_URL needs GATEWAY_CLUSTER_SECRET: a secret of at least 32 characters given to every instance (for example: openssl rand -base64 32)');
   const nodeId = env.GATEWAY_NODE_ID || undefined;
   const store = env.DATABASE_URL
     ? await PostgresTransactionStore.create({ connectionString: env.DATABASE_URL, ...(nodeId === undefined ? {} : { nodeId }), ...(env.DATABASE_SCHEMA ? { schema: env.DATABASE_SCHEMA } : {}) })
     : undefined;
   const gateway = createGateway({
     ...(nodeId === undefined ? {} : { nodeId }),
-    ...(env.REDIS_URL ? { redis: env.REDIS_URL } : {}),
+    ...(env.REDIS_URL ? { redis: env.REDIS_URL, clusterSecret: env.GATEWAY_CLUSTER_SECRET!.split(',') } : {}),
     ...(env.REDIS_KEY_PREFIX ? { redisKeyPrefix: env.REDIS_KEY_PREFIX } : {}),
     ...(env.REDIS_COMMAND_TIMEOUT_MS ? { redisCommandTimeoutMs: Number(env.REDIS_COMMAND_TIMEOUT_MS) } : {}),
     ...(store === undefined ? {} : { store }),

@@ -11,6 +11,11 @@
  * Redis down never stops a node: heartbeats fail quietly and resume, a reset resets this node
  * and is announced to the others when Redis is back.
  *
+ * What the nodes write for each other is sealed with the cluster secret (`seal.ts`); the generation
+ * is a bare counter (`INCR`), so a node resets only on a sealed reset message: a generation raised
+ * by another Redis client moves the shared token keys (every shared result missed once), and
+ * resets nothing.
+ *
  * @module
  */
 import { randomUUID } from 'node:crypto';
@@ -19,7 +24,8 @@ import { optionChecks } from '../options.js';
 import { log } from './log.js';
 import { connectRedis, RedisConnection, redisSettings, type RedisClientLike, type RedisConnectionStats } from './redis.js';
 import { liveNodes, removeNode, writeHeartbeat, type NodeDescription, type NodeInfo } from './registry.js';
-import { collectReports, lastResetKey, parseResetMessage, pushReport, resetChannel, type ClusterResetResult, type NodeResetReport, type ResetMessage } from './reset.js';
+import { collectReports, lastResetKey, openResetMessage, pushReport, resetChannel, type ClusterResetResult, type NodeResetReport, type ResetMessage } from './reset.js';
+import { ClusterSeal, clusterSecrets, type ClusterMessageKind } from './seal.js';
 import { SharedTokenResults } from './shared-token-results.js';
 
 /** Options of {@link createGatewayCluster}. */
@@ -29,6 +35,14 @@ export interface GatewayClusterOptions {
    * of your own (never closed by the cluster), or a connection from `connectRedis`.
    */
   redis: string | RedisClientLike | RedisConnection;
+  /**
+   * The cluster secret: at least 32 characters (`openssl rand -base64 32`), the same on every node;
+   * during a rotation a list, whose first secret signs and every one verifies. What the nodes share
+   * (token results, resets and their reports, the registry, sign-outs) is signed with it, and what
+   * does not verify is ignored and counted ({@link GatewayCluster.rejected}): another client of the
+   * same Redis cannot make a token valid or reset a node. Required.
+   */
+  secret: string | readonly string[];
   /** This node's id, unique in the cluster. Default `<host name>-<pid>`. */
   nodeId?: string;
   /** Prefix of every key and channel (with a URL or a client). Default `eag:`. */
@@ -74,6 +88,7 @@ interface Outcome {
 }
 
 interface Settings {
+  secrets: string[];
   nodeId: string;
   heartbeatMs: number;
   resetWaitMs: number;
@@ -84,6 +99,11 @@ interface Settings {
 const FACTORY = 'createGatewayCluster';
 // Own reset ids remembered (to ignore their broadcast coming back).
 const OWN_RESETS = 64;
+// A published reset is heard within milliseconds; its seal allows for clocks a little apart.
+const MESSAGE_LIFE_MS = 60_000;
+// The last reset is kept this long for the nodes that missed its message: without it, a node
+// that finds a newer generation does not reset (anyone who can write to Redis can raise it).
+const LAST_RESET_KEEP_MS = 24 * 3_600_000;
 
 function toGeneration(reply: unknown): number | undefined {
   if (reply === null) return 0;
@@ -108,6 +128,8 @@ export class GatewayCluster {
   readonly startedAt = Date.now();
   /** The Redis connection. */
   readonly redis: RedisConnection;
+  /** Seals and opens what the nodes share. @internal */
+  readonly seal: ClusterSeal;
   readonly #owned: boolean;
   readonly #settings: Settings;
   readonly #genKey: string;
@@ -121,11 +143,14 @@ export class GatewayCluster {
   #timer: NodeJS.Timeout | undefined;
   #beating: Promise<void> | undefined;
   #tokenResults: SharedTokenResults | undefined;
+  /** The generation last found without a sealed reset (logged once). */
+  #unexplained: number | undefined;
   #closed = false;
 
   /** @internal Use {@link createGatewayCluster}. */
   constructor(redis: RedisConnection, owned: boolean, settings: Settings) {
     this.redis = redis;
+    this.seal = new ClusterSeal(settings.secrets);
     this.#owned = owned;
     this.#settings = settings;
     this.nodeId = settings.nodeId;
@@ -142,13 +167,22 @@ export class GatewayCluster {
 
   /** The token results shared by this cluster's nodes: give it to every token policy (option `shared`). */
   get tokenResults(): SharedTokenResults {
-    this.#tokenResults ??= new SharedTokenResults({ redis: this.redis, nodeId: this.nodeId, generation: () => this.generation });
+    this.#tokenResults ??= new SharedTokenResults({ redis: this.redis, secret: this.#settings.secrets, nodeId: this.nodeId, generation: () => this.generation });
     return this.#tokenResults;
+  }
+
+  /**
+   * Entries and messages read from Redis that did not verify with the cluster secret, by kind, since
+   * this node started: written by something other than a node given the same secret (a forgery, or
+   * a node given another secret). Each was ignored.
+   */
+  get rejected(): Record<ClusterMessageKind, number> {
+    return { ...this.seal.rejected, token_result: this.#tokenResults?.stats.rejected ?? 0 };
   }
 
   /** The live nodes (this one included while its heartbeat is current), by id; `undefined` when Redis could not be asked. */
   nodes(): Promise<NodeInfo[] | undefined> {
-    return liveNodes(this.redis);
+    return liveNodes(this.redis, this.seal);
   }
 
   /** This node's view of the cluster, for an admin status answer. */
@@ -190,7 +224,7 @@ export class GatewayCluster {
     // timeout); the others report within a few milliseconds of the broadcast.
     const others = (await this.#liveNodesBy(started + this.#settings.resetWaitMs * 0.75))?.map((node) => node.id).filter((id) => id !== this.nodeId);
     await this.#broadcast({ resetId, generation, origin: this.nodeId });
-    const [own, collected] = await Promise.all([this.#reset(generation), collectReports(this.redis, resetId, others, deadline)]);
+    const [own, collected] = await Promise.all([this.#reset(generation), collectReports(this.redis, this.seal, resetId, others, deadline)]);
     log('reset %s: generation %d, %d other node(s) reported, %d missing', resetId, generation, collected.reports.length, collected.missing.length);
     const result: ClusterResetResult = { resetId, generation, broadcast: 'sent', nodes: [this.#report(own), ...collected.reports.filter((r) => r.nodeId !== this.nodeId)], missing: collected.missing };
     if (others === undefined) result.nodesUnknown = true;
@@ -222,7 +256,11 @@ export class GatewayCluster {
 
   /** @internal Reads the generation, subscribes, writes the first heartbeat, starts the timer. */
   async start(): Promise<void> {
-    const subscribed = this.redis.subscribe(resetChannel(this.redis), (message) => void this.#onMessage(message));
+    const channel = resetChannel(this.redis);
+    const subscribed = this.redis.subscribe(channel, (text) => {
+      const message = openResetMessage(this.seal, channel, text);
+      if (message !== undefined) void this.#onMessage(message);
+    });
     await Promise.all([this.#tick(), subscribed]);
     this.#timer = setInterval(() => void this.#tick(), this.#settings.heartbeatMs);
     this.#timer.unref();
@@ -242,7 +280,7 @@ export class GatewayCluster {
   async #beat(): Promise<void> {
     if (this.#owed) await this.#announce();
     await this.#checkGeneration();
-    await writeHeartbeat(this.redis, this.#info(), 3 * this.#settings.heartbeatMs);
+    await writeHeartbeat(this.redis, this.seal, this.#info(), 3 * this.#settings.heartbeatMs);
   }
 
   /** Reads the generation; a newer one than this node knows means a reset it missed. */
@@ -258,11 +296,19 @@ export class GatewayCluster {
     }
     this.#known = Math.max(this.#known ?? 0, generation);
     if (generation > this.#wanted) {
+      // A reset message was missed, or the generation was raised without one (a reset under way
+      // whose message comes next, or a client that is not a node): only the sealed last reset,
+      // newer than any this node took, makes it reset.
+      const place = lastResetKey(this.redis);
+      const message = openResetMessage(this.seal, place, await this.redis.command(['GET', place]));
+      if (message === undefined || message.generation <= this.#wanted) {
+        if (this.#unexplained !== generation) log('generation %d found at heartbeat without a reset message: shared results follow it, this node is not reset', generation);
+        this.#unexplained = generation;
+        return;
+      }
       log('generation %d found at heartbeat (a reset message was missed): resetting', generation);
       // The last broadcast, when it is this generation's, is answered as if received.
-      const last = await this.redis.command(['GET', lastResetKey(this.redis)]);
-      const message = typeof last === 'string' ? parseResetMessage(last) : undefined;
-      if (message !== undefined && message.generation === generation) void this.#onMessage(last as string);
+      if (message.generation === generation) void this.#onMessage(message);
       else void this.#reset(generation);
     }
   }
@@ -270,8 +316,10 @@ export class GatewayCluster {
   /** Publishes a reset, and keeps it for the nodes that miss it (they see the generation at their heartbeat). */
   async #broadcast(message: ResetMessage): Promise<void> {
     const text = JSON.stringify(message);
-    void this.redis.command(['SET', lastResetKey(this.redis), text, 'PX', String(Math.ceil(5 * this.#settings.resetWaitMs))]);
-    await this.redis.command(['PUBLISH', resetChannel(this.redis), text]);
+    const last = lastResetKey(this.redis);
+    const channel = resetChannel(this.redis);
+    void this.redis.command(['SET', last, this.seal.seal('reset', last, text, LAST_RESET_KEEP_MS), 'PX', String(LAST_RESET_KEEP_MS)]);
+    await this.redis.command(['PUBLISH', channel, this.seal.seal('reset', channel, text, MESSAGE_LIFE_MS)]);
   }
 
   /** Announces a reset made while Redis was down. */
@@ -287,13 +335,12 @@ export class GatewayCluster {
     log('reset made while Redis was down announced: generation %d', generation);
   }
 
-  async #onMessage(text: string): Promise<void> {
-    const message = parseResetMessage(text);
-    if (message === undefined || this.#own.has(message.resetId) || this.#closed) return;
+  async #onMessage(message: ResetMessage): Promise<void> {
+    if (this.#own.has(message.resetId) || this.#closed) return;
     this.#known = Math.max(this.#known ?? 0, message.generation);
     const outcome = await this.#reset(message.generation);
     if (this.#closed) return;
-    pushReport(this.redis, message.resetId, this.#report(outcome), 5 * this.#settings.resetWaitMs);
+    pushReport(this.redis, this.seal, message.resetId, this.#report(outcome), 5 * this.#settings.resetWaitMs);
   }
 
   /**
@@ -354,6 +401,7 @@ export class GatewayCluster {
  * ```ts
  * const cluster = await createGatewayCluster({
  *   redis: process.env.REDIS_URL!,
+ *   secret: process.env.GATEWAY_CLUSTER_SECRET!,
  *   nodeId: 'gw-1',
  *   onReset: () => gateway.resetAllCaches(),
  *   describe: () => ({ configLoadedAt: gateway.configState.loadedAt, apis: gateway.configState.apis }),
@@ -365,6 +413,7 @@ export async function createGatewayCluster(options: GatewayClusterOptions): Prom
   const check = optionChecks(FACTORY);
   check.object(options, '');
   const settings: Settings = {
+    secrets: clusterSecrets(check, options.secret, 'secret'),
     nodeId: check.string(options.nodeId, 'nodeId', defaultNodeId(), NODE_ID, NODE_ID_RULE),
     heartbeatMs: check.positive(options.heartbeatMs, 'heartbeatMs', 1000),
     resetWaitMs: check.positive(options.resetWaitMs, 'resetWaitMs', 2000),

@@ -3,13 +3,18 @@
  * `<prefix>reset`, and each node's report pushed to the list `<prefix>reset:ack:<resetId>`
  * (a list, not a channel: a report pushed before the origin looks is not lost), which the
  * origin reads until every live node has answered or its wait is over. The broadcast is also kept
- * at `<prefix>reset:last` for a short while: a node that missed it (its pub/sub connection was
- * down) finds the new generation at its next heartbeat and answers it from there.
+ * at `<prefix>reset:last` for a day: a node that missed it (its pub/sub connection was down) finds
+ * the new generation at its next heartbeat and answers it from there.
+ *
+ * Every message, report and kept broadcast is sealed with the cluster secret (`seal.ts`): one
+ * that does not verify is ignored, so no other Redis client can reset the instances or fake a
+ * node's report.
  *
  * @module
  */
 import type { NodeDescription } from './registry.js';
 import type { RedisConnection } from './redis.js';
+import type { ClusterSeal } from './seal.js';
 
 /** The reset broadcast. */
 export interface ResetMessage {
@@ -75,10 +80,12 @@ export function reportList(redis: RedisConnection, resetId: string): string {
   return `${redis.keyPrefix}reset:ack:${resetId}`;
 }
 
-/** A broadcast as received, or `undefined` when it is not one. */
-export function parseResetMessage(text: string): ResetMessage | undefined {
+/** A broadcast read at `place` (the channel, or the kept one's key), or `undefined` when it is not one that verifies. */
+export function openResetMessage(seal: ClusterSeal, place: string, text: unknown): ResetMessage | undefined {
+  const opened = seal.open('reset', place, text);
+  if (opened === undefined) return undefined;
   try {
-    const message: unknown = JSON.parse(text);
+    const message: unknown = JSON.parse(opened.payload);
     if (message === null || typeof message !== 'object') return undefined;
     const { resetId, generation, origin } = message as Partial<ResetMessage>;
     if (typeof resetId !== 'string' || typeof origin !== 'string' || typeof generation !== 'number' || !Number.isSafeInteger(generation)) return undefined;
@@ -89,16 +96,17 @@ export function parseResetMessage(text: string): ResetMessage | undefined {
 }
 
 /** Pushes a node's report; the list expires on its own. */
-export function pushReport(redis: RedisConnection, resetId: string, report: NodeResetReport, keepMs: number): void {
+export function pushReport(redis: RedisConnection, seal: ClusterSeal, resetId: string, report: NodeResetReport, keepMs: number): void {
   const list = reportList(redis, resetId);
-  void redis.command(['RPUSH', list, JSON.stringify(report)]);
+  void redis.command(['RPUSH', list, seal.seal('reset_report', list, JSON.stringify(report), keepMs)]);
   void redis.command(['PEXPIRE', list, String(Math.ceil(keepMs))]);
 }
 
-function parseReport(text: unknown): NodeResetReport | undefined {
-  if (typeof text !== 'string') return undefined;
+function openReport(seal: ClusterSeal, list: string, text: unknown): NodeResetReport | undefined {
+  const opened = seal.open('reset_report', list, text);
+  if (opened === undefined) return undefined;
   try {
-    const report: unknown = JSON.parse(text);
+    const report: unknown = JSON.parse(opened.payload);
     if (report === null || typeof report !== 'object') return undefined;
     const { nodeId, applied } = report as Partial<NodeResetReport>;
     return typeof nodeId === 'string' && typeof applied === 'boolean' ? (report as NodeResetReport) : undefined;
@@ -114,6 +122,7 @@ function parseReport(text: unknown): NodeResetReport | undefined {
  */
 export async function collectReports(
   redis: RedisConnection,
+  seal: ClusterSeal,
   resetId: string,
   expected: readonly string[] | undefined,
   deadline: number,
@@ -126,7 +135,7 @@ export async function collectReports(
     if (Array.isArray(items)) {
       read += items.length;
       for (const item of items) {
-        const report = parseReport(item);
+        const report = openReport(seal, list, item);
         if (report !== undefined && !reports.has(report.nodeId)) reports.set(report.nodeId, report);
       }
     }

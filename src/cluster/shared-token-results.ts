@@ -5,7 +5,9 @@
  * Keys (never the token: its SHA-256, as the local cache keys it):
  *
  * - `<prefix>tok:<generation>:<policy>:<hash>`: the validation result, JSON without the token, or
- *   a refusal; it lives min(policy TTL, exp − now), a refusal the policy's refusal TTL;
+ *   a refusal, sealed with the cluster secret for that key (`seal.ts`: an entry another Redis
+ *   client wrote, or copied from another key, is ignored); it lives min(policy TTL, exp − now), a
+ *   refusal the policy's refusal TTL;
  * - `<prefix>tok:<generation>:<policy>:<hash>:lock`: held (`SET NX PX`) by the instance that
  *   validates the token now; the others wait for its result, up to the lock's life;
  * - `<prefix>idx:<generation>:<policy>:s:<hash of subject>` and `…:c:<hash of client id>`: the
@@ -25,6 +27,7 @@ import type { TokenInfo } from '../context.js';
 import { optionChecks } from '../options.js';
 import { log } from './log.js';
 import { RedisConnection } from './redis.js';
+import { ClusterSeal, clusterSecrets, MAX_SEALED_BYTES } from './seal.js';
 
 /** A valid result as shared: what the token policy caches, without the token. @internal */
 export interface SharedValidation {
@@ -107,6 +110,12 @@ export interface SharedWrite {
 export interface SharedTokenResultsOptions {
   /** The Redis connection (see `connectRedis`). */
   redis: RedisConnection;
+  /**
+   * The cluster secret, at least 32 characters, the same on every instance (several during a
+   * rotation: the first signs, all verify). Results are signed with it; one that does not verify
+   * (written by another Redis client, or copied from another token's key) is ignored and counted.
+   */
+  secret: string | readonly string[];
   /** This instance's id, written in the locks it holds. Default: a random one. */
   nodeId?: string;
   /**
@@ -131,8 +140,10 @@ export interface SharedTokenResultsStats {
   waits: number;
   /** Results written. */
   writes: number;
-  /** Results not written because they held the token. */
+  /** Results not written because they held the token (or were larger than 1 MiB). */
   withheld: number;
+  /** Entries read that did not verify with the cluster secret (ignored: a miss). */
+  rejected: number;
 }
 
 const INDEX_SLACK_MS = 60_000;
@@ -152,11 +163,12 @@ function holds(json: string, token: string): boolean {
   return json.includes(token) || json.includes(JSON.stringify(token).slice(1, -1));
 }
 
-function parse(reply: unknown): Exclude<SharedLookup, { kind: 'miss' }> | undefined {
-  if (typeof reply !== 'string') return undefined;
+/** A verified entry's result, or `undefined` when it is not one. */
+function parse(text: string | undefined): Exclude<SharedLookup, { kind: 'miss' }> | undefined {
+  if (text === undefined) return undefined;
   let entry: unknown;
   try {
-    entry = JSON.parse(reply);
+    entry = JSON.parse(text);
   } catch {
     return undefined;
   }
@@ -195,13 +207,15 @@ export class SharedTokenResults {
   readonly #nodeId: string;
   readonly #generation: () => number | undefined;
   readonly #pollMs: number;
-  readonly #stats: SharedTokenResultsStats = { hits: 0, refusals: 0, misses: 0, waits: 0, writes: 0, withheld: 0 };
+  readonly #seal: ClusterSeal;
+  readonly #stats: Omit<SharedTokenResultsStats, 'rejected'> = { hits: 0, refusals: 0, misses: 0, waits: 0, writes: 0, withheld: 0 };
 
   constructor(options: SharedTokenResultsOptions) {
     const check = optionChecks('SharedTokenResults');
     check.object(options, '');
     if (!(options.redis instanceof RedisConnection)) check.fail('redis', 'must be a RedisConnection (see connectRedis)');
     this.#redis = options.redis;
+    this.#seal = new ClusterSeal(clusterSecrets(check, options.secret, 'secret'));
     this.#nodeId = options.nodeId === undefined ? randomUUID() : check.string(options.nodeId, 'nodeId');
     this.#generation = check.optionalFunction<() => number | undefined>(options.generation, 'generation') ?? (() => 0);
     this.#pollMs = check.positive(options.pollMs, 'pollMs', 15);
@@ -209,7 +223,7 @@ export class SharedTokenResults {
 
   /** Counters since creation (a copy). */
   get stats(): SharedTokenResultsStats {
-    return { ...this.#stats };
+    return { ...this.#stats, rejected: this.#seal.rejected.token_result };
   }
 
   /** Whether Redis answers now. */
@@ -234,7 +248,7 @@ export class SharedTokenResults {
     const deadline = Date.now() + (lockMs ?? 0);
     let waited = false;
     for (;;) {
-      const found = parse(await this.#redis.command(['GET', ticket.key!]));
+      const found = await this.#read(ticket.key!);
       if (found !== undefined) return this.#found(found);
       if (lockMs === undefined) return this.#miss(ticket);
       const owner = `${this.#nodeId}:${randomUUID()}`;
@@ -244,7 +258,7 @@ export class SharedTokenResults {
       if (taken === 'OK') {
         ticket.owner = owner;
         // The previous holder may have written and let go between the read and the lock.
-        const written = parse(await this.#redis.command(['GET', ticket.key!]));
+        const written = await this.#read(ticket.key!);
         if (written !== undefined) {
           this.release(ticket);
           return this.#found(written);
@@ -267,7 +281,7 @@ export class SharedTokenResults {
   async peek(scope: string, key: string): Promise<Exclude<SharedLookup, { kind: 'miss' }> | undefined> {
     const generation = this.#generation();
     if (generation === undefined) return undefined;
-    const found = parse(await this.#redis.command(['GET', `${this.#redis.keyPrefix}tok:${generation}:${scope}:${key}`]));
+    const found = await this.#read(`${this.#redis.keyPrefix}tok:${generation}:${scope}:${key}`);
     return found === undefined ? undefined : this.#found(found);
   }
 
@@ -330,6 +344,15 @@ export class SharedTokenResults {
     return deleted;
   }
 
+  /**
+   * The result at `key`, when it verifies. Read with `GETRANGE` up to the largest entry written:
+   * a huge value written by someone else costs one bounded read, then is refused unparsed.
+   */
+  async #read(key: string): Promise<Exclude<SharedLookup, { kind: 'miss' }> | undefined> {
+    const reply = await this.#redis.command(['GETRANGE', key, '0', String(MAX_SEALED_BYTES)]);
+    return parse(this.#seal.open('token_result', key, reply)?.payload);
+  }
+
   #found(found: Exclude<SharedLookup, { kind: 'miss' }>): Exclude<SharedLookup, { kind: 'miss' }> {
     if (found.kind === 'valid') this.#stats.hits++;
     else this.#stats.refusals++;
@@ -351,8 +374,14 @@ export class SharedTokenResults {
       log('shared results: a result holding its token was not shared');
       return;
     }
+    const sealed = this.#seal.seal('token_result', key, json, px);
+    if (Buffer.byteLength(sealed) > MAX_SEALED_BYTES) {
+      this.#stats.withheld++;
+      log('shared results: a result larger than %d bytes was not shared', MAX_SEALED_BYTES);
+      return;
+    }
     this.#stats.writes++;
-    void this.#redis.command(['SET', key, json, 'PX', String(px)]);
+    void this.#redis.command(['SET', key, sealed, 'PX', String(px)]);
     const member = key.slice(key.lastIndexOf(':') + 1);
     const sets = [...(subject === undefined ? [] : [`${index}:s:${short(subject)}`]), ...(clientId === undefined ? [] : [`${index}:c:${short(clientId)}`])];
     for (const set of sets) {

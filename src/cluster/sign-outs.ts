@@ -3,15 +3,20 @@
  * sign-out, so that a signed-out cookie is refused by all of them. Each is also kept in a sorted
  * set (score: when the session would have expired), read by an instance when it subscribes, so
  * that one started later knows the sign-outs made before. A message can only end a session (the
- * session store checks it), so a forged one can sign an operator out, never in.
+ * session store checks it), so a forged one could sign an operator out, never in; messages and
+ * members are sealed with the cluster secret (`seal.ts`), so that another Redis client can do
+ * neither that nor fill the store's bounded memory of sign-outs with ids of its own.
  *
  * @module
  */
 import type { SessionRevocations } from '../operators/sessions.js';
 import type { RedisConnection } from './redis.js';
+import type { ClusterSeal } from './seal.js';
 
 /** Most sign-outs read at subscription (the session store remembers as many as it has sessions). */
 const MAX_READ = 10_000;
+/** How long a published sign-out message is valid: it is heard within milliseconds. */
+const MESSAGE_LIFE_MS = 60_000;
 
 /** The channel of sign-outs. */
 export function signOutChannel(redis: RedisConnection): string {
@@ -24,32 +29,34 @@ export function signOutKey(redis: RedisConnection): string {
 }
 
 /** Sign-outs published and heard on `redis`; those made before an instance subscribed are read then. */
-export function redisSignOuts(redis: RedisConnection): SessionRevocations {
+export function redisSignOuts(redis: RedisConnection, seal: ClusterSeal): SessionRevocations {
   const channel = signOutChannel(redis);
   const key = signOutKey(redis);
   return {
     publish(id, until) {
-      void redis.command(['ZADD', key, String(until), id]);
-      void redis.command(['ZREMRANGEBYSCORE', key, '-inf', String(Date.now())]);
-      void redis.command(['PUBLISH', channel, JSON.stringify({ id, until })]);
+      const now = Date.now();
+      // The member is the sealed id: its seal ends when the session would have.
+      void redis.command(['ZADD', key, String(until), seal.seal('sign_out', key, id, until - now, now)]);
+      void redis.command(['ZREMRANGEBYSCORE', key, '-inf', String(now)]);
+      void redis.command(['PUBLISH', channel, seal.seal('sign_out', channel, JSON.stringify({ id, until }), MESSAGE_LIFE_MS, now)]);
     },
     subscribe(listener) {
       void redis.subscribe(channel, (message) => {
+        const opened = seal.open('sign_out', channel, message);
+        if (opened === undefined) return;
         let parsed: { id?: unknown; until?: unknown } | null;
         try {
-          parsed = JSON.parse(message) as typeof parsed;
+          parsed = JSON.parse(opened.payload) as typeof parsed;
         } catch {
           return;
         }
         listener(parsed?.id as string, parsed?.until as number);
       });
-      void redis.command(['ZRANGEBYSCORE', key, String(Date.now()), '+inf', 'WITHSCORES', 'LIMIT', '0', String(MAX_READ)]).then((reply) => {
+      void redis.command(['ZRANGEBYSCORE', key, String(Date.now()), '+inf', 'LIMIT', '0', String(MAX_READ)]).then((reply) => {
         if (!Array.isArray(reply)) return;
-        // Pairs [member, score] (RESP3, or the client's own shaping) or a flat list (RESP2).
-        if (reply.every((item) => Array.isArray(item))) {
-          for (const [id, until] of reply as unknown[][]) listener(id as string, Number(until));
-        } else {
-          for (let i = 0; i + 1 < reply.length; i += 2) listener(reply[i] as string, Number(reply[i + 1]));
+        for (const member of reply) {
+          const opened = seal.open('sign_out', key, member);
+          if (opened !== undefined) listener(opened.payload, opened.until);
         }
       });
     },

@@ -11,12 +11,13 @@ import { redisSignOuts } from '../cluster/sign-outs.js';
 import type { OperatorAccess } from '../operators/access.js';
 
 /** What joining needs: the connection's settings and this instance's side of a reset. */
-export type ClusterLinkOptions = Pick<GatewayClusterOptions, 'nodeId' | 'keyPrefix' | 'commandTimeoutMs' | 'onReset' | 'describe'> & {
+export type ClusterLinkOptions = Pick<GatewayClusterOptions, 'secret' | 'nodeId' | 'keyPrefix' | 'commandTimeoutMs' | 'onReset' | 'describe'> & {
   redis: string | RedisClientLike;
 };
 
 export class ClusterLink {
   #joined: Promise<GatewayCluster> | undefined;
+  #cluster: GatewayCluster | undefined;
 
   constructor(
     private readonly options: ClusterLinkOptions,
@@ -24,14 +25,25 @@ export class ClusterLink {
     private readonly access: OperatorAccess | undefined,
   ) {}
 
+  /** The cluster once joined (for what is read synchronously: the metrics). */
+  get cluster(): GatewayCluster | undefined {
+    return this.#cluster;
+  }
+
   /** The cluster, joined at the first call. */
   join(): Promise<GatewayCluster> {
     if (this.#joined !== undefined) return this.#joined;
     const joined = createGatewayCluster(this.options);
     this.#joined = joined;
     const access = this.access;
-    // Signed sessions are shared by the instances given one secret: so are their sign-outs.
-    if (access !== undefined) void joined.then((cluster) => access.sessions.share(redisSignOuts(cluster.redis)), () => undefined);
+    void joined.then(
+      (cluster) => {
+        this.#cluster = cluster;
+        // Signed sessions are shared by the instances given one secret: so are their sign-outs.
+        access?.sessions.share(redisSignOuts(cluster.redis, cluster.seal));
+      },
+      () => undefined,
+    );
     return joined;
   }
 

@@ -134,7 +134,7 @@ export interface Gateway {
  */
 export function createGateway(options: CreateGatewayOptions): Gateway {
   const settings = gatewaySettings(options);
-  const { source, basePath, configCacheTtlSeconds, targetRules, server, messages, store, nodeId, redisKeyPrefix, redisCommandTimeoutMs, ownDispatcher, configStore } = settings;
+  const { source, basePath, configCacheTtlSeconds, targetRules, server, messages, store, nodeId, clusterSecrets, redisKeyPrefix, redisCommandTimeoutMs, ownDispatcher, configStore } = settings;
   const tracing = new GatewayTracing();
   let metrics: GatewayMetricsRecorder | undefined;
   // Every answer of the request path goes through the relay or the error handler (sendProblem),
@@ -157,7 +157,7 @@ export function createGateway(options: CreateGatewayOptions): Gateway {
     },
   });
   if (settings.metrics !== undefined) {
-    metrics = new GatewayMetricsRecorder(settings.metrics, { tokenPolicies: () => latest?.tokenPolicies.values() ?? [], store, recorderStats: () => record.stats, ...(options.admin === undefined ? {} : { auditStats: () => access?.auditStats() }) }, tracing);
+    metrics = new GatewayMetricsRecorder(settings.metrics, { tokenPolicies: () => latest?.tokenPolicies.values() ?? [], store, recorderStats: () => record.stats, clusterRejections: () => link?.cluster?.rejected, ...(options.admin === undefined ? {} : { auditStats: () => access?.auditStats() }) }, tracing);
   }
   const compileSettings = { ...settings.compileSettings, tracing, metrics };
   const errorHandler = problemJsonErrorHandler({ messages, server });
@@ -176,6 +176,8 @@ export function createGateway(options: CreateGatewayOptions): Gateway {
       : new ClusterLink(
           {
             redis: options.redis,
+            // Checked by gatewaySettings: set whenever redis is.
+            secret: clusterSecrets!,
             nodeId,
             ...(redisKeyPrefix === undefined ? {} : { keyPrefix: redisKeyPrefix }),
             ...(redisCommandTimeoutMs === undefined ? {} : { commandTimeoutMs: redisCommandTimeoutMs }),

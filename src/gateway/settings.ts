@@ -14,6 +14,7 @@ import type { TokenPolicyOptions } from '../token/policy.js';
 import type { RequestTargetRules } from '../url/request-target.js';
 import { defaultNodeId, NODE_ID, NODE_ID_RULE } from '../cluster/node-id.js';
 import type { RedisClientLike } from '../cluster/redis.js';
+import { clusterSecrets } from '../cluster/seal.js';
 import type { AdminAuthOptions } from './admin.js';
 import type { OperatorsOptions } from '../operators/access.js';
 import { FileConfigStore, isConfigStore, type ConfigStore } from '../configuration/store.js';
@@ -100,6 +101,15 @@ export interface CreateGatewayOptions {
    * Default: none (one instance on its own). See docs/deployment.md.
    */
   redis?: string | RedisClientLike;
+  /**
+   * The cluster secret, required with `redis`: at least 32 characters (`openssl rand -base64 32`),
+   * the same on every instance; during a rotation a list whose first secret signs and every one
+   * verifies. What the instances share through Redis (token results, resets, the instance list,
+   * operators' sign-outs) is signed with it; what does not verify is ignored and counted
+   * (`gateway_cluster_messages_rejected_total`), so that another client of the same Redis cannot
+   * make a token valid. See docs/deployment.md.
+   */
+  clusterSecret?: string | readonly string[];
   /** Prefix of the gateway's Redis keys and channels, one per group of instances. Default `eag:`. */
   redisKeyPrefix?: string;
   /**
@@ -177,6 +187,8 @@ export interface GatewaySettings {
   readonly messages: 'it' | 'en' | MessageSet;
   readonly store: TransactionStore;
   readonly nodeId: string;
+  /** The cluster secrets, checked (the first signs); `undefined` without one. */
+  readonly clusterSecrets: string[] | undefined;
   readonly redisKeyPrefix: string | undefined;
   readonly redisCommandTimeoutMs: number | undefined;
   readonly compileSettings: Omit<CompileSettings, 'tracing' | 'metrics'>;
@@ -207,6 +219,9 @@ export function gatewaySettings(options: CreateGatewayOptions): GatewaySettings 
   const store = options.store ?? new MemoryTransactionStore();
   const nodeId = check.string(options.nodeId, 'nodeId', defaultNodeId(), NODE_ID, NODE_ID_RULE);
   if (options.redis !== undefined && typeof options.redis !== 'string' && (typeof options.redis !== 'object' || options.redis === null)) check.fail('redis', 'must be a redis:// URL or a node-redis client');
+  // Fail closed: without a secret, whatever any Redis client writes would be trusted.
+  if (options.redis !== undefined && options.clusterSecret === undefined) check.fail('clusterSecret', `is required with redis: a secret of at least 32 characters given to every instance (for example: openssl rand -base64 32)`);
+  const secrets = options.clusterSecret === undefined ? undefined : clusterSecrets(check, options.clusterSecret, 'clusterSecret');
   const redisKeyPrefix = options.redisKeyPrefix === undefined ? undefined : check.string(options.redisKeyPrefix, 'redisKeyPrefix');
   const redisCommandTimeoutMs = options.redisCommandTimeoutMs === undefined ? undefined : check.positive(options.redisCommandTimeoutMs, 'redisCommandTimeoutMs', 100, true);
   const tokenPolicyOptions = check.optionalFunction<NonNullable<CreateGatewayOptions['tokenPolicyOptions']>>(options.tokenPolicyOptions, 'tokenPolicyOptions');
@@ -252,5 +267,5 @@ export function gatewaySettings(options: CreateGatewayOptions): GatewaySettings 
     given === false
       ? undefined
       : (given ?? (isConfigStore(source) ? source : typeof source === 'string' ? new FileConfigStore(source) : source instanceof URL ? new FileConfigStore(fileURLToPath(source)) : undefined));
-  return { source, basePath, configCacheTtlSeconds, targetRules, server, messages, store, nodeId, redisKeyPrefix, redisCommandTimeoutMs, compileSettings, ownDispatcher, metrics, configStore, adminHostName };
+  return { source, basePath, configCacheTtlSeconds, targetRules, server, messages, store, nodeId, clusterSecrets: secrets, redisKeyPrefix, redisCommandTimeoutMs, compileSettings, ownDispatcher, metrics, configStore, adminHostName };
 }

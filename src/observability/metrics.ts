@@ -91,6 +91,8 @@ export interface MetricsSources {
   recorderStats(): Readonly<RecordTransactionStats>;
   /** The operators' audit trail, when the gateway has operators. */
   auditStats?(): AuditStats | undefined;
+  /** With Redis, once joined: what was read there and did not verify with the cluster secret, by kind. */
+  clusterRejections(): Readonly<Record<string, number>> | undefined;
 }
 
 /** The PostgreSQL store's write-path counters (any store with this shape queues its records). */
@@ -210,6 +212,13 @@ export class GatewayMetricsRecorder implements GatewayMetrics {
         registry,
       );
     }
+    new CollectedFamily(
+      'gateway_cluster_messages_rejected_total',
+      'Entries and messages read from Redis that did not verify with the cluster secret, ignored, by kind (token_result, reset, reset_report, sign_out, registry): written by something other than an instance given the same secret.',
+      'counter',
+      () => Object.entries(sources.clusterRejections() ?? {}).map(([kind, value]) => ({ labels: { kind }, value })),
+      registry,
+    );
     if (processMetrics) collectDefaultMetrics({ register: registry });
     this.tracer = tracing;
   }

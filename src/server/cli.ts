@@ -70,6 +70,9 @@ Environment:
   GATEWAY_NODE_ID         this instance's id, on every record and in the node list (default <host>-<pid>)
   REDIS_URL               Redis shared by the instances: token results shared, ResetAllCaches
                           reaching every instance, the live instances in GET /gateway/admin/status
+  GATEWAY_CLUSTER_SECRET  required with REDIS_URL: signs what the instances share there (32+
+                          characters, the same on every instance; openssl rand -base64 32); during
+                          a rotation several, separated by commas, the first signing
   REDIS_KEY_PREFIX        prefix of the gateway's Redis keys, one per group of instances (default eag:)
   REDIS_COMMAND_TIMEOUT_MS
                           longest wait for a Redis reply, ms, before going on without Redis (default 100)

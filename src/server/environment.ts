@@ -1,19 +1,20 @@
 /**
  * The settings `express-access-gateway serve` (and the example) take from the environment to run
- * as one of several instances: `GATEWAY_NODE_ID`, `REDIS_URL` (with `REDIS_KEY_PREFIX` and
- * `REDIS_COMMAND_TIMEOUT_MS`) and `DATABASE_URL` (with `DATABASE_SCHEMA`), which also holds the
+ * as one of several instances: `GATEWAY_NODE_ID`, `REDIS_URL` (with `GATEWAY_CLUSTER_SECRET`,
+ * `REDIS_KEY_PREFIX` and `REDIS_COMMAND_TIMEOUT_MS`) and `DATABASE_URL` (with `DATABASE_SCHEMA`), which also holds the
  * configuration with `--config-source postgres`. Without them the gateway needs no service at all.
  *
  * @module
  */
 import type { CreateGatewayOptions } from '../gateway/create-gateway.js';
 import { defaultNodeId } from '../cluster/node-id.js';
+import { MIN_CLUSTER_SECRET_LENGTH } from '../cluster/seal.js';
 import { PostgresConfigSource } from '../configuration/postgres-source.js';
 import { PostgresTransactionStore } from '../record/postgres/store.js';
 
 /** What the environment adds to `createGateway`'s options, and the store to close at the end. */
 export interface InstanceSettings {
-  readonly options: Pick<CreateGatewayOptions, 'nodeId' | 'redis' | 'redisKeyPrefix' | 'redisCommandTimeoutMs' | 'store'>;
+  readonly options: Pick<CreateGatewayOptions, 'nodeId' | 'redis' | 'clusterSecret' | 'redisKeyPrefix' | 'redisCommandTimeoutMs' | 'store'>;
   /** The PostgreSQL store, when `DATABASE_URL` is set: flushed and closed after the gateway. */
   readonly store: PostgresTransactionStore | undefined;
   /** One line saying what is shared, for the start-up banner (no credentials in it). */
@@ -32,6 +33,19 @@ function milliseconds(env: NodeJS.ProcessEnv, name: string): number | undefined 
   const ms = /^[0-9]{1,5}$/.test(value) ? Number(value) : Number.NaN;
   if (!(ms >= 1 && ms <= 60_000)) throw new EnvironmentError(`${name} must be a whole number of milliseconds from 1 to 60000, got ${JSON.stringify(value.slice(0, 40))}`);
   return ms;
+}
+
+/**
+ * `GATEWAY_CLUSTER_SECRET`: one secret, or several separated by commas during a rotation (the
+ * first signs). Required with `REDIS_URL`: fail closed. No message repeats a secret.
+ */
+function clusterSecret(env: NodeJS.ProcessEnv): string[] {
+  const value = set(env, 'GATEWAY_CLUSTER_SECRET');
+  const how = `a secret of at least ${MIN_CLUSTER_SECRET_LENGTH} characters given to every instance (for example: openssl rand -base64 32), or several separated by commas during a rotation`;
+  if (value === undefined) throw new EnvironmentError(`REDIS_URL needs GATEWAY_CLUSTER_SECRET: ${how}`);
+  const secrets = value.split(',').map((secret) => secret.trim());
+  if (secrets.length > 4 || secrets.some((secret) => secret.length < MIN_CLUSTER_SECRET_LENGTH)) throw new EnvironmentError(`GATEWAY_CLUSTER_SECRET must be ${how} (at most 4)`);
+  return secrets;
 }
 
 function set(env: NodeJS.ProcessEnv, name: string): string | undefined {
@@ -61,6 +75,7 @@ export async function instanceSettings(env: NodeJS.ProcessEnv = process.env, wor
   // The workers of one instance are instances of their own: each gets its own id.
   const nodeId = given === undefined ? defaultNodeId() : worker === undefined ? given : `${given}-w${worker}`;
   const redis = set(env, 'REDIS_URL');
+  const secrets = redis === undefined ? undefined : clusterSecret(env);
   const redisKeyPrefix = set(env, 'REDIS_KEY_PREFIX');
   const redisCommandTimeoutMs = milliseconds(env, 'REDIS_COMMAND_TIMEOUT_MS');
   const databaseUrl = set(env, 'DATABASE_URL');
@@ -73,7 +88,7 @@ export async function instanceSettings(env: NodeJS.ProcessEnv = process.env, wor
   return {
     options: {
       nodeId,
-      ...(redis === undefined ? {} : { redis }),
+      ...(redis === undefined ? {} : { redis, clusterSecret: secrets! }),
       ...(redisKeyPrefix === undefined ? {} : { redisKeyPrefix }),
       ...(redisCommandTimeoutMs === undefined ? {} : { redisCommandTimeoutMs }),
       ...(store === undefined ? {} : { store }),

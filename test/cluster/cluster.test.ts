@@ -10,7 +10,7 @@ import { createGatewayCluster, type GatewayCluster, type GatewayClusterOptions }
 import { InvalidOptionError } from '../../src/options.js';
 import { createTokenPolicy, type TokenPolicy } from '../../src/token/policy.js';
 import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.js';
-import { REDIS_URL, cleanPrefix, keysOf, plainClient, sleep, splitClient, testPrefix, until, type PlainClient } from './helpers.js';
+import { CLUSTER_SECRET, REDIS_URL, cleanPrefix, keysOf, plainClient, sleep, splitClient, testPrefix, until, type PlainClient } from './helpers.js';
 
 interface Node {
   cluster: GatewayCluster;
@@ -47,6 +47,7 @@ describe('GatewayCluster (Redis)', function () {
     let loadedAt = Date.now();
     const cluster = await createGatewayCluster({
       redis: REDIS_URL,
+      secret: CLUSTER_SECRET,
       keyPrefix: prefix,
       nodeId: id,
       onReset: async () => {
@@ -248,24 +249,38 @@ describe('GatewayCluster (Redis)', function () {
 
   it('checks its options at creation', async () => {
     const onReset = async (): Promise<void> => undefined;
-    await createGatewayCluster({ redis: REDIS_URL, nodeId: 'has space', onReset }).then(
+    await createGatewayCluster({ redis: REDIS_URL, secret: CLUSTER_SECRET, nodeId: 'has space', onReset }).then(
       () => expect.fail('created'),
       (err: unknown) => expect(err).to.be.instanceOf(InvalidOptionError).and.have.property('message').match(/createGatewayCluster: options\.nodeId/),
     );
-    await createGatewayCluster({ redis: REDIS_URL, keyPrefix: 'bad*prefix', onReset }).then(
+    await createGatewayCluster({ redis: REDIS_URL, secret: CLUSTER_SECRET, keyPrefix: 'bad*prefix', onReset }).then(
       () => expect.fail('created'),
       (err: unknown) => expect(err).to.be.instanceOf(InvalidOptionError).and.have.property('message').match(/options\.keyPrefix/),
     );
-    await createGatewayCluster({ redis: 'http://user:secret@127.0.0.1:6379', onReset }).then(
+    await createGatewayCluster({ redis: 'http://user:secret@127.0.0.1:6379', secret: CLUSTER_SECRET, onReset }).then(
       () => expect.fail('created'),
       (err: unknown) => {
         expect(err).to.be.instanceOf(InvalidOptionError);
         expect((err as Error).message).not.to.include('secret');
       },
     );
-    await createGatewayCluster({ redis: REDIS_URL } as GatewayClusterOptions).then(
+    await createGatewayCluster({ redis: REDIS_URL, secret: CLUSTER_SECRET } as GatewayClusterOptions).then(
       () => expect.fail('created'),
       (err: unknown) => expect(err).to.be.instanceOf(InvalidOptionError).and.have.property('message').match(/options\.onReset/),
     );
+    // Fail closed: no secret, or one too short to be one, and the message never repeats it.
+    await createGatewayCluster({ redis: REDIS_URL, onReset } as GatewayClusterOptions).then(
+      () => expect.fail('created'),
+      (err: unknown) => expect(err).to.be.instanceOf(InvalidOptionError).and.have.property('message').match(/options\.secret must be a string of at least 32 characters/),
+    );
+    for (const secret of ['short-secret-value', [CLUSTER_SECRET, 'short-secret-value']]) {
+      await createGatewayCluster({ redis: REDIS_URL, secret, onReset }).then(
+        () => expect.fail('created'),
+        (err: unknown) => {
+          expect(err).to.be.instanceOf(InvalidOptionError).and.have.property('message').match(/options\.secret(\[1\])? must be/);
+          expect((err as Error).message).not.to.include('short-secret-value');
+        },
+      );
+    }
   });
 });

@@ -7,6 +7,8 @@ import { createClient } from 'redis';
 import type { RedisClientLike } from '../../src/cluster/redis.js';
 
 export const REDIS_URL = 'redis://127.0.0.1:6379';
+/** The cluster secret of the tests' instances. */
+export const CLUSTER_SECRET = 'cluster-test-secret-0123456789-abcdefghij';
 
 const create = (url: string) => createClient({ url });
 /** A plain node-redis client. */

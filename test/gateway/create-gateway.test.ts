@@ -64,7 +64,11 @@ describe(`createGateway (${how})`, () => {
     expect(() => createGateway({ config: openConfig(backend.url), relay: { connections: -1 } })).to.throw(TypeError, /options\.relay\.connections/);
     // Rejected at start-up rather than by Node's setHeader on the first relayed answer.
     expect(() => createGateway({ config: openConfig(backend.url), server: 'Gateway\u0000' })).to.throw(TypeError, /options\.server/);
-    expect(() => createGateway({ config: openConfig(backend.url), redis: 'redis://127.0.0.1:6379', redisCommandTimeoutMs: 0 })).to.throw(TypeError, /options\.redisCommandTimeoutMs/);
+    const clusterSecret = 'create-gateway-test-cluster-secret-0123456789';
+    expect(() => createGateway({ config: openConfig(backend.url), redis: 'redis://127.0.0.1:6379', clusterSecret, redisCommandTimeoutMs: 0 })).to.throw(TypeError, /options\.redisCommandTimeoutMs/);
+    // Redis without the secret that signs what the instances share there: refused, not trusted.
+    expect(() => createGateway({ config: openConfig(backend.url), redis: 'redis://127.0.0.1:6379' })).to.throw(TypeError, /options\.clusterSecret is required with redis/);
+    expect(() => createGateway({ config: openConfig(backend.url), redis: 'redis://127.0.0.1:6379', clusterSecret: 'too-short' })).to.throw(TypeError, /options\.clusterSecret must be a string of at least 32 characters/);
     expect(() => createGateway({ config: openConfig(backend.url), server: '' })).to.throw(TypeError, /options\.server/);
   });
 

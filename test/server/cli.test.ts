@@ -47,6 +47,14 @@ describe('express-access-gateway serve', function () {
     const environment = serve(['serve', '--config', copy.configFile, '--port', '0', '--admin-port', '0'], { REDIS_COMMAND_TIMEOUT_MS: '1e3' });
     expect(await environment.exited()).to.equal(2);
     expect(environment.output()).to.include('REDIS_COMMAND_TIMEOUT_MS must be a whole number of milliseconds from 1 to 60000, got "1e3"');
+    // Fail closed: Redis without the secret that signs what the instances share there.
+    const unsigned = serve(['serve', '--config', copy.configFile, '--port', '0', '--admin-port', '0'], { REDIS_URL: 'redis://127.0.0.1:6379' });
+    expect(await unsigned.exited()).to.equal(2);
+    expect(unsigned.output()).to.include('REDIS_URL needs GATEWAY_CLUSTER_SECRET');
+    const short = serve(['serve', '--config', copy.configFile, '--port', '0', '--admin-port', '0'], { REDIS_URL: 'redis://127.0.0.1:6379', GATEWAY_CLUSTER_SECRET: 'short-cluster-secret' });
+    expect(await short.exited()).to.equal(2);
+    expect(short.output()).to.include('GATEWAY_CLUSTER_SECRET must be a secret of at least 32 characters');
+    expect(short.output()).not.to.include('short-cluster-secret');
   });
 
   it('serves the scenario, with admin, console and health on their own port, and stops on SIGTERM with exit 0', async () => {

@@ -59,6 +59,8 @@ describe('several instances behave as one (Redis and PostgreSQL)', function () {
       GATEWAY_NODE_ID: id,
       REDIS_URL: `redis://127.0.0.1:${redisProxy.port}`,
       REDIS_KEY_PREFIX: keyPrefix,
+      // What the instances share on Redis is signed with it.
+      GATEWAY_CLUSTER_SECRET: 'instances-test-cluster-secret-0123456789',
       // Redis on loopback answers in well under a millisecond; on a crowded test machine a starved
       // process may read the reply after the default 100 ms, and would rightly go on without Redis,
       // which is not what these tests look at (Redis cut by the proxy fails at once, not by timeout).

@@ -8,12 +8,13 @@ import { expect } from 'chai';
 import request from 'supertest';
 import { startDemoAuthServer, type DemoAuthServer } from '../../examples/petstore/auth-server.js';
 import { connectRedis, type RedisConnection } from '../../src/cluster/redis.js';
+import { ClusterSeal } from '../../src/cluster/seal.js';
 import { SharedTokenResults } from '../../src/cluster/shared-token-results.js';
 import { GatewayError } from '../../src/errors.js';
 import { createTokenPolicy, type TokenPolicy, type TokenPolicyOptions } from '../../src/token/policy.js';
 import { toTokenInfo } from '../../src/token/normalize.js';
 import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.js';
-import { REDIS_URL, cleanPrefix, dump, keysOf, plainClient, testPrefix, until, type PlainClient } from '../cluster/helpers.js';
+import { CLUSTER_SECRET, REDIS_URL, cleanPrefix, dump, keysOf, plainClient, testPrefix, until, type PlainClient } from '../cluster/helpers.js';
 import { startTestApp, type TestApp } from './helpers.js';
 
 describe('token results shared between gateway instances (Redis)', function () {
@@ -54,7 +55,7 @@ describe('token results shared between gateway instances (Redis)', function () {
     const { url = REDIS_URL, ...rest } = options;
     const redis = await connectRedis(url, { keyPrefix: prefix });
     connections.push(redis);
-    const shared = new SharedTokenResults({ redis, nodeId: `node-${connections.length}` });
+    const shared = new SharedTokenResults({ redis, secret: CLUSTER_SECRET, nodeId: `node-${connections.length}` });
     const policy = createTokenPolicy({ name: 'PetStore IdP', issuer: as.issuer, clientId: 'gateway', clientSecret: 'gateway-secret', shared, ...rest });
     policies.push(policy);
     return { policy, redis, shared };
@@ -125,28 +126,34 @@ describe('token results shared between gateway instances (Redis)', function () {
     expect(results.filter((r) => r.shared === true).length).to.be.greaterThan(0);
   });
 
-  it('a shared entry that is not a result (garbage, the wrong shape) is a miss, and a valid result past its exp is never served', async () => {
+  it('a shared entry that is not a result (garbage, the wrong shape; signed or not) is a miss, and a valid result past its exp is never served', async () => {
     const a = await instance();
     const b = await instance();
     const token = await issue();
     await a.policy.validate(token);
     const written = (await dump(raw, prefix)).filter(({ key }) => key.startsWith(`${prefix}tok:`) && !key.endsWith(':lock'));
     expect(written.length).to.be.at.least(1);
-    const real = JSON.parse(written.find(({ value }) => value.startsWith('{'))!.value) as { k: string; at: number; d: Record<string, unknown> };
-    const forge = async (value: string): Promise<void> => {
-      for (const { key } of written) await raw.set(key, value, { KEEPTTL: true });
+    // What an instance given the same secret would write (the shape checks come after the signature's).
+    const seal = new ClusterSeal([CLUSTER_SECRET]);
+    const real = JSON.parse(seal.open('token_result', written[0]!.key, written[0]!.value)!.payload) as { k: string; at: number; d: Record<string, unknown> };
+    const forge = async (value: string, signed: boolean): Promise<void> => {
+      for (const { key } of written) await raw.set(key, signed ? seal.seal('token_result', key, value, 60_000) : value, { KEEPTTL: true });
       b.policy.clearCache();
     };
     for (const forged of ['not json', '{"k":"v","at":1,"d":{"info":[]}}', '{"k":"r","at":1,"d":{"code":"ERR_SOMETHING","diagnostic":"x"}}', '[]']) {
-      await forge(forged);
-      const before = introspections();
-      const result = await b.policy.validate(token);
-      expect(result.shared, forged).to.not.equal(true);
-      expect(result.info.subject, forged).to.equal('client1');
-      expect(introspections() - before, forged).to.equal(1);
+      for (const signed of [false, true]) {
+        await forge(forged, signed);
+        const before = introspections();
+        const result = await b.policy.validate(token);
+        expect(result.shared, forged).to.not.equal(true);
+        expect(result.info.subject, forged).to.equal('client1');
+        expect(introspections() - before, forged).to.equal(1);
+      }
     }
+    // Each forgery read twice: before taking the token's lock, and again once it is held.
+    expect(b.shared.stats.rejected).to.equal(8);
     // Fail closed: what the cluster says expired is refused, never answered valid.
-    await forge(JSON.stringify({ ...real, d: { ...real.d, exp: Math.floor(Date.now() / 1000) - 60 } }));
+    await forge(JSON.stringify({ ...real, d: { ...real.d, exp: Math.floor(Date.now() / 1000) - 60 } }), true);
     expect((await refusalOf(b.policy.validate(token))).code).to.equal('ERR_TOKEN_EXPIRED');
   });
 
@@ -192,7 +199,7 @@ describe('token results shared between gateway instances (Redis)', function () {
   it('never writes a result that holds its token', async () => {
     const redis = await connectRedis(REDIS_URL, { keyPrefix: prefix });
     connections.push(redis);
-    const shared = new SharedTokenResults({ redis });
+    const shared = new SharedTokenResults({ redis, secret: CLUSTER_SECRET });
     const token = 'a-token-echoed-by-its-server';
     const found = await shared.lookup('scope', 'hash', 1000);
     expect(found.kind).to.equal('miss');
