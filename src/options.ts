@@ -77,15 +77,9 @@ export class OptionChecks {
    * misspelt option in plain JavaScript would otherwise be ignored, and the check it meant to set
    * silently left out. The error names the key and, when one is close, the option it may mean.
    */
-  known<T extends object>(value: T, path: string, known: readonly string[]): T {
+  known<T extends object | undefined>(value: T, path: string, known: readonly string[]): T {
     if (value === undefined) return value;
-    this.object(value, path);
-    for (const key of Object.keys(value)) {
-      if (known.includes(key)) continue;
-      const nearest = nearestKey(key, known);
-      const at = path === '' ? key : `${path}.${key}`;
-      this.fail(at, `is not an option (${nearest === undefined ? `options: ${known.join(', ')}` : `did you mean "${nearest}"?`})`);
-    }
+    refuseUnknownKeys(`${this.#factory}: options${path === '' ? '' : `.${path}`}`, this.object(value, path), known);
     return value;
   }
 
@@ -151,6 +145,18 @@ export class OptionChecks {
 }
 
 /**
+ * Refuses the first key of `value` that `known` does not list, as {@link OptionChecks.known} does,
+ * for checks that name their options themselves (`name` as `monitoringConsole: options`).  @internal
+ */
+export function refuseUnknownKeys(name: string, value: object, known: readonly string[]): void {
+  for (const key of Object.keys(value)) {
+    if (known.includes(key)) continue;
+    const nearest = nearestKey(key, known);
+    throw new InvalidOptionError(`${name}.${key}`, `is not an option (${nearest === undefined ? `options: ${known.join(', ')}` : `did you mean "${nearest}"?`})`);
+  }
+}
+
+/**
  * The keys of an options type, for {@link OptionChecks.known}: every key of `T` must be listed and
  * no other (a compile error otherwise), so the list cannot fall behind the type.  @internal
  */
@@ -160,7 +166,7 @@ export function optionKeys<T extends object>(keys: Record<keyof T, true>): reado
 
 /**
  * The key of `known` that `given` most likely meant, or `undefined` when none is close: a few
- * letters off the whole key (`requireScope` → `requiredScopes`), or the given key is a word or
+ * letters off the whole key (`requireScope` → `requiredScopes`, `policy` → `policies`), or the given key is a word or
  * words of a known one (`scopes` → `requiredScopes`, `timeout` → `timeoutMs`). Case is ignored.
  *  @internal
  */
@@ -168,7 +174,7 @@ export function nearestKey(given: string, known: readonly string[]): string | un
   const wanted = given.toLowerCase();
   let best: { key: string; score: number } | undefined;
   for (const key of known) {
-    const whole = editDistance(wanted, key.toLowerCase());
+    const whole = Math.min(editDistance(wanted, key.toLowerCase()), editDistance(singular(wanted), singular(key.toLowerCase())));
     let score = whole <= Math.max(1, Math.floor(wanted.length / 3)) ? whole : Infinity;
     const words = key.split(/(?=[A-Z])/).map((w) => w.toLowerCase());
     for (let from = 0; from < words.length; from++) {
@@ -182,6 +188,11 @@ export function nearestKey(given: string, known: readonly string[]): string | un
     if (score !== Infinity && (best === undefined || score < best.score)) best = { key, score };
   }
   return best?.key;
+}
+
+/** A plural key as its singular (`policies` → `policy`, `maxRecords` → `maxrecord`), for comparing. */
+function singular(key: string): string {
+  return key.replace(/ies$/, 'y').replace(/s$/, '');
 }
 
 /** Optimal string alignment distance: insertions, deletions, substitutions, adjacent swaps. */

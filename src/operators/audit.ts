@@ -8,6 +8,7 @@ import { appendFile, mkdir } from 'node:fs/promises';
 import { closeSync, openSync, readSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { logger } from '../log.js';
+import { optionKeys, refuseUnknownKeys } from '../options.js';
 import type { OperatorRole } from './roles.js';
 
 const log = logger('operators');
@@ -68,6 +69,8 @@ export interface MemoryAuditLogOptions {
 /** Longest tail of an existing audit file read back at start. */
 const MAX_TAIL = 16 * 1024 * 1024;
 
+const AUDIT_LOG_KEYS = optionKeys<MemoryAuditLogOptions>({ maxEntries: true, file: true });
+
 /**
  * The default audit log: the recent entries in memory, and every entry appended to a JSON-lines
  * file when `file` is given (which is how it outlives a restart).
@@ -80,6 +83,7 @@ export class MemoryAuditLog implements AuditLog {
   #writing: Promise<void> = Promise.resolve();
 
   constructor(options: MemoryAuditLogOptions = {}) {
+    refuseUnknownKeys('MemoryAuditLog: options', options, AUDIT_LOG_KEYS);
     const max = options.maxEntries ?? 10_000;
     if (!Number.isSafeInteger(max) || max < 1) throw new TypeError('MemoryAuditLog: options.maxEntries must be a positive integer');
     this.#max = max;

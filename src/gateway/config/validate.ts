@@ -11,7 +11,7 @@ import { applicationIssues, type ClientApplication } from '../../authorize/appli
 import { issuePath } from '../../authorize/rule-issues.js';
 import { scopeRuleIssues } from '../../authorize/scopes.js';
 import { ConfigError } from './errors.js';
-import { InvalidOptionError } from '../../options.js';
+import { InvalidOptionError, optionKeys, refuseUnknownKeys } from '../../options.js';
 import { forwardSettings } from '../../token/forward/options.js';
 import { TOKEN_POLICY_KEYS, tokenPolicyIssues } from './token-policy.js';
 import type { ConfigIssue } from './errors.js';
@@ -408,6 +408,8 @@ export interface ResolveConfigOptions {
   policies?: Readonly<Record<string, string>>;
 }
 
+const RESOLVE_CONFIG_KEYS = optionKeys<ResolveConfigOptions>({ baseDir: true, source: true, policies: true });
+
 /**
  * Validates a configuration document and reads the files it names (XACML policies), giving the
  * form the gateway runs on. Throws a {@link ConfigError} naming every bad field, for example
@@ -415,6 +417,7 @@ export interface ResolveConfigOptions {
  * `apis[0].authorization.policy: cannot read /etc/gw/policies/petstore.xml (ENOENT)`.
  */
 export async function resolveConfig(input: GatewayConfig | unknown, options: ResolveConfigOptions = {}): Promise<ResolvedConfig> {
+  refuseUnknownKeys('resolveConfig: options', options, RESOLVE_CONFIG_KEYS);
   const { tokenPolicies, apis, applications } = checkConfig(input, options.source);
   const baseDir = options.baseDir ?? process.cwd();
   const issues: ConfigIssue[] = [];

@@ -3,7 +3,7 @@
  *
  * @module
  */
-import { InvalidOptionError } from '../../options.js';
+import { InvalidOptionError, optionKeys, refuseUnknownKeys } from '../../options.js';
 
 /** Options of the login throttle of the console and the admin routes. */
 export interface LoginThrottleOptions {
@@ -36,6 +36,8 @@ function positiveInteger(value: unknown, fallback: number, name: string): number
   return value as number;
 }
 
+const THROTTLE_KEYS = optionKeys<LoginThrottleOptions>({ maxFailures: true, windowMs: true, maxAddresses: true });
+
 /**
  * Failed logins by client address (`req.socket.remoteAddress`: a proxy's `X-Forwarded-For` is not
  * a client's to choose here), in a bounded Map kept in the order of each address's last failure.
@@ -55,6 +57,7 @@ export class LoginThrottle {
    */
   constructor(options: LoginThrottleOptions = {}, name = 'loginThrottle') {
     if (options === null || typeof options !== 'object') throw new InvalidOptionError(name, 'must be an object');
+    refuseUnknownKeys(name, options, THROTTLE_KEYS);
     this.maxFailures = positiveInteger(options.maxFailures, 5, `${name}.maxFailures`);
     this.windowMs = positiveInteger(options.windowMs, 60_000, `${name}.windowMs`);
     this.maxAddresses = positiveInteger(options.maxAddresses, 10_000, `${name}.maxAddresses`);
