@@ -121,13 +121,21 @@ export function compileTemplate(template: string): RegExp {
   return new RegExp(`^${parts.join('')}/?$`);
 }
 
+/**
+ * The prefix of every variable `clientSecretEnv` may name. Whoever edits the configuration (an
+ * operator of the console) must not be able to name any other variable of the gateway's
+ * environment (`GATEWAY_SESSION_SECRET`, `DATABASE_URL`...) and have it sent to an issuer.  @internal
+ */
+export const CLIENT_SECRET_ENV_PREFIX = 'GATEWAY_SECRET_';
+const CLIENT_SECRET_ENV = /^GATEWAY_SECRET_[A-Za-z0-9_]+$/;
+
 /** The client secret: given in the file, or read from the environment variable it names. */
 function secret(c: Checker, o: Obj, at: string): string | undefined {
   if (o.clientSecret !== undefined && o.clientSecretEnv !== undefined) {
     return c.fail(join(at, 'clientSecretEnv'), 'give clientSecret or clientSecretEnv, not both');
   }
   if (o.clientSecretEnv === undefined) return c.string(o, 'clientSecret', at, true);
-  const variable = c.string(o, 'clientSecretEnv', at, true, /^[A-Za-z_][A-Za-z0-9_]*$/, 'must be an environment variable name');
+  const variable = c.string(o, 'clientSecretEnv', at, true, CLIENT_SECRET_ENV, `must name an environment variable starting with ${CLIENT_SECRET_ENV_PREFIX} (for example ${CLIENT_SECRET_ENV_PREFIX}IDP)`);
   if (variable === undefined) return undefined;
   const value = process.env[variable];
   // Name the variable, never its value.
