@@ -166,8 +166,9 @@ export function optionKeys<T extends object>(keys: Record<keyof T, true>): reado
 
 /**
  * The key of `known` that `given` most likely meant, or `undefined` when none is close: a few
- * letters off the whole key (`requireScope` → `requiredScopes`, `policy` → `policies`), or the given key is a word or
- * words of a known one (`scopes` → `requiredScopes`, `timeout` → `timeoutMs`). Case is ignored.
+ * letters off the whole key (`requireScope` → `requiredScopes`, `policy` → `policies`), or the
+ * given key is a word or words of a known one (`scopes` → `requiredScopes`, `timeout` →
+ * `timeoutMs`). Case is ignored.
  *  @internal
  */
 export function nearestKey(given: string, known: readonly string[]): string | undefined {
