@@ -72,6 +72,17 @@ export class OptionChecks {
     return value as T;
   }
 
+  /**
+   * Refuses every key of the object `value` that `known` does not list (`undefined` passes): a
+   * misspelt option in plain JavaScript would otherwise be ignored, and the check it meant to set
+   * silently left out. The error names the key and, when one is close, the option it may mean.
+   */
+  known<T extends object | undefined>(value: T, path: string, known: readonly string[]): T {
+    if (value === undefined) return value;
+    refuseUnknownKeys(`${this.#factory}: options${path === '' ? '' : `.${path}`}`, this.object(value, path), known);
+    return value;
+  }
+
   /** A boolean. */
   boolean(value: unknown, path: string, fallback: boolean): boolean {
     if (value === undefined) return fallback;
@@ -131,6 +142,74 @@ export class OptionChecks {
     }
     return value;
   }
+}
+
+/**
+ * Refuses the first key of `value` that `known` does not list, as {@link OptionChecks.known} does,
+ * for checks that name their options themselves (`name` as `monitoringConsole: options`).  @internal
+ */
+export function refuseUnknownKeys(name: string, value: object, known: readonly string[]): void {
+  for (const key of Object.keys(value)) {
+    if (known.includes(key)) continue;
+    const nearest = nearestKey(key, known);
+    throw new InvalidOptionError(`${name}.${key}`, `is not an option (${nearest === undefined ? `options: ${known.join(', ')}` : `did you mean "${nearest}"?`})`);
+  }
+}
+
+/**
+ * The keys of an options type, for {@link OptionChecks.known}: every key of `T` must be listed and
+ * no other (a compile error otherwise), so the list cannot fall behind the type.  @internal
+ */
+export function optionKeys<T extends object>(keys: Record<keyof T, true>): readonly string[] {
+  return Object.freeze(Object.keys(keys));
+}
+
+/**
+ * The key of `known` that `given` most likely meant, or `undefined` when none is close: a few
+ * letters off the whole key (`requireScope` → `requiredScopes`, `policy` → `policies`), or the
+ * given key is a word or words of a known one (`scopes` → `requiredScopes`, `timeout` →
+ * `timeoutMs`). Case is ignored.
+ *  @internal
+ */
+export function nearestKey(given: string, known: readonly string[]): string | undefined {
+  const wanted = given.toLowerCase();
+  let best: { key: string; score: number } | undefined;
+  for (const key of known) {
+    const whole = Math.min(editDistance(wanted, key.toLowerCase()), editDistance(singular(wanted), singular(key.toLowerCase())));
+    let score = whole <= Math.max(1, Math.floor(wanted.length / 3)) ? whole : Infinity;
+    const words = key.split(/(?=[A-Z])/).map((w) => w.toLowerCase());
+    for (let from = 0; from < words.length; from++) {
+      for (let to = from + 1; to <= words.length; to++) {
+        if (from === 0 && to === words.length) continue;
+        const part = editDistance(wanted, words.slice(from, to).join(''));
+        // A part of a key is a weaker match than the whole key at the same distance.
+        if (part <= Math.floor(wanted.length / 4)) score = Math.min(score, part + 0.5);
+      }
+    }
+    if (score !== Infinity && (best === undefined || score < best.score)) best = { key, score };
+  }
+  return best?.key;
+}
+
+/** A plural key as its singular (`policies` → `policy`, `maxRecords` → `maxrecord`), for comparing. */
+function singular(key: string): string {
+  return key.replace(/ies$/, 'y').replace(/s$/, '');
+}
+
+/** Optimal string alignment distance: insertions, deletions, substitutions, adjacent swaps. */
+function editDistance(a: string, b: string): number {
+  if (Math.abs(a.length - b.length) > 8) return Infinity;
+  const rows: number[][] = Array.from({ length: a.length + 1 }, (_, i) => [i, ...Array<number>(b.length).fill(0)]);
+  for (let j = 1; j <= b.length; j++) rows[0]![j] = j;
+  for (let i = 1; i <= a.length; i++) {
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      let d = Math.min(rows[i - 1]![j]! + 1, rows[i]![j - 1]! + 1, rows[i - 1]![j - 1]! + cost);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) d = Math.min(d, rows[i - 2]![j - 2]! + 1);
+      rows[i]![j] = d;
+    }
+  }
+  return rows[a.length]![b.length]!;
 }
 
 /** The option checks of `factory` (for example `createRelay`).  @internal */

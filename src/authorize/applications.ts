@@ -11,7 +11,7 @@
  * @module
  */
 import { gatewayContext, type GatewayContext, type Middleware } from '../context.js';
-import { optionChecks, type OptionChecks } from '../options.js';
+import { optionChecks, optionKeys, type OptionChecks } from '../options.js';
 import { tokenFacts } from '../token/facts.js';
 import { issuePath, memberPath, type RuleIssue } from './rule-issues.js';
 import type { XacmlSubjectInfo } from './request-builder.js';
@@ -164,6 +164,8 @@ export interface IdentifyApplicationOptions {
   applications: ClientApplications | ApplicationRegistry;
 }
 
+const IDENTIFY_APPLICATION_KEYS = optionKeys<IdentifyApplicationOptions>({ applications: true });
+
 /**
  * Puts the registered application of the token's client (`azp`, else `client_id`) on the request,
  * as `req.gateway.application` (`clientId`, `name`, `organization`, `roles`), for the record's
@@ -179,6 +181,7 @@ export interface IdentifyApplicationOptions {
 export function identifyApplication(options: IdentifyApplicationOptions): Middleware {
   const check: OptionChecks = optionChecks('identifyApplication');
   check.object(options, '');
+  check.known(options, '', IDENTIFY_APPLICATION_KEYS);
   if (options.applications === undefined) check.fail('applications', 'is required');
   const registry = ApplicationRegistry.checked(options.applications, 'applications', check);
   return function identifyApplicationMiddleware(req, _res, next): void {

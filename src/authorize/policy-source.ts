@@ -4,7 +4,7 @@
  * @module
  */
 import { logger } from '../log.js';
-import { optionChecks, type OptionChecks } from '../options.js';
+import { optionChecks, optionKeys, type OptionChecks } from '../options.js';
 import { createPdp, type Pdp, type PdpOptions } from '../xacml/index.js';
 
 const log = logger('authorize');
@@ -51,6 +51,8 @@ export interface XacmlPolicyState {
   readonly reloadError?: Error;
 }
 
+const POLICY_SOURCE_KEYS = optionKeys<XacmlPolicySourceOptions>({ policy: true, references: true, attributeFinder: true, resourceChildren: true, now: true, limits: true, maxXPathAttributes: true });
+
 /**
  * Owns the compiled policy of one authorization point: compiles each policy version once, keeps it
  * until reset, and never replaces a working policy with a broken one.
@@ -91,7 +93,7 @@ export class XacmlPolicySource {
 
   constructor(options: XacmlPolicySourceOptions) {
     const check = optionChecks('XacmlPolicySource');
-    const { policy, references, ...evaluatorOptions } = check.object<XacmlPolicySourceOptions>(options, '');
+    const { policy, references, ...evaluatorOptions } = check.known(check.object<XacmlPolicySourceOptions>(options, ''), '', POLICY_SOURCE_KEYS);
     checkEvaluatorOptions(check, evaluatorOptions);
     if (references !== undefined && (!Array.isArray(references) || references.some((r) => typeof r !== 'string'))) {
       check.fail('references', 'must be an array of XML strings');

@@ -11,7 +11,7 @@
 import { gatewayContext, type Middleware, type TokenContext } from '../context.js';
 import { GatewayError } from '../errors.js';
 import { logger } from '../log.js';
-import { optionChecks, type OptionChecks } from '../options.js';
+import { optionChecks, optionKeys, type OptionChecks } from '../options.js';
 import { tokenFacts } from '../token/facts.js';
 import { issuePath, memberPath, type RuleIssue } from './rule-issues.js';
 
@@ -46,8 +46,7 @@ export interface RequireScopesOptions extends ScopeRules {
    * Rules of single operations, checked **in addition to** the API's: an operation requiring
    * `pets:write` of an API requiring `pets:read` needs both. The operation is the one routing
    * stored in `req.gateway.api.operation`; a request of an operation not listed needs only the
-   * API's rules. Operations without rules may be listed (as `createGateway` passes its
-   * `ResolvedOperation`s).
+   * API's rules. Operations without rules may be listed; an operation holds no other key.
    */
   readonly operations?: readonly OperationScopeRules[];
 }
@@ -102,6 +101,9 @@ export function scopeRuleIssues(rules: { readonly requiredScopes?: unknown; read
   return issues;
 }
 
+const REQUIRE_SCOPES_KEYS = optionKeys<RequireScopesOptions>({ requiredScopes: true, requiredClaims: true, operations: true });
+const OPERATION_RULE_KEYS = optionKeys<OperationScopeRules>({ name: true, requiredScopes: true, requiredClaims: true });
+
 /** A rule set ready to check: the scopes to find, the claims with their allowed values. */
 interface CompiledRule {
   readonly scopes: readonly string[];
@@ -136,7 +138,9 @@ function checkRules(check: OptionChecks, rules: ScopeRules, path: string): void 
  *
  * Put it after `introspect` (it reads `req.gateway.token`, cached results included) and before
  * `xacmlAuthorize`. Without a validated token it fails closed (500 `ERR_INTERNAL`: the chain is
- * misassembled). With no rule at all it passes every request.
+ * misassembled). Options without any rule, or with a key it does not know (`scopes` for
+ * `requiredScopes`), throw an `InvalidOptionError` at creation: such a middleware would pass
+ * every token.
  *
  * @example
  * ```ts
@@ -157,11 +161,13 @@ function checkRules(check: OptionChecks, rules: ScopeRules, path: string): void 
 export function requireScopes(options: RequireScopesOptions): Middleware {
   const check: OptionChecks = optionChecks('requireScopes');
   check.object(options, '');
+  check.known(options, '', REQUIRE_SCOPES_KEYS);
   checkRules(check, options, '');
   const operations = options.operations ?? [];
   if (!Array.isArray(operations)) check.fail('operations', 'must be an array of { name, requiredScopes?, requiredClaims? }');
   operations.forEach((operation, i) => {
     check.object(operation, `operations[${i}]`);
+    check.known(operation, `operations[${i}]`, OPERATION_RULE_KEYS);
     check.string(operation.name, `operations[${i}].name`);
     checkRules(check, operation, `operations[${i}]`);
   });
@@ -174,13 +180,12 @@ export function requireScopes(options: RequireScopesOptions): Middleware {
     byOperation.set(operation.name, [...(byOperation.get(operation.name) ?? []), operation]);
   }
   const operationRules = new Map<string, CompiledRule>([...byOperation].map(([name, sets]) => [name, compile(options, ...sets)]));
-  const empty = apiRule.scopes.length === 0 && apiRule.claims.length === 0 && operationRules.size === 0;
+  // A rule set that requires nothing would let every token through: a mistake, refused here.
+  if (apiRule.scopes.length === 0 && apiRule.claims.length === 0 && [...operationRules.values()].every((rule) => rule.scopes.length === 0 && rule.claims.length === 0)) {
+    check.fail('', 'require no scope and no claim: give requiredScopes, requiredClaims or operations[].requiredScopes/requiredClaims (a rule set without a rule would let every token through)');
+  }
 
   return function requireScopesMiddleware(req, _res, next): void {
-    if (empty) {
-      next();
-      return;
-    }
     const context = gatewayContext(req);
     const token = context.token;
     if (token === undefined || (token.info === undefined && token.introspection === undefined && token.jwt === undefined)) {

@@ -20,7 +20,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { defaultNodeId, NODE_ID, NODE_ID_RULE } from './node-id.js';
-import { optionChecks } from '../options.js';
+import { optionChecks, optionKeys } from '../options.js';
 import { log } from './log.js';
 import { connectRedis, RedisConnection, redisSettings, type RedisClientLike, type RedisConnectionStats } from './redis.js';
 import { liveNodes, removeNode, writeHeartbeat, type NodeDescription, type NodeInfo } from './registry.js';
@@ -392,6 +392,8 @@ export class GatewayCluster {
   }
 }
 
+const CLUSTER_KEYS = optionKeys<GatewayClusterOptions>({ redis: true, nodeId: true, keyPrefix: true, commandTimeoutMs: true, heartbeatMs: true, resetWaitMs: true, onReset: true, describe: true, secret: true });
+
 /**
  * Joins (or starts) a gateway cluster: connects to Redis (a Redis that is down is connected to
  * later, by itself), reads the generation, subscribes to resets and writes the first heartbeat.
@@ -412,6 +414,7 @@ export class GatewayCluster {
 export async function createGatewayCluster(options: GatewayClusterOptions): Promise<GatewayCluster> {
   const check = optionChecks(FACTORY);
   check.object(options, '');
+  check.known(options, '', CLUSTER_KEYS);
   const settings: Settings = {
     secrets: clusterSecrets(check, options.secret, 'secret'),
     nodeId: check.string(options.nodeId, 'nodeId', defaultNodeId(), NODE_ID, NODE_ID_RULE),

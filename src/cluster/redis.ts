@@ -14,7 +14,7 @@
  *
  * @module
  */
-import { InvalidOptionError, optionChecks, type OptionChecks } from '../options.js';
+import { InvalidOptionError, optionChecks, optionKeys, type OptionChecks } from '../options.js';
 import { log } from './log.js';
 
 /**
@@ -342,6 +342,8 @@ async function loadCreateClient(): Promise<CreateClient> {
   }
 }
 
+const REDIS_KEYS = optionKeys<RedisConnectionOptions>({ keyPrefix: true, commandTimeoutMs: true, retryAfterMs: true, connectTimeoutMs: true, maxReconnectDelayMs: true });
+
 /**
  * Connects to Redis: from a URL (`redis://` or `rediss://`, the `redis` package is loaded then),
  * or over a client the host created and connected itself (any object of the
@@ -357,6 +359,7 @@ async function loadCreateClient(): Promise<CreateClient> {
 export async function connectRedis(urlOrClient: string | RedisClientLike, options: RedisConnectionOptions = {}): Promise<RedisConnection> {
   const check = optionChecks(FACTORY);
   check.object(options, '');
+  check.known(options, '', REDIS_KEYS);
   const settings = redisSettings(check, options);
   if (isClient(urlOrClient)) return new RedisConnection(urlOrClient, false, settings);
   if (typeof urlOrClient !== 'string') throw new InvalidOptionError(`${FACTORY}: urlOrClient`, 'must be a redis:// URL or a connected Redis client');

@@ -24,7 +24,7 @@
  */
 import { hash, randomUUID } from 'node:crypto';
 import type { TokenInfo } from '../context.js';
-import { optionChecks } from '../options.js';
+import { optionChecks, optionKeys } from '../options.js';
 import { log } from './log.js';
 import { RedisConnection } from './redis.js';
 import { ClusterSeal, clusterSecrets, MAX_SEALED_BYTES } from './seal.js';
@@ -198,6 +198,8 @@ const sleep = (ms: number): Promise<void> =>
     setTimeout(resolve, ms).unref();
   });
 
+const SHARED_RESULTS_KEYS = optionKeys<SharedTokenResultsOptions>({ redis: true, nodeId: true, generation: true, pollMs: true, secret: true });
+
 /**
  * Token results shared between gateway instances; give it to each token policy as its `shared`
  * option (`GatewayCluster.tokenResults` is the one of a cluster). See the module comment.
@@ -213,6 +215,7 @@ export class SharedTokenResults {
   constructor(options: SharedTokenResultsOptions) {
     const check = optionChecks('SharedTokenResults');
     check.object(options, '');
+    check.known(options, '', SHARED_RESULTS_KEYS);
     if (!(options.redis instanceof RedisConnection)) check.fail('redis', 'must be a RedisConnection (see connectRedis)');
     this.#redis = options.redis;
     this.#seal = new ClusterSeal(clusterSecrets(check, options.secret, 'secret'));

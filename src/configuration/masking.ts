@@ -5,6 +5,7 @@
  *
  * @module
  */
+import type { ConfigIssue } from '../gateway/config/errors.js';
 import type { GatewayConfig, TokenPolicyConfig } from '../gateway/config/types.js';
 
 /** Where a token policy's client secret comes from, as the console shows it. */
@@ -40,17 +41,36 @@ export function withoutSecrets(document: GatewayConfig): { document: GatewayConf
 }
 
 /**
+ * Where a token policy sends its client secret, or what decides it: a saved secret goes only
+ * where it went before.
+ */
+const SECRET_DESTINATIONS = ['issuer', 'introspectionEndpoint', 'tokenEndpoint', 'userinfoEndpoint', 'jwksUri'] as const satisfies ReadonlyArray<keyof TokenPolicyConfig>;
+
+/**
  * Puts back the saved secrets of the token policies of `incoming` that give neither `clientSecret`
  * nor `clientSecretEnv` (a console form leaves the secret out unless it is changed). Edits
- * `incoming` in place.
+ * `incoming` in place. A secret the operator did not give again (put back here, or the same
+ * `clientSecretEnv` as saved) is refused when the issuer or an endpoint changed: otherwise an
+ * operator who never saw the secret could have it sent to a server of theirs. Returns those
+ * refusals, each naming the policy's `clientSecret`.
  */
-export function restoreSecrets(incoming: GatewayConfig, saved: GatewayConfig): void {
+export function restoreSecrets(incoming: GatewayConfig, saved: GatewayConfig): ConfigIssue[] {
+  const refused: ConfigIssue[] = [];
   const before = saved.tokenPolicies ?? {};
   for (const [name, policy] of Object.entries(incoming.tokenPolicies ?? {})) {
-    if (policy === null || typeof policy !== 'object') continue;
-    if (policy.clientSecret !== undefined || policy.clientSecretEnv !== undefined) continue;
-    const old = before[name];
-    if (old?.clientSecret !== undefined) policy.clientSecret = old.clientSecret;
-    else if (old?.clientSecretEnv !== undefined) policy.clientSecretEnv = old.clientSecretEnv;
+    if (policy === null || typeof policy !== 'object' || policy.clientSecret !== undefined) continue;
+    const old = Object.hasOwn(before, name) ? before[name] : undefined;
+    if (old === undefined || old === null || typeof old !== 'object') continue;
+    const sameVariable = policy.clientSecretEnv !== undefined && policy.clientSecretEnv === old.clientSecretEnv;
+    if ((policy.clientSecretEnv !== undefined && !sameVariable) || (old.clientSecret === undefined && old.clientSecretEnv === undefined)) continue;
+    const moved = SECRET_DESTINATIONS.find((key) => JSON.stringify(policy[key]) !== JSON.stringify(old[key]));
+    if (moved !== undefined) {
+      refused.push({ path: `tokenPolicies.${name}.clientSecret`, message: `the client secret must be given again when ${moved === 'issuer' ? 'the issuer' : moved} changes (the saved secret is never sent to a new server)` });
+      continue;
+    }
+    if (sameVariable) continue;
+    if (old.clientSecret !== undefined) policy.clientSecret = old.clientSecret;
+    else if (old.clientSecretEnv !== undefined) policy.clientSecretEnv = old.clientSecretEnv;
   }
+  return refused;
 }

@@ -9,7 +9,7 @@ import path from 'node:path';
 import { ConfigError, type ConfigIssue } from '../gateway/config/errors.js';
 import type { GatewayConfig } from '../gateway/config/types.js';
 import { logger } from '../log.js';
-import { optionChecks } from '../options.js';
+import { optionChecks, optionKeys } from '../options.js';
 import { proposalIssues } from './proposal.js';
 import { postgresConnection } from '../postgres/connection.js';
 import { isSchemaMissing, withTimeout } from '../postgres/failure.js';
@@ -111,6 +111,8 @@ function checkedMeta(meta: { author: string; comment: string }): { author: strin
   return { author: meta.author.slice(0, MAX_META), comment: meta.comment.slice(0, MAX_META) };
 }
 
+const POSTGRES_SOURCE_KEYS = optionKeys<PostgresConfigSourceOptions>({ connectionString: true, pool: true, schema: true, table: true, queryTimeoutMs: true, initialFile: true });
+
 /**
  * A {@link ConfigStore} in a PostgreSQL table: one configuration shared by every gateway instance
  * that reads it, each save a version (author, time, comment, the whole document and its policy
@@ -167,6 +169,7 @@ export class PostgresConfigSource implements ConfigStore {
   constructor(options: PostgresConfigSourceOptions) {
     const check = optionChecks('PostgresConfigSource');
     check.object(options, '');
+    check.known(options, '', POSTGRES_SOURCE_KEYS);
     const { connectionString, pool, schema, table } = postgresConnection(check, options, 'gateway_configuration');
     this.schema = schema;
     this.table = table;

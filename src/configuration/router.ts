@@ -214,8 +214,9 @@ function routeKit(access: OperatorAccess, store: ConfigStore): RouteKit {
           const built = await build(latest, body, req);
           targetName = built.target;
           const proposal = built.proposal;
-          restoreSecrets(proposal.document, latest.document);
-          const issues: ProposalIssue[] = proposalIssues(proposal, latest).map(built.explain ?? ((i) => i));
+          // A saved secret kept while the issuer or an endpoint moves is refused (not restored).
+          const kept = restoreSecrets(proposal.document, latest.document);
+          const issues: ProposalIssue[] = [...kept, ...proposalIssues(proposal, latest).filter((i) => !kept.some((k) => k.path === i.path))].map(built.explain ?? ((i) => i));
           if (issues.length > 0) throw new RequestError(422, `${issues.length} problem(s): ${issues.map((i) => (i.path === '' ? i.message : `${i.path}: ${i.message}`)).join('; ')}`, { issues });
           // A dry run: validated and answered, nothing saved, nothing to log.
           if (dryRun) return void res.status(200).json({ dryRun: true, baseVersion: latest.meta.version, ...(built.extra ?? {}) });

@@ -11,7 +11,7 @@ import { logger } from '../log.js';
 import type { ClusterResetResult } from '../cluster/reset.js';
 import type { ClusterStatus } from '../cluster/cluster.js';
 import { ConfigError } from './config/errors.js';
-import { InvalidOptionError } from '../options.js';
+import { InvalidOptionError, optionKeys, refuseUnknownKeys } from '../options.js';
 import type { ConfigCacheState } from './config/cache.js';
 
 const log = logger('gateway');
@@ -92,12 +92,15 @@ export interface AdminTarget {
   clusterStatus?(): Promise<ClusterStatus | undefined>;
 }
 
+const ADMIN_AUTH_KEYS = optionKeys<AdminAuthOptions>({ basicAuth: true, authenticate: true, realm: true, loginThrottle: true, authorize: true });
+
 /**
  * Turns {@link AdminAuthOptions} into one check, validating every option (credentials, realm,
  * throttle); throws `TypeError` naming the option, and when no credentials are given.
  */
 export function adminAuthenticator(options: AdminAuthOptions, name: string): ConsoleAuthenticate {
   const check = credentialCheck(options, name);
+  refuseUnknownKeys(name, options, ADMIN_AUTH_KEYS);
   if (options.realm !== undefined) checkRealm(options.realm, `${name}.realm`);
   // Validated here so that createGateway fails at start on a bad throttle setting.
   if (options.loginThrottle !== undefined) new LoginThrottle(options.loginThrottle, `${name}.loginThrottle`);

@@ -102,7 +102,8 @@ const callerRules: Step = ({ api, applications }) => {
   const anyRule = (rules: { requiredScopes?: readonly string[]; requiredClaims?: Readonly<Record<string, readonly string[]>> }): boolean =>
     (rules.requiredScopes?.length ?? 0) > 0 || Object.keys(rules.requiredClaims ?? {}).length > 0;
   if (anyRule(api) || operations.some(anyRule)) {
-    steps.push(requireScopes({ requiredScopes: api.requiredScopes, requiredClaims: api.requiredClaims, operations }));
+    const rules = operations.map(({ name, requiredScopes, requiredClaims }) => ({ name, requiredScopes, requiredClaims }));
+    steps.push(requireScopes({ requiredScopes: api.requiredScopes, requiredClaims: api.requiredClaims, operations: rules }));
   }
   return steps;
 };

@@ -17,7 +17,7 @@ import { logger } from '../log.js';
 import { requestHeadersForBackend, responseHeadersForClient, writeProxyHeaders, writeTraceHeaders, type BackendHeaderRules } from './headers.js';
 import type { BackendObserver } from '../observability/metrics.js';
 import { endRelaySpan, traceHeadersFor, type GatewayTracing } from '../observability/tracing.js';
-import { optionChecks, type OptionChecks } from '../options.js';
+import { optionChecks, optionKeys, type OptionChecks } from '../options.js';
 import { addIdentityHead, TRANSACTION_ID_HEADER } from '../record/response-head.js';
 import { compileTrust, type TrustProxy } from './trust-proxy.js';
 import { BackendExchange, type ExchangeSettings } from './backend-exchange.js';
@@ -270,6 +270,8 @@ export interface RelayObservability {
   readonly backend?: BackendObserver | undefined;
 }
 
+const RELAY_KEYS = optionKeys<RelayOptions>({ target: true, dispatcher: true, timeoutMs: true, connectTimeoutMs: true, forwardedHeaders: true, trustProxy: true, keepUnderscoreHeaders: true, resourceUrl: true, server: true, idHeaders: true, keepAliveTimeoutMs: true, maxDrainBytes: true });
+
 /**
  * Creates a relay to one backend: any method, the query string and body relayed unchanged and
  * streamed, the backend's status, headers and body streamed back (hop-by-hop headers dropped in
@@ -293,6 +295,7 @@ export function createRelay(options: RelayOptions): Relay {
 export function observedRelay(options: RelayOptions, observability: RelayObservability): Relay {
   const check = optionChecks('createRelay');
   check.object(options, '');
+  check.known(options, '', RELAY_KEYS);
   const target = validatedTarget(check, options.target);
   const timeoutMs = check.positive(options.timeoutMs, 'timeoutMs', 30_000);
   const connectTimeoutMs = check.positive(options.connectTimeoutMs, 'connectTimeoutMs', 10_000);

@@ -6,7 +6,7 @@
  */
 import { Agent, type Dispatcher } from 'undici';
 import type { MessageSet } from '../errors.js';
-import { optionChecks } from '../options.js';
+import { optionChecks, optionKeys } from '../options.js';
 import { MemoryTransactionStore } from '../record/memory-store.js';
 import type { RecordTransactionOptions } from '../record/record-transaction.js';
 import type { TransactionStore } from '../record/types.js';
@@ -202,10 +202,19 @@ export interface GatewaySettings {
   readonly adminHostName: string | undefined;
 }
 
+const GATEWAY_KEYS = optionKeys<CreateGatewayOptions>({
+  config: true, baseDir: true, basePath: true, allowEmptySegments: true, server: true, messages: true, configCacheTtlSeconds: true, cacheTtlSeconds: true,
+  admin: true, operators: true, configStore: true, console: true, store: true, redis: true, redisKeyPrefix: true, redisCommandTimeoutMs: true, nodeId: true, adminHostName: true, clusterSecret: true,
+  recording: true, trustProxy: true, relay: true, tokenPolicyOptions: true, metrics: true,
+});
+const GATEWAY_RELAY_KEYS = optionKeys<NonNullable<CreateGatewayOptions['relay']>>({ keepUnderscoreHeaders: true, maxDrainBytes: true, connectTimeoutMs: true, connections: true, keepAliveTimeoutMs: true, dispatcher: true });
+const METRICS_KEYS = optionKeys<GatewayMetricsOptions>({ auth: true, clientLabel: true, processMetrics: true });
+
 /** Checks the options of {@link createGateway}, throwing `InvalidOptionError` that names the option. */
 export function gatewaySettings(options: CreateGatewayOptions): GatewaySettings {
   const check = optionChecks('createGateway');
   check.object(options, '');
+  check.known(options, '', GATEWAY_KEYS);
   const source = options.config;
   if (!(typeof source === 'string' || source instanceof URL || typeof source === 'function' || (source !== null && typeof source === 'object'))) {
     check.fail('config', 'must be a file path, a configuration object or a loader function');
@@ -225,13 +234,13 @@ export function gatewaySettings(options: CreateGatewayOptions): GatewaySettings 
   const redisKeyPrefix = options.redisKeyPrefix === undefined ? undefined : check.string(options.redisKeyPrefix, 'redisKeyPrefix');
   const redisCommandTimeoutMs = options.redisCommandTimeoutMs === undefined ? undefined : check.positive(options.redisCommandTimeoutMs, 'redisCommandTimeoutMs', 100, true);
   const tokenPolicyOptions = check.optionalFunction<NonNullable<CreateGatewayOptions['tokenPolicyOptions']>>(options.tokenPolicyOptions, 'tokenPolicyOptions');
-  const relayOptions = check.object<NonNullable<CreateGatewayOptions['relay']>>(options.relay, 'relay', {});
+  const relayOptions = check.known(check.object<NonNullable<CreateGatewayOptions['relay']>>(options.relay, 'relay', {}), 'relay', GATEWAY_RELAY_KEYS);
   const connectTimeoutMs = check.positive(relayOptions.connectTimeoutMs, 'relay.connectTimeoutMs', 10_000);
   const connections = relayOptions.connections === undefined ? undefined : check.positive(relayOptions.connections, 'relay.connections', 0, true);
   const keepAliveTimeoutMs = check.positive(relayOptions.keepAliveTimeoutMs, 'relay.keepAliveTimeoutMs', 4_000);
   // Compiled once here so that a bad value fails at start; each relay gets the compiled function.
   const trustProxy = compileTrust(options.trustProxy, check, 'trustProxy');
-  const metricsOptions = options.metrics === false ? undefined : options.metrics === true ? {} : check.object<GatewayMetricsOptions>(options.metrics, 'metrics', {});
+  const metricsOptions = options.metrics === false ? undefined : options.metrics === true ? {} : check.known(check.object<GatewayMetricsOptions>(options.metrics, 'metrics', {}), 'metrics', METRICS_KEYS);
   const metrics =
     metricsOptions === undefined
       ? undefined

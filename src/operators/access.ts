@@ -6,7 +6,7 @@
  * @module
  */
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import { optionChecks } from '../options.js';
+import { optionChecks, optionKeys } from '../options.js';
 import { credentialBased, type BasicCredentials, type ConsoleAuthenticate } from '../record/console/auth.js';
 import { throttleFor, type LoginThrottle } from '../record/console/throttle.js';
 import type { AdminAuthOptions } from '../gateway/admin.js';
@@ -73,6 +73,9 @@ export function operatorOf(req: Request): Operator | undefined {
   return operators.get(req);
 }
 
+const OPERATORS_KEYS = optionKeys<OperatorsOptions>({ usersFile: true, users: true, audit: true, auditFile: true, sessions: true, anonymousRefusals: true });
+const SESSION_KEYS = optionKeys<SessionOptions>({ idleMinutes: true, maxHours: true, maxSessions: true, secureCookie: true, secret: true, revocations: true });
+
 /** The pieces the admin listener's routers share. */
 export class OperatorAccess {
   /** The users. */
@@ -97,8 +100,8 @@ export class OperatorAccess {
    */
   constructor(admin: AdminAuthOptions, options: OperatorsOptions, listener: { basePath: string; trustProxy: TrustFunction }, name: string) {
     const check = optionChecks(name);
-    check.object(options, 'operators', {});
-    const sessions = check.object<SessionOptions>(options.sessions, 'operators.sessions', {});
+    check.known(check.object(options, 'operators', {}), 'operators', OPERATORS_KEYS);
+    const sessions = check.known(check.object<SessionOptions>(options.sessions, 'operators.sessions', {}), 'operators.sessions', SESSION_KEYS);
     const secureCookie = sessions.secureCookie ?? 'auto';
     if (secureCookie !== 'auto' && typeof secureCookie !== 'boolean') check.fail('operators.sessions.secureCookie', 'must be true, false or "auto"');
     if (sessions.secret !== undefined && (typeof sessions.secret !== 'string' || sessions.secret.length < 32)) check.fail('operators.sessions.secret', 'must be a string of at least 32 characters');

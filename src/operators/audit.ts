@@ -8,6 +8,7 @@ import { closeSync, openSync, readSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { logger } from '../log.js';
 import { AuditFileWriter } from './audit-file.js';
+import { optionKeys, refuseUnknownKeys } from '../options.js';
 import type { OperatorRole } from './roles.js';
 
 const log = logger('operators');
@@ -99,6 +100,8 @@ class Bounded {
   }
 }
 
+const AUDIT_LOG_KEYS = optionKeys<MemoryAuditLogOptions>({ maxEntries: true, maxAnonymousEntries: true, maxQueueBytes: true, file: true });
+
 /**
  * The default audit log: the recent entries in memory (operators' and nobody's apart, each
  * bounded), and every entry appended to a JSON-lines file when `file` is given (which is how it
@@ -111,6 +114,7 @@ export class MemoryAuditLog implements AuditLog {
   #next = 1;
 
   constructor(options: MemoryAuditLogOptions = {}) {
+    refuseUnknownKeys('MemoryAuditLog: options', options, AUDIT_LOG_KEYS);
     this.#operators = new Bounded(positive(options.maxEntries, 10_000, 'maxEntries'));
     this.#anonymous = new Bounded(positive(options.maxAnonymousEntries, 1000, 'maxAnonymousEntries'));
     const maxQueueBytes = positive(options.maxQueueBytes, 1024 * 1024, 'maxQueueBytes');

@@ -8,7 +8,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { addDiagnostic, gatewayContext } from '../context.js';
 import { GatewayError, isGatewayError } from '../errors.js';
 import { logger } from '../log.js';
-import { optionChecks } from '../options.js';
+import { optionChecks, optionKeys } from '../options.js';
 import { resolveMessageSet, resolveServer, writeProblem, type ProblemOptions } from './render.js';
 
 const log = logger('gateway');
@@ -31,6 +31,8 @@ export interface ProblemJsonErrorHandlerOptions extends ProblemOptions {
  * @param next - Express's `next`; called with `err` only when the response was already started.
  */
 export type ErrorHandler = (err: unknown, req: IncomingMessage, res: ServerResponse, next: (err?: unknown) => void) => void;
+
+const HANDLER_KEYS = optionKeys<ProblemJsonErrorHandlerOptions>({ messages: true, server: true, mapClientErrors: true });
 
 /**
  * Creates the Express error handler of the gateway.
@@ -59,6 +61,7 @@ export type ErrorHandler = (err: unknown, req: IncomingMessage, res: ServerRespo
 export function problemJsonErrorHandler(options: ProblemJsonErrorHandlerOptions = {}): ErrorHandler {
   const check = optionChecks('problemJsonErrorHandler');
   check.object(options, '');
+  check.known(options, '', HANDLER_KEYS);
   const messages = resolveMessageSet(options.messages, check);
   const server = resolveServer(options.server, check);
   const mapClientErrors = check.boolean(options.mapClientErrors, 'mapClientErrors', true);

@@ -7,7 +7,7 @@
 import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
 import { gatewayContext } from '../context.js';
 import { GatewayError, messageSets, renderMessage, type MessageSet } from '../errors.js';
-import { optionChecks, type OptionChecks } from '../options.js';
+import { optionChecks, optionKeys, type OptionChecks } from '../options.js';
 import { setIdentityHead } from '../record/response-head.js';
 
 /** The problem+json body (spec 2.5). */
@@ -114,6 +114,8 @@ export function renderProblem(error: GatewayError, messages: MessageSet): Render
   return { status, headers, body };
 }
 
+const PROBLEM_KEYS = optionKeys<ProblemOptions>({ messages: true, server: true });
+
 /**
  * Sends a {@link GatewayError} as problem+json on `res`, with `Gateway-Transaction-ID` (from the
  * request's gateway context) and `Server`, and without `Gateway-Message-ID`. It does not record anything on the context: use
@@ -131,6 +133,7 @@ export function renderProblem(error: GatewayError, messages: MessageSet): Render
 export function sendProblem(res: ServerResponse, error: GatewayError, options: ProblemOptions = {}): void {
   const check = optionChecks('sendProblem');
   check.object(options, '');
+  check.known(options, '', PROBLEM_KEYS);
   writeProblem(res, error, resolveMessageSet(options.messages, check), resolveServer(options.server, check));
 }
 

@@ -3,7 +3,7 @@
  *
  * @module
  */
-import { optionChecks } from '../options.js';
+import { optionChecks, optionKeys } from '../options.js';
 import { estimateSize } from './size.js';
 import { StatsAccumulator, statsWindow } from './stats.js';
 import {
@@ -39,6 +39,8 @@ function parseCursor(cursor: string | undefined): number | undefined {
   if (!/^\d{1,15}$/.test(cursor)) throw new TypeError('Invalid cursor');
   return Number(cursor);
 }
+
+const MEMORY_STORE_KEYS = optionKeys<MemoryTransactionStoreOptions>({ maxRecords: true, maxBytes: true });
 
 /**
  * The default transaction store: keeps the latest `maxRecords` records in memory, within
@@ -77,6 +79,7 @@ export class MemoryTransactionStore implements TransactionStore {
   constructor(options: MemoryTransactionStoreOptions = {}) {
     const check = optionChecks('MemoryTransactionStore');
     check.object(options, '');
+    check.known(options, '', MEMORY_STORE_KEYS);
     this.maxRecords = check.positive(options.maxRecords, 'maxRecords', 10_000, true);
     this.maxBytes = check.positive(options.maxBytes, 'maxBytes', DEFAULT_MAX_BYTES, true);
   }

@@ -8,7 +8,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Request } from 'express';
 import { gatewayContext, type GatewayContext, type Middleware, type RecordingContext } from '../context.js';
 import { logger } from '../log.js';
-import { optionChecks } from '../options.js';
+import { optionChecks, optionKeys } from '../options.js';
 import { DEFAULT_MAX_VALUE_LENGTH, recordLimits } from './bounds.js';
 import { buildRecord, tokenSectionCache } from './build.js';
 import { hookIdentityHead } from './response-head.js';
@@ -93,6 +93,8 @@ export interface RecordTransactionMiddleware extends Middleware {
   readonly stats: Readonly<RecordTransactionStats>;
 }
 
+const RECORD_TRANSACTION_KEYS = optionKeys<RecordTransactionOptions>({ store: true, recordOutgoingHeaders: true, redactHeaders: true, maxValueLength: true, onError: true, idHeaders: true, clientAddress: true, nodeId: true, observer: true });
+
 /**
  * Records every exchange. Put it first in the chain: it gives the request its transaction and
  * message ids (`req.gateway`), sets `Gateway-Transaction-ID` on every response and
@@ -120,6 +122,7 @@ export interface RecordTransactionMiddleware extends Middleware {
 export function recordTransaction(options: RecordTransactionOptions = {}): RecordTransactionMiddleware {
   const check = optionChecks('recordTransaction');
   check.object(options, '');
+  check.known(options, '', RECORD_TRANSACTION_KEYS);
   const store = options.store ?? new MemoryTransactionStore();
   if (typeof store !== 'object' || store === null || typeof store.save !== 'function' || typeof store.get !== 'function' || typeof store.query !== 'function') {
     check.fail('store', 'must implement TransactionStore (save, get, query)');

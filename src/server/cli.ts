@@ -79,7 +79,8 @@ Environment:
   DATABASE_URL            PostgreSQL for the transaction records (table created and migrated at start),
                           and for the configuration with --config-source postgres
   DATABASE_SCHEMA         schema of the records and configuration tables (default public)
-  <clientSecretEnv>       any variable a token policy of the configuration names for its secret
+  GATEWAY_SECRET_*        the client secrets that token policies name with clientSecretEnv (no other
+                          variable can be named)
   DEBUG                   debug output, for example DEBUG=express-access-gateway:*
 
 Health (admin port, no credentials): GET /gateway/health/live, GET /gateway/health/ready.

@@ -9,7 +9,7 @@ import { createServer, type IncomingMessage, type RequestListener, type Server, 
 import type { AddressInfo } from 'node:net';
 import express from 'express';
 import type { Gateway } from '../gateway/create-gateway.js';
-import { InvalidOptionError, optionChecks, type OptionChecks } from '../options.js';
+import { InvalidOptionError, optionChecks, optionKeys, type OptionChecks } from '../options.js';
 
 /**
  * Timeouts of both listeners, with Node's names (`http.createServer` options). A client that sends
@@ -97,6 +97,8 @@ function checkedPort(check: OptionChecks, value: unknown, path: string): number 
   return value;
 }
 
+const SERVE_KEYS = optionKeys<ServeOptions>({ port: true, host: true, adminPort: true, adminHost: true, timeouts: true, gracePeriodMs: true });
+
 /**
  * Serves a gateway: its APIs with `gateway.handler` on a plain `node:http` server, and its
  * `adminRouter` (admin routes, console, health) on a second listener, so on another origin than
@@ -119,6 +121,7 @@ export async function serveGateway(gateway: Gateway, options: ServeOptions = {})
     throw new InvalidOptionError('serveGateway: gateway', 'must be what createGateway returns');
   }
   check.object(options, '');
+  check.known(options, '', SERVE_KEYS);
   const port = checkedPort(check, options.port ?? 8080, 'port');
   const adminPort = options.adminPort === false ? false : checkedPort(check, options.adminPort ?? 8081, 'adminPort');
   const host = check.string(options.host, 'host', '127.0.0.1', undefined, 'a host name or address');

@@ -8,7 +8,7 @@ import type { IncomingMessage } from 'node:http';
 import { addDiagnostic, gatewayContext, type TokenContext } from '../context.js';
 import { GatewayError } from '../errors.js';
 import { logger } from '../log.js';
-import { optionChecks } from '../options.js';
+import { optionChecks, optionKeys } from '../options.js';
 import { extractOptions, findToken, type ExtractOptions, type RequireTokenOptions } from './extract.js';
 import type { TokenMiddleware } from './middleware.js';
 import { TokenPolicy, type TokenValidation } from './policy.js';
@@ -34,6 +34,9 @@ export interface IntrospectOptions {
 }
 
 const socketAddress = (req: IncomingMessage): string | undefined => req.socket?.remoteAddress;
+
+const INTROSPECT_KEYS = optionKeys<IntrospectOptions>({ policy: true, extraction: true, clientAddress: true });
+const EXTRACTION_KEYS = optionKeys<NonNullable<IntrospectOptions['extraction']>>({ methods: true, maxBodySize: true, maxBodyFields: true, maxTokenLength: true });
 
 /**
  * Validates the request's bearer token with `options.policy` (introspection, JWT validation and/or
@@ -64,6 +67,8 @@ const socketAddress = (req: IncomingMessage): string | undefined => req.socket?.
 export function introspect(options: IntrospectOptions): TokenMiddleware {
   const check = optionChecks('introspect');
   check.object(options, '');
+  check.known(options, '', INTROSPECT_KEYS);
+  check.known(options.extraction, 'extraction', EXTRACTION_KEYS);
   if (!(options.policy instanceof TokenPolicy)) check.fail('policy', 'must be a TokenPolicy (see createTokenPolicy)');
   const { policy } = options;
   const extract: ExtractOptions = extractOptions(check, check.object(options.extraction, 'extraction', {}), policy.name, 'extraction.');

@@ -7,7 +7,7 @@
  */
 import { isIP } from 'node:net';
 import { SharedTokenResults } from '../cluster/shared-token-results.js';
-import { optionChecks, type OptionChecks } from '../options.js';
+import { optionChecks, optionKeys, type OptionChecks } from '../options.js';
 import type { ClientAuthMethod, CredentialsAuthMethod } from './client-auth.js';
 import type { TokenPolicyOptions } from './policy.js';
 import type { ExplicitEndpoints } from './server-metadata.js';
@@ -77,11 +77,23 @@ function url(check: OptionChecks, value: unknown, path: string, issuer = false):
 }
 
 /** An optional section: `undefined` when `false` (off), `{}` when not given (defaults). */
-function section<T extends object>(check: OptionChecks, value: unknown, path: string): Partial<T> | undefined {
+function section<T extends object>(check: OptionChecks, value: unknown, path: string, keys: readonly string[]): Partial<T> | undefined {
   if (value === false) return undefined;
   if (value === undefined) return {};
-  return check.object<Partial<T>>(value, path);
+  return check.known(check.object<Partial<T>>(value, path), path, keys);
 }
+
+const TOKEN_POLICY_KEYS = optionKeys<TokenPolicyOptions>({
+  name: true, issuer: true, metadata: true, introspectionEndpoint: true, jwksUri: true, userinfoEndpoint: true, tokenEndpoint: true,
+  clientId: true, clientSecret: true, clientAuthMethod: true, privateKey: true, bearer: true, introspection: true, jwtValidation: true,
+  userInfo: true, jwtAlgorithms: true, audience: true, anyAudience: true, jwtTypes: true, maxResponseSize: true, clockSkew: true,
+  timeoutMs: true, allowInsecureRequests: true, cache: true, negativeCache: true, maxConcurrentCalls: true, invalidTokenThrottle: true,
+  staleIfErrorSeconds: true, shared: true,
+});
+const BEARER_KEYS = optionKeys<NonNullable<TokenPolicyOptions['bearer']>>({ scope: true, clientAuthMethod: true });
+const CACHE_KEYS = optionKeys<Exclude<TokenPolicyOptions['cache'], false | undefined>>({ ttlSeconds: true, maxEntries: true, maxBytes: true });
+const NEGATIVE_CACHE_KEYS = optionKeys<Exclude<TokenPolicyOptions['negativeCache'], false | undefined>>({ ttlSeconds: true, maxEntries: true });
+const THROTTLE_KEYS = optionKeys<Exclude<TokenPolicyOptions['invalidTokenThrottle'], false | undefined>>({ maxRefusals: true, windowSeconds: true, maxAddresses: true });
 
 /**
  * Checks the options of a token policy.
@@ -92,6 +104,7 @@ function section<T extends object>(check: OptionChecks, value: unknown, path: st
 export function tokenPolicySettings(options: TokenPolicyOptions): TokenPolicySettings {
   const check = optionChecks(FACTORY);
   check.object(options, '');
+  check.known(options, '', TOKEN_POLICY_KEYS);
   const name = check.string(options.name, 'name');
   const clientId = check.string(options.clientId, 'clientId');
   const { issuer, metadata, privateKey } = options;
@@ -105,7 +118,7 @@ export function tokenPolicySettings(options: TokenPolicyOptions): TokenPolicySet
   const authMethod = check.oneOf(options.clientAuthMethod, 'clientAuthMethod', AUTH_METHODS, 'client_secret_basic');
   let bearerAuth: TokenPolicySettings['bearerAuth'];
   if (authMethod === 'bearer') {
-    const bearer = check.object<NonNullable<TokenPolicyOptions['bearer']>>(options.bearer, 'bearer', {});
+    const bearer = check.known(check.object<NonNullable<TokenPolicyOptions['bearer']>>(options.bearer, 'bearer', {}), 'bearer', BEARER_KEYS);
     const scope = bearer.scope === undefined ? undefined : check.string(bearer.scope, 'bearer.scope');
     bearerAuth = { scope, method: check.oneOf(bearer.clientAuthMethod, 'bearer.clientAuthMethod', CREDENTIALS_METHODS, 'client_secret_basic') };
   } else if (options.bearer !== undefined) {
@@ -137,9 +150,9 @@ export function tokenPolicySettings(options: TokenPolicyOptions): TokenPolicySet
   const insecure = check.boolean(options.allowInsecureRequests, 'allowInsecureRequests', isLoopback(issuerUrl.hostname));
   if (issuerUrl.protocol === 'http:' && !insecure) check.fail('issuer', 'uses http:// on a non-loopback host: use https or set options.allowInsecureRequests');
 
-  const cache = section<Exclude<TokenPolicyOptions['cache'], false | undefined>>(check, options.cache, 'cache');
-  const negative = section<Exclude<TokenPolicyOptions['negativeCache'], false | undefined>>(check, options.negativeCache, 'negativeCache');
-  const throttle = section<Exclude<TokenPolicyOptions['invalidTokenThrottle'], false | undefined>>(check, options.invalidTokenThrottle, 'invalidTokenThrottle');
+  const cache = section<Exclude<TokenPolicyOptions['cache'], false | undefined>>(check, options.cache, 'cache', CACHE_KEYS);
+  const negative = section<Exclude<TokenPolicyOptions['negativeCache'], false | undefined>>(check, options.negativeCache, 'negativeCache', NEGATIVE_CACHE_KEYS);
+  const throttle = section<Exclude<TokenPolicyOptions['invalidTokenThrottle'], false | undefined>>(check, options.invalidTokenThrottle, 'invalidTokenThrottle', THROTTLE_KEYS);
   const staleIfErrorSeconds = check.nonNegative(options.staleIfErrorSeconds, 'staleIfErrorSeconds', 0);
   if (staleIfErrorSeconds > 0 && cache === undefined) check.fail('staleIfErrorSeconds', 'needs the cache (options.cache is false)');
   if (options.shared !== undefined && !(options.shared instanceof SharedTokenResults)) check.fail('shared', 'must be a SharedTokenResults (see GatewayCluster.tokenResults)');

@@ -4,12 +4,14 @@
  * @module
  */
 import { gatewayContext } from '../context.js';
-import { optionChecks } from '../options.js';
+import { optionChecks, optionKeys } from '../options.js';
 import { acceptToken, extractOptions, extractToken, type ExtractedToken, type RequireTokenOptions } from './extract.js';
 import type { TokenMiddleware } from './middleware.js';
 
 export type { TokenMiddleware } from './middleware.js';
 export type { RequireTokenOptions } from './extract.js';
+
+const REQUIRE_TOKEN_KEYS = optionKeys<RequireTokenOptions>({ policy: true, methods: true, maxBodySize: true, maxBodyFields: true, maxTokenLength: true });
 
 /**
  * Finds the request's OAuth 2.0 bearer token (RFC 6750 section 2) and stores it on
@@ -43,6 +45,7 @@ export type { RequireTokenOptions } from './extract.js';
 export function requireToken(options: RequireTokenOptions = {}): TokenMiddleware {
   const check = optionChecks('requireToken');
   check.object(options, '');
+  check.known(options, '', REQUIRE_TOKEN_KEYS);
   const { policy } = options;
   let realm: string | undefined;
   if (typeof policy === 'string') realm = policy;

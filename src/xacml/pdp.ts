@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { optionChecks, type OptionChecks } from '../options.js';
+import { optionChecks, optionKeys, type OptionChecks } from '../options.js';
 import { onlyOneApplicable } from './compile/combining.js';
 import type { Combinable } from './compile/combining.js';
 import { attributeReferences } from './compile/expression.js';
@@ -92,6 +92,8 @@ function xmlTexts(check: OptionChecks, value: unknown, path: string, required: b
   return value as string[];
 }
 
+const PDP_KEYS = optionKeys<PdpOptions>({ policies: true, references: true, attributeFinder: true, resourceChildren: true, now: true, limits: true, maxXPathAttributes: true });
+
 /**
  * Parses and compiles the policies once and returns the {@link Pdp}.
  *
@@ -113,6 +115,7 @@ function xmlTexts(check: OptionChecks, value: unknown, path: string, required: b
 export function createPdp(options: PdpOptions): Pdp {
   const check = optionChecks('createPdp');
   check.object(options, '');
+  check.known(options, '', PDP_KEYS);
   const policies = xmlTexts(check, options.policies, 'policies', true);
   const references = options.references === undefined ? [] : xmlTexts(check, options.references, 'references', false);
   const attributeFinder = check.optionalFunction<AttributeFinder>(options.attributeFinder, 'attributeFinder');

@@ -73,13 +73,14 @@ describe('requireScopes', () => {
     expect(run(rules, { info: info(['read', 'write']), jwt: { tenant: 'acme' } }, 'update')).to.equal(undefined);
   });
 
-  it('fails closed (500) without a validated token, and passes everything when nothing is required', () => {
+  it('fails closed (500) without a validated token, and cannot be built requiring nothing', () => {
     const err = run({ requiredScopes: ['a'] }, undefined);
     expect(err).to.be.instanceOf(GatewayError);
     expect((err as GatewayError).code).to.equal('ERR_INTERNAL');
     expect(run({ requiredScopes: ['a'] }, {})).to.have.property('code', 'ERR_INTERNAL');
-    expect(run({}, undefined)).to.equal(undefined);
-    expect(run({ operations: [{ name: 'get' }] }, undefined)).to.equal(undefined);
+    for (const nothing of [{}, { requiredScopes: [] }, { requiredClaims: {} }, { operations: [{ name: 'get' }] }, { operations: [{ name: 'get', requiredScopes: [] }] }]) {
+      expect(() => requireScopes(nothing), JSON.stringify(nothing)).to.throw(TypeError, 'requireScopes: options require no scope and no claim').with.property('code', 'ERR_INVALID_OPTION');
+    }
   });
 
   it('never puts the token or claim values in its diagnostic', () => {
@@ -102,6 +103,9 @@ describe('requireScopes', () => {
       [{ operations: {} }, 'requireScopes: options.operations must be an array'],
       [{ operations: [{ requiredScopes: ['x'] }] }, 'requireScopes: options.operations[0].name must be a non-empty string'],
       [{ operations: [{ name: 'u', requiredScopes: [''] }] }, 'requireScopes: options.operations[0].requiredScopes[0] must be a scope'],
+      [{ scopes: ['admin'] }, 'requireScopes: options.scopes is not an option (did you mean "requiredScopes"?)'],
+      [{ requiredScopes: ['a'], operations: [{ name: 'u', scope: ['b'] }] }, 'requireScopes: options.operations[0].scope is not an option (did you mean "requiredScopes"?)'],
+      [{ requiredScopes: ['a'], anyOf: ['b'] }, 'requireScopes: options.anyOf is not an option (options: requiredScopes, requiredClaims, operations)'],
     ];
     for (const [options, message] of cases) {
       expect(() => requireScopes(options as RequireScopesOptions), message).to.throw(TypeError, message).with.property('code', 'ERR_INVALID_OPTION');

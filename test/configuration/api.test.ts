@@ -131,10 +131,10 @@ describe('configuration API', function () {
     expect(tp.status).to.equal(200);
     const disk = (await pet.onDisk()).tokenPolicies!['DemoIdP']!;
     expect(disk).to.include({ cacheTtlSeconds: 120, clientSecret: 'gateway-secret' });
-    const env = await ada.json(`${API}/token-policies/DemoIdP`, 'PUT', { policy: { ...policy, clientSecretEnv: 'EAG_TEST_UNSET_SECRET' } });
+    const env = await ada.json(`${API}/token-policies/DemoIdP`, 'PUT', { policy: { ...policy, clientSecretEnv: 'GATEWAY_SECRET_EAG_TEST_UNSET' } });
     expect(env.status).to.equal(422);
     expect(((await env.json()) as { issues: Array<{ path: string; message: string }> }).issues).to.deep.equal([
-      { path: 'tokenPolicies.DemoIdP.clientSecretEnv', message: 'environment variable EAG_TEST_UNSET_SECRET is not set' },
+      { path: 'tokenPolicies.DemoIdP.clientSecretEnv', message: 'environment variable GATEWAY_SECRET_EAG_TEST_UNSET is not set' },
     ]);
   });
 

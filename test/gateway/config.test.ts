@@ -48,18 +48,18 @@ describe('gateway configuration', () => {
   it('reads the client secret from the environment variable clientSecretEnv names, and says which one is missing', async () => {
     const document = valid();
     delete document.tokenPolicies!['idp']!.clientSecret;
-    document.tokenPolicies!['idp']!.clientSecretEnv = 'EAG_TEST_GATEWAY_SECRET';
-    process.env['EAG_TEST_GATEWAY_SECRET'] = 'secret-from-env';
+    document.tokenPolicies!['idp']!.clientSecretEnv = 'GATEWAY_SECRET_EAG_TEST';
+    process.env['GATEWAY_SECRET_EAG_TEST'] = 'secret-from-env';
     try {
       const config = await resolveConfig(document, { baseDir: exampleDir });
       expect(config.tokenPolicies['idp']?.clientSecret).to.equal('secret-from-env');
     } finally {
-      delete process.env['EAG_TEST_GATEWAY_SECRET'];
+      delete process.env['GATEWAY_SECRET_EAG_TEST'];
     }
     const unset = await issuesOf(document);
-    expect(unset).to.deep.equal(['tokenPolicies.idp.clientSecretEnv: environment variable EAG_TEST_GATEWAY_SECRET is not set']);
+    expect(unset).to.deep.equal(['tokenPolicies.idp.clientSecretEnv: environment variable GATEWAY_SECRET_EAG_TEST is not set']);
     const both = valid();
-    both.tokenPolicies!['idp']!.clientSecretEnv = 'EAG_TEST_GATEWAY_SECRET';
+    both.tokenPolicies!['idp']!.clientSecretEnv = 'GATEWAY_SECRET_EAG_TEST';
     expect(await issuesOf(both)).to.deep.equal(['tokenPolicies.idp.clientSecretEnv: give clientSecret or clientSecretEnv, not both']);
     const neither = valid();
     delete neither.tokenPolicies!['idp']!.clientSecret;

@@ -5,7 +5,7 @@
  */
 import type { IncomingMessage } from 'node:http';
 import type { Request } from 'express';
-import { optionChecks, type OptionChecks } from '../../options.js';
+import { optionChecks, optionKeys, type OptionChecks } from '../../options.js';
 import type { RequestContext } from '../../xacml/request-context.js';
 import type { XacmlObligation } from '../../xacml/index.js';
 import { ApplicationRegistry, type ClientApplications } from '../applications.js';
@@ -111,6 +111,12 @@ export interface AuthorizeSettings<R extends IncomingMessage> {
   readonly recordRequests: 'denied' | 'all';
 }
 
+const XACML_AUTHORIZE_KEYS = optionKeys<XacmlAuthorizeOptions>({
+  xacmlPolicy: true, policy: true, references: true, serviceType: true, serviceName: true, serviceVersion: true, providerType: true, providerName: true,
+  operation: true, subject: true, applications: true, protocol: true, excludeHeaders: true, obligations: true, onRequest: true, recordRequests: true,
+  attributeFinder: true, resourceChildren: true, now: true, limits: true, maxXPathAttributes: true,
+});
+
 /** Checks the options of {@link xacmlAuthorize}, throwing `InvalidOptionError` that names the option. */
 export function authorizeSettings<R extends IncomingMessage>(options: XacmlAuthorizeOptions<R>): AuthorizeSettings<R> {
   const check: OptionChecks = optionChecks('xacmlAuthorize');
@@ -132,7 +138,7 @@ export function authorizeSettings<R extends IncomingMessage>(options: XacmlAutho
     onRequest: onRequestOption,
     recordRequests: recordRequestsOption,
     ...evaluatorOptions
-  } = check.object<XacmlAuthorizeOptions<R>>(options, '');
+  } = check.known(check.object<XacmlAuthorizeOptions<R>>(options, ''), '', XACML_AUTHORIZE_KEYS);
   const recordRequests = check.oneOf(recordRequestsOption, 'recordRequests', ['denied', 'all'] as const, 'denied');
   if (xacmlPolicy !== undefined && deprecatedPolicy !== undefined) check.fail('policy', 'is the deprecated name of xacmlPolicy: give one of them, not both');
   const policy = xacmlPolicy ?? deprecatedPolicy;

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { InvalidOptionError } from '../../options.js';
+import { InvalidOptionError, optionKeys, refuseUnknownKeys } from '../../options.js';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -53,6 +53,8 @@ export interface LoadConfigOptions {
   baseDir?: string;
 }
 
+const LOAD_CONFIG_KEYS = optionKeys<LoadConfigOptions>({ baseDir: true });
+
 /**
  * Reads and validates a configuration: JSON syntax errors and bad fields throw a
  * {@link ConfigError} naming the file and the field.
@@ -66,6 +68,7 @@ export interface LoadConfigOptions {
  * ```
  */
 export async function loadConfig(source: ConfigSource, options: LoadConfigOptions = {}): Promise<ResolvedConfig> {
+  refuseUnknownKeys('loadConfig: options', options, LOAD_CONFIG_KEYS);
   if (typeof source === 'string' || source instanceof URL) {
     const file = path.resolve(source instanceof URL ? fileURLToPath(source) : source);
     const label = file;

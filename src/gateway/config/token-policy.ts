@@ -132,6 +132,17 @@ export function tokenPolicyIssues(name: string, entry: Readonly<Record<string, u
       const optionPath = error.option.replace(/^[^:]*: options\.?/, '');
       const key = fileKeyOf(optionPath);
       const top = key.split('.')[0]!;
+      // An unknown key of a section (bearer, invalidTokenThrottle) is the file's own check's to
+      // report: set it aside and check the rest of the section.
+      const [section, member] = key.split('.');
+      if (error.message.startsWith(`${error.option} is not an option`)) {
+        const value = section === undefined ? undefined : candidate[section];
+        if (member !== undefined && value !== null && typeof value === 'object' && Object.hasOwn(value, member)) {
+          const { [member]: _unknown, ...rest } = value as Record<string, unknown>;
+          candidate[section!] = rest;
+          continue;
+        }
+      }
       // The message without its prefix, naming file keys rather than options.
       const message = error.message.slice(error.option.length + 1).replace(/options\.([A-Za-z.]+)/g, (_, path: string) => fileKeyOf(path));
       issues.push({ path: key, message: FILE_MESSAGE[key] ?? message });

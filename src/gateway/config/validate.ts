@@ -12,7 +12,7 @@ import { issuePath } from '../../authorize/rule-issues.js';
 import { scopeRuleIssues } from '../../authorize/scopes.js';
 import { RESERVED_PROVIDERS } from '../admin-areas.js';
 import { ConfigError } from './errors.js';
-import { InvalidOptionError } from '../../options.js';
+import { InvalidOptionError, optionKeys, refuseUnknownKeys } from '../../options.js';
 import { forwardSettings } from '../../token/forward/options.js';
 import { TOKEN_POLICY_KEYS, tokenPolicyIssues } from './token-policy.js';
 import type { ConfigIssue } from './errors.js';
@@ -120,13 +120,21 @@ export function compileTemplate(template: string): RegExp {
   return new RegExp(`^${parts.join('')}/?$`);
 }
 
+/**
+ * The prefix of every variable `clientSecretEnv` may name. Whoever edits the configuration (an
+ * operator of the console) must not be able to name any other variable of the gateway's
+ * environment (`GATEWAY_SESSION_SECRET`, `DATABASE_URL`...) and have it sent to an issuer.  @internal
+ */
+export const CLIENT_SECRET_ENV_PREFIX = 'GATEWAY_SECRET_';
+const CLIENT_SECRET_ENV = /^GATEWAY_SECRET_[A-Za-z0-9_]+$/;
+
 /** The client secret: given in the file, or read from the environment variable it names. */
 function secret(c: Checker, o: Obj, at: string): string | undefined {
   if (o.clientSecret !== undefined && o.clientSecretEnv !== undefined) {
     return c.fail(join(at, 'clientSecretEnv'), 'give clientSecret or clientSecretEnv, not both');
   }
   if (o.clientSecretEnv === undefined) return c.string(o, 'clientSecret', at, true);
-  const variable = c.string(o, 'clientSecretEnv', at, true, /^[A-Za-z_][A-Za-z0-9_]*$/, 'must be an environment variable name');
+  const variable = c.string(o, 'clientSecretEnv', at, true, CLIENT_SECRET_ENV, `must name an environment variable starting with ${CLIENT_SECRET_ENV_PREFIX} (for example ${CLIENT_SECRET_ENV_PREFIX}IDP)`);
   if (variable === undefined) return undefined;
   const value = process.env[variable];
   // Name the variable, never its value.
@@ -407,6 +415,8 @@ export interface ResolveConfigOptions {
   policies?: Readonly<Record<string, string>>;
 }
 
+const RESOLVE_CONFIG_KEYS = optionKeys<ResolveConfigOptions>({ baseDir: true, source: true, policies: true });
+
 /**
  * Validates a configuration document and reads the files it names (XACML policies), giving the
  * form the gateway runs on. Throws a {@link ConfigError} naming every bad field, for example
@@ -414,6 +424,7 @@ export interface ResolveConfigOptions {
  * `apis[0].authorization.policy: cannot read /etc/gw/policies/petstore.xml (ENOENT)`.
  */
 export async function resolveConfig(input: GatewayConfig | unknown, options: ResolveConfigOptions = {}): Promise<ResolvedConfig> {
+  refuseUnknownKeys('resolveConfig: options', options, RESOLVE_CONFIG_KEYS);
   const { tokenPolicies, apis, applications } = checkConfig(input, options.source);
   const baseDir = options.baseDir ?? process.cwd();
   const issues: ConfigIssue[] = [];

@@ -6,7 +6,7 @@
 import express from 'express';
 import type { NextFunction, Request, Response, Router } from 'express';
 import { logger } from '../../log.js';
-import { optionChecks } from '../../options.js';
+import { optionChecks, optionKeys } from '../../options.js';
 import type { TransactionStore } from '../types.js';
 import { countsWithoutCredentials, credentialCheck, type BasicCredentials, type ConsoleAuthenticate } from './auth.js';
 import { checkRealm, guard } from './guard.js';
@@ -56,6 +56,8 @@ function problem(res: Response, status: number, title: string, detail: string): 
   res.status(status).type('application/problem+json').send(JSON.stringify({ type: `https://httpstatuses.com/${status}`, title, status, detail }));
 }
 
+const CONSOLE_KEYS = optionKeys<MonitoringConsoleOptions>({ store: true, basicAuth: true, authenticate: true, realm: true, loginThrottle: true, language: true });
+
 /**
  * The monitoring console: an Express router to mount where you want it (`createGateway` puts it
  * at `<basePath>/console` on `gateway.adminRouter`). Every route requires credentials.
@@ -102,6 +104,7 @@ function problem(res: Response, status: number, title: string, detail: string): 
 export function monitoringConsole(options: MonitoringConsoleOptions): Router {
   const checks = optionChecks('monitoringConsole');
   checks.object(options, '');
+  checks.known(options, '', CONSOLE_KEYS);
   const { store } = options;
   if (store === null || typeof store !== 'object' || typeof store.get !== 'function' || typeof store.query !== 'function') {
     checks.fail('store', 'must implement TransactionStore (get, query)');

@@ -12,7 +12,7 @@
  *
  * @module
  */
-import { InvalidOptionError } from '../../options.js';
+import { InvalidOptionError, optionKeys, refuseUnknownKeys } from '../../options.js';
 
 /** Options of the login throttle of the console and the admin routes. */
 export interface LoginThrottleOptions {
@@ -99,6 +99,8 @@ export class LoginAttempt {
   }
 }
 
+const THROTTLE_KEYS = optionKeys<LoginThrottleOptions>({ maxFailures: true, maxAccountFailures: true, windowMs: true, maxAddresses: true });
+
 /**
  * Failed logins by client address (`req.socket.remoteAddress`: a proxy's `X-Forwarded-For` is not
  * a client's to choose here) and by account, in bounded Maps kept in the order of each key's last
@@ -122,6 +124,7 @@ export class LoginThrottle {
    */
   constructor(options: LoginThrottleOptions = {}, name = 'loginThrottle') {
     if (options === null || typeof options !== 'object') throw new InvalidOptionError(name, 'must be an object');
+    refuseUnknownKeys(name, options, THROTTLE_KEYS);
     this.maxFailures = positiveInteger(options.maxFailures, 5, `${name}.maxFailures`);
     this.maxAccountFailures = positiveInteger(options.maxAccountFailures, 20, `${name}.maxAccountFailures`);
     this.windowMs = positiveInteger(options.windowMs, 60_000, `${name}.windowMs`);

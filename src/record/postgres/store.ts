@@ -5,7 +5,7 @@
  * @module
  */
 import { logger, type Logger } from '../../log.js';
-import { optionChecks } from '../../options.js';
+import { optionChecks, optionKeys } from '../../options.js';
 import { statsWindow } from '../stats.js';
 import {
   DEFAULT_PAGE_SIZE,
@@ -92,6 +92,8 @@ function parseCursor(cursor: string | undefined): string | undefined {
   return cursor;
 }
 
+const POSTGRES_STORE_KEYS = optionKeys<PostgresTransactionStoreOptions>({ connectionString: true, pool: true, schema: true, table: true, batchSize: true, flushDelayMs: true, maxQueue: true, spillFile: true, maxSpillBytes: true, retentionDays: true, nodeId: true, queryTimeoutMs: true, retryMaxDelayMs: true });
+
 /**
  * A {@link TransactionStore} in a PostgreSQL table, for gateways that keep records across restarts
  * or share them between instances. It creates and migrates its table itself.
@@ -152,6 +154,7 @@ export class PostgresTransactionStore implements TransactionStore {
   constructor(options: PostgresTransactionStoreOptions) {
     const check = optionChecks('PostgresTransactionStore');
     check.object(options, '');
+    check.known(options, '', POSTGRES_STORE_KEYS);
     const { connectionString, pool, schema, table } = postgresConnection(check, options, 'gateway_transactions');
     this.schema = schema;
     this.table = table;

@@ -5,7 +5,7 @@
  * @module
  */
 import type { KeyInput } from 'jose';
-import { optionChecks, type OptionChecks } from '../../options.js';
+import { optionChecks, optionKeys, type OptionChecks } from '../../options.js';
 import { defaultForwardedHeaderNames } from './items.js';
 import type { ForwardDateFormat, ForwardedItem } from './items.js';
 import { firstLetter, isBearer, type HeaderFilter } from './request-edits.js';
@@ -84,10 +84,16 @@ export interface ForwardSettings {
   lowerOf(name: string): string;
 }
 
+const FORWARD_KEYS = optionKeys<ForwardTokenHeadersOptions>({ mode: true, originalToken: true, jws: true, dateFormat: true, headerNames: true, jsonHeader: true, jwsHeader: true, transactionIdHeader: true });
+const JWS_KEYS = optionKeys<ForwardJwsOptions>({ key: true, alg: true, kid: true });
+
 /** Checks the options of {@link forwardTokenHeaders}, throwing `InvalidOptionError` that names the option. */
 export function forwardSettings(options: ForwardTokenHeadersOptions): ForwardSettings {
   const check = optionChecks('forwardTokenHeaders');
   check.object(options, '');
+  check.known(options, '', FORWARD_KEYS);
+  if (options.jws !== null && typeof options.jws === 'object') check.known(options.jws, 'jws', JWS_KEYS);
+  if (options.headerNames !== undefined) check.known(options.headerNames, 'headerNames', Object.keys(defaultForwardedHeaderNames));
   const modeList: readonly unknown[] = options.mode === undefined ? ['headers'] : typeof options.mode === 'string' ? [options.mode] : options.mode;
   if (!Array.isArray(modeList) && typeof options.mode !== 'string') check.fail('mode', 'must be headers, json, jws or an array of them');
   const modes = new Set<ForwardInfoMode>(modeList.map((mode, i) => check.oneOf(mode, Array.isArray(options.mode) ? `mode[${i}]` : 'mode', FORWARD_INFO_MODES)));
