@@ -174,6 +174,7 @@ export type {
   HttpMethod,
   LoadConfigOptions,
   OperationConfig,
+  PathTemplate,
   RecordingConfig,
   Relay,
   RelayOptions,

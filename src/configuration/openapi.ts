@@ -8,7 +8,7 @@
  * @module
  */
 import type { HttpMethod, OperationConfig } from '../gateway/config/types.js';
-import { compileTemplate } from '../gateway/config/validate.js';
+import { compilePathTemplate } from '../gateway/template.js';
 
 /** One operation read from the document, and where in it. */
 export interface ImportedOperation extends OperationConfig {
@@ -215,7 +215,7 @@ export interface OperationChanges {
 
 /** Whether `a`, listed first, would take the requests meant for `b` (and not the other way round). */
 function shadows(a: OperationConfig, b: OperationConfig): boolean {
-  return a.method === b.method && compileTemplate(a.path).test(b.path) && !compileTemplate(b.path).test(a.path);
+  return a.method === b.method && compilePathTemplate(a.path).test(b.path) && !compilePathTemplate(b.path).test(a.path);
 }
 
 /**
