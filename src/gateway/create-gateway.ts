@@ -132,7 +132,7 @@ export interface Gateway {
  */
 export function createGateway(options: CreateGatewayOptions): Gateway {
   const settings = gatewaySettings(options);
-  const { source, basePath, configCacheTtlSeconds, targetRules, server, messages, store, nodeId, redisKeyPrefix, redisCommandTimeoutMs, ownDispatcher, configStore } = settings;
+  const { source, basePath, configCacheTtlSeconds, targetRules, maxRequestTargetBytes, server, messages, store, nodeId, redisKeyPrefix, redisCommandTimeoutMs, ownDispatcher, configStore } = settings;
   const tracing = new GatewayTracing();
   let metrics: GatewayMetricsRecorder | undefined;
   // Every answer of the request path goes through the relay or the error handler (sendProblem),
@@ -211,6 +211,7 @@ export function createGateway(options: CreateGatewayOptions): Gateway {
   const handler = createRequestPath({
     basePath,
     targetRules,
+    maxRequestTargetBytes,
     record,
     errorHandler,
     runtime: () => {
