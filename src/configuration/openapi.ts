@@ -218,7 +218,8 @@ export interface OperationChanges {
  * document's by name; `replace` keeps only the document's. An operation the API already had keeps
  * its `requiredScopes` and `requiredClaims` (the gateway's rules, not the document's). A new
  * operation goes before one whose template would take its requests, as OpenAPI matches concrete
- * paths before templated ones.
+ * paths before templated ones. Throws `OperationOrderError` when the templates overlap too much to
+ * be ordered in bounded time.
  */
 export function mergeOperations(
   existing: readonly OperationConfig[] | undefined,
