@@ -99,6 +99,7 @@ export type GatewayErrorCode =
   | 'ERR_BACKEND_TIMEOUT'
   | 'ERR_BAD_REQUEST'
   | 'ERR_PATH_REFUSED'
+  | 'ERR_URI_TOO_LONG'
   | 'ERR_REQUEST_TOO_LARGE'
   | 'ERR_ADMIN_ORIGIN_REFUSED'
   | 'ERR_TOO_MANY_REQUESTS'
@@ -210,6 +211,11 @@ export const errorCatalogue: Readonly<Record<GatewayErrorCode, ErrorDefinition>>
     gatewayStatus: 'protocol:GATEWAY-400',
     outcome: 'GENERIC_ERROR',
   },
+  ERR_URI_TOO_LONG: {
+    status: 414,
+    gatewayStatus: 'protocol:GATEWAY-414',
+    outcome: 'GENERIC_ERROR',
+  },
   ERR_REQUEST_TOO_LARGE: {
     status: 413,
     gatewayStatus: 'protocol:GATEWAY-413',
@@ -262,6 +268,7 @@ export const messagesIt: MessageSet = {
   ERR_BACKEND_TIMEOUT: 'Il servizio non ha risposto in tempo',
   ERR_BAD_REQUEST: 'Richiesta non valida',
   ERR_PATH_REFUSED: 'Percorso della richiesta non valido',
+  ERR_URI_TOO_LONG: "L'indirizzo della richiesta supera la lunghezza massima consentita",
   ERR_REQUEST_TOO_LARGE: 'Il corpo della richiesta supera la dimensione massima consentita',
   ERR_ADMIN_ORIGIN_REFUSED: 'Richiesta amministrativa rifiutata: origine non consentita',
   ERR_TOO_MANY_REQUESTS: 'Troppi tentativi falliti: riprovare più tardi',
@@ -284,6 +291,7 @@ export const messagesEn: MessageSet = {
   ERR_BACKEND_TIMEOUT: 'The service did not answer in time',
   ERR_BAD_REQUEST: 'Bad request',
   ERR_PATH_REFUSED: 'Invalid request path',
+  ERR_URI_TOO_LONG: 'The request target exceeds the maximum length allowed',
   ERR_REQUEST_TOO_LARGE: 'The request body exceeds the maximum size allowed',
   ERR_ADMIN_ORIGIN_REFUSED: 'Administrative request refused: origin not allowed',
   ERR_TOO_MANY_REQUESTS: 'Too many failed attempts: try again later',

@@ -175,6 +175,7 @@ export type {
   HttpMethod,
   LoadConfigOptions,
   OperationConfig,
+  PathTemplate,
   RecordingConfig,
   Relay,
   RelayOptions,

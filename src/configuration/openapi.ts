@@ -8,7 +8,7 @@
  * @module
  */
 import type { HttpMethod, OperationConfig } from '../gateway/config/types.js';
-import { compileTemplate } from '../gateway/config/validate.js';
+import { OperationOrder } from './operation-order.js';
 
 /** One operation read from the document, and where in it. */
 export interface ImportedOperation extends OperationConfig {
@@ -213,28 +213,13 @@ export interface OperationChanges {
   removed: string[];
 }
 
-/** Whether `a`, listed first, would take the requests meant for `b` (and not the other way round). */
-function shadows(a: OperationConfig, b: OperationConfig): boolean {
-  return a.method === b.method && compileTemplate(a.path).test(b.path) && !compileTemplate(b.path).test(a.path);
-}
-
-/**
- * Places `op` in `list`: before the first operation that would take its requests (the gateway takes
- * the first match; OpenAPI prefers the concrete path, `/pet/findByStatus` before `/pet/{petId}`),
- * else at the end.
- */
-function place(list: OperationConfig[], op: OperationConfig): void {
-  const index = list.findIndex((other) => shadows(other, op));
-  if (index === -1) list.push(op);
-  else list.splice(index, 0, op);
-}
-
 /**
  * The API's operations after an import: `merge` keeps the API's own and adds or updates the
  * document's by name; `replace` keeps only the document's. An operation the API already had keeps
  * its `requiredScopes` and `requiredClaims` (the gateway's rules, not the document's). A new
  * operation goes before one whose template would take its requests, as OpenAPI matches concrete
- * paths before templated ones.
+ * paths before templated ones. Throws `OperationOrderError` when the templates overlap too much to
+ * be ordered in bounded time.
  */
 export function mergeOperations(
   existing: readonly OperationConfig[] | undefined,
@@ -254,14 +239,14 @@ export function mergeOperations(
     else changes.changed.push(op.name);
     fromDocument.set(op.name, next);
   }
-  const operations: OperationConfig[] = [];
   if (mode === 'replace') {
     for (const op of existing ?? []) if (!fromDocument.has(op.name)) changes.removed.push(op.name);
-    for (const op of fromDocument.values()) place(operations, op);
-    return { operations, changes };
+    const order = new OperationOrder();
+    for (const op of fromDocument.values()) order.place(op);
+    return { operations: order.operations, changes };
   }
   // merge: the API's own stay where they are (updated in place), the new ones are placed.
-  for (const op of existing ?? []) operations.push(fromDocument.get(op.name) ?? op);
-  for (const op of fromDocument.values()) if (!own.has(op.name)) place(operations, op);
-  return { operations, changes };
+  const order = new OperationOrder((existing ?? []).map((op) => fromDocument.get(op.name) ?? op));
+  for (const op of fromDocument.values()) if (!own.has(op.name)) order.place(op);
+  return { operations: order.operations, changes };
 }

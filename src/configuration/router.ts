@@ -17,6 +17,7 @@ import type { ClusterStatus } from '../cluster/cluster.js';
 import type { TransactionStore } from '../record/types.js';
 import { diffLines, type DiffLine } from './diff.js';
 import { mergeOperations, operationsFromOpenApi } from './openapi.js';
+import { OperationOrderError } from './operation-order.js';
 import { compilePolicy, policyIssues } from './policy-check.js';
 import { WHAT_IF_DEFAULT, WHAT_IF_MAX, whatIf, whatIfSummary } from './what-if.js';
 import { proposalIssues, type ProposalIssue } from './proposal.js';
@@ -124,6 +125,16 @@ class RequestError extends Error {
     readonly extra: Record<string, unknown> = {},
   ) {
     super(message);
+  }
+}
+
+/** The merged operations, or 422 when their templates overlap too much to be ordered in bounded time. */
+function orderedOrRefused<T>(merge: () => T): T {
+  try {
+    return merge();
+  } catch (err) {
+    if (err instanceof OperationOrderError) throw new RequestError(422, `the OpenAPI document: ${err.message}`, { issues: [{ path: 'paths', message: err.message, file: 'OpenAPI document' }] });
+    throw err;
   }
 }
 
@@ -402,7 +413,7 @@ function changeRoutes(router: Router, { change, fail }: RouteKit, store: ConfigS
       const document = structuredClone(latest.document);
       const index = findApi(document, req);
       const api = document.apis[index]!;
-      const { operations, changes } = mergeOperations(api.operations, read.operations, mode);
+      const { operations, changes } = orderedOrRefused(() => mergeOperations(api.operations, read.operations, mode));
       api.operations = operations;
       const fromOf = new Map(read.operations.map((op) => [op.name, op.from]));
       const at = `apis[${index}].operations[`;

@@ -134,7 +134,7 @@ export interface Gateway {
  */
 export function createGateway(options: CreateGatewayOptions): Gateway {
   const settings = gatewaySettings(options);
-  const { source, basePath, configCacheTtlSeconds, targetRules, server, messages, store, nodeId, clusterSecrets, redisKeyPrefix, redisCommandTimeoutMs, ownDispatcher, configStore } = settings;
+  const { source, basePath, configCacheTtlSeconds, targetRules, maxRequestTargetBytes, server, messages, store, nodeId, clusterSecrets, redisKeyPrefix, redisCommandTimeoutMs, ownDispatcher, configStore } = settings;
   const tracing = new GatewayTracing();
   let metrics: GatewayMetricsRecorder | undefined;
   // Every answer of the request path goes through the relay or the error handler (sendProblem),
@@ -215,6 +215,7 @@ export function createGateway(options: CreateGatewayOptions): Gateway {
   const handler = createRequestPath({
     basePath,
     targetRules,
+    maxRequestTargetBytes,
     record,
     errorHandler,
     runtime: () => {

@@ -35,3 +35,4 @@ export type {
   TokenManagementConfig,
   TokenPolicyConfig,
 } from './config/types.js';
+export type { PathTemplate } from './template.js';

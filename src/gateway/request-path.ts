@@ -42,6 +42,8 @@ export interface RequestPathSettings {
   readonly basePath: string;
   /** The canonical-target rules. */
   readonly targetRules: RequestTargetRules;
+  /** Longest request target read, in bytes (Node gives the request line one character per byte). */
+  readonly maxRequestTargetBytes: number;
   /** The recorder, first on the path. */
   readonly record: Middleware;
   /** Renders errors as problem+json. */
@@ -52,7 +54,7 @@ export interface RequestPathSettings {
 
 /** Creates the request path. */
 export function createRequestPath(settings: RequestPathSettings): GatewayHandler {
-  const { basePath, targetRules, record, errorHandler } = settings;
+  const { basePath, targetRules, maxRequestTargetBytes, record, errorHandler } = settings;
   const baseLower = basePath.toLowerCase();
 
   /** Whether the raw path is under the base path the way Express's mount matched it (any case). */
@@ -145,8 +147,11 @@ export function createRequestPath(settings: RequestPathSettings): GatewayHandler
 
   return function gatewayHandler(req, res, next) {
     const raw = req.url ?? '/';
-    const target = canonicalTarget(raw, targetRules);
-    if (next !== undefined && !claimsRaw(raw) && (isRefused(target) || under(target.path) === undefined)) {
+    // Bounded before anything reads it: canonical form, routing and templates are linear in its
+    // length, but each still costs that length, on every request.
+    const tooLong = raw.length > maxRequestTargetBytes;
+    const target = tooLong ? undefined : canonicalTarget(raw, targetRules);
+    if (next !== undefined && !claimsRaw(raw) && (target === undefined || isRefused(target) || under(target.path) === undefined)) {
       next();
       return;
     }
@@ -155,7 +160,10 @@ export function createRequestPath(settings: RequestPathSettings): GatewayHandler
       ((err?: unknown) => {
         if (err !== undefined) res.destroy();
       });
-    const refusal = decide(req, raw, target);
+    const refusal =
+      target === undefined
+        ? new GatewayError('ERR_URI_TOO_LONG', { diagnostic: `request target of ${raw.length} bytes refused: the limit is ${maxRequestTargetBytes}` })
+        : decide(req, raw, target);
     runChain(refusal === undefined ? requestPath : refusalPath(refusal), req, res, (err) => {
       if (err !== undefined && err !== null) errorHandler(err, req, res, outer);
       else if (!res.headersSent) errorHandler(new GatewayError('ERR_INTERNAL', { diagnostic: 'the request path ended without an answer' }), req, res, outer);

@@ -48,6 +48,12 @@ export interface CreateGatewayOptions {
    * `;` parameters and fragments, whatever this says (docs/security.md, "The canonical request path").
    */
   allowEmptySegments?: boolean;
+  /**
+   * Longest request target (path and query, as sent) in bytes. Default `8192`, as common servers
+   * allow: a longer one is answered 414 `ERR_URI_TOO_LONG` before it is read for routing or a token.
+   * (Node refuses a request head longer than its `maxHeaderSize`, 16 KiB by default, before that.)
+   */
+  maxRequestTargetBytes?: number;
   /** Value of the `Server` header of every gateway response. Default `Gateway`. */
   server?: string;
   /** Message set of error details: `it` (the spec's, default), `en` or your own. */
@@ -171,6 +177,9 @@ export interface CreateGatewayOptions {
   metrics?: boolean | GatewayMetricsOptions;
 }
 
+/** Longest request target by default, in bytes (nginx's and Apache's request line limit is 8 KiB). */
+const DEFAULT_MAX_REQUEST_TARGET_BYTES = 8192;
+
 const BASE_PATH = /^\/([A-Za-z0-9._~-]+(\/[A-Za-z0-9._~-]+)*)?\/?$/;
 
 function normalizeBasePath(value: string): string {
@@ -183,6 +192,7 @@ export interface GatewaySettings {
   readonly basePath: string;
   readonly configCacheTtlSeconds: number | undefined;
   readonly targetRules: RequestTargetRules;
+  readonly maxRequestTargetBytes: number;
   readonly server: string;
   readonly messages: 'it' | 'en' | MessageSet;
   readonly store: TransactionStore;
@@ -204,7 +214,7 @@ export interface GatewaySettings {
 
 const GATEWAY_KEYS = optionKeys<CreateGatewayOptions>({
   config: true, baseDir: true, basePath: true, allowEmptySegments: true, server: true, messages: true, configCacheTtlSeconds: true, cacheTtlSeconds: true,
-  admin: true, operators: true, configStore: true, console: true, store: true, redis: true, redisKeyPrefix: true, redisCommandTimeoutMs: true, nodeId: true, adminHostName: true, clusterSecret: true,
+  admin: true, operators: true, configStore: true, console: true, store: true, redis: true, redisKeyPrefix: true, redisCommandTimeoutMs: true, nodeId: true, adminHostName: true, clusterSecret: true, maxRequestTargetBytes: true,
   recording: true, trustProxy: true, relay: true, tokenPolicyOptions: true, metrics: true,
 });
 const GATEWAY_RELAY_KEYS = optionKeys<NonNullable<CreateGatewayOptions['relay']>>({ keepUnderscoreHeaders: true, maxDrainBytes: true, connectTimeoutMs: true, connections: true, keepAliveTimeoutMs: true, dispatcher: true });
@@ -223,6 +233,7 @@ export function gatewaySettings(options: CreateGatewayOptions): GatewaySettings 
   if (options.configCacheTtlSeconds !== undefined && options.cacheTtlSeconds !== undefined) check.fail('cacheTtlSeconds', 'is the old name of configCacheTtlSeconds: give one of them');
   const configCacheTtlSeconds = options.configCacheTtlSeconds ?? options.cacheTtlSeconds;
   const targetRules: RequestTargetRules = { allowEmptySegments: check.boolean(options.allowEmptySegments, 'allowEmptySegments', false) };
+  const maxRequestTargetBytes = check.positive(options.maxRequestTargetBytes, 'maxRequestTargetBytes', DEFAULT_MAX_REQUEST_TARGET_BYTES, true);
   const server = check.headerValue(options.server, 'server', 'Gateway');
   const messages = options.messages ?? 'it';
   const store = options.store ?? new MemoryTransactionStore();
@@ -276,5 +287,5 @@ export function gatewaySettings(options: CreateGatewayOptions): GatewaySettings 
     given === false
       ? undefined
       : (given ?? (isConfigStore(source) ? source : typeof source === 'string' ? new FileConfigStore(source) : source instanceof URL ? new FileConfigStore(fileURLToPath(source)) : undefined));
-  return { source, basePath, configCacheTtlSeconds, targetRules, server, messages, store, nodeId, clusterSecrets: secrets, redisKeyPrefix, redisCommandTimeoutMs, compileSettings, ownDispatcher, metrics, configStore, adminHostName };
+  return { source, basePath, configCacheTtlSeconds, targetRules, maxRequestTargetBytes, server, messages, store, nodeId, clusterSecrets: secrets, redisKeyPrefix, redisCommandTimeoutMs, compileSettings, ownDispatcher, metrics, configStore, adminHostName };
 }

@@ -7,6 +7,7 @@
 
 import type { ClientApplication } from '../../authorize/applications.js';
 import type { InvalidTokenThrottleOptions } from '../../token/policy.js';
+import type { PathTemplate } from '../template.js';
 
 /** HTTP methods an operation can declare. */
 export type HttpMethod = 'GET' | 'HEAD' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'OPTIONS';
@@ -236,8 +237,8 @@ export interface GatewayConfig {
 
 /** An operation with its path template compiled. */
 export interface ResolvedOperation extends OperationConfig {
-  /** Matches a resource path. */
-  readonly pattern: RegExp;
+  /** Matches a resource path, without backtracking (see docs/gateway.md, "How a path template matches"). */
+  readonly pattern: PathTemplate;
 }
 
 /** An API after validation: defaults applied, paths resolved, policy text read. */

@@ -15,6 +15,7 @@ import { ConfigError } from './errors.js';
 import { InvalidOptionError, optionKeys, refuseUnknownKeys } from '../../options.js';
 import { forwardSettings } from '../../token/forward/options.js';
 import { TOKEN_POLICY_KEYS, tokenPolicyIssues } from './token-policy.js';
+import { compilePathTemplate } from '../template.js';
 import type { ConfigIssue } from './errors.js';
 import type {
   GatewayConfig,
@@ -106,18 +107,6 @@ function isHttpUrl(value: string): boolean {
   } catch {
     return false;
   }
-}
-
-/**
- * Compiles `/pet/{petId}` into an anchored regular expression over the resource path. A parameter
- * never matches a dot segment (`.`, `..`), even where the canonical path would let one through.
- * @internal
- */
-export function compileTemplate(template: string): RegExp {
-  const parts = template.split(/(\{[^}/]+\})/).map((part) =>
-    part.startsWith('{') && part.endsWith('}') ? '(?!\\.\\.?(?:/|$))[^/]+' : part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'),
-  );
-  return new RegExp(`^${parts.join('')}/?$`);
 }
 
 /**
@@ -248,7 +237,7 @@ function checkOperations(c: Checker, value: unknown, at: string): { operations: 
     if (method !== undefined && !METHODS.includes(method as HttpMethod)) c.fail(join(opAt, 'method'), `must be one of ${METHODS.join(', ')}`);
     const template = c.string(p, 'path', opAt, true, /^\/[^?#\s]*$/, 'must be a path starting with "/" (no query), "{name}" for a segment');
     if (name !== undefined && method !== undefined && template !== undefined) {
-      operations.push({ name, method: method as HttpMethod, path: template, pattern: compileTemplate(template), ...rules });
+      operations.push({ name, method: method as HttpMethod, path: template, pattern: compilePathTemplate(template), ...rules });
     }
   });
   return { operations, withRules };
