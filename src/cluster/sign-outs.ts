@@ -10,8 +10,11 @@
 import type { SessionRevocations } from '../operators/sessions.js';
 import type { RedisConnection } from './redis.js';
 
-/** Most sign-outs read at subscription (the session store remembers as many as it has sessions). */
-const MAX_READ = 10_000;
+/**
+ * Most sign-outs read at subscription. The set holds about users × (sessions per user + 1): a
+ * sign-out covered by a later per-user one is removed from it (`forget`).
+ */
+const MAX_READ = 100_000;
 
 /** The channel of sign-outs. */
 export function signOutChannel(redis: RedisConnection): string {
@@ -32,6 +35,9 @@ export function redisSignOuts(redis: RedisConnection): SessionRevocations {
       void redis.command(['ZADD', key, String(until), id]);
       void redis.command(['ZREMRANGEBYSCORE', key, '-inf', String(Date.now())]);
       void redis.command(['PUBLISH', channel, JSON.stringify({ id, until })]);
+    },
+    forget(ids) {
+      void redis.command(['ZREM', key, ...ids]);
     },
     subscribe(listener) {
       void redis.subscribe(channel, (message) => {
