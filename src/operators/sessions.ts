@@ -9,7 +9,7 @@
  */
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Request, Response } from 'express';
-import { parseSignOut, SignOutMemory, type SignOut } from './sign-outs.js';
+import { parseSignOut, SignOutMemory, type Remembered, type SignOut } from './sign-outs.js';
 import type { OperatorIdentity } from './users.js';
 
 /** The session cookie's name. */
@@ -158,14 +158,20 @@ export class SessionStore {
       if (this.#lookup(signOut.username) === undefined) return;
       const at = 'before' in signOut ? signOut.before : signOut.createdAt;
       if (at > Date.now() + CLOCK_SKEW_MS) return;
-      this.#signedOut.remember(signOut);
+      const remembered = this.#signedOut.remember(signOut);
+      // What this moved into the user's cutoff is dropped from a channel that keeps sign-outs too,
+      // once the cutoff that covers it is told there (an instance hearing it again ignores it).
+      if (remembered !== undefined && remembered.superseded.length > 0) this.#tell({ publish: remembered.publish.slice(-1), superseded: remembered.superseded });
     });
   }
 
   /** Remembers a sign-out made here and tells the other instances. */
   #signOut(signOut: SignOut): void {
     const remembered = this.#signedOut.remember(signOut);
-    if (remembered === undefined) return;
+    if (remembered !== undefined) this.#tell(remembered);
+  }
+
+  #tell(remembered: Remembered): void {
     for (const channel of this.#channels) {
       for (const { message, until } of remembered.publish) channel.publish(message, until);
       if (remembered.superseded.length > 0) channel.forget?.(remembered.superseded);
