@@ -13,8 +13,11 @@ import type { SessionRevocations } from '../operators/sessions.js';
 import type { RedisConnection } from './redis.js';
 import type { ClusterSeal } from './seal.js';
 
-/** Most sign-outs read at subscription (the session store remembers as many as it has sessions). */
-const MAX_READ = 10_000;
+/**
+ * Most sign-outs read at subscription. The set holds about users × (sessions per user + 1): a
+ * sign-out covered by a later per-user one is removed from it (`forget`).
+ */
+const MAX_READ = 100_000;
 /** How long a published sign-out message is valid: it is heard within milliseconds. */
 const MESSAGE_LIFE_MS = 60_000;
 
@@ -32,13 +35,18 @@ export function signOutKey(redis: RedisConnection): string {
 export function redisSignOuts(redis: RedisConnection, seal: ClusterSeal): SessionRevocations {
   const channel = signOutChannel(redis);
   const key = signOutKey(redis);
+  // The member is the sealed id, its seal ending when the session would have: the same sign-out
+  // always makes the same member, so that `forget` can name it.
+  const member = (id: string, until: number): string => seal.seal('sign_out', key, id, 0, until);
   return {
     publish(id, until) {
       const now = Date.now();
-      // The member is the sealed id: its seal ends when the session would have.
-      void redis.command(['ZADD', key, String(until), seal.seal('sign_out', key, id, until - now, now)]);
+      void redis.command(['ZADD', key, String(until), member(id, until)]);
       void redis.command(['ZREMRANGEBYSCORE', key, '-inf', String(now)]);
       void redis.command(['PUBLISH', channel, seal.seal('sign_out', channel, JSON.stringify({ id, until }), MESSAGE_LIFE_MS, now)]);
+    },
+    forget(signOuts) {
+      if (signOuts.length > 0) void redis.command(['ZREM', key, ...signOuts.map(({ id, until }) => member(id, until))]);
     },
     subscribe(listener) {
       void redis.subscribe(channel, (message) => {

@@ -74,7 +74,7 @@ export function operatorOf(req: Request): Operator | undefined {
 }
 
 const OPERATORS_KEYS = optionKeys<OperatorsOptions>({ usersFile: true, users: true, audit: true, auditFile: true, sessions: true, anonymousRefusals: true });
-const SESSION_KEYS = optionKeys<SessionOptions>({ idleMinutes: true, maxHours: true, maxSessions: true, secureCookie: true, secret: true, revocations: true });
+const SESSION_KEYS = optionKeys<SessionOptions>({ idleMinutes: true, maxHours: true, maxSessions: true, maxPerUser: true, secureCookie: true, secret: true, revocations: true });
 
 /** The pieces the admin listener's routers share. */
 export class OperatorAccess {
@@ -109,6 +109,7 @@ export class OperatorAccess {
     if (revocations !== undefined && (revocations === null || typeof revocations !== 'object' || typeof revocations.publish !== 'function' || typeof revocations.subscribe !== 'function')) {
       check.fail('operators.sessions.revocations', 'must have publish(id, until) and subscribe(listener)');
     }
+    if (revocations?.forget !== undefined && typeof revocations.forget !== 'function') check.fail('operators.sessions.revocations.forget', 'must be a function');
     if (revocations !== undefined && sessions.secret === undefined) check.fail('operators.sessions.revocations', 'needs operators.sessions.secret (only signed sessions are shared)');
     if (options.usersFile !== undefined) check.string(options.usersFile, 'operators.usersFile');
     if (options.users !== undefined && !Array.isArray(options.users)) check.fail('operators.users', 'must be an array of { username, role, passwordHash }');
@@ -122,13 +123,16 @@ export class OperatorAccess {
       {
         idleMinutes: check.positive(sessions.idleMinutes, 'operators.sessions.idleMinutes', 30),
         maxHours: check.positive(sessions.maxHours, 'operators.sessions.maxHours', 12),
-        maxSessions: check.positive(sessions.maxSessions, 'operators.sessions.maxSessions', 10_000, true),
+        maxPerUser: check.positive(sessions.maxPerUser, 'operators.sessions.maxPerUser', 10, true),
+        ...(sessions.maxSessions === undefined ? {} : { maxSessions: check.positive(sessions.maxSessions, 'operators.sessions.maxSessions', 0, true) }),
         ...(sessions.secret === undefined ? {} : { secret: sessions.secret }),
       },
       new SessionCookie(listener.basePath, secureCookie, listener.trustProxy),
       (username) => directory.identityOf(username),
     );
     if (revocations !== undefined) this.sessions.share(revocations);
+    const store = this.sessions;
+    directory.onCredentialsChanged((username) => store.endAll(username));
     const audit = options.audit;
     if (audit !== undefined && (audit === null || typeof audit !== 'object' || typeof audit.append !== 'function' || typeof audit.list !== 'function')) {
       check.fail('operators.audit', 'must implement AuditLog (append, list)');
@@ -147,9 +151,8 @@ export class OperatorAccess {
     const own = admin.authenticate;
     this.custom = own !== undefined;
     const users = this.users;
-    const sessionStore = this.sessions;
     const authenticate: ConsoleAuthenticate = async (req: Request, credentials: BasicCredentials | undefined) => {
-      const session = sessionStore.of(req);
+      const session = await this.sessionOf(req);
       if (session !== undefined) {
         operators.set(req, { username: session.username, role: session.role, via: 'session', session });
         return true;
@@ -169,6 +172,12 @@ export class OperatorAccess {
     // Without a host check, a request without credentials is a browser's first visit, not a guess.
     this.authenticate = own === undefined ? credentialBased(authenticate) : authenticate;
     this.throttle = throttleFor(this.authenticate, admin.loginThrottle, `${name}: options.admin.loginThrottle`);
+  }
+
+  /** The request's session, its user and role as the users file says now (read again if it changed). */
+  async sessionOf(req: Request): Promise<Session | undefined> {
+    await this.users.refresh();
+    return this.sessions.of(req);
   }
 
   /**

@@ -140,9 +140,10 @@ export function operatorsRouter(access: OperatorAccess): Router {
 
   router.get('/session', (req: Request, res: Response) => {
     if (csrfRefusal(req, true) !== undefined) return problem(res, 403, 'Forbidden', 'send the X-Gateway-Console header');
-    const session = access.sessions.of(req);
-    const answer: SessionAnswer = session === undefined ? { signedIn: false } : { signedIn: true, username: session.username, role: session.role, csrfToken: session.csrfToken };
-    res.status(200).json(answer);
+    void access.sessionOf(req).then((session) => {
+      const answer: SessionAnswer = session === undefined ? { signedIn: false } : { signedIn: true, username: session.username, role: session.role, csrfToken: session.csrfToken };
+      res.status(200).json(answer);
+    });
   });
 
   router.delete('/session', operatorGate(access, () => 'viewer'), (req: Request, res: Response) => {

@@ -103,6 +103,8 @@ export class UserDirectory {
   #mtime = 0;
   #checkedAt = 0;
   readonly #remembered = new Map<string, { identity: OperatorIdentity; until: number }>();
+  readonly #changed: Array<(username: string) => void> = [];
+  #reading: Promise<void> | undefined;
 
   /** @throws ConfigError naming the file and the field when the users file is unreadable or invalid. */
   constructor(options: UserDirectoryOptions = {}) {
@@ -143,20 +145,40 @@ export class UserDirectory {
     return users;
   }
 
-  /** Re-reads the users file when its modification time changed (at most once a second). */
-  async #refresh(): Promise<void> {
-    if (this.#file === undefined) return;
+  /**
+   * Calls `listener` with the name of each user of the users file who is removed from it or given
+   * another password there, when the file is read again: their sessions must end.
+   */
+  onCredentialsChanged(listener: (username: string) => void): void {
+    this.#changed.push(listener);
+  }
+
+  /** Re-reads the users file when its modification time changed (at most once a second); never throws. */
+  refresh(): Promise<void> {
+    if (this.#file === undefined) return Promise.resolve();
+    // A request that comes while the file is being looked at waits for the answer.
+    if (this.#reading !== undefined) return this.#reading;
     const now = Date.now();
-    if (now - this.#checkedAt < 1000) return;
+    if (now - this.#checkedAt < 1000) return Promise.resolve();
     this.#checkedAt = now;
+    this.#reading = this.#read(this.#file).finally(() => (this.#reading = undefined));
+    return this.#reading;
+  }
+
+  async #read(file: string): Promise<void> {
     try {
-      const info = await stat(this.#file);
+      const info = await stat(file);
       if (info.mtimeMs === this.#mtime) return;
-      const users = this.#parse(await readFile(this.#file, 'utf8'));
+      const users = this.#parse(await readFile(file, 'utf8'));
+      const before = this.#fromFile;
       this.#mtime = info.mtimeMs;
       this.#fromFile = users;
       this.#remembered.clear();
       log('users file read again: %d user(s)', users.size);
+      for (const [key, user] of before) {
+        if (users.get(key)?.passwordHash === user.passwordHash) continue;
+        for (const listener of this.#changed) listener(user.username);
+      }
     } catch (err) {
       // The users in force stay: a half-written or broken file locks no one out.
       log('users file not read again, the previous users stay: %s', (err as Error)?.message ?? String(err));
@@ -172,7 +194,7 @@ export class UserDirectory {
   /** The identity of a user name and password, or `undefined` when they do not match. */
   async verify(username: string, password: string): Promise<OperatorIdentity | undefined> {
     if (typeof username !== 'string' || typeof password !== 'string') return undefined;
-    await this.#refresh();
+    await this.refresh();
     if (this.#fixed !== undefined) {
       // Both comparisons always run: no early exit on a wrong user name.
       const userOk = timingSafeEqual(digest(username), this.#fixed.user);
@@ -193,7 +215,7 @@ export class UserDirectory {
     return identity;
   }
 
-  /** The user of a name now (name and role), or `undefined`: a signed session's user may have been removed or changed role. */
+  /** The user of a name now (name and role), or `undefined`: a session's user may have been removed or changed role. */
   identityOf(username: string): OperatorIdentity | undefined {
     if (this.#fixed !== undefined && this.#fixed.username === username) return { username, role: 'admin' };
     const user = USERNAME.test(username) ? this.#find(username) : undefined;

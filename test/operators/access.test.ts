@@ -188,6 +188,43 @@ describe('operators: sessions, roles and the audit log', function () {
     }
   });
 
+  it('maxPerUser: a fourth sign-in ends that user\'s oldest session only; a new password in the users file ends the user\'s sessions', async () => {
+    const { writeFile } = await import('node:fs/promises');
+    const { hashPassword } = await import('../../src/operators/passwords.js');
+    const { testUsers } = await import('./helpers.js');
+    const dir = await mkdtemp(path.join(tmpdir(), 'gateway-users-'));
+    const file = path.join(dir, 'users.json');
+    const [vera, otto] = await testUsers();
+    await writeFile(file, JSON.stringify({ users: [vera, otto] }));
+    const listener = await startAdmin({ operators: { usersFile: file, sessions: { maxPerUser: 3 } } });
+    try {
+      const status = async (client: OperatorClient) => (await client.fetch('/gateway/admin/status')).status;
+      const otto1 = new OperatorClient(listener.url);
+      await otto1.signIn('otto', PASSWORDS.otto);
+      const veras: OperatorClient[] = [];
+      for (let i = 0; i < 4; i++) {
+        veras.push(new OperatorClient(listener.url));
+        await veras[i]!.signIn('vera', PASSWORDS.vera);
+      }
+      expect(await Promise.all([...veras, otto1].map(status))).to.deep.equal([401, 200, 200, 200, 200]);
+      await writeFile(file, JSON.stringify({ users: [{ ...vera!, passwordHash: await hashPassword('vera-new-pass') }, otto] }));
+      await new Promise((resolve) => setTimeout(resolve, 1_100));
+      expect(await Promise.all([...veras, otto1].map(status))).to.deep.equal([401, 401, 401, 401, 200]);
+    } finally {
+      await listener.stop();
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('checks maxPerUser and maxSessions at creation', async () => {
+    const { createGateway } = await import('../../src/index.js');
+    const { openConfig } = await import('../gateway/helpers.js');
+    const make = (sessions: object) => () => createGateway({ config: openConfig('http://127.0.0.1:9'), admin: { basicAuth: { username: 'admin', password: 'x' } }, operators: { sessions } });
+    expect(make({ maxPerUser: 0 })).to.throw(TypeError, 'createGateway: options.operators.sessions.maxPerUser must be a positive integer');
+    expect(make({ maxPerUser: 2.5 })).to.throw(TypeError, 'createGateway: options.operators.sessions.maxPerUser must be a positive integer');
+    expect(make({ maxSessions: -1 })).to.throw(TypeError, 'createGateway: options.operators.sessions.maxSessions must be a positive integer');
+  });
+
   it('adds a user with the CLI (password from standard input, only its hash stored), who can then sign in', async () => {
     const dir = await mkdtemp(path.join(tmpdir(), 'gateway-users-'));
     const file = path.join(dir, 'users.json');
@@ -312,13 +349,63 @@ describe('operators: signed sessions shared by instances', function () {
     await ada.signIn('ada', PASSWORDS.ada);
     const status = async (client: OperatorClient, on: AdminListener) =>
       (await fetch(`${on.url}/gateway/admin/status`, { headers: { cookie: client.cookie!, 'x-gateway-console': '1' } })).status;
-    for (const [id, until] of [[undefined, Date.now() + 60_000], ['x'.repeat(5000), Date.now() + 60_000], [{ toString: () => 'x' }, 1], ['AAAAAAAAAAAAAAAAAAAAAA', 'soon'], [null, null]]) {
+    const { n: nonce, c: created } = JSON.parse(Buffer.from(otto.cookie!.slice('eag_session='.length).split('.')[0]!, 'base64url').toString()) as { n: string; c: number };
+    const soon = Date.now() + 60_000;
+    for (const [id, until] of [
+      [undefined, soon],
+      ['x'.repeat(5000), soon],
+      [{ toString: () => 'x' }, 1],
+      [`${nonce}:${created}:otto`, 'soon'],
+      [null, null],
+      // The message of versions that carried the nonce alone, a user unknown here, a time to come.
+      [nonce, soon],
+      [`${nonce}:${created}:mallory`, soon],
+      [`*:${Date.now() + 3_600_000}:otto`, soon],
+    ]) {
       bus.inject(id, until);
     }
     expect([await status(otto, one), await status(otto, two), await status(ada, two)]).to.deep.equal([200, 200, 200]);
-    const nonce = (JSON.parse(Buffer.from(otto.cookie!.slice('eag_session='.length).split('.')[0]!, 'base64url').toString()) as { n: string }).n;
-    bus.inject(nonce, Date.now() + 60_000);
+    bus.inject(`${nonce}:${created}:otto`, soon);
     expect([await status(otto, one), await status(otto, two), await status(ada, one), await status(ada, two)]).to.deep.equal([401, 401, 200, 200]);
+  });
+
+  it("a user's sign-outs past maxPerUser: every signed-out cookie refused on both instances, and what the channel keeps stays within users × (maxPerUser + 1)", async () => {
+    const { testUsers } = await import('./helpers.js');
+    const users = await testUsers();
+    // What a channel that keeps sign-outs (Redis's sorted set) holds: added on publish, dropped on forget.
+    const kept = new Set<string>();
+    const keeping = (member: SessionRevocations): SessionRevocations => ({
+      publish(id, until) {
+        kept.add(id);
+        member.publish(id, until);
+      },
+      subscribe: (listener) => member.subscribe(listener),
+      forget(signOuts) {
+        for (const { id } of signOuts) kept.delete(id);
+      },
+    });
+    const local = signOutBus();
+    const sessions = { secret, maxPerUser: 3 };
+    const a = await startAdmin({ operators: { users, sessions: { ...sessions, revocations: keeping(local.member()) } } });
+    const b = await startAdmin({ operators: { users, sessions: { ...sessions, revocations: keeping(local.member()) } } });
+    try {
+      const ada = new OperatorClient(a.url);
+      await ada.signIn('ada', PASSWORDS.ada);
+      const cookies: string[] = [];
+      for (let i = 0; i < 40; i++) {
+        const vera = new OperatorClient(i % 2 === 0 ? a.url : b.url);
+        await vera.signIn('vera', PASSWORDS.vera);
+        cookies.push(vera.cookie!);
+        expect((await vera.fetch('/gateway/operators/session', { method: 'DELETE' })).status).to.equal(204);
+      }
+      const status = async (cookie: string, on: AdminListener) => (await fetch(`${on.url}/gateway/admin/status`, { headers: { cookie, 'x-gateway-console': '1' } })).status;
+      for (const cookie of cookies) expect([await status(cookie, a), await status(cookie, b)]).to.deep.equal([401, 401]);
+      expect(await status(ada.cookie!, b)).to.equal(200);
+      expect(kept.size).to.be.at.most(3 + 1);
+    } finally {
+      await a.stop();
+      await b.stop();
+    }
   });
 
   it('checks the sign-out channel at creation: it needs the secret and both methods', async () => {
