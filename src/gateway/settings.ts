@@ -16,6 +16,7 @@ import { defaultNodeId, NODE_ID, NODE_ID_RULE } from '../cluster/node-id.js';
 import type { RedisClientLike } from '../cluster/redis.js';
 import type { AdminAuthOptions } from './admin.js';
 import type { OperatorsOptions } from '../operators/access.js';
+import { operatorWorkLimits, type OperatorWorkLimits, type OperatorWorkOptions } from '../operator-work/pool.js';
 import { FileConfigStore, isConfigStore, type ConfigStore } from '../configuration/store.js';
 import { fileURLToPath } from 'node:url';
 import type { CompileSettings } from './compile.js';
@@ -75,6 +76,13 @@ export interface CreateGatewayOptions {
    * path (versions in `<file>.versions/`); `false`: no configuration console.
    */
   configStore?: ConfigStore | false;
+  /**
+   * Bounds of the configuration console's heavy work (compiling policies for a check, a what-if
+   * or a save, importing OpenAPI documents, comparing versions), which runs in worker threads and
+   * never on the event loop that serves the APIs: workers, queue, time and memory budget per job,
+   * largest policy and OpenAPI document. See docs/configuration-console.md.
+   */
+  operatorWork?: OperatorWorkOptions;
   /** Mount the monitoring console at `<basePath>/console` (needs `admin`). Default `true`. */
   console?: boolean;
   /**
@@ -176,6 +184,8 @@ export interface GatewaySettings {
   readonly ownDispatcher: boolean;
   /** Where the configuration console saves; `undefined` with `configStore: false` or a configuration it cannot write. */
   readonly configStore: ConfigStore | undefined;
+  /** The bounds of the configuration console's work in worker threads. */
+  readonly operatorWork: OperatorWorkLimits;
 }
 
 /** Checks the options of {@link createGateway}, throwing `InvalidOptionError` that names the option. */
@@ -239,5 +249,6 @@ export function gatewaySettings(options: CreateGatewayOptions): GatewaySettings 
     given === false
       ? undefined
       : (given ?? (isConfigStore(source) ? source : typeof source === 'string' ? new FileConfigStore(source) : source instanceof URL ? new FileConfigStore(fileURLToPath(source)) : undefined));
-  return { source, basePath, configCacheTtlSeconds, targetRules, server, messages, store, nodeId, redisKeyPrefix, redisCommandTimeoutMs, compileSettings, ownDispatcher, metrics, configStore };
+  const operatorWork = operatorWorkLimits(options.operatorWork, check);
+  return { source, basePath, configCacheTtlSeconds, targetRules, server, messages, store, nodeId, redisKeyPrefix, redisCommandTimeoutMs, compileSettings, ownDispatcher, metrics, configStore, operatorWork };
 }
