@@ -75,8 +75,11 @@ function workerEntry(): { entry: URL | string; eval: boolean } {
   return { entry: `import(${JSON.stringify(tsx)}).then((tsx) => { tsx.register(); return import(${JSON.stringify(source)}); });`, eval: true };
 }
 
-/** An idle worker is ended after this long, giving its memory back; the next job starts another. */
-const IDLE_MS = 60_000;
+/**
+ * An idle worker is ended after this long, giving its memory back (a compiled policy's automata
+ * live outside the heap the worker's limit counts); the next job starts another.
+ */
+const IDLE_MS = 10_000;
 
 interface Job {
   readonly kind: JobKind;
