@@ -78,6 +78,8 @@ export interface MessageParams {
   decisionText?: string;
   /** Why the token request was rejected in more detail (several methods, malformed header). */
   reason?: string;
+  /** The budget an operator's job went past, in words: `10000 ms`, `512 MiB of memory`. */
+  limit?: string;
 }
 
 /** A message: fixed text or a template over {@link MessageParams}. */
@@ -103,6 +105,8 @@ export type GatewayErrorCode =
   | 'ERR_REQUEST_TOO_LARGE'
   | 'ERR_ADMIN_ORIGIN_REFUSED'
   | 'ERR_TOO_MANY_REQUESTS'
+  | 'ERR_OPERATOR_WORK_BUSY'
+  | 'ERR_OPERATOR_WORK_OVER_BUDGET'
   | 'ERR_INTERNAL';
 
 /** The `error` parameter of a `WWW-Authenticate: Bearer` challenge (RFC 6750 section 3.1). */
@@ -232,6 +236,19 @@ export const errorCatalogue: Readonly<Record<GatewayErrorCode, ErrorDefinition>>
     outcome: 'GENERIC_ERROR',
     retryAfter: 60,
   },
+  // The configuration console's work (policy compilation, OpenAPI import, what-if, checks of a
+  // save) runs off the API's event loop, a few jobs at a time: these two are its refusals.
+  ERR_OPERATOR_WORK_BUSY: {
+    status: 503,
+    gatewayStatus: 'integration:GATEWAY-503',
+    outcome: 'GENERIC_ERROR',
+    retryAfter: 10,
+  },
+  ERR_OPERATOR_WORK_OVER_BUDGET: {
+    status: 422,
+    gatewayStatus: 'protocol:GATEWAY-422',
+    outcome: 'GENERIC_ERROR',
+  },
   ERR_INTERNAL: {
     status: 500,
     gatewayStatus: 'integration:GATEWAY-500',
@@ -272,6 +289,8 @@ export const messagesIt: MessageSet = {
   ERR_REQUEST_TOO_LARGE: 'Il corpo della richiesta supera la dimensione massima consentita',
   ERR_ADMIN_ORIGIN_REFUSED: 'Richiesta amministrativa rifiutata: origine non consentita',
   ERR_TOO_MANY_REQUESTS: 'Troppi tentativi falliti: riprovare più tardi',
+  ERR_OPERATOR_WORK_BUSY: 'Troppi lavori degli operatori in corso: riprovare più tardi',
+  ERR_OPERATOR_WORK_OVER_BUDGET: (p) => `Il lavoro ha superato il suo limite${p.limit === undefined ? '' : ` di ${p.limit}`} ed è stato interrotto`,
   ERR_INTERNAL: 'Errore interno del gateway',
 };
 
@@ -295,6 +314,8 @@ export const messagesEn: MessageSet = {
   ERR_REQUEST_TOO_LARGE: 'The request body exceeds the maximum size allowed',
   ERR_ADMIN_ORIGIN_REFUSED: 'Administrative request refused: origin not allowed',
   ERR_TOO_MANY_REQUESTS: 'Too many failed attempts: try again later',
+  ERR_OPERATOR_WORK_BUSY: "Too many operators' jobs in progress: try again later",
+  ERR_OPERATOR_WORK_OVER_BUDGET: (p) => `The work went past its budget${p.limit === undefined ? '' : ` of ${p.limit}`} and was stopped`,
   ERR_INTERNAL: 'Internal gateway error',
 };
 

@@ -202,5 +202,6 @@ export type { GatewayServer, ServeOptions, ServerTimeouts } from './server/index
 export { FileConfigStore, PostgresConfigSource, VersionConflictError } from './configuration/index.js';
 export type { ConfigProposal, ConfigSnapshot, ConfigStore, ConfigVersion, DiffLine, PostgresConfigSourceOptions, ProposalIssue, SecretState } from './configuration/index.js';
 export type { WhatIfChange, WhatIfDecision, WhatIfReport, WhatIfSkipped, WhatIfSkipReason } from './configuration/index.js';
+export type { OperatorWorkOptions } from './operator-work/pool.js';
 export { MemoryAuditLog, hashPassword } from './operators/index.js';
 export type { AuditEntry, AuditInput, AuditLog, AuditResult, MemoryAuditLogOptions, OperatorRole, OperatorUser, OperatorsOptions, SessionOptions, SessionRevocations, UsersDocument } from './operators/index.js';

@@ -3,6 +3,8 @@
  *
  * @module
  */
+import { withoutSecrets } from './masking.js';
+import type { ConfigSnapshot } from './store.js';
 
 /** One line of a difference: kept (` `), removed (`-`) or added (`+`). */
 export interface DiffLine {
@@ -79,4 +81,21 @@ export function diffLines(before: string, after: string, context = 3): DiffLine[
     for (let k = Math.max(0, index - context); k <= Math.min(all.length - 1, index + context); k++) keep[k] = true;
   });
   return all.filter((_, index) => keep[index]);
+}
+
+/** The diff of two snapshots, secrets masked: the document and each policy file. */
+export function snapshotDiff(a: ConfigSnapshot, b: ConfigSnapshot, label: string): Array<{ file: string; lines: DiffLine[] }> {
+  const doc = (s: ConfigSnapshot): string => `${JSON.stringify(withoutSecrets(s.document).document, null, 2)}\n`;
+  const secretsLine = (s: ConfigSnapshot): string => `${JSON.stringify(withoutSecrets(s.document).secrets, null, 2)}\n`;
+  const files: Array<{ file: string; lines: DiffLine[] }> = [];
+  const docLines = diffLines(doc(a), doc(b));
+  if (docLines.length > 0) files.push({ file: label, lines: docLines });
+  const secretLines = diffLines(secretsLine(a), secretsLine(b));
+  if (secretLines.length > 0) files.push({ file: '(client secrets: whether set and where from)', lines: secretLines });
+  const names = new Set([...Object.keys(a.policies), ...Object.keys(b.policies)]);
+  for (const name of [...names].sort()) {
+    const lines = diffLines(a.policies[name] ?? '', b.policies[name] ?? '');
+    if (lines.length > 0) files.push({ file: name, lines });
+  }
+  return files;
 }

@@ -37,7 +37,7 @@ export interface OpenApiImport {
   readonly issues: OpenApiIssue[];
 }
 
-/** Largest document read (the configuration API's own body limit is 2 MiB). */
+/** Largest document read unless the caller says (the configuration API: `operatorWork.maxOpenApiBytes`). */
 export const MAX_OPENAPI_BYTES = 2 * 1024 * 1024;
 /** Most values a document may hold once YAML aliases are expanded (a few thousand for a large API). */
 const MAX_NODES = 200_000;
@@ -128,11 +128,11 @@ function parserIssues(errors: Array<{ message: string }>): OpenApiIssue[] {
 
 /**
  * Reads the operations of an OpenAPI 3.0 or 3.1 document (the text of a `.json`, `.yaml` or
- * `.yml` file). Never throws for a bad document: its problems are in `issues`.
+ * `.yml` file) of at most `maxBytes`. Never throws for a bad document: its problems are in `issues`.
  */
-export async function operationsFromOpenApi(text: string): Promise<OpenApiImport> {
+export async function operationsFromOpenApi(text: string, maxBytes = MAX_OPENAPI_BYTES): Promise<OpenApiImport> {
   if (typeof text !== 'string' || text.trim() === '') return failed('', 'the document is empty');
-  if (Buffer.byteLength(text, 'utf8') > MAX_OPENAPI_BYTES) return failed('', `the document is larger than ${MAX_OPENAPI_BYTES} bytes`);
+  if (Buffer.byteLength(text, 'utf8') > maxBytes) return failed('', `the document is larger than ${maxBytes} bytes`);
   const parsed = await parseText(text);
   if ('issue' in parsed) return { operations: [], skipped: [], issues: [parsed.issue] };
   const document = parsed.document;

@@ -21,8 +21,11 @@ export interface ProposalIssue extends ConfigIssue {
   readonly line?: number;
 }
 
-/** Every problem of a proposal, in document order; none means it may be saved. */
-export function proposalIssues(proposal: ConfigProposal, saved: ConfigSnapshot): ProposalIssue[] {
+/**
+ * Every problem of a proposal, in document order; none means it may be saved. A policy the
+ * proposal does not upload is read from `saved`'s.
+ */
+export function proposalIssues(proposal: ConfigProposal, saved: Pick<ConfigSnapshot, 'policies'>): ProposalIssue[] {
   const issues: ProposalIssue[] = [];
   try {
     checkConfig(proposal.document);

@@ -7,6 +7,7 @@
  * @module
  */
 import { Router, type Request, type Response } from 'express';
+import { isGatewayError, messagesEn } from '../errors.js';
 import { ConfigError } from '../gateway/config/errors.js';
 import type { ApiConfig, GatewayConfig, OperationConfig, TokenPolicyConfig } from '../gateway/config/types.js';
 import { logger } from '../log.js';
@@ -15,19 +16,17 @@ import { BodyError, pageHeaders, problem, readJson, titleOf } from '../operators
 import { operatorGate } from '../operators/router.js';
 import type { ClusterStatus } from '../cluster/cluster.js';
 import type { TransactionStore } from '../record/types.js';
-import { diffLines, type DiffLine } from './diff.js';
-import { mergeOperations, operationsFromOpenApi } from './openapi.js';
-import { OperationOrderError } from './operation-order.js';
-import { compilePolicy, policyIssues } from './policy-check.js';
-import { WHAT_IF_DEFAULT, WHAT_IF_MAX, whatIf, whatIfSummary } from './what-if.js';
-import { proposalIssues, type ProposalIssue } from './proposal.js';
+import type { OperatorWorkPool } from '../operator-work/pool.js';
+import { renderProblem } from '../problem/render.js';
+import { readWhatIfRecords, WHAT_IF_DEFAULT, WHAT_IF_MAX, whatIfSummary } from './what-if.js';
+import type { ProposalIssue } from './proposal.js';
 import { restoreSecrets, withoutSecrets } from './masking.js';
 import { VersionConflictError, type ConfigProposal, type ConfigSnapshot, type ConfigStore } from './store.js';
 
 const log = logger('configuration');
 
-/** Largest body of a change: a document or a policy. */
-const MAX_BODY = 2 * 1024 * 1024;
+/** Room in a body for what surrounds its largest document (and the document's JSON escapes). */
+const BODY_SLACK = 1024 * 1024;
 
 /** What the configuration API needs from the gateway. */
 export interface ConfigurationTarget {
@@ -66,23 +65,6 @@ function apiKeyOf(api: { provider?: unknown; name?: unknown; version?: unknown }
 function publicSnapshot(snapshot: ConfigSnapshot): Record<string, unknown> {
   const { document, secrets } = withoutSecrets(snapshot.document);
   return { version: snapshot.meta, document, secrets, policies: snapshot.policies };
-}
-
-/** The diff of two snapshots, secrets masked: the document and each policy file. */
-function snapshotDiff(a: ConfigSnapshot, b: ConfigSnapshot, label: string): Array<{ file: string; lines: DiffLine[] }> {
-  const doc = (s: ConfigSnapshot): string => `${JSON.stringify(withoutSecrets(s.document).document, null, 2)}\n`;
-  const secretsLine = (s: ConfigSnapshot): string => `${JSON.stringify(withoutSecrets(s.document).secrets, null, 2)}\n`;
-  const files: Array<{ file: string; lines: DiffLine[] }> = [];
-  const docLines = diffLines(doc(a), doc(b));
-  if (docLines.length > 0) files.push({ file: label, lines: docLines });
-  const secretLines = diffLines(secretsLine(a), secretsLine(b));
-  if (secretLines.length > 0) files.push({ file: '(client secrets: whether set and where from)', lines: secretLines });
-  const names = new Set([...Object.keys(a.policies), ...Object.keys(b.policies)]);
-  for (const name of [...names].sort()) {
-    const lines = diffLines(a.policies[name] ?? '', b.policies[name] ?? '');
-    if (lines.length > 0) files.push({ file: name, lines });
-  }
-  return files;
 }
 
 /** What changed between two documents, in a few words, for the audit log. */
@@ -128,16 +110,6 @@ class RequestError extends Error {
   }
 }
 
-/** The merged operations, or 422 when their templates overlap too much to be ordered in bounded time. */
-function orderedOrRefused<T>(merge: () => T): T {
-  try {
-    return merge();
-  } catch (err) {
-    if (err instanceof OperationOrderError) throw new RequestError(422, `the OpenAPI document: ${err.message}`, { issues: [{ path: 'paths', message: err.message, file: 'OpenAPI document' }] });
-    throw err;
-  }
-}
-
 /** The fields every change carries: a comment, and optionally the version it was made on. */
 function changeMeta(body: Record<string, unknown>): { comment: string; baseVersion: number | undefined } {
   const comment = body['comment'];
@@ -159,40 +131,69 @@ function findApi(document: GatewayConfig, req: Request): number {
   return index;
 }
 
+/** A signal that aborts when the operator goes away before the answer: a job still queued for them is dropped. */
+function operatorGone(res: Response): AbortSignal {
+  const controller = new AbortController();
+  res.once('close', () => {
+    if (!res.writableFinished) controller.abort();
+  });
+  return controller.signal;
+}
+
+/** A document's size against its cap: 413 naming both (`subject` is the document, `noun` any such one). */
+function checkSize(text: string, subject: string, noun: string, max: number): void {
+  const size = Buffer.byteLength(text, 'utf8');
+  if (size > max) throw new RequestError(413, `${subject} is ${size} bytes: the most ${noun} may have is ${max} bytes`);
+}
+
 /**
  * The configuration API's router. Reading needs any role; changes need `admin` (and, with a
  * session, its `X-CSRF-Token`). Every change is validated as the configuration file is (422 with
  * `issues`, each naming its field; a policy issue also its element and line), saved as a new
- * version, logged in the audit log, and in force only after ResetAllCaches or expiry.
+ * version, logged in the audit log, and in force only after ResetAllCaches or expiry. Compiling
+ * policies, reading OpenAPI documents, what-ifs and diffs run in `work`'s worker threads.
  */
-export function configurationRouter(access: OperatorAccess, store: ConfigStore, target: ConfigurationTarget): Router {
+export function configurationRouter(access: OperatorAccess, store: ConfigStore, target: ConfigurationTarget, work: OperatorWorkPool): Router {
   const router = Router();
   router.use(pageHeaders);
   router.use(operatorGate(access, (req) => (req.method === 'GET' || req.method === 'HEAD' ? 'viewer' : req.path === '/policies/check' ? 'viewer' : 'admin')));
 
-  const kit = routeKit(access, store);
-  readingRoutes(router, kit, store, target);
-  changeRoutes(router, kit, store);
-  policyRoutes(router, kit, access, store, target);
+  const kit = routeKit(access, store, work);
+  readingRoutes(router, kit, store, target, work);
+  changeRoutes(router, kit, store, work);
+  policyRoutes(router, kit, access, store, target, work);
   return router;
 }
 
 /** How the routes answer: a read, a failure, a change (validated, saved as a version, audited). */
 interface RouteKit {
-  read(handler: (req: Request) => Promise<unknown>): (req: Request, res: Response) => void;
+  read(handler: (req: Request, signal: AbortSignal) => Promise<unknown>): (req: Request, res: Response) => void;
   fail(res: Response, err: unknown): void;
-  change(action: string, build: (latest: ConfigSnapshot, body: Record<string, unknown>, req: Request) => Built | Promise<Built>, status?: number): (req: Request, res: Response) => void;
+  change(
+    action: string,
+    build: (latest: ConfigSnapshot, body: Record<string, unknown>, req: Request, signal: AbortSignal) => Built | Promise<Built>,
+    status?: number,
+  ): (req: Request, res: Response) => void;
+  /** Most bytes of a body: the largest document and room around it. */
+  readonly maxBody: number;
 }
 
-function routeKit(access: OperatorAccess, store: ConfigStore): RouteKit {
-  const read = (handler: (req: Request) => Promise<unknown>) => (req: Request, res: Response) => {
-    handler(req).then(
+function routeKit(access: OperatorAccess, store: ConfigStore, work: OperatorWorkPool): RouteKit {
+  const maxBody = Math.max(work.limits.maxPolicyBytes, work.limits.maxOpenApiBytes) + BODY_SLACK;
+  const read = (handler: (req: Request, signal: AbortSignal) => Promise<unknown>) => (req: Request, res: Response) => {
+    handler(req, operatorGone(res)).then(
       (body) => res.status(200).json(body),
       (err: unknown) => fail(res, err),
     );
   };
   const fail = (res: Response, err: unknown): void => {
-    if (res.headersSent) return;
+    if (res.headersSent || res.destroyed) return;
+    if (isGatewayError(err)) {
+      // The operators' work refused or stopped the job: the catalogue's answer, with its code.
+      const rendered = renderProblem(err, messagesEn);
+      if (rendered.headers['retry-after'] !== undefined) res.setHeader('Retry-After', rendered.headers['retry-after']);
+      return problem(res, rendered.status, rendered.body.title, rendered.body.detail, { gateway_status: rendered.body.gateway_status, code: err.code });
+    }
     if (err instanceof RequestError) return problem(res, err.status, titleOf(err.status), err.message, err.extra);
     if (err instanceof BodyError) return problem(res, err.status, titleOf(err.status), err.message);
     if (err instanceof VersionConflictError) return problem(res, 409, 'Conflict', err.message, { latest: err.latest });
@@ -208,26 +209,29 @@ function routeKit(access: OperatorAccess, store: ConfigStore): RouteKit {
   const change =
     (
       action: string,
-      build: (latest: ConfigSnapshot, body: Record<string, unknown>, req: Request) => Built | Promise<Built>,
+      build: (latest: ConfigSnapshot, body: Record<string, unknown>, req: Request, signal: AbortSignal) => Built | Promise<Built>,
       status = 200,
     ) =>
     (req: Request, res: Response) => {
       const author = operatorOf(req)!.username;
+      const signal = operatorGone(res);
       let targetName = '';
       let dryRun = false;
-      readJson(req, res, MAX_BODY)
+      readJson(req, res, maxBody)
         .then(async (raw) => {
           const body = objectBody(raw);
           const { comment, baseVersion } = changeMeta(body);
           if (body['dryRun'] !== undefined && typeof body['dryRun'] !== 'boolean') throw new RequestError(400, 'dryRun must be a boolean');
           dryRun = body['dryRun'] === true;
           const latest = await store.current();
-          const built = await build(latest, body, req);
+          const built = await build(latest, body, req, signal);
           targetName = built.target;
           const proposal = built.proposal;
+          for (const [file, text] of Object.entries(proposal.policies ?? {})) checkSize(text, `the policy ${file}`, 'a policy', work.limits.maxPolicyBytes);
           // A saved secret kept while the issuer or an endpoint moves is refused (not restored).
           const kept = restoreSecrets(proposal.document, latest.document);
-          const issues: ProposalIssue[] = [...kept, ...proposalIssues(proposal, latest).filter((i) => !kept.some((k) => k.path === i.path))].map(built.explain ?? ((i) => i));
+          const checked = await work.run('checkProposal', { proposal, saved: { policies: latest.policies } }, signal);
+          const issues: ProposalIssue[] = [...kept, ...checked.filter((i) => !kept.some((k) => k.path === i.path))].map(built.explain ?? ((i) => i));
           if (issues.length > 0) throw new RequestError(422, `${issues.length} problem(s): ${issues.map((i) => (i.path === '' ? i.message : `${i.path}: ${i.message}`)).join('; ')}`, { issues });
           // A dry run: validated and answered, nothing saved, nothing to log.
           if (dryRun) return void res.status(200).json({ dryRun: true, baseVersion: latest.meta.version, ...(built.extra ?? {}) });
@@ -238,7 +242,7 @@ function routeKit(access: OperatorAccess, store: ConfigStore): RouteKit {
         })
         .catch(async (err: unknown) => {
           if (dryRun && !(err instanceof BodyError)) return fail(res, err);
-          const code = err instanceof RequestError ? err.status : err instanceof VersionConflictError ? 409 : err instanceof BodyError ? err.status : 500;
+          const code = err instanceof RequestError || isGatewayError(err) ? err.status : err instanceof VersionConflictError ? 409 : err instanceof BodyError ? err.status : 500;
           await access
             .record(req, { action, target: targetName || req.path, result: code >= 500 ? 'failed' : 'refused', status: code, detail: (err as Error)?.message?.slice(0, 500) ?? 'failed' })
             .catch(() => undefined);
@@ -246,11 +250,11 @@ function routeKit(access: OperatorAccess, store: ConfigStore): RouteKit {
         });
     };
 
-  return { read, fail, change };
+  return { read, fail, change, maxBody };
 }
 
 /** The reading routes: the configuration, its versions and diffs, a policy, each node's state. */
-function readingRoutes(router: Router, { read }: RouteKit, store: ConfigStore, target: ConfigurationTarget): void {
+function readingRoutes(router: Router, { read }: RouteKit, store: ConfigStore, target: ConfigurationTarget, work: OperatorWorkPool): void {
   // ---- reading -------------------------------------------------------------------------------
 
   router.get(
@@ -275,11 +279,12 @@ function readingRoutes(router: Router, { read }: RouteKit, store: ConfigStore, t
   );
   router.get(
     '/diff',
-    read(async (req) => {
+    read(async (req, signal) => {
       const from = await store.get(Number(req.query['from']));
       const to = await store.get(Number(req.query['to']));
       if (from === undefined || to === undefined) throw new RequestError(404, 'from and to must be version numbers');
-      return { from: from.meta, to: to.meta, files: snapshotDiff(from, to, store.label.split(/[\\/]/).pop() ?? 'configuration') };
+      const files = await work.run('diff', { from, to, label: store.label.split(/[\\/]/).pop() ?? 'configuration' }, signal);
+      return { from: from.meta, to: to.meta, files };
     }),
   );
   router.get(
@@ -324,7 +329,7 @@ function readingRoutes(router: Router, { read }: RouteKit, store: ConfigStore, t
 }
 
 /** The changes of the document: the whole, APIs, operations (OpenAPI import too), token policies, a rollback. */
-function changeRoutes(router: Router, { change, fail }: RouteKit, store: ConfigStore): void {
+function changeRoutes(router: Router, { change }: RouteKit, store: ConfigStore, work: OperatorWorkPool): void {
   // ---- changes -------------------------------------------------------------------------------
 
   router.put(
@@ -400,20 +405,21 @@ function changeRoutes(router: Router, { change, fail }: RouteKit, store: ConfigS
   );
   router.post(
     '/apis/:provider/:name/:version/operations/openapi',
-    change('operations.import', async (latest, body, req) => {
+    change('operations.import', async (latest, body, req, signal) => {
       const text = body['text'];
       if (typeof text !== 'string') throw new RequestError(400, 'text must be the OpenAPI document (JSON or YAML)');
       const mode = body['mode'] ?? 'merge';
       if (mode !== 'merge' && mode !== 'replace') throw new RequestError(400, 'mode must be merge or replace');
-      const read = await operationsFromOpenApi(text);
-      if (read.issues.length > 0) {
-        const issues = read.issues.map((i) => ({ ...i, file: 'OpenAPI document' }));
-        throw new RequestError(422, `the OpenAPI document: ${issues.map((i) => (i.path === '' ? i.message : `${i.path}: ${i.message}`)).join('; ')}`, { issues });
-      }
+      checkSize(text, 'the OpenAPI document', 'an OpenAPI document', work.limits.maxOpenApiBytes);
       const document = structuredClone(latest.document);
       const index = findApi(document, req);
       const api = document.apis[index]!;
-      const { operations, changes } = orderedOrRefused(() => mergeOperations(api.operations, read.operations, mode));
+      const { read, merged } = await work.run('importOpenApi', { text, maxBytes: work.limits.maxOpenApiBytes, existing: api.operations, mode }, signal);
+      if (merged === undefined) {
+        const issues = read.issues.map((i) => ({ ...i, file: 'OpenAPI document' }));
+        throw new RequestError(422, `the OpenAPI document: ${issues.map((i) => (i.path === '' ? i.message : `${i.path}: ${i.message}`)).join('; ')}`, { issues });
+      }
+      const { operations, changes } = merged;
       api.operations = operations;
       const fromOf = new Map(read.operations.map((op) => [op.name, op.from]));
       const at = `apis[${index}].operations[`;
@@ -480,7 +486,7 @@ function changeRoutes(router: Router, { change, fail }: RouteKit, store: ConfigS
 }
 
 /** The XACML policy of an API: upload, what-if of a draft, check of a draft. */
-function policyRoutes(router: Router, { change, fail }: RouteKit, access: OperatorAccess, store: ConfigStore, target: ConfigurationTarget): void {
+function policyRoutes(router: Router, { change, fail, maxBody }: RouteKit, access: OperatorAccess, store: ConfigStore, target: ConfigurationTarget, work: OperatorWorkPool): void {
   router.put(
     '/apis/:provider/:name/:version/policy',
     change('policy.upload', (latest, body, req) => {
@@ -495,11 +501,13 @@ function policyRoutes(router: Router, { change, fail }: RouteKit, access: Operat
   // What-if: the draft evaluated against the API's recorded requests. Nothing is saved; it is audited.
   router.post('/apis/:provider/:name/:version/policy/what-if', (req: Request, res: Response) => {
     let targetName = req.path;
-    readJson(req, res, MAX_BODY)
+    const signal = operatorGone(res);
+    readJson(req, res, maxBody)
       .then(async (raw) => {
         const body = objectBody(raw);
         const text = body['text'];
         if (typeof text !== 'string' || text.trim() === '') throw new RequestError(400, 'text must be the XACML policy');
+        checkSize(text, 'the policy', 'a policy', work.limits.maxPolicyBytes);
         const asked = body['limit'] === undefined ? WHAT_IF_DEFAULT : body['limit'];
         if (!Number.isSafeInteger(asked) || (asked as number) < 1) throw new RequestError(400, `limit must be a whole number of transactions from 1 (at most ${WHAT_IF_MAX} are read)`);
         const limit = Math.min(asked as number, WHAT_IF_MAX);
@@ -518,20 +526,22 @@ function policyRoutes(router: Router, { change, fail }: RouteKit, access: Operat
           if (refText === undefined) issues.push({ path: `${at}.references[${j}]`, message: `${ref} does not exist: upload the policy with the API` });
           else references.push(refText);
         });
-        const clock = { at: Date.now() };
-        const compiled = issues.length > 0 ? { issues } : compilePolicy(text, references, az.policy, `${at}.policy`, { now: () => new Date(clock.at) });
-        if (compiled.issues !== undefined) {
-          throw new RequestError(422, `${compiled.issues.length} problem(s): ${compiled.issues.map((i) => `${i.path}: ${i.message}`).join('; ')}`, { issues: compiled.issues });
-        }
-        const report = await whatIf(compiled.pdp, clock, target.store, apiKeyOf(api), limit).catch((err: unknown) => {
+        const refused = (found: ProposalIssue[]): RequestError =>
+          new RequestError(422, `${found.length} problem(s): ${found.map((i) => `${i.path}: ${i.message}`).join('; ')}`, { issues: found });
+        if (issues.length > 0) throw refused(issues);
+        // The records are read here (the store is this thread's); the draft is compiled and evaluated in a worker.
+        const read = await readWhatIfRecords(target.store, apiKeyOf(api), limit).catch((err: unknown) => {
           log('what-if: the transaction store failed: %s', (err as Error)?.message ?? String(err));
           throw new RequestError(503, 'the recorded transactions could not be read');
         });
+        const ran = await work.run('whatIf', { draft: { text, references, file: az.policy, at: `${at}.policy` }, api: apiKeyOf(api), limit, read }, signal);
+        if ('issues' in ran) throw refused(ran.issues);
+        const report = ran.report;
         await access.record(req, { action: 'policy.what-if', target: targetName, result: 'ok', status: 200, detail: whatIfSummary(report) });
         res.status(200).json({ ...report, ...(asked !== limit ? { requestedLimit: asked } : {}), file: az.policy, saved: false });
       })
       .catch(async (err: unknown) => {
-        const code = err instanceof RequestError ? err.status : err instanceof BodyError ? err.status : 500;
+        const code = err instanceof RequestError || err instanceof BodyError || isGatewayError(err) ? err.status : 500;
         await access
           .record(req, { action: 'policy.what-if', target: targetName, result: code >= 500 ? 'failed' : 'refused', status: code, detail: (err as Error)?.message?.slice(0, 500) ?? 'failed' })
           .catch(() => undefined);
@@ -539,12 +549,14 @@ function policyRoutes(router: Router, { change, fail }: RouteKit, access: Operat
       });
   });
   router.post('/policies/check', (req: Request, res: Response) => {
-    readJson(req, res, MAX_BODY)
-      .then((raw) => {
+    const signal = operatorGone(res);
+    readJson(req, res, maxBody)
+      .then(async (raw) => {
         const body = objectBody(raw);
         const text = body['text'];
         if (typeof text !== 'string') throw new RequestError(400, 'text must be the XACML policy');
-        const issues = policyIssues(text, [], 'policy', 'policy');
+        checkSize(text, 'the policy', 'a policy', work.limits.maxPolicyBytes);
+        const issues = await work.run('checkPolicy', { text, references: [], file: 'policy', at: 'policy' }, signal);
         res.status(200).json({ valid: issues.length === 0, issues });
       })
       .catch((err: unknown) => fail(res, err));

@@ -1,8 +1,10 @@
 /**
  * What-if: a draft XACML policy evaluated against the XACML requests recorded for an API's last
- * transactions, listing every decision that would change. The draft is compiled once by the
- * caller; here it is only evaluated, once per recorded request (and explained only where the
- * decision changes), over at most {@link WHAT_IF_MAX} transactions. Nothing is saved.
+ * transactions, listing every decision that would change. The transactions are read from the
+ * store on the gateway's event loop ({@link readWhatIfRecords}); the draft is compiled once and
+ * evaluated ({@link evaluateWhatIf}) in an operators' worker thread, once per recorded request
+ * (and explained only where the decision changes), over at most {@link WHAT_IF_MAX} transactions.
+ * Nothing is saved.
  *
  * @module
  */
@@ -116,7 +118,7 @@ export interface WhatIfReport {
   scanLimited?: true;
 }
 
-function decisionOf(record: TransactionRecord): WhatIfDecision {
+function decisionOf(record: WhatIfRecord): WhatIfDecision {
   const az = record.authorization!;
   const out: WhatIfDecision = { decision: az.decision };
   const by = az.explanation?.decidedBy;
@@ -143,7 +145,7 @@ function draftDecision(pdp: Pdp, request: RequestContext, decision: XacmlDecisio
   return out;
 }
 
-function changeOf(record: TransactionRecord, draft: WhatIfDecision): WhatIfChange {
+function changeOf(record: WhatIfRecord, draft: WhatIfDecision): WhatIfChange {
   const caller: WhatIfChange['caller'] = {};
   if (record.sender.subject !== undefined) caller.subject = record.sender.subject;
   if (record.sender.clientId !== undefined) caller.clientId = record.sender.clientId;
@@ -154,61 +156,98 @@ function changeOf(record: TransactionRecord, draft: WhatIfDecision): WhatIfChang
   return change;
 }
 
+/** A recorded transaction as the what-if reads it: what it replays and what it shows of it. */
+export type WhatIfRecord = Pick<TransactionRecord, 'id' | 'startedAt' | 'method' | 'operation' | 'status' | 'authorization'> & {
+  /** Who called, as recorded. */
+  sender: Pick<TransactionRecord['sender'], 'subject' | 'clientId' | 'username'>;
+};
+
+/** The transactions a what-if replays, newest first, as {@link readWhatIfRecords} found them. */
+export interface WhatIfRecords {
+  /** The API's transactions, at most `limit`, without what the what-if does not read (bodies, headers). */
+  records: WhatIfRecord[];
+  /** Set when the records read reached their bound before `limit` transactions of the API were found. */
+  scanLimited: boolean;
+}
+
+function whatIfRecordOf(record: TransactionRecord): WhatIfRecord {
+  const sender: WhatIfRecord['sender'] = {};
+  if (record.sender.subject !== undefined) sender.subject = record.sender.subject;
+  if (record.sender.clientId !== undefined) sender.clientId = record.sender.clientId;
+  if (record.sender.username !== undefined) sender.username = record.sender.username;
+  const out: WhatIfRecord = { id: record.id, startedAt: record.startedAt, sender, method: record.method, status: record.status };
+  if (record.operation !== undefined) out.operation = record.operation;
+  if (record.authorization !== undefined) out.authorization = record.authorization;
+  return out;
+}
+
 /**
- * Evaluates a compiled draft against the recorded XACML requests of `api`'s last `limit`
- * transactions in `store` (newest first). `clock` is the draft's `now`: it is set to each
- * transaction's time before its evaluation, so that a request without the time attributes is
- * decided at the time it was made.
+ * Reads `api`'s last `limit` transactions from `store` (newest first), one page at a time, keeping
+ * only what a what-if reads: the records are handed to another thread, which evaluates them.
  */
-export async function whatIf(pdp: Pdp, clock: { at: number }, store: TransactionStore, api: string, limit: number): Promise<WhatIfReport> {
-  const report: WhatIfReport = { api, limit, transactions: 0, evaluated: 0, unchanged: 0, incomplete: 0, changed: [], skipped: [] };
-  const skipped = new Map<WhatIfSkipReason, number>();
-  const skip = (reason: WhatIfSkipReason): void => void skipped.set(reason, (skipped.get(reason) ?? 0) + 1);
+export async function readWhatIfRecords(store: TransactionStore, api: string, limit: number): Promise<WhatIfRecords> {
+  const records: WhatIfRecord[] = [];
   const maxScanned = limit * SCAN_FACTOR;
   let scanned = 0;
   let cursor: string | undefined;
   do {
     // One page at a time: the event loop gets a turn between pages.
-    const page = await store.query({ api, limit: Math.min(MAX_PAGE_SIZE, Math.max(limit - report.transactions, 1)), ...(cursor === undefined ? {} : { cursor }) });
+    const page = await store.query({ api, limit: Math.min(MAX_PAGE_SIZE, Math.max(limit - records.length, 1)), ...(cursor === undefined ? {} : { cursor }) });
     for (const record of page.items) {
-      if (report.transactions >= limit) break;
+      if (records.length >= limit) break;
       scanned++;
       if (record.api === undefined || apiKey(record.api) !== api) continue;
-      report.transactions++;
-      report.window = { from: record.startedAt, to: report.window?.to ?? record.startedAt };
-      const recorded = record.authorization;
-      if (recorded === undefined) {
-        skip('noAuthorization');
-        continue;
-      }
-      if (recorded.request === undefined) {
-        skip(recorded.decision === 'Permit' ? 'permit' : 'noRequest');
-        continue;
-      }
-      let request: RequestContext | undefined;
-      try {
-        request = xacmlRequestOf(record);
-      } catch {
-        request = undefined;
-      }
-      if (request === undefined) {
-        skip('unreadable');
-        continue;
-      }
-      clock.at = record.startedAt;
-      const first = pdp.evaluate(request).results[0];
-      const decision: XacmlDecision = first?.decision ?? 'Indeterminate';
-      report.evaluated++;
-      if (recorded.request.incomplete === true) report.incomplete++;
-      if (decision === recorded.decision) {
-        report.unchanged++;
-        continue;
-      }
-      report.changed.push(changeOf(record, draftDecision(pdp, request, decision, first?.status.message)));
+      records.push(whatIfRecordOf(record));
     }
     cursor = page.next;
-  } while (cursor !== undefined && report.transactions < limit && scanned < maxScanned);
-  if (cursor !== undefined && report.transactions < limit) report.scanLimited = true;
+  } while (cursor !== undefined && records.length < limit && scanned < maxScanned);
+  return { records, scanLimited: cursor !== undefined && records.length < limit };
+}
+
+/**
+ * Evaluates a compiled draft against the recorded XACML requests of `read` (the last `limit`
+ * transactions of `api`, from {@link readWhatIfRecords}). `clock` is the draft's `now`: it is set
+ * to each transaction's time before its evaluation, so that a request without the time attributes
+ * is decided at the time it was made.
+ */
+export function evaluateWhatIf(pdp: Pdp, clock: { at: number }, api: string, limit: number, read: WhatIfRecords): WhatIfReport {
+  const report: WhatIfReport = { api, limit, transactions: 0, evaluated: 0, unchanged: 0, incomplete: 0, changed: [], skipped: [] };
+  const skipped = new Map<WhatIfSkipReason, number>();
+  const skip = (reason: WhatIfSkipReason): void => void skipped.set(reason, (skipped.get(reason) ?? 0) + 1);
+  for (const record of read.records.slice(0, limit)) {
+    report.transactions++;
+    report.window = { from: record.startedAt, to: report.window?.to ?? record.startedAt };
+    const recorded = record.authorization;
+    if (recorded === undefined) {
+      skip('noAuthorization');
+      continue;
+    }
+    if (recorded.request === undefined) {
+      skip(recorded.decision === 'Permit' ? 'permit' : 'noRequest');
+      continue;
+    }
+    let request: RequestContext | undefined;
+    try {
+      request = xacmlRequestOf(record);
+    } catch {
+      request = undefined;
+    }
+    if (request === undefined) {
+      skip('unreadable');
+      continue;
+    }
+    clock.at = record.startedAt;
+    const first = pdp.evaluate(request).results[0];
+    const decision: XacmlDecision = first?.decision ?? 'Indeterminate';
+    report.evaluated++;
+    if (recorded.request.incomplete === true) report.incomplete++;
+    if (decision === recorded.decision) {
+      report.unchanged++;
+      continue;
+    }
+    report.changed.push(changeOf(record, draftDecision(pdp, request, decision, first?.status.message)));
+  }
+  if (read.scanLimited) report.scanLimited = true;
   for (const reason of ['permit', 'noAuthorization', 'noRequest', 'unreadable'] as const) {
     const count = skipped.get(reason);
     if (count !== undefined) report.skipped.push({ reason, count, why: WHY[reason] });

@@ -28,6 +28,7 @@ import { configDigest } from '../configuration/digest.js';
 import { configurationRouter } from '../configuration/router.js';
 import { configurationPage } from '../configuration/page.js';
 import type { ConfigStore } from '../configuration/store.js';
+import { OperatorWorkPool } from '../operator-work/pool.js';
 
 const log = logger('gateway');
 
@@ -164,6 +165,8 @@ export function createGateway(options: CreateGatewayOptions): Gateway {
   // Validated now, so that a missing password fails at start rather than at the first admin call.
   if (options.admin !== undefined) adminAuthenticator(options.admin, 'createGateway: options.admin');
   const access = options.admin === undefined ? undefined : new OperatorAccess(options.admin, options.operators ?? {}, { basePath, trustProxy: settings.compileSettings.trustProxy }, 'createGateway');
+  // The configuration console's heavy work, in worker threads started at its first job.
+  const work = new OperatorWorkPool(settings.operatorWork);
 
   /** The runtime most recently compiled and accepted (the cache's entry in force). */
   let latest: Runtime | undefined;
@@ -291,6 +294,7 @@ export function createGateway(options: CreateGatewayOptions): Gateway {
       return forgotten;
     },
     async close() {
+      await work.close();
       await link?.close();
       // The audit's pending summaries and queued lines, written before the process ends.
       await access?.close();
@@ -301,7 +305,7 @@ export function createGateway(options: CreateGatewayOptions): Gateway {
     },
   };
 
-  mountAdmin(gateway, options, { basePath, server, messages, ready: () => latest !== undefined, metricsAuth: metrics?.auth, access, configStore, adminHost: settings.adminHostName === undefined ? undefined : adminHostCheck(settings.adminHostName, compileSettings.trustProxy) });
+  mountAdmin(gateway, options, { basePath, server, messages, ready: () => latest !== undefined, metricsAuth: metrics?.auth, access, configStore, work, adminHost: settings.adminHostName === undefined ? undefined : adminHostCheck(settings.adminHostName, compileSettings.trustProxy) });
   // One router layer: the handler decides which requests are the gateway's (Express's own mount
   // matching ignores case) and passes the others on.
   gateway.router.use((req: Request, res: Response, next: NextFunction) => handler(req, res, next));
@@ -321,6 +325,7 @@ function mountAdmin(
     access,
     configStore,
     adminHost,
+    work,
   }: {
     basePath: string;
     server: string;
@@ -330,6 +335,7 @@ function mountAdmin(
     access: OperatorAccess | undefined;
     configStore: ConfigStore | undefined;
     adminHost: ReturnType<typeof adminHostCheck> | undefined;
+    work: OperatorWorkPool;
   },
 ): void {
   const prefix = basePath === '/' ? '' : basePath;
@@ -358,7 +364,7 @@ function mountAdmin(
   adminApp.use(`${prefix}/admin`, serverHeader, access.auditTrail('admin'), adminRouter(gateway, access.routerOptions()));
   adminApp.use(`${prefix}/operators`, serverHeader, operatorsRouter(access));
   if (configStore !== undefined) {
-    adminApp.use(`${prefix}/configuration/api`, serverHeader, configurationRouter(access, configStore, gateway));
+    adminApp.use(`${prefix}/configuration/api`, serverHeader, configurationRouter(access, configStore, gateway, work));
     adminApp.use(`${prefix}/configuration`, serverHeader, configurationPage());
   }
   if (options.console === false) return;

@@ -17,6 +17,7 @@ import type { RedisClientLike } from '../cluster/redis.js';
 import { clusterSecrets } from '../cluster/seal.js';
 import type { AdminAuthOptions } from './admin.js';
 import type { OperatorsOptions } from '../operators/access.js';
+import { operatorWorkLimits, type OperatorWorkLimits, type OperatorWorkOptions } from '../operator-work/pool.js';
 import { FileConfigStore, isConfigStore, type ConfigStore } from '../configuration/store.js';
 import { fileURLToPath } from 'node:url';
 import type { CompileSettings } from './compile.js';
@@ -92,6 +93,13 @@ export interface CreateGatewayOptions {
    * path (versions in `<file>.versions/`); `false`: no configuration console.
    */
   configStore?: ConfigStore | false;
+  /**
+   * Bounds of the configuration console's heavy work (compiling policies for a check, a what-if
+   * or a save, importing OpenAPI documents, comparing versions), which runs in worker threads and
+   * never on the event loop that serves the APIs: workers, queue, time and memory budget per job,
+   * largest policy and OpenAPI document. See docs/configuration-console.md.
+   */
+  operatorWork?: OperatorWorkOptions;
   /** Mount the monitoring console at `<basePath>/console` (needs `admin`). Default `true`. */
   console?: boolean;
   /**
@@ -210,11 +218,13 @@ export interface GatewaySettings {
   readonly configStore: ConfigStore | undefined;
   /** The only host name the admin listener's operator routes answer under; `undefined`: any. */
   readonly adminHostName: string | undefined;
+  /** The bounds of the configuration console's work in worker threads. */
+  readonly operatorWork: OperatorWorkLimits;
 }
 
 const GATEWAY_KEYS = optionKeys<CreateGatewayOptions>({
   config: true, baseDir: true, basePath: true, allowEmptySegments: true, server: true, messages: true, configCacheTtlSeconds: true, cacheTtlSeconds: true,
-  admin: true, operators: true, configStore: true, console: true, store: true, redis: true, redisKeyPrefix: true, redisCommandTimeoutMs: true, nodeId: true, adminHostName: true, clusterSecret: true, maxRequestTargetBytes: true,
+  admin: true, operators: true, configStore: true, console: true, store: true, redis: true, redisKeyPrefix: true, redisCommandTimeoutMs: true, nodeId: true, adminHostName: true, clusterSecret: true, maxRequestTargetBytes: true, operatorWork: true,
   recording: true, trustProxy: true, relay: true, tokenPolicyOptions: true, metrics: true,
 });
 const GATEWAY_RELAY_KEYS = optionKeys<NonNullable<CreateGatewayOptions['relay']>>({ keepUnderscoreHeaders: true, maxDrainBytes: true, connectTimeoutMs: true, connections: true, keepAliveTimeoutMs: true, dispatcher: true });
@@ -287,5 +297,6 @@ export function gatewaySettings(options: CreateGatewayOptions): GatewaySettings 
     given === false
       ? undefined
       : (given ?? (isConfigStore(source) ? source : typeof source === 'string' ? new FileConfigStore(source) : source instanceof URL ? new FileConfigStore(fileURLToPath(source)) : undefined));
-  return { source, basePath, configCacheTtlSeconds, targetRules, maxRequestTargetBytes, server, messages, store, nodeId, clusterSecrets: secrets, redisKeyPrefix, redisCommandTimeoutMs, compileSettings, ownDispatcher, metrics, configStore, adminHostName };
+  const operatorWork = operatorWorkLimits(options.operatorWork, check);
+  return { source, basePath, configCacheTtlSeconds, targetRules, maxRequestTargetBytes, server, messages, store, nodeId, clusterSecrets: secrets, redisKeyPrefix, redisCommandTimeoutMs, compileSettings, ownDispatcher, metrics, configStore, adminHostName, operatorWork };
 }

@@ -1,0 +1,205 @@
+/**
+ * Finding 6 (operators' work): checking a policy (any viewer), importing an OpenAPI document,
+ * running a what-if or validating a save compiles and parses documents that an operator or a
+ * vendor wrote, for seconds of CPU. Played over real HTTP against `serve` (the built command,
+ * the example's configuration, a real authorization server and backend) while an unrelated API
+ * call with a valid token is measured; then the bounds of that work (size, time, queue) against a
+ * gateway given tight bounds.
+ */
+import { writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { expect } from 'chai';
+import { startDemoAuthServer, type DemoAuthServer } from '../../examples/petstore/auth-server.js';
+import { doggie, startPetstoreBackend, type PetstoreBackend } from '../../examples/petstore/backend.js';
+import type { GatewayConfig } from '../../src/index.js';
+import { latencyDuring, type LatencyReport } from '../authorize/helpers/gateway-process.js';
+import { startPetstore, type PetstoreGateway } from '../configuration/helpers.js';
+import { editJson, exampleCopy } from '../gateway/helpers.js';
+import { ADMIN_PASSWORD, OperatorClient, PASSWORDS, testUsers } from '../operators/helpers.js';
+import { freePort, serve, stop, type Served } from '../server/support.js';
+import { doublingRefsOpenApi, manyOperationsOpenApi, PERMIT_ALL, regexHeavyPolicy } from './support/operator-documents.js';
+
+const API = '/gateway/configuration/api';
+const CHECK = `${API}/policies/check`;
+const PETSTORE = `${API}/apis/Ente/PetStore/1`;
+/** The most an unrelated API call may wait while an operator's work runs. */
+const BOUND_MS = 100;
+
+interface Answer {
+  status: number;
+  retryAfter?: string | null;
+  body: Record<string, unknown>;
+}
+
+async function answerOf(res: Response): Promise<Answer> {
+  return { status: res.status, retryAfter: res.headers.get('retry-after'), body: (await res.json()) as Record<string, unknown> };
+}
+
+/** The attack's answer as JSON (the report keeps it as text). */
+function attackAnswer(report: LatencyReport): Answer {
+  expect(report.attack, 'the operator got an answer').to.have.property('status');
+  const { status, body } = report.attack as { status: number; body: string };
+  return { status, body: JSON.parse(body) as Record<string, unknown> };
+}
+
+function expectNotDelayed(report: LatencyReport): void {
+  const shown = report.latencies.map((l) => l.toFixed(1)).join(', ');
+  expect(Math.max(...report.latencies), `unrelated API call latencies (ms): ${shown}`).to.be.at.most(BOUND_MS);
+  expect(new Set(report.statuses), 'the unrelated calls were relayed').to.deep.equal(new Set([200]));
+}
+
+/** The answer of a job stopped at its time budget, as the operator reads it. */
+function expectOverBudget(answer: Answer, budget: string): void {
+  expect(answer.status).to.equal(422);
+  expect(answer.body).to.include({ status: 422, gateway_status: 'protocol:GATEWAY-422', code: 'ERR_OPERATOR_WORK_OVER_BUDGET' });
+  expect(String(answer.body['detail'])).to.include(budget);
+}
+
+describe('security: operators\' work never stalls the APIs (finding 6)', function () {
+  this.timeout(240_000);
+
+  describe('serve: the heavy work of every role, while an API call is measured', () => {
+    let as: DemoAuthServer;
+    let backend: PetstoreBackend;
+    let copy: Awaited<ReturnType<typeof exampleCopy>>;
+    let served: Served;
+    let probe: string;
+    let vera: OperatorClient;
+    let ada: OperatorClient;
+    const heavy = regexHeavyPolicy();
+
+    before(async () => {
+      as = await startDemoAuthServer({ port: 0 });
+      backend = await startPetstoreBackend({ port: 0 });
+      copy = await exampleCopy();
+      await editJson<GatewayConfig>(copy.configFile, (config) => {
+        config.tokenPolicies!.DemoIdP!.issuer = as.issuer;
+        config.apis[0]!.backend.url = backend.url;
+        // Every decision keeps its request: the what-if evaluates all of them.
+        config.apis[0]!.recording = { ...config.apis[0]!.recording, xacmlRequests: 'all' };
+      });
+      const usersFile = path.join(copy.dir, 'users.json');
+      await writeFile(usersFile, JSON.stringify({ users: await testUsers() }));
+      const [port, adminPort] = [await freePort(), await freePort()];
+      served = serve(['serve', '--config', copy.configFile, '--port', String(port), '--admin-port', String(adminPort), '--users', usersFile], { ADMIN_PASSWORD });
+      await served.waitFor(/serving APIs at/);
+      const token = await as.issueToken('client1', 'client1-secret');
+      const api = `http://127.0.0.1:${port}/gateway/Ente/PetStore/v1`;
+      const put = await fetch(`${api}/pet?access_token=${encodeURIComponent(token)}`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify(doggie) });
+      expect(put.status).to.equal(200);
+      probe = `${api}/pet/${doggie.id}?access_token=${encodeURIComponent(token)}`;
+      const admin = `http://127.0.0.1:${adminPort}`;
+      vera = new OperatorClient(admin);
+      ada = new OperatorClient(admin);
+      expect((await vera.signIn('vera', PASSWORDS.vera)).status).to.equal(200);
+      expect((await ada.signIn('ada', PASSWORDS.ada)).status).to.equal(200);
+      // Some traffic for the what-if to replay.
+      for (let i = 0; i < 20; i++) expect((await fetch(probe)).status).to.equal(200);
+    });
+    after(async () => {
+      await stop(served);
+      await backend?.stop();
+      await as?.stop();
+      await copy?.remove();
+    });
+
+    const post = (client: () => OperatorClient, route: string, body: unknown, method = 'POST') => (signal: AbortSignal) =>
+      client().fetch(route, { method, body: JSON.stringify(body), headers: { 'content-type': 'application/json' }, signal });
+
+    it('a viewer\'s check of a policy of 6,000 large regular expressions: checked, and the API call waits at most 100 ms', async () => {
+      const report = await latencyDuring(post(() => vera, CHECK, { text: heavy }), probe, { patienceMs: 120_000 });
+      const answer = attackAnswer(report);
+      // On a crowded machine the compilation may go past the budget: the operator is told so.
+      if (answer.status === 422) expectOverBudget(answer, '10000 ms');
+      else expect(answer).to.deep.include({ status: 200, body: { valid: true, issues: [] } });
+      expectNotDelayed(report);
+    });
+
+    it('an admin\'s dry-run save of that policy (every policy of the document compiled): the API call waits at most 100 ms', async () => {
+      const report = await latencyDuring(post(() => ada, `${PETSTORE}/policy`, { text: heavy, dryRun: true }, 'PUT'), probe, { patienceMs: 120_000 });
+      const answer = attackAnswer(report);
+      if (answer.status === 422) expectOverBudget(answer, '10000 ms');
+      else expect(answer).to.deep.include({ status: 200 }).and.to.have.nested.property('body.dryRun', true);
+      expectNotDelayed(report);
+    });
+
+    it('an admin\'s what-if of that policy against the recorded calls: the API call waits at most 100 ms', async () => {
+      const report = await latencyDuring(post(() => ada, `${PETSTORE}/policy/what-if`, { text: heavy, limit: 2000 }), probe, { patienceMs: 120_000 });
+      const answer = attackAnswer(report);
+      if (answer.status === 422) expectOverBudget(answer, '10000 ms');
+      else {
+        expect(answer.status).to.equal(200);
+        expect(answer.body['evaluated']).to.be.at.least(20);
+      }
+      expectNotDelayed(report);
+    });
+
+    it('an admin\'s import of a 4 KB OpenAPI document whose references double 32 times: refused, and the API call waits at most 100 ms', async () => {
+      const report = await latencyDuring(post(() => ada, `${PETSTORE}/operations/openapi`, { text: doublingRefsOpenApi(), dryRun: true }), probe, { patienceMs: 120_000 });
+      const answer = attackAnswer(report);
+      expect(answer.status).to.equal(422);
+      if (answer.body['code'] !== 'ERR_OPERATOR_WORK_OVER_BUDGET') expect(String(answer.body['detail'])).to.match(/^the OpenAPI document: /);
+      expectNotDelayed(report);
+    });
+
+    it('an admin\'s import of a 1.5 MB OpenAPI document of 6,000 operations: the API call waits at most 100 ms', async () => {
+      const report = await latencyDuring(post(() => ada, `${PETSTORE}/operations/openapi`, { text: manyOperationsOpenApi(), dryRun: true }), probe, { patienceMs: 120_000 });
+      const answer = attackAnswer(report);
+      if (answer.status === 422) expectOverBudget(answer, '10000 ms');
+      else expect(answer.body['changes']).to.have.property('added').with.length(6000);
+      expectNotDelayed(report);
+    });
+
+    it('a policy or an OpenAPI document past its size is refused with 413, naming the size', async () => {
+      const big = `${PERMIT_ALL}<!--${'x'.repeat(2 * 1024 * 1024)}-->`;
+      const checked = await answerOf(await vera.json(CHECK, 'POST', { text: big }));
+      expect(checked.status).to.equal(413);
+      expect(checked.body['detail']).to.equal(`the policy is ${Buffer.byteLength(big)} bytes: the most a policy may have is 2097152 bytes`);
+      const document = `${doublingRefsOpenApi(2)}${' '.repeat(2 * 1024 * 1024)}`;
+      const imported = await answerOf(await ada.json(`${PETSTORE}/operations/openapi`, 'POST', { text: document, dryRun: true }));
+      expect(imported.status).to.equal(413);
+      expect(imported.body['detail']).to.equal(`the OpenAPI document is ${Buffer.byteLength(document)} bytes: the most an OpenAPI document may have is 2097152 bytes`);
+    });
+  });
+
+  describe('the bounds of the work: time budget, queue (a gateway given tight bounds)', () => {
+    let pet: PetstoreGateway | undefined;
+    afterEach(async () => {
+      await pet?.stop();
+      pet = undefined;
+    });
+
+    it('a job past its time budget is stopped with 422 naming the budget, and the next job is answered', async () => {
+      pet = await startPetstore({ operatorWork: { timeoutMs: 500 } });
+      const vera = new OperatorClient(pet.server.adminUrl!);
+      expect((await vera.signIn('vera', PASSWORDS.vera)).status).to.equal(200);
+      const over = await answerOf(await vera.json(CHECK, 'POST', { text: regexHeavyPolicy() }));
+      expectOverBudget(over, '500 ms');
+      expect(over.body['detail']).to.equal('The work went past its budget of 500 ms and was stopped');
+      const next = await answerOf(await vera.json(CHECK, 'POST', { text: PERMIT_ALL }));
+      expect(next).to.deep.include({ status: 200, body: { valid: true, issues: [] } });
+      // The API still serves.
+      expect((await pet.putPetAs('client1')).status).to.equal(200);
+    });
+
+    it('past the running and queued jobs, an operator gets 503 with Retry-After; the others are answered', async () => {
+      pet = await startPetstore({ operatorWork: { workers: 1, maxQueued: 1 } });
+      const vera = new OperatorClient(pet.server.adminUrl!);
+      expect((await vera.signIn('vera', PASSWORDS.vera)).status).to.equal(200);
+      const text = regexHeavyPolicy(1500);
+      const answers = await Promise.all([0, 1, 2].map(async () => answerOf(await vera.json(CHECK, 'POST', { text }))));
+      const statuses = answers.map((a) => a.status).sort();
+      expect(statuses).to.deep.equal([200, 200, 503]);
+      const busy = answers.find((a) => a.status === 503)!;
+      expect(busy.retryAfter).to.equal('10');
+      expect(busy.body).to.deep.include({
+        status: 503,
+        gateway_status: 'integration:GATEWAY-503',
+        code: 'ERR_OPERATOR_WORK_BUSY',
+        detail: 'Too many operators\' jobs in progress: try again later',
+      });
+      const after = await answerOf(await vera.json(CHECK, 'POST', { text: PERMIT_ALL }));
+      expect(after).to.deep.include({ status: 200, body: { valid: true, issues: [] } });
+    });
+  });
+});
