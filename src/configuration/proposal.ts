@@ -23,9 +23,11 @@ export interface ProposalIssue extends ConfigIssue {
 
 /**
  * Every problem of a proposal, in document order; none means it may be saved. A policy the
- * proposal does not upload is read from `saved`'s.
+ * proposal does not upload is read from `saved`'s. With `maxCompileMs`, an API's policy whose
+ * compilation takes longer is a problem too: the gateway compiles the policies in force on the
+ * thread that serves the APIs, so what a save may put in force is bounded by that time.
  */
-export function proposalIssues(proposal: ConfigProposal, saved: Pick<ConfigSnapshot, 'policies'>): ProposalIssue[] {
+export function proposalIssues(proposal: ConfigProposal, saved: Pick<ConfigSnapshot, 'policies'>, maxCompileMs = Number.POSITIVE_INFINITY): ProposalIssue[] {
   const issues: ProposalIssue[] = [];
   try {
     checkConfig(proposal.document);
@@ -56,7 +58,17 @@ export function proposalIssues(proposal: ConfigProposal, saved: Pick<ConfigSnaps
       }
       texts.push(text);
     }
-    issues.push(...policyIssues(texts[0]!, texts.slice(1), az.policy, `${at}.policy`));
+    const started = performance.now();
+    const compiled = policyIssues(texts[0]!, texts.slice(1), az.policy, `${at}.policy`);
+    const took = Math.round(performance.now() - started);
+    issues.push(...compiled);
+    if (compiled.length === 0 && took > maxCompileMs) {
+      issues.push({
+        path: `${at}.policy`,
+        file: az.policy,
+        message: `compiling this policy took ${took} ms; the gateway compiles the policies in force on the thread that serves the APIs, so one may take at most ${maxCompileMs} ms (operatorWork.maxCompileMs): split it or simplify it`,
+      });
+    }
   });
   for (const file of Object.keys(proposal.policies ?? {})) {
     if (!POLICY_PATH.test(file)) issues.push({ path: 'policies', message: `${file}: not a policy path the console writes` });

@@ -230,7 +230,7 @@ function routeKit(access: OperatorAccess, store: ConfigStore, work: OperatorWork
           for (const [file, text] of Object.entries(proposal.policies ?? {})) checkSize(text, `the policy ${file}`, 'a policy', work.limits.maxPolicyBytes);
           // A saved secret kept while the issuer or an endpoint moves is refused (not restored).
           const kept = restoreSecrets(proposal.document, latest.document);
-          const checked = await work.run('checkProposal', { proposal, saved: { policies: latest.policies } }, signal);
+          const checked = await work.run('checkProposal', { proposal, saved: { policies: latest.policies }, maxCompileMs: work.limits.maxCompileMs }, signal);
           const issues: ProposalIssue[] = [...kept, ...checked.filter((i) => !kept.some((k) => k.path === i.path))].map(built.explain ?? ((i) => i));
           if (issues.length > 0) throw new RequestError(422, `${issues.length} problem(s): ${issues.map((i) => (i.path === '' ? i.message : `${i.path}: ${i.message}`)).join('; ')}`, { issues });
           // A dry run: validated and answered, nothing saved, nothing to log.

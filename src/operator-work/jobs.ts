@@ -39,7 +39,7 @@ export interface Jobs {
   /** A policy compiled as the gateway compiles it: its issues (none when valid). */
   checkPolicy: { input: PolicyDraft; output: ProposalIssue[] };
   /** A save's proposal checked as the file is, every policy compiled: its issues. */
-  checkProposal: { input: { proposal: ConfigProposal; saved: Pick<ConfigSnapshot, 'policies'> }; output: ProposalIssue[] };
+  checkProposal: { input: { proposal: ConfigProposal; saved: Pick<ConfigSnapshot, 'policies'>; maxCompileMs: number }; output: ProposalIssue[] };
   /** An OpenAPI document read (at most `maxBytes`) and merged into an API's operations. */
   importOpenApi: { input: { text: string; maxBytes: number; existing: OperationConfig[] | undefined; mode: ImportMode }; output: OpenApiImportResult };
   /** A draft compiled and evaluated against recorded transactions: the report, or the draft's issues. */
@@ -54,7 +54,7 @@ export type JobKind = keyof Jobs;
 /** The functions, by job. */
 export const jobs: { [K in JobKind]: (input: Jobs[K]['input']) => Jobs[K]['output'] | Promise<Jobs[K]['output']> } = {
   checkPolicy: ({ text, references, file, at }) => policyIssues(text, references, file, at),
-  checkProposal: ({ proposal, saved }) => proposalIssues(proposal, saved),
+  checkProposal: ({ proposal, saved, maxCompileMs }) => proposalIssues(proposal, saved, maxCompileMs),
   async importOpenApi({ text, maxBytes, existing, mode }) {
     const read = await operationsFromOpenApi(text, maxBytes);
     if (read.issues.length > 0) return { read };

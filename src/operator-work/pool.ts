@@ -39,13 +39,20 @@ export interface OperatorWorkOptions {
   maxPolicyBytes?: number;
   /** Largest OpenAPI document (bytes of UTF-8) an import takes; larger: 413. Default 2 MiB. */
   maxOpenApiBytes?: number;
+  /**
+   * Longest, in milliseconds, that compiling one API's policy (with its references) may take when a
+   * save checks it; slower: the save is refused (422, naming the time). The policies in force are
+   * compiled again on the thread that serves the APIs when ResetAllCaches (or the configuration's
+   * expiry) puts a version in force, so this bounds that pause. Default `100`.
+   */
+  maxCompileMs?: number;
 }
 
 /** {@link OperatorWorkOptions} with their defaults applied.  @internal */
 export type OperatorWorkLimits = Readonly<Required<OperatorWorkOptions>>;
 
 const MIB = 1024 * 1024;
-const OPERATOR_WORK_KEYS = optionKeys<OperatorWorkOptions>({ workers: true, maxQueued: true, timeoutMs: true, maxMemoryMb: true, maxPolicyBytes: true, maxOpenApiBytes: true });
+const OPERATOR_WORK_KEYS = optionKeys<OperatorWorkOptions>({ workers: true, maxQueued: true, timeoutMs: true, maxMemoryMb: true, maxPolicyBytes: true, maxOpenApiBytes: true, maxCompileMs: true });
 
 /** Checks `operatorWork` options, naming a bad one as `<factory>: options.<at>.<name>`.  @internal */
 export function operatorWorkLimits(value: unknown, check: OptionChecks, at = 'operatorWork'): OperatorWorkLimits {
@@ -57,6 +64,7 @@ export function operatorWorkLimits(value: unknown, check: OptionChecks, at = 'op
     maxMemoryMb: check.positive(o.maxMemoryMb, `${at}.maxMemoryMb`, 512, true),
     maxPolicyBytes: check.positive(o.maxPolicyBytes, `${at}.maxPolicyBytes`, 2 * MIB, true),
     maxOpenApiBytes: check.positive(o.maxOpenApiBytes, `${at}.maxOpenApiBytes`, 2 * MIB, true),
+    maxCompileMs: check.positive(o.maxCompileMs, `${at}.maxCompileMs`, 100, true),
   };
 }
 

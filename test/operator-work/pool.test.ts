@@ -21,7 +21,9 @@ describe('operator work pool', function () {
   });
 
   it('checks its options at creation, naming the option', () => {
-    expect(limits({})).to.deep.equal({ workers: 1, maxQueued: 4, timeoutMs: 10_000, maxMemoryMb: 512, maxPolicyBytes: 2_097_152, maxOpenApiBytes: 2_097_152 });
+    expect(limits({})).to.deep.equal({ workers: 1, maxQueued: 4, timeoutMs: 10_000, maxMemoryMb: 512, maxPolicyBytes: 2_097_152, maxOpenApiBytes: 2_097_152, maxCompileMs: 100 });
+    expect(() => createGateway({ config: openConfig('http://127.0.0.1:9'), operatorWork: { maxCompileMs: 0 } })).to.throw(TypeError, 'createGateway: options.operatorWork.maxCompileMs must be a positive integer');
+    expect(() => createGateway({ config: openConfig('http://127.0.0.1:9'), operatorWork: { maxCompileMS: 50 } as never })).to.throw(TypeError, /options\.operatorWork\.maxCompileMS is not an option \(did you mean "maxCompileMs"\?\)/);
     expect(() => createGateway({ config: openConfig('http://127.0.0.1:9'), operatorWork: { workers: 0 } })).to.throw(TypeError, 'createGateway: options.operatorWork.workers must be a positive integer');
     expect(() => createGateway({ config: openConfig('http://127.0.0.1:9'), operatorWork: { timeoutMs: '5s' as never } })).to.throw(TypeError, 'createGateway: options.operatorWork.timeoutMs must be a positive integer');
     expect(() => createGateway({ config: openConfig('http://127.0.0.1:9'), operatorWork: [] as never })).to.throw(TypeError, 'createGateway: options.operatorWork must be an object');
