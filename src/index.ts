@@ -196,7 +196,7 @@ export type { GatewayMetrics, GatewayMetricsOptions } from './observability/metr
 
 // The gateway as a server
 export { serveGateway } from './server/index.js';
-export type { GatewayServer, ServeOptions, ServerTimeouts } from './server/index.js';
+export type { AdminAdmissionOptions, GatewayServer, ServeOptions, ServerTimeouts } from './server/index.js';
 
 // Operators of the admin listener (users, roles, sessions, audit log) and the configuration console
 export { FileConfigStore, PostgresConfigSource, VersionConflictError } from './configuration/index.js';

@@ -9,6 +9,7 @@ import { createServer, type IncomingMessage, type RequestListener, type Server, 
 import type { AddressInfo } from 'node:net';
 import express from 'express';
 import type { Gateway } from '../gateway/create-gateway.js';
+import { adminAdmissionSettings, admitted, type AdminAdmissionOptions } from './admission.js';
 import { InvalidOptionError, optionChecks, optionKeys, type OptionChecks } from '../options.js';
 
 /**
@@ -49,6 +50,12 @@ export interface ServeOptions {
    * `false` serves none. Default `8081`.
    */
   adminPort?: number | false;
+  /**
+   * Requests of the admin listener admitted per second (a token bucket): past the rate a request
+   * waits, its connection paused, so that a flood of the admin port takes a bounded share of the
+   * CPU that serves the APIs. Health checks are always admitted at once.
+   */
+  adminAdmission?: AdminAdmissionOptions;
   /** Timeouts of both listeners. */
   timeouts?: ServerTimeouts;
   /**
@@ -97,7 +104,7 @@ function checkedPort(check: OptionChecks, value: unknown, path: string): number 
   return value;
 }
 
-const SERVE_KEYS = optionKeys<ServeOptions>({ port: true, host: true, adminPort: true, adminHost: true, timeouts: true, gracePeriodMs: true });
+const SERVE_KEYS = optionKeys<ServeOptions>({ port: true, host: true, adminPort: true, adminHost: true, adminAdmission: true, timeouts: true, gracePeriodMs: true });
 
 /**
  * Serves a gateway: its APIs with `gateway.handler` on a plain `node:http` server, and its
@@ -128,6 +135,7 @@ export async function serveGateway(gateway: Gateway, options: ServeOptions = {})
   const adminHost = check.string(options.adminHost, 'adminHost', '127.0.0.1', undefined, 'a host name or address');
   const timeouts = checkedTimeouts(check, options.timeouts);
   const gracePeriodMs = check.nonNegative(options.gracePeriodMs, 'gracePeriodMs', 10_000);
+  const admission = adminAdmissionSettings(check, options.adminAdmission);
 
   const servers: Server[] = [];
   try {
@@ -136,7 +144,7 @@ export async function serveGateway(gateway: Gateway, options: ServeOptions = {})
       const adminApp = express();
       adminApp.disable('x-powered-by');
       adminApp.use(gateway.adminRouter);
-      servers.push(await listen(adminApp, adminPort, adminHost, timeouts));
+      servers.push(await listen(admitted(adminApp, admission), adminPort, adminHost, timeouts));
     }
   } catch (err) {
     await Promise.all(servers.map((server) => stopServer(server, 0)));
