@@ -8,7 +8,7 @@ import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:ht
 import { gatewayContext } from '../context.js';
 import { GatewayError, messageSets, renderMessage, type MessageSet } from '../errors.js';
 import { optionChecks, optionKeys, type OptionChecks } from '../options.js';
-import { setIdentityHead } from '../record/response-head.js';
+import { setIdentityHead } from '../exchange/head.js';
 
 /** The problem+json body (spec 2.5). */
 export interface ProblemBody {
