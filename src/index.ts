@@ -87,25 +87,19 @@ export type { ErrorHandler, ProblemJsonErrorHandlerOptions } from './problem/han
 export { bearerChallenge, renderProblem, sendProblem } from './problem/render.js';
 export type { ProblemBody, ProblemOptions, RenderedProblem } from './problem/render.js';
 
-// Records and the monitoring console
+// Records
 export {
-  CONSOLE_REQUEST_HEADER,
   DEFAULT_REDACTED_HEADERS,
   MemoryTransactionStore,
   PostgresTransactionStore,
   apiKey,
-  monitoringConsole,
   outcomeGroups,
   recordTransaction,
   toXacmlRequest,
   xacmlRequestOf,
 } from './record/index.js';
 export type {
-  BasicCredentials,
-  ConsoleAuthenticate,
-  LoginThrottleOptions,
   MemoryTransactionStoreOptions,
-  MonitoringConsoleOptions,
   OutcomeCounts,
   OutcomeGroup,
   PgClientLike,
@@ -137,6 +131,12 @@ export type {
   TransactionStore,
   TransactionTokenInfo,
 } from './record/index.js';
+
+// The monitoring console, and the credentials of every operators' router
+export { monitoringConsole } from './monitoring/index.js';
+export type { MonitoringConsoleOptions } from './monitoring/index.js';
+export { CONSOLE_REQUEST_HEADER } from './admin/index.js';
+export type { BasicCredentials, ConsoleAuthenticate, LoginThrottleOptions } from './admin/index.js';
 
 // Several instances as one: Redis
 export { GatewayCluster, RedisConnection, RedisPackageMissingError, SharedTokenResults, connectRedis, createGatewayCluster } from './cluster/index.js';

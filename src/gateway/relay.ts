@@ -19,7 +19,7 @@ import type { BackendObserver } from '../observability/metrics.js';
 import { endRelaySpan, traceHeadersFor, type GatewayTracing } from '../observability/tracing.js';
 import { optionChecks, optionKeys, type OptionChecks } from '../options.js';
 import { addIdentityHead, TRANSACTION_ID_HEADER } from '../exchange/head.js';
-import { compileTrust, type TrustProxy } from './trust-proxy.js';
+import { compileTrust, type TrustProxy } from '../trust-proxy.js';
 import { BackendExchange, type ExchangeSettings } from './backend-exchange.js';
 import { startBackendMessage, type BodyCapture } from '../exchange/capture.js';
 

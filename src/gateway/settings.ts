@@ -15,7 +15,7 @@ import type { RequestTargetRules } from '../url/request-target.js';
 import { defaultNodeId, NODE_ID, NODE_ID_RULE } from '../cluster/node-id.js';
 import type { RedisClientLike } from '../cluster/redis.js';
 import { clusterSecrets } from '../cluster/seal.js';
-import type { AdminAuthOptions } from './admin.js';
+import type { AdminAuthOptions } from '../admin/gate.js';
 import type { OperatorsOptions } from '../operators/access.js';
 import { FileConfigStore, isConfigStore, type ConfigStore } from '../configuration/store.js';
 import { fileURLToPath } from 'node:url';
@@ -23,8 +23,8 @@ import type { CompileSettings } from './compile.js';
 import type { GatewayMetricsOptions } from '../observability/metrics.js';
 import type { ConfigSource } from './config/load.js';
 import type { ResolvedTokenPolicy } from './config/types.js';
-import { clientAddressOf, compileTrust, type TrustProxy } from './trust-proxy.js';
-import { HOST_NAME } from './admin-host.js';
+import { clientAddressOf, compileTrust, type TrustProxy } from '../trust-proxy.js';
+import { HOST_NAME } from '../admin/host.js';
 
 /** Options of {@link createGateway}. */
 export interface CreateGatewayOptions {

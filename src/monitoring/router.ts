@@ -5,15 +5,17 @@
  */
 import express from 'express';
 import type { NextFunction, Request, Response, Router } from 'express';
-import { logger } from '../../log.js';
-import { optionChecks, optionKeys } from '../../options.js';
-import type { TransactionStore } from '../types.js';
-import { countsWithoutCredentials, credentialCheck, type BasicCredentials, type ConsoleAuthenticate } from './auth.js';
-import { checkRealm, guard } from './guard.js';
+import { countsWithoutCredentials, credentialCheck, type BasicCredentials, type ConsoleAuthenticate } from '../admin/credentials.js';
+import { checkRealm, guard } from '../admin/guard.js';
+import { setPageHeaders } from '../admin/headers.js';
+import { problem } from '../admin/problem.js';
+import { throttleFor, type LoginThrottleOptions } from '../admin/throttle.js';
+import { logger } from '../log.js';
+import { optionChecks, optionKeys } from '../options.js';
+import type { TransactionStore } from '../record/types.js';
 import { CONSOLE_CSS, CONSOLE_ICON, CONSOLE_JS, consoleHtml } from './page.js';
 import { parseExportRequest, streamExport } from './export.js';
 import { parseTransactionQuery, parseTransactionStatsQuery, QueryError } from './query.js';
-import { throttleFor, type LoginThrottleOptions } from './throttle.js';
 
 const log = logger('console');
 
@@ -41,20 +43,8 @@ export interface MonitoringConsoleOptions {
   language?: 'it' | 'en';
 }
 
-/**
- * Content-Security-Policy of every console response: nothing but the console's own script,
- * style and API, no framing, no inline code.
- */
-export const CONSOLE_CSP =
-  "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; " +
-  "base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
-
 /** Paths of the page and its assets (lower case, without trailing slash), as the routes below match them. */
 const PAGE_PATHS: ReadonlySet<string> = new Set(['', '/console.js', '/console.css', '/favicon.svg']);
-
-function problem(res: Response, status: number, title: string, detail: string): void {
-  res.status(status).type('application/problem+json').send(JSON.stringify({ type: `https://httpstatuses.com/${status}`, title, status, detail }));
-}
 
 const CONSOLE_KEYS = optionKeys<MonitoringConsoleOptions>({ store: true, basicAuth: true, authenticate: true, realm: true, loginThrottle: true, language: true });
 
@@ -129,11 +119,7 @@ export function monitoringConsole(options: MonitoringConsoleOptions): Router {
   const router = express.Router();
 
   router.use((req: Request, res: Response, next: NextFunction) => {
-    res.setHeader('Content-Security-Policy', CONSOLE_CSP);
-    res.setHeader('X-Content-Type-Options', 'nosniff');
-    res.setHeader('Referrer-Policy', 'no-referrer');
-    res.setHeader('X-Frame-Options', 'DENY');
-    res.setHeader('Cache-Control', 'no-store');
+    setPageHeaders(res);
     gate(req, res, next);
   });
 
