@@ -87,25 +87,19 @@ export type { ErrorHandler, ProblemJsonErrorHandlerOptions } from './problem/han
 export { bearerChallenge, renderProblem, sendProblem } from './problem/render.js';
 export type { ProblemBody, ProblemOptions, RenderedProblem } from './problem/render.js';
 
-// Records and the monitoring console
+// Records
 export {
-  CONSOLE_REQUEST_HEADER,
   DEFAULT_REDACTED_HEADERS,
   MemoryTransactionStore,
   PostgresTransactionStore,
   apiKey,
-  monitoringConsole,
   outcomeGroups,
   recordTransaction,
   toXacmlRequest,
   xacmlRequestOf,
 } from './record/index.js';
 export type {
-  BasicCredentials,
-  ConsoleAuthenticate,
-  LoginThrottleOptions,
   MemoryTransactionStoreOptions,
-  MonitoringConsoleOptions,
   OutcomeCounts,
   OutcomeGroup,
   PgClientLike,
@@ -137,6 +131,12 @@ export type {
   TransactionStore,
   TransactionTokenInfo,
 } from './record/index.js';
+
+// The monitoring console, and the credentials of every operators' router
+export { monitoringConsole } from './monitoring/index.js';
+export type { MonitoringConsoleOptions } from './monitoring/index.js';
+export { CONSOLE_REQUEST_HEADER } from './admin/index.js';
+export type { BasicCredentials, ConsoleAuthenticate, LoginThrottleOptions } from './admin/index.js';
 
 // Several instances as one: Redis
 export { GatewayCluster, RedisConnection, RedisPackageMissingError, SharedTokenResults, connectRedis, createGatewayCluster } from './cluster/index.js';
@@ -202,6 +202,6 @@ export type { AdminAdmissionOptions, GatewayServer, ServeOptions, ServerTimeouts
 export { FileConfigStore, PostgresConfigSource, VersionConflictError } from './configuration/index.js';
 export type { ConfigProposal, ConfigSnapshot, ConfigStore, ConfigVersion, DiffLine, PostgresConfigSourceOptions, ProposalIssue, SecretState } from './configuration/index.js';
 export type { WhatIfChange, WhatIfDecision, WhatIfReport, WhatIfSkipped, WhatIfSkipReason } from './configuration/index.js';
-export type { OperatorWorkOptions } from './operator-work/pool.js';
+export type { OperatorWorkOptions } from './configuration/work/pool.js';
 export { MemoryAuditLog, hashPassword } from './operators/index.js';
 export type { AuditEntry, AuditInput, AuditLog, AuditResult, MemoryAuditLogOptions, OperatorRole, OperatorUser, OperatorsOptions, SessionOptions, SessionRevocations, UsersDocument } from './operators/index.js';

@@ -9,9 +9,22 @@
  *
  * @module
  */
-import type { SessionRevocations } from '../operators/sessions.js';
 import type { RedisConnection } from './redis.js';
 import type { ClusterSeal } from './seal.js';
+
+/**
+ * Sign-outs told to and heard from the other instances: what the operators' session store takes as
+ * its `SessionRevocations` (the same shape, declared here so that the cluster needs nothing of the
+ * operators).
+ */
+export interface SignOuts {
+  /** Tells the other instances that the session `id` ended; `until`: epoch ms of its own expiry. */
+  publish(id: string, until: number): void;
+  /** Calls `listener` with each sign-out another instance published. */
+  subscribe(listener: (id: string, until: number) => void): void;
+  /** Drops kept sign-outs that one published since covers (a channel that keeps them for instances that join later). */
+  forget?(signOuts: ReadonlyArray<{ readonly id: string; readonly until: number }>): void;
+}
 
 /**
  * Most sign-outs read at subscription. The set holds about users × (sessions per user + 1): a
@@ -32,7 +45,7 @@ export function signOutKey(redis: RedisConnection): string {
 }
 
 /** Sign-outs published and heard on `redis`; those made before an instance subscribed are read then. */
-export function redisSignOuts(redis: RedisConnection, seal: ClusterSeal): SessionRevocations {
+export function redisSignOuts(redis: RedisConnection, seal: ClusterSeal): SignOuts {
   const channel = signOutChannel(redis);
   const key = signOutKey(redis);
   // The member is the sealed id, its seal ending when the session would have: the same sign-out

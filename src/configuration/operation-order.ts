@@ -16,7 +16,7 @@
  * @module
  */
 import type { OperationConfig } from '../gateway/config/types.js';
-import { compilePathTemplate, matchSegment, type CompiledTemplate, type TemplateSegment } from '../gateway/template.js';
+import { compilePathTemplate, matchSegment, type CompiledTemplate, type TemplateSegment } from '../url/template.js';
 
 /**
  * Most work of one ordering, in characters compared (plus one per comparison): some 30 ms of one

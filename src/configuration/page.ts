@@ -13,9 +13,9 @@
 import { Router, type Request, type Response } from 'express';
 import { fillPlaceholders, PAGE_ICON, readPageFile } from '../page-assets/files.js';
 import { readPageTexts } from '../page-assets/texts.js';
-import { CONSOLE_CSS } from '../record/console/page.js';
-import { CONSOLE_REQUEST_HEADER } from '../record/console/guard.js';
-import { pageHeaders } from '../operators/http.js';
+import { CONSOLE_CSS } from '../monitoring/page.js';
+import { CONSOLE_REQUEST_HEADER } from '../admin/guard.js';
+import { pageHeaders } from '../admin/headers.js';
 import { CSRF_HEADER } from '../operators/sessions.js';
 
 const file = (name: string): string => readPageFile(new URL(`./page/${name}`, import.meta.url));

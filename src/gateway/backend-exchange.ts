@@ -13,7 +13,7 @@ import type { Span } from '@opentelemetry/api';
 import type { Dispatcher } from 'undici';
 import { addDiagnostic } from '../context.js';
 import type { GatewayError } from '../errors.js';
-import type { BodyCapture } from '../record/capture.js';
+import type { BodyCapture } from '../exchange/capture.js';
 
 /** What an exchange needs from its relay, settled once per relay. */
 export interface ExchangeSettings {

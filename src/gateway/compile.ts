@@ -23,7 +23,7 @@ import type { GatewayMetricsRecorder } from '../observability/metrics.js';
 import { tracingTokenObserver, type GatewayTracing } from '../observability/tracing.js';
 import { apiKey } from '../record/types.js';
 import type { SharedTokenResults } from '../cluster/shared-token-results.js';
-import type { TrustFunction } from './trust-proxy.js';
+import type { TrustFunction } from '../trust-proxy.js';
 
 /** One registered API, ready to serve. */
 export interface CompiledApi {

@@ -8,32 +8,31 @@ import { Router, type NextFunction, type Request, type Response } from 'express'
 import { messagesEn } from '../errors.js';
 import { logger } from '../log.js';
 import { problemJsonErrorHandler } from '../problem/handler.js';
-import { monitoringConsole } from '../record/console/router.js';
-import { recordTransaction } from '../record/record-transaction.js';
+import { monitoringConsole } from '../monitoring/router.js';
+import { recordTransaction, type RecordTransactionMiddleware } from '../record/record-transaction.js';
 import type { TransactionStore } from '../record/types.js';
 import type { ClusterStatus, GatewayCluster } from '../cluster/cluster.js';
-import { ClusterLink } from './cluster-link.js';
+import { ClusterLink, type ClusterLinkOptions } from './cluster-link.js';
 import { ConfigError } from './config/errors.js';
-import { adminAuthenticator, adminReadGate, adminRouter, type AdminForgetSelector, type GatewayConfigState, type ResetResult } from './admin.js';
+import { adminAuthenticator, adminReadGate } from '../admin/gate.js';
+import { adminRouter, type AdminForgetSelector, type GatewayConfigState, type ResetResult } from './admin.js';
 import { GatewayMetricsRecorder, metricsHandler, type GatewayMetrics } from '../observability/metrics.js';
 import { GatewayTracing } from '../observability/tracing.js';
 import { compileRuntime, type Runtime } from './compile.js';
 import { ConfigCache } from './config/cache.js';
 import { createRequestPath } from './request-path.js';
 import { OperatorAccess } from '../operators/access.js';
-import { ADMIN_AREAS } from './admin-areas.js';
-import { adminHostCheck } from './admin-host.js';
+import { ADMIN_AREAS } from '../admin/areas.js';
+import { adminHostCheck } from '../admin/host.js';
 import { operatorsRouter } from '../operators/router.js';
 import { configDigest } from '../configuration/digest.js';
 import { configurationRouter } from '../configuration/router.js';
 import { configurationPage } from '../configuration/page.js';
 import type { ConfigStore } from '../configuration/store.js';
-import { OperatorWorkPool } from '../operator-work/pool.js';
+import { OperatorWorkPool } from '../configuration/work/pool.js';
+import { gatewaySettings, type CreateGatewayOptions } from './settings.js';
 
 const log = logger('gateway');
-
-
-import { gatewaySettings, type CreateGatewayOptions } from './settings.js';
 
 export type { CreateGatewayOptions } from './settings.js';
 
@@ -135,28 +134,10 @@ export interface Gateway {
  */
 export function createGateway(options: CreateGatewayOptions): Gateway {
   const settings = gatewaySettings(options);
-  const { source, basePath, configCacheTtlSeconds, targetRules, maxRequestTargetBytes, server, messages, store, nodeId, clusterSecrets, redisKeyPrefix, redisCommandTimeoutMs, ownDispatcher, configStore } = settings;
+  const { source, basePath, configCacheTtlSeconds, targetRules, maxRequestTargetBytes, server, messages, store, nodeId, ownDispatcher, configStore } = settings;
   const tracing = new GatewayTracing();
   let metrics: GatewayMetricsRecorder | undefined;
-  // Every answer of the request path goes through the relay or the error handler (sendProblem),
-  // and both write `Server` and the id headers themselves, with the rest of the head: the
-  // recorder sets none (no writeHead hook, no setHeader per response).
-  // The client address the record shows is the one trustProxy lets the gateway believe (as the throttle's).
-  const record = recordTransaction({
-    ...options.recording,
-    store,
-    nodeId,
-    idHeaders: false,
-    clientAddress: settings.compileSettings.clientAddress,
-    // The exchange's trace starts with it, and its record ends the span and counts in the metrics.
-    observer: {
-      start: (req, context) => tracing.start(req, context),
-      end: (built, context, seconds) => {
-        metrics?.exchangeEnded(built, seconds);
-        tracing.end(context, built);
-      },
-    },
-  });
+  const record = gatewayRecorder(options, settings, tracing, () => metrics);
   if (settings.metrics !== undefined) {
     metrics = new GatewayMetricsRecorder(settings.metrics, { tokenPolicies: () => latest?.tokenPolicies.values() ?? [], store, recorderStats: () => record.stats, clusterRejections: () => link?.cluster?.rejected, ...(options.admin === undefined ? {} : { auditStats: () => access?.auditStats() }) }, tracing);
   }
@@ -173,31 +154,19 @@ export function createGateway(options: CreateGatewayOptions): Gateway {
   /** The digest of the configuration `latest` was compiled from. */
   let latestDigest: string | undefined;
   // Joined once, at the first load; the configuration is compiled with its shared token results.
-  const link =
-    options.redis === undefined
-      ? undefined
-      : new ClusterLink(
-          {
-            redis: options.redis,
-            // Checked by gatewaySettings: set whenever redis is.
-            secret: clusterSecrets!,
-            nodeId,
-            ...(redisKeyPrefix === undefined ? {} : { keyPrefix: redisKeyPrefix }),
-            ...(redisCommandTimeoutMs === undefined ? {} : { commandTimeoutMs: redisCommandTimeoutMs }),
-            onReset: () => resetLocal(),
-            describe: () => {
-              const state = cache.state;
-              return {
-                configLoadedAt: state.loadedAt,
-                configExpiresAt: state.expiresAt,
-                apis: apisOf(latest),
-                ...(latestDigest === undefined ? {} : { configVersion: latestDigest }),
-                ...(state.lastError === undefined ? {} : { lastError: state.lastError.message }),
-              };
-            },
-          },
-          access,
-        );
+  const link = clusterLink(options, settings, access, {
+    onReset: () => resetLocal(),
+    describe: () => {
+      const state = cache.state;
+      return {
+        configLoadedAt: state.loadedAt,
+        configExpiresAt: state.expiresAt,
+        apis: apisOf(latest),
+        ...(latestDigest === undefined ? {} : { configVersion: latestDigest }),
+        ...(state.lastError === undefined ? {} : { lastError: state.lastError.message }),
+      };
+    },
+  });
   const cluster = (): Promise<GatewayCluster> | undefined => link?.join();
   const cache = new ConfigCache<Runtime>({
     source,
@@ -235,7 +204,7 @@ export function createGateway(options: CreateGatewayOptions): Gateway {
    */
   async function resetLocal(): Promise<ResetResult> {
     lastResetError = undefined;
-    const tokenResultsCleared = clearTokenResults();
+    const tokenResultsCleared = clearTokenResults(latest);
     let entry;
     try {
       entry = await cache.reload();
@@ -249,14 +218,6 @@ export function createGateway(options: CreateGatewayOptions): Gateway {
     if (state.expiresAt !== undefined) result.expiresAt = state.expiresAt;
     log('ResetAllCaches: %d API(s), %d token result(s) cleared', result.apis.length, tokenResultsCleared);
     return result;
-  }
-  function clearTokenResults(): number {
-    let cleared = 0;
-    for (const policy of latest?.tokenPolicies.values() ?? []) {
-      cleared += policy.cacheSize;
-      policy.clearCache();
-    }
-    return cleared;
   }
 
   const gateway: Gateway = {
@@ -310,6 +271,65 @@ export function createGateway(options: CreateGatewayOptions): Gateway {
   // matching ignores case) and passes the others on.
   gateway.router.use((req: Request, res: Response, next: NextFunction) => handler(req, res, next));
   return gateway;
+}
+
+type GatewaySettings = ReturnType<typeof gatewaySettings>;
+
+/**
+ * The gateway's recorder. Every answer of the request path goes through the relay or the error
+ * handler (sendProblem), and both write `Server` and the id headers themselves, with the rest of
+ * the head: the recorder sets none (no writeHead hook, no setHeader per response). The client
+ * address the record shows is the one trustProxy lets the gateway believe (as the throttle's).
+ */
+function gatewayRecorder(options: CreateGatewayOptions, settings: GatewaySettings, tracing: GatewayTracing, metrics: () => GatewayMetricsRecorder | undefined): RecordTransactionMiddleware {
+  return recordTransaction({
+    ...options.recording,
+    store: settings.store,
+    nodeId: settings.nodeId,
+    idHeaders: false,
+    clientAddress: settings.compileSettings.clientAddress,
+    // The exchange's trace starts with it, and its record ends the span and counts in the metrics.
+    observer: {
+      start: (req, context) => tracing.start(req, context),
+      end: (built, context, seconds) => {
+        metrics()?.exchangeEnded(built, seconds);
+        tracing.end(context, built);
+      },
+    },
+  });
+}
+
+/** The link to the other instances through Redis, joined at the first load; `undefined` without `redis`. */
+function clusterLink(
+  options: CreateGatewayOptions,
+  settings: GatewaySettings,
+  access: OperatorAccess | undefined,
+  hooks: Pick<ClusterLinkOptions, 'onReset' | 'describe'>,
+): ClusterLink | undefined {
+  if (options.redis === undefined) return undefined;
+  const { nodeId, clusterSecrets, redisKeyPrefix, redisCommandTimeoutMs } = settings;
+  return new ClusterLink(
+    {
+      redis: options.redis,
+      // Checked by gatewaySettings: set whenever redis is.
+      secret: clusterSecrets!,
+      nodeId,
+      ...(redisKeyPrefix === undefined ? {} : { keyPrefix: redisKeyPrefix }),
+      ...(redisCommandTimeoutMs === undefined ? {} : { commandTimeoutMs: redisCommandTimeoutMs }),
+      ...hooks,
+    },
+    access,
+  );
+}
+
+/** Forgets every cached token result of the runtime's token policies; returns how many there were. */
+function clearTokenResults(runtime: Runtime | undefined): number {
+  let cleared = 0;
+  for (const policy of runtime?.tokenPolicies.values() ?? []) {
+    cleared += policy.cacheSize;
+    policy.clearCache();
+  }
+  return cleared;
 }
 
 /** The admin router's routes: health (always), admin and console (with `admin`). */

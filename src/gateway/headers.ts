@@ -8,7 +8,7 @@ import type { IncomingHttpHeaders, IncomingMessage, OutgoingHttpHeaders } from '
 import { isHeaderName } from '../options.js';
 import type { TraceHeaders } from '../observability/trace-context.js';
 import { withoutGatewayCookies } from '../operators/session-cookie.js';
-import type { TrustFunction } from './trust-proxy.js';
+import type { TrustFunction } from '../trust-proxy.js';
 
 /** Hop-by-hop headers: meaningful for one connection only, never relayed (RFC 9110 7.6.1). */
 const HOP_BY_HOP = new Set([

@@ -10,7 +10,7 @@ export { adminRouter } from './admin.js';
 export type { AdminAuthOptions, AdminForgetSelector, AdminTarget, GatewayConfigState, ResetResult } from './admin.js';
 export { createRelay } from './relay.js';
 export type { Relay, RelayOptions } from './relay.js';
-export type { TrustProxy } from './trust-proxy.js';
+export type { TrustProxy } from '../trust-proxy.js';
 export { ConfigError } from './config/errors.js';
 export type { ConfigIssue } from './config/errors.js';
 export { loadConfig } from './config/load.js';
@@ -35,4 +35,4 @@ export type {
   TokenManagementConfig,
   TokenPolicyConfig,
 } from './config/types.js';
-export type { PathTemplate } from './template.js';
+export type { PathTemplate } from '../url/template.js';

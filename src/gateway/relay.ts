@@ -18,10 +18,10 @@ import { requestHeadersForBackend, responseHeadersForClient, writeProxyHeaders, 
 import type { BackendObserver } from '../observability/metrics.js';
 import { endRelaySpan, traceHeadersFor, type GatewayTracing } from '../observability/tracing.js';
 import { optionChecks, optionKeys, type OptionChecks } from '../options.js';
-import { addIdentityHead, TRANSACTION_ID_HEADER } from '../record/response-head.js';
-import { compileTrust, type TrustProxy } from './trust-proxy.js';
+import { addIdentityHead, TRANSACTION_ID_HEADER } from '../exchange/head.js';
+import { compileTrust, type TrustProxy } from '../trust-proxy.js';
 import { BackendExchange, type ExchangeSettings } from './backend-exchange.js';
-import { startBackendMessage, type BodyCapture } from '../record/capture.js';
+import { startBackendMessage, type BodyCapture } from '../exchange/capture.js';
 
 const log = logger('relay');
 

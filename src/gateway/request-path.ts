@@ -15,7 +15,7 @@ import { runChain } from './chain.js';
 import type { CompiledApi, Runtime } from './compile.js';
 import { canonicalTarget, isRefused, type CanonicalTarget, type RefusedTarget, type RequestTargetRules } from '../url/request-target.js';
 import { apiKey } from '../record/types.js';
-import { keepReceivedHeaders } from '../record/capture.js';
+import { keepReceivedHeaders } from '../exchange/capture.js';
 import { findOperation, parseInvocation } from './routing.js';
 
 const log = logger('gateway');

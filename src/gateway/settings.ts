@@ -15,17 +15,17 @@ import type { RequestTargetRules } from '../url/request-target.js';
 import { defaultNodeId, NODE_ID, NODE_ID_RULE } from '../cluster/node-id.js';
 import type { RedisClientLike } from '../cluster/redis.js';
 import { clusterSecrets } from '../cluster/seal.js';
-import type { AdminAuthOptions } from './admin.js';
+import type { AdminAuthOptions } from '../admin/gate.js';
 import type { OperatorsOptions } from '../operators/access.js';
-import { operatorWorkLimits, type OperatorWorkLimits, type OperatorWorkOptions } from '../operator-work/pool.js';
+import { operatorWorkLimits, type OperatorWorkLimits, type OperatorWorkOptions } from '../configuration/work/pool.js';
 import { FileConfigStore, isConfigStore, type ConfigStore } from '../configuration/store.js';
 import { fileURLToPath } from 'node:url';
 import type { CompileSettings } from './compile.js';
 import type { GatewayMetricsOptions } from '../observability/metrics.js';
 import type { ConfigSource } from './config/load.js';
 import type { ResolvedTokenPolicy } from './config/types.js';
-import { clientAddressOf, compileTrust, type TrustProxy } from './trust-proxy.js';
-import { HOST_NAME } from './admin-host.js';
+import { clientAddressOf, compileTrust, type TrustProxy } from '../trust-proxy.js';
+import { HOST_NAME } from '../admin/host.js';
 
 /** Options of {@link createGateway}. */
 export interface CreateGatewayOptions {

@@ -7,16 +7,16 @@
  */
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { optionChecks, optionKeys } from '../options.js';
-import { credentialBased, type BasicCredentials, type ConsoleAuthenticate } from '../record/console/auth.js';
-import { throttleFor, type LoginThrottle } from '../record/console/throttle.js';
-import type { AdminAuthOptions } from '../gateway/admin.js';
+import { credentialBased, type BasicCredentials, type ConsoleAuthenticate } from '../admin/credentials.js';
+import { throttleFor, type LoginThrottle } from '../admin/throttle.js';
+import type { AdminAuthOptions } from '../admin/gate.js';
 import { MemoryAuditLog, type AuditInput, type AuditLog, type AuditResult } from './audit.js';
 import { addressOf } from './http.js';
 import { RefusalAggregator } from './refusals.js';
 import { roleAllows, type OperatorRole } from './roles.js';
 import { SessionCookie } from './session-cookie.js';
 import { csrfMatches, SessionStore, type Session, type SessionOptions } from './sessions.js';
-import type { TrustFunction } from '../gateway/trust-proxy.js';
+import type { TrustFunction } from '../trust-proxy.js';
 import { UserDirectory, type OperatorIdentity, type OperatorUser } from './users.js';
 
 /** Operators of the admin listener: users with roles, sessions, the audit log. */

@@ -1,10 +1,11 @@
 /**
- * Small HTTP pieces of the operator and configuration routers: a bounded JSON body reader,
- * problem+json answers, the headers of every answer.
+ * Small HTTP pieces of the operator and configuration routers: a bounded JSON body reader, the
+ * titles of statuses, the client address of an audit entry (problem+json answers and the headers
+ * of every answer are the admin kit's: `admin/problem.ts`, `admin/headers.ts`).
  *
  * @module
  */
-import type { NextFunction, Request, Response } from 'express';
+import type { Request, Response } from 'express';
 
 /** Why a body was refused: 400 or 413 with this text. */
 export class BodyError extends Error {
@@ -57,37 +58,11 @@ export function readJson(req: Request, res: Response, max: number): Promise<unkn
   });
 }
 
-/** Answers problem+json. */
-export function problem(res: Response, status: number, title: string, detail: string, extra: Record<string, unknown> = {}): void {
-  res
-    .status(status)
-    .type('application/problem+json')
-    .send(JSON.stringify({ type: `https://httpstatuses.com/${status}`, title, status, detail, ...extra }));
-}
-
 const TITLES: Record<number, string> = { 400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found', 409: 'Conflict', 413: 'Content Too Large', 415: 'Unsupported Media Type', 422: 'Unprocessable Content', 500: 'Internal Server Error', 503: 'Service Unavailable' };
 
 /** The title of a status. */
 export function titleOf(status: number): string {
   return TITLES[status] ?? 'Error';
-}
-
-/**
- * Content-Security-Policy of the configuration page and its API: the page's own script, style and
- * API only, no framing, no inline code (the monitoring console's).
- */
-export const PAGE_CSP =
-  "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; " +
-  "base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
-
-/** The headers of every answer of these routers. */
-export function pageHeaders(_req: Request, res: Response, next: NextFunction): void {
-  res.setHeader('Content-Security-Policy', PAGE_CSP);
-  res.setHeader('X-Content-Type-Options', 'nosniff');
-  res.setHeader('Referrer-Policy', 'no-referrer');
-  res.setHeader('X-Frame-Options', 'DENY');
-  res.setHeader('Cache-Control', 'no-store');
-  next();
 }
 
 /** The client address of an audit entry: the connection's (a proxy's header is not the client's to choose). */

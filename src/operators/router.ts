@@ -6,11 +6,13 @@
  */
 import { Router, type NextFunction, type Request, type Response } from 'express';
 import { logger } from '../log.js';
-import { countsWithoutCredentials } from '../record/console/auth.js';
-import { csrfRefusal, guard } from '../record/console/guard.js';
+import { countsWithoutCredentials } from '../admin/credentials.js';
+import { csrfRefusal, guard } from '../admin/guard.js';
+import { pageHeaders } from '../admin/headers.js';
+import { problem } from '../admin/problem.js';
 import { operatorOf, type OperatorAccess } from './access.js';
 import type { AuditEntry } from './audit.js';
-import { addressOf, BodyError, pageHeaders, problem, readJson } from './http.js';
+import { addressOf, BodyError, readJson } from './http.js';
 import { MAX_PASSWORD_LENGTH } from './passwords.js';
 import type { OperatorRole } from './roles.js';
 import { USERNAME } from './users.js';

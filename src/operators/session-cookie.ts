@@ -15,8 +15,8 @@
  */
 import type { IncomingMessage } from 'node:http';
 import type { Response } from 'express';
-import { ADMIN_AREAS } from '../gateway/admin-areas.js';
-import type { TrustFunction } from '../gateway/trust-proxy.js';
+import { ADMIN_AREAS } from '../admin/areas.js';
+import type { TrustFunction } from '../trust-proxy.js';
 
 /** The session cookie's name over plain HTTP. */
 export const SESSION_COOKIE = 'eag_session';

@@ -11,7 +11,7 @@ import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { ConfigError, type ConfigIssue } from '../gateway/config/errors.js';
 import { logger } from '../log.js';
-import type { BasicCredentials } from '../record/console/auth.js';
+import type { BasicCredentials } from '../admin/credentials.js';
 import { parsePasswordHash, verifyPassword } from './passwords.js';
 import { isRole, OPERATOR_ROLES, type OperatorRole } from './roles.js';
 

@@ -8,7 +8,10 @@ import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:ht
 import { gatewayContext } from '../context.js';
 import { GatewayError, messageSets, renderMessage, type MessageSet } from '../errors.js';
 import { optionChecks, optionKeys, type OptionChecks } from '../options.js';
-import { setIdentityHead } from '../record/response-head.js';
+import { setIdentityHead } from '../exchange/head.js';
+
+/** The media type of every problem answer (RFC 9457).  @internal */
+export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
 
 /** The problem+json body (spec 2.5). */
 export interface ProblemBody {
@@ -105,7 +108,7 @@ export function renderProblem(error: GatewayError, messages: MessageSet): Render
     detail: renderMessage(messages, error.code, error.params),
     gateway_status: error.gatewayStatus,
   };
-  const headers: Record<string, string> = { 'content-type': 'application/problem+json' };
+  const headers: Record<string, string> = { 'content-type': PROBLEM_CONTENT_TYPE };
   const challenge = bearerChallenge(error);
   if (challenge !== undefined) headers['www-authenticate'] = challenge;
   // `?? definition`: a GatewayError of another copy of the package has no retryAfter field.

@@ -13,7 +13,8 @@ import { REDACTED, redactHeaders, scrubSecret } from './redact.js';
 import { rememberSize } from './size.js';
 import type { TransactionAuthorization, TransactionRecord, TransactionSender, TransactionTokenInfo } from './types.js';
 import { recordXacmlRequest } from './xacml-request.js';
-import { backendMessageOf, keptReceivedHeaders, receivedHeaders, recordedBody, sentHeaders } from './capture.js';
+import { backendMessageOf, keptReceivedHeaders } from '../exchange/capture.js';
+import { receivedHeaders, recordedBody, sentHeaders } from './messages.js';
 
 /** What the middleware knows about the exchange besides the context. */
 export interface ExchangeFacts {

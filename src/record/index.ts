@@ -1,5 +1,5 @@
 /**
- * Transaction recording and the monitoring console.
+ * Transaction recording: the middleware, the record model, the stores (memory, PostgreSQL).
  *
  * @module
  */
@@ -36,8 +36,3 @@ export type {
   TransactionTokenInfo,
 } from './types.js';
 export { DEFAULT_REDACTED_HEADERS } from './redact.js';
-export { monitoringConsole, CONSOLE_CSP } from './console/router.js';
-export type { MonitoringConsoleOptions } from './console/router.js';
-export type { BasicCredentials, ConsoleAuthenticate } from './console/auth.js';
-export { CONSOLE_REQUEST_HEADER } from './console/guard.js';
-export type { LoginThrottleOptions } from './console/throttle.js';

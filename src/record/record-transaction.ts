@@ -11,7 +11,7 @@ import { logger } from '../log.js';
 import { optionChecks, optionKeys } from '../options.js';
 import { DEFAULT_MAX_VALUE_LENGTH, recordLimits } from './bounds.js';
 import { buildRecord, tokenSectionCache } from './build.js';
-import { hookIdentityHead } from './response-head.js';
+import { hookIdentityHead } from '../exchange/head.js';
 import { MemoryTransactionStore } from './memory-store.js';
 import { DEFAULT_REDACTED_HEADERS, stripAccessToken } from './redact.js';
 import type { TransactionRecord, TransactionStore } from './types.js';

@@ -13,7 +13,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import proxyAddr from 'proxy-addr';
 import { createGateway } from '../gateway/create-gateway.js';
-import { HOST_NAME } from '../gateway/admin-host.js';
+import { HOST_NAME } from '../admin/host.js';
 import { ConfigError } from '../gateway/config/errors.js';
 import type { PostgresConfigSource } from '../configuration/postgres-source.js';
 import { EnvironmentError, instanceSettings, postgresConfigSource } from './environment.js';

@@ -21,7 +21,7 @@ import {
 } from '../../src/index.js';
 import { editJson, exampleCopy } from '../gateway/helpers.js';
 import { ADMIN_PASSWORD, OperatorClient, PASSWORDS, testUsers } from '../operators/helpers.js';
-import { adminPool, databaseUrl, dropSchema, testSchema } from '../record/postgres/helpers.js';
+import { adminPool, databaseUrl, dropSchema, testSchema } from '../postgres/helpers.js';
 import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.js';
 import { withClient3 } from './helpers.js';
 

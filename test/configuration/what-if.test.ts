@@ -11,7 +11,7 @@ import { expect } from 'chai';
 import type { AuditEntry } from '../../src/operators/audit.js';
 import { PostgresTransactionStore, type GatewayConfig, type TransactionRecord } from '../../src/index.js';
 import type { WhatIfReport } from '../../src/configuration/what-if.js';
-import { adminPool, databaseUrl, dropSchema, removeFile, spillPath, testSchema, until } from '../record/postgres/helpers.js';
+import { adminPool, databaseUrl, dropSchema, removeFile, spillPath, testSchema, until } from '../postgres/helpers.js';
 import { OperatorClient, PASSWORDS, startPetstore, withClient3, type PetstoreGateway } from './helpers.js';
 
 const WHAT_IF = '/gateway/configuration/api/apis/Ente/PetStore/1/policy/what-if';

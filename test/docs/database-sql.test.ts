@@ -11,7 +11,7 @@ import { recordsTableSql } from '../../src/record/postgres/schema.js';
 import { configurationTableSql, PostgresConfigSource } from '../../src/configuration/postgres-source.js';
 import { PostgresTransactionStore } from '../../src/record/postgres/index.js';
 import { makeRecord } from '../record/helpers.js';
-import { adminPool, databaseUrl, dropSchema, removeFile, spillPath, testSchema } from '../record/postgres/helpers.js';
+import { adminPool, databaseUrl, dropSchema, removeFile, spillPath, testSchema } from '../postgres/helpers.js';
 
 /** The ```sql block of docs/deployment.md under the heading `heading`. */
 async function sqlUnder(heading: string): Promise<string> {

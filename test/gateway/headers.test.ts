@@ -6,7 +6,7 @@ import type { IncomingMessage } from 'node:http';
 import { Socket } from 'node:net';
 import { expect } from 'chai';
 import { requestHeadersForBackend, responseHeadersForClient, writeProxyHeaders } from '../../src/gateway/headers.js';
-import { compileTrust } from '../../src/gateway/trust-proxy.js';
+import { compileTrust } from '../../src/trust-proxy.js';
 import { optionChecks } from '../../src/options.js';
 
 function request(headers: IncomingMessage['headers'], remoteAddress = '198.51.100.7'): IncomingMessage {

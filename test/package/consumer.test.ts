@@ -80,7 +80,7 @@ describe('the published package', function () {
 
   it("contains the consoles' page files, read from beside their modules at start-up", () => {
     const files = packed.files.map((f) => f.path);
-    for (const page of ['console.html', 'console.css', 'console.js', 'texts.json']) expect(files).to.include(`dist/record/console/page/${page}`);
+    for (const page of ['console.html', 'console.css', 'console.js', 'texts.json']) expect(files).to.include(`dist/monitoring/page/${page}`);
     for (const page of ['configuration.html', 'configuration.css', 'configuration.js', 'texts.json']) expect(files).to.include(`dist/configuration/page/${page}`);
     expect(files).to.include('dist/page-assets/icon.svg');
     expect(files.filter((f) => f.endsWith('pages.d.ts'))).to.deep.equal([]);

@@ -14,7 +14,7 @@ import { readPageTexts } from '../../src/page-assets/texts.js';
 
 const SRC = new URL('../../src/', import.meta.url);
 const PAGES = [
-  { folder: 'record/console/page/', html: 'console.html', script: 'console.js' },
+  { folder: 'monitoring/page/', html: 'console.html', script: 'console.js' },
   { folder: 'configuration/page/', html: 'configuration.html', script: 'configuration.js' },
 ];
 
@@ -35,7 +35,7 @@ describe('the consoles\' page files', () => {
   }
 
   it('console.css colours every outcome of the catalogue: chart, badge and swatch', async () => {
-    const css = await readFile(new URL('record/console/page/console.css', SRC), 'utf8');
+    const css = await readFile(new URL('monitoring/page/console.css', SRC), 'utf8');
     for (const code of Object.keys(outcomeLabels)) {
       for (const rule of [`.o-${code}{fill:`, `.badge.o-${code}{`, `.swatch.o-${code}{`]) expect(css, rule).to.include(rule);
     }

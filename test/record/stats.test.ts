@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { MemoryTransactionStore } from '../../src/index.js';
-import { DEFAULT_STATS_WINDOW_MS, parseTransactionQuery, parseTransactionStatsQuery, QueryError } from '../../src/record/console/query.js';
+import { DEFAULT_STATS_WINDOW_MS, parseTransactionQuery, parseTransactionStatsQuery, QueryError } from '../../src/monitoring/query.js';
 import { chooseBucketMs, MAX_STATS_BUCKETS, percentile, statsWindow } from '../../src/record/stats.js';
 import { makeRecord } from './helpers.js';
 
@@ -178,7 +178,7 @@ describe('Console query parameters', () => {
 
 describe('Export cells', () => {
   it('quote what CSV needs and defuse spreadsheet formulas', async () => {
-    const { csvCell } = await import('../../src/record/console/export.js');
+    const { csvCell } = await import('../../src/monitoring/export.js');
     expect(csvCell('plain')).to.equal('plain');
     expect(csvCell('a,b')).to.equal('"a,b"');
     expect(csvCell('say "hi"\r\nbye')).to.equal('"say ""hi""\r\nbye"');

@@ -8,7 +8,7 @@ import { MemoryTransactionStore, type OutcomeCode, type TransactionQuery, type T
 import { PostgresTransactionStore } from '../../../src/record/postgres/index.js';
 import type { TransactionStats, TransactionStatsQuery, TransactionStore } from '../../../src/record/types.js';
 import { makeRecord } from '../helpers.js';
-import { adminPool, databaseUrl, dropSchema, removeFile, spillPath, testSchema } from './helpers.js';
+import { adminPool, databaseUrl, dropSchema, removeFile, spillPath, testSchema } from '../../postgres/helpers.js';
 
 const T0 = Date.UTC(2025, 0, 1, 12, 0, 0);
 const OUTCOMES: OutcomeCode[] = ['OK', 'TOKEN_FAILED', 'AUTHORIZATION_DENIED', 'CONNECTION_ERROR', 'OK'];

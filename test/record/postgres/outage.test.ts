@@ -13,7 +13,7 @@ import type { TransactionRecord } from '../../../src/index.js';
 import { PostgresTransactionStore, type PostgresTransactionStoreOptions } from '../../../src/record/postgres/index.js';
 import { startTcpProxy, type TcpProxy } from '../../support/tcp-proxy.js';
 import { makeRecord } from '../helpers.js';
-import { adminPool, databaseUrl, dropSchema, PG_PORT, removeFile, spillPath, testSchema, until } from './helpers.js';
+import { adminPool, databaseUrl, dropSchema, PG_PORT, removeFile, spillPath, testSchema, until } from '../../postgres/helpers.js';
 
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 

@@ -3,7 +3,7 @@ import type pg from 'pg';
 import { PostgresTransactionStore } from '../../../src/record/postgres/index.js';
 import { LOCK_CLASS, lockKey } from '../../../src/postgres/schema.js';
 import { makeRecord } from '../helpers.js';
-import { adminPool, databaseUrl, dropSchema, removeFile, spillPath, testSchema, until } from './helpers.js';
+import { adminPool, databaseUrl, dropSchema, removeFile, spillPath, testSchema, until } from '../../postgres/helpers.js';
 
 const DAY = 86_400_000;
 

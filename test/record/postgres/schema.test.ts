@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import type pg from 'pg';
 import { PostgresTransactionStore, type PgPoolLike } from '../../../src/record/postgres/index.js';
 import { makeRecord } from '../helpers.js';
-import { adminPool, databaseUrl, dropSchema, removeFile, spillPath, testSchema } from './helpers.js';
+import { adminPool, databaseUrl, dropSchema, removeFile, spillPath, testSchema } from '../../postgres/helpers.js';
 
 describe('PostgresTransactionStore: options and table', () => {
   const schema = testSchema();

@@ -5,15 +5,15 @@
  */
 import express from 'express';
 import type { NextFunction, Request, Response, Router } from 'express';
-import { logger } from '../../log.js';
-import { optionChecks, optionKeys } from '../../options.js';
-import type { TransactionStore } from '../types.js';
-import { countsWithoutCredentials, credentialCheck, type BasicCredentials, type ConsoleAuthenticate } from './auth.js';
-import { checkRealm, guard } from './guard.js';
+import { countsWithoutCredentials, credentialCheck, type BasicCredentials, type ConsoleAuthenticate } from '../admin/credentials.js';
+import { checkRealm, guard } from '../admin/guard.js';
+import { setPageHeaders } from '../admin/headers.js';
+import { throttleFor, type LoginThrottleOptions } from '../admin/throttle.js';
+import { logger } from '../log.js';
+import { optionChecks, optionKeys } from '../options.js';
+import type { TransactionStore } from '../record/types.js';
 import { CONSOLE_CSS, CONSOLE_ICON, CONSOLE_JS, consoleHtml } from './page.js';
-import { parseExportRequest, streamExport } from './export.js';
-import { parseTransactionQuery, parseTransactionStatsQuery, QueryError } from './query.js';
-import { throttleFor, type LoginThrottleOptions } from './throttle.js';
+import { apiRoutes } from './api.js';
 
 const log = logger('console');
 
@@ -41,20 +41,8 @@ export interface MonitoringConsoleOptions {
   language?: 'it' | 'en';
 }
 
-/**
- * Content-Security-Policy of every console response: nothing but the console's own script,
- * style and API, no framing, no inline code.
- */
-export const CONSOLE_CSP =
-  "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; " +
-  "base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
-
 /** Paths of the page and its assets (lower case, without trailing slash), as the routes below match them. */
 const PAGE_PATHS: ReadonlySet<string> = new Set(['', '/console.js', '/console.css', '/favicon.svg']);
-
-function problem(res: Response, status: number, title: string, detail: string): void {
-  res.status(status).type('application/problem+json').send(JSON.stringify({ type: `https://httpstatuses.com/${status}`, title, status, detail }));
-}
 
 const CONSOLE_KEYS = optionKeys<MonitoringConsoleOptions>({ store: true, basicAuth: true, authenticate: true, realm: true, loginThrottle: true, language: true });
 
@@ -129,11 +117,7 @@ export function monitoringConsole(options: MonitoringConsoleOptions): Router {
   const router = express.Router();
 
   router.use((req: Request, res: Response, next: NextFunction) => {
-    res.setHeader('Content-Security-Policy', CONSOLE_CSP);
-    res.setHeader('X-Content-Type-Options', 'nosniff');
-    res.setHeader('Referrer-Policy', 'no-referrer');
-    res.setHeader('X-Frame-Options', 'DENY');
-    res.setHeader('Cache-Control', 'no-store');
+    setPageHeaders(res);
     gate(req, res, next);
   });
 
@@ -158,110 +142,7 @@ export function monitoringConsole(options: MonitoringConsoleOptions): Router {
     res.type('image/svg+xml').send(CONSOLE_ICON);
   });
 
-  router.get('/api/transactions', (req: Request, res: Response) => {
-    let query;
-    try {
-      query = parseTransactionQuery(req.query as Record<string, unknown>);
-    } catch (error) {
-      if (error instanceof QueryError) return problem(res, 400, 'Bad Request', error.message);
-      throw error;
-    }
-    Promise.resolve()
-      .then(() => store.query(query))
-      .then(
-        (page) => {
-          res.json(page.next === undefined ? { items: page.items } : { items: page.items, next: page.next });
-        },
-        (error: unknown) => {
-          // A store refuses a cursor it did not produce with a TypeError: the client's mistake.
-          if (error instanceof TypeError) return problem(res, 400, 'Bad Request', 'Invalid cursor');
-          log('query failed: %O', error);
-          problem(res, 500, 'Internal Server Error', 'The transaction store could not be read');
-        },
-      );
-  });
-
-  router.get('/api/export', (req: Request, res: Response) => {
-    let query;
-    let request;
-    try {
-      const params = req.query as Record<string, unknown>;
-      // The filters and window of the list (no paging of its own: the export pages itself).
-      const { limit: _limit, cursor: _cursor, ...rest } = params;
-      query = parseTransactionQuery(rest);
-      request = parseExportRequest(params);
-    } catch (error) {
-      if (error instanceof QueryError) return problem(res, 400, 'Bad Request', error.message);
-      throw error;
-    }
-    streamExport(res, store, query, request).catch((error: unknown) => {
-      if (res.headersSent) {
-        if (!res.destroyed) log('export cut short: %O', error);
-        res.destroy();
-        return;
-      }
-      if (error instanceof TypeError) return problem(res, 400, 'Bad Request', 'Invalid filter');
-      log('export failed: %O', error);
-      problem(res, 500, 'Internal Server Error', 'The transaction store could not be read');
-    });
-  });
-
-  router.get('/api/stats', (req: Request, res: Response) => {
-    if (typeof store.stats !== 'function') {
-      return problem(res, 501, 'Not Implemented', 'This transaction store computes no statistics (it has no stats method)');
-    }
-    let query;
-    try {
-      query = parseTransactionStatsQuery(req.query as Record<string, unknown>);
-    } catch (error) {
-      if (error instanceof QueryError) return problem(res, 400, 'Bad Request', error.message);
-      throw error;
-    }
-    Promise.resolve()
-      .then(() => store.stats!(query))
-      .then(
-        (stats) => void res.json(stats),
-        (error: unknown) => {
-          // A store refuses a window it cannot compute (too many buckets) with a TypeError.
-          if (error instanceof TypeError) return problem(res, 400, 'Bad Request', error.message);
-          log('stats failed: %O', error);
-          problem(res, 500, 'Internal Server Error', 'The transaction store could not be read');
-        },
-      );
-  });
-
-  // The page's search box: a transaction id, or a message id (whatever the time), in one call that
-  // answers 200 either way: { transaction?, messageIds: transaction ids carrying that message id }.
-  router.get('/api/find/:id', (req: Request, res: Response) => {
-    const id = String(req.params['id']);
-    Promise.resolve()
-      .then(() => Promise.all([store.get(id), store.query({ messageId: id, limit: 20 })]))
-      .then(
-        ([record, page]) => {
-          res.json({ ...(record === undefined ? {} : { transaction: record }), messageIds: page.items.map((r) => r.id) });
-        },
-        (error: unknown) => {
-          log('find failed: %O', error);
-          problem(res, 500, 'Internal Server Error', 'The transaction store could not be read');
-        },
-      );
-  });
-
-  router.get('/api/transactions/:id', (req: Request, res: Response) => {
-    const id = String(req.params['id']);
-    Promise.resolve()
-      .then(() => store.get(id))
-      .then(
-        (record) => {
-          if (record === undefined) return problem(res, 404, 'Not Found', 'No transaction with this id');
-          res.json(record);
-        },
-        (error: unknown) => {
-          log('get failed: %O', error);
-          problem(res, 500, 'Internal Server Error', 'The transaction store could not be read');
-        },
-      );
-  });
+  apiRoutes(router, store, log);
 
   return router;
 }

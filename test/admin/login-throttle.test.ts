@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { LoginAttempt, LoginThrottle } from '../../src/record/console/throttle.js';
+import { LoginAttempt, LoginThrottle } from '../../src/admin/throttle.js';
 
 describe('LoginThrottle', () => {
   it('blocks an address after maxFailures within the window, until windowMs after the last failure', () => {

@@ -3,10 +3,10 @@
  *
  * @module
  */
-import { outcomeLabels, type OutcomeCode } from '../../errors.js';
-import { outcomeGroups, type OutcomeGroup } from '../outcome-groups.js';
-import { MAX_STATS_BUCKETS } from '../stats.js';
-import { MAX_PAGE_SIZE, type TransactionFilter, type TransactionQuery, type TransactionStatsQuery } from '../types.js';
+import { outcomeLabels, type OutcomeCode } from '../errors.js';
+import { outcomeGroups, type OutcomeGroup } from '../record/outcome-groups.js';
+import { MAX_STATS_BUCKETS } from '../record/stats.js';
+import { MAX_PAGE_SIZE, type TransactionFilter, type TransactionQuery, type TransactionStatsQuery } from '../record/types.js';
 
 /** A query parameter the console API refuses. */
 export class QueryError extends Error {

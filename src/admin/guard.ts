@@ -4,11 +4,10 @@
  * @module
  */
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import { GatewayError, messageSets, type GatewayErrorCode } from '../../errors.js';
-import type { Logger } from '../../log.js';
-import { InvalidOptionError } from '../../options.js';
-import { renderProblem } from '../../problem/render.js';
-import { basicCredentials, type ConsoleAuthenticate } from './auth.js';
+import type { Logger } from '../log.js';
+import { InvalidOptionError } from '../options.js';
+import { basicCredentials, type ConsoleAuthenticate } from './credentials.js';
+import { problem, refuse } from './problem.js';
 import type { LoginThrottle } from './throttle.js';
 
 /**
@@ -45,23 +44,6 @@ export function checkRealm(realm: unknown, name: string): string {
     throw new InvalidOptionError(name, 'must be a string without quotes, backslashes or line breaks');
   }
   return realm;
-}
-
-/** Refusals rendered once: a flood of refused requests costs no error (and stack trace) each. */
-const refusals = new Map<GatewayErrorCode, { status: number; type: string; body: string }>();
-
-function refuse(res: Response, code: GatewayErrorCode, retryAfterSeconds?: number): void {
-  let refusal = refusals.get(code);
-  if (refusal === undefined) {
-    const { status, headers, body } = renderProblem(new GatewayError(code), messageSets.en);
-    refusals.set(code, (refusal = { status, type: headers['content-type']!, body: JSON.stringify(body) }));
-  }
-  res.status(refusal.status);
-  res.setHeader('Content-Type', refusal.type);
-  if (retryAfterSeconds !== undefined) res.setHeader('Retry-After', String(retryAfterSeconds));
-  // Ended as it is (no ETag computed for a refusal).
-  res.setHeader('Content-Length', Buffer.byteLength(refusal.body));
-  res.end(refusal.body);
 }
 
 /** The request's own origin as a browser would write it (scheme, host, port unless the default). */
@@ -156,15 +138,11 @@ export function guard(options: GuardOptions): RequestHandler {
           log('failed login from %s to %s %s (%d of %d)', address, req.method, req.originalUrl, attempt.failures, throttle.maxFailures);
         }
         res.setHeader('WWW-Authenticate', challenge);
-        res.status(401).type('application/problem+json').send(
-          JSON.stringify({ type: 'https://httpstatuses.com/401', title: 'Unauthorized', status: 401, detail: 'Authentication required' }),
-        );
+        problem(res, 401, 'Unauthorized', 'Authentication required');
       },
       (error: unknown) => {
         log('authenticate failed: %s', (error as Error)?.message ?? String(error));
-        res.status(500).type('application/problem+json').send(
-          JSON.stringify({ type: 'https://httpstatuses.com/500', title: 'Internal Server Error', status: 500, detail: 'Authentication could not be checked' }),
-        );
+        problem(res, 500, 'Internal Server Error', 'Authentication could not be checked');
       },
     );
   };

@@ -6,12 +6,12 @@
  *
  * @module
  */
-import { outcomeLabels } from '../../errors.js';
-import { fillPlaceholders, PAGE_ICON, readPageFile } from '../../page-assets/files.js';
-import { readPageTexts, type PageLanguage } from '../../page-assets/texts.js';
-import { outcomeGroups } from '../outcome-groups.js';
+import { outcomeLabels } from '../errors.js';
+import { fillPlaceholders, PAGE_ICON, readPageFile } from '../page-assets/files.js';
+import { readPageTexts, type PageLanguage } from '../page-assets/texts.js';
+import { outcomeGroups } from '../record/outcome-groups.js';
 import { DEFAULT_EXPORT_COLUMNS, EXPORT_COLUMNS } from './export.js';
-import { CONSOLE_REQUEST_HEADER } from './guard.js';
+import { CONSOLE_REQUEST_HEADER } from '../admin/guard.js';
 
 const file = (name: string): string => readPageFile(new URL(`./page/${name}`, import.meta.url));
 

@@ -8,7 +8,7 @@ import { parentPort } from 'node:worker_threads';
 import { jobs, type JobKind } from './jobs.js';
 
 const port = parentPort;
-if (port === null) throw new Error('operator-work/worker.js runs in a worker thread');
+if (port === null) throw new Error('configuration/work/worker.js runs in a worker thread');
 
 // The OpenAPI parser is loaded before the worker says it is ready: a job's budget is its work.
 await Promise.all([import('@readme/openapi-parser'), import('js-yaml')]);

@@ -12,8 +12,8 @@ import { fileURLToPath } from 'node:url';
 import { expect } from 'chai';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import type { TransactionRecord } from '../../src/index.js';
-import { makeRecord, parseCsv } from './helpers.js';
-import { CONSOLE_USER, runFourOutcomes, startScenario, type Scenario } from './scenario.js';
+import { makeRecord, parseCsv } from '../record/helpers.js';
+import { CONSOLE_USER, runFourOutcomes, startScenario, type Scenario } from '../record/scenario.js';
 
 const CHROMIUM = process.env['CHROMIUM_PATH'] ?? '/usr/bin/chromium';
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');

@@ -4,7 +4,7 @@ import { expect } from 'chai';
 import express from 'express';
 import { express4 } from '../support/express4.js';
 import { MemoryTransactionStore, monitoringConsole, type TransactionStore } from '../../src/index.js';
-import { close, listen, makeRecord, parseCsv } from './helpers.js';
+import { close, listen, makeRecord, parseCsv } from '../record/helpers.js';
 
 const AUTH = { username: 'admin', password: 'correct horse battery' };
 const basic = (user: string, pass: string) => `Basic ${Buffer.from(`${user}:${pass}`).toString('base64')}`;

@@ -5,7 +5,7 @@
  */
 import type { IncomingMessage } from 'node:http';
 import proxyAddr from 'proxy-addr';
-import type { OptionChecks } from '../options.js';
+import type { OptionChecks } from './options.js';
 
 /**
  * Who is trusted to send `X-Forwarded-For`, `-Host`, `-Proto` and `Forwarded`, with the values and

@@ -3,8 +3,8 @@ import { expect } from 'chai';
 import express from 'express';
 import { gatewayContext } from '../../src/context.js';
 import { GatewayError, recordTransaction, sendProblem } from '../../src/index.js';
-import { addIdentityHead, MESSAGE_ID_HEADER, setIdentityHead, TRANSACTION_ID_HEADER } from '../../src/record/response-head.js';
-import { close, listen } from './helpers.js';
+import { addIdentityHead, MESSAGE_ID_HEADER, setIdentityHead, TRANSACTION_ID_HEADER } from '../../src/exchange/head.js';
+import { close, listen } from '../record/helpers.js';
 
 /** Counts the `setHeader` calls made on `res` from now on. */
 function countSetHeader(res: ServerResponse): { calls: string[] } {

@@ -11,9 +11,9 @@
 import { createRequire } from 'node:module';
 import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import { GatewayError } from '../errors.js';
-import { logger } from '../log.js';
-import { optionKeys, type OptionChecks } from '../options.js';
+import { GatewayError } from '../../errors.js';
+import { logger } from '../../log.js';
+import { optionKeys, type OptionChecks } from '../../options.js';
 import type { JobKind, Jobs } from './jobs.js';
 
 const log = logger('configuration');

@@ -6,7 +6,8 @@
  * @module
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { TrustFunction } from './trust-proxy.js';
+import type { TrustFunction } from '../trust-proxy.js';
+import { endProblem } from './problem.js';
 
 /** A DNS host name (or an IPv4 address): labels of letters, digits and inner `-`, joined by `.`. */
 export const HOST_NAME = /^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/;
@@ -29,8 +30,6 @@ export function adminHostCheck(hostName: string, trust: TrustFunction): (req: In
     const peer = req.socket.remoteAddress;
     const forwarded = peer !== undefined && trust(peer, 0) ? req.headers['x-forwarded-host'] : undefined;
     if (hostOf(forwarded ?? req.headers.host) === expected) return next();
-    const body = JSON.stringify({ type: 'https://httpstatuses.com/421', title: 'Misdirected Request', status: 421, detail: 'the admin listener answers under its own host name only' });
-    res.writeHead(421, { 'Content-Type': 'application/problem+json', 'Cache-Control': 'no-store', 'Content-Length': Buffer.byteLength(body) });
-    res.end(body);
+    endProblem(res, 421, 'Misdirected Request', 'the admin listener answers under its own host name only');
   };
 }

@@ -5,14 +5,14 @@
  *
  * @module
  */
-import type { OperationConfig } from '../gateway/config/types.js';
-import { snapshotDiff, type DiffLine } from '../configuration/diff.js';
-import { OperationOrderError } from '../configuration/operation-order.js';
-import { mergeOperations, operationsFromOpenApi, type ImportMode, type OpenApiImport, type OperationChanges } from '../configuration/openapi.js';
-import { compilePolicy, policyIssues } from '../configuration/policy-check.js';
-import { proposalIssues, type ProposalIssue } from '../configuration/proposal.js';
-import type { ConfigProposal, ConfigSnapshot } from '../configuration/store.js';
-import { evaluateWhatIf, type WhatIfRecords, type WhatIfReport } from '../configuration/what-if.js';
+import type { OperationConfig } from '../../gateway/config/types.js';
+import { snapshotDiff, type DiffLine } from '../diff.js';
+import { OperationOrderError } from '../operation-order.js';
+import { mergeOperations, operationsFromOpenApi, type ImportMode, type OpenApiImport, type OperationChanges } from '../openapi.js';
+import { compilePolicy, policyIssues } from '../policy-check.js';
+import { proposalIssues, type ProposalIssue } from '../proposal.js';
+import type { ConfigProposal, ConfigSnapshot } from '../store.js';
+import { evaluateWhatIf, type WhatIfRecords, type WhatIfReport } from '../what-if.js';
 
 /** A policy and its references, as the gateway compiles them, and where an issue is reported. */
 export interface PolicyDraft {

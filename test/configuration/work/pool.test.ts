@@ -4,11 +4,11 @@
  * answered by a worker started from the sources.
  */
 import { expect } from 'chai';
-import { createGateway, GatewayError } from '../../src/index.js';
-import { OperatorWorkPool, operatorWorkLimits } from '../../src/operator-work/pool.js';
-import { optionChecks } from '../../src/options.js';
-import { openConfig } from '../gateway/helpers.js';
-import { PERMIT_ALL, regexHeavyPolicy } from '../security/support/operator-documents.js';
+import { createGateway, GatewayError } from '../../../src/index.js';
+import { OperatorWorkPool, operatorWorkLimits } from '../../../src/configuration/work/pool.js';
+import { optionChecks } from '../../../src/options.js';
+import { openConfig } from '../../gateway/helpers.js';
+import { PERMIT_ALL, regexHeavyPolicy } from '../../security/support/operator-documents.js';
 
 const limits = (options: object) => operatorWorkLimits(options, optionChecks('createGateway'));
 

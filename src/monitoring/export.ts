@@ -5,7 +5,7 @@
  * @module
  */
 import type { Response } from 'express';
-import { MAX_PAGE_SIZE, apiKey, type TransactionQuery, type TransactionRecord, type TransactionStore } from '../types.js';
+import { MAX_PAGE_SIZE, apiKey, type TransactionQuery, type TransactionRecord, type TransactionStore } from '../record/types.js';
 import { QueryError } from './query.js';
 
 /** Rows of an export when `limit` is not given. */

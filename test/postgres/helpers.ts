@@ -1,4 +1,4 @@
-/** Shared helpers of the PostgreSQL store tests: the test database, a schema per test file. */
+/** Shared helpers of the PostgreSQL tests (the stores, the configuration source, src/postgres/): the test database, a schema per test file. */
 import { randomBytes } from 'node:crypto';
 import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';

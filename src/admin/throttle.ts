@@ -12,7 +12,7 @@
  *
  * @module
  */
-import { InvalidOptionError, optionKeys, refuseUnknownKeys } from '../../options.js';
+import { InvalidOptionError, optionKeys, refuseUnknownKeys } from '../options.js';
 
 /** Options of the login throttle of the console and the admin routes. */
 export interface LoginThrottleOptions {

@@ -6,7 +6,7 @@
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Request } from 'express';
-import { InvalidOptionError } from '../../options.js';
+import { InvalidOptionError } from '../options.js';
 
 /** User name and password of an HTTP Basic `Authorization` header. */
 export interface BasicCredentials {
