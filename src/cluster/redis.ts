@@ -36,8 +36,10 @@ export interface RedisClientLike {
   unsubscribe(channel: string): Promise<unknown>;
   /** Adds an event listener (`error`, `ready`). */
   // `any`: node-redis takes an EventEmitter listener, `(...args: any[]) => void`.
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
   on(event: string, listener: (...args: any[]) => void): unknown;
   /** Removes an event listener. */
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
   removeListener?(event: string, listener: (...args: any[]) => void): unknown;
   /** Connected and ready for commands. */
   readonly isReady: boolean;

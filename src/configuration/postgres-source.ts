@@ -14,7 +14,7 @@ import { proposalIssues } from './proposal.js';
 import { postgresConnection } from '../postgres/connection.js';
 import { isSchemaMissing, withTimeout } from '../postgres/failure.js';
 import { createOwnPool, type PgClientLike, type PgPoolLike } from '../postgres/pool.js';
-import { creationSql, LOCK_CLASS, lockKey, runMigrations, tableNames, type Migration, type TableNames } from '../postgres/schema.js';
+import { creationSql, lockKey, runMigrations, tableNames, type Migration, type TableNames } from '../postgres/schema.js';
 import {
   POLICY_PATH,
   VersionConflictError,

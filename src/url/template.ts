@@ -49,7 +49,6 @@ export type TemplateSegment = { readonly literal: string } | { readonly literals
 const SLASH = 47;
 const DOT = 46;
 const OPEN = 123; // {
-const CLOSE = 125; // }
 
 function literal(text: string): Literal {
   const failure = new Int32Array(text.length);

@@ -19,7 +19,6 @@ import type { AttributeFinder, Clock, PdpRuntime } from './eval-context.js';
 import { parseRequest } from './request.js';
 import type { RequestAttribute, RequestContext } from './request-context.js';
 import type { XacmlObligation, XacmlResponse, XacmlResult } from './response.js';
-import * as runtime from './runtime.js';
 import { DECISION_NAMES, INDETERMINATE, OK_STATUS } from './runtime.js';
 import { RESOURCE_ID, RESOURCE_SCOPE, STATUS_OK, STATUS_PROCESSING_ERROR, STATUS_SYNTAX_ERROR } from './constants.js';
 import type { Result } from './runtime.js';

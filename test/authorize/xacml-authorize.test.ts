@@ -240,7 +240,6 @@ describe('xacmlAuthorize (real token chain, spec 4.4 policy)', () => {
   });
 
   it('still takes the document under its deprecated name `policy` (one minor version)', async () => {
-    // eslint-disable-next-line @typescript-eslint/no-deprecated
     const { app } = gateway(xacmlAuthorize({ policy: policyXml, serviceName: 'PetStore', serviceVersion: 1, providerName: 'Ente' }));
     const allowed = await as.issueToken('client1', 'client1-secret');
     const refused = await as.issueToken('client3', 'client3-secret');

@@ -332,7 +332,7 @@ describe('monitoring console in headless Chromium', function () {
       startedAt: Date.now(),
       url: '/x?q=<img src=x onerror="window.__pwned=1">',
       sender: { subject: '<b>bold</b>', clientId: '"><script>window.__pwned=2</script>' },
-      tokenInfo: { method: 'header', policy: 'demo-idp', introspection: { active: true, exp: 1e20, iat: -1e300, big: 123456789012345678901234567890, note: 'z'.repeat(20_000) } },
+      tokenInfo: { method: 'header', policy: 'demo-idp', introspection: { active: true, exp: 1e20, iat: -1e300, big: 1.2345678901234568e29, note: 'z'.repeat(20_000) } },
     });
     scenario!.store.save(hostile);
     await open(scenario!.consoleUrl);

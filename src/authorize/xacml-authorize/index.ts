@@ -8,7 +8,7 @@ import type { Request } from 'express';
 import { addDiagnostic } from '../../context.js';
 import { GatewayError } from '../../errors.js';
 import type { XacmlPolicySource, XacmlPolicyState } from '../policy-source.js';
-// `buildXacmlRequest` is imported for the {@link} of the documentation below.
+// eslint-disable-next-line @typescript-eslint/no-unused-vars -- imported for the {@link} of the documentation below
 import type { buildXacmlRequest } from '../request-builder.js';
 import { Authorizer } from './authorizer.js';
 import { authorizeSettings, type XacmlAuthorizeOptions } from './options.js';

@@ -6,7 +6,6 @@
  */
 import { STATUS_PROCESSING_ERROR } from '../constants.js';
 import type { EvalContext } from '../eval-context.js';
-import * as runtime from '../runtime.js';
 import { DENY, DENY_RESULT, INDETERMINATE, MATCH, NA_RESULT, NOT_APPLICABLE, NO_MATCH, PERMIT, PERMIT_RESULT, indeterminate } from '../runtime.js';
 import type { DecisionCode, MatchOutcome, Obligation, Result, Status } from '../runtime.js';
 

@@ -8,7 +8,6 @@
 import { FN1, XS_BOOLEAN } from '../constants.js';
 import { XacmlSyntaxError } from '../errors.js';
 import type { EvalContext } from '../eval-context.js';
-import * as runtime from '../runtime.js';
 import { MATCH, NO_MATCH, toIndeterminate } from '../runtime.js';
 import type { Indeterminate } from '../runtime.js';
 import type { MatchOutcome } from '../runtime.js';

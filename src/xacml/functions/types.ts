@@ -6,6 +6,7 @@
  *
  * @module
  */
+// eslint-disable-next-line @typescript-eslint/no-unused-vars -- imported for the {@link}s below
 import type { XacmlProcessingError } from '../errors.js';
 
 /** The static type of an argument or result: a data type, single or bag. */

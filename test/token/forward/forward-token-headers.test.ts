@@ -14,7 +14,7 @@ import { createTokenContext, gatewayContext } from '../../../src/context.js';
 import type { GatewayContext, TokenMethod } from '../../../src/context.js';
 import { forwardTokenHeaders } from '../../../src/token/forward/index.js';
 import type { ForwardTokenHeadersOptions } from '../../../src/token/forward/index.js';
-import { listen, startEchoBackend } from './helpers.js';
+import { startEchoBackend } from './helpers.js';
 import type { Echo } from './helpers.js';
 
 const RAW = 'opaque-TOKEN-value-42';
