@@ -330,6 +330,45 @@ function readingRoutes(router: Router, { read }: RouteKit, store: ConfigStore, t
 
 }
 
+/** The operations of an API imported from an OpenAPI document (read and merged in a worker). */
+function importRoute(router: Router, change: RouteKit['change'], work: OperatorWorkPool): void {
+  router.post(
+    '/apis/:provider/:name/:version/operations/openapi',
+    change('operations.import', async (latest, body, req, signal) => {
+      const text = body['text'];
+      if (typeof text !== 'string') throw new RequestError(400, 'text must be the OpenAPI document (JSON or YAML)');
+      const mode = body['mode'] ?? 'merge';
+      if (mode !== 'merge' && mode !== 'replace') throw new RequestError(400, 'mode must be merge or replace');
+      checkSize(text, 'the OpenAPI document', 'an OpenAPI document', work.limits.maxOpenApiBytes);
+      const document = structuredClone(latest.document);
+      const index = findApi(document, req);
+      const api = document.apis[index]!;
+      const { read, merged } = await work.run('importOpenApi', { text, maxBytes: work.limits.maxOpenApiBytes, existing: api.operations, mode }, signal);
+      if (merged === undefined) {
+        const issues = read.issues.map((i) => ({ ...i, file: 'OpenAPI document' }));
+        throw new RequestError(422, `the OpenAPI document: ${issues.map((i) => (i.path === '' ? i.message : `${i.path}: ${i.message}`)).join('; ')}`, { issues });
+      }
+      const { operations, changes } = merged;
+      api.operations = operations;
+      const fromOf = new Map(read.operations.map((op) => [op.name, op.from]));
+      const at = `apis[${index}].operations[`;
+      const named = [changes.added.length && `${changes.added.length} added`, changes.changed.length && `${changes.changed.length} changed`, changes.removed.length && `${changes.removed.length} removed`].filter(Boolean);
+      return {
+        proposal: { document },
+        target: `${apiKeyOf(api)} operations`,
+        comment: `operations imported from OpenAPI${read.title === undefined ? '' : ` ${read.title}${read.version === undefined ? '' : ` ${read.version}`}`}: ${named.join(', ') || 'no change'}`,
+        extra: { mode, changes, operations: read.operations, skipped: read.skipped },
+        explain: (issue) => {
+          if (!issue.path.startsWith(at)) return issue;
+          const k = Number(issue.path.slice(at.length).split(']')[0]);
+          const from = fromOf.get(operations[k]?.name ?? '');
+          return from === undefined ? issue : { ...issue, message: `${issue.message} (from ${from} of the OpenAPI document)` };
+        },
+      };
+    }),
+  );
+}
+
 /** The changes of the document: the whole, APIs, operations (OpenAPI import too), token policies, a rollback. */
 function changeRoutes(router: Router, { change }: RouteKit, store: ConfigStore, work: OperatorWorkPool): void {
   // ---- changes -------------------------------------------------------------------------------
@@ -405,41 +444,7 @@ function changeRoutes(router: Router, { change }: RouteKit, store: ConfigStore, 
       201,
     ),
   );
-  router.post(
-    '/apis/:provider/:name/:version/operations/openapi',
-    change('operations.import', async (latest, body, req, signal) => {
-      const text = body['text'];
-      if (typeof text !== 'string') throw new RequestError(400, 'text must be the OpenAPI document (JSON or YAML)');
-      const mode = body['mode'] ?? 'merge';
-      if (mode !== 'merge' && mode !== 'replace') throw new RequestError(400, 'mode must be merge or replace');
-      checkSize(text, 'the OpenAPI document', 'an OpenAPI document', work.limits.maxOpenApiBytes);
-      const document = structuredClone(latest.document);
-      const index = findApi(document, req);
-      const api = document.apis[index]!;
-      const { read, merged } = await work.run('importOpenApi', { text, maxBytes: work.limits.maxOpenApiBytes, existing: api.operations, mode }, signal);
-      if (merged === undefined) {
-        const issues = read.issues.map((i) => ({ ...i, file: 'OpenAPI document' }));
-        throw new RequestError(422, `the OpenAPI document: ${issues.map((i) => (i.path === '' ? i.message : `${i.path}: ${i.message}`)).join('; ')}`, { issues });
-      }
-      const { operations, changes } = merged;
-      api.operations = operations;
-      const fromOf = new Map(read.operations.map((op) => [op.name, op.from]));
-      const at = `apis[${index}].operations[`;
-      const named = [changes.added.length && `${changes.added.length} added`, changes.changed.length && `${changes.changed.length} changed`, changes.removed.length && `${changes.removed.length} removed`].filter(Boolean);
-      return {
-        proposal: { document },
-        target: `${apiKeyOf(api)} operations`,
-        comment: `operations imported from OpenAPI${read.title === undefined ? '' : ` ${read.title}${read.version === undefined ? '' : ` ${read.version}`}`}: ${named.join(', ') || 'no change'}`,
-        extra: { mode, changes, operations: read.operations, skipped: read.skipped },
-        explain: (issue) => {
-          if (!issue.path.startsWith(at)) return issue;
-          const k = Number(issue.path.slice(at.length).split(']')[0]);
-          const from = fromOf.get(operations[k]?.name ?? '');
-          return from === undefined ? issue : { ...issue, message: `${issue.message} (from ${from} of the OpenAPI document)` };
-        },
-      };
-    }),
-  );
+  importRoute(router, change, work);
   router.delete(
     '/apis/:provider/:name/:version/operations/:operation',
     change('operation.remove', (latest, _body, req) => {
