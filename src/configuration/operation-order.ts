@@ -15,8 +15,8 @@
  *
  * @module
  */
-import type { OperationConfig } from '../gateway/config/types.js';
-import { compilePathTemplate, matchSegment, type CompiledTemplate, type TemplateSegment } from '../gateway/template.js';
+import type { OperationConfig } from '../config/types.js';
+import { compilePathTemplate, matchSegment, type CompiledTemplate, type TemplateSegment } from '../url/path-template.js';
 
 /**
  * Most work of one ordering, in characters compared (plus one per comparison): some 30 ms of one

@@ -7,8 +7,8 @@
  * @module
  */
 import { Router, type Request, type Response } from 'express';
-import { ConfigError } from '../gateway/config/errors.js';
-import type { ApiConfig, GatewayConfig, OperationConfig, TokenPolicyConfig } from '../gateway/config/types.js';
+import { ConfigError } from '../config/errors.js';
+import type { ApiConfig, GatewayConfig, OperationConfig, TokenPolicyConfig } from '../config/types.js';
 import { logger } from '../log.js';
 import { operatorOf, type OperatorAccess } from '../operators/access.js';
 import { BodyError, pageHeaders, problem, readJson, titleOf } from '../operators/http.js';

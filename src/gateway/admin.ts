@@ -10,9 +10,9 @@ import { LoginThrottle, throttleFor, type LoginThrottleOptions } from '../record
 import { logger } from '../log.js';
 import type { ClusterResetResult } from '../cluster/reset.js';
 import type { ClusterStatus } from '../cluster/cluster.js';
-import { ConfigError } from './config/errors.js';
+import { ConfigError } from '../config/errors.js';
 import { InvalidOptionError, optionKeys, refuseUnknownKeys } from '../options.js';
-import type { ConfigCacheState } from './config/cache.js';
+import type { ConfigCacheState } from '../config/cache.js';
 
 const log = logger('gateway');
 

@@ -15,7 +15,7 @@
  */
 import type { IncomingMessage } from 'node:http';
 import type { Response } from 'express';
-import { ADMIN_AREAS } from '../gateway/admin-areas.js';
+import { ADMIN_AREAS } from '../url/admin-areas.js';
 import type { TrustFunction } from '../gateway/trust-proxy.js';
 
 /** The session cookie's name over plain HTTP. */

@@ -5,10 +5,10 @@
  * that thousands of templates overlap is refused instead of comparing them all.
  */
 import { expect } from 'chai';
-import type { OperationConfig } from '../../src/gateway/config/types.js';
+import type { OperationConfig } from '../../src/config/types.js';
 import { mergeOperations } from '../../src/configuration/openapi.js';
 import { MAX_ORDERING_WORK, OperationOrder, OperationOrderError } from '../../src/configuration/operation-order.js';
-import { compilePathTemplate } from '../../src/gateway/template.js';
+import { compilePathTemplate } from '../../src/url/path-template.js';
 
 /** The rule as written once: every pair compared, first shadowing operation in list order. */
 function pairwise(initial: OperationConfig[], placed: OperationConfig[]): string[] {

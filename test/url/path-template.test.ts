@@ -5,7 +5,7 @@
  * on generated templates and paths.
  */
 import { expect } from 'chai';
-import { compilePathTemplate } from '../../src/gateway/template.js';
+import { compilePathTemplate } from '../../src/url/path-template.js';
 
 /** Every way of splitting `text` by the template's segment: the reference the matcher must agree with. */
 function exhaustive(template: string, path: string): boolean {

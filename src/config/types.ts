@@ -5,9 +5,9 @@
  * @module
  */
 
-import type { ClientApplication } from '../../authorize/applications.js';
-import type { InvalidTokenThrottleOptions } from '../../token/policy.js';
-import type { PathTemplate } from '../template.js';
+import type { ClientApplication } from '../authorize/applications.js';
+import type { InvalidTokenThrottleOptions } from '../token/policy.js';
+import type { PathTemplate } from '../url/path-template.js';
 
 /** HTTP methods an operation can declare. */
 export type HttpMethod = 'GET' | 'HEAD' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'OPTIONS';

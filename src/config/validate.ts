@@ -4,18 +4,18 @@
  *
  * @module
  */
-import { apiKey } from '../../record/types.js';
+import { apiKey } from '../record/types.js';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { applicationIssues, type ClientApplication } from '../../authorize/applications.js';
-import { issuePath } from '../../authorize/rule-issues.js';
-import { scopeRuleIssues } from '../../authorize/scopes.js';
-import { RESERVED_PROVIDERS } from '../admin-areas.js';
+import { applicationIssues, type ClientApplication } from '../authorize/applications.js';
+import { issuePath } from '../authorize/rule-issues.js';
+import { scopeRuleIssues } from '../authorize/scopes.js';
+import { RESERVED_PROVIDERS } from '../url/admin-areas.js';
 import { ConfigError } from './errors.js';
-import { InvalidOptionError, optionKeys, refuseUnknownKeys } from '../../options.js';
-import { forwardSettings } from '../../token/forward/options.js';
+import { InvalidOptionError, optionKeys, refuseUnknownKeys } from '../options.js';
+import { forwardSettings } from '../token/forward/options.js';
 import { TOKEN_POLICY_KEYS, tokenPolicyIssues } from './token-policy.js';
-import { compilePathTemplate } from '../template.js';
+import { compilePathTemplate } from '../url/path-template.js';
 import type { ConfigIssue } from './errors.js';
 import type {
   GatewayConfig,

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
 import { ConfigError, createGateway, loadConfig, resolveConfig, type GatewayConfig, type TokenPolicyOptions } from '../../src/index.js';
-import { exampleCopy, exampleDir } from './helpers.js';
+import { exampleCopy, exampleDir } from '../gateway/helpers.js';
 
 async function issuesOf(document: unknown): Promise<string[]> {
   try {

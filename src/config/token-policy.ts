@@ -5,9 +5,9 @@
  *
  * @module
  */
-import { InvalidOptionError } from '../../options.js';
-import { tokenPolicySettings } from '../../token/policy-settings.js';
-import type { TokenPolicyOptions } from '../../token/policy.js';
+import { InvalidOptionError } from '../options.js';
+import { tokenPolicySettings } from '../token/policy-settings.js';
+import type { TokenPolicyOptions } from '../token/policy.js';
 import type { ConfigIssue } from './errors.js';
 import type { TokenPolicyConfig } from './types.js';
 
