@@ -66,7 +66,7 @@ export class InsufficientScopeError extends GatewayError {
 }
 
 /** RFC 6749 section 3.3 `scope-token`: printable ASCII but space, `"` and `\`. */
-const SCOPE_TOKEN = /^[\x21\x23-\x5b\x5d-\x7e]+$/;
+export const SCOPE_TOKEN = /^[\x21\x23-\x5b\x5d-\x7e]+$/;
 
 /**
  * The problems of a rule set (`requiredScopes`, `requiredClaims`), every one of them; paths are
