@@ -13,7 +13,7 @@
 import { gatewayContext, type GatewayContext, type Middleware } from '../context.js';
 import { optionChecks, optionKeys, type OptionChecks } from '../options.js';
 import { tokenFacts } from '../token/facts.js';
-import { issuePath, memberPath, type RuleIssue } from './rule-issues.js';
+import { issuePath, memberPath, type RuleIssue } from '../issues.js';
 import type { XacmlSubjectInfo } from './request-builder.js';
 
 /** One client application, registered under its client id. */

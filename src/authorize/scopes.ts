@@ -13,7 +13,7 @@ import { GatewayError } from '../errors.js';
 import { logger } from '../log.js';
 import { optionChecks, optionKeys, type OptionChecks } from '../options.js';
 import { tokenFacts } from '../token/facts.js';
-import { issuePath, memberPath, type RuleIssue } from './rule-issues.js';
+import { issuePath, memberPath, type RuleIssue } from '../issues.js';
 
 const log = logger('authorize');
 
@@ -66,7 +66,7 @@ export class InsufficientScopeError extends GatewayError {
 }
 
 /** RFC 6749 section 3.3 `scope-token`: printable ASCII but space, `"` and `\`. */
-const SCOPE_TOKEN = /^[\x21\x23-\x5b\x5d-\x7e]+$/;
+export const SCOPE_TOKEN = /^[\x21\x23-\x5b\x5d-\x7e]+$/;
 
 /**
  * The problems of a rule set (`requiredScopes`, `requiredClaims`), every one of them; paths are

@@ -6,7 +6,7 @@
  * @module
  */
 import { createHash } from 'node:crypto';
-import type { ResolvedConfig } from '../gateway/config/types.js';
+import type { ResolvedConfig } from '../config/types.js';
 
 function canonical(value: unknown): unknown {
   if (value instanceof RegExp) return value.source;

@@ -5,8 +5,8 @@
  *
  * @module
  */
-import type { ConfigIssue } from '../gateway/config/errors.js';
-import type { GatewayConfig, TokenPolicyConfig } from '../gateway/config/types.js';
+import type { ConfigIssue } from '../config/errors.js';
+import type { GatewayConfig, TokenPolicyConfig } from '../config/types.js';
 
 /** Where a token policy's client secret comes from, as the console shows it. */
 export interface SecretState {

@@ -7,7 +7,7 @@
  *
  * @module
  */
-import type { HttpMethod, OperationConfig } from '../gateway/config/types.js';
+import type { HttpMethod, OperationConfig } from '../config/types.js';
 import { OperationOrder } from './operation-order.js';
 
 /** One operation read from the document, and where in it. */

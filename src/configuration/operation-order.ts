@@ -15,7 +15,7 @@
  *
  * @module
  */
-import type { OperationConfig } from '../gateway/config/types.js';
+import type { OperationConfig } from '../config/types.js';
 import { compilePathTemplate, matchSegment, type CompiledTemplate, type TemplateSegment } from '../url/template.js';
 
 /**

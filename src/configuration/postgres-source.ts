@@ -6,8 +6,8 @@
  */
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { ConfigError, type ConfigIssue } from '../gateway/config/errors.js';
-import type { GatewayConfig } from '../gateway/config/types.js';
+import { ConfigError, type ConfigIssue } from '../config/errors.js';
+import type { GatewayConfig } from '../config/types.js';
 import { logger } from '../log.js';
 import { optionChecks, optionKeys } from '../options.js';
 import { proposalIssues } from './proposal.js';

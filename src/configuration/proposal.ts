@@ -5,9 +5,9 @@
  *
  * @module
  */
-import { ConfigError, type ConfigIssue } from '../gateway/config/errors.js';
-import type { GatewayConfig } from '../gateway/config/types.js';
-import { checkConfig } from '../gateway/config/validate.js';
+import { ConfigError, type ConfigIssue } from '../config/errors.js';
+import type { GatewayConfig } from '../config/types.js';
+import { checkConfig } from '../config/validate.js';
 import { policyIssues } from './policy-check.js';
 import { POLICY_PATH, type ConfigProposal, type ConfigSnapshot } from './store.js';
 

@@ -8,8 +8,8 @@
  */
 import { Router, type Request, type Response } from 'express';
 import { isGatewayError, messagesEn } from '../errors.js';
-import { ConfigError } from '../gateway/config/errors.js';
-import type { ApiConfig, GatewayConfig, OperationConfig, TokenPolicyConfig } from '../gateway/config/types.js';
+import { ConfigError } from '../config/errors.js';
+import type { ApiConfig, GatewayConfig, OperationConfig, TokenPolicyConfig } from '../config/types.js';
 import { logger } from '../log.js';
 import { operatorOf, type OperatorAccess } from '../operators/access.js';
 import { pageHeaders } from '../admin/headers.js';

@@ -9,9 +9,9 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { mkdir, open, readdir, readFile, rename, unlink } from 'node:fs/promises';
 import path from 'node:path';
-import { ConfigError } from '../gateway/config/errors.js';
-import type { GatewayConfig } from '../gateway/config/types.js';
-import { resolveConfig, type ResolveConfigOptions } from '../gateway/config/validate.js';
+import { ConfigError } from '../config/errors.js';
+import type { GatewayConfig } from '../config/types.js';
+import { resolveConfig, type ResolveConfigOptions } from '../config/validate.js';
 import { logger } from '../log.js';
 import { configDigest } from './digest.js';
 

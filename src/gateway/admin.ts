@@ -12,8 +12,8 @@ import { throttleFor } from '../admin/throttle.js';
 import { logger } from '../log.js';
 import type { ClusterResetResult } from '../cluster/reset.js';
 import type { ClusterStatus } from '../cluster/cluster.js';
-import { ConfigError } from './config/errors.js';
-import type { ConfigCacheState } from './config/cache.js';
+import { ConfigError } from '../config/errors.js';
+import type { ConfigCacheState } from '../config/cache.js';
 
 const log = logger('gateway');
 

@@ -13,13 +13,13 @@ import { recordTransaction, type RecordTransactionMiddleware } from '../record/r
 import type { TransactionStore } from '../record/types.js';
 import type { ClusterStatus, GatewayCluster } from '../cluster/cluster.js';
 import { ClusterLink, type ClusterLinkOptions } from './cluster-link.js';
-import { ConfigError } from './config/errors.js';
+import { ConfigError } from '../config/errors.js';
 import { adminAuthenticator, adminReadGate } from '../admin/gate.js';
 import { adminRouter, type AdminForgetSelector, type GatewayConfigState, type ResetResult } from './admin.js';
 import { GatewayMetricsRecorder, metricsHandler, type GatewayMetrics } from '../observability/metrics.js';
 import { GatewayTracing } from '../observability/tracing.js';
 import { compileRuntime, type Runtime } from './compile.js';
-import { ConfigCache } from './config/cache.js';
+import { ConfigCache } from '../config/cache.js';
 import { createRequestPath } from './request-path.js';
 import { OperatorAccess } from '../operators/access.js';
 import { ADMIN_AREAS } from '../admin/areas.js';

@@ -11,14 +11,14 @@ export type { AdminAuthOptions, AdminForgetSelector, AdminTarget, GatewayConfigS
 export { createRelay } from './relay.js';
 export type { Relay, RelayOptions } from './relay.js';
 export type { TrustProxy } from '../trust-proxy.js';
-export { ConfigError } from './config/errors.js';
-export type { ConfigIssue } from './config/errors.js';
-export { loadConfig } from './config/load.js';
-export type { ConfigDocumentSource, ConfigLoader, ConfigSource, LoadConfigOptions } from './config/load.js';
-export { resolveConfig } from './config/validate.js';
-export type { ResolveConfigOptions } from './config/validate.js';
-export { ConfigCache } from './config/cache.js';
-export type { CacheEntry, ConfigCacheOptions, ConfigCacheState } from './config/cache.js';
+export { ConfigError } from '../config/errors.js';
+export type { ConfigIssue } from '../config/errors.js';
+export { loadConfig } from '../config/load.js';
+export type { ConfigDocumentSource, ConfigLoader, ConfigSource, LoadConfigOptions } from '../config/load.js';
+export { resolveConfig } from '../config/validate.js';
+export type { ResolveConfigOptions } from '../config/validate.js';
+export { ConfigCache } from '../config/cache.js';
+export type { CacheEntry, ConfigCacheOptions, ConfigCacheState } from '../config/cache.js';
 export type {
   ApiConfig,
   AuthorizationConfig,
@@ -34,5 +34,5 @@ export type {
   TokenForwardConfig,
   TokenManagementConfig,
   TokenPolicyConfig,
-} from './config/types.js';
+} from '../config/types.js';
 export type { PathTemplate } from '../url/template.js';

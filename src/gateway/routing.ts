@@ -3,7 +3,7 @@
  *
  * @module
  */
-import type { ResolvedOperation } from './config/types.js';
+import type { ResolvedOperation } from '../config/types.js';
 
 /** The parts of a gateway URL below the base path. */
 export interface ParsedInvocation {

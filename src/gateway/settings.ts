@@ -22,8 +22,8 @@ import { FileConfigStore, isConfigStore, type ConfigStore } from '../configurati
 import { fileURLToPath } from 'node:url';
 import type { CompileSettings } from './compile.js';
 import type { GatewayMetricsOptions } from '../observability/metrics.js';
-import type { ConfigSource } from './config/load.js';
-import type { ResolvedTokenPolicy } from './config/types.js';
+import type { ConfigSource } from '../config/load.js';
+import type { ResolvedTokenPolicy } from '../config/types.js';
 import { clientAddressOf, compileTrust, type TrustProxy } from '../trust-proxy.js';
 import { HOST_NAME } from '../admin/host.js';
 

@@ -9,7 +9,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import { readFileSync, statSync } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { ConfigError, type ConfigIssue } from '../gateway/config/errors.js';
+import { ConfigError, type ConfigIssue } from '../config/errors.js';
 import { logger } from '../log.js';
 import type { BasicCredentials } from '../admin/credentials.js';
 import { parsePasswordHash, verifyPassword } from './passwords.js';

@@ -14,7 +14,7 @@ import { parseArgs } from 'node:util';
 import proxyAddr from 'proxy-addr';
 import { createGateway } from '../gateway/create-gateway.js';
 import { HOST_NAME } from '../admin/host.js';
-import { ConfigError } from '../gateway/config/errors.js';
+import { ConfigError } from '../config/errors.js';
 import type { PostgresConfigSource } from '../configuration/postgres-source.js';
 import { EnvironmentError, instanceSettings, postgresConfigSource } from './environment.js';
 import { relayWorkerSignOuts, workerSignOuts } from './worker-sessions.js';

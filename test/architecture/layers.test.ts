@@ -22,11 +22,12 @@ const SRC = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..
  * import none of each other.
  */
 const LAYERS: readonly (readonly string[])[] = [
-  // What everything uses: the error catalogue, option checks, debug logging.
-  ['errors.ts', 'options.ts', 'log.ts'],
+  // What everything uses: the error catalogue, option checks, debug logging, issues with paths.
+  ['errors.ts', 'options.ts', 'log.ts', 'issues.ts'],
   // Pure parts: the canonical request target and operation templates, the XACML evaluator,
   // PostgreSQL plumbing, the pages' file reading, trustProxy's compiled check.
-  ['url', 'xacml', 'postgres', 'page-assets', 'trust-proxy.ts'],
+  // The features' schemas are checked with schema.ts.
+  ['url', 'xacml', 'postgres', 'page-assets', 'trust-proxy.ts', 'schema.ts'],
   // The per-request state (it carries the XACML decision).
   ['context.ts'],
   // What the gateway writes on and keeps of every exchange: the identity head, the relay's capture.
@@ -39,7 +40,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ['record'],
   // What every router of the admin listener shares.
   ['admin'],
-  // The configuration file's schema (src/gateway/config until it moves to src/config).
+  // The configuration file: its schema, checks, loading and cache.
   ['config'],
   ['operators'],
   ['observability'],
@@ -51,27 +52,12 @@ const LAYERS: readonly (readonly string[])[] = [
   ['index.ts'],
 ];
 
-/**
- * Arrows the table does not allow, each with its reason and its end. `from` is a unit, `to` a file
- * under src/.
- */
-const PENDING: readonly { from: string; to: string; why: string }[] = [
-  // gateway/config imports these by their old paths; each is now a one-line re-export of the
-  // module's new home (url/template.ts, admin/areas.ts). Its owner moves it to src/config and
-  // points the imports there; then the two re-exports and these entries go.
-  { from: 'config', to: 'gateway/template.ts', why: 'config imports operation templates by their old path' },
-  { from: 'config', to: 'gateway/admin-areas.ts', why: 'config imports the admin areas by their old path' },
-];
-
 const layerOf = new Map<string, number>();
 LAYERS.forEach((units, layer) => units.forEach((unit) => layerOf.set(unit, layer)));
 
-/** The unit of a path relative to src/: `config` for the configuration file's schema, wherever it lives. */
+/** The unit of a path relative to src/: its folder, or the root file itself. */
 function unitOf(file: string): string {
-  const parts = file.split('/');
-  if (parts.length === 1) return parts[0]!;
-  if (parts[0] === 'gateway' && parts[1] === 'config' && parts.length > 2) return 'config';
-  return parts[0]!;
+  return file.split('/')[0]!;
 }
 
 function sourceFiles(dir: string, prefix = ''): string[] {
@@ -95,9 +81,6 @@ interface Arrow {
   to: string;
 }
 
-function isPending(arrow: Arrow): boolean {
-  return PENDING.some((pending) => pending.from === arrow.from && pending.to === arrow.target);
-}
 
 function arrows(): Arrow[] {
   const found: Arrow[] = [];
@@ -133,14 +116,13 @@ describe('the layers of src/', () => {
     const wrong = graph
       .filter((arrow) => layerOf.has(arrow.from) && layerOf.has(arrow.to))
       .filter((arrow) => layerOf.get(arrow.to)! >= layerOf.get(arrow.from)!)
-      .filter((arrow) => !isPending(arrow))
       .map((arrow) => `src/${arrow.file} imports '${arrow.specifier}' (${arrow.from} -> ${arrow.to}: ${layerOf.get(arrow.to)! > layerOf.get(arrow.from)! ? 'up' : 'sideways'})`);
     expect(wrong).to.deep.equal([]);
   });
 
   it('has no pair of folders importing each other', () => {
     const pairs = new Map<string, Arrow>();
-    for (const arrow of graph) if (!isPending(arrow) && !pairs.has(`${arrow.from} ${arrow.to}`)) pairs.set(`${arrow.from} ${arrow.to}`, arrow);
+    for (const arrow of graph) if (!pairs.has(`${arrow.from} ${arrow.to}`)) pairs.set(`${arrow.from} ${arrow.to}`, arrow);
     const mutual: string[] = [];
     for (const [key, arrow] of pairs) {
       const back = pairs.get(`${arrow.to} ${arrow.from}`);
@@ -151,8 +133,4 @@ describe('the layers of src/', () => {
     expect(mutual).to.deep.equal([]);
   });
 
-  it('keeps each pending arrow only while it exists', () => {
-    const stale = PENDING.filter((pending) => !graph.some((arrow) => arrow.from === pending.from && arrow.target === pending.to)).map((pending) => `${pending.from} -> ${pending.to}`);
-    expect(stale, 'remove these entries from PENDING').to.deep.equal([]);
-  });
 });

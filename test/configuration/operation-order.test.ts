@@ -5,7 +5,7 @@
  * that thousands of templates overlap is refused instead of comparing them all.
  */
 import { expect } from 'chai';
-import type { OperationConfig } from '../../src/gateway/config/types.js';
+import type { OperationConfig } from '../../src/config/types.js';
 import { mergeOperations } from '../../src/configuration/openapi.js';
 import { MAX_ORDERING_WORK, OperationOrder, OperationOrderError } from '../../src/configuration/operation-order.js';
 import { compilePathTemplate } from '../../src/url/template.js';

@@ -2,7 +2,7 @@
 import { expect } from 'chai';
 import { hashPassword, parsePasswordHash, verifyPassword } from '../../src/operators/passwords.js';
 import { UserDirectory, usersIssues } from '../../src/operators/users.js';
-import { ConfigError } from '../../src/gateway/config/errors.js';
+import { ConfigError } from '../../src/config/errors.js';
 import { testUsers } from './helpers.js';
 
 describe('operator passwords', () => {

@@ -5,9 +5,9 @@
  */
 import { expect } from 'chai';
 import { tokenPolicyOptionsFor } from '../../src/gateway/compile.js';
-import { ConfigError } from '../../src/gateway/config/errors.js';
-import { resolveConfig } from '../../src/gateway/config/validate.js';
-import type { GatewayConfig } from '../../src/gateway/config/types.js';
+import { ConfigError } from '../../src/config/errors.js';
+import { resolveConfig } from '../../src/config/validate.js';
+import type { GatewayConfig } from '../../src/config/types.js';
 import { createTokenPolicy } from '../../src/token/policy.js';
 
 function document(policy: Record<string, unknown>): GatewayConfig {

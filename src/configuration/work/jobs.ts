@@ -5,7 +5,7 @@
  *
  * @module
  */
-import type { OperationConfig } from '../../gateway/config/types.js';
+import type { OperationConfig } from '../../config/types.js';
 import { snapshotDiff, type DiffLine } from '../diff.js';
 import { OperationOrderError } from '../operation-order.js';
 import { mergeOperations, operationsFromOpenApi, type ImportMode, type OpenApiImport, type OperationChanges } from '../openapi.js';

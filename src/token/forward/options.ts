@@ -9,6 +9,9 @@ import { optionChecks, optionKeys, type OptionChecks } from '../../options.js';
 import { defaultForwardedHeaderNames } from './items.js';
 import type { ForwardDateFormat, ForwardedItem } from './items.js';
 import { firstLetter, isBearer, type HeaderFilter } from './request-edits.js';
+import { issuePath } from '../../issues.js';
+import { schemaIssues } from '../../schema.js';
+import { FORWARD_INFO_MODES, OriginalTokenSchema } from './schema.js';
 
 /** How the collected token information travels: one header per item, a base64 JSON, or a signed JWT. */
 export type ForwardInfoMode = 'headers' | 'json' | 'jws';
@@ -144,21 +147,17 @@ export function forwardSettings(options: ForwardTokenHeadersOptions): ForwardSet
   return { modes, originalToken, jws, dateFormat, headerNames, jsonHeader, jwsHeader, transactionIdHeader, strip, appendable, lowerOf };
 }
 
-const FORWARD_INFO_MODES: readonly ForwardInfoMode[] = ['headers', 'json', 'jws'];
 const DATE_FORMATS = ['iso', 'epoch', 'epochMillis', 'http'] as const;
-const ORIGINAL_TOKEN_MODES = ['asReceived', 'authorizationHeader', 'query'] as const;
 
 /**
  * The `originalToken` option: `false` or `'none'` (the configuration file's spelling) for none, a
  * mode, or `{ header }`.
  */
 function originalTokenMode(value: ForwardTokenHeadersOptions['originalToken'], check: OptionChecks): OriginalTokenMode | false {
-  if (value === undefined || value === false || value === 'none') return false;
-  if (typeof value === 'object' && value !== null) {
-    check.headerName(value.header, 'originalToken.header');
-    return { header: value.header };
-  }
-  if (typeof value === 'string' && (ORIGINAL_TOKEN_MODES as readonly string[]).includes(value)) return value as (typeof ORIGINAL_TOKEN_MODES)[number];
-  return check.fail('originalToken', 'must be false, none, asReceived, authorizationHeader, query or { header: <name> }');
+  if (value === undefined) return false;
+  // The rules of the configuration file's `originalToken`: one schema for both.
+  const [issue] = schemaIssues(OriginalTokenSchema, value);
+  if (issue !== undefined) check.fail(issuePath('originalToken', issue.path), issue.message);
+  if (value === false || value === 'none') return false;
+  return typeof value === 'object' ? { header: value.header } : value;
 }
-

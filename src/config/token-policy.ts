@@ -5,39 +5,12 @@
  *
  * @module
  */
-import { InvalidOptionError } from '../../options.js';
-import { tokenPolicySettings } from '../../token/policy-settings.js';
-import type { TokenPolicyOptions } from '../../token/policy.js';
+import { InvalidOptionError } from '../options.js';
+import { tokenPolicySettings } from '../token/policy-settings.js';
+import type { TokenPolicyOptions } from '../token/policy.js';
 import type { ConfigIssue } from './errors.js';
+import { TOKEN_POLICY_KEYS } from '../token/policy-schema.js';
 import type { TokenPolicyConfig } from './types.js';
-
-/** Every key of a token policy in the file. */
-export const TOKEN_POLICY_KEYS = [
-  'issuer',
-  'clientId',
-  'clientSecret',
-  'clientSecretEnv',
-  'clientAuthMethod',
-  'allowInsecureRequests',
-  'introspectionEndpoint',
-  'userinfoEndpoint',
-  'jwksUri',
-  'audience',
-  'anyAudience',
-  'jwtTypes',
-  'maxResponseSize',
-  'cacheTtlSeconds',
-  'timeoutMs',
-  'tokenEndpoint',
-  'bearer',
-  'cacheMaxEntries',
-  'cacheMaxBytes',
-  'negativeCacheTtlSeconds',
-  'negativeCacheMaxEntries',
-  'maxConcurrentCalls',
-  'invalidTokenThrottle',
-  'staleIfErrorSeconds',
-] as const satisfies ReadonlyArray<keyof TokenPolicyConfig>;
 
 /** Keys passed to the token policy under the same name. */
 const SAME_NAME = [

@@ -1,5 +1,5 @@
 /**
- * The problems of a registry or rule set, as a list: the shape shared by the checks of
+ * The problems of a value, as a list: the shape shared by the checks of
  * `requireScopes`/`xacmlAuthorize` (which throw the first) and the configuration validator (which
  * reports them all), so that the rules of a valid value are written once.  @internal
  *

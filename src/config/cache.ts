@@ -6,9 +6,9 @@
  *
  * @module
  */
-import { optionChecks } from '../../options.js';
+import { optionChecks } from '../options.js';
 import NodeCache from 'node-cache';
-import { logger } from '../../log.js';
+import { logger } from '../log.js';
 import { ConfigError } from './errors.js';
 import { loadConfig, type ConfigSource } from './load.js';
 import type { ResolvedConfig } from './types.js';

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { InvalidOptionError, optionKeys, refuseUnknownKeys } from '../../options.js';
+import { InvalidOptionError, optionKeys, refuseUnknownKeys } from '../options.js';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';

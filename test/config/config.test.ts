@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
 import { ConfigError, createGateway, loadConfig, resolveConfig, type GatewayConfig, type TokenPolicyOptions } from '../../src/index.js';
-import { exampleCopy, exampleDir } from './helpers.js';
+import { exampleCopy, exampleDir } from '../gateway/helpers.js';
 
 async function issuesOf(document: unknown): Promise<string[]> {
   try {
@@ -80,7 +80,7 @@ describe('gateway configuration', () => {
     expect((await resolveConfig(document, { baseDir: exampleDir })).apis[0]!.recording).to.deep.equal({ incomingHeaders: true, outgoingHeaders: false, requestBody: true, responseBody: false, maxBodyBytes: 100, xacmlRequests: 'all' });
     api.recording = { responseBody: 'yes', maxBodyBytes: 2_000_000, headers: true, xacmlRequests: 'permits' } as unknown as typeof api.recording;
     expect(await issuesOf(document)).to.have.members([
-      'apis[0].recording.headers: unknown field (allowed: incomingHeaders, outgoingHeaders, requestBody, responseBody, maxBodyBytes, xacmlRequests)',
+      'apis[0].recording.headers: unknown field (did you mean "incomingHeaders"?)',
       'apis[0].recording.xacmlRequests: must be one of denied, all',
       'apis[0].recording.responseBody: must be a boolean',
       'apis[0].recording.maxBodyBytes: must be at most 1048576',
@@ -178,7 +178,7 @@ describe('gateway configuration', () => {
       'apis[0].requiredClaims.tenant: must be a non-empty array of allowed values (strings)',
       'apis[0].requiredClaims["realm access"][0]: must be a string',
       'apis[0].operations[0].requiredScopes: must be an array of scopes',
-      'apis[0].operations[0].requiredClaim: unknown field (allowed: name, method, path, requiredScopes, requiredClaims)',
+      'apis[0].operations[0].requiredClaim: unknown field (did you mean "requiredClaims"?)',
     ]);
     const open = valid() as unknown as { apis: Array<Record<string, unknown>> };
     Object.assign(open.apis[0]!, {

@@ -5,9 +5,14 @@
  * @module
  */
 
-import type { ClientApplication } from '../../authorize/applications.js';
-import type { InvalidTokenThrottleOptions } from '../../token/policy.js';
-import type { PathTemplate } from '../template.js';
+import type { ClientApplication } from '../authorize/applications.js';
+import type { InvalidTokenThrottleOptions } from '../token/policy.js';
+import type { PathTemplate } from '../url/template.js';
+import type { ForwardInfoMode, OriginalTokenMode } from '../token/forward/options.js';
+import type { AuthorizationSection } from '../authorize/schema.js';
+import type { RecordingSection } from '../record/schema.js';
+import type { TokenPolicySection } from '../token/policy-schema.js';
+import type { GatewayConfigDocument } from './schema.js';
 
 /** HTTP methods an operation can declare. */
 export type HttpMethod = 'GET' | 'HEAD' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'OPTIONS';
@@ -93,22 +98,14 @@ export interface TokenPolicyConfig {
   staleIfErrorSeconds?: number;
 }
 
-/** Token forwarding to the backend (spec 2.1 "Token Forward"); see `forwardTokenHeaders`. */
+/** Token forwarding to the backend (spec 2.1 "Token Forward") as the gateway runs it; see `forwardTokenHeaders`. */
 export interface TokenForwardConfig {
   /** Forward token information. */
   enabled: boolean;
-  /** How the collected information goes: one header per item (default), base64 JSON, or signed JWS. */
-  mode?: 'headers' | 'json' | 'jws';
+  /** How the collected information goes: one header per item (default), base64 JSON, or signed JWS (code only). */
+  mode?: ForwardInfoMode;
   /** How the original token goes, when it should: as received, `Authorization: Bearer`, a query parameter, or a custom header. */
-  originalToken?:
-    | 'none'
-    | 'asReceived'
-    | 'authorizationHeader'
-    | 'query'
-    | {
-        /** Name of the request header that carries the token to the backend. */
-        header: string;
-      };
+  originalToken?: 'none' | OriginalTokenMode;
 }
 
 /** Token management of an API (spec 2.1). */
@@ -336,3 +333,24 @@ export interface ResolvedTokenPolicy extends TokenPolicyConfig {
   /** Timeout of calls to the authorization server, milliseconds. */
   readonly timeoutMs: number;
 }
+
+/**
+ * Whether `A` and `B` accept the same values. The interfaces above are written out, with a comment
+ * on each field for the API reference; the schemas (`config/schema.ts` and the features') are what
+ * a file is checked against. This keeps them the same shape: a field added to one and not the
+ * other fails the build.
+ */
+type SameShape<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+
+/** @internal */
+export const SCHEMA_AND_TYPES_AGREE: [
+  SameShape<TokenPolicyConfig, TokenPolicySection>,
+  SameShape<RecordingConfig, RecordingSection>,
+  SameShape<AuthorizationConfig, AuthorizationSection>,
+  // Token forwarding apart: the file's `enabled` may be left out (it defaults to true) and its
+  // mode cannot be jws (no key in JSON), which the written type does not say.
+  SameShape<
+    Omit<GatewayConfig, 'apis' | 'applications'> & { $schema?: string; apis: Array<Omit<ApiConfig, 'tokenManagement'> & { tokenManagement?: Omit<TokenManagementConfig, 'tokenForward'> }> },
+    Omit<GatewayConfigDocument, 'apis' | 'applications'> & { apis: Array<Omit<GatewayConfigDocument['apis'][number], 'tokenManagement'> & { tokenManagement?: Omit<NonNullable<GatewayConfigDocument['apis'][number]['tokenManagement']>, 'tokenForward'> }> }
+  >,
+] = [true, true, true, true];
