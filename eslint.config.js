@@ -11,7 +11,10 @@ export default tseslint.config(
   {
     rules: {
       // A leading underscore marks what is there for its position or to be left out of a rest.
-      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none', ignoreRestSiblings: true }],
+      '@typescript-eslint/no-unused-vars': [
+        'error',
+        { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none', ignoreRestSiblings: true },
+      ],
     },
   },
   {
@@ -23,7 +26,14 @@ export default tseslint.config(
     languageOptions: {
       sourceType: 'script',
       // The placeholders the server fills when it reads the page's files (page-assets/files.ts).
-      globals: { ...globals.browser, __TEXTS__: 'readonly', __OUTCOME_LABELS__: 'readonly', __OUTCOME_GROUPS__: 'readonly', __EXPORT_COLUMNS__: 'readonly', __DEFAULT_COLUMNS__: 'readonly' },
+      globals: {
+        ...globals.browser,
+        __TEXTS__: 'readonly',
+        __OUTCOME_LABELS__: 'readonly',
+        __OUTCOME_GROUPS__: 'readonly',
+        __EXPORT_COLUMNS__: 'readonly',
+        __DEFAULT_COLUMNS__: 'readonly',
+      },
     },
   },
   {

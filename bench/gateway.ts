@@ -98,7 +98,10 @@ function serverUsage(child: ChildProcess): Promise<ServerUsage> {
 
 function startServer(kind: string, options: Record<string, unknown> = {}): Promise<{ child: ChildProcess; port: number }> {
   return new Promise((resolve, reject) => {
-    const child = fork(path.join(here, 'servers.ts'), [kind, JSON.stringify(options)], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    const child = fork(path.join(here, 'servers.ts'), [kind, JSON.stringify(options)], {
+      execArgv: ['--import', 'tsx'],
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    });
     child.once('message', (message) => resolve({ child, port: (message as { port: number }).port }));
     child.once('exit', (code) => reject(new Error(`server ${kind} exited with code ${String(code)}`)));
   });
@@ -127,7 +130,13 @@ interface Case {
   rounds: Result[];
 }
 
-async function startCase(name: string, kind: string, options: Record<string, unknown>, urlPath: string, headers: Record<string, string> = {}): Promise<Case> {
+async function startCase(
+  name: string,
+  kind: string,
+  options: Record<string, unknown>,
+  urlPath: string,
+  headers: Record<string, string> = {},
+): Promise<Case> {
   const { child, port } = await startServer(kind, options);
   return warmCase({ name, usage: () => serverUsage(child), child, url: `http://127.0.0.1:${port}${urlPath}`, headers, rounds: [] });
 }
@@ -167,7 +176,14 @@ http { access_log off;
     // utime and stime, in clock ticks (100 per second on Linux): fields 14 and 15 of stat.
     return { cpu: (Number(fields[11]) + Number(fields[12])) * 10_000 };
   };
-  return warmCase({ name: 'reference: nginx proxy_pass, upstream keep-alive', usage, child, url: `http://127.0.0.1:${port}/gateway/Ente/PetStore/v1/pet/10`, headers: {}, rounds: [] });
+  return warmCase({
+    name: 'reference: nginx proxy_pass, upstream keep-alive',
+    usage,
+    child,
+    url: `http://127.0.0.1:${port}/gateway/Ente/PetStore/v1/pet/10`,
+    headers: {},
+    rounds: [],
+  });
 }
 
 function freePort(): Promise<number> {
@@ -188,7 +204,10 @@ async function measureRound(c: Case): Promise<void> {
   const elapsedMs = performance.now() - started;
   const after = await c.usage();
   const cpu = after.cpu - before.cpu;
-  const busy = after.eventLoop === undefined || before.eventLoop === undefined ? Number.NaN : performance.eventLoopUtilization(after.eventLoop, before.eventLoop).utilization;
+  const busy =
+    after.eventLoop === undefined || before.eventLoop === undefined
+      ? Number.NaN
+      : performance.eventLoopUtilization(after.eventLoop, before.eventLoop).utilization;
   if (result.non2xx > 0 || result.errors > 0) throw new Error(`${c.name}: ${result.non2xx} non-2xx answers, ${result.errors} errors`);
   c.rounds.push({
     name: c.name,
@@ -217,7 +236,15 @@ function median(values: number[]): number {
 /** A case's figures: the median of its rounds. */
 function summary(c: Case): Result {
   const of = (field: keyof Omit<Result, 'name'>): number => median(c.rounds.map((r) => r[field]));
-  return { name: c.name, rps: of('rps'), p50: of('p50'), p99: of('p99'), cpuPercent: of('cpuPercent'), busyPercent: of('busyPercent'), cpuPerRequest: of('cpuPerRequest') };
+  return {
+    name: c.name,
+    rps: of('rps'),
+    p50: of('p50'),
+    p99: of('p99'),
+    cpuPercent: of('cpuPercent'),
+    busyPercent: of('busyPercent'),
+    cpuPerRequest: of('cpuPerRequest'),
+  };
 }
 
 /** Median over rounds of the case's req/s and CPU-per-request ratios to the baseline of the same round. */
@@ -244,12 +271,20 @@ async function main(): Promise<void> {
     const bearer = (token: string): Record<string, string> => ({ Authorization: `Bearer ${token}` });
     const policyFile = path.join(exampleDir, 'policies', 'petstore.xml');
 
-    console.log(`Gateway benchmark: autocannon, ${CONNECTIONS} connections, pipelining 1, loopback; ${ROUNDS} interleaved rounds of ${DURATION} s per case, after a 1 s warm-up.`);
+    console.log(
+      `Gateway benchmark: autocannon, ${CONNECTIONS} connections, pipelining 1, loopback; ${ROUNDS} interleaved rounds of ${DURATION} s per case, after a 1 s warm-up.`,
+    );
     console.log('Each server under test runs alone in a child process, loaded one at a time; the load generator runs in this one.');
-    console.log(`Node ${process.version}, ${availableParallelism()} CPU(s), load average ${loadavg().map((l) => l.toFixed(2)).join(' ')} at start.`);
+    console.log(
+      `Node ${process.version}, ${availableParallelism()} CPU(s), load average ${loadavg()
+        .map((l) => l.toFixed(2))
+        .join(' ')} at start.`,
+    );
     console.log('Figures are medians over the rounds; ratio = median of the per-round req/s ratios to the baseline (same round).');
     console.log('busy% = server event loop busy during the run (100 = saturated); cpu% = server CPU, all threads (100 = one core);');
-    console.log('µs/req = server CPU per request; cpu ratio = baseline µs/req / case µs/req (the work per request, whatever set the pace).');
+    console.log(
+      'µs/req = server CPU per request; cpu ratio = baseline µs/req / case µs/req (the work per request, whatever set the pace).',
+    );
 
     const rounds = (r: { perRound: number[] }): string => r.perRound.map((x) => x.toFixed(2)).join(' ');
     const unsaturated: Case[] = [];
@@ -258,11 +293,31 @@ async function main(): Promise<void> {
       const groupA: Case[] = [];
       try {
         groupA.push(await startCase('bare Express handler', 'bare', {}, '/pet/10'));
-        groupA.push(await startCase('full chain (record, token, introspect, XACML, forward)', 'chain', { issuer: as.issuer, policyFile }, '/pet/10', bearer(opaque)));
-        groupA.push(await startCase('peer: express-oauth2-jwt-bearer (local JWT)', 'peer', { issuer: as.issuer, audience: as.audience }, '/pet/10', bearer(jwt)));
-        groupA.push(await startCase('reference: hand-written minimum of the chain', 'minimal', { issuer: as.issuer }, '/pet/10', bearer(opaque)));
+        groupA.push(
+          await startCase(
+            'full chain (record, token, introspect, XACML, forward)',
+            'chain',
+            { issuer: as.issuer, policyFile },
+            '/pet/10',
+            bearer(opaque),
+          ),
+        );
+        groupA.push(
+          await startCase(
+            'peer: express-oauth2-jwt-bearer (local JWT)',
+            'peer',
+            { issuer: as.issuer, audience: as.audience },
+            '/pet/10',
+            bearer(jwt),
+          ),
+        );
+        groupA.push(
+          await startCase('reference: hand-written minimum of the chain', 'minimal', { issuer: as.issuer }, '/pet/10', bearer(opaque)),
+        );
         groupA.push(await startCase('the handler on plain node:http', 'bare-node', {}, '/pet/10'));
-        groupA.push(await startCase('the full chain on plain node:http', 'chain-node', { issuer: as.issuer, policyFile }, '/pet/10', bearer(opaque)));
+        groupA.push(
+          await startCase('the full chain on plain node:http', 'chain-node', { issuer: as.issuer, policyFile }, '/pet/10', bearer(opaque)),
+        );
         await measureGroup(groupA);
       } finally {
         for (const c of groupA) await stopServer(c.child);
@@ -278,10 +333,18 @@ async function main(): Promise<void> {
       const added = (withChain: Case, alone: Case): number => summary(withChain).cpuPerRequest - summary(alone).cpuPerRequest;
       const expressAdds = added(chain, bare);
       const nodeAdds = added(chainNode, bareNode);
-      console.log(`  chain's CPU in Express / on node:http     ${(expressAdds / nodeAdds).toFixed(2)}  (target ≤ 2) ${expressAdds / nodeAdds <= 2 ? 'met' : 'NOT MET'}; ${Math.round(expressAdds)} µs against ${Math.round(nodeAdds)} µs per request`);
-      console.log(`  full chain / bare handler (Express)       ${chainRatio.rps.toFixed(2)}  (for reference; retired target 0.85); CPU per request ratio ${chainRatio.cpu.toFixed(2)}; rounds ${rounds(chainRatio)}`);
-      console.log(`  JWT-only peer / bare (Express)            ${peerRatio.rps.toFixed(2)}  (the chain stays ahead: ${chainRatio.rps > peerRatio.rps ? 'yes' : 'NO'}); CPU per request ratio ${peerRatio.cpu.toFixed(2)}; rounds ${rounds(peerRatio)}`);
-      console.log(`  hand-written minimum / bare (Express)     ${minimalRatio.rps.toFixed(2)}  (for reference); CPU per request ratio ${minimalRatio.cpu.toFixed(2)}; rounds ${rounds(minimalRatio)}`);
+      console.log(
+        `  chain's CPU in Express / on node:http     ${(expressAdds / nodeAdds).toFixed(2)}  (target ≤ 2) ${expressAdds / nodeAdds <= 2 ? 'met' : 'NOT MET'}; ${Math.round(expressAdds)} µs against ${Math.round(nodeAdds)} µs per request`,
+      );
+      console.log(
+        `  full chain / bare handler (Express)       ${chainRatio.rps.toFixed(2)}  (for reference; retired target 0.85); CPU per request ratio ${chainRatio.cpu.toFixed(2)}; rounds ${rounds(chainRatio)}`,
+      );
+      console.log(
+        `  JWT-only peer / bare (Express)            ${peerRatio.rps.toFixed(2)}  (the chain stays ahead: ${chainRatio.rps > peerRatio.rps ? 'yes' : 'NO'}); CPU per request ratio ${peerRatio.cpu.toFixed(2)}; rounds ${rounds(peerRatio)}`,
+      );
+      console.log(
+        `  hand-written minimum / bare (Express)     ${minimalRatio.rps.toFixed(2)}  (for reference); CPU per request ratio ${minimalRatio.cpu.toFixed(2)}; rounds ${rounds(minimalRatio)}`,
+      );
     }
 
     const backend = await startServer('backend');
@@ -323,9 +386,15 @@ async function main(): Promise<void> {
       const gatewayRatio = ratios(gateway, relay);
       const handlerVsFastify = ratios(gatewayHandler, fastify);
       const handlerVsExpress = ratios(gatewayHandler, gateway);
-      console.log(`  gateway.handler / fastify http-proxy      ${handlerVsFastify.rps.toFixed(2)}  (target ≥ 0.90) ${handlerVsFastify.rps >= 0.9 ? 'met' : 'NOT MET'}; CPU per request ratio ${handlerVsFastify.cpu.toFixed(2)}; rounds ${rounds(handlerVsFastify)}`);
-      console.log(`  gateway.handler / gateway in Express      ${handlerVsExpress.rps.toFixed(2)}  (target ≥ 3) ${handlerVsExpress.rps >= 3 ? 'met' : 'NOT MET'}; CPU per request ratio ${handlerVsExpress.cpu.toFixed(2)}; rounds ${rounds(handlerVsExpress)}`);
-      console.log(`  gateway in Express / createRelay          ${gatewayRatio.rps.toFixed(2)}  (for reference); CPU per request ratio ${gatewayRatio.cpu.toFixed(2)}; rounds ${rounds(gatewayRatio)}`);
+      console.log(
+        `  gateway.handler / fastify http-proxy      ${handlerVsFastify.rps.toFixed(2)}  (target ≥ 0.90) ${handlerVsFastify.rps >= 0.9 ? 'met' : 'NOT MET'}; CPU per request ratio ${handlerVsFastify.cpu.toFixed(2)}; rounds ${rounds(handlerVsFastify)}`,
+      );
+      console.log(
+        `  gateway.handler / gateway in Express      ${handlerVsExpress.rps.toFixed(2)}  (target ≥ 3) ${handlerVsExpress.rps >= 3 ? 'met' : 'NOT MET'}; CPU per request ratio ${handlerVsExpress.cpu.toFixed(2)}; rounds ${rounds(handlerVsExpress)}`,
+      );
+      console.log(
+        `  gateway in Express / createRelay          ${gatewayRatio.rps.toFixed(2)}  (for reference); CPU per request ratio ${gatewayRatio.cpu.toFixed(2)}; rounds ${rounds(gatewayRatio)}`,
+      );
     }
 
     // (c) the same gateway on the services several instances share: token results in Redis
@@ -338,8 +407,24 @@ async function main(): Promise<void> {
       let shared: { redis: Case; postgres: Case; local: Case } | undefined;
       try {
         groupC.push(await startCase('gateway.handler, memory only', 'gateway-handler', { configFile }, url, bearer(opaque)));
-        groupC.push(await startCase('gateway.handler, token results shared in Redis', 'gateway-handler', { configFile, redisUrl }, url, bearer(opaque)));
-        groupC.push(await startCase('gateway.handler, records in PostgreSQL', 'gateway-handler', { configFile, databaseUrl, databaseSchema }, url, bearer(opaque)));
+        groupC.push(
+          await startCase(
+            'gateway.handler, token results shared in Redis',
+            'gateway-handler',
+            { configFile, redisUrl },
+            url,
+            bearer(opaque),
+          ),
+        );
+        groupC.push(
+          await startCase(
+            'gateway.handler, records in PostgreSQL',
+            'gateway-handler',
+            { configFile, databaseUrl, databaseSchema },
+            url,
+            bearer(opaque),
+          ),
+        );
         await measureGroup(groupC);
         shared = { local: groupC[0]!, redis: groupC[1]!, postgres: groupC[2]! };
       } catch (err) {
@@ -356,8 +441,12 @@ async function main(): Promise<void> {
         for (const c of groupC) console.log(row(c, shared.local));
         const redisRatio = ratios(shared.redis, shared.local);
         const postgresRatio = ratios(shared.postgres, shared.local);
-        console.log(`  Redis behind the local cache / memory only ${redisRatio.cpu.toFixed(2)}  CPU per request ratio (target ≥ 0.95) ${redisRatio.cpu >= 0.95 ? 'met' : 'NOT MET'}; req/s ratio ${redisRatio.rps.toFixed(2)}; rounds ${rounds(redisRatio)}`);
-        console.log(`  records in PostgreSQL / in memory          ${postgresRatio.rps.toFixed(2)}  (target ≥ 0.95) ${postgresRatio.rps >= 0.95 ? 'met' : 'NOT MET'}; CPU per request ratio ${postgresRatio.cpu.toFixed(2)}; rounds ${rounds(postgresRatio)}`);
+        console.log(
+          `  Redis behind the local cache / memory only ${redisRatio.cpu.toFixed(2)}  CPU per request ratio (target ≥ 0.95) ${redisRatio.cpu >= 0.95 ? 'met' : 'NOT MET'}; req/s ratio ${redisRatio.rps.toFixed(2)}; rounds ${rounds(redisRatio)}`,
+        );
+        console.log(
+          `  records in PostgreSQL / in memory          ${postgresRatio.rps.toFixed(2)}  (target ≥ 0.95) ${postgresRatio.rps >= 0.95 ? 'met' : 'NOT MET'}; CPU per request ratio ${postgresRatio.cpu.toFixed(2)}; rounds ${rounds(postgresRatio)}`,
+        );
       }
     }
 
@@ -365,8 +454,12 @@ async function main(): Promise<void> {
     if (GROUPS.has('d')) {
       const groupD: Case[] = [];
       try {
-        groupD.push(await startCase('gateway.handler, metrics off', 'gateway-handler', { configFile, metrics: false }, url, bearer(opaque)));
-        groupD.push(await startCase('gateway.handler, metrics on (no OpenTelemetry SDK)', 'gateway-handler', { configFile }, url, bearer(opaque)));
+        groupD.push(
+          await startCase('gateway.handler, metrics off', 'gateway-handler', { configFile, metrics: false }, url, bearer(opaque)),
+        );
+        groupD.push(
+          await startCase('gateway.handler, metrics on (no OpenTelemetry SDK)', 'gateway-handler', { configFile }, url, bearer(opaque)),
+        );
         await measureGroup(groupD);
       } finally {
         for (const c of groupD) await stopServer(c.child);
@@ -376,12 +469,19 @@ async function main(): Promise<void> {
       console.log(`\n  ${'(d) metrics on and off, GET /pet/10'.padEnd(58)} ${HEADINGS}`);
       for (const c of groupD) console.log(row(c, metricsOff));
       const metricsRatio = ratios(metricsOn, metricsOff);
-      console.log(`  metrics on / metrics off                  ${metricsRatio.rps.toFixed(2)}  (target ≥ 0.97) ${metricsRatio.rps >= 0.97 ? 'met' : 'NOT MET'}; CPU per request ratio ${metricsRatio.cpu.toFixed(2)}; rounds ${rounds(metricsRatio)}`);
+      console.log(
+        `  metrics on / metrics off                  ${metricsRatio.rps.toFixed(2)}  (target ≥ 0.97) ${metricsRatio.rps >= 0.97 ? 'met' : 'NOT MET'}; CPU per request ratio ${metricsRatio.cpu.toFixed(2)}; rounds ${rounds(metricsRatio)}`,
+      );
     }
 
-    const notSaturated = unsaturated.map(summary).filter((r) => r.busyPercent < 90).map((r) => `${r.name} (${Math.round(r.busyPercent)}%)`);
+    const notSaturated = unsaturated
+      .map(summary)
+      .filter((r) => r.busyPercent < 90)
+      .map((r) => `${r.name} (${Math.round(r.busyPercent)}%)`);
     if (notSaturated.length > 0) {
-      console.log(`\n  Not saturated (event loop busy below 90%, so the load generator or the machine set the pace): ${notSaturated.join('; ')}.`);
+      console.log(
+        `\n  Not saturated (event loop busy below 90%, so the load generator or the machine set the pace): ${notSaturated.join('; ')}.`,
+      );
     }
   } finally {
     for (const child of children) await stopServer(child);

@@ -12,7 +12,13 @@
  */
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
-import { MemoryTransactionStore, outcomeLabels, PostgresTransactionStore, type TransactionRecord, type TransactionStore } from 'express-access-gateway';
+import {
+  MemoryTransactionStore,
+  outcomeLabels,
+  PostgresTransactionStore,
+  type TransactionRecord,
+  type TransactionStore,
+} from 'express-access-gateway';
 
 const SECONDS = Number(process.env.BENCH_STORE_SECONDS ?? 10);
 const databaseUrl = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
@@ -47,9 +53,23 @@ function record(): TransactionRecord {
     tokenInfo: {
       method: 'header',
       policy: 'DemoIdP',
-      introspection: { active: true, azp: 'client1', sub: 'client1', client_id: 'client1', exp: iat + 3600, iat, iss: 'http://127.0.0.1:9000', aud: 'petstore-api', token_type: 'Bearer' },
+      introspection: {
+        active: true,
+        azp: 'client1',
+        sub: 'client1',
+        client_id: 'client1',
+        exp: iat + 3600,
+        iat,
+        iss: 'http://127.0.0.1:9000',
+        aud: 'petstore-api',
+        token_type: 'Bearer',
+      },
     },
-    authorization: { decision: 'Permit', statusCode: 'urn:oasis:names:tc:xacml:1.0:status:ok', text: 'result-1 PERMIT code:urn:oasis:names:tc:xacml:1.0:status:ok' },
+    authorization: {
+      decision: 'Permit',
+      statusCode: 'urn:oasis:names:tc:xacml:1.0:status:ok',
+      text: 'result-1 PERMIT code:urn:oasis:names:tc:xacml:1.0:status:ok',
+    },
     outgoing: {
       headers: {
         host: '127.0.0.1:9001',
@@ -98,7 +118,9 @@ async function main(): Promise<void> {
   console.log(`Record store benchmark: ${SECONDS} s of saves per store, then a flush.`);
   const memory = new MemoryTransactionStore();
   const inMemory = await saveFor(memory, 50);
-  console.log(`  MemoryTransactionStore    ${Math.round((inMemory.count / inMemory.ms) * 1000).toLocaleString('en')} records/s taken by save() (the caller's cost alone)`);
+  console.log(
+    `  MemoryTransactionStore    ${Math.round((inMemory.count / inMemory.ms) * 1000).toLocaleString('en')} records/s taken by save() (the caller's cost alone)`,
+  );
 
   // A queue large enough that nothing goes to the spill file: the rate measured is the database's.
   const store = new PostgresTransactionStore({ connectionString: databaseUrl, schema, retentionDays: 0, maxQueue: 10_000_000 });

@@ -29,7 +29,9 @@ async function main(): Promise<void> {
     const code = await runScript(path.join(here, script));
     if (code !== 0) failed.push(script);
   }
-  console.log(`\n${scripts.length} benchmark(s) in ${Math.round((Date.now() - started) / 1000)} s${failed.length > 0 ? `; failed: ${failed.join(', ')}` : ''}`);
+  console.log(
+    `\n${scripts.length} benchmark(s) in ${Math.round((Date.now() - started) / 1000)} s${failed.length > 0 ? `; failed: ${failed.join(', ')}` : ''}`,
+  );
   if (failed.length > 0) process.exitCode = 1;
 }
 

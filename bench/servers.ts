@@ -110,7 +110,17 @@ function minimalChain(app: express.Express): RequestHandler {
     req.headers['gateway-transaction-id'] = out['Gateway-Transaction-ID'] = minimal.id;
     const clientAddress = req.socket.remoteAddress;
     res.on('close', () => {
-      const record = { ...minimal, endedAt: Date.now(), method: req.method, url, status: res.statusCode, outcome: 'OK', clientAddress, sender: token, outgoing: { headers: { ...out } } };
+      const record = {
+        ...minimal,
+        endedAt: Date.now(),
+        method: req.method,
+        url,
+        status: res.statusCode,
+        outcome: 'OK',
+        clientAddress,
+        sender: token,
+        outgoing: { headers: { ...out } },
+      };
       const slot = saved++ % ring.length;
       const old = ring[slot];
       if (old !== undefined) index.delete(old.id);
@@ -147,7 +157,13 @@ function nodeRelay(target: string, prefix: string): RequestListener {
   return (req, res) => {
     const { host: _host, connection: _connection, ...headers } = req.headers;
     agent.stream(
-      { origin: target, path: (req.url ?? '/').slice(prefix.length) || '/', method: req.method ?? 'GET', headers: headers as Record<string, string>, body: req.method === 'GET' || req.method === 'HEAD' ? null : req },
+      {
+        origin: target,
+        path: (req.url ?? '/').slice(prefix.length) || '/',
+        method: req.method ?? 'GET',
+        headers: headers as Record<string, string>,
+        body: req.method === 'GET' || req.method === 'HEAD' ? null : req,
+      },
       ({ statusCode, headers: answer }) => {
         const { connection: _c, 'keep-alive': _k, 'transfer-encoding': _t, ...kept } = answer;
         res.writeHead(statusCode, kept as Record<string, string>);
@@ -188,7 +204,12 @@ async function start(): Promise<number> {
         recordTransaction({ store: new MemoryTransactionStore(), recordOutgoingHeaders: true }),
         requireToken({ policy }),
         introspect({ policy }),
-        xacmlAuthorize({ xacmlPolicy: readFileSync(options.policyFile!, 'utf8'), serviceName: 'PetStore', serviceVersion: 1, providerName: 'Ente' }),
+        xacmlAuthorize({
+          xacmlPolicy: readFileSync(options.policyFile!, 'utf8'),
+          serviceName: 'PetStore',
+          serviceVersion: 1,
+          providerName: 'Ente',
+        }),
         forwardTokenHeaders(),
         handler,
       );
@@ -203,11 +224,18 @@ async function start(): Promise<number> {
         recordTransaction({ store: new MemoryTransactionStore(), recordOutgoingHeaders: true }),
         requireToken({ policy }),
         introspect({ policy }),
-        xacmlAuthorize({ xacmlPolicy: readFileSync(options.policyFile!, 'utf8'), serviceName: 'PetStore', serviceVersion: 1, providerName: 'Ente' }),
+        xacmlAuthorize({
+          xacmlPolicy: readFileSync(options.policyFile!, 'utf8'),
+          serviceName: 'PetStore',
+          serviceVersion: 1,
+          providerName: 'Ente',
+        }),
         forwardTokenHeaders(),
       ] as unknown as Step[];
       const errors = problemJsonErrorHandler();
-      return serveNode((req, res) => runSteps(steps, req, res, (err) => (err === undefined ? plainHandler(req, res) : errors(err, req, res, () => res.destroy()))));
+      return serveNode((req, res) =>
+        runSteps(steps, req, res, (err) => (err === undefined ? plainHandler(req, res) : errors(err, req, res, () => res.destroy()))),
+      );
     }
     case 'node-relay':
       return serveNode(nodeRelay(options.target!, '/gateway/Ente/PetStore/v1'));
@@ -219,7 +247,13 @@ async function start(): Promise<number> {
     }
     case 'gateway-handler': {
       const store =
-        options.databaseUrl === undefined ? undefined : new PostgresTransactionStore({ connectionString: options.databaseUrl, schema: options.databaseSchema ?? 'bench', retentionDays: 0 });
+        options.databaseUrl === undefined
+          ? undefined
+          : new PostgresTransactionStore({
+              connectionString: options.databaseUrl,
+              schema: options.databaseSchema ?? 'bench',
+              retentionDays: 0,
+            });
       await store?.ready();
       const gateway = createGateway({
         config: options.configFile!,

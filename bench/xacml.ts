@@ -28,19 +28,21 @@ const str = (attributeId: string, ...values: string[]): RequestAttribute => ({ a
 /** A request shaped like the gateway's (spec 4.3): a dozen action attributes, several subject ones. */
 function gatewayRequest(clientId: string, resource: string): RequestContext {
   return {
-    subjects: [{
-      subjectCategory: ACCESS_SUBJECT,
-      attributes: [
-        str('urn:oasis:names:tc:xacml:1.0:subject:subject-id', 'user-1'),
-        str('org:gateway:subject:token:issuer', 'http://127.0.0.1:9000'),
-        str('org:gateway:subject:token:subject', 'user-1'),
-        str('org:gateway:subject:token:username', 'mario'),
-        str(CLIENT, clientId),
-        str('org:gateway:subject:organization', 'Ente'),
-        str('org:gateway:subject:credential', 'user-1'),
-        str('org:gateway:subject:role', 'reader', 'writer'),
-      ],
-    }],
+    subjects: [
+      {
+        subjectCategory: ACCESS_SUBJECT,
+        attributes: [
+          str('urn:oasis:names:tc:xacml:1.0:subject:subject-id', 'user-1'),
+          str('org:gateway:subject:token:issuer', 'http://127.0.0.1:9000'),
+          str('org:gateway:subject:token:subject', 'user-1'),
+          str('org:gateway:subject:token:username', 'mario'),
+          str(CLIENT, clientId),
+          str('org:gateway:subject:organization', 'Ente'),
+          str('org:gateway:subject:credential', 'user-1'),
+          str('org:gateway:subject:role', 'reader', 'writer'),
+        ],
+      },
+    ],
     resources: [{ attributes: [str(RESOURCE_ID, resource)] }],
     action: {
       attributes: [
@@ -83,14 +85,17 @@ function handScenario(ctx: RequestContext): 'Permit' | 'Deny' {
 /** Scenario (2): 1,000 policies, policy i permits resource /api/i when i is even, denies it otherwise. */
 const N = 1000;
 function bigPolicySet(): string {
-  const policies = Array.from({ length: N }, (_, i) => `
+  const policies = Array.from(
+    { length: N },
+    (_, i) => `
   <Policy PolicyId="p${i}" RuleCombiningAlgId="urn:oasis:names:tc:xacml:1.0:rule-combining-algorithm:first-applicable">
     <Target><Resources><Resource><ResourceMatch MatchId="urn:oasis:names:tc:xacml:1.0:function:string-equal">
       <AttributeValue DataType="${XS_STRING}">/api/${i}</AttributeValue>
       <ResourceAttributeDesignator AttributeId="${RESOURCE_ID}" DataType="${XS_STRING}"/>
     </ResourceMatch></Resource></Resources></Target>
     <Rule RuleId="r" Effect="${i % 2 === 0 ? 'Permit' : 'Deny'}"/>
-  </Policy>`).join('');
+  </Policy>`,
+  ).join('');
   return `<PolicySet xmlns="${NS}" PolicySetId="big" PolicyCombiningAlgId="urn:oasis:names:tc:xacml:1.0:policy-combining-algorithm:first-applicable"><Target/>${policies}</PolicySet>`;
 }
 const handTable = new Map<string, string>(Array.from({ length: N }, (_, i) => [`/api/${i}`, i % 2 === 0 ? 'Permit' : 'Deny'] as const));
@@ -183,18 +188,32 @@ function measure(fn: (ctx: RequestContext) => unknown, requests: readonly Reques
   return (ops * 1e9) / Number(now - start);
 }
 
-function check(label: string, a: (ctx: RequestContext) => string, b: (ctx: RequestContext) => string, requests: readonly RequestContext[]): void {
+function check(
+  label: string,
+  a: (ctx: RequestContext) => string,
+  b: (ctx: RequestContext) => string,
+  requests: readonly RequestContext[],
+): void {
   for (const r of requests) {
     if (a(r) !== b(r)) throw new Error(`${label}: evaluator and hand-written disagree`);
   }
 }
 
 function row(name: string, ours: number, hand: number, target: string, ok: boolean): string[] {
-  return [name, Math.round(ours).toLocaleString('en'), Math.round(hand).toLocaleString('en'), `${(ours / hand).toFixed(2)}`, target, ok ? 'yes' : 'NO'];
+  return [
+    name,
+    Math.round(ours).toLocaleString('en'),
+    Math.round(hand).toLocaleString('en'),
+    `${(ours / hand).toFixed(2)}`,
+    target,
+    ok ? 'yes' : 'NO',
+  ];
 }
 
 function main(): void {
-  const scenarioPdp = createPdp({ policies: [readFileSync(new URL('../test/xacml/fixtures/scenario-policy.xml', import.meta.url), 'utf8')] });
+  const scenarioPdp = createPdp({
+    policies: [readFileSync(new URL('../test/xacml/fixtures/scenario-policy.xml', import.meta.url), 'utf8')],
+  });
   const scenarioRequests = ['client1', 'client2', 'client3', 'client9'].map((c) => gatewayRequest(c, '/gw/Ente/PetStore/v1/pets'));
   const ourScenario = (ctx: RequestContext): string => scenarioPdp.evaluate(ctx).results[0]!.decision;
   check('scenario', ourScenario, handScenario, scenarioRequests);
@@ -217,11 +236,18 @@ function main(): void {
 
   // Warm up every function, then measure each twice, interleaved, and keep the best run.
   const all = [
-    [ourScenario, scenarioRequests], [handScenario, scenarioRequests], [ourBig, bigRequests], [handBig, bigRequests],
-    [ourRegex, regexRequests], [handTenant, regexRequests], [ourSelector, selectorRequests], [handSelector, selectorRequests],
+    [ourScenario, scenarioRequests],
+    [handScenario, scenarioRequests],
+    [ourBig, bigRequests],
+    [handBig, bigRequests],
+    [ourRegex, regexRequests],
+    [handTenant, regexRequests],
+    [ourSelector, selectorRequests],
+    [handSelector, selectorRequests],
   ] as const;
   for (const [f, r] of all) measure(f, r, 300);
-  const best = (f: (ctx: RequestContext) => unknown, r: readonly RequestContext[]): number => Math.max(measure(f, r, 700), measure(f, r, 700));
+  const best = (f: (ctx: RequestContext) => unknown, r: readonly RequestContext[]): number =>
+    Math.max(measure(f, r, 700), measure(f, r, 700));
   const s1 = best(ourScenario, scenarioRequests);
   const h1 = best(handScenario, scenarioRequests);
   const s2 = best(ourBig, bigRequests);

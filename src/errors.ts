@@ -290,7 +290,8 @@ export const messagesIt: MessageSet = {
   ERR_ADMIN_ORIGIN_REFUSED: 'Richiesta amministrativa rifiutata: origine non consentita',
   ERR_TOO_MANY_REQUESTS: 'Troppi tentativi falliti: riprovare più tardi',
   ERR_OPERATOR_WORK_BUSY: 'Troppi lavori degli operatori in corso: riprovare più tardi',
-  ERR_OPERATOR_WORK_OVER_BUDGET: (p) => `Il lavoro ha superato il suo limite${p.limit === undefined ? '' : ` di ${p.limit}`} ed è stato interrotto`,
+  ERR_OPERATOR_WORK_OVER_BUDGET: (p) =>
+    `Il lavoro ha superato il suo limite${p.limit === undefined ? '' : ` di ${p.limit}`} ed è stato interrotto`,
   ERR_INTERNAL: 'Errore interno del gateway',
 };
 

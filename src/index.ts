@@ -7,8 +7,26 @@
  */
 
 // Errors and option checks
-export { GatewayError, errorCatalogue, isGatewayError, messageSets, messagesEn, messagesIt, outcomeLabels, renderMessage } from './errors.js';
-export type { BearerErrorCode, ErrorDefinition, GatewayErrorCode, GatewayErrorOptions, Message, MessageParams, MessageSet, OutcomeCode } from './errors.js';
+export {
+  GatewayError,
+  errorCatalogue,
+  isGatewayError,
+  messageSets,
+  messagesEn,
+  messagesIt,
+  outcomeLabels,
+  renderMessage,
+} from './errors.js';
+export type {
+  BearerErrorCode,
+  ErrorDefinition,
+  GatewayErrorCode,
+  GatewayErrorOptions,
+  Message,
+  MessageParams,
+  MessageSet,
+  OutcomeCode,
+} from './errors.js';
 export { InvalidOptionError } from './options.js';
 
 // The per-request state
@@ -39,7 +57,14 @@ export { TokenPolicy, createTokenPolicy } from './token/policy.js';
 export type { AuthorizationServerMetadata, InvalidTokenThrottleOptions, TokenPolicyOptions, TokenValidation } from './token/policy.js';
 export type { ClientAuthMethod, ClientPrivateKey } from './token/client-auth.js';
 export { defaultForwardedHeaderNames, forwardTokenHeaders } from './token/forward/index.js';
-export type { ForwardDateFormat, ForwardInfoMode, ForwardJwsOptions, ForwardTokenHeadersOptions, ForwardedItem, OriginalTokenMode } from './token/forward/index.js';
+export type {
+  ForwardDateFormat,
+  ForwardInfoMode,
+  ForwardJwsOptions,
+  ForwardTokenHeadersOptions,
+  ForwardedItem,
+  OriginalTokenMode,
+} from './token/forward/index.js';
 
 // Authorization: scope rules, applications, XACML
 export {
@@ -139,7 +164,14 @@ export { CONSOLE_REQUEST_HEADER } from './admin/index.js';
 export type { BasicCredentials, ConsoleAuthenticate, LoginThrottleOptions } from './admin/index.js';
 
 // Several instances as one: Redis
-export { GatewayCluster, RedisConnection, RedisPackageMissingError, SharedTokenResults, connectRedis, createGatewayCluster } from './cluster/index.js';
+export {
+  GatewayCluster,
+  RedisConnection,
+  RedisPackageMissingError,
+  SharedTokenResults,
+  connectRedis,
+  createGatewayCluster,
+} from './cluster/index.js';
 export type {
   ClusterMessageKind,
   ClusterResetResult,
@@ -200,8 +232,29 @@ export type { AdminAdmissionOptions, GatewayServer, ServeOptions, ServerTimeouts
 
 // Operators of the admin listener (users, roles, sessions, audit log) and the configuration console
 export { FileConfigStore, PostgresConfigSource, VersionConflictError } from './configuration/index.js';
-export type { ConfigProposal, ConfigSnapshot, ConfigStore, ConfigVersion, DiffLine, PostgresConfigSourceOptions, ProposalIssue, SecretState } from './configuration/index.js';
+export type {
+  ConfigProposal,
+  ConfigSnapshot,
+  ConfigStore,
+  ConfigVersion,
+  DiffLine,
+  PostgresConfigSourceOptions,
+  ProposalIssue,
+  SecretState,
+} from './configuration/index.js';
 export type { WhatIfChange, WhatIfDecision, WhatIfReport, WhatIfSkipped, WhatIfSkipReason } from './configuration/index.js';
 export type { OperatorWorkOptions } from './configuration/work/pool.js';
 export { MemoryAuditLog, hashPassword } from './operators/index.js';
-export type { AuditEntry, AuditInput, AuditLog, AuditResult, MemoryAuditLogOptions, OperatorRole, OperatorUser, OperatorsOptions, SessionOptions, SessionRevocations, UsersDocument } from './operators/index.js';
+export type {
+  AuditEntry,
+  AuditInput,
+  AuditLog,
+  AuditResult,
+  MemoryAuditLogOptions,
+  OperatorRole,
+  OperatorUser,
+  OperatorsOptions,
+  SessionOptions,
+  SessionRevocations,
+  UsersDocument,
+} from './operators/index.js';

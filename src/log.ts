@@ -1,7 +1,20 @@
 import createDebug from 'debug';
 
 /** The areas that log, each under the `express-access-gateway:<area>` debug namespace. */
-export type LogArea = 'token' | 'xacml' | 'authorize' | 'forward' | 'record' | 'record:postgres' | 'console' | 'gateway' | 'relay' | 'config' | 'cluster' | 'operators' | 'configuration';
+export type LogArea =
+  | 'token'
+  | 'xacml'
+  | 'authorize'
+  | 'forward'
+  | 'record'
+  | 'record:postgres'
+  | 'console'
+  | 'gateway'
+  | 'relay'
+  | 'config'
+  | 'cluster'
+  | 'operators'
+  | 'configuration';
 
 /**
  * A logger: a `debug` function, typed here so that the published declarations need no `@types/debug`.

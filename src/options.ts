@@ -118,7 +118,8 @@ export class OptionChecks {
   /** One of `allowed`. */
   oneOf<T extends string>(value: unknown, path: string, allowed: readonly T[], fallback?: T): T {
     if (value === undefined && fallback !== undefined) return fallback;
-    if (typeof value !== 'string' || !(allowed as readonly string[]).includes(value)) this.fail(path, `must be one of ${allowed.join(', ')}`);
+    if (typeof value !== 'string' || !(allowed as readonly string[]).includes(value))
+      this.fail(path, `must be one of ${allowed.join(', ')}`);
     return value as T;
   }
 
@@ -138,7 +139,10 @@ export class OptionChecks {
   headerValue(value: unknown, path: string, fallback?: string, allowEmpty = false): string {
     if (value === undefined && fallback !== undefined) return fallback;
     if (typeof value !== 'string' || (!allowEmpty && value === '') || !HEADER_VALUE.test(value)) {
-      this.fail(path, allowEmpty ? 'must be a header value (no control characters)' : 'must be a non-empty header value (no control characters)');
+      this.fail(
+        path,
+        allowEmpty ? 'must be a header value (no control characters)' : 'must be a non-empty header value (no control characters)',
+      );
     }
     return value;
   }
@@ -152,7 +156,10 @@ export function refuseUnknownKeys(name: string, value: object, known: readonly s
   for (const key of Object.keys(value)) {
     if (known.includes(key)) continue;
     const nearest = nearestKey(key, known);
-    throw new InvalidOptionError(`${name}.${key}`, `is not an option (${nearest === undefined ? `options: ${known.join(', ')}` : `did you mean "${nearest}"?`})`);
+    throw new InvalidOptionError(
+      `${name}.${key}`,
+      `is not an option (${nearest === undefined ? `options: ${known.join(', ')}` : `did you mean "${nearest}"?`})`,
+    );
   }
 }
 

@@ -115,7 +115,9 @@ function meantVariant(union: Record<string, unknown>, value: unknown): TSchema |
  */
 function discriminatorOf(union: Record<string, unknown>, value: unknown): { key: string; values: unknown[] } | undefined {
   if (kindOf(value) !== 'object') return undefined;
-  const variants = ((union.anyOf as Array<{ properties?: Record<string, { const?: unknown }> }> | undefined) ?? []).filter((v) => v.properties !== undefined);
+  const variants = ((union.anyOf as Array<{ properties?: Record<string, { const?: unknown }> }> | undefined) ?? []).filter(
+    (v) => v.properties !== undefined,
+  );
   const first = variants[0]?.properties ?? {};
   const key = Object.keys(first).find((k) => variants.every((v) => v.properties?.[k] !== undefined && 'const' in v.properties[k]!));
   return key === undefined ? undefined : { key, values: variants.map((v) => v.properties![key]!.const) };

@@ -19,7 +19,10 @@ async function documentedRows(): Promise<Map<string, string[]>> {
   for (const line of table.split('\n')) {
     if (!line.startsWith('| `ERR_')) continue;
     // No cell of the table holds a `|` of its own.
-    const [code, ...cells] = line.slice(1, -1).split('|').map((cell) => cell.trim());
+    const [code, ...cells] = line
+      .slice(1, -1)
+      .split('|')
+      .map((cell) => cell.trim());
     rows.set(code!.replaceAll('`', ''), cells);
   }
   return rows;
@@ -27,7 +30,12 @@ async function documentedRows(): Promise<Map<string, string[]>> {
 
 /** A detail as the docs write it: template parameters as `<name>` placeholders. */
 function documentedDetail(set: typeof messagesIt, code: GatewayErrorCode): string {
-  const detail = renderMessage(set, code, { serviceName: '<api>', serviceVersion: '<n>', providerName: '<provider>', decisionText: '<decision>' });
+  const detail = renderMessage(set, code, {
+    serviceName: '<api>',
+    serviceVersion: '<n>',
+    providerName: '<provider>',
+    decisionText: '<decision>',
+  });
   return detail.replace(/<(api|n|provider|decision)>/g, '`<$1>`');
 }
 
@@ -65,7 +73,14 @@ describe('docs/console.md outcomes', () => {
     for (const line of table.split('\n')) {
       if (rows.size > 0 && !line.startsWith('|')) break;
       const match = /^\| `([A-Z_0-9]+)` \|/.exec(line);
-      if (match !== null) rows.set(match[1]!, line.slice(1, -1).split('|').map((cell) => cell.trim()));
+      if (match !== null)
+        rows.set(
+          match[1]!,
+          line
+            .slice(1, -1)
+            .split('|')
+            .map((cell) => cell.trim()),
+        );
     }
     expect([...rows.keys()].sort()).to.deep.equal(Object.keys(outcomeLabels).sort());
     for (const [code, labels] of Object.entries(outcomeLabels)) expect(rows.get(code)!.slice(1, 3)).to.deep.equal([labels.it, labels.en]);

@@ -58,7 +58,15 @@ expectTypeOf<'XACML_DECISION'>().toMatchTypeOf<DiagnosticCode>();
 expectTypeOf<'not a code'>().not.toMatchTypeOf<DiagnosticCode>();
 // The per-request state.
 expectTypeOf<GatewayContext['authorization']>().toEqualTypeOf<
-  { decision: XacmlDecision; statusCode: string; statusMessage?: string; text: string; explanation?: XacmlExplanation; request?: RequestContext } | undefined
+  | {
+      decision: XacmlDecision;
+      statusCode: string;
+      statusMessage?: string;
+      text: string;
+      explanation?: XacmlExplanation;
+      request?: RequestContext;
+    }
+  | undefined
 >();
 // A record keeps why a request was denied, and its request turns back into one the evaluator takes.
 expectTypeOf<NonNullable<TransactionRecord['authorization']>['request']>().toEqualTypeOf<RecordedXacmlRequest | undefined>();
@@ -70,7 +78,14 @@ expectTypeOf(toXacmlRequest).parameter(0).toEqualTypeOf<RecordedXacmlRequest>();
 expectTypeOf<NonNullable<XacmlExplanation['decidedBy']>['rule']>().toEqualTypeOf<string | undefined>();
 expectTypeOf<XacmlDecision>().toEqualTypeOf<'Permit' | 'Deny' | 'NotApplicable' | 'Indeterminate'>();
 
-import { toXacmlRequest, xacmlRequestOf, type RecordedBody, type RecordedXacmlRequest, type TransactionRecord, type XacmlExplanation } from '../src/index.js';
+import {
+  toXacmlRequest,
+  xacmlRequestOf,
+  type RecordedBody,
+  type RecordedXacmlRequest,
+  type TransactionRecord,
+  type XacmlExplanation,
+} from '../src/index.js';
 import type { RequestContext } from '../src/xacml/index.js';
 
 // Outcome groups name outcome codes; statistics may carry the top lists.

@@ -378,7 +378,8 @@ export async function startDemoAuthServer(options: DemoAuthServerOptions = {}): 
       const clientId = payload?.client_id as string | undefined;
       const allowed = clientId !== undefined && (introspectors.has(client.clientId) || client.clientId === clientId);
       ctx.status = 200;
-      ctx.body = payload !== undefined && allowed ? { ...payload, active: true, client_id: clientId, token_type: 'Bearer' } : { active: false };
+      ctx.body =
+        payload !== undefined && allowed ? { ...payload, active: true, client_id: clientId, token_type: 'Bearer' } : { active: false };
       return;
     }
     // Revocation: a client revokes its own tokens; an expired one needs no revoking.
@@ -412,7 +413,12 @@ export async function startDemoAuthServer(options: DemoAuthServerOptions = {}): 
     if (!match?.[1]) return false;
     const token = await clientToken(match[1]);
     if (token === undefined) return false;
-    if (options.userInfoScope !== undefined && !String(token.scope ?? '').split(' ').includes(options.userInfoScope)) {
+    if (
+      options.userInfoScope !== undefined &&
+      !String(token.scope ?? '')
+        .split(' ')
+        .includes(options.userInfoScope)
+    ) {
       res.writeHead(403, { 'www-authenticate': `Bearer error="insufficient_scope", scope="${options.userInfoScope}"` });
       res.end();
       return true;

@@ -8,7 +8,14 @@
 import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { createGateway, PostgresTransactionStore, serveGateway, type Gateway, type GatewayConfig, type ServerTimeouts } from 'express-access-gateway';
+import {
+  createGateway,
+  PostgresTransactionStore,
+  serveGateway,
+  type Gateway,
+  type GatewayConfig,
+  type ServerTimeouts,
+} from 'express-access-gateway';
 
 /** An identity provider to use instead of the one the configuration names. */
 export interface IdentityProvider {
@@ -79,10 +86,17 @@ export async function startGatewayServer(options: GatewayServerOptions): Promise
   // (docs/deployment.md); with none of these set, nothing but Node is needed.
   const env = process.env;
   // As serve: Redis only with the secret that signs what the instances share there.
-  if (env.REDIS_URL && !env.GATEWAY_CLUSTER_SECRET) throw new Error('REDIS_URL needs GATEWAY_CLUSTER_SECRET: a secret of at least 32 characters given to every instance (for example: openssl rand -base64 32)');
+  if (env.REDIS_URL && !env.GATEWAY_CLUSTER_SECRET)
+    throw new Error(
+      'REDIS_URL needs GATEWAY_CLUSTER_SECRET: a secret of at least 32 characters given to every instance (for example: openssl rand -base64 32)',
+    );
   const nodeId = env.GATEWAY_NODE_ID || undefined;
   const store = env.DATABASE_URL
-    ? await PostgresTransactionStore.create({ connectionString: env.DATABASE_URL, ...(nodeId === undefined ? {} : { nodeId }), ...(env.DATABASE_SCHEMA ? { schema: env.DATABASE_SCHEMA } : {}) })
+    ? await PostgresTransactionStore.create({
+        connectionString: env.DATABASE_URL,
+        ...(nodeId === undefined ? {} : { nodeId }),
+        ...(env.DATABASE_SCHEMA ? { schema: env.DATABASE_SCHEMA } : {}),
+      })
     : undefined;
   const gateway = createGateway({
     ...(nodeId === undefined ? {} : { nodeId }),
@@ -135,5 +149,12 @@ export async function startGatewayServer(options: GatewayServerOptions): Promise
     throw err;
   }
   // Records still queued for the database are written (or spilled) once the exchanges are done.
-  return { url: served.url, port: served.port, adminUrl: served.adminUrl!, adminPassword, gateway, stop: () => served.stop().then(() => store?.close()) };
+  return {
+    url: served.url,
+    port: served.port,
+    adminUrl: served.adminUrl!,
+    adminPassword,
+    gateway,
+    stop: () => served.stop().then(() => store?.close()),
+  };
 }

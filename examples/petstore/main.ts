@@ -31,7 +31,9 @@ function environmentIdp(env: NodeJS.ProcessEnv): IdentityProvider | undefined {
   const extras = CLIENT_AUTH_METHOD ?? INTROSPECTION_ENDPOINT ?? JWKS_URI ?? USERINFO_ENDPOINT;
   if (ISSUER === undefined && CLIENT_ID === undefined && CLIENT_SECRET === undefined && extras === undefined) return undefined;
   if (!ISSUER || !CLIENT_ID || !CLIENT_SECRET) {
-    throw new Error('ISSUER, CLIENT_ID and CLIENT_SECRET go together (and with CLIENT_AUTH_METHOD, INTROSPECTION_ENDPOINT, JWKS_URI, USERINFO_ENDPOINT): set all three to use your identity provider');
+    throw new Error(
+      'ISSUER, CLIENT_ID and CLIENT_SECRET go together (and with CLIENT_AUTH_METHOD, INTROSPECTION_ENDPOINT, JWKS_URI, USERINFO_ENDPOINT): set all three to use your identity provider',
+    );
   }
   const method = CLIENT_AUTH_METHOD || undefined;
   if (method !== undefined && !(AUTH_METHODS as readonly string[]).includes(method)) {
@@ -89,7 +91,11 @@ async function main(): Promise<void> {
       'client3 gets 403 until it is added to examples/petstore/policies/petstore.xml and the caches are reset.',
     );
   } else {
-    lines.push('Get an access token from your identity provider, then:', '', `  curl -s -H "Authorization: Bearer $TOKEN" ${api}/pet/10; echo`);
+    lines.push(
+      'Get an access token from your identity provider, then:',
+      '',
+      `  curl -s -H "Authorization: Bearer $TOKEN" ${api}/pet/10; echo`,
+    );
   }
   lines.push('', 'Ctrl-C stops everything.', '');
   process.stdout.write(lines.join('\n'));
@@ -102,7 +108,10 @@ async function main(): Promise<void> {
     gateway
       .stop()
       .finally(() => Promise.allSettled([backend.stop(), authServer?.stop()]))
-      .then(() => process.exit(0), () => process.exit(1));
+      .then(
+        () => process.exit(0),
+        () => process.exit(1),
+      );
   };
   process.on('SIGINT', stop);
   process.on('SIGTERM', stop);

@@ -34,7 +34,13 @@ export interface AdminAuthOptions {
   authorize?: (req: Request) => boolean;
 }
 
-const ADMIN_AUTH_KEYS = optionKeys<AdminAuthOptions>({ basicAuth: true, authenticate: true, realm: true, loginThrottle: true, authorize: true });
+const ADMIN_AUTH_KEYS = optionKeys<AdminAuthOptions>({
+  basicAuth: true,
+  authenticate: true,
+  realm: true,
+  loginThrottle: true,
+  authorize: true,
+});
 
 /**
  * Turns {@link AdminAuthOptions} into one check, validating every option (credentials, realm,
@@ -46,7 +52,8 @@ export function adminAuthenticator(options: AdminAuthOptions, name: string): Con
   if (options.realm !== undefined) checkRealm(options.realm, `${name}.realm`);
   // Validated here so that createGateway fails at start on a bad throttle setting.
   if (options.loginThrottle !== undefined) new LoginThrottle(options.loginThrottle, `${name}.loginThrottle`);
-  if (options.authorize !== undefined && typeof options.authorize !== 'function') throw new InvalidOptionError(`${name}.authorize`, 'must be a function');
+  if (options.authorize !== undefined && typeof options.authorize !== 'function')
+    throw new InvalidOptionError(`${name}.authorize`, 'must be a function');
   return check;
 }
 

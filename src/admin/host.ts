@@ -24,7 +24,10 @@ function hostOf(value: string | string[] | undefined): string | undefined {
  * Middleware answering 421 Misdirected Request (problem+json) unless the request's host is
  * `hostName`: its `Host`, or the `X-Forwarded-Host` of a proxy `trust` trusts.
  */
-export function adminHostCheck(hostName: string, trust: TrustFunction): (req: IncomingMessage, res: ServerResponse, next: () => void) => void {
+export function adminHostCheck(
+  hostName: string,
+  trust: TrustFunction,
+): (req: IncomingMessage, res: ServerResponse, next: () => void) => void {
   const expected = hostName.toLowerCase();
   return (req, res, next) => {
     const peer = req.socket.remoteAddress;

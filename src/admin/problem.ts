@@ -18,7 +18,10 @@ function problemText(status: number, title: string, detail: string, extra?: Reco
 
 /** Answers problem+json through Express (`send`: charset and ETag as Express gives them). */
 export function problem(res: Response, status: number, title: string, detail: string, extra: Record<string, unknown> = {}): void {
-  res.status(status).type(PROBLEM_CONTENT_TYPE).send(problemText(status, title, detail, extra));
+  res
+    .status(status)
+    .type(PROBLEM_CONTENT_TYPE)
+    .send(problemText(status, title, detail, extra));
 }
 
 /** Answers problem+json on a plain `node:http` response, before any router (not stored: `no-store`). */

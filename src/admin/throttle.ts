@@ -149,7 +149,13 @@ export class LoginThrottle {
     const wait = this.blockedFor(address, now, account);
     if (wait > 0) return wait;
     const failures = this.count(this.entries, address, this.maxFailures, now, () => ({ failures: 0, until: 0, blocked: false }));
-    if (account !== undefined) this.count(this.accounts, accountKey(account), this.maxAccountFailures, now, () => ({ failures: 0, until: 0, blocked: false, known: [] }));
+    if (account !== undefined)
+      this.count(this.accounts, accountKey(account), this.maxAccountFailures, now, () => ({
+        failures: 0,
+        until: 0,
+        blocked: false,
+        known: [],
+      }));
     return new LoginAttempt(this, address, account, failures);
   }
 

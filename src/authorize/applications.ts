@@ -57,7 +57,8 @@ export function applicationIssues(value: unknown): RuleIssue[] {
       continue;
     }
     for (const key of Object.keys(application)) {
-      if (!(APPLICATION_FIELDS as readonly string[]).includes(key)) issues.push({ path: memberPath(base, key), message: `unknown field (allowed: ${APPLICATION_FIELDS.join(', ')})` });
+      if (!(APPLICATION_FIELDS as readonly string[]).includes(key))
+        issues.push({ path: memberPath(base, key), message: `unknown field (allowed: ${APPLICATION_FIELDS.join(', ')})` });
     }
     if (application.name === undefined) issues.push({ path: memberPath(base, 'name'), message: 'is required' });
     else if (!nonEmptyString(application.name)) issues.push({ path: memberPath(base, 'name'), message: 'must be a non-empty string' });
@@ -67,9 +68,10 @@ export function applicationIssues(value: unknown): RuleIssue[] {
     const roles = application.roles;
     if (roles !== undefined) {
       if (!Array.isArray(roles)) issues.push({ path: memberPath(base, 'roles'), message: 'must be an array of non-empty strings' });
-      else roles.forEach((role: unknown, i) => {
-        if (!nonEmptyString(role)) issues.push({ path: `${memberPath(base, 'roles')}[${i}]`, message: 'must be a non-empty string' });
-      });
+      else
+        roles.forEach((role: unknown, i) => {
+          if (!nonEmptyString(role)) issues.push({ path: `${memberPath(base, 'roles')}[${i}]`, message: 'must be a non-empty string' });
+        });
     }
   }
   return issues;
@@ -107,7 +109,9 @@ export class ApplicationRegistry {
       );
     }
     this.#subjects = subjects;
-    this.#identities = new Map([...this.#byClientId].map(([clientId, application]) => [clientId, Object.freeze({ clientId, ...application })]));
+    this.#identities = new Map(
+      [...this.#byClientId].map(([clientId, application]) => [clientId, Object.freeze({ clientId, ...application })]),
+    );
   }
 
   /** Builds a registry through a factory's option checks (errors name `<factory>: options.<path>`).  @internal */

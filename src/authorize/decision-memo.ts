@@ -38,9 +38,14 @@ const MAX_KEYS_PER_TOKEN = 256;
  * the whole request (`selection` undefined), the clock (environment attributes), or the caller's
  * own subject information (`customSubject`: its values come from a function of the request).
  */
-export function decisionKeyPlan(selection: AttributeSelection | undefined, excluded: ReadonlySet<string>, customSubject: boolean): DecisionKeyPlan | undefined {
+export function decisionKeyPlan(
+  selection: AttributeSelection | undefined,
+  excluded: ReadonlySet<string>,
+  customSubject: boolean,
+): DecisionKeyPlan | undefined {
   if (selection === undefined || selection.environment.size > 0) return undefined;
-  if (customSubject && [A.subjectId, A.organization, A.client, A.credential, A.role].some((id) => selection.subject.has(id))) return undefined;
+  if (customSubject && [A.subjectId, A.organization, A.client, A.credential, A.role].some((id) => selection.subject.has(id)))
+    return undefined;
   const action = selection.action;
   const headers = new Set<string>();
   let target = selection.resource.has(A.resourceId);

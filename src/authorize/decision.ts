@@ -34,7 +34,8 @@ const DECISION_NAMES: Readonly<Record<DecisionResult['decision'], string>> = {
 export function decisionText(results: readonly DecisionResult[], withMessages = false): string {
   const only = results.length === 1 ? results[0]! : undefined;
   // The usual single result, without the map and join (this runs for every request).
-  if (only !== undefined && !(withMessages && only.status.message)) return `result-1 ${DECISION_NAMES[only.decision]} code:${only.status.code}`;
+  if (only !== undefined && !(withMessages && only.status.message))
+    return `result-1 ${DECISION_NAMES[only.decision]} code:${only.status.code}`;
   return results
     .map((result, i) => {
       const base = `result-${i + 1} ${DECISION_NAMES[result.decision]} code:${result.status.code}`;
@@ -58,7 +59,9 @@ export function explanationText(explanation: XacmlExplanation): string {
     if (failure === undefined) continue;
     const what = failure.part === 'target' ? 'target did not match' : 'condition false';
     const state = step.decision === 'NotApplicable' ? 'not applicable' : step.decision;
-    parts.push(`${step.kind.toLowerCase()} "${step.id}" ${state}: ${what}: ${failure.failed.join('; ')}${failure.message === undefined ? '' : ` (${failure.message})`}`);
+    parts.push(
+      `${step.kind.toLowerCase()} "${step.id}" ${state}: ${what}: ${failure.failed.join('; ')}${failure.message === undefined ? '' : ` (${failure.message})`}`,
+    );
   }
   return parts.join('; ');
 }

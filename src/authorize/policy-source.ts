@@ -51,7 +51,15 @@ export interface XacmlPolicyState {
   readonly reloadError?: Error;
 }
 
-const POLICY_SOURCE_KEYS = optionKeys<XacmlPolicySourceOptions>({ policy: true, references: true, attributeFinder: true, resourceChildren: true, now: true, limits: true, maxXPathAttributes: true });
+const POLICY_SOURCE_KEYS = optionKeys<XacmlPolicySourceOptions>({
+  policy: true,
+  references: true,
+  attributeFinder: true,
+  resourceChildren: true,
+  now: true,
+  limits: true,
+  maxXPathAttributes: true,
+});
 
 /**
  * Owns the compiled policy of one authorization point: compiles each policy version once, keeps it
@@ -93,7 +101,11 @@ export class XacmlPolicySource {
 
   constructor(options: XacmlPolicySourceOptions) {
     const check = optionChecks('XacmlPolicySource');
-    const { policy, references, ...evaluatorOptions } = check.known(check.object<XacmlPolicySourceOptions>(options, ''), '', POLICY_SOURCE_KEYS);
+    const { policy, references, ...evaluatorOptions } = check.known(
+      check.object<XacmlPolicySourceOptions>(options, ''),
+      '',
+      POLICY_SOURCE_KEYS,
+    );
     checkEvaluatorOptions(check, evaluatorOptions);
     if (references !== undefined && (!Array.isArray(references) || references.some((r) => typeof r !== 'string'))) {
       check.fail('references', 'must be an array of XML strings');
@@ -184,7 +196,11 @@ export class XacmlPolicySource {
     } catch (cause) {
       const error = cause instanceof Error ? cause : new Error(String(cause));
       this.#lastError = error;
-      log('policy load failed, %s: %s', this.#state ? `version ${this.#state.version} stays in force` : 'no policy in force', error.message);
+      log(
+        'policy load failed, %s: %s',
+        this.#state ? `version ${this.#state.version} stays in force` : 'no policy in force',
+        error.message,
+      );
       if (this.#state === undefined) throw error;
       // Keep the previous policy until the next reset: retrying on every request would compile on the hot path.
       this.#stale = false;
@@ -254,6 +270,7 @@ function validDocuments(documents: unknown): documents is XacmlPolicyDocuments {
     (documents !== null &&
       typeof documents === 'object' &&
       strings((documents as { policies?: unknown }).policies) &&
-      ((documents as { references?: unknown }).references === undefined || Array.isArray((documents as { references?: unknown }).references)))
+      ((documents as { references?: unknown }).references === undefined ||
+        Array.isArray((documents as { references?: unknown }).references)))
   );
 }

@@ -244,7 +244,8 @@ export function assembleXacmlRequest(
     if (value === undefined || excluded.has(lower)) continue;
     const id = A.headerPrefix + lower;
     if (wanted(actionIds, id)) addValues(transport, id, typeof value === 'string' ? [value] : value);
-    if (lower === 'soapaction' && wanted(actionIds, A.soapAction)) addValues(transport, A.soapAction, typeof value === 'string' ? [value] : value);
+    if (lower === 'soapaction' && wanted(actionIds, A.soapAction))
+      addValues(transport, A.soapAction, typeof value === 'string' ? [value] : value);
   }
   appendAttributes(action, transport, raw);
   pushWanted(action, tokenPart.claims, actionIds);
@@ -269,8 +270,10 @@ export function assembleXacmlRequest(
   if (environmentIds === undefined || environmentIds.size > 0) {
     const now = (invocation.now ?? new Date()).toISOString();
     if (wanted(environmentIds, A.currentTime)) environment.push({ attributeId: A.currentTime, dataType: XS_TIME, values: [now.slice(11)] });
-    if (wanted(environmentIds, A.currentDate)) environment.push({ attributeId: A.currentDate, dataType: XS_DATE, values: [`${now.slice(0, 10)}Z`] });
-    if (wanted(environmentIds, A.currentDateTime)) environment.push({ attributeId: A.currentDateTime, dataType: XS_DATE_TIME, values: [now] });
+    if (wanted(environmentIds, A.currentDate))
+      environment.push({ attributeId: A.currentDate, dataType: XS_DATE, values: [`${now.slice(0, 10)}Z`] });
+    if (wanted(environmentIds, A.currentDateTime))
+      environment.push({ attributeId: A.currentDateTime, dataType: XS_DATE_TIME, values: [now] });
   }
   return {
     subjects: [{ subjectCategory: ACCESS_SUBJECT, attributes: subject }],

@@ -12,17 +12,23 @@ import { SCOPE_TOKEN } from './scopes.js';
 
 /** `requiredScopes`: scopes the token must all hold. */
 export function requiredScopesSchema(description: string) {
-  return Type.Array(Type.String({ pattern: SCOPE_TOKEN.source, errorMessage: 'must be a scope: printable ASCII characters, no space, " or \\' }), {
-    errorMessage: 'must be an array of scopes',
-    description,
-  });
+  return Type.Array(
+    Type.String({ pattern: SCOPE_TOKEN.source, errorMessage: 'must be a scope: printable ASCII characters, no space, " or \\' }),
+    {
+      errorMessage: 'must be an array of scopes',
+      description,
+    },
+  );
 }
 
 /** `requiredClaims`: claim name → allowed values. */
 export function requiredClaimsSchema(description: string) {
   return Type.Record(
     Type.String(),
-    Type.Array(Type.String({ errorMessage: 'must be a string' }), { minItems: 1, errorMessage: 'must be a non-empty array of allowed values (strings)' }),
+    Type.Array(Type.String({ errorMessage: 'must be a string' }), {
+      minItems: 1,
+      errorMessage: 'must be a non-empty array of allowed values (strings)',
+    }),
     { errorMessage: 'must be an object mapping claim names to allowed values', description },
   );
 }
@@ -30,17 +36,28 @@ export function requiredClaimsSchema(description: string) {
 /** `apis[i].authorization`. */
 export const AuthorizationSchema = Type.Union(
   [
-    Type.Object({ mode: Type.Literal('none', { description: 'No authorization: a validated token is enough.' }) }, { additionalProperties: false }),
+    Type.Object(
+      { mode: Type.Literal('none', { description: 'No authorization: a validated token is enough.' }) },
+      { additionalProperties: false },
+    ),
     Type.Object(
       {
         mode: Type.Literal('xacml-Policy', { description: 'The XACML policy decides; only Permit passes.' }),
         policy: NonEmptyString({ description: "Path of the XACML policy document, relative to the configuration file's folder." }),
-        references: Type.Optional(Type.Array(NonEmptyString(), { errorMessage: 'must be an array of file paths', description: 'Paths of documents reachable only through references.' })),
+        references: Type.Optional(
+          Type.Array(NonEmptyString(), {
+            errorMessage: 'must be an array of file paths',
+            description: 'Paths of documents reachable only through references.',
+          }),
+        ),
       },
       { additionalProperties: false },
     ),
   ],
-  { description: 'Authorization (spec 2.2): `{ "mode": "none" }` (default) or `{ "mode": "xacml-Policy", "policy", "references"? }`.', errorMessage: 'mode must be "none" or "xacml-Policy"' },
+  {
+    description: 'Authorization (spec 2.2): `{ "mode": "none" }` (default) or `{ "mode": "xacml-Policy", "policy", "references"? }`.',
+    errorMessage: 'mode must be "none" or "xacml-Policy"',
+  },
 );
 
 /** One client application of the registry. */
@@ -48,7 +65,12 @@ export const ClientApplicationSchema = Type.Object(
   {
     name: NonEmptyString({ description: 'Application name (`org:gateway:subject:client`).' }),
     organization: Type.Optional(NonEmptyString({ description: 'Consuming organization (`org:gateway:subject:organization`).' })),
-    roles: Type.Optional(Type.Array(NonEmptyString(), { errorMessage: 'must be an array of non-empty strings', description: 'Roles (`org:gateway:subject:role`).' })),
+    roles: Type.Optional(
+      Type.Array(NonEmptyString(), {
+        errorMessage: 'must be an array of non-empty strings',
+        description: 'Roles (`org:gateway:subject:role`).',
+      }),
+    ),
   },
   { additionalProperties: false, errorMessage: 'must be an object { name, organization?, roles? }' },
 );

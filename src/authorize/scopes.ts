@@ -77,11 +77,12 @@ export function scopeRuleIssues(rules: { readonly requiredScopes?: unknown; read
   const scopes = rules.requiredScopes;
   if (scopes !== undefined) {
     if (!Array.isArray(scopes)) issues.push({ path: 'requiredScopes', message: 'must be an array of scopes' });
-    else scopes.forEach((scope: unknown, i) => {
-      if (typeof scope !== 'string' || !SCOPE_TOKEN.test(scope)) {
-        issues.push({ path: `requiredScopes[${i}]`, message: 'must be a scope: printable ASCII characters, no space, " or \\' });
-      }
-    });
+    else
+      scopes.forEach((scope: unknown, i) => {
+        if (typeof scope !== 'string' || !SCOPE_TOKEN.test(scope)) {
+          issues.push({ path: `requiredScopes[${i}]`, message: 'must be a scope: printable ASCII characters, no space, " or \\' });
+        }
+      });
   }
   const claims = rules.requiredClaims;
   if (claims !== undefined) {
@@ -90,11 +91,14 @@ export function scopeRuleIssues(rules: { readonly requiredScopes?: unknown; read
     } else {
       for (const [name, values] of Object.entries(claims)) {
         const at = memberPath('requiredClaims', name);
-        if (name === '' || name.startsWith('.') || name.endsWith('.') || name.includes('..')) issues.push({ path: at, message: 'a claim name must be non-empty, dot-separated names' });
-        if (!Array.isArray(values) || values.length === 0) issues.push({ path: at, message: 'must be a non-empty array of allowed values (strings)' });
-        else values.forEach((value: unknown, i) => {
-          if (typeof value !== 'string') issues.push({ path: `${at}[${i}]`, message: 'must be a string' });
-        });
+        if (name === '' || name.startsWith('.') || name.endsWith('.') || name.includes('..'))
+          issues.push({ path: at, message: 'a claim name must be non-empty, dot-separated names' });
+        if (!Array.isArray(values) || values.length === 0)
+          issues.push({ path: at, message: 'must be a non-empty array of allowed values (strings)' });
+        else
+          values.forEach((value: unknown, i) => {
+            if (typeof value !== 'string') issues.push({ path: `${at}[${i}]`, message: 'must be a string' });
+          });
       }
     }
   }
@@ -109,7 +113,11 @@ interface CompiledRule {
   readonly scopes: readonly string[];
   /** Space-separated scopes of the challenge, or `undefined` without any. */
   readonly challenge: string | undefined;
-  readonly claims: ReadonlyArray<{ readonly name: string; readonly path: readonly string[] | undefined; readonly allowed: ReadonlySet<string> }>;
+  readonly claims: ReadonlyArray<{
+    readonly name: string;
+    readonly path: readonly string[] | undefined;
+    readonly allowed: ReadonlySet<string>;
+  }>;
 }
 
 function compile(...sets: ScopeRules[]): CompiledRule {
@@ -181,8 +189,15 @@ export function requireScopes(options: RequireScopesOptions): Middleware {
   }
   const operationRules = new Map<string, CompiledRule>([...byOperation].map(([name, sets]) => [name, compile(options, ...sets)]));
   // A rule set that requires nothing would let every token through: a mistake, refused here.
-  if (apiRule.scopes.length === 0 && apiRule.claims.length === 0 && [...operationRules.values()].every((rule) => rule.scopes.length === 0 && rule.claims.length === 0)) {
-    check.fail('', 'require no scope and no claim: give requiredScopes, requiredClaims or operations[].requiredScopes/requiredClaims (a rule set without a rule would let every token through)');
+  if (
+    apiRule.scopes.length === 0 &&
+    apiRule.claims.length === 0 &&
+    [...operationRules.values()].every((rule) => rule.scopes.length === 0 && rule.claims.length === 0)
+  ) {
+    check.fail(
+      '',
+      'require no scope and no claim: give requiredScopes, requiredClaims or operations[].requiredScopes/requiredClaims (a rule set without a rule would let every token through)',
+    );
   }
 
   return function requireScopesMiddleware(req, _res, next): void {
@@ -200,7 +215,12 @@ export function requireScopes(options: RequireScopesOptions): Middleware {
       return;
     }
     log('insufficient scope: %s', missing);
-    next(new InsufficientScopeError(rule.challenge, { ...(token.policy === undefined ? {} : { realm: token.policy }), diagnostic: `the token lacks what the API requires: ${missing}` }));
+    next(
+      new InsufficientScopeError(rule.challenge, {
+        ...(token.policy === undefined ? {} : { realm: token.policy }),
+        diagnostic: `the token lacks what the API requires: ${missing}`,
+      }),
+    );
   };
 }
 
@@ -212,7 +232,10 @@ function shortfall(rule: CompiledRule, token: TokenContext): string | undefined 
     for (const scope of rule.scopes) if (!held.includes(scope)) (missing ??= []).push(`scope ${scope}`);
   }
   for (const claim of rule.claims) {
-    if (!holdsOneOf(claimValue(token.jwt, claim.name, claim.path), claim.allowed) && !holdsOneOf(claimValue(token.introspection, claim.name, claim.path), claim.allowed)) {
+    if (
+      !holdsOneOf(claimValue(token.jwt, claim.name, claim.path), claim.allowed) &&
+      !holdsOneOf(claimValue(token.introspection, claim.name, claim.path), claim.allowed)
+    ) {
       (missing ??= []).push(`claim ${claim.name}`);
     }
   }

@@ -24,7 +24,16 @@ import { optionChecks, optionKeys } from '../options.js';
 import { log } from './log.js';
 import { connectRedis, RedisConnection, redisSettings, type RedisClientLike, type RedisConnectionStats } from './redis.js';
 import { liveNodes, removeNode, writeHeartbeat, type NodeDescription, type NodeInfo } from './registry.js';
-import { collectReports, lastResetKey, openResetMessage, pushReport, resetChannel, type ClusterResetResult, type NodeResetReport, type ResetMessage } from './reset.js';
+import {
+  collectReports,
+  lastResetKey,
+  openResetMessage,
+  pushReport,
+  resetChannel,
+  type ClusterResetResult,
+  type NodeResetReport,
+  type ResetMessage,
+} from './reset.js';
 import { ClusterSeal, clusterSecrets, type ClusterMessageKind } from './seal.js';
 import { SharedTokenResults } from './shared-token-results.js';
 
@@ -111,7 +120,6 @@ function toGeneration(reply: unknown): number | undefined {
   return Number.isSafeInteger(value) && value >= 0 ? value : undefined;
 }
 
-
 function messageOf(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
@@ -167,7 +175,12 @@ export class GatewayCluster {
 
   /** The token results shared by this cluster's nodes: give it to every token policy (option `shared`). */
   get tokenResults(): SharedTokenResults {
-    this.#tokenResults ??= new SharedTokenResults({ redis: this.redis, secret: this.#settings.secrets, nodeId: this.nodeId, generation: () => this.generation });
+    this.#tokenResults ??= new SharedTokenResults({
+      redis: this.redis,
+      secret: this.#settings.secrets,
+      nodeId: this.nodeId,
+      generation: () => this.generation,
+    });
     return this.#tokenResults;
   }
 
@@ -222,11 +235,25 @@ export class GatewayCluster {
     const deadline = started + this.#settings.resetWaitMs;
     // Most of the wait may go to reading the registry (Redis skips commands for a while after a
     // timeout); the others report within a few milliseconds of the broadcast.
-    const others = (await this.#liveNodesBy(started + this.#settings.resetWaitMs * 0.75))?.map((node) => node.id).filter((id) => id !== this.nodeId);
+    const others = (await this.#liveNodesBy(started + this.#settings.resetWaitMs * 0.75))
+      ?.map((node) => node.id)
+      .filter((id) => id !== this.nodeId);
     await this.#broadcast({ resetId, generation, origin: this.nodeId });
     const [own, collected] = await Promise.all([this.#reset(generation), collectReports(this.redis, this.seal, resetId, others, deadline)]);
-    log('reset %s: generation %d, %d other node(s) reported, %d missing', resetId, generation, collected.reports.length, collected.missing.length);
-    const result: ClusterResetResult = { resetId, generation, broadcast: 'sent', nodes: [this.#report(own), ...collected.reports.filter((r) => r.nodeId !== this.nodeId)], missing: collected.missing };
+    log(
+      'reset %s: generation %d, %d other node(s) reported, %d missing',
+      resetId,
+      generation,
+      collected.reports.length,
+      collected.missing.length,
+    );
+    const result: ClusterResetResult = {
+      resetId,
+      generation,
+      broadcast: 'sent',
+      nodes: [this.#report(own), ...collected.reports.filter((r) => r.nodeId !== this.nodeId)],
+      missing: collected.missing,
+    };
     if (others === undefined) result.nodesUnknown = true;
     return result;
   }
@@ -302,7 +329,8 @@ export class GatewayCluster {
       const place = lastResetKey(this.redis);
       const message = openResetMessage(this.seal, place, await this.redis.command(['GET', place]));
       if (message === undefined || message.generation <= this.#wanted) {
-        if (this.#unexplained !== generation) log('generation %d found at heartbeat without a reset message: shared results follow it, this node is not reset', generation);
+        if (this.#unexplained !== generation)
+          log('generation %d found at heartbeat without a reset message: shared results follow it, this node is not reset', generation);
         this.#unexplained = generation;
         return;
       }
@@ -392,7 +420,17 @@ export class GatewayCluster {
   }
 }
 
-const CLUSTER_KEYS = optionKeys<GatewayClusterOptions>({ redis: true, nodeId: true, keyPrefix: true, commandTimeoutMs: true, heartbeatMs: true, resetWaitMs: true, onReset: true, describe: true, secret: true });
+const CLUSTER_KEYS = optionKeys<GatewayClusterOptions>({
+  redis: true,
+  nodeId: true,
+  keyPrefix: true,
+  commandTimeoutMs: true,
+  heartbeatMs: true,
+  resetWaitMs: true,
+  onReset: true,
+  describe: true,
+  secret: true,
+});
 
 /**
  * Joins (or starts) a gateway cluster: connects to Redis (a Redis that is down is connected to
@@ -420,19 +458,25 @@ export async function createGatewayCluster(options: GatewayClusterOptions): Prom
     nodeId: check.string(options.nodeId, 'nodeId', defaultNodeId(), NODE_ID, NODE_ID_RULE),
     heartbeatMs: check.positive(options.heartbeatMs, 'heartbeatMs', 1000),
     resetWaitMs: check.positive(options.resetWaitMs, 'resetWaitMs', 2000),
-    onReset: check.optionalFunction<() => Promise<unknown>>(options.onReset, 'onReset') ?? check.fail('onReset', 'is required (this node reset)'),
+    onReset:
+      check.optionalFunction<() => Promise<unknown>>(options.onReset, 'onReset') ?? check.fail('onReset', 'is required (this node reset)'),
     describe: check.optionalFunction<() => NodeDescription>(options.describe, 'describe'),
   };
   let redis: RedisConnection;
   let owned = false;
   if (options.redis instanceof RedisConnection) {
-    if (options.keyPrefix !== undefined && options.keyPrefix !== options.redis.keyPrefix) check.fail('keyPrefix', 'differs from the connection’s own (give it to connectRedis)');
+    if (options.keyPrefix !== undefined && options.keyPrefix !== options.redis.keyPrefix)
+      check.fail('keyPrefix', 'differs from the connection’s own (give it to connectRedis)');
     if (options.commandTimeoutMs !== undefined) check.fail('commandTimeoutMs', 'is the connection’s own (give it to connectRedis)');
     redis = options.redis;
   } else {
     // Checked here so that a bad one is reported under this factory's name.
-    redisSettings(check, { ...(options.keyPrefix === undefined ? {} : { keyPrefix: options.keyPrefix }), ...(options.commandTimeoutMs === undefined ? {} : { commandTimeoutMs: options.commandTimeoutMs }) });
-    if (typeof options.redis !== 'string' && (options.redis === null || typeof options.redis !== 'object')) check.fail('redis', 'must be a redis:// URL, a Redis client or a RedisConnection');
+    redisSettings(check, {
+      ...(options.keyPrefix === undefined ? {} : { keyPrefix: options.keyPrefix }),
+      ...(options.commandTimeoutMs === undefined ? {} : { commandTimeoutMs: options.commandTimeoutMs }),
+    });
+    if (typeof options.redis !== 'string' && (options.redis === null || typeof options.redis !== 'object'))
+      check.fail('redis', 'must be a redis:// URL, a Redis client or a RedisConnection');
     redis = await connectRedis(options.redis, {
       ...(options.keyPrefix === undefined ? {} : { keyPrefix: options.keyPrefix }),
       ...(options.commandTimeoutMs === undefined ? {} : { commandTimeoutMs: options.commandTimeoutMs }),

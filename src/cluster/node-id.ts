@@ -15,5 +15,7 @@ export const NODE_ID_RULE = 'up to 200 letters, digits and ._:@-';
 /** `<host name>-<pid>`, in the characters a node id may have: tells apart instances and `--workers` processes. */
 export function defaultNodeId(): string {
   const pid = `-${process.pid}`;
-  return `${hostname().replace(/[^A-Za-z0-9._:@-]/g, '_').slice(0, 200 - pid.length)}${pid}`;
+  return `${hostname()
+    .replace(/[^A-Za-z0-9._:@-]/g, '_')
+    .slice(0, 200 - pid.length)}${pid}`;
 }

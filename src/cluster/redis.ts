@@ -104,9 +104,18 @@ function messageOf(err: unknown): string {
 }
 
 /** The option checks shared by {@link connectRedis} and the factories that take its options. @internal */
-export function redisSettings(check: OptionChecks, options: RedisConnectionOptions): Settings & { connectTimeoutMs: number; maxReconnectDelayMs: number } {
+export function redisSettings(
+  check: OptionChecks,
+  options: RedisConnectionOptions,
+): Settings & { connectTimeoutMs: number; maxReconnectDelayMs: number } {
   return {
-    keyPrefix: check.string(options.keyPrefix, 'keyPrefix', 'eag:', /^[^\s*?[\]\\]{1,100}$/, 'a string of 1 to 100 characters without spaces or *?[]\\'),
+    keyPrefix: check.string(
+      options.keyPrefix,
+      'keyPrefix',
+      'eag:',
+      /^[^\s*?[\]\\]{1,100}$/,
+      'a string of 1 to 100 characters without spaces or *?[]\\',
+    ),
     commandTimeoutMs: check.positive(options.commandTimeoutMs, 'commandTimeoutMs', 100),
     retryAfterMs: check.positive(options.retryAfterMs, 'retryAfterMs', 1000),
     connectTimeoutMs: check.positive(options.connectTimeoutMs, 'connectTimeoutMs', 1000),
@@ -344,7 +353,13 @@ async function loadCreateClient(): Promise<CreateClient> {
   }
 }
 
-const REDIS_KEYS = optionKeys<RedisConnectionOptions>({ keyPrefix: true, commandTimeoutMs: true, retryAfterMs: true, connectTimeoutMs: true, maxReconnectDelayMs: true });
+const REDIS_KEYS = optionKeys<RedisConnectionOptions>({
+  keyPrefix: true,
+  commandTimeoutMs: true,
+  retryAfterMs: true,
+  connectTimeoutMs: true,
+  maxReconnectDelayMs: true,
+});
 
 /**
  * Connects to Redis: from a URL (`redis://` or `rediss://`, the `redis` package is loaded then),
@@ -364,7 +379,8 @@ export async function connectRedis(urlOrClient: string | RedisClientLike, option
   check.known(options, '', REDIS_KEYS);
   const settings = redisSettings(check, options);
   if (isClient(urlOrClient)) return new RedisConnection(urlOrClient, false, settings);
-  if (typeof urlOrClient !== 'string') throw new InvalidOptionError(`${FACTORY}: urlOrClient`, 'must be a redis:// URL or a connected Redis client');
+  if (typeof urlOrClient !== 'string')
+    throw new InvalidOptionError(`${FACTORY}: urlOrClient`, 'must be a redis:// URL or a connected Redis client');
   let url: URL | undefined;
   try {
     url = new URL(urlOrClient);
@@ -372,7 +388,8 @@ export async function connectRedis(urlOrClient: string | RedisClientLike, option
     // Reported below.
   }
   // The message never repeats the URL: it may hold a password.
-  if (url === undefined || (url.protocol !== 'redis:' && url.protocol !== 'rediss:')) throw new InvalidOptionError(`${FACTORY}: url`, 'must be a redis:// or rediss:// URL');
+  if (url === undefined || (url.protocol !== 'redis:' && url.protocol !== 'rediss:'))
+    throw new InvalidOptionError(`${FACTORY}: url`, 'must be a redis:// or rediss:// URL');
   const createClient = await loadCreateClient();
   const client = createClient({
     url: urlOrClient,
@@ -383,7 +400,8 @@ export async function connectRedis(urlOrClient: string | RedisClientLike, option
     socket: {
       connectTimeout: settings.connectTimeoutMs,
       // Exponential backoff with jitter, capped; never gives up.
-      reconnectStrategy: (retries: number) => Math.min(50 * 2 ** Math.min(retries, 10), settings.maxReconnectDelayMs) + Math.floor(Math.random() * 50),
+      reconnectStrategy: (retries: number) =>
+        Math.min(50 * 2 ** Math.min(retries, 10), settings.maxReconnectDelayMs) + Math.floor(Math.random() * 50),
     },
   });
   const connection = new RedisConnection(client, true, settings);

@@ -54,7 +54,13 @@ function indexKey(redis: RedisConnection): string {
 /** Writes a node's heartbeat; resolves `true` when Redis took it. */
 export async function writeHeartbeat(redis: RedisConnection, seal: ClusterSeal, info: NodeInfo, ttlMs: number): Promise<boolean> {
   const key = nodeKey(redis, info.id);
-  const written = redis.command(['SET', key, seal.seal('registry', key, JSON.stringify(info), ttlMs + CLOCK_SLACK_MS), 'PX', String(Math.ceil(ttlMs))]);
+  const written = redis.command([
+    'SET',
+    key,
+    seal.seal('registry', key, JSON.stringify(info), ttlMs + CLOCK_SLACK_MS),
+    'PX',
+    String(Math.ceil(ttlMs)),
+  ]);
   const indexed = redis.command(['ZADD', indexKey(redis), String(info.heartbeatAt), info.id]);
   return (await written) === 'OK' && (await indexed) !== undefined;
 }
@@ -71,7 +77,9 @@ function openNode(seal: ClusterSeal, key: string, reply: unknown): NodeInfo | un
     const info: unknown = JSON.parse(opened.payload);
     if (info === null || typeof info !== 'object') return undefined;
     const node = info as Partial<NodeInfo>;
-    return typeof node.id === 'string' && typeof node.startedAt === 'number' && typeof node.heartbeatAt === 'number' ? (node as NodeInfo) : undefined;
+    return typeof node.id === 'string' && typeof node.startedAt === 'number' && typeof node.heartbeatAt === 'number'
+      ? (node as NodeInfo)
+      : undefined;
   } catch {
     return undefined;
   }

@@ -88,7 +88,8 @@ export function openResetMessage(seal: ClusterSeal, place: string, text: unknown
     const message: unknown = JSON.parse(opened.payload);
     if (message === null || typeof message !== 'object') return undefined;
     const { resetId, generation, origin } = message as Partial<ResetMessage>;
-    if (typeof resetId !== 'string' || typeof origin !== 'string' || typeof generation !== 'number' || !Number.isSafeInteger(generation)) return undefined;
+    if (typeof resetId !== 'string' || typeof origin !== 'string' || typeof generation !== 'number' || !Number.isSafeInteger(generation))
+      return undefined;
     return { resetId, generation, origin };
   } catch {
     return undefined;

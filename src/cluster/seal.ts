@@ -61,10 +61,17 @@ export interface Opened {
  */
 export function clusterSecrets(check: OptionChecks, value: unknown, path: string): string[] {
   const list: unknown[] = typeof value === 'string' ? [value] : Array.isArray(value) ? value : [];
-  if (list.length === 0 || list.length > MAX_SECRETS) check.fail(path, `must be a string of at least ${MIN_CLUSTER_SECRET_LENGTH} characters, or a list of 1 to ${MAX_SECRETS} of them (the first signs)`);
+  if (list.length === 0 || list.length > MAX_SECRETS)
+    check.fail(
+      path,
+      `must be a string of at least ${MIN_CLUSTER_SECRET_LENGTH} characters, or a list of 1 to ${MAX_SECRETS} of them (the first signs)`,
+    );
   list.forEach((secret, i) => {
     if (typeof secret !== 'string' || secret.length < MIN_CLUSTER_SECRET_LENGTH) {
-      check.fail(typeof value === 'string' ? path : `${path}[${i}]`, `must be a string of at least ${MIN_CLUSTER_SECRET_LENGTH} characters (for example: openssl rand -base64 32)`);
+      check.fail(
+        typeof value === 'string' ? path : `${path}[${i}]`,
+        `must be a string of at least ${MIN_CLUSTER_SECRET_LENGTH} characters (for example: openssl rand -base64 32)`,
+      );
     }
   });
   return list as string[];
@@ -123,7 +130,12 @@ export class ClusterSeal {
 
   #mac(key: Buffer, place: string, until: string, payload: string): Buffer {
     // The place is length-prefixed: no two (place, until, payload) give the same input.
-    return createHmac('sha256', key).update(`${Buffer.byteLength(place)}:`).update(place).update(`.${until}.`).update(payload).digest();
+    return createHmac('sha256', key)
+      .update(`${Buffer.byteLength(place)}:`)
+      .update(place)
+      .update(`.${until}.`)
+      .update(payload)
+      .digest();
   }
 
   #reject(kind: ClusterMessageKind, why: string): undefined {

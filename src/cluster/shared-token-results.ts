@@ -181,7 +181,8 @@ function parse(text: string | undefined): Exclude<SharedLookup, { kind: 'miss' }
     return { kind: 'valid', value, checkedAt: entry['at'] };
   }
   if (entry['k'] === 'r') {
-    if ((data['code'] !== 'ERR_TOKEN_INVALID' && data['code'] !== 'ERR_TOKEN_EXPIRED') || typeof data['diagnostic'] !== 'string') return undefined;
+    if ((data['code'] !== 'ERR_TOKEN_INVALID' && data['code'] !== 'ERR_TOKEN_EXPIRED') || typeof data['diagnostic'] !== 'string')
+      return undefined;
     const refusal: SharedRefusal = {
       code: data['code'],
       diagnostic: data['diagnostic'],
@@ -198,7 +199,13 @@ const sleep = (ms: number): Promise<void> =>
     setTimeout(resolve, ms).unref();
   });
 
-const SHARED_RESULTS_KEYS = optionKeys<SharedTokenResultsOptions>({ redis: true, nodeId: true, generation: true, pollMs: true, secret: true });
+const SHARED_RESULTS_KEYS = optionKeys<SharedTokenResultsOptions>({
+  redis: true,
+  nodeId: true,
+  generation: true,
+  pollMs: true,
+  secret: true,
+});
 
 /**
  * Token results shared between gateway instances; give it to each token policy as its `shared`
@@ -247,7 +254,11 @@ export class SharedTokenResults {
   async lookup(scope: string, key: string, lockMs: number | undefined): Promise<SharedLookup> {
     const generation = this.#generation();
     if (generation === undefined) return this.#miss({ key: undefined, index: undefined, owner: undefined });
-    const ticket: SharedTicket = { key: `${this.#redis.keyPrefix}tok:${generation}:${scope}:${key}`, index: `${this.#redis.keyPrefix}idx:${generation}:${scope}`, owner: undefined };
+    const ticket: SharedTicket = {
+      key: `${this.#redis.keyPrefix}tok:${generation}:${scope}:${key}`,
+      index: `${this.#redis.keyPrefix}idx:${generation}:${scope}`,
+      owner: undefined,
+    };
     const deadline = Date.now() + (lockMs ?? 0);
     let waited = false;
     for (;;) {
@@ -333,7 +344,9 @@ export class SharedTokenResults {
     const members = await this.#redis.command(sets.length === 1 ? ['SMEMBERS', sets[0]!] : ['SINTER', ...sets]);
     if (!Array.isArray(members)) return undefined;
     let deleted = 0;
-    const keys = members.filter((m): m is string => typeof m === 'string').map((m) => `${this.#redis.keyPrefix}tok:${generation}:${scope}:${m}`);
+    const keys = members
+      .filter((m): m is string => typeof m === 'string')
+      .map((m) => `${this.#redis.keyPrefix}tok:${generation}:${scope}:${m}`);
     for (let i = 0; i < keys.length; i += DELETE_BATCH) {
       const batch = keys.slice(i, i + DELETE_BATCH);
       const count = await this.#redis.command(['DEL', ...batch]);
@@ -386,7 +399,10 @@ export class SharedTokenResults {
     this.#stats.writes++;
     void this.#redis.command(['SET', key, sealed, 'PX', String(px)]);
     const member = key.slice(key.lastIndexOf(':') + 1);
-    const sets = [...(subject === undefined ? [] : [`${index}:s:${short(subject)}`]), ...(clientId === undefined ? [] : [`${index}:c:${short(clientId)}`])];
+    const sets = [
+      ...(subject === undefined ? [] : [`${index}:s:${short(subject)}`]),
+      ...(clientId === undefined ? [] : [`${index}:c:${short(clientId)}`]),
+    ];
     for (const set of sets) {
       void this.#redis.command(['SADD', set, member]);
       // Every entry of the set expires before it: the policy's longest life, plus a margin.

@@ -27,7 +27,10 @@ export class ConfigError extends Error {
 
   constructor(issues: readonly ConfigIssue[], source?: string, options?: { cause?: unknown }) {
     const lines = issues.map((i) => (i.path === '' ? i.message : `${i.path}: ${i.message}`));
-    super(`${source === undefined ? 'invalid gateway configuration' : `invalid gateway configuration (${source})`}: ${lines.join('; ')}`, options);
+    super(
+      `${source === undefined ? 'invalid gateway configuration' : `invalid gateway configuration (${source})`}: ${lines.join('; ')}`,
+      options,
+    );
     this.name = 'ConfigError';
     this.issues = issues;
     this.source = source;

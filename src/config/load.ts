@@ -76,7 +76,9 @@ export async function loadConfig(source: ConfigSource, options: LoadConfigOption
     try {
       text = await readFile(file, 'utf8');
     } catch (err) {
-      throw new ConfigError([{ path: '', message: `cannot read the file (${(err as { code?: string }).code ?? String(err)})` }], label, { cause: err });
+      throw new ConfigError([{ path: '', message: `cannot read the file (${(err as { code?: string }).code ?? String(err)})` }], label, {
+        cause: err,
+      });
     }
     let document: unknown;
     try {
@@ -91,7 +93,9 @@ export async function loadConfig(source: ConfigSource, options: LoadConfigOption
     try {
       document = await source();
     } catch (err) {
-      throw new ConfigError([{ path: '', message: `the loader failed: ${(err as Error)?.message ?? String(err)}` }], 'loader', { cause: err });
+      throw new ConfigError([{ path: '', message: `the loader failed: ${(err as Error)?.message ?? String(err)}` }], 'loader', {
+        cause: err,
+      });
     }
     return resolveConfig(document, { ...options, source: 'loader' });
   }
@@ -102,7 +106,9 @@ export async function loadConfig(source: ConfigSource, options: LoadConfigOption
       saved = await source.current();
     } catch (err) {
       if (err instanceof ConfigError) throw err;
-      throw new ConfigError([{ path: '', message: `cannot read the configuration: ${(err as Error)?.message ?? String(err)}` }], label, { cause: err });
+      throw new ConfigError([{ path: '', message: `cannot read the configuration: ${(err as Error)?.message ?? String(err)}` }], label, {
+        cause: err,
+      });
     }
     const policies = saved?.policies !== null && typeof saved?.policies === 'object' ? saved.policies : {};
     return resolveConfig(structuredClone(saved?.document), { ...options, source: label, policies });

@@ -19,7 +19,11 @@ export const HTTP_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'O
 
 /** A path segment of the gateway URL: no slash, nothing that needs encoding. */
 const Segment = (description: string) =>
-  Type.String({ pattern: '^[A-Za-z0-9._~-]+$', description, errorMessage: 'must be a non-empty string of letters, digits, ".", "_", "~" or "-"' });
+  Type.String({
+    pattern: '^[A-Za-z0-9._~-]+$',
+    description,
+    errorMessage: 'must be a non-empty string of letters, digits, ".", "_", "~" or "-"',
+  });
 
 /** `apis[i].backend`. */
 export const BackendSchema = Type.Object(
@@ -40,8 +44,12 @@ export const OperationSchema = Type.Object(
       description: 'Path template below the API, `{name}` for one segment, for example `/pet/{petId}`.',
       errorMessage: 'must be a path starting with "/" (no query), "{name}" for a segment',
     }),
-    requiredScopes: Type.Optional(requiredScopesSchema("Scopes the token must all hold for this operation, on top of the API's `requiredScopes`.")),
-    requiredClaims: Type.Optional(requiredClaimsSchema("Claim name → allowed values the token must hold for this operation, on top of the API's `requiredClaims`.")),
+    requiredScopes: Type.Optional(
+      requiredScopesSchema("Scopes the token must all hold for this operation, on top of the API's `requiredScopes`."),
+    ),
+    requiredClaims: Type.Optional(
+      requiredClaimsSchema("Claim name → allowed values the token must hold for this operation, on top of the API's `requiredClaims`."),
+    ),
   },
   { additionalProperties: false },
 );
@@ -50,7 +58,9 @@ export const OperationSchema = Type.Object(
 export const TokenManagementSchema = Type.Object(
   {
     enabled: Type.Boolean({ description: '"Stato": require and validate a token.' }),
-    policy: Type.Optional(NonEmptyString({ description: 'Name of a token policy in `tokenPolicies` (also the realm); required when enabled.' })),
+    policy: Type.Optional(
+      NonEmptyString({ description: 'Name of a token policy in `tokenPolicies` (also the realm); required when enabled.' }),
+    ),
     jwtValidation: Type.Optional(Type.Boolean({ description: '"Validazione JWT". Default `false`.' })),
     introspection: Type.Optional(Type.Boolean({ description: '"Introspection". Default `true`.' })),
     userInfo: Type.Optional(Type.Boolean({ description: '"User Info". Default `false`.' })),
@@ -66,13 +76,21 @@ export const ApiSchema = Type.Object(
     name: Segment('API name, for example `PetStore`.'),
     version: PositiveInteger({ description: 'Version number, served as `v<version>`.' }),
     backend: BackendSchema,
-    operations: Type.Optional(Type.Array(OperationSchema, { minItems: 1, description: 'Operations; when absent, any method and resource path is relayed.' })),
+    operations: Type.Optional(
+      Type.Array(OperationSchema, { minItems: 1, description: 'Operations; when absent, any method and resource path is relayed.' }),
+    ),
     tokenManagement: Type.Optional(TokenManagementSchema),
     authorization: Type.Optional(AuthorizationSchema),
     recording: Type.Optional(RecordingSchema),
-    requiredScopes: Type.Optional(requiredScopesSchema("Scopes the token's `scope` must all hold: otherwise 403 `insufficient_scope`, before XACML. Needs token management.")),
+    requiredScopes: Type.Optional(
+      requiredScopesSchema(
+        "Scopes the token's `scope` must all hold: otherwise 403 `insufficient_scope`, before XACML. Needs token management.",
+      ),
+    ),
     requiredClaims: Type.Optional(
-      requiredClaimsSchema("Claim name → allowed values; the token's claim must hold one of them. A dotted name reads nested members. Needs token management."),
+      requiredClaimsSchema(
+        "Claim name → allowed values; the token's claim must hold one of them. A dotted name reads nested members. Needs token management.",
+      ),
     ),
   },
   { additionalProperties: false },
@@ -86,7 +104,11 @@ export const GatewayConfigSchema = Type.Object(
     apis: Type.Array(ApiSchema, { description: 'The registered APIs.' }),
     applications: Type.Optional(ApplicationsSchema),
   },
-  { additionalProperties: false, title: 'express-access-gateway configuration', description: 'The gateway configuration (gateway.config.json): token policies, registered APIs, client applications.' },
+  {
+    additionalProperties: false,
+    title: 'express-access-gateway configuration',
+    description: 'The gateway configuration (gateway.config.json): token policies, registered APIs, client applications.',
+  },
 );
 
 /** The configuration file, as written (the schema's type). */

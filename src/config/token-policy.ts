@@ -56,7 +56,13 @@ export function tokenPolicyOptionsOf(
   entry: Partial<Record<keyof TokenPolicyConfig, unknown>> & { clientSecret?: unknown },
   switches: TokenPolicySwitches = { introspection: true, jwtValidation: false, userInfo: false },
 ): TokenPolicyOptions {
-  const options: Record<string, unknown> = { name, issuer: entry.issuer, clientId: entry.clientId, clientSecret: entry.clientSecret, ...switches };
+  const options: Record<string, unknown> = {
+    name,
+    issuer: entry.issuer,
+    clientId: entry.clientId,
+    clientSecret: entry.clientSecret,
+    ...switches,
+  };
   for (const key of SAME_NAME) if (entry[key] !== undefined) options[key] = entry[key];
   options.cache = {
     ...(entry.cacheTtlSeconds === undefined ? {} : { ttlSeconds: entry.cacheTtlSeconds }),

@@ -350,7 +350,16 @@ export const SCHEMA_AND_TYPES_AGREE: [
   // Token forwarding apart: the file's `enabled` may be left out (it defaults to true) and its
   // mode cannot be jws (no key in JSON), which the written type does not say.
   SameShape<
-    Omit<GatewayConfig, 'apis' | 'applications'> & { $schema?: string; apis: Array<Omit<ApiConfig, 'tokenManagement'> & { tokenManagement?: Omit<TokenManagementConfig, 'tokenForward'> }> },
-    Omit<GatewayConfigDocument, 'apis' | 'applications'> & { apis: Array<Omit<GatewayConfigDocument['apis'][number], 'tokenManagement'> & { tokenManagement?: Omit<NonNullable<GatewayConfigDocument['apis'][number]['tokenManagement']>, 'tokenForward'> }> }
+    Omit<GatewayConfig, 'apis' | 'applications'> & {
+      $schema?: string;
+      apis: Array<Omit<ApiConfig, 'tokenManagement'> & { tokenManagement?: Omit<TokenManagementConfig, 'tokenForward'> }>;
+    },
+    Omit<GatewayConfigDocument, 'apis' | 'applications'> & {
+      apis: Array<
+        Omit<GatewayConfigDocument['apis'][number], 'tokenManagement'> & {
+          tokenManagement?: Omit<NonNullable<GatewayConfigDocument['apis'][number]['tokenManagement']>, 'tokenForward'>;
+        }
+      >;
+    }
   >,
 ] = [true, true, true, true];

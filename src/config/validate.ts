@@ -107,7 +107,8 @@ function secretOf(policy: Obj, at: string, issues: RuleIssue[]): string | undefi
   if (typeof variable !== 'string' || !variable.startsWith(CLIENT_SECRET_ENV_PREFIX)) return undefined;
   const value = process.env[variable];
   // Name the variable, never its value.
-  if (value === undefined || value === '') issues.push({ path: `${at}.clientSecretEnv`, message: `environment variable ${variable} is not set` });
+  if (value === undefined || value === '')
+    issues.push({ path: `${at}.clientSecretEnv`, message: `environment variable ${variable} is not set` });
   return value;
 }
 
@@ -123,7 +124,8 @@ function tokenPolicyRules(tokenPolicies: unknown, issues: RuleIssue[]): Map<stri
     const { clientSecretEnv: _env, ...entry } = policy;
     // A file cannot hold a private key: private_key_jwt is the schema's to refuse, not the token policy's.
     if (!(FILE_AUTH_METHODS as readonly unknown[]).includes(entry.clientAuthMethod)) delete entry.clientAuthMethod;
-    for (const issue of tokenPolicyIssues(name, { ...entry, clientSecret: secret })) issues.push({ path: issuePath(at, issue.path), message: issue.message });
+    for (const issue of tokenPolicyIssues(name, { ...entry, clientSecret: secret }))
+      issues.push({ path: issuePath(at, issue.path), message: issue.message });
   }
   return secrets;
 }
@@ -133,19 +135,28 @@ const NEEDS_TOKEN = 'needs token management enabled (the rules read the validate
 /** The rules of one API beside its schema. */
 function apiRules(api: Obj, at: string, policies: ReadonlySet<string>, issues: RuleIssue[]): void {
   for (const issue of scopeRuleIssues(api)) issues.push({ path: issuePath(at, issue.path), message: issue.message });
-  if (typeof api.provider === 'string' && RESERVED_PROVIDERS.has(api.provider)) issues.push({ path: `${at}.provider`, message: `"${api.provider}" is reserved for the gateway's own routes` });
-  if (isObj(api.backend) && typeof api.backend.url === 'string' && !isHttpUrl(api.backend.url)) issues.push({ path: `${at}.backend.url`, message: 'must be an http(s) URL' });
+  if (typeof api.provider === 'string' && RESERVED_PROVIDERS.has(api.provider))
+    issues.push({ path: `${at}.provider`, message: `"${api.provider}" is reserved for the gateway's own routes` });
+  if (isObj(api.backend) && typeof api.backend.url === 'string' && !isHttpUrl(api.backend.url))
+    issues.push({ path: `${at}.backend.url`, message: 'must be an http(s) URL' });
   const tm = isObj(api.tokenManagement) ? api.tokenManagement : { enabled: false };
   const enabled = tm.enabled === true;
   if (enabled) {
     if (tm.policy === undefined) issues.push({ path: `${at}.tokenManagement.policy`, message: 'is required' });
-    if (tm.jwtValidation !== true && tm.introspection === false) issues.push({ path: `${at}.tokenManagement`, message: 'an enabled token management needs introspection or jwtValidation' });
+    if (tm.jwtValidation !== true && tm.introspection === false)
+      issues.push({ path: `${at}.tokenManagement`, message: 'an enabled token management needs introspection or jwtValidation' });
   }
   if (typeof tm.policy === 'string' && !policies.has(tm.policy)) {
-    issues.push({ path: `${at}.tokenManagement.policy`, message: `names no token policy (defined: ${[...policies].join(', ') || 'none'})` });
+    issues.push({
+      path: `${at}.tokenManagement.policy`,
+      message: `names no token policy (defined: ${[...policies].join(', ') || 'none'})`,
+    });
   }
   if (isObj(api.authorization) && api.authorization.mode === 'xacml-Policy' && !enabled) {
-    issues.push({ path: `${at}.authorization.mode`, message: 'xacml-Policy needs token management enabled (the policy decides on token data)' });
+    issues.push({
+      path: `${at}.authorization.mode`,
+      message: 'xacml-Policy needs token management enabled (the policy decides on token data)',
+    });
   }
   const operations = Array.isArray(api.operations) ? api.operations : [];
   operations.forEach((op: unknown, i) => {
@@ -153,7 +164,8 @@ function apiRules(api: Obj, at: string, policies: ReadonlySet<string>, issues: R
     const opAt = `${at}.operations[${i}]`;
     for (const issue of scopeRuleIssues(op)) issues.push({ path: issuePath(opAt, issue.path), message: issue.message });
     // Scope and claim rules read the validated token: without token management there is none.
-    if (!enabled && (op.requiredScopes !== undefined || op.requiredClaims !== undefined)) issues.push({ path: opAt, message: `requiredScopes/requiredClaims ${NEEDS_TOKEN.replace('needs', 'need')}` });
+    if (!enabled && (op.requiredScopes !== undefined || op.requiredClaims !== undefined))
+      issues.push({ path: opAt, message: `requiredScopes/requiredClaims ${NEEDS_TOKEN.replace('needs', 'need')}` });
   });
   if (!enabled) {
     if (api.requiredScopes !== undefined) issues.push({ path: `${at}.requiredScopes`, message: NEEDS_TOKEN });
@@ -167,7 +179,8 @@ function documentIssues(input: unknown): { issues: ConfigIssue[]; secrets: Map<s
   const fromRules: RuleIssue[] = [];
   if (!isObj(input)) return { issues: fromSchema, secrets: new Map() };
   if (input.applications !== undefined) {
-    for (const issue of applicationIssues(input.applications)) fromRules.push({ path: issuePath('applications', issue.path), message: issue.message });
+    for (const issue of applicationIssues(input.applications))
+      fromRules.push({ path: issuePath('applications', issue.path), message: issue.message });
   }
   const secrets = tokenPolicyRules(input.tokenPolicies, fromRules);
   const policyNames = new Set(Object.keys(isObj(input.tokenPolicies) ? input.tokenPolicies : {}));
@@ -189,7 +202,11 @@ function tokenForwardOf(value: NonNullable<ApiDocument['tokenManagement']>['toke
   if (value === undefined || value === false) return { enabled: false };
   if (value === true) return { enabled: true, mode: 'headers', originalToken: 'none' };
   const { originalToken = 'none' } = value;
-  return { enabled: value.enabled ?? true, mode: value.mode ?? 'headers', originalToken: typeof originalToken === 'object' ? { header: originalToken.header } : originalToken };
+  return {
+    enabled: value.enabled ?? true,
+    mode: value.mode ?? 'headers',
+    originalToken: typeof originalToken === 'object' ? { header: originalToken.header } : originalToken,
+  };
 }
 
 /** The structural part of an API, before its files are read. */
@@ -202,7 +219,14 @@ function checkedApi(api: ApiDocument): CheckedApi {
   const tm = api.tokenManagement;
   const tokenManagement: ResolvedApi['tokenManagement'] =
     tm?.enabled === true && tm.policy !== undefined
-      ? { enabled: true, policy: tm.policy, jwtValidation: tm.jwtValidation ?? false, introspection: tm.introspection ?? true, userInfo: tm.userInfo ?? false, tokenForward: tokenForwardOf(tm.tokenForward) }
+      ? {
+          enabled: true,
+          policy: tm.policy,
+          jwtValidation: tm.jwtValidation ?? false,
+          introspection: tm.introspection ?? true,
+          userInfo: tm.userInfo ?? false,
+          tokenForward: tokenForwardOf(tm.tokenForward),
+        }
       : { enabled: false };
   const auth = api.authorization;
   const r = api.recording ?? {};
@@ -218,7 +242,10 @@ function checkedApi(api: ApiDocument): CheckedApi {
       ...(requiredClaims === undefined ? {} : { requiredClaims: structuredClone(requiredClaims) }),
     })),
     tokenManagement,
-    authorization: auth === undefined || auth.mode === 'none' ? { mode: 'none' } : { mode: 'xacml-Policy', policy: auth.policy, references: [...(auth.references ?? [])] },
+    authorization:
+      auth === undefined || auth.mode === 'none'
+        ? { mode: 'none' }
+        : { mode: 'xacml-Policy', policy: auth.policy, references: [...(auth.references ?? [])] },
     recording: {
       incomingHeaders: r.incomingHeaders ?? false,
       outgoingHeaders: r.outgoingHeaders ?? false,
@@ -245,8 +272,18 @@ export function checkConfig(
   const document = input as GatewayConfigDocument;
   const tokenPolicies: Record<string, ResolvedTokenPolicy> = {};
   for (const [name, policy] of Object.entries(document.tokenPolicies ?? {})) {
-    const known = Object.fromEntries(Object.entries(policy).filter(([key]) => key !== 'clientSecretEnv' && (TOKEN_POLICY_KEYS as readonly string[]).includes(key)));
-    tokenPolicies[name] = { ...structuredClone(known), name, issuer: policy.issuer, clientId: policy.clientId, clientSecret: secrets.get(name)!, cacheTtlSeconds: policy.cacheTtlSeconds ?? 300, timeoutMs: policy.timeoutMs ?? 5000 };
+    const known = Object.fromEntries(
+      Object.entries(policy).filter(([key]) => key !== 'clientSecretEnv' && (TOKEN_POLICY_KEYS as readonly string[]).includes(key)),
+    );
+    tokenPolicies[name] = {
+      ...structuredClone(known),
+      name,
+      issuer: policy.issuer,
+      clientId: policy.clientId,
+      clientSecret: secrets.get(name)!,
+      cacheTtlSeconds: policy.cacheTtlSeconds ?? 300,
+      timeoutMs: policy.timeoutMs ?? 5000,
+    };
   }
   const applications = Object.fromEntries(
     Object.entries(document.applications ?? {}).map(([id, a]) => [id, { ...a, ...(a.roles === undefined ? {} : { roles: [...a.roles] }) }]),

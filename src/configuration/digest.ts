@@ -24,5 +24,8 @@ function canonical(value: unknown): unknown {
 
 /** The SHA-256 (hex, first 16 bytes) of a validated configuration, policy texts included. */
 export function configDigest(config: ResolvedConfig): string {
-  return createHash('sha256').update(JSON.stringify(canonical(config))).digest('hex').slice(0, 32);
+  return createHash('sha256')
+    .update(JSON.stringify(canonical(config)))
+    .digest('hex')
+    .slice(0, 32);
 }

@@ -44,7 +44,13 @@ export function withoutSecrets(document: GatewayConfig): { document: GatewayConf
  * Where a token policy sends its client secret, or what decides it: a saved secret goes only
  * where it went before.
  */
-const SECRET_DESTINATIONS = ['issuer', 'introspectionEndpoint', 'tokenEndpoint', 'userinfoEndpoint', 'jwksUri'] as const satisfies ReadonlyArray<keyof TokenPolicyConfig>;
+const SECRET_DESTINATIONS = [
+  'issuer',
+  'introspectionEndpoint',
+  'tokenEndpoint',
+  'userinfoEndpoint',
+  'jwksUri',
+] as const satisfies ReadonlyArray<keyof TokenPolicyConfig>;
 
 /**
  * Puts back the saved secrets of the token policies of `incoming` that give neither `clientSecret`
@@ -62,10 +68,14 @@ export function restoreSecrets(incoming: GatewayConfig, saved: GatewayConfig): C
     const old = Object.hasOwn(before, name) ? before[name] : undefined;
     if (old === undefined || old === null || typeof old !== 'object') continue;
     const sameVariable = policy.clientSecretEnv !== undefined && policy.clientSecretEnv === old.clientSecretEnv;
-    if ((policy.clientSecretEnv !== undefined && !sameVariable) || (old.clientSecret === undefined && old.clientSecretEnv === undefined)) continue;
+    if ((policy.clientSecretEnv !== undefined && !sameVariable) || (old.clientSecret === undefined && old.clientSecretEnv === undefined))
+      continue;
     const moved = SECRET_DESTINATIONS.find((key) => JSON.stringify(policy[key]) !== JSON.stringify(old[key]));
     if (moved !== undefined) {
-      refused.push({ path: `tokenPolicies.${name}.clientSecret`, message: `the client secret must be given again when ${moved === 'issuer' ? 'the issuer' : moved} changes (the saved secret is never sent to a new server)` });
+      refused.push({
+        path: `tokenPolicies.${name}.clientSecret`,
+        message: `the client secret must be given again when ${moved === 'issuer' ? 'the issuer' : moved} changes (the saved secret is never sent to a new server)`,
+      });
       continue;
     }
     if (sameVariable) continue;

@@ -107,7 +107,10 @@ function outsideReferences(document: unknown): { refs: OpenApiIssue[]; tooLarge:
     }
     const ref = (value as Record<string, unknown>)['$ref'];
     if (Object.hasOwn(value, '$ref') && (typeof ref !== 'string' || !ref.startsWith('#'))) {
-      refs.push({ path: child(at, '$ref'), message: `${JSON.stringify(ref)} points outside the document: the import fetches and reads nothing, give one document with its references inside (#/components/...)` });
+      refs.push({
+        path: child(at, '$ref'),
+        message: `${JSON.stringify(ref)} points outside the document: the import fetches and reads nothing, give one document with its references inside (#/components/...)`,
+      });
     }
     const keys = Object.keys(value);
     for (let i = keys.length - 1; i >= 0; i--) stack.push([(value as Record<string, unknown>)[keys[i]!], child(at, keys[i]!)]);
@@ -136,9 +139,11 @@ export async function operationsFromOpenApi(text: string, maxBytes = MAX_OPENAPI
   const parsed = await parseText(text);
   if ('issue' in parsed) return { operations: [], skipped: [], issues: [parsed.issue] };
   const document = parsed.document;
-  if (document === null || typeof document !== 'object' || Array.isArray(document)) return failed('', 'not an OpenAPI document: an object with openapi, info and paths was expected');
+  if (document === null || typeof document !== 'object' || Array.isArray(document))
+    return failed('', 'not an OpenAPI document: an object with openapi, info and paths was expected');
   const root = document as Record<string, unknown>;
-  if (typeof root['swagger'] === 'string') return failed('swagger', `Swagger ${root['swagger']} is not imported: convert it to OpenAPI 3 first`);
+  if (typeof root['swagger'] === 'string')
+    return failed('swagger', `Swagger ${root['swagger']} is not imported: convert it to OpenAPI 3 first`);
   if (typeof root['openapi'] !== 'string' || !/^3\.[01]\.\d+$/.test(root['openapi'])) {
     return failed('openapi', `must be an OpenAPI 3.0 or 3.1 version (3.0.x, 3.1.x), got ${JSON.stringify(root['openapi'] ?? null)}`);
   }
@@ -178,7 +183,10 @@ export async function operationsFromOpenApi(text: string, maxBytes = MAX_OPENAPI
       }
       const id = (op as Record<string, Json>)['operationId'];
       if (typeof id !== 'string' || id.trim() === '') {
-        issues.push({ path: child(from, 'operationId'), message: 'is missing: the gateway names each operation after it (the XACML action-id)' });
+        issues.push({
+          path: child(from, 'operationId'),
+          message: 'is missing: the gateway names each operation after it (the XACML action-id)',
+        });
         continue;
       }
       const earlier = names.get(id);

@@ -31,7 +31,9 @@ export class OperationOrderError extends Error {
   readonly code = 'ERR_OPERATIONS_OVERLAP';
 
   constructor() {
-    super(`the operations' path templates overlap too much to be ordered (more than ${MAX_ORDERING_WORK} characters compared): import fewer operations at a time, or fewer templates that match each other`);
+    super(
+      `the operations' path templates overlap too much to be ordered (more than ${MAX_ORDERING_WORK} characters compared): import fewer operations at a time, or fewer templates that match each other`,
+    );
     this.name = 'OperationOrderError';
   }
 }
@@ -126,7 +128,13 @@ export class OperationOrder {
 
   #entry(op: OperationConfig): Entry {
     // A path that is not a string (the document is the caller's) compiles to a template that matches nothing.
-    return { op, template: compilePathTemplate(typeof op.path === 'string' ? op.path : ''), label: 0, previous: undefined, next: undefined };
+    return {
+      op,
+      template: compilePathTemplate(typeof op.path === 'string' ? op.path : ''),
+      label: 0,
+      previous: undefined,
+      next: undefined,
+    };
   }
 
   #index(entry: Entry): void {

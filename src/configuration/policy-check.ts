@@ -9,12 +9,31 @@ import { XacmlSyntaxError } from '../xacml/errors.js';
 import type { ProposalIssue } from './proposal.js';
 
 /** Elements whose path step carries their id attribute (as the evaluator writes paths). */
-const ID_ATTRS: Record<string, string> = { PolicySet: 'PolicySetId', Policy: 'PolicyId', Rule: 'RuleId', VariableDefinition: 'VariableId', Obligation: 'ObligationId' };
+const ID_ATTRS: Record<string, string> = {
+  PolicySet: 'PolicySetId',
+  Policy: 'PolicyId',
+  Rule: 'RuleId',
+  VariableDefinition: 'VariableId',
+  Obligation: 'ObligationId',
+};
 /** Elements whose path step has no position (as the evaluator writes paths). */
 const SINGLETONS = new Set([
-  'Target', 'Condition', 'Subjects', 'Resources', 'Actions', 'Environments', 'Obligations',
-  'PolicyDefaults', 'PolicySetDefaults', 'Description', 'Request', 'Response', 'Action',
-  'Environment', 'ResourceContent', 'XPathVersion',
+  'Target',
+  'Condition',
+  'Subjects',
+  'Resources',
+  'Actions',
+  'Environments',
+  'Obligations',
+  'PolicyDefaults',
+  'PolicySetDefaults',
+  'Description',
+  'Request',
+  'Response',
+  'Action',
+  'Environment',
+  'ResourceContent',
+  'XPathVersion',
 ]);
 const START_TAG = /<([A-Za-z_][\w.-]*:)?([A-Za-z_][\w.-]*)((?:\s+[^\s=/>]+\s*=\s*(?:"[^"]*"|'[^']*'))*)\s*(\/?)>/y;
 const ATTR = /([^\s=/>]+)\s*=\s*(?:"([^"]*)"|'([^']*)')/g;
@@ -86,21 +105,38 @@ export function lineOfElement(xml: string, elementPath: string): number | undefi
 }
 
 /** A policy compiled as the gateway compiles it, or the issue that stops it (see {@link policyIssues}). */
-export type CompiledPolicy = { readonly pdp: Pdp; readonly issues?: undefined } | { readonly pdp?: undefined; readonly issues: ProposalIssue[] };
+export type CompiledPolicy =
+  { readonly pdp: Pdp; readonly issues?: undefined } | { readonly pdp?: undefined; readonly issues: ProposalIssue[] };
 
 /**
  * Compiles a policy and its references as the gateway does (once: the caller evaluates the
  * result), or answers the one issue at `at` with the evaluator's message, the element's path and
  * its line. `pdp` options other than the texts (a clock) are passed on.
  */
-export function compilePolicy(policy: string, references: string[], file: string, at: string, options: Omit<PdpOptions, 'policies' | 'references'> = {}): CompiledPolicy {
+export function compilePolicy(
+  policy: string,
+  references: string[],
+  file: string,
+  at: string,
+  options: Omit<PdpOptions, 'policies' | 'references'> = {},
+): CompiledPolicy {
   try {
     return { pdp: createPdp({ ...options, policies: [policy], references }) };
   } catch (err) {
     if (!(err instanceof XacmlSyntaxError)) return { issues: [{ path: at, file, message: (err as Error)?.message ?? String(err) }] };
     const malformed = /\(line (\d+), column \d+\)$/.exec(err.message);
     const line = malformed !== null ? Number(malformed[1]) : lineOfElement(policy, err.path);
-    return { issues: [{ path: at, file, message: err.message, ...(err.path === '' ? {} : { element: err.path }), ...(line === undefined ? {} : { line }) }] };
+    return {
+      issues: [
+        {
+          path: at,
+          file,
+          message: err.message,
+          ...(err.path === '' ? {} : { element: err.path }),
+          ...(line === undefined ? {} : { line }),
+        },
+      ],
+    };
   }
 }
 

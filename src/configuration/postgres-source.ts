@@ -105,13 +105,26 @@ function snapshotOf(row: Record<string, unknown>): ConfigSnapshot {
 }
 
 function checkedMeta(meta: { author: string; comment: string }): { author: string; comment: string } {
-  if (meta === null || typeof meta !== 'object' || typeof meta.author !== 'string' || meta.author === '' || typeof meta.comment !== 'string') {
+  if (
+    meta === null ||
+    typeof meta !== 'object' ||
+    typeof meta.author !== 'string' ||
+    meta.author === '' ||
+    typeof meta.comment !== 'string'
+  ) {
     throw new TypeError('PostgresConfigSource.save: meta must be { author, comment } strings (author not empty)');
   }
   return { author: meta.author.slice(0, MAX_META), comment: meta.comment.slice(0, MAX_META) };
 }
 
-const POSTGRES_SOURCE_KEYS = optionKeys<PostgresConfigSourceOptions>({ connectionString: true, pool: true, schema: true, table: true, queryTimeoutMs: true, initialFile: true });
+const POSTGRES_SOURCE_KEYS = optionKeys<PostgresConfigSourceOptions>({
+  connectionString: true,
+  pool: true,
+  schema: true,
+  table: true,
+  queryTimeoutMs: true,
+  initialFile: true,
+});
 
 /**
  * A {@link ConfigStore} in a PostgreSQL table: one configuration shared by every gateway instance
@@ -221,7 +234,10 @@ export class PostgresConfigSource implements ConfigStore {
       const imported = await this.#latest();
       if (imported !== undefined) return imported;
     }
-    throw new ConfigError([{ path: '', message: 'holds no configuration yet: import one (initialFile, serve --config) or save one' }], this.label);
+    throw new ConfigError(
+      [{ path: '', message: 'holds no configuration yet: import one (initialFile, serve --config) or save one' }],
+      this.label,
+    );
   }
 
   async list(): Promise<ConfigVersion[]> {
@@ -231,7 +247,11 @@ export class PostgresConfigSource implements ConfigStore {
 
   async get(version: number): Promise<ConfigSnapshot | undefined> {
     if (!Number.isSafeInteger(version) || version < 1 || version > 2_147_483_647) return undefined;
-    const { rows } = await this.#query(`SELECT ${META_COLUMNS}, document, policies FROM ${this.#names.table} WHERE version = $1`, [version], 'read of a version');
+    const { rows } = await this.#query(
+      `SELECT ${META_COLUMNS}, document, policies FROM ${this.#names.table} WHERE version = $1`,
+      [version],
+      'read of a version',
+    );
     return rows[0] === undefined ? undefined : snapshotOf(rows[0]);
   }
 
@@ -281,7 +301,8 @@ export class PostgresConfigSource implements ConfigStore {
   }
 
   async #migrate(): Promise<void> {
-    for (const version of await runMigrations(await this.#pool(), this.#names, MIGRATIONS)) log('%s: schema version %d applied', this.label, version);
+    for (const version of await runMigrations(await this.#pool(), this.#names, MIGRATIONS))
+      log('%s: schema version %d applied', this.label, version);
   }
 
   /** One statement on the pool, after the table is ready, given up after the timeout. */
@@ -336,16 +357,28 @@ export class PostgresConfigSource implements ConfigStore {
   }
 
   async #latest(): Promise<ConfigSnapshot | undefined> {
-    const { rows } = await this.#query(`SELECT ${META_COLUMNS}, document, policies FROM ${this.#names.table} ORDER BY version DESC LIMIT 1`, [], 'read of the configuration');
+    const { rows } = await this.#query(
+      `SELECT ${META_COLUMNS}, document, policies FROM ${this.#names.table} ORDER BY version DESC LIMIT 1`,
+      [],
+      'read of the configuration',
+    );
     return rows[0] === undefined ? undefined : snapshotOf(rows[0]);
   }
 
   async #latestIn(client: PgClientLike): Promise<ConfigSnapshot | undefined> {
-    const { rows } = await client.query(`SELECT ${META_COLUMNS}, document, policies FROM ${this.#names.table} ORDER BY version DESC LIMIT 1`);
+    const { rows } = await client.query(
+      `SELECT ${META_COLUMNS}, document, policies FROM ${this.#names.table} ORDER BY version DESC LIMIT 1`,
+    );
     return rows[0] === undefined ? undefined : snapshotOf(rows[0]);
   }
 
-  async #insert(client: PgClientLike, version: number, meta: { author: string; comment: string }, document: GatewayConfig, policies: Record<string, string>): Promise<ConfigVersion> {
+  async #insert(
+    client: PgClientLike,
+    version: number,
+    meta: { author: string; comment: string },
+    document: GatewayConfig,
+    policies: Record<string, string>,
+  ): Promise<ConfigVersion> {
     const digest = await digestOf(document, { baseDir: this.baseDir, source: this.label, policies });
     const content = contentHash(document, policies);
     const { rows } = await client.query(
@@ -377,7 +410,10 @@ async function readInitialFile(file: string): Promise<{ document: GatewayConfig;
   try {
     document = JSON.parse(await readFile(file, 'utf8')) as GatewayConfig;
   } catch (err) {
-    const reason = err instanceof SyntaxError ? `not valid JSON: ${err.message}` : `cannot read the file (${(err as { code?: string }).code ?? String(err)})`;
+    const reason =
+      err instanceof SyntaxError
+        ? `not valid JSON: ${err.message}`
+        : `cannot read the file (${(err as { code?: string }).code ?? String(err)})`;
     throw new ConfigError([{ path: '', message: reason }], file, { cause: err });
   }
   const issues: ConfigIssue[] = [];
@@ -386,11 +422,21 @@ async function readInitialFile(file: string): Promise<{ document: GatewayConfig;
   for (const [i, api] of apis.entries()) {
     const az = api?.authorization;
     if (az?.mode !== 'xacml-Policy') continue;
-    const files: Array<[unknown, string]> = [[az.policy, `apis[${i}].authorization.policy`], ...(Array.isArray(az.references) ? az.references : []).map((ref, j): [unknown, string] => [ref, `apis[${i}].authorization.references[${j}]`])];
+    const files: Array<[unknown, string]> = [
+      [az.policy, `apis[${i}].authorization.policy`],
+      ...(Array.isArray(az.references) ? az.references : []).map((ref, j): [unknown, string] => [
+        ref,
+        `apis[${i}].authorization.references[${j}]`,
+      ]),
+    ];
     for (const [name, at] of files) {
       if (typeof name !== 'string' || Object.hasOwn(policies, name)) continue;
       if (!POLICY_PATH.test(name)) {
-        issues.push({ path: at, message: 'a policy kept in PostgreSQL needs a relative path inside the configuration folder (letters, digits and ._- ending in .xml)' });
+        issues.push({
+          path: at,
+          message:
+            'a policy kept in PostgreSQL needs a relative path inside the configuration folder (letters, digits and ._- ending in .xml)',
+        });
         continue;
       }
       try {

@@ -27,7 +27,11 @@ export interface ProposalIssue extends ConfigIssue {
  * compilation takes longer is a problem too: the gateway compiles the policies in force on the
  * thread that serves the APIs, so what a save may put in force is bounded by that time.
  */
-export function proposalIssues(proposal: ConfigProposal, saved: Pick<ConfigSnapshot, 'policies'>, maxCompileMs = Number.POSITIVE_INFINITY): ProposalIssue[] {
+export function proposalIssues(
+  proposal: ConfigProposal,
+  saved: Pick<ConfigSnapshot, 'policies'>,
+  maxCompileMs = Number.POSITIVE_INFINITY,
+): ProposalIssue[] {
   const issues: ProposalIssue[] = [];
   try {
     checkConfig(proposal.document);
@@ -48,7 +52,10 @@ export function proposalIssues(proposal: ConfigProposal, saved: Pick<ConfigSnaps
     const texts: string[] = [];
     for (const [file, where] of files) {
       if (!POLICY_PATH.test(file)) {
-        issues.push({ path: where, message: 'the console keeps policies inside the configuration folder: a relative path of letters, digits and ._- ending in .xml' });
+        issues.push({
+          path: where,
+          message: 'the console keeps policies inside the configuration folder: a relative path of letters, digits and ._- ending in .xml',
+        });
         return;
       }
       const text = proposal.policies?.[file] ?? saved.policies[file];

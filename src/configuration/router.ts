@@ -75,14 +75,16 @@ function summary(before: GatewayConfig, after: GatewayConfig, policies: string[]
   const keyed = (apis: ApiConfig[] | undefined) => new Map((Array.isArray(apis) ? apis : []).map((a) => [apiKeyOf(a), JSON.stringify(a)]));
   const a = keyed(before.apis);
   const b = keyed(after.apis);
-  for (const [k, v] of b) if (!a.has(k)) parts.push(`API ${k} added`);
-  else if (a.get(k) !== v) parts.push(`API ${k} changed`);
+  for (const [k, v] of b)
+    if (!a.has(k)) parts.push(`API ${k} added`);
+    else if (a.get(k) !== v) parts.push(`API ${k} changed`);
   for (const k of a.keys()) if (!b.has(k)) parts.push(`API ${k} removed`);
   const tp = (c: GatewayConfig) => c.tokenPolicies ?? {};
   for (const [k, v] of Object.entries(tp(after))) {
     const old = tp(before)[k];
     if (old === undefined) parts.push(`token policy ${k} added`);
-    else if (JSON.stringify(old) !== JSON.stringify(v)) parts.push(`token policy ${k} changed${old.clientSecret !== v.clientSecret ? ' (secret changed)' : ''}`);
+    else if (JSON.stringify(old) !== JSON.stringify(v))
+      parts.push(`token policy ${k} changed${old.clientSecret !== v.clientSecret ? ' (secret changed)' : ''}`);
   }
   for (const k of Object.keys(tp(before))) if (!(k in tp(after))) parts.push(`token policy ${k} removed`);
   if (JSON.stringify(before.applications ?? {}) !== JSON.stringify(after.applications ?? {})) parts.push('applications changed');
@@ -115,9 +117,11 @@ class RequestError extends Error {
 /** The fields every change carries: a comment, and optionally the version it was made on. */
 function changeMeta(body: Record<string, unknown>): { comment: string; baseVersion: number | undefined } {
   const comment = body['comment'];
-  if (comment !== undefined && (typeof comment !== 'string' || comment.length > 500)) throw new RequestError(400, 'comment must be a string of at most 500 characters');
+  if (comment !== undefined && (typeof comment !== 'string' || comment.length > 500))
+    throw new RequestError(400, 'comment must be a string of at most 500 characters');
   const base = body['baseVersion'];
-  if (base !== undefined && (!Number.isSafeInteger(base) || (base as number) < 1)) throw new RequestError(400, 'baseVersion must be a version number');
+  if (base !== undefined && (!Number.isSafeInteger(base) || (base as number) < 1))
+    throw new RequestError(400, 'baseVersion must be a version number');
   return { comment: typeof comment === 'string' ? comment.trim() : '', baseVersion: base as number | undefined };
 }
 
@@ -155,10 +159,19 @@ function checkSize(text: string, subject: string, noun: string, max: number): vo
  * version, logged in the audit log, and in force only after ResetAllCaches or expiry. Compiling
  * policies, reading OpenAPI documents, what-ifs and diffs run in `work`'s worker threads.
  */
-export function configurationRouter(access: OperatorAccess, store: ConfigStore, target: ConfigurationTarget, work: OperatorWorkPool): Router {
+export function configurationRouter(
+  access: OperatorAccess,
+  store: ConfigStore,
+  target: ConfigurationTarget,
+  work: OperatorWorkPool,
+): Router {
   const router = Router();
   router.use(pageHeaders);
-  router.use(operatorGate(access, (req) => (req.method === 'GET' || req.method === 'HEAD' ? 'viewer' : req.path === '/policies/check' ? 'viewer' : 'admin')));
+  router.use(
+    operatorGate(access, (req) =>
+      req.method === 'GET' || req.method === 'HEAD' ? 'viewer' : req.path === '/policies/check' ? 'viewer' : 'admin',
+    ),
+  );
 
   const kit = routeKit(access, store, work);
   readingRoutes(router, kit, store, target, work);
@@ -194,12 +207,16 @@ function routeKit(access: OperatorAccess, store: ConfigStore, work: OperatorWork
       // The operators' work refused or stopped the job: the catalogue's answer, with its code.
       const rendered = renderProblem(err, messagesEn);
       if (rendered.headers['retry-after'] !== undefined) res.setHeader('Retry-After', rendered.headers['retry-after']);
-      return problem(res, rendered.status, rendered.body.title, rendered.body.detail, { gateway_status: rendered.body.gateway_status, code: err.code });
+      return problem(res, rendered.status, rendered.body.title, rendered.body.detail, {
+        gateway_status: rendered.body.gateway_status,
+        code: err.code,
+      });
     }
     if (err instanceof RequestError) return problem(res, err.status, titleOf(err.status), err.message, err.extra);
     if (err instanceof BodyError) return problem(res, err.status, titleOf(err.status), err.message);
     if (err instanceof VersionConflictError) return problem(res, 409, 'Conflict', err.message, { latest: err.latest });
-    if (err instanceof ConfigError) return problem(res, 422, 'Unprocessable Content', `the saved configuration cannot be read: ${err.message}`, { issues: err.issues });
+    if (err instanceof ConfigError)
+      return problem(res, 422, 'Unprocessable Content', `the saved configuration cannot be read: ${err.message}`, { issues: err.issues });
     log('configuration API failed: %s', (err as Error)?.message ?? String(err));
     problem(res, 500, 'Internal Server Error', 'the configuration could not be read or saved');
   };
@@ -229,24 +246,64 @@ function routeKit(access: OperatorAccess, store: ConfigStore, work: OperatorWork
           const built = await build(latest, body, req, signal);
           targetName = built.target;
           const proposal = built.proposal;
-          for (const [file, text] of Object.entries(proposal.policies ?? {})) checkSize(text, `the policy ${file}`, 'a policy', work.limits.maxPolicyBytes);
+          for (const [file, text] of Object.entries(proposal.policies ?? {}))
+            checkSize(text, `the policy ${file}`, 'a policy', work.limits.maxPolicyBytes);
           // A saved secret kept while the issuer or an endpoint moves is refused (not restored).
           const kept = restoreSecrets(proposal.document, latest.document);
-          const checked = await work.run('checkProposal', { proposal, saved: { policies: latest.policies }, maxCompileMs: work.limits.maxCompileMs }, signal);
-          const issues: ProposalIssue[] = [...kept, ...checked.filter((i) => !kept.some((k) => k.path === i.path))].map(built.explain ?? ((i) => i));
-          if (issues.length > 0) throw new RequestError(422, `${issues.length} problem(s): ${issues.map((i) => (i.path === '' ? i.message : `${i.path}: ${i.message}`)).join('; ')}`, { issues });
+          const checked = await work.run(
+            'checkProposal',
+            { proposal, saved: { policies: latest.policies }, maxCompileMs: work.limits.maxCompileMs },
+            signal,
+          );
+          const issues: ProposalIssue[] = [...kept, ...checked.filter((i) => !kept.some((k) => k.path === i.path))].map(
+            built.explain ?? ((i) => i),
+          );
+          if (issues.length > 0)
+            throw new RequestError(
+              422,
+              `${issues.length} problem(s): ${issues.map((i) => (i.path === '' ? i.message : `${i.path}: ${i.message}`)).join('; ')}`,
+              { issues },
+            );
           // A dry run: validated and answered, nothing saved, nothing to log.
           if (dryRun) return void res.status(200).json({ dryRun: true, baseVersion: latest.meta.version, ...(built.extra ?? {}) });
-          const what = summary(latest.document, proposal.document, Object.keys(proposal.policies ?? {}).filter((p) => proposal.policies![p] !== latest.policies[p]));
+          const what = summary(
+            latest.document,
+            proposal.document,
+            Object.keys(proposal.policies ?? {}).filter((p) => proposal.policies![p] !== latest.policies[p]),
+          );
           const version = await store.save(proposal, { author, comment: comment || built.comment || what }, baseVersion);
-          await access.record(req, { action, target: targetName, result: 'ok', status, detail: `version ${version.version}: ${what}${comment ? ` (${comment})` : ''}` });
-          res.status(status).json({ version, inForce: false, message: 'saved, not yet in force: ResetAllCaches (or the configuration expiring) puts it in force', ...(built.extra ?? {}) });
+          await access.record(req, {
+            action,
+            target: targetName,
+            result: 'ok',
+            status,
+            detail: `version ${version.version}: ${what}${comment ? ` (${comment})` : ''}`,
+          });
+          res.status(status).json({
+            version,
+            inForce: false,
+            message: 'saved, not yet in force: ResetAllCaches (or the configuration expiring) puts it in force',
+            ...(built.extra ?? {}),
+          });
         })
         .catch(async (err: unknown) => {
           if (dryRun && !(err instanceof BodyError)) return fail(res, err);
-          const code = err instanceof RequestError || isGatewayError(err) ? err.status : err instanceof VersionConflictError ? 409 : err instanceof BodyError ? err.status : 500;
+          const code =
+            err instanceof RequestError || isGatewayError(err)
+              ? err.status
+              : err instanceof VersionConflictError
+                ? 409
+                : err instanceof BodyError
+                  ? err.status
+                  : 500;
           await access
-            .record(req, { action, target: targetName || req.path, result: code >= 500 ? 'failed' : 'refused', status: code, detail: (err as Error)?.message?.slice(0, 500) ?? 'failed' })
+            .record(req, {
+              action,
+              target: targetName || req.path,
+              result: code >= 500 ? 'failed' : 'refused',
+              status: code,
+              detail: (err as Error)?.message?.slice(0, 500) ?? 'failed',
+            })
             .catch(() => undefined);
           fail(res, err);
         });
@@ -322,12 +379,18 @@ function readingRoutes(router: Router, { read }: RouteKit, store: ConfigStore, t
       const cluster = await target.clusterStatus().catch(() => undefined);
       for (const node of cluster?.nodes ?? []) {
         if (node.id === target.nodeId) continue;
-        nodes.push(describe(node.id, typeof node.configVersion === 'string' ? node.configVersion : undefined, node.configLoadedAt, node.configExpiresAt));
+        nodes.push(
+          describe(
+            node.id,
+            typeof node.configVersion === 'string' ? node.configVersion : undefined,
+            node.configLoadedAt,
+            node.configExpiresAt,
+          ),
+        );
       }
       return { saved: latest.meta, nodes, ...(own.lastError === undefined ? {} : { lastError: own.lastError.message }) };
     }),
   );
-
 }
 
 /** The operations of an API imported from an OpenAPI document (read and merged in a worker). */
@@ -343,16 +406,28 @@ function importRoute(router: Router, change: RouteKit['change'], work: OperatorW
       const document = structuredClone(latest.document);
       const index = findApi(document, req);
       const api = document.apis[index]!;
-      const { read, merged } = await work.run('importOpenApi', { text, maxBytes: work.limits.maxOpenApiBytes, existing: api.operations, mode }, signal);
+      const { read, merged } = await work.run(
+        'importOpenApi',
+        { text, maxBytes: work.limits.maxOpenApiBytes, existing: api.operations, mode },
+        signal,
+      );
       if (merged === undefined) {
         const issues = read.issues.map((i) => ({ ...i, file: 'OpenAPI document' }));
-        throw new RequestError(422, `the OpenAPI document: ${issues.map((i) => (i.path === '' ? i.message : `${i.path}: ${i.message}`)).join('; ')}`, { issues });
+        throw new RequestError(
+          422,
+          `the OpenAPI document: ${issues.map((i) => (i.path === '' ? i.message : `${i.path}: ${i.message}`)).join('; ')}`,
+          { issues },
+        );
       }
       const { operations, changes } = merged;
       api.operations = operations;
       const fromOf = new Map(read.operations.map((op) => [op.name, op.from]));
       const at = `apis[${index}].operations[`;
-      const named = [changes.added.length && `${changes.added.length} added`, changes.changed.length && `${changes.changed.length} changed`, changes.removed.length && `${changes.removed.length} removed`].filter(Boolean);
+      const named = [
+        changes.added.length && `${changes.added.length} added`,
+        changes.changed.length && `${changes.changed.length} changed`,
+        changes.removed.length && `${changes.removed.length} removed`,
+      ].filter(Boolean);
       return {
         proposal: { document },
         target: `${apiKeyOf(api)} operations`,
@@ -377,7 +452,8 @@ function changeRoutes(router: Router, { change }: RouteKit, store: ConfigStore, 
     '/config',
     change('config.save', (latest, body) => {
       const document = body['document'];
-      if (document === null || typeof document !== 'object' || Array.isArray(document)) throw new RequestError(400, 'document must be the configuration object');
+      if (document === null || typeof document !== 'object' || Array.isArray(document))
+        throw new RequestError(400, 'document must be the configuration object');
       return { proposal: { document: structuredClone(document) as GatewayConfig }, target: 'configuration' };
     }),
   );
@@ -390,7 +466,8 @@ function changeRoutes(router: Router, { change }: RouteKit, store: ConfigStore, 
     const policy = body['policy'];
     if (policy === undefined) return undefined;
     if (typeof policy !== 'string') throw new RequestError(400, 'policy must be the XACML text');
-    if (api.authorization?.mode !== 'xacml-Policy' || typeof api.authorization.policy !== 'string') throw new RequestError(400, 'policy needs authorization mode xacml-Policy with a policy path');
+    if (api.authorization?.mode !== 'xacml-Policy' || typeof api.authorization.policy !== 'string')
+      throw new RequestError(400, 'policy needs authorization mode xacml-Policy with a policy path');
     return { [api.authorization.policy]: policy };
   };
   router.post(
@@ -435,9 +512,11 @@ function changeRoutes(router: Router, { change }: RouteKit, store: ConfigStore, 
         const document = structuredClone(latest.document);
         const api = document.apis[findApi(document, req)]!;
         const operation = body['operation'];
-        if (operation === null || typeof operation !== 'object' || Array.isArray(operation)) throw new RequestError(400, 'operation must be an object { name, method, path }');
+        if (operation === null || typeof operation !== 'object' || Array.isArray(operation))
+          throw new RequestError(400, 'operation must be an object { name, method, path }');
         const op = operation as OperationConfig;
-        if ((api.operations ?? []).some((o) => o.name === op.name)) throw new RequestError(409, `${apiKeyOf(api)} already has an operation ${String(op.name)}`);
+        if ((api.operations ?? []).some((o) => o.name === op.name))
+          throw new RequestError(409, `${apiKeyOf(api)} already has an operation ${String(op.name)}`);
         api.operations = [...(api.operations ?? []), op];
         return { proposal: { document }, target: `${apiKeyOf(api)} ${String(op.name)}` };
       },
@@ -487,22 +566,37 @@ function changeRoutes(router: Router, { change }: RouteKit, store: ConfigStore, 
       const snapshot = await store.get(n);
       if (snapshot === undefined) throw new RequestError(404, `no version ${String(req.params['n'])}`);
       // The whole version comes back, document and policies, as a new version.
-      return { proposal: { document: structuredClone(snapshot.document), policies: { ...snapshot.policies } }, target: `version ${n}`, comment: `rollback to version ${n}` };
+      return {
+        proposal: { document: structuredClone(snapshot.document), policies: { ...snapshot.policies } },
+        target: `version ${n}`,
+        comment: `rollback to version ${n}`,
+      };
     }),
   );
 }
 
 /** The XACML policy of an API: upload, what-if of a draft, check of a draft. */
-function policyRoutes(router: Router, { change, fail, maxBody }: RouteKit, access: OperatorAccess, store: ConfigStore, target: ConfigurationTarget, work: OperatorWorkPool): void {
+function policyRoutes(
+  router: Router,
+  { change, fail, maxBody }: RouteKit,
+  access: OperatorAccess,
+  store: ConfigStore,
+  target: ConfigurationTarget,
+  work: OperatorWorkPool,
+): void {
   router.put(
     '/apis/:provider/:name/:version/policy',
     change('policy.upload', (latest, body, req) => {
       const document = structuredClone(latest.document);
       const api = document.apis[findApi(document, req)]!;
-      if (api.authorization?.mode !== 'xacml-Policy') throw new RequestError(409, `${apiKeyOf(api)} has no XACML policy: set its authorization to xacml-Policy first`);
+      if (api.authorization?.mode !== 'xacml-Policy')
+        throw new RequestError(409, `${apiKeyOf(api)} has no XACML policy: set its authorization to xacml-Policy first`);
       const text = body['text'];
       if (typeof text !== 'string' || text.trim() === '') throw new RequestError(400, 'text must be the XACML policy');
-      return { proposal: { document, policies: { [api.authorization.policy]: text } }, target: `${apiKeyOf(api)} ${api.authorization.policy}` };
+      return {
+        proposal: { document, policies: { [api.authorization.policy]: text } },
+        target: `${apiKeyOf(api)} ${api.authorization.policy}`,
+      };
     }),
   );
   // What-if: the draft evaluated against the API's recorded requests. Nothing is saved; it is audited.
@@ -516,13 +610,15 @@ function policyRoutes(router: Router, { change, fail, maxBody }: RouteKit, acces
         if (typeof text !== 'string' || text.trim() === '') throw new RequestError(400, 'text must be the XACML policy');
         checkSize(text, 'the policy', 'a policy', work.limits.maxPolicyBytes);
         const asked = body['limit'] === undefined ? WHAT_IF_DEFAULT : body['limit'];
-        if (!Number.isSafeInteger(asked) || (asked as number) < 1) throw new RequestError(400, `limit must be a whole number of transactions from 1 (at most ${WHAT_IF_MAX} are read)`);
+        if (!Number.isSafeInteger(asked) || (asked as number) < 1)
+          throw new RequestError(400, `limit must be a whole number of transactions from 1 (at most ${WHAT_IF_MAX} are read)`);
         const limit = Math.min(asked as number, WHAT_IF_MAX);
         const latest = await store.current();
         const index = findApi(latest.document, req);
         const api = latest.document.apis[index]!;
         const az = api.authorization;
-        if (az?.mode !== 'xacml-Policy') throw new RequestError(409, `${apiKeyOf(api)} has no XACML policy: set its authorization to xacml-Policy first`);
+        if (az?.mode !== 'xacml-Policy')
+          throw new RequestError(409, `${apiKeyOf(api)} has no XACML policy: set its authorization to xacml-Policy first`);
         targetName = `${apiKeyOf(api)} ${az.policy}`;
         // The draft with the API's saved references, compiled once, as an upload would be.
         const at = `apis[${index}].authorization`;
@@ -530,7 +626,8 @@ function policyRoutes(router: Router, { change, fail, maxBody }: RouteKit, acces
         const issues: ProposalIssue[] = [];
         (az.references ?? []).forEach((ref, j) => {
           const refText = latest.policies[ref];
-          if (refText === undefined) issues.push({ path: `${at}.references[${j}]`, message: `${ref} does not exist: upload the policy with the API` });
+          if (refText === undefined)
+            issues.push({ path: `${at}.references[${j}]`, message: `${ref} does not exist: upload the policy with the API` });
           else references.push(refText);
         });
         const refused = (found: ProposalIssue[]): RequestError =>
@@ -541,16 +638,32 @@ function policyRoutes(router: Router, { change, fail, maxBody }: RouteKit, acces
           log('what-if: the transaction store failed: %s', (err as Error)?.message ?? String(err));
           throw new RequestError(503, 'the recorded transactions could not be read');
         });
-        const ran = await work.run('whatIf', { draft: { text, references, file: az.policy, at: `${at}.policy` }, api: apiKeyOf(api), limit, read }, signal);
+        const ran = await work.run(
+          'whatIf',
+          { draft: { text, references, file: az.policy, at: `${at}.policy` }, api: apiKeyOf(api), limit, read },
+          signal,
+        );
         if ('issues' in ran) throw refused(ran.issues);
         const report = ran.report;
-        await access.record(req, { action: 'policy.what-if', target: targetName, result: 'ok', status: 200, detail: whatIfSummary(report) });
+        await access.record(req, {
+          action: 'policy.what-if',
+          target: targetName,
+          result: 'ok',
+          status: 200,
+          detail: whatIfSummary(report),
+        });
         res.status(200).json({ ...report, ...(asked !== limit ? { requestedLimit: asked } : {}), file: az.policy, saved: false });
       })
       .catch(async (err: unknown) => {
         const code = err instanceof RequestError || err instanceof BodyError || isGatewayError(err) ? err.status : 500;
         await access
-          .record(req, { action: 'policy.what-if', target: targetName, result: code >= 500 ? 'failed' : 'refused', status: code, detail: (err as Error)?.message?.slice(0, 500) ?? 'failed' })
+          .record(req, {
+            action: 'policy.what-if',
+            target: targetName,
+            result: code >= 500 ? 'failed' : 'refused',
+            status: code,
+            detail: (err as Error)?.message?.slice(0, 500) ?? 'failed',
+          })
           .catch(() => undefined);
         fail(res, err);
       });

@@ -121,7 +121,11 @@ function sha256(text: string): string {
 
 /** The content hash of a document and its policies. */
 export function contentHash(document: GatewayConfig, policies: Record<string, string>): string {
-  const sorted = Object.fromEntries(Object.keys(policies).sort().map((k) => [k, policies[k]]));
+  const sorted = Object.fromEntries(
+    Object.keys(policies)
+      .sort()
+      .map((k) => [k, policies[k]]),
+  );
   return sha256(JSON.stringify({ document, policies: sorted }));
 }
 
@@ -194,7 +198,11 @@ export class FileConfigStore implements ConfigStore {
     try {
       text = await readFile(this.file, 'utf8');
     } catch (err) {
-      throw new ConfigError([{ path: '', message: `cannot read the file (${(err as { code?: string }).code ?? String(err)})` }], this.label, { cause: err });
+      throw new ConfigError(
+        [{ path: '', message: `cannot read the file (${(err as { code?: string }).code ?? String(err)})` }],
+        this.label,
+        { cause: err },
+      );
     }
     let document: GatewayConfig;
     try {

@@ -41,7 +41,8 @@ export interface WhatIfSkipped {
 const WHY: Record<WhatIfSkipReason, string> = {
   permit:
     'authorization permitted them, and the record of a Permit keeps no XACML request unless the API\'s recording.xacmlRequests is "all" (by default only decisions that are not Permit keep it, to keep the permitted path free of that work): a Permit that the draft would turn into Deny cannot be shown',
-  noAuthorization: 'authorization did not run (the request was refused or failed before it, for example at the token): the policy never saw them',
+  noAuthorization:
+    'authorization did not run (the request was refused or failed before it, for example at the token): the policy never saw them',
   noRequest: 'the record has a decision but no XACML request (an obligation not fulfilled, or a record made before records kept requests)',
   unreadable: 'the recorded XACML request is malformed and cannot be evaluated',
 };
@@ -150,7 +151,15 @@ function changeOf(record: WhatIfRecord, draft: WhatIfDecision): WhatIfChange {
   if (record.sender.subject !== undefined) caller.subject = record.sender.subject;
   if (record.sender.clientId !== undefined) caller.clientId = record.sender.clientId;
   if (record.sender.username !== undefined) caller.username = record.sender.username;
-  const change: WhatIfChange = { id: record.id, time: record.startedAt, caller, method: record.method, status: record.status, recorded: decisionOf(record), draft };
+  const change: WhatIfChange = {
+    id: record.id,
+    time: record.startedAt,
+    caller,
+    method: record.method,
+    status: record.status,
+    recorded: decisionOf(record),
+    draft,
+  };
   if (record.operation !== undefined) change.operation = record.operation;
   if (record.authorization?.request?.incomplete === true) change.incomplete = true;
   return change;
@@ -192,7 +201,11 @@ export async function readWhatIfRecords(store: TransactionStore, api: string, li
   let cursor: string | undefined;
   do {
     // One page at a time: the event loop gets a turn between pages.
-    const page = await store.query({ api, limit: Math.min(MAX_PAGE_SIZE, Math.max(limit - records.length, 1)), ...(cursor === undefined ? {} : { cursor }) });
+    const page = await store.query({
+      api,
+      limit: Math.min(MAX_PAGE_SIZE, Math.max(limit - records.length, 1)),
+      ...(cursor === undefined ? {} : { cursor }),
+    });
     for (const record of page.items) {
       if (records.length >= limit) break;
       scanned++;

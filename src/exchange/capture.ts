@@ -57,9 +57,14 @@ export interface BackendMessage {
  * Starts the backend message of a relayed request when its recording asks for outgoing headers or
  * a body (`undefined` otherwise: nothing kept, nothing allocated).
  */
-export function startBackendMessage(context: GatewayContext, host: string, headers: Record<string, string | string[]>): BackendMessage | undefined {
+export function startBackendMessage(
+  context: GatewayContext,
+  host: string,
+  headers: Record<string, string | string[]>,
+): BackendMessage | undefined {
   const recording: RecordingContext | undefined = context.recording;
-  if (recording === undefined || !(recording.outgoingHeaders === true || recording.requestBody === true || recording.responseBody === true)) return undefined;
+  if (recording === undefined || !(recording.outgoingHeaders === true || recording.requestBody === true || recording.responseBody === true))
+    return undefined;
   const max = recording.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
   const message: { -readonly [K in keyof BackendMessage]: BackendMessage[K] } = { host, headers };
   if (recording.requestBody === true) {

@@ -48,7 +48,8 @@ export function setIdentityHead(res: ServerResponse, context: GatewayContext | u
   if (res.headersSent) return;
   if (server !== undefined) res.setHeader('Server', server);
   // Not set again when already there (sendProblem, then the recorder's hook on the same head).
-  if (context !== undefined && res.getHeader(TRANSACTION_ID_HEADER) !== context.transactionId) res.setHeader(TRANSACTION_ID_HEADER, context.transactionId);
+  if (context !== undefined && res.getHeader(TRANSACTION_ID_HEADER) !== context.transactionId)
+    res.setHeader(TRANSACTION_ID_HEADER, context.transactionId);
   if (status >= 400) {
     if (res.hasHeader(MESSAGE_ID_HEADER)) res.removeHeader(MESSAGE_ID_HEADER);
   } else if (context !== undefined) {
@@ -131,7 +132,12 @@ function installOnApp(proto: object): boolean {
  */
 export function hookIdentityHead(res: ServerResponse, context: GatewayContext): void {
   const proto = Object.getPrototypeOf(res) as { writeHead: WriteHead } | null;
-  if (proto !== null && (Object.hasOwn(proto, INSTALLED) || installOnApp(proto)) && res.writeHead === proto.writeHead && res.req?.gateway === context) {
+  if (
+    proto !== null &&
+    (Object.hasOwn(proto, INSTALLED) || installOnApp(proto)) &&
+    res.writeHead === proto.writeHead &&
+    res.req?.gateway === context
+  ) {
     (context as Marked)[ID_HEADERS_ON_HEAD] = true;
     return;
   }

@@ -119,7 +119,8 @@ export function parseForgetSelector(text: string): AdminForgetSelector | string 
   }
   if (body === null || typeof body !== 'object' || Array.isArray(body)) return 'the body must be a JSON object';
   const keys = Object.keys(body);
-  if (keys.length !== 1 || (keys[0] !== 'subject' && keys[0] !== 'clientId')) return 'the body must have exactly one member, subject or clientId';
+  if (keys.length !== 1 || (keys[0] !== 'subject' && keys[0] !== 'clientId'))
+    return 'the body must have exactly one member, subject or clientId';
   const key = keys[0];
   const value = (body as Record<string, unknown>)[key];
   if (typeof value !== 'string' || value === '' || value.length > MAX_SELECTOR_LENGTH) {
@@ -165,7 +166,11 @@ export function adminRouter(target: AdminTarget, options: AdminAuthOptions): Rou
   const authorize = options.authorize;
   router.use((req: Request, res: Response, next: NextFunction) => {
     res.setHeader('Cache-Control', 'no-store');
-    gate(req, res, authorize === undefined ? next : () => (authorize(req) ? next() : problem(res, 403, 'Forbidden', 'your role does not allow this')));
+    gate(
+      req,
+      res,
+      authorize === undefined ? next : () => (authorize(req) ? next() : problem(res, 403, 'Forbidden', 'your role does not allow this')),
+    );
   });
   router.post('/reset-caches', (_req: Request, res: Response) => {
     target.resetAllCaches().then(
@@ -183,13 +188,16 @@ export function adminRouter(target: AdminTarget, options: AdminAuthOptions): Rou
   const forget = target.forget;
   if (forget !== undefined) {
     router.post('/forget', (req: Request, res: Response) => {
-      const type = String(req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
+      const type = String(req.headers['content-type'] ?? '')
+        .split(';')[0]!
+        .trim()
+        .toLowerCase();
       if (type !== 'application/json') {
         problem(res, 400, 'Bad Request', 'the body must be application/json: { "subject": "..." } or { "clientId": "..." }');
         return;
       }
-      readBody(req).then(
-        async (text) => {
+      readBody(req)
+        .then(async (text) => {
           if (text === undefined) {
             res.setHeader('Connection', 'close');
             problem(res, 400, 'Bad Request', `the body must be at most ${MAX_FORGET_BODY} bytes`);
@@ -203,11 +211,11 @@ export function adminRouter(target: AdminTarget, options: AdminAuthOptions): Rou
           const forgotten = await forget.call(target, selector);
           log('forgot %d cached token results of %s', forgotten, selector.subject !== undefined ? 'a subject' : 'a client id');
           res.status(200).json({ forgotten });
-        },
-      ).catch((err: unknown) => {
-        log('forget failed: %s', (err as Error)?.message ?? String(err));
-        if (!res.headersSent) problem(res, 500, 'Internal Server Error', 'forget failed');
-      });
+        })
+        .catch((err: unknown) => {
+          log('forget failed: %s', (err as Error)?.message ?? String(err));
+          if (!res.headersSent) problem(res, 500, 'Internal Server Error', 'forget failed');
+        });
     });
   }
   router.get('/status', (_req: Request, res: Response) => {

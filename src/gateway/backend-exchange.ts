@@ -75,7 +75,11 @@ export class BackendExchange implements Dispatcher.DispatchHandler {
     if (this.#gone) controller.abort(new ClientGoneError('client gone'));
   }
 
-  onResponseStart(_controller: Dispatcher.DispatchController, statusCode: number, headers: Record<string, string | string[] | undefined>): void {
+  onResponseStart(
+    _controller: Dispatcher.DispatchController,
+    statusCode: number,
+    headers: Record<string, string | string[] | undefined>,
+  ): void {
     // 1xx informational answers are not relayed: the final one follows.
     if (statusCode < 200 || this.#done) return;
     this.status = statusCode;

@@ -11,7 +11,10 @@ import { redisSignOuts } from '../cluster/sign-outs.js';
 import type { OperatorAccess } from '../operators/access.js';
 
 /** What joining needs: the connection's settings and this instance's side of a reset. */
-export type ClusterLinkOptions = Pick<GatewayClusterOptions, 'secret' | 'nodeId' | 'keyPrefix' | 'commandTimeoutMs' | 'onReset' | 'describe'> & {
+export type ClusterLinkOptions = Pick<
+  GatewayClusterOptions,
+  'secret' | 'nodeId' | 'keyPrefix' | 'commandTimeoutMs' | 'onReset' | 'describe'
+> & {
   redis: string | RedisClientLike;
 };
 

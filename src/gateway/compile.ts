@@ -84,10 +84,16 @@ type Step = (compilation: ApiCompilation) => readonly Middleware[];
 const tokenManagement: Step = ({ api, config, settings, tokenPolicy }) => {
   const tm = api.tokenManagement;
   if (!tm.enabled) return [];
-  const policy = tokenPolicy(tm.policy, tokenPolicyOptionsFor(config.tokenPolicies[tm.policy]!, { ...api, tokenManagement: tm }, settings.tokenPolicyOptions));
+  const policy = tokenPolicy(
+    tm.policy,
+    tokenPolicyOptionsFor(config.tokenPolicies[tm.policy]!, { ...api, tokenManagement: tm }, settings.tokenPolicyOptions),
+  );
   const { metrics, tracing } = settings;
   policy.observe(metrics?.tokenObserver(policy.name) ?? tracingTokenObserver(tracing, policy.name));
-  return [requireToken({ policy }), tracing.step('gateway token validation', introspect({ policy, clientAddress: settings.clientAddress }))];
+  return [
+    requireToken({ policy }),
+    tracing.step('gateway token validation', introspect({ policy, clientAddress: settings.clientAddress })),
+  ];
 };
 
 /**
@@ -113,14 +119,21 @@ const authorization: Step = ({ api, at, applications, settings }) => {
   const az = api.authorization;
   if (az.mode !== 'xacml-Policy') return [];
   try {
-    const authorize = xacmlAuthorize<IncomingMessage>({ xacmlPolicy: az.policyXml, references: az.referencesXml, applications, recordRequests: api.recording.xacmlRequests });
+    const authorize = xacmlAuthorize<IncomingMessage>({
+      xacmlPolicy: az.policyXml,
+      references: az.referencesXml,
+      applications,
+      recordRequests: api.recording.xacmlRequests,
+    });
     return [
       settings.tracing.step('gateway xacml evaluation', authorize, (span, context) => {
         if (context.authorization !== undefined) span.setAttribute('gateway.xacml.decision', context.authorization.decision);
       }),
     ];
   } catch (err) {
-    throw new ConfigError([{ path: `${at}.authorization.policy`, message: `${az.policyFile}: ${(err as Error).message}` }], undefined, { cause: err });
+    throw new ConfigError([{ path: `${at}.authorization.policy`, message: `${az.policyFile}: ${(err as Error).message}` }], undefined, {
+      cause: err,
+    });
   }
 };
 
@@ -143,26 +156,29 @@ const tokenForward: Step = ({ api }) => {
 const relay: Step = ({ api, settings }) => {
   const prefix = `/${apiKey(api)}`;
   return [
-    observedRelay({
-      target: api.backend.url,
-      dispatcher: settings.dispatcher,
-      timeoutMs: api.backend.timeoutMs,
-      server: settings.server,
-      trustProxy: settings.trustProxy,
-      ...(settings.keepUnderscoreHeaders === undefined ? {} : { keepUnderscoreHeaders: settings.keepUnderscoreHeaders }),
-      ...(settings.maxDrainBytes === undefined ? {} : { maxDrainBytes: settings.maxDrainBytes }),
-      resourceUrl: (req) => {
-        // req.url is the canonical target below the base path, as routing left it.
-        const url = req.url ?? '/';
-        if (url.startsWith(prefix)) {
-          const rest = url.slice(prefix.length);
-          return rest === '' || rest.startsWith('?') ? `/${rest}` : rest;
-        }
-        // Something rewrote req.url: fall back to what routing saw (query from the current URL).
-        const q = url.indexOf('?');
-        return (req.gateway?.api?.resourcePath ?? '/') + (q === -1 ? '' : url.slice(q));
+    observedRelay(
+      {
+        target: api.backend.url,
+        dispatcher: settings.dispatcher,
+        timeoutMs: api.backend.timeoutMs,
+        server: settings.server,
+        trustProxy: settings.trustProxy,
+        ...(settings.keepUnderscoreHeaders === undefined ? {} : { keepUnderscoreHeaders: settings.keepUnderscoreHeaders }),
+        ...(settings.maxDrainBytes === undefined ? {} : { maxDrainBytes: settings.maxDrainBytes }),
+        resourceUrl: (req) => {
+          // req.url is the canonical target below the base path, as routing left it.
+          const url = req.url ?? '/';
+          if (url.startsWith(prefix)) {
+            const rest = url.slice(prefix.length);
+            return rest === '' || rest.startsWith('?') ? `/${rest}` : rest;
+          }
+          // Something rewrote req.url: fall back to what routing saw (query from the current URL).
+          const q = url.indexOf('?');
+          return (req.gateway?.api?.resourcePath ?? '/') + (q === -1 ? '' : url.slice(q));
+        },
       },
-    }, { tracing: settings.tracing, backend: settings.metrics?.backendObserver(apiKey(api)) }),
+      { tracing: settings.tracing, backend: settings.metrics?.backendObserver(apiKey(api)) },
+    ),
   ];
 };
 

@@ -134,18 +134,48 @@ export interface Gateway {
  */
 export function createGateway(options: CreateGatewayOptions): Gateway {
   const settings = gatewaySettings(options);
-  const { source, basePath, configCacheTtlSeconds, targetRules, maxRequestTargetBytes, server, messages, store, nodeId, ownDispatcher, configStore } = settings;
+  const {
+    source,
+    basePath,
+    configCacheTtlSeconds,
+    targetRules,
+    maxRequestTargetBytes,
+    server,
+    messages,
+    store,
+    nodeId,
+    ownDispatcher,
+    configStore,
+  } = settings;
   const tracing = new GatewayTracing();
   let metrics: GatewayMetricsRecorder | undefined;
   const record = gatewayRecorder(options, settings, tracing, () => metrics);
   if (settings.metrics !== undefined) {
-    metrics = new GatewayMetricsRecorder(settings.metrics, { tokenPolicies: () => latest?.tokenPolicies.values() ?? [], store, recorderStats: () => record.stats, clusterRejections: () => link?.cluster?.rejected, ...(options.admin === undefined ? {} : { auditStats: () => access?.auditStats() }) }, tracing);
+    metrics = new GatewayMetricsRecorder(
+      settings.metrics,
+      {
+        tokenPolicies: () => latest?.tokenPolicies.values() ?? [],
+        store,
+        recorderStats: () => record.stats,
+        clusterRejections: () => link?.cluster?.rejected,
+        ...(options.admin === undefined ? {} : { auditStats: () => access?.auditStats() }),
+      },
+      tracing,
+    );
   }
   const compileSettings = { ...settings.compileSettings, tracing, metrics };
   const errorHandler = problemJsonErrorHandler({ messages, server });
   // Validated now, so that a missing password fails at start rather than at the first admin call.
   if (options.admin !== undefined) adminAuthenticator(options.admin, 'createGateway: options.admin');
-  const access = options.admin === undefined ? undefined : new OperatorAccess(options.admin, options.operators ?? {}, { basePath, trustProxy: settings.compileSettings.trustProxy }, 'createGateway');
+  const access =
+    options.admin === undefined
+      ? undefined
+      : new OperatorAccess(
+          options.admin,
+          options.operators ?? {},
+          { basePath, trustProxy: settings.compileSettings.trustProxy },
+          'createGateway',
+        );
   // The configuration console's heavy work, in worker threads started at its first job.
   const work = new OperatorWorkPool(settings.operatorWork);
 
@@ -266,7 +296,17 @@ export function createGateway(options: CreateGatewayOptions): Gateway {
     },
   };
 
-  mountAdmin(gateway, options, { basePath, server, messages, ready: () => latest !== undefined, metricsAuth: metrics?.auth, access, configStore, work, adminHost: settings.adminHostName === undefined ? undefined : adminHostCheck(settings.adminHostName, compileSettings.trustProxy) });
+  mountAdmin(gateway, options, {
+    basePath,
+    server,
+    messages,
+    ready: () => latest !== undefined,
+    metricsAuth: metrics?.auth,
+    access,
+    configStore,
+    work,
+    adminHost: settings.adminHostName === undefined ? undefined : adminHostCheck(settings.adminHostName, compileSettings.trustProxy),
+  });
   // One router layer: the handler decides which requests are the gateway's (Express's own mount
   // matching ignores case) and passes the others on.
   gateway.router.use((req: Request, res: Response, next: NextFunction) => handler(req, res, next));
@@ -281,7 +321,12 @@ type GatewaySettings = ReturnType<typeof gatewaySettings>;
  * the head: the recorder sets none (no writeHead hook, no setHeader per response). The client
  * address the record shows is the one trustProxy lets the gateway believe (as the throttle's).
  */
-function gatewayRecorder(options: CreateGatewayOptions, settings: GatewaySettings, tracing: GatewayTracing, metrics: () => GatewayMetricsRecorder | undefined): RecordTransactionMiddleware {
+function gatewayRecorder(
+  options: CreateGatewayOptions,
+  settings: GatewaySettings,
+  tracing: GatewayTracing,
+  metrics: () => GatewayMetricsRecorder | undefined,
+): RecordTransactionMiddleware {
   return recordTransaction({
     ...options.recording,
     store: settings.store,
@@ -365,21 +410,32 @@ function mountAdmin(
     next();
   };
   // Health for load balancers and orchestrators: no credentials, nothing but the status.
-  const health = (isUp: () => boolean) => (_req: Request, res: Response): void => {
-    const ok = isUp();
-    res.writeHead(ok ? 200 : 503, { 'Content-Type': 'application/json', 'Cache-Control': 'no-store', Server: server });
-    res.end(ok ? '{"status":"ok"}' : '{"status":"unavailable"}');
-  };
-  adminApp.get(`${prefix}/health/live`, health(() => true));
+  const health =
+    (isUp: () => boolean) =>
+    (_req: Request, res: Response): void => {
+      const ok = isUp();
+      res.writeHead(ok ? 200 : 503, { 'Content-Type': 'application/json', 'Cache-Control': 'no-store', Server: server });
+      res.end(ok ? '{"status":"ok"}' : '{"status":"unavailable"}');
+    };
+  adminApp.get(
+    `${prefix}/health/live`,
+    health(() => true),
+  );
   adminApp.get(`${prefix}/health/ready`, health(ready));
   // Metrics: behind the operators' credentials (none without `admin`: no open default), or open when asked.
   const metrics = gateway.metrics;
   if (metrics !== undefined && metricsAuth === false) adminApp.get(`${prefix}/metrics`, serverHeader, metricsHandler(metrics));
-  else if (metrics !== undefined && access !== undefined) adminApp.get(`${prefix}/metrics`, serverHeader, adminReadGate(access.routerOptions()), metricsHandler(metrics));
+  else if (metrics !== undefined && access !== undefined)
+    adminApp.get(`${prefix}/metrics`, serverHeader, adminReadGate(access.routerOptions()), metricsHandler(metrics));
   if (access === undefined) return;
   // Past health and metrics (programs that address an instance by its own name), the operators'
   // routes answer under the admin host name only.
-  if (adminHost !== undefined) adminApp.use(ADMIN_AREAS.filter((area) => area !== 'metrics').map((area) => `${prefix}/${area}`), serverHeader, adminHost);
+  if (adminHost !== undefined)
+    adminApp.use(
+      ADMIN_AREAS.filter((area) => area !== 'metrics').map((area) => `${prefix}/${area}`),
+      serverHeader,
+      adminHost,
+    );
   // Every router of the listener: the same operators (session or Basic), roles and throttle.
   adminApp.use(`${prefix}/admin`, serverHeader, access.auditTrail('admin'), adminRouter(gateway, access.routerOptions()));
   adminApp.use(`${prefix}/operators`, serverHeader, operatorsRouter(access));

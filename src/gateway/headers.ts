@@ -35,7 +35,6 @@ const REQUEST_DROPPED = new Set([...HOP_BY_HOP, 'host', 'expect']);
  */
 const RESPONSE_DROPPED = new Set([...HOP_BY_HOP, 'server', 'gateway-transaction-id', 'gateway-message-id']);
 
-
 const ONLY_PERSISTENCE = /^\s*(keep-alive|close)\s*$/i;
 
 /** Names listed in a `Connection` header, which are hop-by-hop for that message too. */

@@ -14,7 +14,13 @@ import { Agent, type Dispatcher } from 'undici';
 import { addDiagnostic, gatewayContext } from '../context.js';
 import { errorCatalogue, GatewayError } from '../errors.js';
 import { logger } from '../log.js';
-import { requestHeadersForBackend, responseHeadersForClient, writeProxyHeaders, writeTraceHeaders, type BackendHeaderRules } from './headers.js';
+import {
+  requestHeadersForBackend,
+  responseHeadersForClient,
+  writeProxyHeaders,
+  writeTraceHeaders,
+  type BackendHeaderRules,
+} from './headers.js';
 import type { BackendObserver } from '../observability/metrics.js';
 import { endRelaySpan, traceHeadersFor, type GatewayTracing } from '../observability/tracing.js';
 import { optionChecks, optionKeys, type OptionChecks } from '../options.js';
@@ -246,7 +252,12 @@ function settleUpload(req: IncomingMessage, res: ServerResponse, maxDrainBytes: 
  */
 function noteBackendFailure(req: IncomingMessage, error: GatewayError): void {
   const definition = errorCatalogue[error.code];
-  gatewayContext(req).error = { code: error.code, status: definition.status, gatewayStatus: definition.gatewayStatus, outcome: definition.outcome };
+  gatewayContext(req).error = {
+    code: error.code,
+    status: definition.status,
+    gatewayStatus: definition.gatewayStatus,
+    outcome: definition.outcome,
+  };
   addDiagnostic(req, 'error', error.code, error.diagnostic ?? error.message);
 }
 
@@ -257,7 +268,8 @@ function validatedTarget(check: OptionChecks, target: unknown): URL {
   } catch {
     // reported below
   }
-  if (url === undefined || (url.protocol !== 'http:' && url.protocol !== 'https:')) check.fail('target', `must be an http(s) URL, got ${JSON.stringify(String(target))}`);
+  if (url === undefined || (url.protocol !== 'http:' && url.protocol !== 'https:'))
+    check.fail('target', `must be an http(s) URL, got ${JSON.stringify(String(target))}`);
   if (url.search !== '' || url.hash !== '') check.fail('target', 'must not have a query or fragment');
   return url;
 }
@@ -270,7 +282,20 @@ export interface RelayObservability {
   readonly backend?: BackendObserver | undefined;
 }
 
-const RELAY_KEYS = optionKeys<RelayOptions>({ target: true, dispatcher: true, timeoutMs: true, connectTimeoutMs: true, forwardedHeaders: true, trustProxy: true, keepUnderscoreHeaders: true, resourceUrl: true, server: true, idHeaders: true, keepAliveTimeoutMs: true, maxDrainBytes: true });
+const RELAY_KEYS = optionKeys<RelayOptions>({
+  target: true,
+  dispatcher: true,
+  timeoutMs: true,
+  connectTimeoutMs: true,
+  forwardedHeaders: true,
+  trustProxy: true,
+  keepUnderscoreHeaders: true,
+  resourceUrl: true,
+  server: true,
+  idHeaders: true,
+  keepAliveTimeoutMs: true,
+  maxDrainBytes: true,
+});
 
 /**
  * Creates a relay to one backend: any method, the query string and body relayed unchanged and
@@ -299,7 +324,8 @@ export function observedRelay(options: RelayOptions, observability: RelayObserva
   const target = validatedTarget(check, options.target);
   const timeoutMs = check.positive(options.timeoutMs, 'timeoutMs', 30_000);
   const connectTimeoutMs = check.positive(options.connectTimeoutMs, 'connectTimeoutMs', 10_000);
-  if (options.dispatcher !== undefined && typeof options.dispatcher?.dispatch !== 'function') check.fail('dispatcher', 'must be an undici Dispatcher');
+  if (options.dispatcher !== undefined && typeof options.dispatcher?.dispatch !== 'function')
+    check.fail('dispatcher', 'must be an undici Dispatcher');
   check.optionalFunction(options.resourceUrl, 'resourceUrl');
   const server = options.server === undefined ? undefined : check.headerValue(options.server, 'server', undefined, true);
   check.boolean(options.idHeaders, 'idHeaders', false);
@@ -309,10 +335,13 @@ export function observedRelay(options: RelayOptions, observability: RelayObserva
   // keepAliveMaxTimeout caps the backend's `Keep-Alive: timeout=` hint (undici would otherwise keep
   // an idle connection for up to 10 minutes on a backend's word).
   const dispatcher =
-    options.dispatcher ?? new Agent({ connect: { timeout: connectTimeoutMs }, keepAliveTimeout: keepAliveTimeoutMs, keepAliveMaxTimeout: keepAliveTimeoutMs });
+    options.dispatcher ??
+    new Agent({ connect: { timeout: connectTimeoutMs }, keepAliveTimeout: keepAliveTimeoutMs, keepAliveMaxTimeout: keepAliveTimeoutMs });
   const forwarded = check.boolean(options.forwardedHeaders, 'forwardedHeaders', true);
   const trust = compileTrust(options.trustProxy, check, 'trustProxy');
-  const headerRules: BackendHeaderRules = { keepUnderscoreHeaders: check.boolean(options.keepUnderscoreHeaders, 'keepUnderscoreHeaders', false) };
+  const headerRules: BackendHeaderRules = {
+    keepUnderscoreHeaders: check.boolean(options.keepUnderscoreHeaders, 'keepUnderscoreHeaders', false),
+  };
   const resourceUrl = options.resourceUrl ?? ((req: IncomingMessage) => req.url ?? '/');
   const origin = target.origin;
   // The backend's base path without its trailing slash; the resource path brings its own.

@@ -26,9 +26,10 @@ const recordings = new WeakMap<object, RecordingContext | undefined>();
 function recordingOf(recording: CompiledApi['api']['recording']): RecordingContext | undefined {
   if (recordings.has(recording)) return recordings.get(recording);
   const { incomingHeaders, outgoingHeaders, requestBody, responseBody, maxBodyBytes } = recording;
-  const context = incomingHeaders || outgoingHeaders || requestBody || responseBody
-    ? Object.freeze({ incomingHeaders, outgoingHeaders, requestBody, responseBody, maxBodyBytes })
-    : undefined;
+  const context =
+    incomingHeaders || outgoingHeaders || requestBody || responseBody
+      ? Object.freeze({ incomingHeaders, outgoingHeaders, requestBody, responseBody, maxBodyBytes })
+      : undefined;
   recordings.set(recording, context);
   return context;
 }
@@ -62,7 +63,7 @@ export function createRequestPath(settings: RequestPathSettings): GatewayHandler
     if (basePath === '/') return true;
     if (url.length < baseLower.length || url.slice(0, baseLower.length).toLowerCase() !== baseLower) return false;
     const after = url.charCodeAt(baseLower.length);
-    return Number.isNaN(after) || after === 47 /* / */ || after === 63 /* ? */;
+    return Number.isNaN(after) || after === 47 /* / */ || after === 63; /* ? */
   }
 
   /** The canonical path below the base path (its exact case), or `undefined` outside it. */
@@ -82,7 +83,9 @@ export function createRequestPath(settings: RequestPathSettings): GatewayHandler
     if (isRefused(target)) return new GatewayError('ERR_PATH_REFUSED', { diagnostic: `request target refused: ${target.refused}` });
     const rest = under(target.path);
     if (rest === undefined) {
-      return new GatewayError('ERR_API_NOT_FOUND', { diagnostic: `${target.path} is not under the base path ${basePath} (paths are case-sensitive)` });
+      return new GatewayError('ERR_API_NOT_FOUND', {
+        diagnostic: `${target.path} is not under the base path ${basePath} (paths are case-sensitive)`,
+      });
     }
     const query = target.query === '' && !raw.endsWith('?') ? '' : `?${target.query}`;
     const withOriginal = req as IncomingMessage & { originalUrl?: string };
@@ -97,7 +100,8 @@ export function createRequestPath(settings: RequestPathSettings): GatewayHandler
   function route(runtime: Runtime, req: IncomingMessage, res: ServerResponse, next: (err?: unknown) => void): void {
     const url = req.url ?? '/';
     const parsed = parseInvocation(url);
-    const compiled = parsed === undefined ? undefined : runtime.apis.get(apiKey({ provider: parsed.provider, name: parsed.api, version: parsed.version }));
+    const compiled =
+      parsed === undefined ? undefined : runtime.apis.get(apiKey({ provider: parsed.provider, name: parsed.api, version: parsed.version }));
     if (parsed === undefined || compiled === undefined) {
       next(new GatewayError('ERR_API_NOT_FOUND', { diagnostic: `no registered API at ${basePath}${url.split('?')[0]}` }));
       return;
@@ -107,7 +111,9 @@ export function createRequestPath(settings: RequestPathSettings): GatewayHandler
     if (api.operations !== undefined) {
       const found = findOperation(api.operations, req.method ?? 'GET', parsed.resourcePath);
       if (found === undefined) {
-        next(new GatewayError('ERR_API_NOT_FOUND', { diagnostic: `${parsed.prefix} has no operation ${req.method} ${parsed.resourcePath}` }));
+        next(
+          new GatewayError('ERR_API_NOT_FOUND', { diagnostic: `${parsed.prefix} has no operation ${req.method} ${parsed.resourcePath}` }),
+        );
         return;
       }
       operation = found.name;
@@ -162,11 +168,14 @@ export function createRequestPath(settings: RequestPathSettings): GatewayHandler
       });
     const refusal =
       target === undefined
-        ? new GatewayError('ERR_URI_TOO_LONG', { diagnostic: `request target of ${raw.length} bytes refused: the limit is ${maxRequestTargetBytes}` })
+        ? new GatewayError('ERR_URI_TOO_LONG', {
+            diagnostic: `request target of ${raw.length} bytes refused: the limit is ${maxRequestTargetBytes}`,
+          })
         : decide(req, raw, target);
     runChain(refusal === undefined ? requestPath : refusalPath(refusal), req, res, (err) => {
       if (err !== undefined && err !== null) errorHandler(err, req, res, outer);
-      else if (!res.headersSent) errorHandler(new GatewayError('ERR_INTERNAL', { diagnostic: 'the request path ended without an answer' }), req, res, outer);
+      else if (!res.headersSent)
+        errorHandler(new GatewayError('ERR_INTERNAL', { diagnostic: 'the request path ended without an answer' }), req, res, outer);
     });
   };
 }

@@ -43,10 +43,12 @@ export function parseInvocation(url: string): ParsedInvocation | undefined {
   };
 }
 
-
-
 /** The operation a request invokes, among the API's declared ones. */
-export function findOperation(operations: readonly ResolvedOperation[], method: string, resourcePath: string): ResolvedOperation | undefined {
+export function findOperation(
+  operations: readonly ResolvedOperation[],
+  method: string,
+  resourcePath: string,
+): ResolvedOperation | undefined {
   // HEAD is served by a GET operation unless one is declared for it, as HTTP intends.
   let fallback: ResolvedOperation | undefined;
   for (const operation of operations) {

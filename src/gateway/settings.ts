@@ -223,11 +223,41 @@ export interface GatewaySettings {
 }
 
 const GATEWAY_KEYS = optionKeys<CreateGatewayOptions>({
-  config: true, baseDir: true, basePath: true, allowEmptySegments: true, server: true, messages: true, configCacheTtlSeconds: true, cacheTtlSeconds: true,
-  admin: true, operators: true, configStore: true, console: true, store: true, redis: true, redisKeyPrefix: true, redisCommandTimeoutMs: true, nodeId: true, adminHostName: true, clusterSecret: true, maxRequestTargetBytes: true, operatorWork: true,
-  recording: true, trustProxy: true, relay: true, tokenPolicyOptions: true, metrics: true,
+  config: true,
+  baseDir: true,
+  basePath: true,
+  allowEmptySegments: true,
+  server: true,
+  messages: true,
+  configCacheTtlSeconds: true,
+  cacheTtlSeconds: true,
+  admin: true,
+  operators: true,
+  configStore: true,
+  console: true,
+  store: true,
+  redis: true,
+  redisKeyPrefix: true,
+  redisCommandTimeoutMs: true,
+  nodeId: true,
+  adminHostName: true,
+  clusterSecret: true,
+  maxRequestTargetBytes: true,
+  operatorWork: true,
+  recording: true,
+  trustProxy: true,
+  relay: true,
+  tokenPolicyOptions: true,
+  metrics: true,
 });
-const GATEWAY_RELAY_KEYS = optionKeys<NonNullable<CreateGatewayOptions['relay']>>({ keepUnderscoreHeaders: true, maxDrainBytes: true, connectTimeoutMs: true, connections: true, keepAliveTimeoutMs: true, dispatcher: true });
+const GATEWAY_RELAY_KEYS = optionKeys<NonNullable<CreateGatewayOptions['relay']>>({
+  keepUnderscoreHeaders: true,
+  maxDrainBytes: true,
+  connectTimeoutMs: true,
+  connections: true,
+  keepAliveTimeoutMs: true,
+  dispatcher: true,
+});
 const METRICS_KEYS = optionKeys<GatewayMetricsOptions>({ auth: true, clientLabel: true, processMetrics: true });
 
 /** Checks the options of {@link createGateway}, throwing `InvalidOptionError` that names the option. */
@@ -236,32 +266,64 @@ export function gatewaySettings(options: CreateGatewayOptions): GatewaySettings 
   check.object(options, '');
   check.known(options, '', GATEWAY_KEYS);
   const source = options.config;
-  if (!(typeof source === 'string' || source instanceof URL || typeof source === 'function' || (source !== null && typeof source === 'object'))) {
+  if (!(
+    typeof source === 'string' ||
+    source instanceof URL ||
+    typeof source === 'function' ||
+    (source !== null && typeof source === 'object')
+  )) {
     check.fail('config', 'must be a file path, a configuration object or a loader function');
   }
   const basePath = normalizeBasePath(check.string(options.basePath, 'basePath', '/gateway', BASE_PATH, 'a path like /gateway'));
-  if (options.configCacheTtlSeconds !== undefined && options.cacheTtlSeconds !== undefined) check.fail('cacheTtlSeconds', 'is the old name of configCacheTtlSeconds: give one of them');
+  if (options.configCacheTtlSeconds !== undefined && options.cacheTtlSeconds !== undefined)
+    check.fail('cacheTtlSeconds', 'is the old name of configCacheTtlSeconds: give one of them');
   const configCacheTtlSeconds = options.configCacheTtlSeconds ?? options.cacheTtlSeconds;
   const targetRules: RequestTargetRules = { allowEmptySegments: check.boolean(options.allowEmptySegments, 'allowEmptySegments', false) };
-  const maxRequestTargetBytes = check.positive(options.maxRequestTargetBytes, 'maxRequestTargetBytes', DEFAULT_MAX_REQUEST_TARGET_BYTES, true);
+  const maxRequestTargetBytes = check.positive(
+    options.maxRequestTargetBytes,
+    'maxRequestTargetBytes',
+    DEFAULT_MAX_REQUEST_TARGET_BYTES,
+    true,
+  );
   const server = check.headerValue(options.server, 'server', 'Gateway');
   const messages = options.messages ?? 'it';
   const store = options.store ?? new MemoryTransactionStore();
   const nodeId = check.string(options.nodeId, 'nodeId', defaultNodeId(), NODE_ID, NODE_ID_RULE);
-  if (options.redis !== undefined && typeof options.redis !== 'string' && (typeof options.redis !== 'object' || options.redis === null)) check.fail('redis', 'must be a redis:// URL or a node-redis client');
+  if (options.redis !== undefined && typeof options.redis !== 'string' && (typeof options.redis !== 'object' || options.redis === null))
+    check.fail('redis', 'must be a redis:// URL or a node-redis client');
   // Fail closed: without a secret, whatever any Redis client writes would be trusted.
-  if (options.redis !== undefined && options.clusterSecret === undefined) check.fail('clusterSecret', `is required with redis: a secret of at least 32 characters given to every instance (for example: openssl rand -base64 32)`);
+  if (options.redis !== undefined && options.clusterSecret === undefined)
+    check.fail(
+      'clusterSecret',
+      `is required with redis: a secret of at least 32 characters given to every instance (for example: openssl rand -base64 32)`,
+    );
   const secrets = options.clusterSecret === undefined ? undefined : clusterSecrets(check, options.clusterSecret, 'clusterSecret');
   const redisKeyPrefix = options.redisKeyPrefix === undefined ? undefined : check.string(options.redisKeyPrefix, 'redisKeyPrefix');
-  const redisCommandTimeoutMs = options.redisCommandTimeoutMs === undefined ? undefined : check.positive(options.redisCommandTimeoutMs, 'redisCommandTimeoutMs', 100, true);
-  const tokenPolicyOptions = check.optionalFunction<NonNullable<CreateGatewayOptions['tokenPolicyOptions']>>(options.tokenPolicyOptions, 'tokenPolicyOptions');
-  const relayOptions = check.known(check.object<NonNullable<CreateGatewayOptions['relay']>>(options.relay, 'relay', {}), 'relay', GATEWAY_RELAY_KEYS);
+  const redisCommandTimeoutMs =
+    options.redisCommandTimeoutMs === undefined
+      ? undefined
+      : check.positive(options.redisCommandTimeoutMs, 'redisCommandTimeoutMs', 100, true);
+  const tokenPolicyOptions = check.optionalFunction<NonNullable<CreateGatewayOptions['tokenPolicyOptions']>>(
+    options.tokenPolicyOptions,
+    'tokenPolicyOptions',
+  );
+  const relayOptions = check.known(
+    check.object<NonNullable<CreateGatewayOptions['relay']>>(options.relay, 'relay', {}),
+    'relay',
+    GATEWAY_RELAY_KEYS,
+  );
   const connectTimeoutMs = check.positive(relayOptions.connectTimeoutMs, 'relay.connectTimeoutMs', 10_000);
-  const connections = relayOptions.connections === undefined ? undefined : check.positive(relayOptions.connections, 'relay.connections', 0, true);
+  const connections =
+    relayOptions.connections === undefined ? undefined : check.positive(relayOptions.connections, 'relay.connections', 0, true);
   const keepAliveTimeoutMs = check.positive(relayOptions.keepAliveTimeoutMs, 'relay.keepAliveTimeoutMs', 4_000);
   // Compiled once here so that a bad value fails at start; each relay gets the compiled function.
   const trustProxy = compileTrust(options.trustProxy, check, 'trustProxy');
-  const metricsOptions = options.metrics === false ? undefined : options.metrics === true ? {} : check.known(check.object<GatewayMetricsOptions>(options.metrics, 'metrics', {}), 'metrics', METRICS_KEYS);
+  const metricsOptions =
+    options.metrics === false
+      ? undefined
+      : options.metrics === true
+        ? {}
+        : check.known(check.object<GatewayMetricsOptions>(options.metrics, 'metrics', {}), 'metrics', METRICS_KEYS);
   const metrics =
     metricsOptions === undefined
       ? undefined
@@ -274,8 +336,12 @@ export function gatewaySettings(options: CreateGatewayOptions): GatewaySettings 
     server,
     trustProxy,
     clientAddress: clientAddressOf(trustProxy),
-    keepUnderscoreHeaders: relayOptions.keepUnderscoreHeaders === undefined ? undefined : check.boolean(relayOptions.keepUnderscoreHeaders, 'relay.keepUnderscoreHeaders', false),
-    maxDrainBytes: relayOptions.maxDrainBytes === undefined ? undefined : check.positive(relayOptions.maxDrainBytes, 'relay.maxDrainBytes', 0, true),
+    keepUnderscoreHeaders:
+      relayOptions.keepUnderscoreHeaders === undefined
+        ? undefined
+        : check.boolean(relayOptions.keepUnderscoreHeaders, 'relay.keepUnderscoreHeaders', false),
+    maxDrainBytes:
+      relayOptions.maxDrainBytes === undefined ? undefined : check.positive(relayOptions.maxDrainBytes, 'relay.maxDrainBytes', 0, true),
     tokenPolicyOptions,
     dispatcher:
       relayOptions.dispatcher ??
@@ -289,14 +355,44 @@ export function gatewaySettings(options: CreateGatewayOptions): GatewaySettings 
       }),
   };
   const ownDispatcher = relayOptions.dispatcher === undefined;
-  const adminHostName = options.adminHostName === undefined ? undefined : check.string(options.adminHostName, 'adminHostName', undefined, HOST_NAME, 'a host name like admin.example.org');
+  const adminHostName =
+    options.adminHostName === undefined
+      ? undefined
+      : check.string(options.adminHostName, 'adminHostName', undefined, HOST_NAME, 'a host name like admin.example.org');
   const given = options.configStore;
-  if (given !== undefined && given !== false && !isConfigStore(given)) check.fail('configStore', 'must be a ConfigStore (current, list, get, save) or false');
+  if (given !== undefined && given !== false && !isConfigStore(given))
+    check.fail('configStore', 'must be a ConfigStore (current, list, get, save) or false');
   // A store given as the configuration (PostgresConfigSource) is also where the console saves.
   const configStore: ConfigStore | undefined =
     given === false
       ? undefined
-      : (given ?? (isConfigStore(source) ? source : typeof source === 'string' ? new FileConfigStore(source) : source instanceof URL ? new FileConfigStore(fileURLToPath(source)) : undefined));
+      : (given ??
+        (isConfigStore(source)
+          ? source
+          : typeof source === 'string'
+            ? new FileConfigStore(source)
+            : source instanceof URL
+              ? new FileConfigStore(fileURLToPath(source))
+              : undefined));
   const operatorWork = operatorWorkLimits(options.operatorWork, check);
-  return { source, basePath, configCacheTtlSeconds, targetRules, maxRequestTargetBytes, server, messages, store, nodeId, clusterSecrets: secrets, redisKeyPrefix, redisCommandTimeoutMs, compileSettings, ownDispatcher, metrics, configStore, adminHostName, operatorWork };
+  return {
+    source,
+    basePath,
+    configCacheTtlSeconds,
+    targetRules,
+    maxRequestTargetBytes,
+    server,
+    messages,
+    store,
+    nodeId,
+    clusterSecrets: secrets,
+    redisKeyPrefix,
+    redisCommandTimeoutMs,
+    compileSettings,
+    ownDispatcher,
+    metrics,
+    configStore,
+    adminHostName,
+    operatorWork,
+  };
 }

@@ -40,7 +40,20 @@ export const EXPORT_COLUMNS: Readonly<Record<string, (r: TransactionRecord) => s
 };
 
 /** Columns of a CSV export when `columns` is not given. */
-export const DEFAULT_EXPORT_COLUMNS = ['startedAt', 'id', 'api', 'operation', 'method', 'url', 'status', 'outcome', 'gatewayStatus', 'subject', 'clientId', 'durationMs'];
+export const DEFAULT_EXPORT_COLUMNS = [
+  'startedAt',
+  'id',
+  'api',
+  'operation',
+  'method',
+  'url',
+  'status',
+  'outcome',
+  'gatewayStatus',
+  'subject',
+  'clientId',
+  'durationMs',
+];
 
 function isoOf(ms: number): string | undefined {
   const d = new Date(ms);
@@ -85,7 +98,8 @@ export function parseExportRequest(query: Record<string, unknown>): ExportReques
   if (format !== 'csv' && format !== 'jsonl') throw new QueryError('Parameter format must be csv or jsonl');
   const columns = (read('columns') ?? DEFAULT_EXPORT_COLUMNS.join(',')).split(',');
   for (const column of columns) {
-    if (!Object.hasOwn(EXPORT_COLUMNS, column)) throw new QueryError(`Parameter columns must be a comma-separated list of ${Object.keys(EXPORT_COLUMNS).join(', ')}`);
+    if (!Object.hasOwn(EXPORT_COLUMNS, column))
+      throw new QueryError(`Parameter columns must be a comma-separated list of ${Object.keys(EXPORT_COLUMNS).join(', ')}`);
   }
   const limitText = read('limit');
   const limit = limitText === undefined ? DEFAULT_EXPORT_ROWS : /^\d{1,6}$/.test(limitText) ? Number(limitText) : NaN;
@@ -115,16 +129,23 @@ function drained(res: Response): Promise<void> {
  * `limit` rows or the last page. The status and headers go out with the first page: a store failure
  * after that cuts the response short (the client sees an incomplete download, never a wrong one).
  */
-export async function streamExport(res: Response, store: TransactionStore, query: TransactionQuery, request: ExportRequest, now: Date = new Date()): Promise<void> {
+export async function streamExport(
+  res: Response,
+  store: TransactionStore,
+  query: TransactionQuery,
+  request: ExportRequest,
+  now: Date = new Date(),
+): Promise<void> {
   const stamp = now.toISOString().replace(/[:.]/g, '-');
   const first = await store.query({ ...query, limit: Math.min(MAX_PAGE_SIZE, request.limit) });
   res.status(200);
   res.setHeader('Content-Type', request.format === 'csv' ? 'text/csv; charset=utf-8' : 'application/x-ndjson; charset=utf-8');
   res.setHeader('Content-Disposition', `attachment; filename="transactions-${stamp}.${request.format === 'csv' ? 'csv' : 'jsonl'}"`);
   const getters = request.columns.map((c) => EXPORT_COLUMNS[c]!);
-  const line = request.format === 'csv'
-    ? (r: TransactionRecord) => `${getters.map((get) => csvCell(get(r))).join(',')}\r\n`
-    : (r: TransactionRecord) => `${JSON.stringify(r)}\n`;
+  const line =
+    request.format === 'csv'
+      ? (r: TransactionRecord) => `${getters.map((get) => csvCell(get(r))).join(',')}\r\n`
+      : (r: TransactionRecord) => `${JSON.stringify(r)}\n`;
   if (request.format === 'csv') res.write(`${request.columns.join(',')}\r\n`);
   let written = 0;
   let page = first;

@@ -58,12 +58,14 @@ function parseFilter(query: Record<string, unknown>, result: TransactionFilter):
   const outcomes = new Set<OutcomeCode>();
   const outcome = single(query, 'outcome');
   for (const code of outcome?.split(',') ?? []) {
-    if (!Object.hasOwn(outcomeLabels, code)) throw new QueryError(`Parameter outcome must be a comma-separated list of ${Object.keys(outcomeLabels).join(', ')}`);
+    if (!Object.hasOwn(outcomeLabels, code))
+      throw new QueryError(`Parameter outcome must be a comma-separated list of ${Object.keys(outcomeLabels).join(', ')}`);
     outcomes.add(code as OutcomeCode);
   }
   const group = single(query, 'outcomeGroup');
   for (const name of group?.split(',') ?? []) {
-    if (!Object.hasOwn(outcomeGroups, name)) throw new QueryError(`Parameter outcomeGroup must be a comma-separated list of ${Object.keys(outcomeGroups).join(', ')}`);
+    if (!Object.hasOwn(outcomeGroups, name))
+      throw new QueryError(`Parameter outcomeGroup must be a comma-separated list of ${Object.keys(outcomeGroups).join(', ')}`);
     for (const code of outcomeGroups[name as OutcomeGroup]) outcomes.add(code);
   }
   if (outcomes.size === 1 && group === undefined) result.outcome = [...outcomes][0]!;

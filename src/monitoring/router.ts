@@ -44,7 +44,14 @@ export interface MonitoringConsoleOptions {
 /** Paths of the page and its assets (lower case, without trailing slash), as the routes below match them. */
 const PAGE_PATHS: ReadonlySet<string> = new Set(['', '/console.js', '/console.css', '/favicon.svg']);
 
-const CONSOLE_KEYS = optionKeys<MonitoringConsoleOptions>({ store: true, basicAuth: true, authenticate: true, realm: true, loginThrottle: true, language: true });
+const CONSOLE_KEYS = optionKeys<MonitoringConsoleOptions>({
+  store: true,
+  basicAuth: true,
+  authenticate: true,
+  realm: true,
+  loginThrottle: true,
+  language: true,
+});
 
 /**
  * The monitoring console: an Express router to mount where you want it (`createGateway` puts it

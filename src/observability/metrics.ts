@@ -57,7 +57,11 @@ export function metricsHandler(metrics: GatewayMetrics): (req: IncomingMessage, 
   return (_req, res) => {
     metrics.text().then(
       (text) => {
-        res.writeHead(200, { 'Content-Type': metrics.registry.contentType, 'Cache-Control': 'no-store', 'Content-Length': Buffer.byteLength(text) });
+        res.writeHead(200, {
+          'Content-Type': metrics.registry.contentType,
+          'Cache-Control': 'no-store',
+          'Content-Length': Buffer.byteLength(text),
+        });
         res.end(text);
       },
       (error: unknown) => {
@@ -102,7 +106,9 @@ interface QueueingStore {
 
 function queueing(store: TransactionStore): QueueingStore | undefined {
   const counters = (store as Partial<QueueingStore>).counters;
-  return counters !== null && typeof counters === 'object' && typeof counters.queued === 'number' && typeof counters.saved === 'number' ? (store as unknown as QueueingStore) : undefined;
+  return counters !== null && typeof counters === 'object' && typeof counters.queued === 'number' && typeof counters.saved === 'number'
+    ? (store as unknown as QueueingStore)
+    : undefined;
 }
 
 const snake = (name: string): string => name.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
@@ -150,7 +156,13 @@ export class GatewayMetricsRecorder implements GatewayMetrics {
       this.clientLabel ? ['api', 'operation', 'outcome', 'status', 'client'] : ['api', 'operation', 'outcome', 'status'],
       registry,
     );
-    this.requestDuration = new HistogramFamily('gateway_request_duration_seconds', 'Time from the request to the end of the answer, by API and outcome.', ['api', 'outcome'], registry, REQUEST_BUCKETS);
+    this.requestDuration = new HistogramFamily(
+      'gateway_request_duration_seconds',
+      'Time from the request to the end of the answer, by API and outcome.',
+      ['api', 'outcome'],
+      registry,
+      REQUEST_BUCKETS,
+    );
     this.validations = new CounterFamily(
       'gateway_token_validations_total',
       'Token validations by token policy, where the answer came from (local_cache, shared_cache, negative_cache, introspection, jwt, userinfo) and result (valid, invalid, unavailable).',
@@ -164,7 +176,12 @@ export class GatewayMetricsRecorder implements GatewayMetrics {
       registry,
       SERVER_BUCKETS,
     );
-    this.decisions = new CounterFamily('gateway_authorization_decisions_total', 'XACML decisions by API and decision (Permit, Deny, NotApplicable, Indeterminate).', ['api', 'decision'], registry);
+    this.decisions = new CounterFamily(
+      'gateway_authorization_decisions_total',
+      'XACML decisions by API and decision (Permit, Deny, NotApplicable, Indeterminate).',
+      ['api', 'decision'],
+      registry,
+    );
     this.backendDuration = new HistogramFamily(
       'gateway_backend_duration_seconds',
       'Exchanges with backends, from sending the request to the end of the answer, by API and status class (error: no answer).',
@@ -172,7 +189,13 @@ export class GatewayMetricsRecorder implements GatewayMetrics {
       registry,
       REQUEST_BUCKETS,
     );
-    new CollectedFamily('gateway_token_cache_entries', 'Token results cached by token policy and kind (valid, negative).', 'gauge', () => this.cacheEntries(sources), registry);
+    new CollectedFamily(
+      'gateway_token_cache_entries',
+      'Token results cached by token policy and kind (valid, negative).',
+      'gauge',
+      () => this.cacheEntries(sources),
+      registry,
+    );
     const store = queueing(sources.store);
     new CollectedFamily(
       'gateway_records_saved_total',
@@ -193,7 +216,13 @@ export class GatewayMetricsRecorder implements GatewayMetrics {
       registry,
     );
     if (store !== undefined) {
-      new CollectedFamily('gateway_record_queue_length', 'Transaction records waiting in memory for the database.', 'gauge', () => [{ labels: {}, value: store.counters.queued }], registry);
+      new CollectedFamily(
+        'gateway_record_queue_length',
+        'Transaction records waiting in memory for the database.',
+        'gauge',
+        () => [{ labels: {}, value: store.counters.queued }],
+        registry,
+      );
     }
     if (sources.auditStats !== undefined) {
       const audit = (): AuditStats | undefined => sources.auditStats?.();
@@ -208,7 +237,8 @@ export class GatewayMetricsRecorder implements GatewayMetrics {
         'gateway_audit_events_dropped_total',
         'Audit entries the audit file did not receive, by reason (queue_full: the disk slower than the entries; write_failed: the append failed).',
         'counter',
-        () => Object.entries(audit()?.dropped ?? { queue_full: 0, write_failed: 0 }).map(([reason, value]) => ({ labels: { reason }, value })),
+        () =>
+          Object.entries(audit()?.dropped ?? { queue_full: 0, write_failed: 0 }).map(([reason, value]) => ({ labels: { reason }, value })),
         registry,
       );
     }
@@ -260,7 +290,9 @@ export class GatewayMetricsRecorder implements GatewayMetrics {
       client = this.clientOf(record);
       key += `\u0000${client}`;
     }
-    const requests = this.requests.find(key) ?? this.requests.add(key, client === undefined ? [api, operation, outcome, status] : [api, operation, outcome, status, client]);
+    const requests =
+      this.requests.find(key) ??
+      this.requests.add(key, client === undefined ? [api, operation, outcome, status] : [api, operation, outcome, status, client]);
     requests.value++;
     const durationKey = `${api}\u0000${outcome}`;
     (this.requestDuration.find(durationKey) ?? this.requestDuration.add(durationKey, [api, outcome])).observe(seconds);

@@ -51,14 +51,23 @@ const ZERO_SPAN = '0'.repeat(16);
  * when there is none or `traceparent` is not valid (then `tracestate` is ignored too, as the
  * specification requires). Several `traceparent` headers (which Node joins with `, `) are not valid.
  */
-export function incomingTrace(traceparent: string | string[] | undefined, tracestate: string | string[] | undefined): IncomingTrace | undefined {
+export function incomingTrace(
+  traceparent: string | string[] | undefined,
+  tracestate: string | string[] | undefined,
+): IncomingTrace | undefined {
   if (typeof traceparent !== 'string' || traceparent.length < 55 || traceparent.length > 512) return undefined;
   const match = VERSION_00.exec(traceparent) ?? LATER_VERSION.exec(traceparent);
   if (match === null) return undefined;
   const [traceId, spanId, flags] = match[0].startsWith('00-') ? [match[1]!, match[2]!, match[3]!] : [match[2]!, match[3]!, match[4]!];
   if (traceId === ZERO_TRACE || spanId === ZERO_SPAN) return undefined;
   const state = Array.isArray(tracestate) ? tracestate.join(',') : tracestate;
-  return { traceId, spanId, flags: Number.parseInt(flags, 16), traceparent, tracestate: state !== undefined && validTracestate(state) ? state : undefined };
+  return {
+    traceId,
+    spanId,
+    flags: Number.parseInt(flags, 16),
+    traceparent,
+    tracestate: state !== undefined && validTracestate(state) ? state : undefined,
+  };
 }
 
 const KEY = /^(?:[a-z][_0-9a-z\-*/]{0,255}|[a-z0-9][_0-9a-z\-*/]{0,240}@[a-z][_0-9a-z\-*/]{0,13})$/;

@@ -230,7 +230,11 @@ export function endRelaySpan(span: Span, status: number | undefined, error: unkn
 export function traceHeadersFor(req: IncomingMessage, context: GatewayContext, relaySpan: Span | undefined): TraceHeaders | undefined {
   if (relaySpan !== undefined) {
     const own = relaySpan.spanContext();
-    if (isSpanContextValid(own)) return { traceparent: formatTraceparent(own.traceId, own.spanId, own.traceFlags), tracestate: own.traceState?.serialize() || undefined };
+    if (isSpanContextValid(own))
+      return {
+        traceparent: formatTraceparent(own.traceId, own.spanId, own.traceFlags),
+        tracestate: own.traceState?.serialize() || undefined,
+      };
   }
   let exchange = exchangeTraceOf(context);
   if (exchange === undefined) {
@@ -241,9 +245,14 @@ export function traceHeadersFor(req: IncomingMessage, context: GatewayContext, r
   }
   const span = exchange.span?.spanContext();
   if (span !== undefined && isSpanContextValid(span)) {
-    return { traceparent: formatTraceparent(span.traceId, span.spanId, span.traceFlags), tracestate: span.traceState?.serialize() || undefined };
+    return {
+      traceparent: formatTraceparent(span.traceId, span.spanId, span.traceFlags),
+      tracestate: span.traceState?.serialize() || undefined,
+    };
   }
-  return exchange.incoming === undefined ? undefined : { traceparent: exchange.incoming.traceparent, tracestate: exchange.incoming.tracestate };
+  return exchange.incoming === undefined
+    ? undefined
+    : { traceparent: exchange.incoming.traceparent, tracestate: exchange.incoming.tracestate };
 }
 
 /**

@@ -73,8 +73,23 @@ export function operatorOf(req: Request): Operator | undefined {
   return operators.get(req);
 }
 
-const OPERATORS_KEYS = optionKeys<OperatorsOptions>({ usersFile: true, users: true, audit: true, auditFile: true, sessions: true, anonymousRefusals: true });
-const SESSION_KEYS = optionKeys<SessionOptions>({ idleMinutes: true, maxHours: true, maxSessions: true, maxPerUser: true, secureCookie: true, secret: true, revocations: true });
+const OPERATORS_KEYS = optionKeys<OperatorsOptions>({
+  usersFile: true,
+  users: true,
+  audit: true,
+  auditFile: true,
+  sessions: true,
+  anonymousRefusals: true,
+});
+const SESSION_KEYS = optionKeys<SessionOptions>({
+  idleMinutes: true,
+  maxHours: true,
+  maxSessions: true,
+  maxPerUser: true,
+  secureCookie: true,
+  secret: true,
+  revocations: true,
+});
 
 /** The pieces the admin listener's routers share. */
 export class OperatorAccess {
@@ -101,18 +116,33 @@ export class OperatorAccess {
   constructor(admin: AdminAuthOptions, options: OperatorsOptions, listener: { basePath: string; trustProxy: TrustFunction }, name: string) {
     const check = optionChecks(name);
     check.known(check.object(options, 'operators', {}), 'operators', OPERATORS_KEYS);
-    const sessions = check.known(check.object<SessionOptions>(options.sessions, 'operators.sessions', {}), 'operators.sessions', SESSION_KEYS);
+    const sessions = check.known(
+      check.object<SessionOptions>(options.sessions, 'operators.sessions', {}),
+      'operators.sessions',
+      SESSION_KEYS,
+    );
     const secureCookie = sessions.secureCookie ?? 'auto';
-    if (secureCookie !== 'auto' && typeof secureCookie !== 'boolean') check.fail('operators.sessions.secureCookie', 'must be true, false or "auto"');
-    if (sessions.secret !== undefined && (typeof sessions.secret !== 'string' || sessions.secret.length < 32)) check.fail('operators.sessions.secret', 'must be a string of at least 32 characters');
+    if (secureCookie !== 'auto' && typeof secureCookie !== 'boolean')
+      check.fail('operators.sessions.secureCookie', 'must be true, false or "auto"');
+    if (sessions.secret !== undefined && (typeof sessions.secret !== 'string' || sessions.secret.length < 32))
+      check.fail('operators.sessions.secret', 'must be a string of at least 32 characters');
     const revocations = sessions.revocations;
-    if (revocations !== undefined && (revocations === null || typeof revocations !== 'object' || typeof revocations.publish !== 'function' || typeof revocations.subscribe !== 'function')) {
+    if (
+      revocations !== undefined &&
+      (revocations === null ||
+        typeof revocations !== 'object' ||
+        typeof revocations.publish !== 'function' ||
+        typeof revocations.subscribe !== 'function')
+    ) {
       check.fail('operators.sessions.revocations', 'must have publish(id, until) and subscribe(listener)');
     }
-    if (revocations?.forget !== undefined && typeof revocations.forget !== 'function') check.fail('operators.sessions.revocations.forget', 'must be a function');
-    if (revocations !== undefined && sessions.secret === undefined) check.fail('operators.sessions.revocations', 'needs operators.sessions.secret (only signed sessions are shared)');
+    if (revocations?.forget !== undefined && typeof revocations.forget !== 'function')
+      check.fail('operators.sessions.revocations.forget', 'must be a function');
+    if (revocations !== undefined && sessions.secret === undefined)
+      check.fail('operators.sessions.revocations', 'needs operators.sessions.secret (only signed sessions are shared)');
     if (options.usersFile !== undefined) check.string(options.usersFile, 'operators.usersFile');
-    if (options.users !== undefined && !Array.isArray(options.users)) check.fail('operators.users', 'must be an array of { username, role, passwordHash }');
+    if (options.users !== undefined && !Array.isArray(options.users))
+      check.fail('operators.users', 'must be an array of { username, role, passwordHash }');
     this.users = new UserDirectory({
       ...(options.usersFile === undefined ? {} : { file: options.usersFile }),
       ...(options.users === undefined ? {} : { users: options.users }),
@@ -124,7 +154,9 @@ export class OperatorAccess {
         idleMinutes: check.positive(sessions.idleMinutes, 'operators.sessions.idleMinutes', 30),
         maxHours: check.positive(sessions.maxHours, 'operators.sessions.maxHours', 12),
         maxPerUser: check.positive(sessions.maxPerUser, 'operators.sessions.maxPerUser', 10, true),
-        ...(sessions.maxSessions === undefined ? {} : { maxSessions: check.positive(sessions.maxSessions, 'operators.sessions.maxSessions', 0, true) }),
+        ...(sessions.maxSessions === undefined
+          ? {}
+          : { maxSessions: check.positive(sessions.maxSessions, 'operators.sessions.maxSessions', 0, true) }),
         ...(sessions.secret === undefined ? {} : { secret: sessions.secret }),
       },
       new SessionCookie(listener.basePath, secureCookie, listener.trustProxy),
@@ -134,11 +166,19 @@ export class OperatorAccess {
     const store = this.sessions;
     directory.onCredentialsChanged((username) => store.endAll(username));
     const audit = options.audit;
-    if (audit !== undefined && (audit === null || typeof audit !== 'object' || typeof audit.append !== 'function' || typeof audit.list !== 'function')) {
+    if (
+      audit !== undefined &&
+      (audit === null || typeof audit !== 'object' || typeof audit.append !== 'function' || typeof audit.list !== 'function')
+    ) {
       check.fail('operators.audit', 'must implement AuditLog (append, list)');
     }
-    this.audit = audit ?? new MemoryAuditLog(options.auditFile === undefined ? {} : { file: check.string(options.auditFile, 'operators.auditFile') });
-    const refusals = check.object<{ windowSeconds?: number; maxAddresses?: number }>(options.anonymousRefusals, 'operators.anonymousRefusals', {});
+    this.audit =
+      audit ?? new MemoryAuditLog(options.auditFile === undefined ? {} : { file: check.string(options.auditFile, 'operators.auditFile') });
+    const refusals = check.object<{ windowSeconds?: number; maxAddresses?: number }>(
+      options.anonymousRefusals,
+      'operators.anonymousRefusals',
+      {},
+    );
     const log = this.audit;
     this.#refusals = new RefusalAggregator(
       {
@@ -228,7 +268,10 @@ export class OperatorAccess {
    * Appends an audit entry for the request's operator, or, for nobody, counts it with the other
    * refusals of its address (the first of a window written at once, a summary at its end).
    */
-  record(req: Request, entry: { action: string; target?: string; result: AuditResult; status?: number; detail?: string; actor?: string | null }): Promise<unknown> {
+  record(
+    req: Request,
+    entry: { action: string; target?: string; result: AuditResult; status?: number; detail?: string; actor?: string | null },
+  ): Promise<unknown> {
     const operator = operatorOf(req);
     const input: AuditInput = {
       actor: entry.actor !== undefined ? entry.actor : (operator?.username ?? null),

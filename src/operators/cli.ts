@@ -69,7 +69,9 @@ async function readPassword(): Promise<string> {
   const chunks: Buffer[] = [];
   for await (const chunk of input) chunks.push(chunk as Buffer);
   // One line: the trailing line break of `echo` is not part of the password.
-  return Buffer.concat(chunks).toString('utf8').replace(/\r?\n$/, '');
+  return Buffer.concat(chunks)
+    .toString('utf8')
+    .replace(/\r?\n$/, '');
 }
 
 async function readUsers(file: string): Promise<UsersDocument> {
@@ -82,7 +84,8 @@ async function readUsers(file: string): Promise<UsersDocument> {
   }
   const document = JSON.parse(text) as unknown;
   const issues = usersIssues(document);
-  if (issues.length > 0) throw new UsageError(`${file} is not a valid users file: ${issues.map((i) => `${i.path}: ${i.message}`).join('; ')}`);
+  if (issues.length > 0)
+    throw new UsageError(`${file} is not a valid users file: ${issues.map((i) => `${i.path}: ${i.message}`).join('; ')}`);
   return document as UsersDocument;
 }
 
@@ -109,7 +112,8 @@ export async function usersMain(argv: string[], out: (line: string) => void = (l
     if (positionals.length !== 1) throw new UsageError('expected one command: add, remove, list or hash');
     if (command === 'hash') {
       const password = await readPassword();
-      if (password === '' || password.length > MAX_PASSWORD_LENGTH) throw new UsageError(`the password must be 1 to ${MAX_PASSWORD_LENGTH} characters`);
+      if (password === '' || password.length > MAX_PASSWORD_LENGTH)
+        throw new UsageError(`the password must be 1 to ${MAX_PASSWORD_LENGTH} characters`);
       out(await hashPassword(password));
       return 0;
     }
@@ -133,7 +137,8 @@ export async function usersMain(argv: string[], out: (line: string) => void = (l
     }
     if (!isRole(values.role)) throw new UsageError(`--role must be one of ${OPERATOR_ROLES.join(', ')}`);
     const password = await readPassword();
-    if (password === '' || password.length > MAX_PASSWORD_LENGTH) throw new UsageError(`the password must be 1 to ${MAX_PASSWORD_LENGTH} characters`);
+    if (password === '' || password.length > MAX_PASSWORD_LENGTH)
+      throw new UsageError(`the password must be 1 to ${MAX_PASSWORD_LENGTH} characters`);
     const user = { username, role: values.role, passwordHash: await hashPassword(password) };
     if (index === -1) document.users.push(user);
     else document.users[index] = user;
@@ -141,7 +146,9 @@ export async function usersMain(argv: string[], out: (line: string) => void = (l
     out(`${index === -1 ? 'added' : 'updated'} ${username} (${values.role}) in ${file}`);
     return 0;
   } catch (err) {
-    process.stderr.write(`express-access-gateway users: ${(err as Error).message}\n${err instanceof UsageError ? `\n${USERS_USAGE}\n` : ''}`);
+    process.stderr.write(
+      `express-access-gateway users: ${(err as Error).message}\n${err instanceof UsageError ? `\n${USERS_USAGE}\n` : ''}`,
+    );
     return 2;
   }
 }

@@ -22,7 +22,10 @@ export class BodyError extends Error {
  * with a {@link BodyError}; past `max`, the connection is closed after the answer.
  */
 export function readJson(req: Request, res: Response, max: number): Promise<unknown> {
-  const type = String(req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
+  const type = String(req.headers['content-type'] ?? '')
+    .split(';')[0]!
+    .trim()
+    .toLowerCase();
   if (type !== 'application/json') return Promise.reject(new BodyError(415, 'the body must be application/json'));
   const parsed = req as Request & { _body?: boolean };
   if (parsed._body === true) return Promise.resolve(req.body);
@@ -58,7 +61,18 @@ export function readJson(req: Request, res: Response, max: number): Promise<unkn
   });
 }
 
-const TITLES: Record<number, string> = { 400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found', 409: 'Conflict', 413: 'Content Too Large', 415: 'Unsupported Media Type', 422: 'Unprocessable Content', 500: 'Internal Server Error', 503: 'Service Unavailable' };
+const TITLES: Record<number, string> = {
+  400: 'Bad Request',
+  401: 'Unauthorized',
+  403: 'Forbidden',
+  404: 'Not Found',
+  409: 'Conflict',
+  413: 'Content Too Large',
+  415: 'Unsupported Media Type',
+  422: 'Unprocessable Content',
+  500: 'Internal Server Error',
+  503: 'Service Unavailable',
+};
 
 /** The title of a status. */
 export function titleOf(status: number): string {

@@ -36,7 +36,10 @@ export interface SessionAnswer {
  * admin routes, the credentials (session or Basic), then the role (403 otherwise, and for a
  * session's change without its CSRF token).
  */
-export function operatorGate(access: OperatorAccess, needed: (req: Request) => OperatorRole): (req: Request, res: Response, next: NextFunction) => void {
+export function operatorGate(
+  access: OperatorAccess,
+  needed: (req: Request) => OperatorRole,
+): (req: Request, res: Response, next: NextFunction) => void {
   const gate = guard({
     check: access.authenticate,
     countsWithoutCredentials: countsWithoutCredentials({ authenticate: access.authenticate }),
@@ -49,10 +52,21 @@ export function operatorGate(access: OperatorAccess, needed: (req: Request) => O
     gate(req, res, () => {
       if (!access.allows(req, needed(req))) {
         const operator = operatorOf(req);
-        const why = operator !== undefined && operator.via === 'session' && req.method !== 'GET' && req.method !== 'HEAD' ? 'your role does not allow this, or the X-CSRF-Token header is missing' : 'your role does not allow this';
+        const why =
+          operator !== undefined && operator.via === 'session' && req.method !== 'GET' && req.method !== 'HEAD'
+            ? 'your role does not allow this, or the X-CSRF-Token header is missing'
+            : 'your role does not allow this';
         problem(res, 403, 'Forbidden', why);
         if (req.method !== 'GET' && req.method !== 'HEAD') {
-          void access.record(req, { action: 'forbidden', target: `${req.method} ${req.baseUrl}${req.path}`, result: 'refused', status: 403, detail: why }).catch(() => undefined);
+          void access
+            .record(req, {
+              action: 'forbidden',
+              target: `${req.method} ${req.baseUrl}${req.path}`,
+              result: 'refused',
+              status: 403,
+              detail: why,
+            })
+            .catch(() => undefined);
         }
         return;
       }
@@ -107,7 +121,13 @@ export function operatorsRouter(access: OperatorAccess): Router {
     readJson(req, res, 4096)
       .then(async (body) => {
         const b = body as { username?: unknown; password?: unknown } | null;
-        if (b === null || typeof b !== 'object' || typeof b.username !== 'string' || typeof b.password !== 'string' || b.password.length > MAX_PASSWORD_LENGTH) {
+        if (
+          b === null ||
+          typeof b !== 'object' ||
+          typeof b.username !== 'string' ||
+          typeof b.password !== 'string' ||
+          b.password.length > MAX_PASSWORD_LENGTH
+        ) {
           problem(res, 400, 'Bad Request', 'the body must be { "username": "...", "password": "..." }');
           return;
         }
@@ -123,7 +143,14 @@ export function operatorsRouter(access: OperatorAccess): Router {
         if (identity === undefined) {
           attempt.failed();
           log('failed sign-in from %s (%d of %d)', address, attempt.failures, access.throttle.maxFailures);
-          await access.record(req, { actor: null, action: 'sign-in', target: tried, result: 'refused', status: 401, detail: 'wrong user name or password' });
+          await access.record(req, {
+            actor: null,
+            action: 'sign-in',
+            target: tried,
+            result: 'refused',
+            status: 401,
+            detail: 'wrong user name or password',
+          });
           problem(res, 401, 'Unauthorized', 'wrong user name or password');
           return;
         }
@@ -134,7 +161,13 @@ export function operatorsRouter(access: OperatorAccess): Router {
         res.status(200).json(answer);
       })
       .catch((err: unknown) => {
-        if (err instanceof BodyError) return problem(res, err.status, err.status === 413 ? 'Content Too Large' : err.status === 415 ? 'Unsupported Media Type' : 'Bad Request', err.message);
+        if (err instanceof BodyError)
+          return problem(
+            res,
+            err.status,
+            err.status === 413 ? 'Content Too Large' : err.status === 415 ? 'Unsupported Media Type' : 'Bad Request',
+            err.message,
+          );
         log('sign-in failed: %s', (err as Error)?.message ?? String(err));
         if (!res.headersSent) problem(res, 500, 'Internal Server Error', 'sign-in failed');
       });
@@ -143,23 +176,32 @@ export function operatorsRouter(access: OperatorAccess): Router {
   router.get('/session', (req: Request, res: Response) => {
     if (csrfRefusal(req, true) !== undefined) return problem(res, 403, 'Forbidden', 'send the X-Gateway-Console header');
     void access.sessionOf(req).then((session) => {
-      const answer: SessionAnswer = session === undefined ? { signedIn: false } : { signedIn: true, username: session.username, role: session.role, csrfToken: session.csrfToken };
+      const answer: SessionAnswer =
+        session === undefined
+          ? { signedIn: false }
+          : { signedIn: true, username: session.username, role: session.role, csrfToken: session.csrfToken };
       res.status(200).json(answer);
     });
   });
 
-  router.delete('/session', operatorGate(access, () => 'viewer'), (req: Request, res: Response) => {
-    access.sessions.destroy(req, res);
-    void access.record(req, { action: 'sign-out', result: 'ok', status: 204 }).catch(() => undefined);
-    res.status(204).end();
-  });
+  router.delete(
+    '/session',
+    operatorGate(access, () => 'viewer'),
+    (req: Request, res: Response) => {
+      access.sessions.destroy(req, res);
+      void access.record(req, { action: 'sign-out', result: 'ok', status: 204 }).catch(() => undefined);
+      res.status(204).end();
+    },
+  );
 
   const readers = operatorGate(access, () => 'operator');
   router.get('/audit', readers, (req: Request, res: Response) => {
     const limit = req.query['limit'] === undefined ? 100 : Number(req.query['limit']);
     const before = req.query['before'] === undefined ? undefined : Number(req.query['before']);
-    if (!Number.isSafeInteger(limit) || limit < 1 || limit > 1000) return problem(res, 400, 'Bad Request', 'limit must be a whole number from 1 to 1000');
-    if (before !== undefined && (!Number.isSafeInteger(before) || before < 1)) return problem(res, 400, 'Bad Request', 'before must be an entry id');
+    if (!Number.isSafeInteger(limit) || limit < 1 || limit > 1000)
+      return problem(res, 400, 'Bad Request', 'limit must be a whole number from 1 to 1000');
+    if (before !== undefined && (!Number.isSafeInteger(before) || before < 1))
+      return problem(res, 400, 'Bad Request', 'before must be an entry id');
     access.audit.list({ limit, ...(before === undefined ? {} : { before }) }).then(
       (items) => res.status(200).json({ items }),
       (err: unknown) => {
@@ -176,7 +218,11 @@ export function operatorsRouter(access: OperatorAccess): Router {
         const stamp = new Date().toISOString().replace(/[:.]/g, '-');
         res.setHeader('Content-Disposition', `attachment; filename="gateway-audit-${stamp}.${format}"`);
         if (format === 'csv') res.status(200).type('text/csv').send(auditCsv(items));
-        else res.status(200).type('application/json').send(JSON.stringify(items, null, 1));
+        else
+          res
+            .status(200)
+            .type('application/json')
+            .send(JSON.stringify(items, null, 1));
       },
       (err: unknown) => {
         log('audit export failed: %s', (err as Error)?.message ?? String(err));

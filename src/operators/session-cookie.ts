@@ -113,6 +113,9 @@ export class SessionCookie {
     const secure = this.secure(req);
     if (secure) res.append('Set-Cookie', `${SECURE_SESSION_COOKIE}=${value}; Path=/; ${attributes}; Secure`);
     else for (const path of this.#paths) res.append('Set-Cookie', `${SESSION_COOKIE}=${value}; Path=${path}; ${attributes}`);
-    res.append('Set-Cookie', `${SESSION_COOKIE}=; Path=${this.#formerPath}; Max-Age=0; HttpOnly; SameSite=Strict${secure ? '; Secure' : ''}`);
+    res.append(
+      'Set-Cookie',
+      `${SESSION_COOKIE}=; Path=${this.#formerPath}; Max-Age=0; HttpOnly; SameSite=Strict${secure ? '; Secure' : ''}`,
+    );
   }
 }

@@ -105,7 +105,10 @@ function key(id: string): string {
 }
 
 /** The bounds and cookie of a {@link SessionStore}. */
-export type SessionStoreOptions = Required<Omit<SessionOptions, 'secret' | 'revocations' | 'maxSessions' | 'secureCookie'>> & { secret?: string; maxSessions?: number };
+export type SessionStoreOptions = Required<Omit<SessionOptions, 'secret' | 'revocations' | 'maxSessions' | 'secureCookie'>> & {
+  secret?: string;
+  maxSessions?: number;
+};
 
 /** The sessions of one gateway instance. */
 export class SessionStore {
@@ -160,7 +163,8 @@ export class SessionStore {
       const remembered = this.#signedOut.remember(signOut);
       // What this moved into the user's cutoff is dropped from a channel that keeps sign-outs too,
       // once the cutoff that covers it is told there (an instance hearing it again ignores it).
-      if (remembered !== undefined && remembered.superseded.length > 0) this.#tell({ publish: remembered.publish.slice(-1), superseded: remembered.superseded });
+      if (remembered !== undefined && remembered.superseded.length > 0)
+        this.#tell({ publish: remembered.publish.slice(-1), superseded: remembered.superseded });
     });
   }
 
@@ -276,7 +280,14 @@ export class SessionStore {
     if (this.#signedOut.ended(payload.u, payload.n, payload.c)) return undefined;
     const user = this.#lookup(payload.u);
     if (user === undefined) return undefined;
-    return { username: user.username, role: user.role, csrfToken: this.#sign(`csrf:${payload.n}`), createdAt: payload.c, lastSeen: now, nonce: payload.n };
+    return {
+      username: user.username,
+      role: user.role,
+      csrfToken: this.#sign(`csrf:${payload.n}`),
+      createdAt: payload.c,
+      lastSeen: now,
+      nonce: payload.n,
+    };
   }
 
   /** Ends the request's session (if any) and clears its cookie. */
@@ -314,7 +325,6 @@ export class SessionStore {
   get signOutsRemembered(): number {
     return this.#signedOut.size;
   }
-
 }
 
 /** Whether the request carries the session's CSRF token (constant-time comparison). */

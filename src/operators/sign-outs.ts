@@ -9,7 +9,9 @@
  */
 
 /** A sign-out as the instances tell it each other: one session, or all of a user's up to a time. */
-export type SignOut = { readonly username: string; readonly nonce: string; readonly createdAt: number } | { readonly username: string; readonly before: number };
+export type SignOut =
+  | { readonly username: string; readonly nonce: string; readonly createdAt: number }
+  | { readonly username: string; readonly before: number };
 
 /**
  * `<nonce>:<createdAt>:<username>` (one session) or `*:<before>:<username>` (every session opened

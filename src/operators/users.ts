@@ -47,7 +47,8 @@ export const USERNAME = /^[A-Za-z0-9._@-]{1,64}$/;
 /** Checks a users document, naming every bad field (`users[1].role: ...`). */
 export function usersIssues(document: unknown): ConfigIssue[] {
   const issues: ConfigIssue[] = [];
-  if (document === null || typeof document !== 'object' || Array.isArray(document)) return [{ path: '', message: 'must be an object { "users": [...] }' }];
+  if (document === null || typeof document !== 'object' || Array.isArray(document))
+    return [{ path: '', message: 'must be an object { "users": [...] }' }];
   const keys = Object.keys(document);
   for (const key of keys) if (key !== 'users' && key !== '$schema') issues.push({ path: key, message: 'unknown field (allowed: users)' });
   const users = (document as { users?: unknown }).users;
@@ -60,13 +61,19 @@ export function usersIssues(document: unknown): ConfigIssue[] {
       return;
     }
     const u = user as Record<string, unknown>;
-    for (const key of Object.keys(u)) if (!['username', 'role', 'passwordHash'].includes(key)) issues.push({ path: `${at}.${key}`, message: 'unknown field (allowed: username, role, passwordHash)' });
-    if (typeof u.username !== 'string' || !USERNAME.test(u.username)) issues.push({ path: `${at}.username`, message: 'must be 1 to 64 letters, digits or ._@-' });
+    for (const key of Object.keys(u))
+      if (!['username', 'role', 'passwordHash'].includes(key))
+        issues.push({ path: `${at}.${key}`, message: 'unknown field (allowed: username, role, passwordHash)' });
+    if (typeof u.username !== 'string' || !USERNAME.test(u.username))
+      issues.push({ path: `${at}.username`, message: 'must be 1 to 64 letters, digits or ._@-' });
     else if (seen.has(u.username.toLowerCase())) issues.push({ path: `${at}.username`, message: `"${u.username}" is listed twice` });
     else seen.add(u.username.toLowerCase());
     if (!isRole(u.role)) issues.push({ path: `${at}.role`, message: `must be one of ${OPERATOR_ROLES.join(', ')}` });
     if (typeof u.passwordHash !== 'string' || parsePasswordHash(u.passwordHash) === undefined) {
-      issues.push({ path: `${at}.passwordHash`, message: 'must be a hash written by hashPassword or `express-access-gateway users add` (scrypt$N$r$p$salt$hash)' });
+      issues.push({
+        path: `${at}.passwordHash`,
+        message: 'must be a hash written by hashPassword or `express-access-gateway users add` (scrypt$N$r$p$salt$hash)',
+      });
     }
   });
   return issues;
@@ -125,7 +132,10 @@ export class UserDirectory {
         text = readFileSync(this.#file, 'utf8');
         this.#mtime = statSync(this.#file).mtimeMs;
       } catch (err) {
-        throw new ConfigError([{ path: '', message: `cannot read the users file (${(err as { code?: string }).code ?? String(err)})` }], this.#file);
+        throw new ConfigError(
+          [{ path: '', message: `cannot read the users file (${(err as { code?: string }).code ?? String(err)})` }],
+          this.#file,
+        );
       }
       this.#fromFile = this.#parse(text);
     }

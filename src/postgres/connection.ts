@@ -31,11 +31,23 @@ export function postgresConnection(check: OptionChecks, options: PostgresConnect
   if (connectionString !== undefined) check.string(connectionString, 'connectionString');
   if (pool !== undefined) {
     const p = pool as unknown as Record<string, unknown>;
-    if (p === null || typeof p !== 'object' || typeof p['query'] !== 'function' || typeof p['connect'] !== 'function' || typeof p['end'] !== 'function') {
+    if (
+      p === null ||
+      typeof p !== 'object' ||
+      typeof p['query'] !== 'function' ||
+      typeof p['connect'] !== 'function' ||
+      typeof p['end'] !== 'function'
+    ) {
       check.fail('pool', 'must be a pg.Pool (query, connect, end)');
     }
   }
-  const schema = check.string(options.schema, 'schema', 'public', /^[A-Za-z_][A-Za-z0-9_]{0,62}$/, 'an SQL identifier (letters, digits, _)');
+  const schema = check.string(
+    options.schema,
+    'schema',
+    'public',
+    /^[A-Za-z_][A-Za-z0-9_]{0,62}$/,
+    'an SQL identifier (letters, digits, _)',
+  );
   const table = check.string(options.table, 'table', defaultTable, IDENTIFIER, 'an SQL identifier (letters, digits, _)');
   if (table.length > MAX_TABLE_LENGTH) check.fail('table', `must be at most ${MAX_TABLE_LENGTH} characters`);
   return { connectionString, pool: pool as PgPoolLike | undefined, schema, table };

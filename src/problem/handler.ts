@@ -73,7 +73,12 @@ export function problemJsonErrorHandler(options: ProblemJsonErrorHandlerOptions 
     }
     const error = toGatewayError(err, mapClientErrors);
     const context = gatewayContext(req);
-    const recorded: NonNullable<typeof context.error> = { code: error.code, status: error.status, gatewayStatus: error.gatewayStatus, outcome: error.outcome };
+    const recorded: NonNullable<typeof context.error> = {
+      code: error.code,
+      status: error.status,
+      gatewayStatus: error.gatewayStatus,
+      outcome: error.outcome,
+    };
     context.error = recorded;
     const level = error.status >= 500 ? 'error' : 'warn';
     addDiagnostic(req, level, error.code, redact(describe(error, err), req));
@@ -89,7 +94,10 @@ function toGatewayError(err: unknown, mapClientErrors: boolean): GatewayError {
     const e = err as { status?: unknown; statusCode?: unknown; expose?: unknown; type?: unknown };
     const status = typeof e.status === 'number' ? e.status : e.statusCode;
     if (e.expose === true && status === 413) {
-      return new GatewayError('ERR_REQUEST_TOO_LARGE', { diagnostic: `request body too large (${String(e.type ?? 'unknown')})`, cause: err });
+      return new GatewayError('ERR_REQUEST_TOO_LARGE', {
+        diagnostic: `request body too large (${String(e.type ?? 'unknown')})`,
+        cause: err,
+      });
     }
     if (e.expose === true && status === 400) {
       return new GatewayError('ERR_BAD_REQUEST', { diagnostic: `bad request (${String(e.type ?? 'unknown')})`, cause: err });

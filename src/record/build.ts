@@ -4,7 +4,14 @@
  * @module
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { EXCHANGE_TRACE, type AuthorizationContext, type Diagnostic, type DiagnosticCode, type GatewayContext, type TokenContext } from '../context.js';
+import {
+  EXCHANGE_TRACE,
+  type AuthorizationContext,
+  type Diagnostic,
+  type DiagnosticCode,
+  type GatewayContext,
+  type TokenContext,
+} from '../context.js';
 import { outcomeLabels, type OutcomeCode } from '../errors.js';
 import { tokenFacts } from '../token/facts.js';
 import { deepFreeze, memoPerToken, sharedTokenData } from '../token/shared.js';
@@ -59,7 +66,13 @@ export function tokenSectionCache(limits: RecordLimits): TokenSectionCache {
       // Copies scrubbed of the token, then frozen: every record of this token shares them.
       const sender = scrubSecret(senderOf(context, limits), secret);
       const tokenInfo = tokenInfoOf(context, secret, limits);
-      const sections: TokenSections = { secret, method: context.method, policy: context.policy, sender: deepFreeze(sender), tokenInfo: deepFreeze(tokenInfo) };
+      const sections: TokenSections = {
+        secret,
+        method: context.method,
+        policy: context.policy,
+        sender: deepFreeze(sender),
+        tokenInfo: deepFreeze(tokenInfo),
+      };
       rememberSize(sections.sender);
       rememberSize(sections.tokenInfo);
       return sections;
@@ -113,7 +126,10 @@ function tokenInfoOf(token: TokenContext, secret: string | undefined, limits: Re
 
 /** Outcome sections, one frozen object per code, shared by every record with that outcome. */
 const OUTCOMES = Object.fromEntries(
-  Object.entries(outcomeLabels).map(([code, labels]) => [code, Object.freeze({ code: code as OutcomeCode, label: labels.it, en: labels.en })]),
+  Object.entries(outcomeLabels).map(([code, labels]) => [
+    code,
+    Object.freeze({ code: code as OutcomeCode, label: labels.it, en: labels.en }),
+  ]),
 ) as Readonly<Record<OutcomeCode, TransactionRecord['outcome']>>;
 for (const outcome of Object.values(OUTCOMES)) rememberSize(outcome);
 
@@ -137,13 +153,26 @@ function diagnosticOf(d: Diagnostic, secret: string | undefined, limits: RecordL
  * The record's diagnostics: copies of the context's (a middleware may still add to or change
  * those after the save), at most `maxEntries` of them, the last one then saying how many were left out.
  */
-function diagnosticsOf(source: readonly Diagnostic[], secret: string | undefined, limits: RecordLimits, budget: Budget, endedAt: number): Diagnostic[] {
+function diagnosticsOf(
+  source: readonly Diagnostic[],
+  secret: string | undefined,
+  limits: RecordLimits,
+  budget: Budget,
+  endedAt: number,
+): Diagnostic[] {
   const n = source.length;
   const kept = n > limits.maxEntries ? limits.maxEntries - 1 : n;
   const out: Diagnostic[] = new Array<Diagnostic>(kept);
   for (let i = 0; i < kept; i++) out[i] = diagnosticOf(source[i]!, secret, limits, budget);
   if (kept < n) {
-    out.push(Object.freeze({ time: endedAt, level: 'warn', code: 'DIAGNOSTICS_TRUNCATED', message: `…[truncated ${n - kept} diagnostics]` } as const));
+    out.push(
+      Object.freeze({
+        time: endedAt,
+        level: 'warn',
+        code: 'DIAGNOSTICS_TRUNCATED',
+        message: `…[truncated ${n - kept} diagnostics]`,
+      } as const),
+    );
   }
   return out;
 }
@@ -159,17 +188,28 @@ function authorizationOf(authorization: AuthorizationContext, secret: string | u
   const { request, explanation } = authorization;
   const dirty = secret !== undefined && (authorization.text.includes(secret) || (authorization.statusMessage?.includes(secret) ?? false));
   const long = authorization.text.length > max || (authorization.statusMessage?.length ?? 0) > max;
-  if (!dirty && !long && request === undefined && explanation === undefined && Object.isFrozen(authorization)) return authorization as TransactionAuthorization;
-  const copy: TransactionAuthorization = { decision: authorization.decision, statusCode: authorization.statusCode, text: truncate(clean(authorization.text, secret), max) };
+  if (!dirty && !long && request === undefined && explanation === undefined && Object.isFrozen(authorization))
+    return authorization as TransactionAuthorization;
+  const copy: TransactionAuthorization = {
+    decision: authorization.decision,
+    statusCode: authorization.statusCode,
+    text: truncate(clean(authorization.text, secret), max),
+  };
   if (authorization.statusMessage !== undefined) copy.statusMessage = truncate(clean(authorization.statusMessage, secret), max);
   // Each its own budget: the request's values can be many (every header, every claim).
   if (explanation !== undefined) copy.explanation = deepFreeze(copyBounded(explanation, secret, limits));
-  if (request !== undefined) copy.request = deepFreeze(recordXacmlRequest(request, secret, facts.redactedHeaders, limits, budgetOf(limits)));
+  if (request !== undefined)
+    copy.request = deepFreeze(recordXacmlRequest(request, secret, facts.redactedHeaders, limits, budgetOf(limits)));
   return Object.freeze(copy);
 }
 
 /** Headers as recorded: redacted, at most `maxEntries`, values within the budget. */
-function headersOf(headers: Record<string, string>, facts: ExchangeFacts, secret: string | undefined, budget: Budget): Record<string, string> {
+function headersOf(
+  headers: Record<string, string>,
+  facts: ExchangeFacts,
+  secret: string | undefined,
+  budget: Budget,
+): Record<string, string> {
   const redacted = redactHeaders(headers, facts.redactedHeaders, secret);
   const out: Record<string, string> = {};
   let count = 0;
@@ -206,7 +246,11 @@ export function buildRecord(req: IncomingMessage, res: ServerResponse, context: 
   const budget = budgetOf(limits);
   const diagnostics = diagnosticsOf(context.diagnostics, raw, limits, budget, facts.endedAt);
   const authorization = context.authorization === undefined ? undefined : authorizationOf(context.authorization, raw, facts);
-  if (authorization !== undefined && authorization.decision !== 'Permit' && !diagnostics.some((d) => d.message.includes(authorization.text))) {
+  if (
+    authorization !== undefined &&
+    authorization.decision !== 'Permit' &&
+    !diagnostics.some((d) => d.message.includes(authorization.text))
+  ) {
     // The decision text of a denial belongs in the diagnostics (spec 7) even if no middleware wrote it.
     diagnostics.push(Object.freeze({ time: facts.endedAt, level: 'warn', code: 'XACML_DECISION', message: authorization.text } as const));
   }
@@ -221,7 +265,10 @@ export function buildRecord(req: IncomingMessage, res: ServerResponse, context: 
     });
   }
   const token = context.token;
-  const sections = raw !== undefined && facts.tokenSections !== undefined && sharedTokenData(token) !== undefined ? facts.tokenSections(token!) : undefined;
+  const sections =
+    raw !== undefined && facts.tokenSections !== undefined && sharedTokenData(token) !== undefined
+      ? facts.tokenSections(token!)
+      : undefined;
   let sender: TransactionSender;
   if (sections !== undefined) {
     sender = sections.sender;
@@ -234,7 +281,14 @@ export function buildRecord(req: IncomingMessage, res: ServerResponse, context: 
   const application = context.application;
   if (application !== undefined) {
     const { name, organization, roles } = application;
-    sender = { ...sender, application: Object.freeze({ name, ...(organization === undefined ? {} : { organization }), ...(roles === undefined ? {} : { roles }) }) };
+    sender = {
+      ...sender,
+      application: Object.freeze({
+        name,
+        ...(organization === undefined ? {} : { organization }),
+        ...(roles === undefined ? {} : { roles }),
+      }),
+    };
   }
   const record: TransactionRecord = {
     id: context.transactionId,
@@ -257,7 +311,11 @@ export function buildRecord(req: IncomingMessage, res: ServerResponse, context: 
   if (traceId !== undefined) record.traceId = traceId;
   const api = context.api;
   if (api !== undefined) {
-    record.api = Object.freeze({ provider: truncate(api.provider, limits.maxValueLength), name: truncate(api.name, limits.maxValueLength), version: api.version });
+    record.api = Object.freeze({
+      provider: truncate(api.provider, limits.maxValueLength),
+      name: truncate(api.name, limits.maxValueLength),
+      version: api.version,
+    });
     if (api.operation !== undefined) record.operation = truncate(clean(api.operation, raw), limits.maxValueLength);
   }
   if (context.error !== undefined) {
@@ -280,7 +338,9 @@ export function buildRecord(req: IncomingMessage, res: ServerResponse, context: 
   }
   const recording = context.recording;
   if (recording?.incomingHeaders === true) {
-    record.incoming = Object.freeze({ headers: headersOf(receivedHeaders(keptReceivedHeaders(context) ?? req.rawHeaders, req.headers), facts, raw, budgetOf(limits)) });
+    record.incoming = Object.freeze({
+      headers: headersOf(receivedHeaders(keptReceivedHeaders(context) ?? req.rawHeaders, req.headers), facts, raw, budgetOf(limits)),
+    });
   }
   if (message?.requestBody !== undefined) record.requestBody = Object.freeze(recordedBody(message.requestBody, raw));
   if (message?.responseBody !== undefined) record.responseBody = Object.freeze(recordedBody(message.responseBody, raw));

@@ -8,7 +8,14 @@ export type { RecordTransactionMiddleware, RecordTransactionOptions, RecordTrans
 export { MemoryTransactionStore } from './memory-store.js';
 export type { MemoryTransactionStoreOptions } from './memory-store.js';
 export { PostgresTransactionStore } from './postgres/index.js';
-export type { PgClientLike, PgPoolLike, PgResultLike, PostgresStoreCounters, PostgresStoreDropCounts, PostgresTransactionStoreOptions } from './postgres/index.js';
+export type {
+  PgClientLike,
+  PgPoolLike,
+  PgResultLike,
+  PostgresStoreCounters,
+  PostgresStoreDropCounts,
+  PostgresTransactionStoreOptions,
+} from './postgres/index.js';
 export { apiKey } from './types.js';
 export { toXacmlRequest, xacmlRequestOf } from './xacml-request.js';
 export { outcomeGroups } from './outcome-groups.js';

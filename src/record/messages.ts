@@ -68,7 +68,8 @@ function replaceBytes(haystack: Buffer, needle: Buffer): Buffer {
 /** `bytes` without a last part that starts the token (a token cut by the limit is still a token's part). */
 function withoutTokenStart(bytes: Buffer, token: Buffer): Buffer {
   for (let n = Math.min(token.length - 1, bytes.length); n >= 8; n--) {
-    if (bytes.subarray(bytes.length - n).equals(token.subarray(0, n))) return Buffer.concat([bytes.subarray(0, bytes.length - n), Buffer.from(REDACTED)]);
+    if (bytes.subarray(bytes.length - n).equals(token.subarray(0, n)))
+      return Buffer.concat([bytes.subarray(0, bytes.length - n), Buffer.from(REDACTED)]);
   }
   return bytes;
 }
@@ -100,9 +101,10 @@ export function recordedBody(capture: BodyCapture, secret: string | undefined): 
   const type = capture.contentType;
   let text = type === undefined || TEXTUAL.test(type) ? decodeText(bytes, truncated) : undefined;
   if (text !== undefined && type !== undefined && FORM.test(type)) text = text.replace(/(^|&)(access_token=)[^&]*/g, `$1$2${REDACTED}`);
-  const body: RecordedBody = text === undefined
-    ? { size: capture.size, kept: capture.kept, encoding: 'base64', content: bytes.toString('base64') }
-    : { size: capture.size, kept: capture.kept, encoding: 'utf8', content: text };
+  const body: RecordedBody =
+    text === undefined
+      ? { size: capture.size, kept: capture.kept, encoding: 'base64', content: bytes.toString('base64') }
+      : { size: capture.size, kept: capture.kept, encoding: 'utf8', content: text };
   if (type !== undefined) body.contentType = type;
   if (truncated) body.truncated = true;
   return body;

@@ -93,7 +93,17 @@ export interface RecordTransactionMiddleware extends Middleware {
   readonly stats: Readonly<RecordTransactionStats>;
 }
 
-const RECORD_TRANSACTION_KEYS = optionKeys<RecordTransactionOptions>({ store: true, recordOutgoingHeaders: true, redactHeaders: true, maxValueLength: true, onError: true, idHeaders: true, clientAddress: true, nodeId: true, observer: true });
+const RECORD_TRANSACTION_KEYS = optionKeys<RecordTransactionOptions>({
+  store: true,
+  recordOutgoingHeaders: true,
+  redactHeaders: true,
+  maxValueLength: true,
+  onError: true,
+  idHeaders: true,
+  clientAddress: true,
+  nodeId: true,
+  observer: true,
+});
 
 /**
  * Records every exchange. Put it first in the chain: it gives the request its transaction and
@@ -124,11 +134,18 @@ export function recordTransaction(options: RecordTransactionOptions = {}): Recor
   check.object(options, '');
   check.known(options, '', RECORD_TRANSACTION_KEYS);
   const store = options.store ?? new MemoryTransactionStore();
-  if (typeof store !== 'object' || store === null || typeof store.save !== 'function' || typeof store.get !== 'function' || typeof store.query !== 'function') {
+  if (
+    typeof store !== 'object' ||
+    store === null ||
+    typeof store.save !== 'function' ||
+    typeof store.get !== 'function' ||
+    typeof store.query !== 'function'
+  ) {
     check.fail('store', 'must implement TransactionStore (save, get, query)');
   }
   const recordOutgoing = options.recordOutgoingHeaders ?? false;
-  if (typeof recordOutgoing !== 'boolean' && typeof recordOutgoing !== 'function') check.fail('recordOutgoingHeaders', 'must be a boolean or a function');
+  if (typeof recordOutgoing !== 'boolean' && typeof recordOutgoing !== 'function')
+    check.fail('recordOutgoingHeaders', 'must be a boolean or a function');
   const redactList = options.redactHeaders ?? DEFAULT_REDACTED_HEADERS;
   if (!Array.isArray(redactList)) check.fail('redactHeaders', 'must be an array of header names');
   redactList.forEach((name: unknown, i) => check.headerName(name, `redactHeaders[${i}]`));
@@ -136,7 +153,8 @@ export function recordTransaction(options: RecordTransactionOptions = {}): Recor
   const maxValueLength = check.positive(options.maxValueLength, 'maxValueLength', DEFAULT_MAX_VALUE_LENGTH, true);
   if (maxValueLength < 64) check.fail('maxValueLength', 'must be an integer of at least 64');
   const limits = recordLimits(maxValueLength);
-  const addressOf = check.optionalFunction<(req: IncomingMessage) => string | undefined>(options.clientAddress, 'clientAddress') ?? clientAddressOf;
+  const addressOf =
+    check.optionalFunction<(req: IncomingMessage) => string | undefined>(options.clientAddress, 'clientAddress') ?? clientAddressOf;
   const onError = check.optionalFunction<(error: unknown, record: TransactionRecord | undefined) => void>(options.onError, 'onError');
   const setsIdHeaders = check.boolean(options.idHeaders, 'idHeaders', true);
   const nodeId = options.nodeId === undefined ? undefined : check.string(options.nodeId, 'nodeId');
@@ -168,7 +186,11 @@ export function recordTransaction(options: RecordTransactionOptions = {}): Recor
     observer?.start(req, context);
     // Decided now, so that the relay knows to keep what it sends; a later middleware that knows
     // the API (createGateway) may still set the request's recording.
-    if (recordOutgoing !== false && context.recording === undefined && (recordOutgoing === true || recordOutgoing(req as Request) === true)) {
+    if (
+      recordOutgoing !== false &&
+      context.recording === undefined &&
+      (recordOutgoing === true || recordOutgoing(req as Request) === true)
+    ) {
       context.recording = OUTGOING_HEADERS;
     }
 

@@ -19,10 +19,21 @@ export const RecordingSchema = Type.Object(
   {
     incomingHeaders: Type.Optional(Type.Boolean({ description: 'Record the headers the client sent. Default `false`.' })),
     outgoingHeaders: Type.Optional(Type.Boolean({ description: 'Record every header the backend received. Default `false`.' })),
-    requestBody: Type.Optional(Type.Boolean({ description: 'Record the request body the backend received (its first `maxBodyBytes` bytes). Default `false`.' })),
-    responseBody: Type.Optional(Type.Boolean({ description: "Record the backend's response body (its first `maxBodyBytes` bytes). Default `false`." })),
-    maxBodyBytes: Type.Optional(PositiveInteger({ maximum: MAX_BODY_BYTES, description: `Most bytes of each body kept. Default \`${DEFAULT_MAX_BODY_BYTES}\`, at most \`${MAX_BODY_BYTES}\`.` })),
-    xacmlRequests: Type.Optional(OneOf(XACML_REQUEST_RECORDING, { description: 'Which decisions keep the XACML request: `denied` (default) or `all`.' })),
+    requestBody: Type.Optional(
+      Type.Boolean({ description: 'Record the request body the backend received (its first `maxBodyBytes` bytes). Default `false`.' }),
+    ),
+    responseBody: Type.Optional(
+      Type.Boolean({ description: "Record the backend's response body (its first `maxBodyBytes` bytes). Default `false`." }),
+    ),
+    maxBodyBytes: Type.Optional(
+      PositiveInteger({
+        maximum: MAX_BODY_BYTES,
+        description: `Most bytes of each body kept. Default \`${DEFAULT_MAX_BODY_BYTES}\`, at most \`${MAX_BODY_BYTES}\`.`,
+      }),
+    ),
+    xacmlRequests: Type.Optional(
+      OneOf(XACML_REQUEST_RECORDING, { description: 'Which decisions keep the XACML request: `denied` (default) or `all`.' }),
+    ),
   },
   { additionalProperties: false, description: 'Message recording (spec 2.3): what a record keeps besides its summary.' },
 );

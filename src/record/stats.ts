@@ -99,7 +99,9 @@ export function addCount(counts: OutcomeCounts, outcome: OutcomeCode, n = 1): vo
 }
 
 /** The dimensions of {@link TransactionStatsTop}, in its order. */
-export const TOP_DIMENSIONS = ['api', 'operation', 'clientId', 'status', 'gatewayStatus'] as const satisfies ReadonlyArray<keyof TransactionStatsTop>;
+export const TOP_DIMENSIONS = ['api', 'operation', 'clientId', 'status', 'gatewayStatus'] as const satisfies ReadonlyArray<
+  keyof TransactionStatsTop
+>;
 
 /** The {@link STATS_TOP_SIZE} largest counts, most first, ties by value (code-unit order, as SQL's `COLLATE "C"`). */
 export function topOf(counts: Iterable<readonly [string, number]>): TransactionStatsEntry[] {

@@ -27,7 +27,13 @@ function headerOf(attributeId: string): string | undefined {
  *
  * @internal
  */
-export function recordXacmlRequest(request: RequestContext, secret: string | undefined, redactedHeaders: ReadonlySet<string>, limits: RecordLimits, budget: Budget): RecordedXacmlRequest {
+export function recordXacmlRequest(
+  request: RequestContext,
+  secret: string | undefined,
+  redactedHeaders: ReadonlySet<string>,
+  limits: RecordLimits,
+  budget: Budget,
+): RecordedXacmlRequest {
   const out: RecordedXacmlRequest = { subject: [], resource: [], action: [], environment: [] };
   let incomplete = false;
   const add = (list: RecordedXacmlAttribute[], attribute: RequestAttribute, subjectCategory: string | undefined): void => {
@@ -72,9 +78,11 @@ function attributeOf(value: unknown, path: string): RecordedXacmlAttribute {
   if (typeof value !== 'object' || value === null) fail(path, 'must be an object');
   const a = value as Record<string, unknown>;
   if (typeof a['id'] !== 'string' || a['id'] === '') fail(`${path}.id`, 'must be a non-empty string');
-  if (!Array.isArray(a['values']) || !a['values'].every((v) => typeof v === 'string')) fail(`${path}.values`, 'must be an array of strings');
+  if (!Array.isArray(a['values']) || !a['values'].every((v) => typeof v === 'string'))
+    fail(`${path}.values`, 'must be an array of strings');
   for (const key of ['dataType', 'issuer', 'subjectCategory'] as const) {
-    if (a[key] !== undefined && (typeof a[key] !== 'string' || a[key] === '')) fail(`${path}.${key}`, 'must be a non-empty string when present');
+    if (a[key] !== undefined && (typeof a[key] !== 'string' || a[key] === ''))
+      fail(`${path}.${key}`, 'must be a non-empty string when present');
   }
   return a as unknown as RecordedXacmlAttribute;
 }

@@ -109,7 +109,8 @@ class UsageError extends Error {}
 
 function integer(value: string | undefined, name: string, fallback: number, min: number, max: number): number {
   if (value === undefined) return fallback;
-  if (!/^\d+$/.test(value) || Number(value) < min || Number(value) > max) throw new UsageError(`--${name} must be a whole number from ${min} to ${max}, got ${JSON.stringify(value)}`);
+  if (!/^\d+$/.test(value) || Number(value) < min || Number(value) > max)
+    throw new UsageError(`--${name} must be a whole number from ${min} to ${max}, got ${JSON.stringify(value)}`);
   return Number(value);
 }
 
@@ -139,17 +140,21 @@ function settingsOf(argv: string[]): ServeSettings | 'help' {
     },
   });
   if (values.help === true) return 'help';
-  if (positionals.length !== 1 || positionals[0] !== 'serve') throw new UsageError(`expected the command "serve", got ${JSON.stringify(positionals.join(' '))}`);
+  if (positionals.length !== 1 || positionals[0] !== 'serve')
+    throw new UsageError(`expected the command "serve", got ${JSON.stringify(positionals.join(' '))}`);
   const configSource = values['config-source'] ?? process.env.GATEWAY_CONFIG_SOURCE ?? 'file';
-  if (configSource !== 'file' && configSource !== 'postgres') throw new UsageError(`--config-source must be file or postgres, got ${JSON.stringify(configSource)}`);
+  if (configSource !== 'file' && configSource !== 'postgres')
+    throw new UsageError(`--config-source must be file or postgres, got ${JSON.stringify(configSource)}`);
   if (configSource === 'postgres' && !process.env.DATABASE_URL) throw new UsageError('--config-source postgres needs DATABASE_URL');
   if (configSource === 'file' && (values.config === undefined || values.config === '')) throw new UsageError('--config <file> is required');
   const adminPort = integer(values['admin-port'], 'admin-port', 8081, 0, 65_535);
   const workers = values.workers === 'auto' ? availableParallelism() : integer(values.workers, 'workers', 1, 1, 256);
   const metrics = values.metrics ?? process.env.GATEWAY_METRICS ?? 'auth';
-  if (metrics !== 'auth' && metrics !== 'open' && metrics !== 'off') throw new UsageError(`--metrics must be auth, open or off, got ${JSON.stringify(metrics)}`);
+  if (metrics !== 'auth' && metrics !== 'open' && metrics !== 'off')
+    throw new UsageError(`--metrics must be auth, open or off, got ${JSON.stringify(metrics)}`);
   const adminHostName = values['admin-host-name'];
-  if (adminHostName !== undefined && !HOST_NAME.test(adminHostName)) throw new UsageError(`--admin-host-name must be a host name like admin.example.org, got ${JSON.stringify(adminHostName)}`);
+  if (adminHostName !== undefined && !HOST_NAME.test(adminHostName))
+    throw new UsageError(`--admin-host-name must be a host name like admin.example.org, got ${JSON.stringify(adminHostName)}`);
   const trusted = values['trust-proxy'] ?? process.env.GATEWAY_TRUST_PROXY;
   const trustProxy = trusted === undefined || trusted.trim() === '' ? undefined : trusted.split(',').map((item) => item.trim());
   if (trustProxy !== undefined) checkTrusted(trustProxy, trusted!);
@@ -230,16 +235,24 @@ async function serveOne(settings: ServeSettings, adminPassword: string): Promise
     gracePeriodMs: settings.gracePeriodMs,
   });
   const who = cluster.isWorker ? `worker ${process.pid}` : `pid ${process.pid}`;
-  say(`express-access-gateway: ${who} serving APIs at ${server.url}${server.adminUrl === undefined ? '' : `, admin and console at ${server.adminUrl}`}`);
-  say(`express-access-gateway: ${who}: ${instance.summary}; configuration from ${source === undefined ? settings.configFile : source.label}`);
+  say(
+    `express-access-gateway: ${who} serving APIs at ${server.url}${server.adminUrl === undefined ? '' : `, admin and console at ${server.adminUrl}`}`,
+  );
+  say(
+    `express-access-gateway: ${who}: ${instance.summary}; configuration from ${source === undefined ? settings.configFile : source.label}`,
+  );
   const stop = (): void => {
     process.off('SIGTERM', stop);
     process.off('SIGINT', stop);
     // Records still queued for the database are written (or spilled) before the exit.
-    server.stop().then(() => instance.store?.close()).then(() => source?.close()).then(
-      () => process.exit(0),
-      () => process.exit(1),
-    );
+    server
+      .stop()
+      .then(() => instance.store?.close())
+      .then(() => source?.close())
+      .then(
+        () => process.exit(0),
+        () => process.exit(1),
+      );
   };
   process.on('SIGTERM', stop);
   process.on('SIGINT', stop);

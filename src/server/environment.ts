@@ -31,7 +31,8 @@ function milliseconds(env: NodeJS.ProcessEnv, name: string): number | undefined 
   const value = set(env, name);
   if (value === undefined) return undefined;
   const ms = /^[0-9]{1,5}$/.test(value) ? Number(value) : Number.NaN;
-  if (!(ms >= 1 && ms <= 60_000)) throw new EnvironmentError(`${name} must be a whole number of milliseconds from 1 to 60000, got ${JSON.stringify(value.slice(0, 40))}`);
+  if (!(ms >= 1 && ms <= 60_000))
+    throw new EnvironmentError(`${name} must be a whole number of milliseconds from 1 to 60000, got ${JSON.stringify(value.slice(0, 40))}`);
   return ms;
 }
 
@@ -44,7 +45,8 @@ function clusterSecret(env: NodeJS.ProcessEnv): string[] {
   const how = `a secret of at least ${MIN_CLUSTER_SECRET_LENGTH} characters given to every instance (for example: openssl rand -base64 32), or several separated by commas during a rotation`;
   if (value === undefined) throw new EnvironmentError(`REDIS_URL needs GATEWAY_CLUSTER_SECRET: ${how}`);
   const secrets = value.split(',').map((secret) => secret.trim());
-  if (secrets.length > 4 || secrets.some((secret) => secret.length < MIN_CLUSTER_SECRET_LENGTH)) throw new EnvironmentError(`GATEWAY_CLUSTER_SECRET must be ${how} (at most 4)`);
+  if (secrets.length > 4 || secrets.some((secret) => secret.length < MIN_CLUSTER_SECRET_LENGTH))
+    throw new EnvironmentError(`GATEWAY_CLUSTER_SECRET must be ${how} (at most 4)`);
   return secrets;
 }
 
@@ -81,7 +83,9 @@ export async function instanceSettings(env: NodeJS.ProcessEnv = process.env, wor
   const databaseUrl = set(env, 'DATABASE_URL');
   const schema = set(env, 'DATABASE_SCHEMA');
   const store =
-    databaseUrl === undefined ? undefined : await PostgresTransactionStore.create({ connectionString: databaseUrl, nodeId, ...(schema === undefined ? {} : { schema }) });
+    databaseUrl === undefined
+      ? undefined
+      : await PostgresTransactionStore.create({ connectionString: databaseUrl, nodeId, ...(schema === undefined ? {} : { schema }) });
   const parts = [`node ${nodeId}`];
   parts.push(redis === undefined ? 'token cache local' : `token results shared in Redis at ${where(redis)}`);
   parts.push(store === undefined ? 'records in memory' : `records in PostgreSQL at ${where(databaseUrl!)}`);
@@ -107,5 +111,9 @@ export async function postgresConfigSource(env: NodeJS.ProcessEnv, initialFile: 
   const connectionString = set(env, 'DATABASE_URL');
   if (connectionString === undefined) throw new Error('the configuration in PostgreSQL needs DATABASE_URL');
   const schema = set(env, 'DATABASE_SCHEMA');
-  return PostgresConfigSource.create({ connectionString, ...(schema === undefined ? {} : { schema }), ...(initialFile === undefined ? {} : { initialFile }) });
+  return PostgresConfigSource.create({
+    connectionString,
+    ...(schema === undefined ? {} : { schema }),
+    ...(initialFile === undefined ? {} : { initialFile }),
+  });
 }

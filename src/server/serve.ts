@@ -100,11 +100,20 @@ function checkedTimeouts(check: OptionChecks, given: ServerTimeouts | undefined)
 }
 
 function checkedPort(check: OptionChecks, value: unknown, path: string): number {
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < 0 || value > 65_535) check.fail(path, 'must be a TCP port (0 to 65535)');
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 0 || value > 65_535)
+    check.fail(path, 'must be a TCP port (0 to 65535)');
   return value;
 }
 
-const SERVE_KEYS = optionKeys<ServeOptions>({ port: true, host: true, adminPort: true, adminHost: true, adminAdmission: true, timeouts: true, gracePeriodMs: true });
+const SERVE_KEYS = optionKeys<ServeOptions>({
+  port: true,
+  host: true,
+  adminPort: true,
+  adminHost: true,
+  adminAdmission: true,
+  timeouts: true,
+  gracePeriodMs: true,
+});
 
 /**
  * Serves a gateway: its APIs with `gateway.handler` on a plain `node:http` server, and its
@@ -150,7 +159,8 @@ export async function serveGateway(gateway: Gateway, options: ServeOptions = {})
     await Promise.all(servers.map((server) => stopServer(server, 0)));
     throw err;
   }
-  const origin = (server: Server, name: string): string => `http://${name.includes(':') ? `[${name}]` : name}:${(server.address() as AddressInfo).port}`;
+  const origin = (server: Server, name: string): string =>
+    `http://${name.includes(':') ? `[${name}]` : name}:${(server.address() as AddressInfo).port}`;
   let stopping: Promise<void> | undefined;
   return {
     url: origin(servers[0]!, host),

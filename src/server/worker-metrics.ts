@@ -31,7 +31,8 @@ export function answerWorkerMetrics(): void {
     if (message?.type !== ASK) return;
     aggregator.clusterMetrics().then(
       (text) => worker.send({ type: ANSWER, id: message.id, text } satisfies Answer),
-      (error: unknown) => worker.send({ type: ANSWER, id: message.id, error: error instanceof Error ? error.message : String(error) } satisfies Answer),
+      (error: unknown) =>
+        worker.send({ type: ANSWER, id: message.id, error: error instanceof Error ? error.message : String(error) } satisfies Answer),
     );
   });
 }

@@ -25,7 +25,8 @@ export function relayWorkerSignOuts(): void {
   cluster.on('message', (from, message: unknown) => {
     if (!isRevoked(message)) return;
     for (const worker of Object.values(cluster.workers ?? {})) {
-      if (worker !== undefined && worker !== from && worker.isConnected()) worker.send({ type: REVOKED, id: message.id, until: message.until } satisfies Revoked);
+      if (worker !== undefined && worker !== from && worker.isConnected())
+        worker.send({ type: REVOKED, id: message.id, until: message.until } satisfies Revoked);
     }
   });
 }

@@ -21,7 +21,9 @@ export function isUrlencoded(req: IncomingMessage): boolean {
 
 /** Whether the request has a body at all (RFC 9112: Content-Length or Transfer-Encoding). */
 function hasBody(req: IncomingMessage): boolean {
-  return req.headers['transfer-encoding'] !== undefined || (req.headers['content-length'] !== undefined && req.headers['content-length'] !== '0');
+  return (
+    req.headers['transfer-encoding'] !== undefined || (req.headers['content-length'] !== undefined && req.headers['content-length'] !== '0')
+  );
 }
 
 /** Bounds of {@link formTokens}. */
@@ -59,7 +61,9 @@ export async function formTokens(req: IncomingMessage, bounds: FormBounds): Prom
   parsed.rawBody = raw;
   gatewayContext(req).rawBody = raw;
   if (hasMoreFields(raw, bounds.maxFields)) {
-    throw new GatewayError('ERR_REQUEST_TOO_LARGE', { diagnostic: `urlencoded body with more than ${bounds.maxFields} fields, not parsed for access_token` });
+    throw new GatewayError('ERR_REQUEST_TOO_LARGE', {
+      diagnostic: `urlencoded body with more than ${bounds.maxFields} fields, not parsed for access_token`,
+    });
   }
   const fields = parseForm(raw);
   if (parsed.body === undefined || parsed.body === null) parsed.body = fields;
@@ -137,7 +141,8 @@ function readBounded(req: IncomingMessage, limit: number): Promise<Buffer> {
       chunks.push(chunk);
     };
     const onEnd = () => finish(undefined, Buffer.concat(chunks, size));
-    const onError = (err: Error) => finish(new GatewayError('ERR_BAD_REQUEST', { diagnostic: `error reading the request body: ${err.message}`, cause: err }));
+    const onError = (err: Error) =>
+      finish(new GatewayError('ERR_BAD_REQUEST', { diagnostic: `error reading the request body: ${err.message}`, cause: err }));
     const onAborted = () => finish(new GatewayError('ERR_BAD_REQUEST', { diagnostic: 'the client aborted the request body' }));
     req.on('data', onData);
     req.on('end', onEnd);

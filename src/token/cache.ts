@@ -158,7 +158,8 @@ export class TokenCache<T extends SharedTokenData> {
     const keepUntil = Math.min(at + Math.max(ttl, staleIfError) * 1000, expiry);
     if (freshUntil > now) {
       const size = estimateSize(value);
-      if (size <= this.settings.maxBytes) this.valid.set(key, { value, checkedAt: at, freshUntil, size }, { ttl: Math.ceil(keepUntil - now) });
+      if (size <= this.settings.maxBytes)
+        this.valid.set(key, { value, checkedAt: at, freshUntil, size }, { ttl: Math.ceil(keepUntil - now) });
     }
     // Remembered for one TTL past expiry: long enough to explain the next "inactive".
     if (value.exp !== undefined) this.expiries!.set(key, value.exp, { ttl: Math.ceil(Math.max(expiry - now, 0) + ttl * 1000) });
@@ -201,7 +202,13 @@ export class TokenCache<T extends SharedTokenData> {
     if (this.refusals !== undefined) {
       for (const key of [...this.refusals.keys()]) {
         const refusal = this.refusals.peek(key, { allowStale: true });
-        if (refusal !== undefined && (refusal.subject !== undefined || refusal.clientId !== undefined) && matches(selector, refusal.subject, refusal.clientId) && this.refusals.delete(key)) dropped++;
+        if (
+          refusal !== undefined &&
+          (refusal.subject !== undefined || refusal.clientId !== undefined) &&
+          matches(selector, refusal.subject, refusal.clientId) &&
+          this.refusals.delete(key)
+        )
+          dropped++;
       }
     }
     return dropped;

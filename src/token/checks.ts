@@ -54,7 +54,10 @@ const NOT_ACCESS_TOKEN_TYP = new Set(['refresh', 'offline', 'id', 'logout']);
 export function checkAccessTokenType(claims: Claims, realm: string, source: string): void {
   const tokenType = claims['token_type'];
   if (typeof tokenType === 'string' && NOT_ACCESS_TOKEN_TYPES.has(tokenType.toLowerCase())) {
-    throw invalid(realm, `${source}: not an access token (token_type ${tokenType.toLowerCase().replace(/^urn:ietf:params:oauth:token-type:/, '')})`);
+    throw invalid(
+      realm,
+      `${source}: not an access token (token_type ${tokenType.toLowerCase().replace(/^urn:ietf:params:oauth:token-type:/, '')})`,
+    );
   }
   const typ = claims['typ'];
   if (typeof typ === 'string' && NOT_ACCESS_TOKEN_TYP.has(typ.toLowerCase())) {

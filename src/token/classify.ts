@@ -69,25 +69,33 @@ export function classifyClientError(err: unknown, realm: string, operation: Oper
   // A GatewayError thrown inside an openid-client call (the gateway's own bearer token could not be had) comes back wrapped.
   if (err instanceof ClientError && err.cause instanceof GatewayError) return err.cause;
   const tooLarge = responseTooLarge(err);
-  if (tooLarge !== undefined) return unavailable(realm, operation, `non-conforming response (body larger than ${tooLarge.limit} bytes, not read further)`, err);
+  if (tooLarge !== undefined)
+    return unavailable(realm, operation, `non-conforming response (body larger than ${tooLarge.limit} bytes, not read further)`, err);
   const status = httpStatusOf(err);
   const error = oauthError(err);
   if (refusedClientAuthentication(err, operation)) {
     // Named, status kept: "not JSON" or "a challenge" said nothing of the gateway's credentials.
-    return unavailable(realm, operation, `the authorization server refused the gateway's client authentication (HTTP ${status}${error ? `, ${error}` : ''})`, err);
+    return unavailable(
+      realm,
+      operation,
+      `the authorization server refused the gateway's client authentication (HTTP ${status}${error ? `, ${error}` : ''})`,
+      err,
+    );
   }
   if (operation === 'userinfo' && refusesToken(status)) {
     return refused(realm, operation, `the server refused the token (HTTP ${status}${error ? `, ${error}` : ''})`);
   }
   if (err instanceof ResponseBodyError) {
-    if (operation === 'introspection' && TOKEN_ERRORS.has(err.error)) return refused(realm, operation, `the server refused the token (${err.error})`);
+    if (operation === 'introspection' && TOKEN_ERRORS.has(err.error))
+      return refused(realm, operation, `the server refused the token (${err.error})`);
     return unavailable(realm, operation, `the server answered ${err.status} ${err.error}`, err);
   }
   if (err instanceof WWWAuthenticateChallengeError) {
     return unavailable(realm, operation, `the server answered ${err.status} with a challenge${error ? ` (${error})` : ''}`, err);
   }
   if (err instanceof ClientError) {
-    if (operation === 'userinfo' && err.code === 'OAUTH_JSON_ATTRIBUTE_COMPARISON') return refused(realm, operation, 'sub differs from the token subject');
+    if (operation === 'userinfo' && err.code === 'OAUTH_JSON_ATTRIBUTE_COMPARISON')
+      return refused(realm, operation, 'sub differs from the token subject');
     switch (err.code) {
       case 'OAUTH_TIMEOUT':
         return unavailable(realm, operation, 'timed out', err);
@@ -131,8 +139,13 @@ export function classifyJwtError(err: unknown, realm: string): GatewayError {
     const cause = err.cause;
     if (cause instanceof joseErrors.JWKSTimeout) return unavailable(realm, 'jwks', 'timed out', cause);
     if (cause instanceof joseErrors.JOSEError) return unavailable(realm, 'jwks', `non-conforming JWKS response (${cause.message})`, cause);
-    const code = ((cause as { cause?: { code?: unknown } } | undefined)?.cause)?.code;
-    return unavailable(realm, 'jwks', `unreachable (${typeof code === 'string' ? code : cause instanceof Error ? cause.message : 'unknown'})`, cause);
+    const code = (cause as { cause?: { code?: unknown } } | undefined)?.cause?.code;
+    return unavailable(
+      realm,
+      'jwks',
+      `unreachable (${typeof code === 'string' ? code : cause instanceof Error ? cause.message : 'unknown'})`,
+      cause,
+    );
   }
   if (err instanceof joseErrors.JOSEError) {
     // Signature, claims, algorithm, no matching key, not a JWS at all: the token is not valid.

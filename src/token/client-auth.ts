@@ -31,7 +31,11 @@ export type ClientPrivateKey =
     };
 
 /** openid-client's authentication of the gateway's client with its own credentials. */
-export function credentialsAuth(method: CredentialsAuthMethod, secret: string | undefined, privateKey: ClientPrivateKey | undefined): client.ClientAuth {
+export function credentialsAuth(
+  method: CredentialsAuthMethod,
+  secret: string | undefined,
+  privateKey: ClientPrivateKey | undefined,
+): client.ClientAuth {
   switch (method) {
     case 'client_secret_post':
       return client.ClientSecretPost(secret);

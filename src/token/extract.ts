@@ -122,7 +122,10 @@ function queryValues(req: IncomingMessage): string[] {
  * Synchronous unless the token may be in a form body that has to be read first: most requests
  * (a header token, any GET) are answered without a promise.
  */
-export function extractToken(req: IncomingMessage, options: ExtractOptions): ExtractedToken | undefined | Promise<ExtractedToken | undefined> {
+export function extractToken(
+  req: IncomingMessage,
+  options: ExtractOptions,
+): ExtractedToken | undefined | Promise<ExtractedToken | undefined> {
   const { realm, methods } = options;
   const header = methods.has('header') ? headerToken(req, realm, options.maxTokenLength) : undefined;
   const query = methods.has('query') ? single(queryValues(req), 'query string', options) : undefined;
@@ -134,14 +137,22 @@ export function extractToken(req: IncomingMessage, options: ExtractOptions): Ext
 }
 
 /** The one token found, by method; `ERR_TOKEN_MULTIPLE_METHODS` when there are several. */
-function onlyOne(header: string | undefined, query: string | undefined, body: string | undefined, realm: string | undefined): ExtractedToken | undefined {
+function onlyOne(
+  header: string | undefined,
+  query: string | undefined,
+  body: string | undefined,
+  realm: string | undefined,
+): ExtractedToken | undefined {
   const count = (header === undefined ? 0 : 1) + (query === undefined ? 0 : 1) + (body === undefined ? 0 : 1);
   if (count > 1) {
     const methods: TokenMethod[] = [];
     if (header !== undefined) methods.push('header');
     if (query !== undefined) methods.push('query');
     if (body !== undefined) methods.push('body');
-    throw new GatewayError('ERR_TOKEN_MULTIPLE_METHODS', { realm, diagnostic: `token sent with more than one method: ${methods.join(', ')}` });
+    throw new GatewayError('ERR_TOKEN_MULTIPLE_METHODS', {
+      realm,
+      diagnostic: `token sent with more than one method: ${methods.join(', ')}`,
+    });
   }
   if (header !== undefined) return { raw: header, method: 'header' };
   if (query !== undefined) return { raw: query, method: 'query' };
@@ -184,7 +195,12 @@ const ALL_METHODS: readonly TokenMethod[] = ['header', 'body', 'query'];
  * Checks the token-finding options (at `prefix` below `options`: `''` for `requireToken`'s own,
  * `'extraction.'` for `introspect`'s) and turns them into {@link ExtractOptions}.
  */
-export function extractOptions(check: OptionChecks, options: Omit<RequireTokenOptions, 'policy'>, realm: string | undefined, prefix = ''): ExtractOptions {
+export function extractOptions(
+  check: OptionChecks,
+  options: Omit<RequireTokenOptions, 'policy'>,
+  realm: string | undefined,
+  prefix = '',
+): ExtractOptions {
   const methods = options.methods ?? ALL_METHODS;
   if (!Array.isArray(methods) || methods.length === 0 || methods.some((m) => !ALL_METHODS.includes(m))) {
     check.fail(`${prefix}methods`, "must be a non-empty array of 'header', 'body', 'query'");
@@ -210,7 +226,10 @@ const RECEIVED: Readonly<Record<TokenMethod, string>> = {
 /** Puts the token found on the request's context, or throws `ERR_TOKEN_MISSING` when there is none. */
 export function acceptToken(req: IncomingMessage, token: ExtractedToken | undefined, extract: ExtractOptions): void {
   if (token === undefined) {
-    throw new GatewayError('ERR_TOKEN_MISSING', { realm: extract.realm, diagnostic: 'no token in the Authorization header, form body or query' });
+    throw new GatewayError('ERR_TOKEN_MISSING', {
+      realm: extract.realm,
+      diagnostic: 'no token in the Authorization header, form body or query',
+    });
   }
   const context = gatewayContext(req);
   context.token = createTokenContext(token.raw, token.method, extract.realm);

@@ -36,7 +36,12 @@ export interface IntrospectOptions {
 const socketAddress = (req: IncomingMessage): string | undefined => req.socket?.remoteAddress;
 
 const INTROSPECT_KEYS = optionKeys<IntrospectOptions>({ policy: true, extraction: true, clientAddress: true });
-const EXTRACTION_KEYS = optionKeys<NonNullable<IntrospectOptions['extraction']>>({ methods: true, maxBodySize: true, maxBodyFields: true, maxTokenLength: true });
+const EXTRACTION_KEYS = optionKeys<NonNullable<IntrospectOptions['extraction']>>({
+  methods: true,
+  maxBodySize: true,
+  maxBodyFields: true,
+  maxTokenLength: true,
+});
 
 /**
  * Validates the request's bearer token with `options.policy` (introspection, JWT validation and/or
@@ -72,7 +77,8 @@ export function introspect(options: IntrospectOptions): TokenMiddleware {
   if (!(options.policy instanceof TokenPolicy)) check.fail('policy', 'must be a TokenPolicy (see createTokenPolicy)');
   const { policy } = options;
   const extract: ExtractOptions = extractOptions(check, check.object(options.extraction, 'extraction', {}), policy.name, 'extraction.');
-  const clientAddress = check.optionalFunction<(req: IncomingMessage) => string | undefined>(options.clientAddress, 'clientAddress') ?? socketAddress;
+  const clientAddress =
+    check.optionalFunction<(req: IncomingMessage) => string | undefined>(options.clientAddress, 'clientAddress') ?? socketAddress;
   const validMessage = `token validated by policy ${policy.name}`;
   const cachedMessage = `${validMessage} (cached)`;
 
@@ -86,12 +92,23 @@ export function introspect(options: IntrospectOptions): TokenMiddleware {
     token.processTimeMs = Math.round((performance.now() - started) * 1000) / 1000;
     if (validation.stale !== undefined) {
       const age = Math.round((Date.now() - validation.stale.checkedAt) / 1000);
-      addDiagnostic(req, 'warn', 'TOKEN_VALID', `${validMessage} (stale: last checked ${age} s ago; the authorization server could not be used: ${validation.stale.cause})`);
+      addDiagnostic(
+        req,
+        'warn',
+        'TOKEN_VALID',
+        `${validMessage} (stale: last checked ${age} s ago; the authorization server could not be used: ${validation.stale.cause})`,
+      );
     } else {
       addDiagnostic(req, 'info', 'TOKEN_VALID', validation.cached ? cachedMessage : validMessage);
     }
     // Checked first: on every request, even the arguments of a disabled log cost.
-    if (log.enabled) log('%s token valid (policy %s%s)', req.gateway?.transactionId, policy.name, validation.cached ? ', cached' : validation.stale ? ', stale' : '');
+    if (log.enabled)
+      log(
+        '%s token valid (policy %s%s)',
+        req.gateway?.transactionId,
+        policy.name,
+        validation.cached ? ', cached' : validation.stale ? ', stale' : '',
+      );
   }
 
   /** The error to answer with when validation failed: a GatewayError as is, anything else a 503 that leaks nothing. */

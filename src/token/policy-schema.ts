@@ -42,14 +42,25 @@ export const TokenPolicySchema = Type.Object(
         errorMessage: `must name an environment variable starting with ${CLIENT_SECRET_ENV_PREFIX} (for example ${CLIENT_SECRET_ENV_PREFIX}IDP)`,
       }),
     ),
-    clientAuthMethod: Type.Optional(OneOf(FILE_AUTH_METHODS, { description: 'How the gateway authenticates to the introspection endpoint. Default `client_secret_basic`.' })),
+    clientAuthMethod: Type.Optional(
+      OneOf(FILE_AUTH_METHODS, {
+        description: 'How the gateway authenticates to the introspection endpoint. Default `client_secret_basic`.',
+      }),
+    ),
     bearer: Type.Optional(
       Type.Object(
         {
           scope: Type.Optional(NonEmptyString({ description: "Scope of the gateway's token, such as `introspection`." })),
-          clientAuthMethod: Type.Optional(OneOf(['client_secret_basic', 'client_secret_post'] as const, { description: 'Authentication at the token endpoint. Default `client_secret_basic`.' })),
+          clientAuthMethod: Type.Optional(
+            OneOf(['client_secret_basic', 'client_secret_post'] as const, {
+              description: 'Authentication at the token endpoint. Default `client_secret_basic`.',
+            }),
+          ),
         },
-        { additionalProperties: false, description: 'With `clientAuthMethod: "bearer"`: the scope asked for, and how the gateway authenticates at the token endpoint.' },
+        {
+          additionalProperties: false,
+          description: 'With `clientAuthMethod: "bearer"`: the scope asked for, and how the gateway authenticates at the token endpoint.',
+        },
       ),
     ),
     allowInsecureRequests: Type.Optional(Type.Boolean({ description: 'Allow `http://` endpoints. Default: only for a loopback issuer.' })),
@@ -63,25 +74,48 @@ export const TokenPolicySchema = Type.Object(
         errorMessage: 'must be a string or an array of strings',
       }),
     ),
-    anyAudience: Type.Optional(Type.Boolean({ description: 'Validate JWTs without an `audience`. Cannot be given with `audience`. Default `false`.' })),
-    jwtTypes: Type.Optional(Type.Array(NonEmptyString(), { minItems: 1, description: 'JWT `typ` values JWT validation accepts, such as `["at+jwt"]`.', errorMessage: 'must be a non-empty array of JWT typ values, such as ["at+jwt"]' })),
-    maxResponseSize: Type.Optional(PositiveInteger({ description: 'Largest discovery, introspection or UserInfo answer read, in bytes. Default `262144`.' })),
-    cacheTtlSeconds: Type.Optional(PositiveNumber({ description: 'How long a validated token result is cached, in seconds. Default `300`.' })),
-    timeoutMs: Type.Optional(PositiveNumber({ description: 'Timeout of each call to the authorization server, in milliseconds. Default `5000`.' })),
+    anyAudience: Type.Optional(
+      Type.Boolean({ description: 'Validate JWTs without an `audience`. Cannot be given with `audience`. Default `false`.' }),
+    ),
+    jwtTypes: Type.Optional(
+      Type.Array(NonEmptyString(), {
+        minItems: 1,
+        description: 'JWT `typ` values JWT validation accepts, such as `["at+jwt"]`.',
+        errorMessage: 'must be a non-empty array of JWT typ values, such as ["at+jwt"]',
+      }),
+    ),
+    maxResponseSize: Type.Optional(
+      PositiveInteger({ description: 'Largest discovery, introspection or UserInfo answer read, in bytes. Default `262144`.' }),
+    ),
+    cacheTtlSeconds: Type.Optional(
+      PositiveNumber({ description: 'How long a validated token result is cached, in seconds. Default `300`.' }),
+    ),
+    timeoutMs: Type.Optional(
+      PositiveNumber({ description: 'Timeout of each call to the authorization server, in milliseconds. Default `5000`.' }),
+    ),
     cacheMaxEntries: Type.Optional(PositiveInteger({ description: 'Most valid token results cached. Default `10000`.' })),
     cacheMaxBytes: Type.Optional(PositiveInteger({ description: 'Most estimated bytes of cached token results. Default `33554432`.' })),
-    negativeCacheTtlSeconds: Type.Optional(Seconds('How long a refused token is answered again without a call, in seconds; `0` turns it off. Default `30`.')),
+    negativeCacheTtlSeconds: Type.Optional(
+      Seconds('How long a refused token is answered again without a call, in seconds; `0` turns it off. Default `30`.'),
+    ),
     negativeCacheMaxEntries: Type.Optional(PositiveInteger({ description: 'Most refused tokens remembered. Default `10000`.' })),
-    maxConcurrentCalls: Type.Optional(PositiveInteger({ description: 'Most calls in flight to the authorization server at once. Default `64`.' })),
+    maxConcurrentCalls: Type.Optional(
+      PositiveInteger({ description: 'Most calls in flight to the authorization server at once. Default `64`.' }),
+    ),
     invalidTokenThrottle: Type.Optional(
       Type.Union([Type.Literal(false), InvalidTokenThrottleSchema], {
         description: 'Throttle of invalid tokens per client address; `false` turns it off.',
         errorMessage: 'must be false or an object { maxRefusals?, windowSeconds?, maxAddresses? }',
       }),
     ),
-    staleIfErrorSeconds: Type.Optional(Seconds('Seconds a token valid at its last check may still be served while the server is down; `0` (default) is off.')),
+    staleIfErrorSeconds: Type.Optional(
+      Seconds('Seconds a token valid at its last check may still be served while the server is down; `0` (default) is off.'),
+    ),
   },
-  { additionalProperties: false, description: 'A token policy (spec 2.1): the authorization server that validates tokens. Its name is the realm.' },
+  {
+    additionalProperties: false,
+    description: 'A token policy (spec 2.1): the authorization server that validates tokens. Its name is the realm.',
+  },
 );
 
 /** A token policy of the file, as written. */

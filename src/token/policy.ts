@@ -17,7 +17,13 @@ import { boundedFetch } from './bounded-fetch.js';
 import { TokenCache, type Refusal } from './cache.js';
 import { checkAccessTokenType, checkClaims, checkTimeClaims, isExpired } from './checks.js';
 import { classifyClientError, classifyJwtError, KeySetUnavailableError, refusedClientAuthentication } from './classify.js';
-import { BearerTokenSource, credentialsAuth, type ClientAuthMethod, type ClientPrivateKey, type CredentialsAuthMethod } from './client-auth.js';
+import {
+  BearerTokenSource,
+  credentialsAuth,
+  type ClientAuthMethod,
+  type ClientPrivateKey,
+  type CredentialsAuthMethod,
+} from './client-auth.js';
 import { CallLimiter } from './limiter.js';
 import { normalizeTyp, tokenPolicySettings } from './policy-settings.js';
 import { toTokenInfo, type Claims } from './normalize.js';
@@ -350,7 +356,9 @@ export class TokenPolicy {
     this.insecure = settings.insecure;
     this.staleIfError = settings.staleIfErrorSeconds;
     this.cache = new TokenCache<CachedValidation>(
-      cache === undefined ? undefined : { ttl: cache.ttlSeconds, maxEntries: cache.maxEntries, maxBytes: cache.maxBytes, staleIfError: this.staleIfError },
+      cache === undefined
+        ? undefined
+        : { ttl: cache.ttlSeconds, maxEntries: cache.maxEntries, maxBytes: cache.maxBytes, staleIfError: this.staleIfError },
       negativeCache === undefined ? undefined : { ttl: negativeCache.ttlSeconds, maxEntries: negativeCache.maxEntries },
     );
     // Only validations that call the server per token need a slot.
@@ -427,7 +435,11 @@ export class TokenPolicy {
     const observer = this.observer;
     if (observer === undefined || !(err instanceof GatewayError)) return;
     const result: TokenValidationResult | undefined =
-      err.code === 'ERR_AUTHORIZATION_SERVER_UNAVAILABLE' ? 'unavailable' : err.code === 'ERR_TOKEN_INVALID' || err.code === 'ERR_TOKEN_EXPIRED' ? 'invalid' : undefined;
+      err.code === 'ERR_AUTHORIZATION_SERVER_UNAVAILABLE'
+        ? 'unavailable'
+        : err.code === 'ERR_TOKEN_INVALID' || err.code === 'ERR_TOKEN_EXPIRED'
+          ? 'invalid'
+          : undefined;
     if (result !== undefined) observer.validated(failedSources.get(err) ?? this.serverSource, result);
   }
 
@@ -618,7 +630,9 @@ export class TokenPolicy {
     if (found.kind === 'refused') {
       const { refusal } = found;
       this.cache.refuse(key, refusal, generation, this.refusalTtlMs === undefined ? 0 : found.refusedAt + this.refusalTtlMs - now);
-      throw sharedFailure(new GatewayError(refusal.code, { realm: this.name, diagnostic: `${refusal.diagnostic} (remembered by the gateway cluster)` }));
+      throw sharedFailure(
+        new GatewayError(refusal.code, { realm: this.name, diagnostic: `${refusal.diagnostic} (remembered by the gateway cluster)` }),
+      );
     }
     const value = shareTokenData({ ...found.value } as CachedValidation);
     if (isExpired(value.exp, Math.floor(now / 1000), this.clockSkew)) {
@@ -629,12 +643,18 @@ export class TokenPolicy {
   }
 
   /** Writes a result to the shared cache, unless `forget` or `clearCache` ran since the validation started. */
-  private share(ticket: SharedTicket | undefined, token: string, generation: number, entry: { value: CachedValidation } | { refusal: Refusal }): void {
+  private share(
+    ticket: SharedTicket | undefined,
+    token: string,
+    generation: number,
+    entry: { value: CachedValidation } | { refusal: Refusal },
+  ): void {
     if (ticket === undefined || generation !== this.cache.generation) return;
     const at = Date.now();
     const indexTtlMs = Math.max(this.validTtlMs ?? 0, this.refusalTtlMs ?? 0);
     if ('refusal' in entry) {
-      if (this.refusalTtlMs !== undefined) this.shared!.storeRefusal(ticket, entry.refusal, { at, ttlMs: this.refusalTtlMs, indexTtlMs, token });
+      if (this.refusalTtlMs !== undefined)
+        this.shared!.storeRefusal(ticket, entry.refusal, { at, ttlMs: this.refusalTtlMs, indexTtlMs, token });
       return;
     }
     if (this.validTtlMs === undefined) return;
@@ -644,7 +664,13 @@ export class TokenPolicy {
   }
 
   /** A validation by the authorization server (and the local cache's, and the shared one's, record of it). */
-  private async flyUncached(key: string, token: string, address: string | undefined, generation: number, ticket: SharedTicket | undefined): Promise<Flight> {
+  private async flyUncached(
+    key: string,
+    token: string,
+    address: string | undefined,
+    generation: number,
+    ticket: SharedTicket | undefined,
+  ): Promise<Flight> {
     const seen: { claims?: Claims; step?: TokenValidationSource } = {};
     let slot = false;
     try {
@@ -689,12 +715,21 @@ export class TokenPolicy {
   }
 
   /** Remembers a refusal, counts it against the sender's address, and gives the error to answer with. */
-  private refused(key: string, error: GatewayError, claims: Claims | undefined, generation: number, address: string | undefined): { answer: GatewayError; refusal: Refusal } {
+  private refused(
+    key: string,
+    error: GatewayError,
+    claims: Claims | undefined,
+    generation: number,
+    address: string | undefined,
+  ): { answer: GatewayError; refusal: Refusal } {
     let answer = error;
     const known = this.cache.knownExpiry(key);
     if (error.code === 'ERR_TOKEN_INVALID' && isExpired(known, Math.floor(Date.now() / 1000), this.clockSkew)) {
       // Introspection only says "inactive"; we know this token and when it expired.
-      answer = new GatewayError('ERR_TOKEN_EXPIRED', { realm: this.name, diagnostic: `${error.diagnostic ?? 'invalid'}; the token expired at ${known}` });
+      answer = new GatewayError('ERR_TOKEN_EXPIRED', {
+        realm: this.name,
+        diagnostic: `${error.diagnostic ?? 'invalid'}; the token expired at ${known}`,
+      });
     }
     const info = claims === undefined ? undefined : toTokenInfo({ introspection: claims });
     const refusal: Refusal = {
@@ -716,7 +751,10 @@ export class TokenPolicy {
     if (entry === undefined || now - entry.checkedAt > this.staleIfError * 1000) return undefined;
     if (isExpired(entry.value.exp, Math.floor(now / 1000), this.clockSkew)) return undefined;
     log('policy %s: served a stale result (%s)', this.name, error.diagnostic);
-    return { value: entry.value, stale: { checkedAt: entry.checkedAt, cause: error.diagnostic ?? 'the authorization server is unavailable' } };
+    return {
+      value: entry.value,
+      stale: { checkedAt: entry.checkedAt, cause: error.diagnostic ?? 'the authorization server is unavailable' },
+    };
   }
 
   private async validateUncached(token: string, seen: { claims?: Claims; step?: TokenValidationSource }): Promise<CachedValidation> {
@@ -737,7 +775,10 @@ export class TokenPolicy {
           // A token that never expires is not one the gateway accepts.
           requiredClaims: ['exp'],
         });
-        if (this.jwtTypes !== undefined && !this.jwtTypes.has(typeof protectedHeader.typ === 'string' ? normalizeTyp(protectedHeader.typ) : '')) {
+        if (
+          this.jwtTypes !== undefined &&
+          !this.jwtTypes.has(typeof protectedHeader.typ === 'string' ? normalizeTyp(protectedHeader.typ) : '')
+        ) {
           throw new GatewayError('ERR_TOKEN_INVALID', { realm: this.name, diagnostic: 'jwt: typ is not one of options.jwtTypes' });
         }
         value.jwt = { ...payload };
@@ -751,13 +792,16 @@ export class TokenPolicy {
       seen.step = 'introspection';
       let response: Claims;
       try {
-        response = { ...(await this.call('introspection', () => client.tokenIntrospection(config, token, { token_type_hint: 'access_token' }))) };
+        response = {
+          ...(await this.call('introspection', () => client.tokenIntrospection(config, token, { token_type_hint: 'access_token' }))),
+        };
       } catch (err) {
         // The server refused the gateway's own token: ask for another next time.
         if (bearer !== undefined && refusedClientAuthentication(err, 'introspection')) bearer.forget();
         throw classifyClientError(err, this.name, 'introspection');
       }
-      if (response['active'] !== true) throw new GatewayError('ERR_TOKEN_INVALID', { realm: this.name, diagnostic: 'introspection: active is false' });
+      if (response['active'] !== true)
+        throw new GatewayError('ERR_TOKEN_INVALID', { realm: this.name, diagnostic: 'introspection: active is false' });
       seen.claims = response;
       checkAccessTokenType(response, this.name, 'introspection');
       checkClaims(response, { ...checks, now: Math.floor(Date.now() / 1000) }, 'introspection');
@@ -768,7 +812,9 @@ export class TokenPolicy {
       seen.step = 'userinfo';
       const subject = value.introspection?.['sub'] ?? value.jwt?.['sub'];
       try {
-        const response = await this.call('userinfo', () => client.fetchUserInfo(config, token, typeof subject === 'string' ? subject : client.skipSubjectCheck));
+        const response = await this.call('userinfo', () =>
+          client.fetchUserInfo(config, token, typeof subject === 'string' ? subject : client.skipSubjectCheck),
+        );
         value.userInfo = { ...response };
       } catch (err) {
         throw classifyClientError(err, this.name, 'userinfo');
@@ -805,17 +851,19 @@ export class TokenPolicy {
     if (this.jwtValidation) needs.push('jwks_uri');
     if (this.userInfo) needs.push('userinfo_endpoint');
     if (this.authMethod === 'bearer' && this.introspection) needs.push('token_endpoint');
-    const metadata = await this.call('discovery', () => resolveMetadata({
-      realm: this.name,
-      issuer: this.issuerUrl,
-      issuerId: String(options.issuer ?? options.metadata?.issuer),
-      given: options.metadata as ServerMetadata | undefined,
-      explicit: this.explicit,
-      needs,
-      fetch: this.fetch,
-      timeout: this.timeoutMs / 1000,
-      insecure: this.insecure,
-    }));
+    const metadata = await this.call('discovery', () =>
+      resolveMetadata({
+        realm: this.name,
+        issuer: this.issuerUrl,
+        issuerId: String(options.issuer ?? options.metadata?.issuer),
+        given: options.metadata as ServerMetadata | undefined,
+        explicit: this.explicit,
+        needs,
+        fetch: this.fetch,
+        timeout: this.timeoutMs / 1000,
+        insecure: this.insecure,
+      }),
+    );
     const clientMetadata = options.clientSecret !== undefined ? { client_secret: options.clientSecret } : {};
     const configure = (auth: client.ClientAuth): Configuration => {
       const config = new client.Configuration(metadata, options.clientId, clientMetadata, auth);
@@ -826,9 +874,17 @@ export class TokenPolicy {
       return config;
     };
     if (this.bearerAuth === undefined) {
-      return { config: configure(credentialsAuth(this.authMethod as CredentialsAuthMethod, options.clientSecret, options.privateKey)), issuer: metadata.issuer, bearer: undefined };
+      return {
+        config: configure(credentialsAuth(this.authMethod as CredentialsAuthMethod, options.clientSecret, options.privateKey)),
+        issuer: metadata.issuer,
+        bearer: undefined,
+      };
     }
-    const bearer = new BearerTokenSource(configure(credentialsAuth(this.bearerAuth.method, options.clientSecret, options.privateKey)), this.bearerAuth.scope, this.name);
+    const bearer = new BearerTokenSource(
+      configure(credentialsAuth(this.bearerAuth.method, options.clientSecret, options.privateKey)),
+      this.bearerAuth.scope,
+      this.name,
+    );
     return { config: configure(bearer.auth()), issuer: metadata.issuer, bearer };
   }
 
@@ -837,7 +893,10 @@ export class TokenPolicy {
     if (this.jwks === undefined) {
       const uri = config.serverMetadata().jwks_uri;
       if (uri === undefined) {
-        throw new GatewayError('ERR_AUTHORIZATION_SERVER_UNAVAILABLE', { realm: this.name, diagnostic: 'jwks: the issuer publishes no jwks_uri' });
+        throw new GatewayError('ERR_AUTHORIZATION_SERVER_UNAVAILABLE', {
+          realm: this.name,
+          diagnostic: 'jwks: the issuer publishes no jwks_uri',
+        });
       }
       const remote = createRemoteJWKSet(new URL(uri), {
         timeoutDuration: Math.round(this.timeoutMs),
@@ -849,7 +908,12 @@ export class TokenPolicy {
           return await remote(header, token);
         } catch (err) {
           // "No key for this token" is the token's fault; anything else is the key source's.
-          if (err instanceof Error && 'code' in err && (err.code === 'ERR_JWKS_NO_MATCHING_KEY' || err.code === 'ERR_JWKS_MULTIPLE_MATCHING_KEYS')) throw err;
+          if (
+            err instanceof Error &&
+            'code' in err &&
+            (err.code === 'ERR_JWKS_NO_MATCHING_KEY' || err.code === 'ERR_JWKS_MULTIPLE_MATCHING_KEYS')
+          )
+            throw err;
           throw new KeySetUnavailableError(err);
         }
       };

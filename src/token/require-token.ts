@@ -11,7 +11,13 @@ import type { TokenMiddleware } from './middleware.js';
 export type { TokenMiddleware } from './middleware.js';
 export type { RequireTokenOptions } from './extract.js';
 
-const REQUIRE_TOKEN_KEYS = optionKeys<RequireTokenOptions>({ policy: true, methods: true, maxBodySize: true, maxBodyFields: true, maxTokenLength: true });
+const REQUIRE_TOKEN_KEYS = optionKeys<RequireTokenOptions>({
+  policy: true,
+  methods: true,
+  maxBodySize: true,
+  maxBodyFields: true,
+  maxTokenLength: true,
+});
 
 /**
  * Finds the request's OAuth 2.0 bearer token (RFC 6750 section 2) and stores it on

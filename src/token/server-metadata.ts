@@ -55,7 +55,10 @@ function silent(err: unknown): boolean {
 }
 
 /** One discovery attempt: the metadata, or the classified failure (`silent` when the server did not answer). */
-async function discover(settings: MetadataSettings, algorithm: 'oidc' | 'oauth2'): Promise<ServerMetadata | (GatewayError & { silent?: boolean })> {
+async function discover(
+  settings: MetadataSettings,
+  algorithm: 'oidc' | 'oauth2',
+): Promise<ServerMetadata | (GatewayError & { silent?: boolean })> {
   try {
     const config = await client.discovery(settings.issuer, 'metadata', undefined, client.None(), {
       algorithm,

@@ -62,7 +62,7 @@ function isParameter(decoded: string, name: string): boolean {
   const trimmed = decoded.trim().toLowerCase();
   if (!trimmed.startsWith(name)) return false;
   const next = trimmed.charCodeAt(name.length);
-  return Number.isNaN(next) || next === 91 /* [ */ || next === 46 /* . */;
+  return Number.isNaN(next) || next === 91 /* [ */ || next === 46; /* . */
 }
 
 function parameterName(pair: string): string {

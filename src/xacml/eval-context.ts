@@ -68,7 +68,11 @@ export class EvalContext {
    * shared empty array when there is none. No closure is created: this runs per designator and
    * evaluation.
    */
-  attributes(category: 'subject' | 'resource' | 'action' | 'environment', attributeId: string, subjectCategory: string): readonly RequestAttribute[] {
+  attributes(
+    category: 'subject' | 'resource' | 'action' | 'environment',
+    attributeId: string,
+    subjectCategory: string,
+  ): readonly RequestAttribute[] {
     const r = this.request;
     switch (category) {
       case 'subject': {
@@ -90,7 +94,11 @@ export class EvalContext {
     }
   }
 
-  private scan(attrs: readonly RequestAttribute[], attributeId: string, out: RequestAttribute[] | undefined): RequestAttribute[] | undefined {
+  private scan(
+    attrs: readonly RequestAttribute[],
+    attributeId: string,
+    out: RequestAttribute[] | undefined,
+  ): RequestAttribute[] | undefined {
     if (attrs.length <= INDEX_THRESHOLD) {
       for (let i = 0; i < attrs.length; i++) {
         const a = attrs[i]!;

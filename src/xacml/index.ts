@@ -12,7 +12,14 @@
  * @packageDocumentation
  */
 export { createPdp } from './pdp.js';
-export type { Pdp, PdpOptions, AttributeFinder, AttributeDesignatorReference, AttributeReferences, AttributeSelectedReference } from './pdp.js';
+export type {
+  Pdp,
+  PdpOptions,
+  AttributeFinder,
+  AttributeDesignatorReference,
+  AttributeReferences,
+  AttributeSelectedReference,
+} from './pdp.js';
 export type { XacmlExplanation, XacmlExplanationStep, XacmlExplanationFailure, XacmlElementKind } from './explain.js';
 export { DEFAULT_MAX_XPATH_ATTRIBUTES } from './xpath.js';
 export { parseRequest } from './request.js';

@@ -29,7 +29,6 @@ import type { XmlElement, XmlLimits } from './xml.js';
 export type { AttributeFinder } from './eval-context.js';
 export type { AttributeDesignatorReference, AttributeReferences, AttributeSelectedReference } from './compile/expression.js';
 
-
 /** Options of {@link createPdp}. */
 export interface PdpOptions {
   /** XML of the top-level Policy/PolicySet documents (several: the applicable one decides). */
@@ -91,7 +90,15 @@ function xmlTexts(check: OptionChecks, value: unknown, path: string, required: b
   return value as string[];
 }
 
-const PDP_KEYS = optionKeys<PdpOptions>({ policies: true, references: true, attributeFinder: true, resourceChildren: true, now: true, limits: true, maxXPathAttributes: true });
+const PDP_KEYS = optionKeys<PdpOptions>({
+  policies: true,
+  references: true,
+  attributeFinder: true,
+  resourceChildren: true,
+  now: true,
+  limits: true,
+  maxXPathAttributes: true,
+});
 
 /**
  * Parses and compiles the policies once and returns the {@link Pdp}.
@@ -148,9 +155,8 @@ export function createPdp(options: PdpOptions): Pdp {
   const top = roots.map((r) => compiler.compileRoot(r));
   const runtime: PdpRuntime = { attributeFinder, now, maxXPathAttributes };
   const nSlots = (): number => compiler.slots.size;
-  const decide = top.length === 1
-    ? (ctx: EvalContext): Result => top[0]!.evaluate(ctx)
-    : (ctx: EvalContext): Result => repositoryDecision(top, ctx);
+  const decide =
+    top.length === 1 ? (ctx: EvalContext): Result => top[0]!.evaluate(ctx) : (ctx: EvalContext): Result => repositoryDecision(top, ctx);
 
   const evaluateOne = (request: RequestContext, clock: Clock, resourceId?: string): XacmlResult => {
     let r: Result;
@@ -158,7 +164,10 @@ export function createPdp(options: PdpOptions): Pdp {
       r = decide(new EvalContext(request, runtime, nSlots(), clock));
     } catch (e) {
       // Fail closed: whatever escaped is a processing error.
-      r = { decision: INDETERMINATE, status: { code: STATUS_PROCESSING_ERROR, message: `Unexpected error: ${(e as Error)?.message ?? String(e)}` } };
+      r = {
+        decision: INDETERMINATE,
+        status: { code: STATUS_PROCESSING_ERROR, message: `Unexpected error: ${(e as Error)?.message ?? String(e)}` },
+      };
     }
     return toResult(r, resourceId);
   };
@@ -175,7 +184,12 @@ export function createPdp(options: PdpOptions): Pdp {
         return { decision: 'Indeterminate', status: { code: STATUS_SYNTAX_ERROR, message }, obligations: [] };
       }
     }
-    if (!isRequestContext(request)) return { decision: 'Indeterminate', status: { code: STATUS_SYNTAX_ERROR, message: 'The request is not a RequestContext' }, obligations: [] };
+    if (!isRequestContext(request))
+      return {
+        decision: 'Indeterminate',
+        status: { code: STATUS_SYNTAX_ERROR, message: 'The request is not a RequestContext' },
+        obligations: [],
+      };
     return request;
   };
 
@@ -197,7 +211,14 @@ export function createPdp(options: PdpOptions): Pdp {
       try {
         ids = expandResources(scoped, resourceChildren);
       } catch (e) {
-        return [{ resourceId: scoped.resourceId, decision: 'Indeterminate', status: { code: STATUS_PROCESSING_ERROR, message: (e as Error).message }, steps: [] }];
+        return [
+          {
+            resourceId: scoped.resourceId,
+            decision: 'Indeterminate',
+            status: { code: STATUS_PROCESSING_ERROR, message: (e as Error).message },
+            steps: [],
+          },
+        ];
       }
       return ids.map((id) => explainOne(individualRequest(ctx, scoped, id), clock, id));
     },
@@ -211,7 +232,15 @@ export function createPdp(options: PdpOptions): Pdp {
           return { results: [{ decision: 'Indeterminate', status: { code: STATUS_SYNTAX_ERROR, message }, obligations: [] }] };
         }
       } else if (!isRequestContext(request)) {
-        return { results: [{ decision: 'Indeterminate', status: { code: STATUS_SYNTAX_ERROR, message: 'The request is not a RequestContext' }, obligations: [] }] };
+        return {
+          results: [
+            {
+              decision: 'Indeterminate',
+              status: { code: STATUS_SYNTAX_ERROR, message: 'The request is not a RequestContext' },
+              obligations: [],
+            },
+          ],
+        };
       } else {
         ctx = request;
       }
@@ -222,7 +251,16 @@ export function createPdp(options: PdpOptions): Pdp {
       try {
         ids = expandResources(scoped, resourceChildren);
       } catch (e) {
-        return { results: [{ resourceId: scoped.resourceId, decision: 'Indeterminate', status: { code: STATUS_PROCESSING_ERROR, message: (e as Error).message }, obligations: [] }] };
+        return {
+          results: [
+            {
+              resourceId: scoped.resourceId,
+              decision: 'Indeterminate',
+              status: { code: STATUS_PROCESSING_ERROR, message: (e as Error).message },
+              obligations: [],
+            },
+          ],
+        };
       }
       return { results: ids.map((id) => evaluateOne(individualRequest(ctx, scoped, id), clock, id)) };
     },
@@ -232,7 +270,13 @@ export function createPdp(options: PdpOptions): Pdp {
 function repositoryDecision(top: readonly Combinable[], ctx: EvalContext): Result {
   const r = onlyOneApplicable(top, ctx);
   if (r.decision === INDETERMINATE && r.status?.message?.startsWith('More than one applicable policy')) {
-    return { decision: INDETERMINATE, status: { code: STATUS_PROCESSING_ERROR, message: `More than one top-level policy is applicable${r.status.message.slice('More than one applicable policy'.length)}` } };
+    return {
+      decision: INDETERMINATE,
+      status: {
+        code: STATUS_PROCESSING_ERROR,
+        message: `More than one top-level policy is applicable${r.status.message.slice('More than one applicable policy'.length)}`,
+      },
+    };
   }
   return r;
 }
@@ -261,9 +305,18 @@ function toResult(r: Result, resourceId: string | undefined): XacmlResult {
 
 function isRequestContext(v: unknown): v is RequestContext {
   const r = v as RequestContext;
-  return typeof r === 'object' && r !== null && Array.isArray(r.subjects) && Array.isArray(r.resources)
-    && typeof r.action === 'object' && r.action !== null && Array.isArray(r.action.attributes)
-    && typeof r.environment === 'object' && r.environment !== null && Array.isArray(r.environment.attributes);
+  return (
+    typeof r === 'object' &&
+    r !== null &&
+    Array.isArray(r.subjects) &&
+    Array.isArray(r.resources) &&
+    typeof r.action === 'object' &&
+    r.action !== null &&
+    Array.isArray(r.action.attributes) &&
+    typeof r.environment === 'object' &&
+    r.environment !== null &&
+    Array.isArray(r.environment.attributes)
+  );
 }
 
 interface Scoped {
@@ -285,7 +338,12 @@ function findScope(ctx: RequestContext): Scoped | undefined {
       else if (a.attributeId === RESOURCE_ID) idAttr ??= a;
     }
     if (!scope) continue;
-    return { index: i, scope: (scope.values[0] ?? '').trim(), resourceId: idAttr?.values[0]?.trim() ?? '', idAttr: idAttr ?? { attributeId: RESOURCE_ID, dataType: 'http://www.w3.org/2001/XMLSchema#string', values: [] } };
+    return {
+      index: i,
+      scope: (scope.values[0] ?? '').trim(),
+      resourceId: idAttr?.values[0]?.trim() ?? '',
+      idAttr: idAttr ?? { attributeId: RESOURCE_ID, dataType: 'http://www.w3.org/2001/XMLSchema#string', values: [] },
+    };
   }
   return undefined;
 }

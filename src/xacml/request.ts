@@ -24,7 +24,10 @@ import type { XmlElement, XmlLimits } from './xml.js';
 export function parseRequest(xml: string, limits?: XmlLimits): RequestContext {
   const root = parseXml(xml, limits);
   if (root.local !== 'Request' || !CONTEXT_NAMESPACES.has(root.ns)) {
-    throw new XacmlSyntaxError(`Expected a <Request> in namespace ${[...CONTEXT_NAMESPACES][0]}, found <${root.qname}> in "${root.ns}"`, root.path);
+    throw new XacmlSyntaxError(
+      `Expected a <Request> in namespace ${[...CONTEXT_NAMESPACES][0]}, found <${root.qname}> in "${root.ns}"`,
+      root.path,
+    );
   }
   const ctx: RequestContext = { subjects: [], resources: [], action: { attributes: [] }, environment: { attributes: [] } };
   let actions = 0;

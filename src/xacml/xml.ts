@@ -45,13 +45,30 @@ export interface XmlElement {
 
 /** Attributes whose value names an element in paths, like `Rule[@RuleId="r"]`. */
 const ID_ATTRS: Record<string, string> = {
-  PolicySet: 'PolicySetId', Policy: 'PolicyId', Rule: 'RuleId', VariableDefinition: 'VariableId', Obligation: 'ObligationId',
+  PolicySet: 'PolicySetId',
+  Policy: 'PolicyId',
+  Rule: 'RuleId',
+  VariableDefinition: 'VariableId',
+  Obligation: 'ObligationId',
 };
 /** Elements that occur at most once where they occur, so their path needs no position. */
 const SINGLETONS = new Set([
-  'Target', 'Condition', 'Subjects', 'Resources', 'Actions', 'Environments', 'Obligations',
-  'PolicyDefaults', 'PolicySetDefaults', 'Description', 'Request', 'Response', 'Action',
-  'Environment', 'ResourceContent', 'XPathVersion',
+  'Target',
+  'Condition',
+  'Subjects',
+  'Resources',
+  'Actions',
+  'Environments',
+  'Obligations',
+  'PolicyDefaults',
+  'PolicySetDefaults',
+  'Description',
+  'Request',
+  'Response',
+  'Action',
+  'Environment',
+  'ResourceContent',
+  'XPathVersion',
 ]);
 
 const parser = new XMLParser({

@@ -122,7 +122,9 @@ function attributeCount(ctx: RequestContext): number {
 export function requestDocument(ctx: RequestContext, maxAttributes = DEFAULT_MAX_XPATH_ATTRIBUTES): XPathDocument {
   const count = attributeCount(ctx);
   if (count > maxAttributes) {
-    throw new XacmlProcessingError(`request has ${count} attribute values, more than the ${maxAttributes} an XPath expression may read (maxXPathAttributes)`);
+    throw new XacmlProcessingError(
+      `request has ${count} attribute values, more than the ${maxAttributes} an XPath expression may read (maxXPathAttributes)`,
+    );
   }
   let document: Document;
   try {

@@ -81,7 +81,6 @@ interface Arrow {
   to: string;
 }
 
-
 function arrows(): Arrow[] {
   const found: Arrow[] = [];
   for (const file of sourceFiles(SRC)) {
@@ -116,7 +115,10 @@ describe('the layers of src/', () => {
     const wrong = graph
       .filter((arrow) => layerOf.has(arrow.from) && layerOf.has(arrow.to))
       .filter((arrow) => layerOf.get(arrow.to)! >= layerOf.get(arrow.from)!)
-      .map((arrow) => `src/${arrow.file} imports '${arrow.specifier}' (${arrow.from} -> ${arrow.to}: ${layerOf.get(arrow.to)! > layerOf.get(arrow.from)! ? 'up' : 'sideways'})`);
+      .map(
+        (arrow) =>
+          `src/${arrow.file} imports '${arrow.specifier}' (${arrow.from} -> ${arrow.to}: ${layerOf.get(arrow.to)! > layerOf.get(arrow.from)! ? 'up' : 'sideways'})`,
+      );
     expect(wrong).to.deep.equal([]);
   });
 
@@ -127,10 +129,11 @@ describe('the layers of src/', () => {
     for (const [key, arrow] of pairs) {
       const back = pairs.get(`${arrow.to} ${arrow.from}`);
       if (back !== undefined && arrow.from < arrow.to) {
-        mutual.push(`${key.replace(' ', ' <-> ')}: src/${arrow.file} imports '${arrow.specifier}', src/${back.file} imports '${back.specifier}'`);
+        mutual.push(
+          `${key.replace(' ', ' <-> ')}: src/${arrow.file} imports '${arrow.specifier}', src/${back.file} imports '${back.specifier}'`,
+        );
       }
     }
     expect(mutual).to.deep.equal([]);
   });
-
 });

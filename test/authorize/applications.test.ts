@@ -66,7 +66,14 @@ describe('xacmlAuthorize applications (registry of client applications)', functi
   });
 
   async function start(options: Partial<XacmlAuthorizeOptions>, hook = true): Promise<string> {
-    const authorize = xacmlAuthorize({ xacmlPolicy: ORGANIZATION_POLICY, serviceName: 'PetStore', serviceVersion: 1, providerName: 'Ente', ...(hook ? { onRequest: (r) => void requests.push(r) } : {}), ...options });
+    const authorize = xacmlAuthorize({
+      xacmlPolicy: ORGANIZATION_POLICY,
+      serviceName: 'PetStore',
+      serviceVersion: 1,
+      providerName: 'Ente',
+      ...(hook ? { onRequest: (r) => void requests.push(r) } : {}),
+      ...options,
+    });
     const state = authorize.policySource.get();
     if (state instanceof Promise) throw new Error('a policy given as text is compiled at once');
     const evaluate = state.pdp.evaluate.bind(state.pdp);
@@ -75,15 +82,9 @@ describe('xacmlAuthorize applications (registry of client applications)', functi
       return evaluate(request);
     };
     const app = express();
-    app.use(
-      '/gateway/Ente/PetStore/v1',
-      requireToken({ policy }),
-      introspect({ policy }),
-      authorize,
-      (req, res) => {
-        res.json({ decision: req.gateway?.authorization?.decision });
-      },
-    );
+    app.use('/gateway/Ente/PetStore/v1', requireToken({ policy }), introspect({ policy }), authorize, (req, res) => {
+      res.json({ decision: req.gateway?.authorization?.decision });
+    });
     app.use(problemJsonErrorHandler());
     gateway = await listen(app);
     return `${gateway.url}/gateway/Ente/PetStore/v1/pet/1`;
@@ -143,7 +144,10 @@ describe('xacmlAuthorize applications (registry of client applications)', functi
   });
 
   it('the subject option overrides the registered values it gives, and only those', async () => {
-    const url = await start({ applications: new ApplicationRegistry(APPLICATIONS), subject: () => ({ organization: 'Comune di Lucca', client: undefined }) });
+    const url = await start({
+      applications: new ApplicationRegistry(APPLICATIONS),
+      subject: () => ({ organization: 'Comune di Lucca', client: undefined }),
+    });
     const pisa = await as.issueToken('client1', 'client1-secret');
     expect((await fetch(url, { headers: { authorization: `Bearer ${pisa}` } })).status).to.equal(403);
     expect(subjectValues(requests[0]!, A.organization)).to.deep.equal(['Comune di Lucca']);
@@ -159,17 +163,28 @@ describe('xacmlAuthorize applications (registry of client applications)', functi
     gateway = await listen(app);
     const ask = async (clientId: string) => {
       const token = await as.issueToken(clientId, `${clientId}-secret`);
-      return (await (await fetch(`${gateway!.url}/who`, { headers: { authorization: `Bearer ${token}` } })).json()) as { application: unknown };
+      return (await (await fetch(`${gateway!.url}/who`, { headers: { authorization: `Bearer ${token}` } })).json()) as {
+        application: unknown;
+      };
     };
-    expect(await ask('client1')).to.deep.equal({ application: { clientId: 'client1', name: 'PetShopWeb', organization: 'Comune di Pisa', roles: ['buyer', 'seller'] } });
-    expect(await ask('client2')).to.deep.equal({ application: { clientId: 'client2', name: 'PetShopApp', organization: 'Comune di Lucca' } });
+    expect(await ask('client1')).to.deep.equal({
+      application: { clientId: 'client1', name: 'PetShopWeb', organization: 'Comune di Pisa', roles: ['buyer', 'seller'] },
+    });
+    expect(await ask('client2')).to.deep.equal({
+      application: { clientId: 'client2', name: 'PetShopApp', organization: 'Comune di Lucca' },
+    });
     expect(await ask('client3')).to.deep.equal({ application: null });
     expect(() => identifyApplication({} as never)).to.throw(TypeError, 'identifyApplication: options.applications is required');
-    expect(() => identifyApplication({ applications: { client1: {} } } as never)).to.throw(TypeError, 'identifyApplication: options.applications.client1.name is required');
+    expect(() => identifyApplication({ applications: { client1: {} } } as never)).to.throw(
+      TypeError,
+      'identifyApplication: options.applications.client1.name is required',
+    );
   });
 
   it('the registry is copied at creation: a later change of the object given changes nothing', async () => {
-    const applications: Record<string, { name: string; organization?: string }> = { client2: { name: 'PetShopApp', organization: 'Comune di Lucca' } };
+    const applications: Record<string, { name: string; organization?: string }> = {
+      client2: { name: 'PetShopApp', organization: 'Comune di Lucca' },
+    };
     const url = await start({ applications });
     applications.client2!.organization = 'Comune di Pisa';
     const lucca = await as.issueToken('client2', 'client2-secret');
@@ -196,6 +211,9 @@ describe('ApplicationRegistry', () => {
       { path: 'd', message: 'must be an object { name, organization?, roles? }' },
     ]);
     expect(applicationIssues([])).to.deep.equal([{ path: '', message: 'must be an object mapping client ids to applications' }]);
-    expect(() => new ApplicationRegistry({ a: { name: '' } })).to.throw(TypeError, 'ApplicationRegistry: applications.a.name must be a non-empty string');
+    expect(() => new ApplicationRegistry({ a: { name: '' } })).to.throw(
+      TypeError,
+      'ApplicationRegistry: applications.a.name must be a non-empty string',
+    );
   });
 });

@@ -29,7 +29,10 @@ function isIn(designator: string, values: string[]): string {
 const action = (id: string): string => `<ActionAttributeDesignator AttributeId="${id}" DataType="${STRING}"/>`;
 const subject = (id: string): string => `<SubjectAttributeDesignator AttributeId="${id}" DataType="${STRING}"/>`;
 
-const headerPolicy = policy('header-only', `<Rule RuleId="tenant" Effect="Permit"><Condition>${isIn(action(`${A.headerPrefix}x-tenant`), ['acme'])}</Condition></Rule>`);
+const headerPolicy = policy(
+  'header-only',
+  `<Rule RuleId="tenant" Effect="Permit"><Condition>${isIn(action(`${A.headerPrefix}x-tenant`), ['acme'])}</Condition></Rule>`,
+);
 
 // Designators of many kinds: a URL parameter, a header, an introspection claim (nested, flattened),
 // scope, role, UserInfo claim, action-id, resource-id in a Target, and the current date.
@@ -50,7 +53,10 @@ const manyKindsPolicy = `<PolicySet xmlns="${NS}" PolicySetId="many" PolicyCombi
   )}
   <PolicyIdReference>referenced</PolicyIdReference>
 </PolicySet>`;
-const referencedPolicy = policy('referenced', `<Rule RuleId="role" Effect="Permit"><Condition>${isIn(subject(A.role), ['pet-writer'])}</Condition></Rule>`);
+const referencedPolicy = policy(
+  'referenced',
+  `<Rule RuleId="role" Effect="Permit"><Condition>${isIn(subject(A.role), ['pet-writer'])}</Condition></Rule>`,
+);
 
 function invocationWith(changes: Partial<XacmlInvocation>): XacmlInvocation {
   const base = sampleInvocation();
@@ -71,7 +77,12 @@ function decisions(pdp: Pdp, invocation: XacmlInvocation): { full: unknown; sele
 }
 
 function count(request: RequestContext): number {
-  return request.subjects[0]!.attributes.length + request.resources[0]!.attributes.length + request.action.attributes.length + request.environment.attributes.length;
+  return (
+    request.subjects[0]!.attributes.length +
+    request.resources[0]!.attributes.length +
+    request.action.attributes.length +
+    request.environment.attributes.length
+  );
 }
 
 describe('requests with only the attributes the policy references', () => {
@@ -88,12 +99,23 @@ describe('requests with only the attributes the policy references', () => {
       `environment ${A.currentDate}`,
     ]);
     const role = pdp.references.designators.find((d) => d.attributeId === A.role);
-    expect(role).to.deep.equal({ category: 'subject', attributeId: A.role, dataType: STRING, subjectCategory: 'urn:oasis:names:tc:xacml:1.0:subject-category:access-subject' });
+    expect(role).to.deep.equal({
+      category: 'subject',
+      attributeId: A.role,
+      dataType: STRING,
+      subjectCategory: 'urn:oasis:names:tc:xacml:1.0:subject-category:access-subject',
+    });
   });
 
   it('says when a policy reads the whole request (AttributeSelector, XPath function): then the full request is built', () => {
-    const selector = policy('sel', `<Rule RuleId="r" Effect="Permit"><Condition><Apply FunctionId="${FN}string-is-in"><AttributeValue DataType="${STRING}">x</AttributeValue><AttributeSelector RequestContextPath="//text()" DataType="${STRING}"/></Apply></Condition></Rule>`);
-    const xpath = policy('xp', `<Rule RuleId="r" Effect="Permit"><Condition><Apply FunctionId="${FN}integer-greater-than"><Apply FunctionId="${FN}xpath-node-count"><AttributeValue DataType="${STRING}">//*</AttributeValue></Apply><AttributeValue DataType="http://www.w3.org/2001/XMLSchema#integer">0</AttributeValue></Apply></Condition></Rule>`);
+    const selector = policy(
+      'sel',
+      `<Rule RuleId="r" Effect="Permit"><Condition><Apply FunctionId="${FN}string-is-in"><AttributeValue DataType="${STRING}">x</AttributeValue><AttributeSelector RequestContextPath="//text()" DataType="${STRING}"/></Apply></Condition></Rule>`,
+    );
+    const xpath = policy(
+      'xp',
+      `<Rule RuleId="r" Effect="Permit"><Condition><Apply FunctionId="${FN}integer-greater-than"><Apply FunctionId="${FN}xpath-node-count"><AttributeValue DataType="${STRING}">//*</AttributeValue></Apply><AttributeValue DataType="http://www.w3.org/2001/XMLSchema#integer">0</AttributeValue></Apply></Condition></Rule>`,
+    );
     for (const xml of [selector, xpath]) {
       const pdp = createPdp({ policies: [xml] });
       expect(pdp.references.selectors).to.equal(true);
@@ -104,11 +126,17 @@ describe('requests with only the attributes the policy references', () => {
 
   it('counts what a selector reads by id as referenced: only that attribute is built', () => {
     const path = `//ctx:Action/ctx:Attribute[@AttributeId='${A.headerPrefix}x-tenant']/ctx:AttributeValue`;
-    const selector = policy('sel-by-id', `<Rule RuleId="tenant" Effect="Permit"><Condition><Apply FunctionId="${FN}string-is-in"><AttributeValue DataType="${STRING}">acme</AttributeValue><AttributeSelector xmlns:ctx="urn:oasis:names:tc:xacml:2.0:context:schema:os" RequestContextPath="${path}" DataType="${STRING}"/></Apply></Condition></Rule>`);
+    const selector = policy(
+      'sel-by-id',
+      `<Rule RuleId="tenant" Effect="Permit"><Condition><Apply FunctionId="${FN}string-is-in"><AttributeValue DataType="${STRING}">acme</AttributeValue><AttributeSelector xmlns:ctx="urn:oasis:names:tc:xacml:2.0:context:schema:os" RequestContextPath="${path}" DataType="${STRING}"/></Apply></Condition></Rule>`,
+    );
     const pdp = createPdp({ policies: [selector] });
     expect(pdp.references.selectors).to.equal(false);
     expect(pdp.references.selected).to.deep.equal([{ category: 'action', attributeId: `${A.headerPrefix}x-tenant` }]);
-    for (const [tenant, decision] of [['acme', 'Permit'], ['other', 'Deny']] as const) {
+    for (const [tenant, decision] of [
+      ['acme', 'Permit'],
+      ['other', 'Deny'],
+    ] as const) {
       const seen = decisions(pdp, invocationWith({ headers: { 'x-tenant': tenant } }));
       expect(seen.selected).to.deep.equal(seen.full);
       expect((seen.selected as { results: Array<{ decision: string }> }).results[0]!.decision).to.equal(decision);
@@ -145,7 +173,16 @@ describe('requests with only the attributes the policy references', () => {
       const { full, selected, selectedRequest } = decisions(pdp, invocationWith(changes));
       expect(selected, JSON.stringify(changes)).to.deep.equal(full);
       expect((selected as { results: Array<{ decision: string }> }).results[0]!.decision, JSON.stringify(changes)).to.equal(expected);
-      expect(count(selectedRequest)).to.be.lessThan(count(assembleXacmlRequest(invocationWith(changes), sampleContext().token?.raw, tokenAttributes(sampleContext().token), excludedHeaders())));
+      expect(count(selectedRequest)).to.be.lessThan(
+        count(
+          assembleXacmlRequest(
+            invocationWith(changes),
+            sampleContext().token?.raw,
+            tokenAttributes(sampleContext().token),
+            excludedHeaders(),
+          ),
+        ),
+      );
     }
   });
 
@@ -162,7 +199,9 @@ describe('requests with only the attributes the policy references', () => {
       const invocation = invocationWith({ subject: {} });
       const part = tokenAttributes(token);
       const full = pdp.evaluate(assembleXacmlRequest(invocation, token.raw, part, excludedHeaders()));
-      const selected = pdp.evaluate(assembleXacmlRequest(invocation, token.raw, part, excludedHeaders(), attributeSelection(pdp.references)));
+      const selected = pdp.evaluate(
+        assembleXacmlRequest(invocation, token.raw, part, excludedHeaders(), attributeSelection(pdp.references)),
+      );
       expect(selected).to.deep.equal(full);
       expect(selected.results[0]!.decision).to.equal(expected);
     }
@@ -174,10 +213,19 @@ describe('requests with only the attributes the policy references', () => {
       const app = express();
       app.get(
         '/pet/:id',
-        xacmlAuthorize({ xacmlPolicy: headerPolicy, serviceName: 'PetStore', serviceVersion: 1, providerName: 'Ente', ...(withHook ? { onRequest: (r: RequestContext) => void seen.push(r) } : {}) }),
+        xacmlAuthorize({
+          xacmlPolicy: headerPolicy,
+          serviceName: 'PetStore',
+          serviceVersion: 1,
+          providerName: 'Ente',
+          ...(withHook ? { onRequest: (r: RequestContext) => void seen.push(r) } : {}),
+        }),
         (_req, res) => void res.send('ok'),
       );
-      app.use((err: { status?: number }, _req: express.Request, res: express.Response, _next: express.NextFunction) => void res.status(err.status ?? 500).end());
+      app.use(
+        (err: { status?: number }, _req: express.Request, res: express.Response, _next: express.NextFunction) =>
+          void res.status(err.status ?? 500).end(),
+      );
       return app;
     };
     for (const withHook of [false, true]) {

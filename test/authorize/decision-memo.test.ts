@@ -52,7 +52,11 @@ describe('xacmlAuthorize decision reuse (cached tokens, real chain)', () => {
   });
 
   /** The chain with `policy`, and the count of the policy's evaluations. */
-  function gateway(policy: string | XacmlPolicySource): { app: express.Express; authorize: XacmlAuthorizeMiddleware; evaluations: () => number } {
+  function gateway(policy: string | XacmlPolicySource): {
+    app: express.Express;
+    authorize: XacmlAuthorizeMiddleware;
+    evaluations: () => number;
+  } {
     const authorize = xacmlAuthorize({ xacmlPolicy: policy, serviceName: 'PetStore', serviceVersion: 1, providerName: 'Ente' });
     let count = 0;
     const state = authorize.policySource.get();
@@ -82,7 +86,9 @@ describe('xacmlAuthorize decision reuse (cached tokens, real chain)', () => {
   });
 
   it('keys decisions by the operation when the policy reads action-id', async () => {
-    const { app, evaluations } = gateway(permitWhen(`<Apply FunctionId="${FN}and">${client1}${isIn(action(A.actionId), ['GET /pet/10'])}</Apply>`));
+    const { app, evaluations } = gateway(
+      permitWhen(`<Apply FunctionId="${FN}and">${client1}${isIn(action(A.actionId), ['GET /pet/10'])}</Apply>`),
+    );
     for (let i = 0; i < 3; i++) {
       await supertest(app).get('/api/pet/10').set('Authorization', bearer(token1)).expect(200);
       await supertest(app).delete('/api/pet/10').set('Authorization', bearer(token1)).expect(403);
@@ -98,13 +104,22 @@ describe('xacmlAuthorize decision reuse (cached tokens, real chain)', () => {
       await supertest(app).get('/api/pet/10').set('Authorization', bearer(token1)).set('X-Tenant', 'other').expect(403);
       await supertest(app).get('/api/pet/10').set('Authorization', bearer(token1)).expect(403);
       // Any other header may change freely: it is not part of the key.
-      await supertest(app).get('/api/pet/10').set('Authorization', bearer(token1)).set('X-Tenant', 'acme').set('X-Other', String(i)).expect(200);
+      await supertest(app)
+        .get('/api/pet/10')
+        .set('Authorization', bearer(token1))
+        .set('X-Tenant', 'acme')
+        .set('X-Other', String(i))
+        .expect(200);
     }
     expect(evaluations()).to.equal(3);
   });
 
   it('keys decisions by the path when the policy reads resource-id, and by the URL when it reads a URL parameter', async () => {
-    const byPath = gateway(permitWhen(`<Apply FunctionId="${FN}string-regexp-match"><AttributeValue DataType="${STRING}">^/api/pet/1\\d$</AttributeValue><Apply FunctionId="${FN}string-one-and-only">${resource(A.resourceId)}</Apply></Apply>`));
+    const byPath = gateway(
+      permitWhen(
+        `<Apply FunctionId="${FN}string-regexp-match"><AttributeValue DataType="${STRING}">^/api/pet/1\\d$</AttributeValue><Apply FunctionId="${FN}string-one-and-only">${resource(A.resourceId)}</Apply></Apply>`,
+      ),
+    );
     await supertest(byPath.app).get('/api/pet/10').set('Authorization', bearer(token1)).expect(200);
     await supertest(byPath.app).get('/api/pet/99').set('Authorization', bearer(token1)).expect(403);
     await supertest(byPath.app).get('/api/pet/10').set('Authorization', bearer(token1)).expect(200);
@@ -127,7 +142,8 @@ describe('xacmlAuthorize decision reuse (cached tokens, real chain)', () => {
     expect(clock.evaluations()).to.equal(3);
 
     const echoed = gateway(permitWhen(isIn(action(`${A.headerPrefix}x-copy`), ['acme'])));
-    for (let i = 0; i < 3; i++) await supertest(echoed.app).get('/api/pet/10').set('Authorization', bearer(token1)).set('X-Copy', token1).expect(403);
+    for (let i = 0; i < 3; i++)
+      await supertest(echoed.app).get('/api/pet/10').set('Authorization', bearer(token1)).set('X-Copy', token1).expect(403);
     expect(echoed.evaluations()).to.equal(3);
   });
 

@@ -14,7 +14,13 @@ describe('xacmlAuthorize on a plain Node.js server', () => {
   it('decides from the token claims and builds the URL and operation from the raw request', async () => {
     const policy = await readFile(new URL('../fixtures/authorize/petstore-policy.xml', import.meta.url), 'utf8');
     const requests: RequestContext[] = [];
-    const authorize = xacmlAuthorize({ xacmlPolicy: policy, serviceName: 'PetStore', serviceVersion: 1, providerName: 'Ente', onRequest: (r) => requests.push(r) });
+    const authorize = xacmlAuthorize({
+      xacmlPolicy: policy,
+      serviceName: 'PetStore',
+      serviceVersion: 1,
+      providerName: 'Ente',
+      onRequest: (r) => requests.push(r),
+    });
     const server = createServer((req, res) => {
       const token = createTokenContext('raw-token-value-1', 'header');
       token.introspection = { active: true, aud: 'petstore-api', azp: String(req.headers['x-client']) };

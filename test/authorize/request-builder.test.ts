@@ -30,7 +30,9 @@ describe('buildXacmlRequest', () => {
     expect(JSON.stringify(request)).not.to.include(SAMPLE_TOKEN);
     expect(attribute(request, `${A.headerPrefix}authorization`)).to.equal(undefined);
     expect(attribute(request, `${A.urlParameterPrefix}access_token`)).to.equal(undefined);
-    expect(attribute(request, A.url)?.values).to.deep.equal(['http://127.0.0.1:8080/gateway/Ente/PetStore/v1/pet?status=available&tag=a&tag=b']);
+    expect(attribute(request, A.url)?.values).to.deep.equal([
+      'http://127.0.0.1:8080/gateway/Ente/PetStore/v1/pet?status=available&tag=a&tag=b',
+    ]);
   });
 
   it('types every gateway attribute as xs:string and multi-valued items as bags', () => {
@@ -55,7 +57,15 @@ describe('buildXacmlRequest', () => {
   it('uses the normalized token info when the validating middleware set it', () => {
     const token = createTokenContext('t0k3n-value-xyz', 'header');
     token.introspection = { active: true, azp: 'claim-client' };
-    token.info = { clientId: 'info-client', subject: 'alice', username: 'alice.r', audience: ['a1'], scopes: ['s1'], roles: ['r1'], userInfo: {} };
+    token.info = {
+      clientId: 'info-client',
+      subject: 'alice',
+      username: 'alice.r',
+      audience: ['a1'],
+      scopes: ['s1'],
+      roles: ['r1'],
+      userInfo: {},
+    };
     const request = buildXacmlRequest(sampleInvocation(), { token });
     expect(attribute(request, A.tokenClientId)?.values).to.deep.equal(['info-client']);
     expect(attribute(request, A.credential)?.values).to.deep.equal(['alice.r']);

@@ -9,7 +9,13 @@ import { bearerChallenge } from '../../src/problem/render.js';
 /** Runs the middleware on a request carrying `token` (and `operation`); resolves with what it passed to next. */
 function run(options: RequireScopesOptions, token: Partial<TokenContext> | undefined, operation?: string): unknown {
   const req = {} as IncomingMessage;
-  const context = { transactionId: 't', messageId: 'm', startedAt: 0, diagnostics: [], outgoing: { headers: {} } } as unknown as NonNullable<IncomingMessage['gateway']>;
+  const context = {
+    transactionId: 't',
+    messageId: 'm',
+    startedAt: 0,
+    diagnostics: [],
+    outgoing: { headers: {} },
+  } as unknown as NonNullable<IncomingMessage['gateway']>;
   if (token !== undefined) context.token = Object.assign(createTokenContext('raw-token-value', 'header', 'idp'), token);
   if (operation !== undefined) context.api = { provider: 'Ente', name: 'PetStore', version: 1, operation };
   req.gateway = context;
@@ -26,7 +32,9 @@ describe('requireScopes', () => {
   it('passes a token holding every required scope, refuses one lacking any with the scopes for the challenge', () => {
     expect(run({ requiredScopes: ['a', 'b'] }, { info: info(['b', 'a', 'c']) })).to.equal(undefined);
     // A scope that merely starts with (or contains) the required one is another scope.
-    expect(run({ requiredScopes: ['pets:write'] }, { info: info(['pets:write:all', 'pets:writer', 'xpets:write']) })).to.be.instanceOf(InsufficientScopeError);
+    expect(run({ requiredScopes: ['pets:write'] }, { info: info(['pets:write:all', 'pets:writer', 'xpets:write']) })).to.be.instanceOf(
+      InsufficientScopeError,
+    );
     const err = run({ requiredScopes: ['a', 'b'] }, { info: info(['a']) });
     expect(err).to.be.instanceOf(InsufficientScopeError);
     const error = err as InsufficientScopeError;
@@ -42,14 +50,22 @@ describe('requireScopes', () => {
 
   it('reads claims from the JWT, then introspection: strings, array items, numbers and booleans as JSON text, dotted names as nested members', () => {
     const rules = { requiredClaims: { tenant: ['acme'], 'realm_access.roles': ['clerk'], level: ['3'], staff: ['true'] } };
-    const token = { info: info([]), jwt: { tenant: 'acme', level: 3 }, introspection: { realm_access: { roles: ['x', 'clerk'] }, staff: true } };
+    const token = {
+      info: info([]),
+      jwt: { tenant: 'acme', level: 3 },
+      introspection: { realm_access: { roles: ['x', 'clerk'] }, staff: true },
+    };
     expect(run(rules, token)).to.equal(undefined);
     // A claim of its own named with a dot wins over the nested reading.
-    expect(run({ requiredClaims: { 'a.b': ['own'] } }, { info: info([]), introspection: { 'a.b': 'own', a: { b: 'nested' } } })).to.equal(undefined);
+    expect(run({ requiredClaims: { 'a.b': ['own'] } }, { info: info([]), introspection: { 'a.b': 'own', a: { b: 'nested' } } })).to.equal(
+      undefined,
+    );
     const err = run(rules, { ...token, jwt: { tenant: 'other', level: 3 } }) as InsufficientScopeError;
     expect(err.scope).to.equal(undefined);
     expect(err.diagnostic).to.equal('the token lacks what the API requires: claim tenant');
-    expect(bearerChallenge(err)).to.equal('Bearer realm="idp", error="insufficient_scope", error_description="The request requires higher privileges than provided by the access token"');
+    expect(bearerChallenge(err)).to.equal(
+      'Bearer realm="idp", error="insufficient_scope", error_description="The request requires higher privileges than provided by the access token"',
+    );
   });
 
   it('never matches objects, nested arrays, null, inherited members or a substring', () => {
@@ -57,12 +73,17 @@ describe('requireScopes', () => {
     for (const value of [{ x: 1 }, [['x']], null, 'xx', ' x', 'X']) {
       expect(run(rules, { info: info([]), introspection: { c: value } }), JSON.stringify(value)).to.be.instanceOf(InsufficientScopeError);
     }
-    expect(run({ requiredClaims: { 'c.toString': ['x'] } }, { info: info([]), introspection: { c: {} } })).to.be.instanceOf(InsufficientScopeError);
+    expect(run({ requiredClaims: { 'c.toString': ['x'] } }, { info: info([]), introspection: { c: {} } })).to.be.instanceOf(
+      InsufficientScopeError,
+    );
     expect(run({ requiredClaims: { constructor: ['x'] } }, { info: info([]), introspection: {} })).to.be.instanceOf(InsufficientScopeError);
   });
 
   it("checks an operation's rules on top of the API's, and only the API's for other operations", () => {
-    const rules: RequireScopesOptions = { requiredScopes: ['read'], operations: [{ name: 'update', requiredScopes: ['write'], requiredClaims: { tenant: ['acme'] } }, { name: 'get' }] };
+    const rules: RequireScopesOptions = {
+      requiredScopes: ['read'],
+      operations: [{ name: 'update', requiredScopes: ['write'], requiredClaims: { tenant: ['acme'] } }, { name: 'get' }],
+    };
     expect(run(rules, { info: info(['read']) }, 'get')).to.equal(undefined);
     expect(run(rules, { info: info(['read']) }, 'other')).to.equal(undefined);
     expect(run(rules, { info: info(['read']) })).to.equal(undefined);
@@ -78,13 +99,24 @@ describe('requireScopes', () => {
     expect(err).to.be.instanceOf(GatewayError);
     expect((err as GatewayError).code).to.equal('ERR_INTERNAL');
     expect(run({ requiredScopes: ['a'] }, {})).to.have.property('code', 'ERR_INTERNAL');
-    for (const nothing of [{}, { requiredScopes: [] }, { requiredClaims: {} }, { operations: [{ name: 'get' }] }, { operations: [{ name: 'get', requiredScopes: [] }] }]) {
-      expect(() => requireScopes(nothing), JSON.stringify(nothing)).to.throw(TypeError, 'requireScopes: options require no scope and no claim').with.property('code', 'ERR_INVALID_OPTION');
+    for (const nothing of [
+      {},
+      { requiredScopes: [] },
+      { requiredClaims: {} },
+      { operations: [{ name: 'get' }] },
+      { operations: [{ name: 'get', requiredScopes: [] }] },
+    ]) {
+      expect(() => requireScopes(nothing), JSON.stringify(nothing))
+        .to.throw(TypeError, 'requireScopes: options require no scope and no claim')
+        .with.property('code', 'ERR_INVALID_OPTION');
     }
   });
 
   it('never puts the token or claim values in its diagnostic', () => {
-    const err = run({ requiredClaims: { email: ['a@example.org'] } }, { info: info([]), introspection: { email: 'secret@example.org' } }) as GatewayError;
+    const err = run(
+      { requiredClaims: { email: ['a@example.org'] } },
+      { info: info([]), introspection: { email: 'secret@example.org' } },
+    ) as GatewayError;
     expect(err.diagnostic).to.equal('the token lacks what the API requires: claim email');
     expect(JSON.stringify(err)).not.to.include('raw-token-value');
   });
@@ -93,22 +125,42 @@ describe('requireScopes', () => {
     const cases: Array<[unknown, string]> = [
       [null, 'requireScopes: options must be an object'],
       [{ requiredScopes: 'read' }, 'requireScopes: options.requiredScopes must be an array of scopes'],
-      [{ requiredScopes: ['read', 'a b'] }, 'requireScopes: options.requiredScopes[1] must be a scope: printable ASCII characters, no space, " or \\'],
+      [
+        { requiredScopes: ['read', 'a b'] },
+        'requireScopes: options.requiredScopes[1] must be a scope: printable ASCII characters, no space, " or \\',
+      ],
       [{ requiredScopes: ['a"b'] }, 'requireScopes: options.requiredScopes[0] must be a scope'],
-      [{ requiredClaims: ['tenant'] }, 'requireScopes: options.requiredClaims must be an object mapping claim names to arrays of allowed values'],
-      [{ requiredClaims: { tenant: 'acme' } }, 'requireScopes: options.requiredClaims.tenant must be a non-empty array of allowed values (strings)'],
+      [
+        { requiredClaims: ['tenant'] },
+        'requireScopes: options.requiredClaims must be an object mapping claim names to arrays of allowed values',
+      ],
+      [
+        { requiredClaims: { tenant: 'acme' } },
+        'requireScopes: options.requiredClaims.tenant must be a non-empty array of allowed values (strings)',
+      ],
       [{ requiredClaims: { tenant: [] } }, 'requireScopes: options.requiredClaims.tenant must be a non-empty array'],
       [{ requiredClaims: { 'realm access': [1] } }, 'requireScopes: options.requiredClaims["realm access"][0] must be a string'],
-      [{ requiredClaims: { 'a..b': ['x'] } }, 'requireScopes: options.requiredClaims["a..b"] a claim name must be non-empty, dot-separated names'],
+      [
+        { requiredClaims: { 'a..b': ['x'] } },
+        'requireScopes: options.requiredClaims["a..b"] a claim name must be non-empty, dot-separated names',
+      ],
       [{ operations: {} }, 'requireScopes: options.operations must be an array'],
       [{ operations: [{ requiredScopes: ['x'] }] }, 'requireScopes: options.operations[0].name must be a non-empty string'],
       [{ operations: [{ name: 'u', requiredScopes: [''] }] }, 'requireScopes: options.operations[0].requiredScopes[0] must be a scope'],
       [{ scopes: ['admin'] }, 'requireScopes: options.scopes is not an option (did you mean "requiredScopes"?)'],
-      [{ requiredScopes: ['a'], operations: [{ name: 'u', scope: ['b'] }] }, 'requireScopes: options.operations[0].scope is not an option (did you mean "requiredScopes"?)'],
-      [{ requiredScopes: ['a'], anyOf: ['b'] }, 'requireScopes: options.anyOf is not an option (options: requiredScopes, requiredClaims, operations)'],
+      [
+        { requiredScopes: ['a'], operations: [{ name: 'u', scope: ['b'] }] },
+        'requireScopes: options.operations[0].scope is not an option (did you mean "requiredScopes"?)',
+      ],
+      [
+        { requiredScopes: ['a'], anyOf: ['b'] },
+        'requireScopes: options.anyOf is not an option (options: requiredScopes, requiredClaims, operations)',
+      ],
     ];
     for (const [options, message] of cases) {
-      expect(() => requireScopes(options as RequireScopesOptions), message).to.throw(TypeError, message).with.property('code', 'ERR_INVALID_OPTION');
+      expect(() => requireScopes(options as RequireScopesOptions), message)
+        .to.throw(TypeError, message)
+        .with.property('code', 'ERR_INVALID_OPTION');
     }
   });
 

@@ -57,7 +57,13 @@ describe('xacmlAuthorize (real token chain, spec 4.4 policy)', () => {
   before(async () => {
     as = await startDemoAuthServer({ port: 0 });
     backend = await startEchoBackend();
-    tokenPolicy = createTokenPolicy({ name: 'demo-idp', issuer: as.issuer, clientId: 'gateway', clientSecret: 'gateway-secret', cache: false });
+    tokenPolicy = createTokenPolicy({
+      name: 'demo-idp',
+      issuer: as.issuer,
+      clientId: 'gateway',
+      clientSecret: 'gateway-secret',
+      cache: false,
+    });
     dir = await mkdtemp(path.join(tmpdir(), 'eag-authorize-'));
     policyFile = path.join(dir, 'petstore.xml');
     policyXml = await readFile(new URL('petstore-policy.xml', fixtures), 'utf8');
@@ -208,35 +214,65 @@ describe('xacmlAuthorize (real token chain, spec 4.4 policy)', () => {
 
   it('throws at start-up on an invalid policy text', () => {
     expect(() => xacmlAuthorize({ xacmlPolicy: '<Policy xmlns="urn:oasis:names:tc:xacml:2.0:policy:schema:os"' })).to.throw();
-    expect(() => xacmlAuthorize({ xacmlPolicy: policyXml.replace('rule-combining-algorithm:permit-overrides', 'rule-combining-algorithm:no-such-algorithm') })).to.throw(/algorithm|RuleCombiningAlgId/i);
+    expect(() =>
+      xacmlAuthorize({
+        xacmlPolicy: policyXml.replace('rule-combining-algorithm:permit-overrides', 'rule-combining-algorithm:no-such-algorithm'),
+      }),
+    ).to.throw(/algorithm|RuleCombiningAlgId/i);
     expect(() => xacmlAuthorize({ xacmlPolicy: policyXml, serviceName: 3 as never })).to.throw(TypeError, /serviceName/);
   });
 
   it('checks its options at creation, each error naming xacmlAuthorize: options.<path> with code ERR_INVALID_OPTION', () => {
     const cases: Array<[Record<string, unknown>, string]> = [
       [{}, 'xacmlAuthorize: options.xacmlPolicy is required'],
-      [{ xacmlPolicy: policyXml, policy: policyXml }, 'xacmlAuthorize: options.policy is the deprecated name of xacmlPolicy: give one of them, not both'],
-      [{ xacmlPolicy: 42 }, 'XacmlPolicySource: options.policy must be XACML policy XML text, a non-empty array of them, or { policies, references }'],
+      [
+        { xacmlPolicy: policyXml, policy: policyXml },
+        'xacmlAuthorize: options.policy is the deprecated name of xacmlPolicy: give one of them, not both',
+      ],
+      [
+        { xacmlPolicy: 42 },
+        'XacmlPolicySource: options.policy must be XACML policy XML text, a non-empty array of them, or { policies, references }',
+      ],
       [{ xacmlPolicy: policyXml, serviceName: 3 }, 'xacmlAuthorize: options.serviceName must be a non-empty string'],
       [{ xacmlPolicy: policyXml, serviceVersion: true }, 'xacmlAuthorize: options.serviceVersion must be a string or a number'],
       [{ xacmlPolicy: policyXml, operation: 'GET /pet' }, 'xacmlAuthorize: options.operation must be a function'],
       [{ xacmlPolicy: policyXml, subject: {} }, 'xacmlAuthorize: options.subject must be a function'],
       [{ xacmlPolicy: policyXml, excludeHeaders: 'cookie' }, 'xacmlAuthorize: options.excludeHeaders must be an array of header names'],
       [{ xacmlPolicy: policyXml, recordRequests: 'permits' }, 'xacmlAuthorize: options.recordRequests must be one of denied, all'],
-      [{ xacmlPolicy: policyXml, obligations: { 'urn:x': 'log' } }, 'xacmlAuthorize: options.obligations["urn:x"] must be a function (obligation ids map to handlers)'],
+      [
+        { xacmlPolicy: policyXml, obligations: { 'urn:x': 'log' } },
+        'xacmlAuthorize: options.obligations["urn:x"] must be a function (obligation ids map to handlers)',
+      ],
       [{ xacmlPolicy: policyXml, now: 1 }, 'xacmlAuthorize: options.now must be a function'],
       [{ xacmlPolicy: policyXml, maxXPathAttributes: -1 }, 'xacmlAuthorize: options.maxXPathAttributes must be a non-negative integer'],
       [{ xacmlPolicy: policyXml, limits: { maxDepth: 0 } }, 'xacmlAuthorize: options.limits.maxDepth must be a positive integer'],
-      [{ xacmlPolicy: policyXml, applications: { client1: { organization: 'Acme' } } }, 'xacmlAuthorize: options.applications.client1.name is required'],
-      [{ xacmlPolicy: policyXml, applications: { client1: { name: 'Shop', roles: ['a', ''] } } }, 'xacmlAuthorize: options.applications.client1.roles[1] must be a non-empty string'],
-      [{ xacmlPolicy: policyXml, applications: { 'my client': { name: 'Shop', group: 'x' } } }, 'xacmlAuthorize: options.applications["my client"].group unknown field (allowed: name, organization, roles)'],
+      [
+        { xacmlPolicy: policyXml, applications: { client1: { organization: 'Acme' } } },
+        'xacmlAuthorize: options.applications.client1.name is required',
+      ],
+      [
+        { xacmlPolicy: policyXml, applications: { client1: { name: 'Shop', roles: ['a', ''] } } },
+        'xacmlAuthorize: options.applications.client1.roles[1] must be a non-empty string',
+      ],
+      [
+        { xacmlPolicy: policyXml, applications: { 'my client': { name: 'Shop', group: 'x' } } },
+        'xacmlAuthorize: options.applications["my client"].group unknown field (allowed: name, organization, roles)',
+      ],
     ];
     for (const [options, message] of cases) {
-      expect(() => xacmlAuthorize(options as never), JSON.stringify(options).slice(0, 80)).to.throw(TypeError, message).with.property('code', 'ERR_INVALID_OPTION');
+      expect(() => xacmlAuthorize(options as never), JSON.stringify(options).slice(0, 80))
+        .to.throw(TypeError, message)
+        .with.property('code', 'ERR_INVALID_OPTION');
     }
     expect(() => xacmlAuthorize(null as never)).to.throw(TypeError, 'xacmlAuthorize: options must be an object');
-    expect(() => new XacmlPolicySource({ policy: policyXml, references: 'x' as never })).to.throw(TypeError, 'XacmlPolicySource: options.references must be an array of XML strings');
-    expect(() => new XacmlPolicySource({ policy: () => policyXml, attributeFinder: 1 as never })).to.throw(TypeError, 'XacmlPolicySource: options.attributeFinder must be a function');
+    expect(() => new XacmlPolicySource({ policy: policyXml, references: 'x' as never })).to.throw(
+      TypeError,
+      'XacmlPolicySource: options.references must be an array of XML strings',
+    );
+    expect(() => new XacmlPolicySource({ policy: () => policyXml, attributeFinder: 1 as never })).to.throw(
+      TypeError,
+      'XacmlPolicySource: options.attributeFinder must be a function',
+    );
   });
 
   it('still takes the document under its deprecated name `policy` (one minor version)', async () => {
@@ -270,7 +306,12 @@ describe('xacmlAuthorize (real token chain, spec 4.4 policy)', () => {
     const ind = gateway(scenarioAuthorize({ xacmlPolicy: indeterminate }));
     const client3 = await as.issueToken('client3', 'client3-secret');
     const res2 = await supertest(ind.app).get(`${BASE}/pet/1`).set('Authorization', `Bearer ${client3}`).expect(403);
-    expect(res2.body.detail).to.equal(DENIED_DETAIL.replace('DENY code:urn:oasis:names:tc:xacml:1.0:status:ok', 'INDETERMINATE code:urn:oasis:names:tc:xacml:1.0:status:missing-attribute'));
+    expect(res2.body.detail).to.equal(
+      DENIED_DETAIL.replace(
+        'DENY code:urn:oasis:names:tc:xacml:1.0:status:ok',
+        'INDETERMINATE code:urn:oasis:names:tc:xacml:1.0:status:missing-attribute',
+      ),
+    );
     const diagnostic = ind.seen.gateway?.diagnostics.find((d) => d.code === 'XACML_DECISION');
     expect(diagnostic?.message).to.match(/^result-1 INDETERMINATE code:urn:oasis:names:tc:xacml:1\.0:status:missing-attribute message:.+/);
   });
@@ -281,7 +322,10 @@ describe('xacmlAuthorize (real token chain, spec 4.4 policy)', () => {
       `<Obligations><Obligation ObligationId="urn:example:log" FulfillOn="Permit"/></Obligations></Policy>`,
     );
     const token = await as.issueToken('client1', 'client1-secret');
-    await supertest(gateway(scenarioAuthorize({ xacmlPolicy: withObligation })).app).get(`${BASE}/pet/1`).set('Authorization', `Bearer ${token}`).expect(403);
+    await supertest(gateway(scenarioAuthorize({ xacmlPolicy: withObligation })).app)
+      .get(`${BASE}/pet/1`)
+      .set('Authorization', `Bearer ${token}`)
+      .expect(403);
     let fulfilled = 0;
     const handled = scenarioAuthorize({ xacmlPolicy: withObligation, obligations: { 'urn:example:log': () => void (fulfilled += 1) } });
     await supertest(gateway(handled).app).get(`${BASE}/pet/1`).set('Authorization', `Bearer ${token}`).expect(200);
@@ -300,7 +344,14 @@ describe('xacmlAuthorize (real token chain, spec 4.4 policy)', () => {
 
   it('works the same in an Express 4 app', async () => {
     const app4 = express4();
-    app4.use(BASE, requireToken({ policy: tokenPolicy }), introspect({ policy: tokenPolicy }), scenarioAuthorize(), forwardTokenHeaders(), createProxyMiddleware({ target: backend.url }));
+    app4.use(
+      BASE,
+      requireToken({ policy: tokenPolicy }),
+      introspect({ policy: tokenPolicy }),
+      scenarioAuthorize(),
+      forwardTokenHeaders(),
+      createProxyMiddleware({ target: backend.url }),
+    );
     app4.use(problemJsonErrorHandler());
     const client2 = await as.issueToken('client2', 'client2-secret');
     const ok = await supertest(app4).get(`${BASE}/pet/1`).set('Authorization', `Bearer ${client2}`).expect(200);
@@ -312,9 +363,19 @@ describe('xacmlAuthorize (real token chain, spec 4.4 policy)', () => {
 
   describe('the XACML request of an invocation', () => {
     it('holds every spec 4.3 attribute the invocation supplies, never the token (fixture)', async () => {
-      const withUserInfo = createTokenPolicy({ name: 'demo-idp', issuer: as.issuer, clientId: 'gateway', clientSecret: 'gateway-secret', userInfo: true, cache: false });
+      const withUserInfo = createTokenPolicy({
+        name: 'demo-idp',
+        issuer: as.issuer,
+        clientId: 'gateway',
+        clientSecret: 'gateway-secret',
+        userInfo: true,
+        cache: false,
+      });
       const requests: RequestContext[] = [];
-      const { app } = gateway(scenarioAuthorize({ onRequest: (request) => requests.push(request), subject: () => ({ organization: 'Comune' }) }), withUserInfo);
+      const { app } = gateway(
+        scenarioAuthorize({ onRequest: (request) => requests.push(request), subject: () => ({ organization: 'Comune' }) }),
+        withUserInfo,
+      );
       const token = await as.issueToken('client1', 'client1-secret', { scope: 'read write' });
       await supertest(app)
         .put(`${BASE}/pet?status=available&tag=a&tag=b&access_token=${token}`)

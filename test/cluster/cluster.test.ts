@@ -10,7 +10,18 @@ import { createGatewayCluster, type GatewayCluster, type GatewayClusterOptions }
 import { InvalidOptionError } from '../../src/options.js';
 import { createTokenPolicy, type TokenPolicy } from '../../src/token/policy.js';
 import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.js';
-import { CLUSTER_SECRET, REDIS_URL, cleanPrefix, keysOf, plainClient, sleep, splitClient, testPrefix, until, type PlainClient } from './helpers.js';
+import {
+  CLUSTER_SECRET,
+  REDIS_URL,
+  cleanPrefix,
+  keysOf,
+  plainClient,
+  sleep,
+  splitClient,
+  testPrefix,
+  until,
+  type PlainClient,
+} from './helpers.js';
 
 interface Node {
   cluster: GatewayCluster;
@@ -170,7 +181,13 @@ describe('GatewayCluster (Redis)', function () {
       await as.stop();
     });
     const make = (cluster: GatewayCluster): TokenPolicy => {
-      const policy = createTokenPolicy({ name: 'PetStore IdP', issuer: as.issuer, clientId: 'gateway', clientSecret: 'gateway-secret', shared: cluster.tokenResults });
+      const policy = createTokenPolicy({
+        name: 'PetStore IdP',
+        issuer: as.issuer,
+        clientId: 'gateway',
+        clientSecret: 'gateway-secret',
+        shared: cluster.tokenResults,
+      });
       policies.push(policy);
       return policy;
     };
@@ -251,11 +268,19 @@ describe('GatewayCluster (Redis)', function () {
     const onReset = async (): Promise<void> => undefined;
     await createGatewayCluster({ redis: REDIS_URL, secret: CLUSTER_SECRET, nodeId: 'has space', onReset }).then(
       () => expect.fail('created'),
-      (err: unknown) => expect(err).to.be.instanceOf(InvalidOptionError).and.have.property('message').match(/createGatewayCluster: options\.nodeId/),
+      (err: unknown) =>
+        expect(err)
+          .to.be.instanceOf(InvalidOptionError)
+          .and.have.property('message')
+          .match(/createGatewayCluster: options\.nodeId/),
     );
     await createGatewayCluster({ redis: REDIS_URL, secret: CLUSTER_SECRET, keyPrefix: 'bad*prefix', onReset }).then(
       () => expect.fail('created'),
-      (err: unknown) => expect(err).to.be.instanceOf(InvalidOptionError).and.have.property('message').match(/options\.keyPrefix/),
+      (err: unknown) =>
+        expect(err)
+          .to.be.instanceOf(InvalidOptionError)
+          .and.have.property('message')
+          .match(/options\.keyPrefix/),
     );
     await createGatewayCluster({ redis: 'http://user:secret@127.0.0.1:6379', secret: CLUSTER_SECRET, onReset }).then(
       () => expect.fail('created'),
@@ -266,18 +291,29 @@ describe('GatewayCluster (Redis)', function () {
     );
     await createGatewayCluster({ redis: REDIS_URL, secret: CLUSTER_SECRET } as GatewayClusterOptions).then(
       () => expect.fail('created'),
-      (err: unknown) => expect(err).to.be.instanceOf(InvalidOptionError).and.have.property('message').match(/options\.onReset/),
+      (err: unknown) =>
+        expect(err)
+          .to.be.instanceOf(InvalidOptionError)
+          .and.have.property('message')
+          .match(/options\.onReset/),
     );
     // Fail closed: no secret, or one too short to be one, and the message never repeats it.
     await createGatewayCluster({ redis: REDIS_URL, onReset } as GatewayClusterOptions).then(
       () => expect.fail('created'),
-      (err: unknown) => expect(err).to.be.instanceOf(InvalidOptionError).and.have.property('message').match(/options\.secret must be a string of at least 32 characters/),
+      (err: unknown) =>
+        expect(err)
+          .to.be.instanceOf(InvalidOptionError)
+          .and.have.property('message')
+          .match(/options\.secret must be a string of at least 32 characters/),
     );
     for (const secret of ['short-secret-value', [CLUSTER_SECRET, 'short-secret-value']]) {
       await createGatewayCluster({ redis: REDIS_URL, secret, onReset }).then(
         () => expect.fail('created'),
         (err: unknown) => {
-          expect(err).to.be.instanceOf(InvalidOptionError).and.have.property('message').match(/options\.secret(\[1\])? must be/);
+          expect(err)
+            .to.be.instanceOf(InvalidOptionError)
+            .and.have.property('message')
+            .match(/options\.secret(\[1\])? must be/);
           expect((err as Error).message).not.to.include('short-secret-value');
         },
       );

@@ -107,10 +107,14 @@ describe('connectRedis', function () {
     await until(() => !redis.subscribed(`${prefix}chan`), 1000, 'the pub/sub connection lost');
     proxy.restore();
     await until(() => redis.subscribed(`${prefix}chan`), 5000, 'subscribed again');
-    await until(async () => {
-      await publisher.command(['PUBLISH', `${prefix}chan`, 'two']);
-      return received.includes('two');
-    }, 5000, 'a message after the reconnection');
+    await until(
+      async () => {
+        await publisher.command(['PUBLISH', `${prefix}chan`, 'two']);
+        return received.includes('two');
+      },
+      5000,
+      'a message after the reconnection',
+    );
     await redis.unsubscribe(`${prefix}chan`);
   });
 

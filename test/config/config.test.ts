@@ -35,7 +35,13 @@ describe('gateway configuration', () => {
     expect(config.apis).to.have.length(1);
     const api = config.apis[0]!;
     expect([api.provider, api.name, api.version]).to.deep.equal(['Ente', 'PetStore', 1]);
-    expect(api.tokenManagement).to.deep.include({ enabled: true, policy: 'DemoIdP', introspection: true, jwtValidation: false, userInfo: false });
+    expect(api.tokenManagement).to.deep.include({
+      enabled: true,
+      policy: 'DemoIdP',
+      introspection: true,
+      jwtValidation: false,
+      userInfo: false,
+    });
     expect(api.authorization.mode).to.equal('xacml-Policy');
     if (api.authorization.mode !== 'xacml-Policy') throw new Error('unreachable');
     expect(api.authorization.policyFile).to.equal(path.join(exampleDir, 'policies', 'petstore.xml'));
@@ -75,10 +81,29 @@ describe('gateway configuration', () => {
   it('reads the recording switches and the body limit, refusing a bad one', async () => {
     const document = valid();
     const api = document.apis[0]!;
-    expect((await resolveConfig(document, { baseDir: exampleDir })).apis[0]!.recording).to.deep.equal({ incomingHeaders: false, outgoingHeaders: false, requestBody: false, responseBody: false, maxBodyBytes: 4096, xacmlRequests: 'denied' });
+    expect((await resolveConfig(document, { baseDir: exampleDir })).apis[0]!.recording).to.deep.equal({
+      incomingHeaders: false,
+      outgoingHeaders: false,
+      requestBody: false,
+      responseBody: false,
+      maxBodyBytes: 4096,
+      xacmlRequests: 'denied',
+    });
     api.recording = { incomingHeaders: true, requestBody: true, maxBodyBytes: 100, xacmlRequests: 'all' };
-    expect((await resolveConfig(document, { baseDir: exampleDir })).apis[0]!.recording).to.deep.equal({ incomingHeaders: true, outgoingHeaders: false, requestBody: true, responseBody: false, maxBodyBytes: 100, xacmlRequests: 'all' });
-    api.recording = { responseBody: 'yes', maxBodyBytes: 2_000_000, headers: true, xacmlRequests: 'permits' } as unknown as typeof api.recording;
+    expect((await resolveConfig(document, { baseDir: exampleDir })).apis[0]!.recording).to.deep.equal({
+      incomingHeaders: true,
+      outgoingHeaders: false,
+      requestBody: true,
+      responseBody: false,
+      maxBodyBytes: 100,
+      xacmlRequests: 'all',
+    });
+    api.recording = {
+      responseBody: 'yes',
+      maxBodyBytes: 2_000_000,
+      headers: true,
+      xacmlRequests: 'permits',
+    } as unknown as typeof api.recording;
     expect(await issuesOf(document)).to.have.members([
       'apis[0].recording.headers: unknown field (did you mean "incomingHeaders"?)',
       'apis[0].recording.xacmlRequests: must be one of denied, all',
@@ -107,10 +132,15 @@ describe('gateway configuration', () => {
 
   it('rejects duplicates, reserved providers, bad operations and unknown authorization modes', async () => {
     const document = valid() as unknown as { apis: unknown[] };
-    const api = (document.apis[0] as Record<string, unknown>);
+    const api = document.apis[0] as Record<string, unknown>;
     document.apis.push({ ...api });
     document.apis.push({ ...api, provider: 'admin', version: 2 });
-    document.apis.push({ ...api, version: 3, operations: [{ name: 'x', method: 'FETCH', path: 'pet' }], authorization: { mode: 'allow-all' } });
+    document.apis.push({
+      ...api,
+      version: 3,
+      operations: [{ name: 'x', method: 'FETCH', path: 'pet' }],
+      authorization: { mode: 'allow-all' },
+    });
     expect(await issuesOf(document)).to.have.members([
       'apis[1]: duplicates apis[0] (Ente/PetStore/v1)',
       'apis[2].provider: "admin" is reserved for the gateway\'s own routes',
@@ -120,12 +150,14 @@ describe('gateway configuration', () => {
     ]);
   });
 
-  it('reserves every path of the admin listener as a provider (the operators\' session cookie goes there), as written', async () => {
+  it("reserves every path of the admin listener as a provider (the operators' session cookie goes there), as written", async () => {
     const document = valid() as unknown as { apis: Array<Record<string, unknown>> };
     const api = document.apis[0]!;
     const reserved = ['admin', 'operators', 'configuration', 'console', 'metrics', 'health'];
     document.apis = [...reserved, 'Operators', 'adminx'].map((provider, i) => ({ ...api, provider, version: i + 1 }));
-    expect(await issuesOf(document)).to.deep.equal(reserved.map((provider, i) => `apis[${i}].provider: "${provider}" is reserved for the gateway's own routes`));
+    expect(await issuesOf(document)).to.deep.equal(
+      reserved.map((provider, i) => `apis[${i}].provider: "${provider}" is reserved for the gateway's own routes`),
+    );
   });
 
   it('keeps the token policy keys anyAudience, jwtTypes and maxResponseSize, and refuses bad ones, naming them', async () => {
@@ -195,13 +227,20 @@ describe('gateway configuration', () => {
 
   it('keeps the registry of client applications (a copy), and refuses a bad one, naming the field', async () => {
     const document = valid() as GatewayConfig;
-    document.applications = { client1: { name: 'PetShopWeb', organization: 'Comune di Pisa', roles: ['buyer'] }, client2: { name: 'PetShopApp' } };
+    document.applications = {
+      client1: { name: 'PetShopWeb', organization: 'Comune di Pisa', roles: ['buyer'] },
+      client2: { name: 'PetShopApp' },
+    };
     const config = await resolveConfig(document, { baseDir: exampleDir });
     expect(config.applications).to.deep.equal(document.applications);
     (document.applications['client1']!.roles as string[]).push('admin');
     expect(config.applications['client1']!.roles).to.deep.equal(['buyer']);
     const bad = valid() as unknown as Record<string, unknown>;
-    bad.applications = { client1: { organization: 'Comune di Pisa', roles: ['buyer', ''] }, 'my client': { name: 'X', group: 'y' }, client3: 'PetShop' };
+    bad.applications = {
+      client1: { organization: 'Comune di Pisa', roles: ['buyer', ''] },
+      'my client': { name: 'X', group: 'y' },
+      client3: 'PetShop',
+    };
     expect(await issuesOf(bad)).to.have.members([
       'applications.client1.name: is required',
       'applications.client1.roles[1]: must be a non-empty string',
@@ -268,7 +307,9 @@ describe('gateway configuration', () => {
         (e: unknown) => e,
       );
       expect(error).to.be.instanceOf(ConfigError);
-      expect((error as ConfigError).message).to.contain(file).and.to.contain('not valid JSON');
+      expect((error as ConfigError).message)
+        .to.contain(file)
+        .and.to.contain('not valid JSON');
       expect((error as ConfigError).source).to.equal(file);
     } finally {
       await rm(dir, { recursive: true, force: true });

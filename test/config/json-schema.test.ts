@@ -29,7 +29,10 @@ describe('config.schema.json', () => {
   });
 
   it('the example points at it and validates; a misspelt key is refused', async () => {
-    const example = JSON.parse(await readFile(new URL('examples/petstore/gateway.config.json', ROOT), 'utf8')) as { $schema: string; apis: Array<Record<string, unknown>> };
+    const example = JSON.parse(await readFile(new URL('examples/petstore/gateway.config.json', ROOT), 'utf8')) as {
+      $schema: string;
+      apis: Array<Record<string, unknown>>;
+    };
     expect(new URL(example.$schema, new URL('examples/petstore/', ROOT)).href).to.equal(new URL('config.schema.json', ROOT).href);
     const validate = validator();
     expect(validate(example), JSON.stringify(validate.errors)).to.equal(true);
@@ -38,7 +41,13 @@ describe('config.schema.json', () => {
     delete misspelt.apis[0]!.tokenManagement;
     expect(validate(misspelt)).to.equal(false);
     expect(validate.errors).to.deep.include.members([
-      { instancePath: '/apis/0', schemaPath: '#/properties/apis/items/additionalProperties', keyword: 'additionalProperties', params: { additionalProperty: 'tokenManagment' }, message: 'must NOT have additional properties' },
+      {
+        instancePath: '/apis/0',
+        schemaPath: '#/properties/apis/items/additionalProperties',
+        keyword: 'additionalProperties',
+        params: { additionalProperty: 'tokenManagment' },
+        message: 'must NOT have additional properties',
+      },
     ]);
   });
 });

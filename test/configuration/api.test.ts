@@ -35,14 +35,19 @@ describe('configuration API', function () {
   });
   after(() => pet?.stop());
 
-  const config = async (client = ada) => (await (await client.fetch(`${API}/config`)).json()) as {
-    version: { version: number };
-    document: GatewayConfig;
-    secrets: Record<string, { set: boolean; from: string; variable?: string }>;
-    policies: Record<string, string>;
-    canEdit: boolean;
-  };
-  const state = async () => (await (await ada.fetch(`${API}/state`)).json()) as { saved: { version: number }; nodes: Array<{ nodeId: string; state: string; version?: number }> };
+  const config = async (client = ada) =>
+    (await (await client.fetch(`${API}/config`)).json()) as {
+      version: { version: number };
+      document: GatewayConfig;
+      secrets: Record<string, { set: boolean; from: string; variable?: string }>;
+      policies: Record<string, string>;
+      canEdit: boolean;
+    };
+  const state = async () =>
+    (await (await ada.fetch(`${API}/state`)).json()) as {
+      saved: { version: number };
+      nodes: Array<{ nodeId: string; state: string; version?: number }>;
+    };
 
   it('shows every API, token policy and policy, never a secret: only whether it is set and where from', async () => {
     const res = await ada.fetch(`${API}/config`);
@@ -71,14 +76,22 @@ describe('configuration API', function () {
     expect(body.issues).to.deep.include({ path: 'apis[0].backend.url', message: 'must be an http(s) URL' });
     expect(body.issues).to.deep.include({ path: 'apis[0].recording.outgoingHeaders', message: 'must be a boolean' });
     expect(await readFile(pet.copy.configFile, 'utf8')).to.equal(before);
-    const unknownPolicy = await ada.json(PETSTORE, 'PUT', { api: { ...api, tokenManagement: { ...api.tokenManagement!, policy: 'Nope' } } });
-    expect(((await unknownPolicy.json()) as { issues: Array<{ path: string }> }).issues[0]!.path).to.equal('apis[0].tokenManagement.policy');
+    const unknownPolicy = await ada.json(PETSTORE, 'PUT', {
+      api: { ...api, tokenManagement: { ...api.tokenManagement!, policy: 'Nope' } },
+    });
+    expect(((await unknownPolicy.json()) as { issues: Array<{ path: string }> }).issues[0]!.path).to.equal(
+      'apis[0].tokenManagement.policy',
+    );
     expect((await config()).version.version).to.equal(1);
   });
 
   it('saves a change as a new version, written atomically beside the file, "saved, not yet in force" until ResetAllCaches', async () => {
     const api = (await config()).document.apis[0]!;
-    const res = await ada.json(PETSTORE, 'PUT', { api: { ...api, recording: { outgoingHeaders: false } }, comment: 'stop recording headers', baseVersion: 1 });
+    const res = await ada.json(PETSTORE, 'PUT', {
+      api: { ...api, recording: { outgoingHeaders: false } },
+      comment: 'stop recording headers',
+      baseVersion: 1,
+    });
     expect(res.status).to.equal(200);
     const saved = (await res.json()) as Saved;
     expect(saved.version).to.include({ version: 2, author: 'ada', comment: 'stop recording headers' });
@@ -108,7 +121,10 @@ describe('configuration API', function () {
   });
 
   it('adds and removes operations and APIs, and changes a token policy without showing or losing its secret', async () => {
-    const op = await ada.json(`${PETSTORE}/operations`, 'POST', { operation: { name: 'findPets', method: 'GET', path: '/pet/findByStatus' }, comment: 'new operation' });
+    const op = await ada.json(`${PETSTORE}/operations`, 'POST', {
+      operation: { name: 'findPets', method: 'GET', path: '/pet/findByStatus' },
+      comment: 'new operation',
+    });
     expect(op.status).to.equal(201);
     expect((await pet.onDisk()).apis[0]!.operations!.map((o) => o.name)).to.include('findPets');
     const badOp = await ada.json(`${PETSTORE}/operations`, 'POST', { operation: { name: 'x', method: 'FETCH', path: 'nope' } });
@@ -122,7 +138,9 @@ describe('configuration API', function () {
     expect((await ada.json(`${API}/apis`, 'POST', { api: echo, comment: 'add Echo' })).status).to.equal(201);
     const dup = await ada.json(`${API}/apis`, 'POST', { api: echo });
     expect(dup.status).to.equal(422);
-    expect(((await dup.json()) as { issues: Array<{ message: string }> }).issues[0]!.message).to.equal('duplicates apis[0] (Ente/Echo/v2)'.replace('apis[0]', 'apis[1]'));
+    expect(((await dup.json()) as { issues: Array<{ message: string }> }).issues[0]!.message).to.equal(
+      'duplicates apis[0] (Ente/Echo/v2)'.replace('apis[0]', 'apis[1]'),
+    );
     expect((await ada.json(`${API}/apis/Ente/Echo/2`, 'DELETE', { comment: 'remove Echo' })).status).to.equal(200);
     expect((await pet.onDisk()).apis.map((a) => a.name)).to.deep.equal(['PetStore']);
 
@@ -131,7 +149,9 @@ describe('configuration API', function () {
     expect(tp.status).to.equal(200);
     const disk = (await pet.onDisk()).tokenPolicies!['DemoIdP']!;
     expect(disk).to.include({ cacheTtlSeconds: 120, clientSecret: 'gateway-secret' });
-    const env = await ada.json(`${API}/token-policies/DemoIdP`, 'PUT', { policy: { ...policy, clientSecretEnv: 'GATEWAY_SECRET_EAG_TEST_UNSET' } });
+    const env = await ada.json(`${API}/token-policies/DemoIdP`, 'PUT', {
+      policy: { ...policy, clientSecretEnv: 'GATEWAY_SECRET_EAG_TEST_UNSET' },
+    });
     expect(env.status).to.equal(422);
     expect(((await env.json()) as { issues: Array<{ path: string; message: string }> }).issues).to.deep.equal([
       { path: 'tokenPolicies.DemoIdP.clientSecretEnv', message: 'environment variable GATEWAY_SECRET_EAG_TEST_UNSET is not set' },
@@ -139,10 +159,14 @@ describe('configuration API', function () {
   });
 
   it('lists versions, shows the diff between two (secrets masked), and rolls back as a new version', async () => {
-    const list = (await (await ada.fetch(`${API}/versions`)).json()) as { items: Array<{ version: number; author: string; comment: string }> };
+    const list = (await (await ada.fetch(`${API}/versions`)).json()) as {
+      items: Array<{ version: number; author: string; comment: string }>;
+    };
     expect(list.items[0]!.version).to.be.greaterThan(5);
     expect(list.items.at(-1)).to.include({ version: 1, author: '(outside the console)', comment: 'the configuration file as found' });
-    const diff = (await (await ada.fetch(`${API}/diff?from=1&to=2`)).json()) as { files: Array<{ file: string; lines: Array<{ op: string; text: string }> }> };
+    const diff = (await (await ada.fetch(`${API}/diff?from=1&to=2`)).json()) as {
+      files: Array<{ file: string; lines: Array<{ op: string; text: string }> }>;
+    };
     expect(diff.files.map((f) => f.file)).to.deep.equal(['gateway.config.json']);
     const changed = diff.files[0]!.lines.filter((l) => l.op !== ' ').map((l) => `${l.op}${l.text.trim()}`);
     expect(changed).to.deep.equal(['-"outgoingHeaders": true', '+"outgoingHeaders": false']);
@@ -204,14 +228,28 @@ describe('configuration API', function () {
   it('logs every change, refused or saved, in the audit log with its version and what changed', async () => {
     const { items } = (await (await ada.fetch('/gateway/operators/audit?limit=200')).json()) as { items: AuditEntry[] };
     const lines = items.map((e) => `${e.actor ?? '-'} ${e.action} ${e.result} ${e.target ?? ''} | ${e.detail ?? ''}`);
-    expect(lines.some((l) => l.startsWith('ada api.change ok Ente/PetStore/v1 | version 2: API Ente/PetStore/v1 changed (stop recording headers)'))).to.equal(true);
-    expect(lines.some((l) => l.startsWith('ada api.change refused Ente/PetStore/v1 | 2 problem(s): apis[0].backend.url: must be an http(s) URL'))).to.equal(true);
+    expect(
+      lines.some((l) =>
+        l.startsWith('ada api.change ok Ente/PetStore/v1 | version 2: API Ente/PetStore/v1 changed (stop recording headers)'),
+      ),
+    ).to.equal(true);
+    expect(
+      lines.some((l) =>
+        l.startsWith('ada api.change refused Ente/PetStore/v1 | 2 problem(s): apis[0].backend.url: must be an http(s) URL'),
+      ),
+    ).to.equal(true);
     expect(lines.some((l) => l.startsWith('ada api.add ok Ente/Echo/v2'))).to.equal(true);
     expect(lines.some((l) => l.startsWith('ada rollback ok version 1'))).to.equal(true);
     expect(lines.some((l) => l.startsWith('ada reset-caches ok admin/reset-caches'))).to.equal(true);
     // Refused by role before the route: logged with what was tried.
-    expect(lines.some((l) => l.startsWith('vera forbidden refused PUT /gateway/configuration/api/apis/Ente/PetStore/1 | your role does not allow this'))).to.equal(true);
-    expect(lines.some((l) => l.startsWith('ada token-policy.save ok token policy DemoIdP') && l.includes('(secret changed)') === false)).to.equal(true);
+    expect(
+      lines.some((l) =>
+        l.startsWith('vera forbidden refused PUT /gateway/configuration/api/apis/Ente/PetStore/1 | your role does not allow this'),
+      ),
+    ).to.equal(true);
+    expect(
+      lines.some((l) => l.startsWith('ada token-policy.save ok token policy DemoIdP') && l.includes('(secret changed)') === false),
+    ).to.equal(true);
     expect(JSON.stringify(items)).not.to.include('gateway-secret');
   });
 });

@@ -59,9 +59,20 @@ describe('configuration API: operations from an OpenAPI 3 document', function ()
     const before = await versions();
     const res = await ada.json(IMPORT, 'POST', { text: yaml, dryRun: true });
     expect(res.status).to.equal(200);
-    const body = (await res.json()) as { dryRun: boolean; baseVersion: number; changes: Changes; operations: Array<{ name: string; from: string }>; skipped: unknown[] };
+    const body = (await res.json()) as {
+      dryRun: boolean;
+      baseVersion: number;
+      changes: Changes;
+      operations: Array<{ name: string; from: string }>;
+      skipped: unknown[];
+    };
     expect(body.dryRun).to.equal(true);
-    expect(body.changes).to.deep.equal({ added: ['findPetsByStatus'], changed: [], unchanged: ['updatePet', 'addPet', 'getPetById', 'deletePet'], removed: [] });
+    expect(body.changes).to.deep.equal({
+      added: ['findPetsByStatus'],
+      changed: [],
+      unchanged: ['updatePet', 'addPet', 'getPetById', 'deletePet'],
+      removed: [],
+    });
     expect(body.operations.find((o) => o.name === 'findPetsByStatus')).to.include({ from: 'paths./pet/findByStatus.get' });
     expect(await versions()).to.equal(before);
     expect((await pet.onDisk()).apis[0]!.operations!.map((o) => o.name)).not.to.include('findPetsByStatus');
@@ -94,7 +105,9 @@ describe('configuration API: operations from an OpenAPI 3 document', function ()
   });
 
   it('replaces the operations when asked, keeping the scope rules of those it had', async () => {
-    const config = (await (await ada.fetch(`${API}/config`)).json()) as { document: { apis: Array<{ operations: Array<Record<string, unknown>> }> } };
+    const config = (await (await ada.fetch(`${API}/config`)).json()) as {
+      document: { apis: Array<{ operations: Array<Record<string, unknown>> }> };
+    };
     const api = config.document.apis[0]!;
     api.operations.find((o) => o['name'] === 'updatePet')!['requiredScopes'] = ['pets:write'];
     expect((await ada.json(`${API}/apis/Ente/PetStore/1`, 'PUT', { api })).status).to.equal(200);
@@ -104,7 +117,12 @@ describe('configuration API: operations from an OpenAPI 3 document', function ()
     expect(((await res.json()) as { changes: Changes }).changes.removed).to.deep.equal(['deletePet']);
     const operations = (await pet.onDisk()).apis[0]!.operations!;
     expect(operations.map((o) => o.name)).to.deep.equal(['updatePet', 'addPet', 'findPetsByStatus', 'getPetById']);
-    expect(operations.find((o) => o.name === 'updatePet')).to.deep.equal({ name: 'updatePet', method: 'PUT', path: '/pet', requiredScopes: ['pets:write'] });
+    expect(operations.find((o) => o.name === 'updatePet')).to.deep.equal({
+      name: 'updatePet',
+      method: 'PUT',
+      path: '/pet',
+      requiredScopes: ['pets:write'],
+    });
     expect((await ada.json(IMPORT, 'POST', { text: yaml, mode: 'all' })).status).to.equal(400);
   });
 
@@ -116,7 +134,9 @@ describe('configuration API: operations from an OpenAPI 3 document', function ()
     const body = (await res.json()) as { issues: Array<{ path: string; message: string }> };
     expect(body.issues).to.have.length(1);
     expect(body.issues[0]!.path).to.match(/^apis\[0\]\.operations\[\d+\]\.path$/);
-    expect(body.issues[0]!.message).to.match(/^must be a path starting with "\/".* \(from paths\.\/pet\/find by status\.get of the OpenAPI document\)$/);
+    expect(body.issues[0]!.message).to.match(
+      /^must be a path starting with "\/".* \(from paths\.\/pet\/find by status\.get of the OpenAPI document\)$/,
+    );
     expect(await versions()).to.equal(before);
   });
 
@@ -130,7 +150,8 @@ describe('configuration API: operations from an OpenAPI 3 document', function ()
       {
         path: 'components.schemas.Pet.properties.tags.items.$ref',
         file: 'OpenAPI document',
-        message: '"http://127.0.0.1:9/tag.json" points outside the document: the import fetches and reads nothing, give one document with its references inside (#/components/...)',
+        message:
+          '"http://127.0.0.1:9/tag.json" points outside the document: the import fetches and reads nothing, give one document with its references inside (#/components/...)',
       },
     ]);
     expect(await versions()).to.equal(before);

@@ -89,11 +89,15 @@ describe('operations from an OpenAPI 3 document', () => {
     expect(await issue('')).to.deep.equal([{ path: '', message: 'the document is empty' }]);
     expect((await issue('paths: [')).map((i) => i.message)[0]).to.match(/^not valid YAML or JSON: /);
     expect((await issue('{"openapi": '))[0]!.message).to.match(/^not valid JSON: /);
-    expect(await issue('- a list')).to.deep.equal([{ path: '', message: 'not an OpenAPI document: an object with openapi, info and paths was expected' }]);
+    expect(await issue('- a list')).to.deep.equal([
+      { path: '', message: 'not an OpenAPI document: an object with openapi, info and paths was expected' },
+    ]);
     expect(await issue('{"swagger":"2.0","info":{"title":"x","version":"1"},"paths":{}}')).to.deep.equal([
       { path: 'swagger', message: 'Swagger 2.0 is not imported: convert it to OpenAPI 3 first' },
     ]);
-    expect(await issue('{"openapi":"4.0.0"}')).to.deep.equal([{ path: 'openapi', message: 'must be an OpenAPI 3.0 or 3.1 version (3.0.x, 3.1.x), got "4.0.0"' }]);
+    expect(await issue('{"openapi":"4.0.0"}')).to.deep.equal([
+      { path: 'openapi', message: 'must be an OpenAPI 3.0 or 3.1 version (3.0.x, 3.1.x), got "4.0.0"' },
+    ]);
     // The OpenAPI schema's own checks, by the parser.
     const invalid = await issue(yaml.replace('  version: 1.0.0\n', ''));
     expect(invalid).to.have.length(1);
@@ -106,7 +110,9 @@ describe('operations from an OpenAPI 3 document', () => {
   it('needs an operationId for every operation, leaves TRACE out, and refuses a document with nothing to relay', async () => {
     const missing = await operationsFromOpenApi(document({ '/a': { get: ok, post: { ...ok, operationId: 'b' } } }));
     expect(missing.operations).to.deep.equal([]);
-    expect(missing.issues).to.deep.equal([{ path: 'paths./a.get.operationId', message: 'is missing: the gateway names each operation after it (the XACML action-id)' }]);
+    expect(missing.issues).to.deep.equal([
+      { path: 'paths./a.get.operationId', message: 'is missing: the gateway names each operation after it (the XACML action-id)' },
+    ]);
     const trace = await operationsFromOpenApi(document({ '/a': { get: { ...ok, operationId: 'a' }, trace: { ...ok, operationId: 't' } } }));
     expect(trace.operations).to.deep.equal([{ name: 'a', method: 'GET', path: '/a', from: 'paths./a.get' }]);
     expect(trace.skipped).to.deep.equal([{ path: 'paths./a.trace', message: 'TRACE is not relayed by the gateway' }]);
@@ -115,9 +121,18 @@ describe('operations from an OpenAPI 3 document', () => {
   });
 
   it('resolves path items and parameters referenced inside the document (OpenAPI 3.1 components.pathItems)', async () => {
-    const text = document({ '/pets/{id}': { $ref: '#/components/pathItems/Pet' } }, {
-      components: { pathItems: { Pet: { get: { ...ok, operationId: 'showPet', parameters: [{ name: 'id', in: 'path', required: true, schema: { type: 'string' } }] } } } },
-    });
+    const text = document(
+      { '/pets/{id}': { $ref: '#/components/pathItems/Pet' } },
+      {
+        components: {
+          pathItems: {
+            Pet: {
+              get: { ...ok, operationId: 'showPet', parameters: [{ name: 'id', in: 'path', required: true, schema: { type: 'string' } }] },
+            },
+          },
+        },
+      },
+    );
     const read = await operationsFromOpenApi(text);
     expect(read.issues).to.deep.equal([]);
     expect(read.operations).to.deep.equal([{ name: 'showPet', method: 'GET', path: '/pets/{id}', from: 'paths./pets/{id}.get' }]);
@@ -132,12 +147,14 @@ describe('operations from an OpenAPI 3 document', () => {
     const wide = ['openapi: 3.0.3', 'info: {title: t, version: "1"}', 'paths: {}', 'x0: &a0 [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]'];
     for (let i = 1; i < 6; i++) wide.push(`x${i}: &a${i} [${Array.from({ length: 10 }, () => `*a${i - 1}`).join(', ')}]`);
     // 55 aliases, 10^5 values once expanded: within the alias bound, past the values bound.
-    expect((await operationsFromOpenApi(wide.join('\n'))).issues).to.deep.equal([{ path: '', message: 'the document holds more than 200000 values (YAML aliases expanded)' }]);
+    expect((await operationsFromOpenApi(wide.join('\n'))).issues).to.deep.equal([
+      { path: '', message: 'the document holds more than 200000 values (YAML aliases expanded)' },
+    ]);
     const large = await operationsFromOpenApi(`${yaml}\n# ${'x'.repeat(2 * 1024 * 1024)}`);
     expect(large.issues).to.deep.equal([{ path: '', message: 'the document is larger than 2097152 bytes' }]);
   });
 
-  it('merges into an API\'s operations by name (keeping its scope rules), or replaces them, concrete paths before templated ones', () => {
+  it("merges into an API's operations by name (keeping its scope rules), or replaces them, concrete paths before templated ones", () => {
     const own = [
       { name: 'addPet', method: 'POST' as const, path: '/pet', requiredScopes: ['pets:write'] },
       { name: 'legacy', method: 'GET' as const, path: '/old' },
@@ -145,7 +162,12 @@ describe('operations from an OpenAPI 3 document', () => {
     ];
     const imported = PETSTORE_OPERATIONS as Parameters<typeof mergeOperations>[1];
     const merged = mergeOperations(own, imported, 'merge');
-    expect(merged.changes).to.deep.equal({ added: ['updatePet', 'findPetsByStatus', 'deletePet'], changed: ['getPetById'], unchanged: ['addPet'], removed: [] });
+    expect(merged.changes).to.deep.equal({
+      added: ['updatePet', 'findPetsByStatus', 'deletePet'],
+      changed: ['getPetById'],
+      unchanged: ['addPet'],
+      removed: [],
+    });
     // The API's own in place; a new one before the operation whose template would take its requests.
     expect(merged.operations).to.deep.equal([
       { name: 'addPet', method: 'POST', path: '/pet', requiredScopes: ['pets:write'] },
@@ -160,7 +182,11 @@ describe('operations from an OpenAPI 3 document', () => {
     expect(replaced.operations.map((o) => o.name)).to.deep.equal(['addPet', 'updatePet', 'findPetsByStatus', 'getPetById', 'deletePet']);
     // Whatever the document's order: the concrete path first.
     const templatedFirst = [imported[3]!, imported[4]!, imported[2]!];
-    expect(mergeOperations([], templatedFirst, 'replace').operations.map((o) => o.name)).to.deep.equal(['findPetsByStatus', 'getPetById', 'deletePet']);
+    expect(mergeOperations([], templatedFirst, 'replace').operations.map((o) => o.name)).to.deep.equal([
+      'findPetsByStatus',
+      'getPetById',
+      'deletePet',
+    ]);
     expect(mergeOperations(undefined, imported, 'merge').operations).to.have.length(5);
   });
 });

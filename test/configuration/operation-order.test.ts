@@ -13,7 +13,8 @@ import { compilePathTemplate } from '../../src/url/template.js';
 /** The rule as written once: every pair compared, first shadowing operation in list order. */
 function pairwise(initial: OperationConfig[], placed: OperationConfig[]): string[] {
   const list = [...initial];
-  const shadows = (a: OperationConfig, b: OperationConfig) => a.method === b.method && compilePathTemplate(a.path).test(b.path) && !compilePathTemplate(b.path).test(a.path);
+  const shadows = (a: OperationConfig, b: OperationConfig) =>
+    a.method === b.method && compilePathTemplate(a.path).test(b.path) && !compilePathTemplate(b.path).test(a.path);
   for (const op of placed) {
     const index = list.findIndex((other) => shadows(other, op));
     if (index === -1) list.push(op);
@@ -46,7 +47,10 @@ describe('the order of imported operations', () => {
       const order = new OperationOrder(initial);
       for (const op of placed) order.place(op);
       const expected = pairwise(initial, placed);
-      expect(order.operations.map((op) => op.name), JSON.stringify([...initial, ...placed].map((op) => `${op.method} ${op.path}`))).to.deep.equal(expected);
+      expect(
+        order.operations.map((op) => op.name),
+        JSON.stringify([...initial, ...placed].map((op) => `${op.method} ${op.path}`)),
+      ).to.deep.equal(expected);
       if (expected.join() !== [...initial, ...placed].map((op) => op.name).join()) moved++;
     }
     // The generator is not vacuous: many rounds put an operation before another.
@@ -71,13 +75,21 @@ describe('the order of imported operations', () => {
   it('refuses a document of thousands of overlapping templates rather than compare them all', function () {
     this.timeout(10_000);
     for (const hostile of [ops(20_000, (i) => `/a{x}${i}`), ops(20_000, (i) => `/{p${i}}`), ops(20_000, (i) => `/{a}/{b}-{c}${i}`)]) {
-      expect(() => mergeOperations([], hostile.map((op) => ({ ...op, from: '' })), 'replace')).to.throw(OperationOrderError).with.property('code', 'ERR_OPERATIONS_OVERLAP');
+      expect(() =>
+        mergeOperations(
+          [],
+          hostile.map((op) => ({ ...op, from: '' })),
+          'replace',
+        ),
+      )
+        .to.throw(OperationOrderError)
+        .with.property('code', 'ERR_OPERATIONS_OVERLAP');
     }
     // The bound is far above what an API with the usual shapes needs.
     expect(MAX_ORDERING_WORK).to.be.at.least(1_000_000);
   });
 
-  it('keeps an API\'s own operations in their order in a merge, and places before the first that would take the requests', () => {
+  it("keeps an API's own operations in their order in a merge, and places before the first that would take the requests", () => {
     const own = [
       { name: 'any', method: 'GET' as const, path: '/{anything}' },
       { name: 'pets', method: 'GET' as const, path: '/pets/{id}' },

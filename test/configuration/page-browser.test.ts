@@ -32,7 +32,9 @@ describe('configuration console in headless Chromium', function () {
 
   before(async () => {
     if (!existsSync(CHROMIUM)) {
-      throw new Error(`Chromium not found at ${CHROMIUM}: install it with \`apt-get install -y --no-install-recommends chromium\` or set CHROMIUM_PATH.`);
+      throw new Error(
+        `Chromium not found at ${CHROMIUM}: install it with \`apt-get install -y --no-install-recommends chromium\` or set CHROMIUM_PATH.`,
+      );
     }
     pet = await startPetstore();
     original = await readFile(pet.copy.policyFile, 'utf8');
@@ -40,7 +42,16 @@ describe('configuration console in headless Chromium', function () {
     await mkdir(ARTIFACTS, { recursive: true });
     browser = await chromium.launch({
       executablePath: CHROMIUM,
-      args: ['--headless=new', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+      args: [
+        '--headless=new',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
     });
   });
   after(async () => {
@@ -93,7 +104,10 @@ describe('configuration console in headless Chromium', function () {
     await admin.fill('#si-user', 'ada');
     await admin.fill('#si-pass', 'not-the-password');
     await admin.click('#sign-in button[type=submit]');
-    await waitFor(async () => (await admin.locator('#sign-in-error').innerText()).includes('wrong user name or password'), 'the sign-in error');
+    await waitFor(
+      async () => (await admin.locator('#sign-in-error').innerText()).includes('wrong user name or password'),
+      'the sign-in error',
+    );
     await signIn(admin, 'ada', PASSWORDS.ada);
     expect(await admin.locator('#who').innerText()).to.equal('ada (admin)');
     expect(await admin.title()).to.equal('Gateway configuration console');
@@ -114,7 +128,10 @@ describe('configuration console in headless Chromium', function () {
 
   it('an invalid policy upload shows the element path at its line and changes nothing', async () => {
     const versionsBefore = (await readdir(`${pet.copy.configFile}.versions`)).length;
-    const broken = original.replace('function:string-at-least-one-member-of">\n          <SubjectAttributeDesignator', 'function:string-no-such-function">\n          <SubjectAttributeDesignator');
+    const broken = original.replace(
+      'function:string-at-least-one-member-of">\n          <SubjectAttributeDesignator',
+      'function:string-no-such-function">\n          <SubjectAttributeDesignator',
+    );
     await admin.fill('#policy-text', broken);
     await admin.click('#policy-save');
     const error = admin.locator('#policy-errors li').first();
@@ -125,7 +142,9 @@ describe('configuration console in headless Chromium', function () {
     expect(text).to.include('/Policy[@PolicyId="urn:gateway:policy:petstore"]/Rule[@RuleId="ok"]/Condition/Apply[1]/Apply[2]');
     expect(text).to.include(`line ${line}`);
     expect(await admin.locator('#gutter span.bad').innerText()).to.equal(String(line));
-    await admin.locator('section[aria-labelledby=policy-heading]').screenshot({ path: path.join(ARTIFACTS, 'configuration-policy-error.png') });
+    await admin
+      .locator('section[aria-labelledby=policy-heading]')
+      .screenshot({ path: path.join(ARTIFACTS, 'configuration-policy-error.png') });
     await admin.click(`#policy-errors button:has-text("Go to line ${line}")`);
     expect(await admin.locator('#policy-text:focus').count(), 'the editor has the focus').to.equal(1);
     expect(await readFile(pet.copy.policyFile, 'utf8')).to.equal(original);
@@ -133,7 +152,7 @@ describe('configuration console in headless Chromium', function () {
     expect(await nodeState(admin)).to.equal('in force');
   });
 
-  it('adds client3 in the editor; What if lists client3\'s recorded 403 turning to Permit, linked to the monitoring console', async () => {
+  it("adds client3 in the editor; What if lists client3's recorded 403 turning to Permit, linked to the monitoring console", async () => {
     expect((await pet.putPetAs('client1')).status).to.equal(200);
     const denied = await pet.putPetAs('client3');
     expect(denied.status).to.equal(403);
@@ -153,7 +172,9 @@ describe('configuration console in headless Chromium', function () {
     expect(cells[4]).to.equal('Deny — rule ko (403)');
     expect(cells[5]).to.equal('Permit');
     expect(cells[6]).to.equal('rule ok (urn:gateway:policy:petstore)');
-    expect(await admin.locator('#whatif-summary').innerText()).to.equal('Against the last 2 transactions of Ente/PetStore/v1 (1 evaluated), decisions that would change: 1. Nothing is saved.');
+    expect(await admin.locator('#whatif-summary').innerText()).to.equal(
+      'Against the last 2 transactions of Ente/PetStore/v1 (1 evaluated), decisions that would change: 1. Nothing is saved.',
+    );
     expect(await admin.locator('#whatif-notes li[data-skipped=permit]').innerText()).to.equal(
       '1 not evaluated because permitted: the record of a Permit keeps no XACML request, so a Permit the draft would deny cannot be shown.',
     );
@@ -165,7 +186,9 @@ describe('configuration console in headless Chromium', function () {
     const [console] = await Promise.all([admin.context().waitForEvent('page'), link.click()]);
     const detail = console.locator('dialog#detail');
     await detail.waitFor({ state: 'visible' });
-    expect(await detail.innerText()).to.include(id).and.include('client3');
+    expect(await detail.innerText())
+      .to.include(id)
+      .and.include('client3');
     await console.close();
     expect(await admin.inputValue('#policy-text')).to.equal(withClient3(original));
     // Nothing was saved, nothing is in force.
@@ -186,8 +209,12 @@ describe('configuration console in headless Chromium', function () {
     await waitFor(async () => (await admin.locator('#status').innerText()).includes('not yet in force'), 'the saved message');
     await waitFor(async () => (await nodeState(admin)) === 'saved, not yet in force', 'the node state');
     expect(await admin.locator('#nodes tr').first().innerText()).to.include('saved, not yet in force');
-    expect(await admin.locator('#versions tr').first().innerText()).to.include('let client3 in').and.include('ada');
-    await admin.locator('section[aria-labelledby=runtime-heading]').screenshot({ path: path.join(ARTIFACTS, 'configuration-not-in-force.png') });
+    expect(await admin.locator('#versions tr').first().innerText())
+      .to.include('let client3 in')
+      .and.include('ada');
+    await admin
+      .locator('section[aria-labelledby=runtime-heading]')
+      .screenshot({ path: path.join(ARTIFACTS, 'configuration-not-in-force.png') });
     expect((await pet.putPetAs('client3')).status).to.equal(403);
   });
 
@@ -195,7 +222,9 @@ describe('configuration console in headless Chromium', function () {
     await admin.click('#reset');
     const result = admin.locator('#reset-result li').first();
     await result.waitFor();
-    expect(await result.innerText()).to.match(new RegExp(`^${pet.server.gateway.nodeId.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: applied, \\d+ token results forgotten$`));
+    expect(await result.innerText()).to.match(
+      new RegExp(`^${pet.server.gateway.nodeId.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: applied, \\d+ token results forgotten$`),
+    );
     await waitFor(async () => (await nodeState(admin)) === 'in force', 'in force after the reset');
     expect((await pet.putPetAs('client3')).status).to.equal(200);
     await admin.locator('section[aria-labelledby=runtime-heading]').screenshot({ path: path.join(ARTIFACTS, 'configuration-reset.png') });
@@ -210,27 +239,42 @@ describe('configuration console in headless Chromium', function () {
     expect(await admin.locator('#diff h3').innerText()).to.equal('policies/petstore.xml');
   });
 
-  it('imports operations from the petstore\'s OpenAPI document: a preview saves nothing, the import is a version', async () => {
+  it("imports operations from the petstore's OpenAPI document: a preview saves nothing, the import is a version", async () => {
     const versionsBefore = (await readdir(`${pet.copy.configFile}.versions`)).length;
     await admin.click('#openapi-save');
-    await waitFor(async () => (await admin.locator('#openapi-errors').innerText()).includes('Choose an OpenAPI document.'), 'the missing file');
+    await waitFor(
+      async () => (await admin.locator('#openapi-errors').innerText()).includes('Choose an OpenAPI document.'),
+      'the missing file',
+    );
     await admin.setInputFiles('#openapi-file', OPENAPI);
     await admin.click('#openapi-preview');
     await waitFor(async () => (await admin.locator('#openapi-result li').count()) > 0, 'the preview');
-    expect(await admin.locator('#openapi-result li').allInnerTexts()).to.deep.equal(['Preview: nothing is saved.', 'Added (1): findPetsByStatus', 'Unchanged: 4']);
+    expect(await admin.locator('#openapi-result li').allInnerTexts()).to.deep.equal([
+      'Preview: nothing is saved.',
+      'Added (1): findPetsByStatus',
+      'Unchanged: 4',
+    ]);
     expect((await readdir(`${pet.copy.configFile}.versions`)).length).to.equal(versionsBefore);
     expect(await admin.locator('#ops tr').count()).to.equal(4);
     await admin.click('#openapi-save');
     await waitFor(async () => (await admin.locator('#ops tr').count()) === 5, 'the imported operation in the table');
     await waitFor(async () => (await admin.locator('#openapi-errors li.ok').count()) === 1, 'the saved message');
-    expect(await admin.locator('#ops tr[data-operation="findPetsByStatus"]').innerText()).to.match(/findPetsByStatus\s+GET\s+\/pet\/findByStatus/);
+    expect(await admin.locator('#ops tr[data-operation="findPetsByStatus"]').innerText()).to.match(
+      /findPetsByStatus\s+GET\s+\/pet\/findByStatus/,
+    );
     expect(await admin.locator('#openapi-result li').allInnerTexts()).to.deep.equal(['Added (1): findPetsByStatus', 'Unchanged: 4']);
     expect(await admin.locator('#versions tr').first().innerText()).to.include('operations imported from OpenAPI PetStore 1.0.0: 1 added');
     expect((await pet.onDisk()).apis[0]!.operations!.map((o) => o.name)).to.include('findPetsByStatus');
     await waitFor(async () => (await nodeState(admin)) === 'saved, not yet in force', 'the node state');
-    await admin.locator('#api-form fieldset').last().screenshot({ path: path.join(ARTIFACTS, 'configuration-openapi.png') });
+    await admin
+      .locator('#api-form fieldset')
+      .last()
+      .screenshot({ path: path.join(ARTIFACTS, 'configuration-openapi.png') });
     // A document pointing outside itself is refused, naming where, and saves nothing.
-    const outsideRef = (await readFile(OPENAPI, 'utf8')).replace("$ref: '#/components/schemas/Tag'", "$ref: 'https://schemas.example/tag.json'");
+    const outsideRef = (await readFile(OPENAPI, 'utf8')).replace(
+      "$ref: '#/components/schemas/Tag'",
+      "$ref: 'https://schemas.example/tag.json'",
+    );
     await admin.setInputFiles('#openapi-file', { name: 'outside.yaml', mimeType: 'application/yaml', buffer: Buffer.from(outsideRef) });
     await admin.click('#openapi-save');
     await waitFor(async () => (await admin.locator('#openapi-errors').innerText()).includes('points outside the document'), 'the refusal');
@@ -247,13 +291,25 @@ describe('configuration console in headless Chromium', function () {
     await admin.fill('#f-rec-max-body', '0');
     await admin.fill('#api-comment', 'record the requests');
     await admin.click('#api-form button[type=submit]');
-    await waitFor(async () => (await admin.locator('#api-errors').innerText()).includes('apis[0].recording.maxBodyBytes'), 'the refusal naming the field');
+    await waitFor(
+      async () => (await admin.locator('#api-errors').innerText()).includes('apis[0].recording.maxBodyBytes'),
+      'the refusal naming the field',
+    );
     expect((await readdir(`${pet.copy.configFile}.versions`)).length).to.equal(versionsBefore);
     await admin.fill('#f-rec-max-body', '1024');
     await admin.click('#api-form button[type=submit]');
     await waitFor(async () => (await pet.onDisk()).apis[0]!.recording?.maxBodyBytes === 1024, 'the saved recording');
-    expect((await pet.onDisk()).apis[0]!.recording).to.deep.include({ incomingHeaders: true, requestBody: true, responseBody: false, maxBodyBytes: 1024, xacmlRequests: 'denied' });
-    await waitFor(async () => (await admin.locator('#versions tr').first().innerText()).includes('record the requests'), 'the new version listed');
+    expect((await pet.onDisk()).apis[0]!.recording).to.deep.include({
+      incomingHeaders: true,
+      requestBody: true,
+      responseBody: false,
+      maxBodyBytes: 1024,
+      xacmlRequests: 'denied',
+    });
+    await waitFor(
+      async () => (await admin.locator('#versions tr').first().innerText()).includes('record the requests'),
+      'the new version listed',
+    );
     await admin.click('#reset');
     await waitFor(async () => (await nodeState(admin)) === 'in force', 'in force after the reset');
   });
@@ -266,20 +322,42 @@ describe('configuration console in headless Chromium', function () {
     const failedSignIn = find('sign-in', 'refused 401', 'ada');
     const signIn = find('ada (admin)', 'sign-in', 'ok 200');
     const refused = find('ada (admin)', 'policy.upload', 'refused 422', 'string-no-such-function');
-    const whatIf = find('ada (admin)', 'policy.what-if', 'ok 200', 'Ente/PetStore/v1 policies/petstore.xml', '1 would change (1 Deny→Permit)');
+    const whatIf = find(
+      'ada (admin)',
+      'policy.what-if',
+      'ok 200',
+      'Ente/PetStore/v1 policies/petstore.xml',
+      '1 would change (1 Deny→Permit)',
+    );
     const saved = find('ada (admin)', 'policy.upload', 'ok 200', 'let client3 in');
     const reset = find('ada (admin)', 'reset-caches', 'ok 200');
-    expect([failedSignIn, signIn, refused, whatIf, saved, reset].every((i) => i >= 0), rows.join('\n')).to.equal(true);
+    expect(
+      [failedSignIn, signIn, refused, whatIf, saved, reset].every((i) => i >= 0),
+      rows.join('\n'),
+    ).to.equal(true);
     expect(failedSignIn < signIn && signIn < refused && refused < whatIf && whatIf < saved && saved < reset).to.equal(true);
     await admin.locator('section[aria-labelledby=audit-heading]').screenshot({ path: path.join(ARTIFACTS, 'configuration-audit.png') });
   });
 
-  it('a viewer sees nothing to change, and the API refuses the viewer\'s changes with 403', async () => {
+  it("a viewer sees nothing to change, and the API refuses the viewer's changes with 403", async () => {
     const viewer = await open([403]);
     await signIn(viewer, 'vera', PASSWORDS.vera);
     expect(await viewer.locator('#who').innerText()).to.equal('vera (viewer)');
     await viewer.locator('#api-title').waitFor();
-    for (const selector of ['#reset', '#forget', '#add-api', '#policy-save', '#policy-check', '#policy-whatif', '#whatif-limit', '#api-form button[type=submit]', '#api-remove', '#op-add', '#openapi-import', '#audit-heading']) {
+    for (const selector of [
+      '#reset',
+      '#forget',
+      '#add-api',
+      '#policy-save',
+      '#policy-check',
+      '#policy-whatif',
+      '#whatif-limit',
+      '#api-form button[type=submit]',
+      '#api-remove',
+      '#op-add',
+      '#openapi-import',
+      '#audit-heading',
+    ]) {
       expect(await viewer.locator(selector).isVisible(), selector).to.equal(false);
     }
     expect(await viewer.locator('#policy-text').getAttribute('readonly')).to.not.equal(null);
@@ -289,10 +367,20 @@ describe('configuration console in headless Chromium', function () {
     expect(await viewer.locator('#token-policies button').count()).to.equal(0);
     // The API, asked directly with the viewer's session and CSRF token, refuses.
     const request = viewer.context().request;
-    const session = (await (await request.get(`${pet.server.adminUrl}/gateway/operators/session`, { headers: { 'x-gateway-console': '1' } })).json()) as { csrfToken: string };
-    const headers = { 'x-gateway-console': '1', 'x-csrf-token': session.csrfToken, 'content-type': 'application/json', origin: pet.server.adminUrl! };
+    const session = (await (
+      await request.get(`${pet.server.adminUrl}/gateway/operators/session`, { headers: { 'x-gateway-console': '1' } })
+    ).json()) as { csrfToken: string };
+    const headers = {
+      'x-gateway-console': '1',
+      'x-csrf-token': session.csrfToken,
+      'content-type': 'application/json',
+      origin: pet.server.adminUrl!,
+    };
     const before = await readFile(pet.copy.policyFile, 'utf8');
-    const upload = await request.put(`${pet.server.adminUrl}/gateway/configuration/api/apis/Ente/PetStore/1/policy`, { headers, data: { text: original } });
+    const upload = await request.put(`${pet.server.adminUrl}/gateway/configuration/api/apis/Ente/PetStore/1/policy`, {
+      headers,
+      data: { text: original },
+    });
     expect(upload.status()).to.equal(403);
     const reset = await request.post(`${pet.server.adminUrl}/gateway/admin/reset-caches`, { headers });
     expect(reset.status()).to.equal(403);
@@ -304,7 +392,10 @@ describe('configuration console in headless Chromium', function () {
     await admin.selectOption('#lang', 'it');
     expect(await admin.locator('#runtime-heading').innerText()).to.equal('Nodi e strumenti runtime');
     // The tables are drawn again in the new language.
-    await waitFor(async () => (await admin.locator('#nodes tr').first().locator('[data-state]').innerText()) === 'in vigore', 'the node state in Italian');
+    await waitFor(
+      async () => (await admin.locator('#nodes tr').first().locator('[data-state]').innerText()) === 'in vigore',
+      'the node state in Italian',
+    );
     // The what-if list is drawn in Italian too: the saved policy now decides client3's 403 as Permit.
     expect(await admin.locator('#policy-whatif').innerText()).to.equal('E se');
     await admin.click('#policy-whatif');

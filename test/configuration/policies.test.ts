@@ -35,11 +35,16 @@ describe('XACML policies in the configuration API', function () {
 
   it('refuses a policy that does not compile: 422 with the element path and its line, nothing saved', async () => {
     const before = await versions();
-    const broken = original.replace('function:string-at-least-one-member-of">\n          <SubjectAttributeDesignator', 'function:string-no-such-function">\n          <SubjectAttributeDesignator');
+    const broken = original.replace(
+      'function:string-at-least-one-member-of">\n          <SubjectAttributeDesignator',
+      'function:string-no-such-function">\n          <SubjectAttributeDesignator',
+    );
     expect(broken).not.to.equal(original);
     const res = await ada.json(POLICY, 'PUT', { text: broken, comment: 'typo' });
     expect(res.status).to.equal(422);
-    const { issues } = (await res.json()) as { issues: Array<{ path: string; file: string; element: string; line: number; message: string }> };
+    const { issues } = (await res.json()) as {
+      issues: Array<{ path: string; file: string; element: string; line: number; message: string }>;
+    };
     expect(issues).to.have.length(1);
     expect(issues[0]!.path).to.equal('apis[0].authorization.policy');
     expect(issues[0]!.file).to.equal('policies/petstore.xml');
@@ -61,7 +66,9 @@ describe('XACML policies in the configuration API', function () {
     expect(issue.line).to.be.a('number');
     const doctype = await ada.json(POLICY, 'PUT', { text: `<!DOCTYPE x [<!ENTITY a "b">]>${original.slice(original.indexOf('<Policy'))}` });
     expect(doctype.status).to.equal(422);
-    expect(((await doctype.json()) as { issues: Array<{ message: string }> }).issues[0]!.message).to.equal('DOCTYPE declarations are not allowed');
+    expect(((await doctype.json()) as { issues: Array<{ message: string }> }).issues[0]!.message).to.equal(
+      'DOCTYPE declarations are not allowed',
+    );
     expect(await readFile(pet.copy.policyFile, 'utf8')).to.equal(original);
     expect(await versions()).to.equal(before);
   });
@@ -69,7 +76,9 @@ describe('XACML policies in the configuration API', function () {
   it('checks a draft without saving it', async () => {
     const ok = await ada.json('/gateway/configuration/api/policies/check', 'POST', { text: withClient3(original) });
     expect(await ok.json()).to.deep.equal({ valid: true, issues: [] });
-    const bad = await ada.json('/gateway/configuration/api/policies/check', 'POST', { text: '<Policy xmlns="urn:oasis:names:tc:xacml:2.0:policy:schema:os"/>' });
+    const bad = await ada.json('/gateway/configuration/api/policies/check', 'POST', {
+      text: '<Policy xmlns="urn:oasis:names:tc:xacml:2.0:policy:schema:os"/>',
+    });
     const body = (await bad.json()) as { valid: boolean; issues: Array<{ message: string }> };
     expect(body.valid).to.equal(false);
     expect(body.issues[0]!.message).to.match(/PolicyId|RuleCombiningAlgId/);
@@ -90,7 +99,9 @@ describe('XACML policies in the configuration API', function () {
     expect((await ada.fetch('/gateway/admin/reset-caches', { method: 'POST' })).status).to.equal(200);
     expect((await pet.putPetAs('client3')).status).to.equal(200);
     // The diff of the two versions is the one added line.
-    const diff = (await (await ada.fetch(`/gateway/configuration/api/diff?from=${saved.version.version - 1}&to=${saved.version.version}`)).json()) as {
+    const diff = (await (
+      await ada.fetch(`/gateway/configuration/api/diff?from=${saved.version.version - 1}&to=${saved.version.version}`)
+    ).json()) as {
       files: Array<{ file: string; lines: Array<{ op: string; text: string; newLine?: number }> }>;
     };
     expect(diff.files.map((f) => f.file)).to.deep.equal(['policies/petstore.xml']);
@@ -110,7 +121,18 @@ describe('XACML policies in the configuration API', function () {
 });
 
 describe('policy locations and line differences', () => {
-  const xml = ['<Policy PolicyId="p" RuleCombiningAlgId="x">', '  <Target/>', '  <Rule RuleId="a" Effect="Permit">', '    <Condition>', '      <Apply FunctionId="f"/>', '      <Apply FunctionId="g">', '      </Apply>', '    </Condition>', '  </Rule>', '</Policy>'].join('\n');
+  const xml = [
+    '<Policy PolicyId="p" RuleCombiningAlgId="x">',
+    '  <Target/>',
+    '  <Rule RuleId="a" Effect="Permit">',
+    '    <Condition>',
+    '      <Apply FunctionId="f"/>',
+    '      <Apply FunctionId="g">',
+    '      </Apply>',
+    '    </Condition>',
+    '  </Rule>',
+    '</Policy>',
+  ].join('\n');
 
   it('finds the line of an element path as the evaluator writes it, or the deepest element on the way', () => {
     expect(lineOfElement(xml, '/Policy[@PolicyId="p"]')).to.equal(1);
@@ -122,7 +144,10 @@ describe('policy locations and line differences', () => {
 
   it('reports an empty policy and a missing attribute', () => {
     expect(policyIssues('', [], 'f.xml', 'p')[0]!.message).to.be.a('string');
-    expect(policyIssues('<Policy xmlns="urn:oasis:names:tc:xacml:2.0:policy:schema:os"/>', [], 'f.xml', 'p')[0]!).to.include({ path: 'p', file: 'f.xml' });
+    expect(policyIssues('<Policy xmlns="urn:oasis:names:tc:xacml:2.0:policy:schema:os"/>', [], 'f.xml', 'p')[0]!).to.include({
+      path: 'p',
+      file: 'f.xml',
+    });
   });
 
   it('diffs lines with their numbers and only the context around changes', () => {

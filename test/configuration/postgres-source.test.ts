@@ -86,20 +86,37 @@ describe('PostgresConfigSource', function () {
   it('checks its options at creation, naming the option', () => {
     const make = (options: unknown) => () => new PostgresConfigSource(options as never);
     expect(make({})).to.throw(InvalidOptionError, 'PostgresConfigSource: options needs connectionString or pool (one of them)');
-    expect(make({ connectionString: databaseUrl(), schema: 'a;b' })).to.throw(InvalidOptionError, 'PostgresConfigSource: options.schema must be an SQL identifier');
-    expect(make({ connectionString: databaseUrl(), table: 'x'.repeat(41) })).to.throw(InvalidOptionError, 'PostgresConfigSource: options.table must be at most 40 characters');
-    expect(make({ connectionString: databaseUrl(), queryTimeoutMs: 0 })).to.throw(InvalidOptionError, 'PostgresConfigSource: options.queryTimeoutMs must be a positive integer');
+    expect(make({ connectionString: databaseUrl(), schema: 'a;b' })).to.throw(
+      InvalidOptionError,
+      'PostgresConfigSource: options.schema must be an SQL identifier',
+    );
+    expect(make({ connectionString: databaseUrl(), table: 'x'.repeat(41) })).to.throw(
+      InvalidOptionError,
+      'PostgresConfigSource: options.table must be at most 40 characters',
+    );
+    expect(make({ connectionString: databaseUrl(), queryTimeoutMs: 0 })).to.throw(
+      InvalidOptionError,
+      'PostgresConfigSource: options.queryTimeoutMs must be a positive integer',
+    );
     expect(make({ pool: {} })).to.throw(InvalidOptionError, 'PostgresConfigSource: options.pool must be a pg.Pool (query, connect, end)');
   });
 
   it('holding no configuration and given no file, it is a ConfigError naming the table, and a gateway on it does not start', async () => {
     const empty = source({ table: 'empty_config', initialFile: undefined });
     await empty.ready();
-    const err = await empty.current().then(() => undefined, (e: unknown) => e);
+    const err = await empty.current().then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     expect(err).to.be.instanceOf(ConfigError);
-    expect((err as ConfigError).message).to.equal(`invalid gateway configuration (PostgreSQL ${schema}.empty_config): holds no configuration yet: import one (initialFile, serve --config) or save one`);
+    expect((err as ConfigError).message).to.equal(
+      `invalid gateway configuration (PostgreSQL ${schema}.empty_config): holds no configuration yet: import one (initialFile, serve --config) or save one`,
+    );
     const gateway = createGateway({ config: empty });
-    const failed = await gateway.ready().then(() => undefined, (e: unknown) => e);
+    const failed = await gateway.ready().then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     await gateway.close();
     expect(failed).to.be.instanceOf(ConfigError);
     expect((failed as ConfigError).source).to.equal(`PostgreSQL ${schema}.empty_config`);
@@ -118,11 +135,20 @@ describe('PostgresConfigSource', function () {
     expect(err).to.be.instanceOf(ConfigError);
     expect((err as ConfigError).source).to.equal(bad);
     expect((err as ConfigError).issues).to.deep.equal([
-      { path: 'apis[0].authorization.policy', message: 'a policy kept in PostgreSQL needs a relative path inside the configuration folder (letters, digits and ._- ending in .xml)' },
+      {
+        path: 'apis[0].authorization.policy',
+        message:
+          'a policy kept in PostgreSQL needs a relative path inside the configuration folder (letters, digits and ._- ending in .xml)',
+      },
     ]);
     document.apis[0]!.authorization = { mode: 'xacml-Policy', policy: 'policies/petstore.xml' };
     await writeFile(bad, JSON.stringify(document));
-    const second = await PostgresConfigSource.create({ connectionString: databaseUrl(), schema, table: 'bad_config', initialFile: bad }).then(
+    const second = await PostgresConfigSource.create({
+      connectionString: databaseUrl(),
+      schema,
+      table: 'bad_config',
+      initialFile: bad,
+    }).then(
       () => undefined,
       (e: unknown) => e,
     );
@@ -138,7 +164,9 @@ describe('PostgresConfigSource', function () {
     expect(versions.rows).to.deep.equal([{ version: 1 }]);
     const current = await three[2]!.current();
     // The document as written in the file, key order included.
-    expect(`${JSON.stringify(current.document, null, 2)}`).to.equal(JSON.stringify(JSON.parse(await readFile(copy.configFile, 'utf8')), null, 2));
+    expect(`${JSON.stringify(current.document, null, 2)}`).to.equal(
+      JSON.stringify(JSON.parse(await readFile(copy.configFile, 'utf8')), null, 2),
+    );
     expect(current.policies).to.deep.equal({ 'policies/petstore.xml': await readFile(copy.policyFile, 'utf8') });
     expect(current.meta).to.include({ version: 1, author: '(imported)' });
     expect(current.meta.digest).to.match(/^[0-9a-f]{32}$/);
@@ -156,31 +184,47 @@ describe('PostgresConfigSource', function () {
     expect(saved.time).to.match(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
     // The policy not in the proposal is kept from the version before.
     expect((await two.get(2))!.policies).to.deep.equal(latest.policies);
-    const stale = await two.save({ document }, { author: 'otto', comment: 'late' }, 1).then(() => undefined, (e: unknown) => e);
+    const stale = await two.save({ document }, { author: 'otto', comment: 'late' }, 1).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     expect(stale).to.be.instanceOf(VersionConflictError);
     expect(stale).to.include({ expected: 1, latest: 2 });
     // Saves from two instances at once: each its own version.
-    const both = await Promise.all([one.save({ document }, { author: 'a', comment: '' }), two.save({ document }, { author: 'b', comment: '' })]);
+    const both = await Promise.all([
+      one.save({ document }, { author: 'a', comment: '' }),
+      two.save({ document }, { author: 'b', comment: '' }),
+    ]);
     expect(both.map((v) => v.version).sort()).to.deep.equal([3, 4]);
     const list = await two.list();
     expect(list.map((v) => v.version)).to.deep.equal([4, 3, 2, 1]);
     expect(await one.get(99)).to.equal(undefined);
     expect(await one.get(-1)).to.equal(undefined);
-    const outside = await one.save({ document, policies: { '../x.xml': '<x/>' } }, { author: 'a', comment: '' }).then(() => undefined, (e: unknown) => e);
+    const outside = await one.save({ document, policies: { '../x.xml': '<x/>' } }, { author: 'a', comment: '' }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     expect(outside).to.be.instanceOf(TypeError).with.property('message', '../x.xml: not a policy path the console writes');
     expect((await two.list()).length).to.equal(4);
   });
 
-  it('two gateways on one configuration: saved through the first one\'s console, in force on each at its ResetAllCaches; diff and rollback', async () => {
+  it("two gateways on one configuration: saved through the first one's console, in force on each at its ResetAllCaches; diff and rollback", async () => {
     const [gw1, gw2] = [await startGateway(source(), 'pg-1'), await startGateway(source(), 'pg-2')];
     expect(await putPetAs(gw1, 'client3')).to.equal(403);
     expect(await putPetAs(gw2, 'client3')).to.equal(403);
     const ada = new OperatorClient(gw1.adminUrl!);
     expect((await ada.signIn('ada', PASSWORDS.ada)).status).to.equal(200);
-    const config = (await (await ada.fetch(`${API}/config`)).json()) as { source: string; version: { version: number }; policies: Record<string, string> };
+    const config = (await (await ada.fetch(`${API}/config`)).json()) as {
+      source: string;
+      version: { version: number };
+      policies: Record<string, string>;
+    };
     expect(config.source).to.equal(`PostgreSQL ${schema}.gateway_configuration`);
     const before = config.version.version;
-    const upload = await ada.json(`${PETSTORE}/policy`, 'PUT', { text: withClient3(config.policies['policies/petstore.xml']!), comment: 'client3 may update pets' });
+    const upload = await ada.json(`${PETSTORE}/policy`, 'PUT', {
+      text: withClient3(config.policies['policies/petstore.xml']!),
+      comment: 'client3 may update pets',
+    });
     expect(upload.status).to.equal(200);
     expect(((await upload.json()) as { version: { version: number } }).version.version).to.equal(before + 1);
     // Saved, not yet in force anywhere.
@@ -197,7 +241,9 @@ describe('PostgresConfigSource', function () {
     const after = (await (await ada.fetch(`${API}/state`)).json()) as { nodes: Array<{ state: string; version?: number }> };
     expect(after.nodes[0]).to.include({ state: 'in force', version: before + 1 });
 
-    const diff = (await (await ada.fetch(`${API}/diff?from=${before}&to=${before + 1}`)).json()) as { files: Array<{ file: string; lines: Array<{ op: string; text: string }> }> };
+    const diff = (await (await ada.fetch(`${API}/diff?from=${before}&to=${before + 1}`)).json()) as {
+      files: Array<{ file: string; lines: Array<{ op: string; text: string }> }>;
+    };
     expect(diff.files.map((f) => f.file)).to.deep.equal(['policies/petstore.xml']);
     expect(diff.files[0]!.lines.filter((l) => l.op !== ' ').map((l) => `${l.op}${l.text.trim()}`)).to.deep.equal([
       '+<AttributeValue DataType="http://www.w3.org/2001/XMLSchema#string">client3</AttributeValue>',
@@ -217,9 +263,18 @@ describe('PostgresConfigSource', function () {
       const server = await startGateway(hanging, 'pg-hang');
       expect(await putPetAs(server, 'client1')).to.equal(200);
       proxy.stall();
-      const err = await hanging.current().then(() => undefined, (e: unknown) => e);
-      expect(err).to.have.property('message', `PostgreSQL ${schema}.gateway_configuration: read of the configuration: no answer within 500 ms`);
-      const reset = await server.gateway.resetAllCaches().then(() => undefined, (e: unknown) => e);
+      const err = await hanging.current().then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(err).to.have.property(
+        'message',
+        `PostgreSQL ${schema}.gateway_configuration: read of the configuration: no answer within 500 ms`,
+      );
+      const reset = await server.gateway.resetAllCaches().then(
+        () => undefined,
+        (e: unknown) => e,
+      );
       expect(reset).to.be.instanceOf(ConfigError);
       expect((reset as ConfigError).source).to.equal(`PostgreSQL ${schema}.gateway_configuration`);
       expect(await putPetAs(server, 'client1')).to.equal(200);

@@ -40,7 +40,20 @@ describe('what-if of a draft policy in the configuration API', function () {
     await recorded(id);
     return id;
   }
-  async function run(text: string, extra: Record<string, unknown> = {}, client = ada): Promise<{ status: number; body: WhatIfReport & { requestedLimit?: number; saved: boolean; file: string; issues?: Array<Record<string, unknown>>; detail?: string } }> {
+  async function run(
+    text: string,
+    extra: Record<string, unknown> = {},
+    client = ada,
+  ): Promise<{
+    status: number;
+    body: WhatIfReport & {
+      requestedLimit?: number;
+      saved: boolean;
+      file: string;
+      issues?: Array<Record<string, unknown>>;
+      detail?: string;
+    };
+  }> {
     const res = await client.json(WHAT_IF, 'POST', { text, ...extra });
     return { status: res.status, body: (await res.json()) as never };
   }
@@ -63,17 +76,28 @@ describe('what-if of a draft policy in the configuration API', function () {
   it('a draft that changes nothing lists nothing, and counts what it could not evaluate, with why', async () => {
     const { status, body } = await run(original);
     expect(status).to.equal(200);
-    expect(body).to.include({ api: 'Ente/PetStore/v1', file: 'policies/petstore.xml', limit: 200, transactions: 3, evaluated: 1, unchanged: 1, incomplete: 0, saved: false });
+    expect(body).to.include({
+      api: 'Ente/PetStore/v1',
+      file: 'policies/petstore.xml',
+      limit: 200,
+      transactions: 3,
+      evaluated: 1,
+      unchanged: 1,
+      incomplete: 0,
+      saved: false,
+    });
     expect(body.changed).to.deep.equal([]);
     expect(body.skipped.map((s) => [s.reason, s.count])).to.deep.equal([
       ['permit', 1],
       ['noAuthorization', 1],
     ]);
-    expect(body.skipped[0]!.why).to.include('the record of a Permit keeps no XACML request unless the API\'s recording.xacmlRequests is "all"');
+    expect(body.skipped[0]!.why).to.include(
+      'the record of a Permit keeps no XACML request unless the API\'s recording.xacmlRequests is "all"',
+    );
     expect(body.window!.to).to.be.at.least(body.window!.from);
   });
 
-  it('adding client3 to the bag lists client3\'s recorded 403 turning to Permit, with the rule; nothing saved or in force', async () => {
+  it("adding client3 to the bag lists client3's recorded 403 turning to Permit, with the rule; nothing saved or in force", async () => {
     const before = await versions();
     const { status, body } = await run(withClient3(original));
     expect(status).to.equal(200);
@@ -89,7 +113,12 @@ describe('what-if of a draft policy in the configuration API', function () {
       operation: 'updatePet',
       status: 403,
       recorded: { decision: 'Deny', rule: 'ko', policy: 'urn:gateway:policy:petstore' },
-      draft: { decision: 'Permit', rule: 'ok', policy: 'urn:gateway:policy:petstore', path: ['Policy "urn:gateway:policy:petstore"', 'Rule "ok"'] },
+      draft: {
+        decision: 'Permit',
+        rule: 'ok',
+        policy: 'urn:gateway:policy:petstore',
+        path: ['Policy "urn:gateway:policy:petstore"', 'Rule "ok"'],
+      },
     });
     expect(await readFile(pet.copy.policyFile, 'utf8')).to.equal(original);
     expect(await versions()).to.equal(before);
@@ -110,23 +139,38 @@ describe('what-if of a draft policy in the configuration API', function () {
     expect(body.changed[0]!.draft).to.deep.equal({ decision: 'NotApplicable' });
   });
 
-  it('leaves out records of another API the store\'s prefix filter finds, and counts an unreadable or incomplete request', async () => {
-    const denied = structuredClone(await recorded(client3Deny)) as TransactionRecord & { authorization: { request: Record<string, unknown> } };
+  it("leaves out records of another API the store's prefix filter finds, and counts an unreadable or incomplete request", async () => {
+    const denied = structuredClone(await recorded(client3Deny)) as TransactionRecord & {
+      authorization: { request: Record<string, unknown> };
+    };
     const store = pet.server.gateway.store;
     // Ente/PetStore/v10 starts with Ente/PetStore/v1: not the same API.
     await store.save({ ...denied, id: 'other-api', api: { ...denied.api!, version: 10 } });
-    await store.save({ ...denied, id: 'unreadable', authorization: { ...denied.authorization, request: { subject: 'not a list' } as never } });
-    await store.save({ ...denied, id: 'incomplete', authorization: { ...denied.authorization, request: { ...denied.authorization.request, incomplete: true } } });
+    await store.save({
+      ...denied,
+      id: 'unreadable',
+      authorization: { ...denied.authorization, request: { subject: 'not a list' } as never },
+    });
+    await store.save({
+      ...denied,
+      id: 'incomplete',
+      authorization: { ...denied.authorization, request: { ...denied.authorization.request, incomplete: true } },
+    });
     const { body } = await run(withClient3(original));
     expect(body.transactions).to.equal(6);
-    expect(body.changed.map((c) => c.id)).to.include.members(['incomplete', client3Deny]).and.not.include('other-api');
+    expect(body.changed.map((c) => c.id))
+      .to.include.members(['incomplete', client3Deny])
+      .and.not.include('other-api');
     expect(body.changed.find((c) => c.id === 'incomplete')!.incomplete).to.equal(true);
     expect(body.incomplete).to.equal(1);
     expect(body.skipped.find((s) => s.reason === 'unreadable')!.count).to.equal(1);
   });
 
   it('a broken draft is 422 as an upload is, with the element and line; nothing evaluated', async () => {
-    const broken = original.replace('function:string-at-least-one-member-of">\n          <SubjectAttributeDesignator', 'function:string-no-such-function">\n          <SubjectAttributeDesignator');
+    const broken = original.replace(
+      'function:string-at-least-one-member-of">\n          <SubjectAttributeDesignator',
+      'function:string-no-such-function">\n          <SubjectAttributeDesignator',
+    );
     const { status, body } = await run(broken);
     expect(status).to.equal(422);
     expect(body.issues).to.have.length(1);
@@ -143,7 +187,10 @@ describe('what-if of a draft policy in the configuration API', function () {
   });
 
   it('is for admins: a viewer and an operator get 403', async () => {
-    for (const [user, password] of [['vera', PASSWORDS.vera], ['otto', PASSWORDS.otto]] as const) {
+    for (const [user, password] of [
+      ['vera', PASSWORDS.vera],
+      ['otto', PASSWORDS.otto],
+    ] as const) {
       const client = new OperatorClient(pet.server.adminUrl!);
       await client.signIn(user, password);
       const { status } = await run(withClient3(original), {}, client);
@@ -175,7 +222,9 @@ describe('what-if of a draft policy in the configuration API', function () {
 
   it('logs each run in the audit log: who, which API, how many would change; a refused one too', async () => {
     const { items } = (await (await ada.fetch('/gateway/operators/audit?limit=200')).json()) as { items: AuditEntry[] };
-    const runs = items.filter((e) => e.action === 'policy.what-if' || (e.action === 'forbidden' && e.target?.endsWith('/policy/what-if'))).reverse();
+    const runs = items
+      .filter((e) => e.action === 'policy.what-if' || (e.action === 'forbidden' && e.target?.endsWith('/policy/what-if')))
+      .reverse();
     expect(runs.map((e) => `${e.actor} ${e.action} ${e.result} ${e.status}`)).to.deep.equal([
       ...Array(4).fill('ada policy.what-if ok 200'),
       'ada policy.what-if refused 422',
@@ -187,10 +236,16 @@ describe('what-if of a draft policy in the configuration API', function () {
       ...Array(5).fill('ada policy.what-if refused 400'),
     ]);
     expect(runs[1]).to.include({ target: 'Ente/PetStore/v1 policies/petstore.xml' });
-    expect(runs[0]!.detail).to.equal('draft evaluated against the last 3 transactions (limit 200): 1 evaluated, 0 would change, 2 skipped (1 permit, 1 noAuthorization); nothing saved');
-    expect(runs[1]!.detail).to.equal('draft evaluated against the last 3 transactions (limit 200): 1 evaluated, 1 would change (1 Deny→Permit), 2 skipped (1 permit, 1 noAuthorization); nothing saved');
+    expect(runs[0]!.detail).to.equal(
+      'draft evaluated against the last 3 transactions (limit 200): 1 evaluated, 0 would change, 2 skipped (1 permit, 1 noAuthorization); nothing saved',
+    );
+    expect(runs[1]!.detail).to.equal(
+      'draft evaluated against the last 3 transactions (limit 200): 1 evaluated, 1 would change (1 Deny→Permit), 2 skipped (1 permit, 1 noAuthorization); nothing saved',
+    );
     expect(runs[4]!.detail).to.include('string-no-such-function');
-    expect(runs[11]!.detail).to.match(/^draft evaluated against the last 2000 transactions \(limit 2000\): 2000 evaluated, 2000 would change \(2000 Deny→Permit\)/);
+    expect(runs[11]!.detail).to.match(
+      /^draft evaluated against the last 2000 transactions \(limit 2000\): 2000 evaluated, 2000 would change \(2000 Deny→Permit\)/,
+    );
     expect(client1Permit).to.be.a('string');
   });
 });
@@ -214,7 +269,7 @@ describe('what-if on transactions recorded in PostgreSQL', function () {
     await pool.end();
   });
 
-  it('reads the API\'s requests back from the table: client3\'s 403 would be permitted', async () => {
+  it("reads the API's requests back from the table: client3's 403 would be permitted", async () => {
     expect((await pet.putPetAs('client1')).status).to.equal(200);
     const denied = await pet.putPetAs('client3');
     expect(denied.status).to.equal(403);
@@ -226,7 +281,9 @@ describe('what-if on transactions recorded in PostgreSQL', function () {
     expect(res.status).to.equal(200);
     const body = (await res.json()) as WhatIfReport;
     expect(body).to.include({ transactions: 2, evaluated: 1, unchanged: 0 });
-    expect(body.changed.map((c) => [c.id, c.caller.clientId, c.recorded.decision, c.draft.decision, c.draft.rule])).to.deep.equal([[id, 'client3', 'Deny', 'Permit', 'ok']]);
+    expect(body.changed.map((c) => [c.id, c.caller.clientId, c.recorded.decision, c.draft.decision, c.draft.rule])).to.deep.equal([
+      [id, 'client3', 'Deny', 'Permit', 'ok'],
+    ]);
     expect(body.skipped.map((s) => [s.reason, s.count])).to.deep.equal([['permit', 1]]);
   });
 });
@@ -240,13 +297,20 @@ describe('what-if with recording.xacmlRequests "all": a Permit that the draft wo
   });
   after(() => pet?.stop());
 
-  it('records the request of every decision once asked, and lists client1\'s Permit turning to Deny when client1 leaves the bag', async () => {
+  it("records the request of every decision once asked, and lists client1's Permit turning to Deny when client1 leaves the bag", async () => {
     const ada = new OperatorClient(pet.server.adminUrl!);
     expect((await ada.signIn('ada', PASSWORDS.ada)).status).to.equal(200);
     const PETSTORE = '/gateway/configuration/api/apis/Ente/PetStore/1';
-    const { document, version } = (await (await ada.fetch('/gateway/configuration/api/config')).json()) as { document: GatewayConfig; version: { version: number } };
+    const { document, version } = (await (await ada.fetch('/gateway/configuration/api/config')).json()) as {
+      document: GatewayConfig;
+      version: { version: number };
+    };
     const api = document.apis[0]!;
-    const saved = await ada.json(PETSTORE, 'PUT', { api: { ...api, recording: { ...api.recording, xacmlRequests: 'all' } }, comment: 'keep the requests of Permits', baseVersion: version.version });
+    const saved = await ada.json(PETSTORE, 'PUT', {
+      api: { ...api, recording: { ...api.recording, xacmlRequests: 'all' } },
+      comment: 'keep the requests of Permits',
+      baseVersion: version.version,
+    });
     expect(saved.status).to.equal(200);
     expect((await ada.fetch('/gateway/admin/reset-caches', { method: 'POST' })).status).to.equal(200);
 
@@ -264,12 +328,17 @@ describe('what-if with recording.xacmlRequests "all": a Permit that the draft wo
     expect(JSON.stringify(record)).to.not.include(token);
 
     const policy = await readFile(pet.copy.policyFile, 'utf8');
-    const withoutClient1 = policy.replace('<AttributeValue DataType="http://www.w3.org/2001/XMLSchema#string">client1</AttributeValue>', '');
+    const withoutClient1 = policy.replace(
+      '<AttributeValue DataType="http://www.w3.org/2001/XMLSchema#string">client1</AttributeValue>',
+      '',
+    );
     expect(withoutClient1).to.not.equal(policy);
     const res = await ada.json(WHAT_IF, 'POST', { text: withoutClient1 });
     expect(res.status).to.equal(200);
     const body = (await res.json()) as WhatIfReport;
-    expect(body.changed.map((c) => [c.id, c.caller.clientId, c.recorded.decision, c.draft.decision])).to.deep.equal([[id, 'client1', 'Permit', 'Deny']]);
+    expect(body.changed.map((c) => [c.id, c.caller.clientId, c.recorded.decision, c.draft.decision])).to.deep.equal([
+      [id, 'client1', 'Permit', 'Deny'],
+    ]);
     expect(body.skipped.filter((s) => s.reason === 'permit')).to.deep.equal([]);
   });
 });

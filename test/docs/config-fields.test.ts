@@ -40,7 +40,8 @@ function schemaFields(schema: TSchema, documented: readonly string[], prefix = '
   for (const [key, value] of Object.entries(properties(schema))) {
     const name = `${prefix}${key}`;
     const members = properties(value);
-    if (Object.keys(members).length > 0 && documented.some((d) => d.startsWith(`${name}.`))) fields.push(...Object.keys(members).map((m) => `${name}.${m}`));
+    if (Object.keys(members).length > 0 && documented.some((d) => d.startsWith(`${name}.`)))
+      fields.push(...Object.keys(members).map((m) => `${name}.${m}`));
     else fields.push(name);
   }
   return fields;

@@ -13,7 +13,16 @@ import { expect } from 'chai';
 import { exportJWK, exportPKCS8, generateKeyPair } from 'jose';
 import { startDemoAuthServer, type DemoAuthServer } from '../../examples/petstore/auth-server.js';
 import { startPetstoreBackend, type PetstoreBackend } from '../../examples/petstore/backend.js';
-import { fencedBlocks, parseHttpExample, prepareSample, repoRoot, runSample, startSample, type HttpExample, type RunningSample } from './support/guide-runner.js';
+import {
+  fencedBlocks,
+  parseHttpExample,
+  prepareSample,
+  repoRoot,
+  runSample,
+  startSample,
+  type HttpExample,
+  type RunningSample,
+} from './support/guide-runner.js';
 
 const ADMIN_PASSWORD = 'guide test password';
 
@@ -189,21 +198,29 @@ describe('guides: the samples run as written', function () {
     });
 
     it('client3 (valid, not listed by the policy): 403, exactly the head and body the page shows', async () => {
-      const response = await fetch(`${sample.url}/gateway/Ente/PetStore/v1/pet/10`, { headers: { authorization: `Bearer ${tokens['client3']}` } });
+      const response = await fetch(`${sample.url}/gateway/Ente/PetStore/v1/pet/10`, {
+        headers: { authorization: `Bearer ${tokens['client3']}` },
+      });
       expectHead(response, heads[2]!);
       expect(await problem(response)).to.deep.equal(problems[2]);
     });
 
     it('the console refuses without credentials and lists every outcome with them, on its own port only', async () => {
       const consoleUrl = await waitForOutput(sample, /console on (http:\/\/\S+)\/console\//);
-      const onApiPort = await fetch(`${sample.url}/console/api/transactions`, { headers: { authorization: basic('admin', ADMIN_PASSWORD), 'x-gateway-console': '1' } });
+      const onApiPort = await fetch(`${sample.url}/console/api/transactions`, {
+        headers: { authorization: basic('admin', ADMIN_PASSWORD), 'x-gateway-console': '1' },
+      });
       expect(onApiPort.status, 'no console on the API port').to.equal(404);
       const refused = await fetch(`${consoleUrl}/console/api/transactions`, { headers: { 'x-gateway-console': '1' } });
       expect(refused.status).to.equal(401);
       expect(refused.headers.get('www-authenticate')).to.match(/^Basic /);
-      const response = await fetch(`${consoleUrl}/console/api/transactions`, { headers: { authorization: basic('admin', ADMIN_PASSWORD), 'x-gateway-console': '1' } });
+      const response = await fetch(`${consoleUrl}/console/api/transactions`, {
+        headers: { authorization: basic('admin', ADMIN_PASSWORD), 'x-gateway-console': '1' },
+      });
       expect(response.status).to.equal(200);
-      const { items } = (await response.json()) as { items: Array<{ status: number; outcome: { code: string }; outgoing?: { headers: Record<string, string> } }> };
+      const { items } = (await response.json()) as {
+        items: Array<{ status: number; outcome: { code: string }; outgoing?: { headers: Record<string, string> } }>;
+      };
       expect(items.map((r) => `${r.status} ${r.outcome.code}`).reverse()).to.deep.equal([
         '400 TOKEN_FAILED',
         '401 TOKEN_FAILED',
@@ -218,7 +235,9 @@ describe('guides: the samples run as written', function () {
     it('authorization server down: 503 with Retry-After, and never a pass', async () => {
       await as.stop();
       try {
-        const response = await fetch(`${sample.url}/gateway/Ente/PetStore/v1/pet/10`, { headers: { authorization: 'Bearer a-token-never-seen' } });
+        const response = await fetch(`${sample.url}/gateway/Ente/PetStore/v1/pet/10`, {
+          headers: { authorization: 'Bearer a-token-never-seen' },
+        });
         expect(response.status).to.equal(503);
         expect(response.headers.get('retry-after')).to.equal('5');
         expect(await problem(response)).to.include({ gateway_status: 'protocol:GATEWAY-1369' });
@@ -269,17 +288,27 @@ describe('guides: the samples run as written', function () {
 
     it('ResetAllCaches as the page shows it (admin credentials), and the console with the same ones', async () => {
       const adminUrl = await waitForOutput(sample, /admin on (http:\/\/\S+)/);
-      const onApiPort = await fetch(`${sample.url}/gateway/admin/reset-caches`, { method: 'POST', headers: { authorization: basic('admin', ADMIN_PASSWORD), 'x-gateway-console': '1' } });
+      const onApiPort = await fetch(`${sample.url}/gateway/admin/reset-caches`, {
+        method: 'POST',
+        headers: { authorization: basic('admin', ADMIN_PASSWORD), 'x-gateway-console': '1' },
+      });
       expect(onApiPort.status, 'no admin route on the API listener').to.equal(404);
       const refused = await fetch(`${adminUrl}/gateway/admin/reset-caches`, { method: 'POST', headers: { 'x-gateway-console': '1' } });
       expect(refused.status).to.equal(401);
-      const reset = await fetch(`${adminUrl}/gateway/admin/reset-caches`, { method: 'POST', headers: { authorization: basic('admin', ADMIN_PASSWORD), 'x-gateway-console': '1' } });
+      const reset = await fetch(`${adminUrl}/gateway/admin/reset-caches`, {
+        method: 'POST',
+        headers: { authorization: basic('admin', ADMIN_PASSWORD), 'x-gateway-console': '1' },
+      });
       expect(reset.status).to.equal(200);
       expect(((await reset.json()) as { apis: string[] }).apis).to.deep.equal(['Ente/PetStore/v1']);
-      const records = await fetch(`${adminUrl}/gateway/console/api/transactions`, { headers: { authorization: basic('admin', ADMIN_PASSWORD), 'x-gateway-console': '1' } });
+      const records = await fetch(`${adminUrl}/gateway/console/api/transactions`, {
+        headers: { authorization: basic('admin', ADMIN_PASSWORD), 'x-gateway-console': '1' },
+      });
       expect(records.status).to.equal(200);
       const { items } = (await records.json()) as { items: Array<{ status: number; api?: { name: string } }> };
-      expect(items.map((r) => r.status).reverse(), 'the admin call on the API port is an API-not-found').to.deep.equal([400, 403, 200, 404]);
+      expect(items.map((r) => r.status).reverse(), 'the admin call on the API port is an API-not-found').to.deep.equal([
+        400, 403, 200, 404,
+      ]);
       expect(items.filter((r) => r.status !== 404).every((r) => r.api?.name === 'PetStore')).to.equal(true);
     });
   });
@@ -302,7 +331,13 @@ describe('guides: the samples run as written', function () {
     describe('the check-token script', () => {
       let dir: string;
       const settings = (): Record<string, string> => ({ ISSUER: as.issuer, CLIENT_ID: 'gateway', CLIENT_SECRET: 'gateway-secret' });
-      type Verdict = { valid: boolean; code?: string; status?: number; diagnostic?: string; info?: { clientId?: string; audience?: string[] } };
+      type Verdict = {
+        valid: boolean;
+        code?: string;
+        status?: number;
+        diagnostic?: string;
+        info?: { clientId?: string; audience?: string[] };
+      };
       async function check(env: Record<string, string>): Promise<{ code: number | null; verdict: Verdict; stdout: string }> {
         const { code, stdout, stderr } = await runSample(dir, 'check-token.ts', env);
         expect(stderr, 'stderr').to.equal('');
@@ -325,8 +360,18 @@ describe('guides: the samples run as written', function () {
       // Each failure prints the code and diagnostic the page's table explains.
       const failures: Array<[string, (t: Record<string, string>) => Record<string, string>, string, string]> = [
         ['an unknown token', (env) => ({ ...env, TOKEN: 'not-a-token' }), 'ERR_TOKEN_INVALID', 'introspection: active is false'],
-        ['another audience', (env) => ({ ...env, AUDIENCE: 'another-api', TOKEN: tokens['client1']! }), 'ERR_TOKEN_INVALID', 'introspection: the token is not meant for this audience (aud)'],
-        ['a wrong client secret', (env) => ({ ...env, CLIENT_SECRET: 'wrong', TOKEN: tokens['client1']! }), 'ERR_AUTHORIZATION_SERVER_UNAVAILABLE', "introspection: the authorization server refused the gateway's client authentication (HTTP 401, invalid_client)"],
+        [
+          'another audience',
+          (env) => ({ ...env, AUDIENCE: 'another-api', TOKEN: tokens['client1']! }),
+          'ERR_TOKEN_INVALID',
+          'introspection: the token is not meant for this audience (aud)',
+        ],
+        [
+          'a wrong client secret',
+          (env) => ({ ...env, CLIENT_SECRET: 'wrong', TOKEN: tokens['client1']! }),
+          'ERR_AUTHORIZATION_SERVER_UNAVAILABLE',
+          "introspection: the authorization server refused the gateway's client authentication (HTTP 401, invalid_client)",
+        ],
       ];
       for (const [what, env, code, diagnostic] of failures) {
         it(`${what}: ${code}, "${diagnostic}", as the page's table says`, async () => {
@@ -356,12 +401,25 @@ describe('guides: the samples run as written', function () {
           port: 0,
           clients: [
             { clientId: 'client1', clientSecret: 'client1-secret' },
-            { clientId: 'gateway', clientSecret: 'unused-placeholder-secret', tokenEndpointAuthMethod: 'private_key_jwt', jwks: { keys: [jwk] } },
+            {
+              clientId: 'gateway',
+              clientSecret: 'unused-placeholder-secret',
+              tokenEndpointAuthMethod: 'private_key_jwt',
+              jwks: { keys: [jwk] },
+            },
           ],
         });
         const config = {
           tokenPolicies: { 'my-idp': { issuer: keyAs.issuer, clientId: 'gateway', clientSecret: 'placeholder' } },
-          apis: [{ provider: 'Ente', name: 'PetStore', version: 1, backend: { url: backend.url }, tokenManagement: { enabled: true, policy: 'my-idp', tokenForward: true } }],
+          apis: [
+            {
+              provider: 'Ente',
+              name: 'PetStore',
+              version: 1,
+              backend: { url: backend.url },
+              tokenManagement: { enabled: true, policy: 'my-idp', tokenForward: true },
+            },
+          ],
         };
         const dir = await prepareSample('private-key-jwt', {
           'gateway.ts': samples[0]!,

@@ -33,7 +33,12 @@ describe('response head: the identity of every gateway answer', () => {
     const context = { transactionId: 'tx-1', messageId: 'msg-1' } as Parameters<typeof addIdentityHead>[1];
     const ok: OutgoingHttpHeaders = { 'content-type': 'text/plain' };
     addIdentityHead(ok, context, 200, 'Gateway');
-    expect(ok).to.deep.equal({ 'content-type': 'text/plain', Server: 'Gateway', [TRANSACTION_ID_HEADER]: 'tx-1', [MESSAGE_ID_HEADER]: 'msg-1' });
+    expect(ok).to.deep.equal({
+      'content-type': 'text/plain',
+      Server: 'Gateway',
+      [TRANSACTION_ID_HEADER]: 'tx-1',
+      [MESSAGE_ID_HEADER]: 'msg-1',
+    });
     const refused: OutgoingHttpHeaders = {};
     addIdentityHead(refused, context, 404);
     expect(refused).to.deep.equal({ [TRANSACTION_ID_HEADER]: 'tx-1' });
@@ -100,6 +105,9 @@ describe('response head: the identity of every gateway answer', () => {
     expect(res.status).to.equal(200);
     expect(res.headers.has('gateway-transaction-id')).to.equal(false);
     expect(res.headers.has('gateway-message-id')).to.equal(false);
-    expect(() => recordTransaction({ idHeaders: 'no' as never })).to.throw(TypeError, /^recordTransaction: options\.idHeaders must be a boolean/);
+    expect(() => recordTransaction({ idHeaders: 'no' as never })).to.throw(
+      TypeError,
+      /^recordTransaction: options\.idHeaders must be a boolean/,
+    );
   });
 });

@@ -87,7 +87,11 @@ describe('adminRouter: POST /forget', () => {
     for (const authorization of [undefined, `Basic ${Buffer.from('admin:wrong').toString('base64')}`]) {
       const res = await fetch(`${base}/gateway/admin/forget`, {
         method: 'POST',
-        headers: { 'x-gateway-console': '1', 'content-type': 'application/json', ...(authorization === undefined ? {} : { authorization }) },
+        headers: {
+          'x-gateway-console': '1',
+          'content-type': 'application/json',
+          ...(authorization === undefined ? {} : { authorization }),
+        },
         body: JSON.stringify({ subject: 'client1' }),
       });
       expect(res.status).to.equal(401);
@@ -105,9 +109,18 @@ describe('adminRouter: POST /forget', () => {
       { 'sec-fetch-site': 'cross-site' },
     ];
     for (const headers of refusals) {
-      const sent: Record<string, string> = { authorization: AUTH, 'x-gateway-console': '1', 'content-type': 'application/json', ...headers };
+      const sent: Record<string, string> = {
+        authorization: AUTH,
+        'x-gateway-console': '1',
+        'content-type': 'application/json',
+        ...headers,
+      };
       if (headers['x-gateway-console'] === '') delete sent['x-gateway-console'];
-      const res = await fetch(`${base}/gateway/admin/forget`, { method: 'POST', headers: sent, body: JSON.stringify({ subject: 'client1' }) });
+      const res = await fetch(`${base}/gateway/admin/forget`, {
+        method: 'POST',
+        headers: sent,
+        body: JSON.stringify({ subject: 'client1' }),
+      });
       expect(res.status, JSON.stringify(headers)).to.equal(403);
       expect(await res.json(), JSON.stringify(headers)).to.include({ status: 403 });
     }
@@ -118,7 +131,13 @@ describe('adminRouter: POST /forget', () => {
 
   it('is not served when the target cannot forget', async () => {
     const app = express();
-    app.use('/admin', adminRouter({ resetAllCaches: () => Promise.reject(new Error('no')), configState: {} as AdminTarget['configState'] }, { basicAuth: USER }));
+    app.use(
+      '/admin',
+      adminRouter(
+        { resetAllCaches: () => Promise.reject(new Error('no')), configState: {} as AdminTarget['configState'] },
+        { basicAuth: USER },
+      ),
+    );
     const other = createServer(app);
     const url = await listen(other);
     try {

@@ -43,7 +43,10 @@ describe('createGateway: caller rules of the configuration', () => {
     const tokenManagement = { enabled: true, policy: 'DemoIdP', introspection: true, tokenForward: true } as const;
     const config: GatewayConfig = {
       tokenPolicies: { DemoIdP: { issuer: as.issuer, clientId: 'gateway', clientSecret: 'gateway-secret' } },
-      applications: { client1: { name: 'PetShop', organization: 'Acme', roles: ['buyer'] }, client2: { name: 'Other', organization: 'Globex' } },
+      applications: {
+        client1: { name: 'PetShop', organization: 'Acme', roles: ['buyer'] },
+        client2: { name: 'Other', organization: 'Globex' },
+      },
       apis: [
         {
           provider: 'Ente',
@@ -57,7 +60,14 @@ describe('createGateway: caller rules of the configuration', () => {
             { name: 'addPet', method: 'POST', path: '/pet', requiredScopes: ['write'] },
           ],
         },
-        { provider: 'Ente', name: 'Acme', version: 1, backend: { url: echo.url }, tokenManagement, authorization: { mode: 'xacml-Policy', policy: 'acme-only.xml' } },
+        {
+          provider: 'Ente',
+          name: 'Acme',
+          version: 1,
+          backend: { url: echo.url },
+          tokenManagement,
+          authorization: { mode: 'xacml-Policy', policy: 'acme-only.xml' },
+        },
       ],
     };
     store = new MemoryTransactionStore();
@@ -114,22 +124,41 @@ describe('createGateway: the invalid-token throttle behind a trusted proxy', () 
     const as = await startDemoAuthServer({ port: 0 });
     const echo = await echoBackend();
     const config: GatewayConfig = {
-      tokenPolicies: { DemoIdP: { issuer: as.issuer, clientId: 'gateway', clientSecret: 'gateway-secret', invalidTokenThrottle: { maxRefusals: 3, windowSeconds: 60 } } },
-      apis: [{ provider: 'Ente', name: 'Echo', version: 1, backend: { url: echo.url }, tokenManagement: { enabled: true, policy: 'DemoIdP', introspection: true } }],
+      tokenPolicies: {
+        DemoIdP: {
+          issuer: as.issuer,
+          clientId: 'gateway',
+          clientSecret: 'gateway-secret',
+          invalidTokenThrottle: { maxRefusals: 3, windowSeconds: 60 },
+        },
+      },
+      apis: [
+        {
+          provider: 'Ente',
+          name: 'Echo',
+          version: 1,
+          backend: { url: echo.url },
+          tokenManagement: { enabled: true, policy: 'DemoIdP', introspection: true },
+        },
+      ],
     };
     const throttleStore = new MemoryTransactionStore();
     const gateway = createGateway({ config, trustProxy: 'loopback', store: throttleStore });
     const server = createServer(gateway.handler);
     const base = await listen(server);
     const call = (n: number, client: string): Promise<number> =>
-      fetch(`${base}/gateway/Ente/Echo/v1/x`, { headers: { authorization: `Bearer not-a-token-${client}-${n}`, 'x-forwarded-for': client } }).then((r) => r.status);
+      fetch(`${base}/gateway/Ente/Echo/v1/x`, {
+        headers: { authorization: `Bearer not-a-token-${client}-${n}`, 'x-forwarded-for': client },
+      }).then((r) => r.status);
     try {
       const first: number[] = [];
       for (let i = 0; i < 5; i++) first.push(await call(i, '203.0.113.1'));
       expect(first.slice(0, 3)).to.deep.equal([401, 401, 401]);
       expect(first.slice(3)).to.deep.equal([429, 429]);
       // Retry-After tells when this address's window ends (60 s here), not a fixed default.
-      const throttled = await fetch(`${base}/gateway/Ente/Echo/v1/x`, { headers: { authorization: 'Bearer not-a-token-again', 'x-forwarded-for': '203.0.113.1' } });
+      const throttled = await fetch(`${base}/gateway/Ente/Echo/v1/x`, {
+        headers: { authorization: 'Bearer not-a-token-again', 'x-forwarded-for': '203.0.113.1' },
+      });
       expect(throttled.status).to.equal(429);
       expect(Number(throttled.headers.get('retry-after'))).to.be.within(50, 60);
       // Another client behind the same proxy is not throttled with the first.

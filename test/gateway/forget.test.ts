@@ -23,7 +23,15 @@ describe('createGateway: forget one caller', () => {
     gateway = createGateway({
       config: {
         tokenPolicies: { DemoIdP: { issuer: as.issuer, clientId: 'gateway', clientSecret: 'gateway-secret' } },
-        apis: [{ provider: 'Ente', name: 'Echo', version: 1, backend: { url: echo.url }, tokenManagement: { enabled: true, policy: 'DemoIdP', introspection: true, tokenForward: true } }],
+        apis: [
+          {
+            provider: 'Ente',
+            name: 'Echo',
+            version: 1,
+            backend: { url: echo.url },
+            tokenManagement: { enabled: true, policy: 'DemoIdP', introspection: true, tokenForward: true },
+          },
+        ],
       },
       admin: { basicAuth: { username: 'admin', password: 'forget-test' } },
     });
@@ -40,11 +48,20 @@ describe('createGateway: forget one caller', () => {
   it('POST /gateway/admin/forget drops the results of one client id, and only those', async () => {
     const one = await as.issueToken('client1', 'client1-secret');
     const two = await as.issueToken('client2', 'client2-secret');
-    const call = (token: string): Promise<Response> => fetch(`${apiUrl}/gateway/Ente/Echo/v1/x`, { headers: { authorization: `Bearer ${token}` } });
+    const call = (token: string): Promise<Response> =>
+      fetch(`${apiUrl}/gateway/Ente/Echo/v1/x`, { headers: { authorization: `Bearer ${token}` } });
     for (const token of [one, two, one, two]) expect((await call(token)).status).to.equal(201);
     const before = as.stats.introspections;
-    const headers = { authorization: `Basic ${Buffer.from('admin:forget-test').toString('base64')}`, 'x-gateway-console': '1', 'content-type': 'application/json' };
-    const forgot = await fetch(`${adminUrl}/gateway/admin/forget`, { method: 'POST', headers, body: JSON.stringify({ clientId: 'client1' }) });
+    const headers = {
+      authorization: `Basic ${Buffer.from('admin:forget-test').toString('base64')}`,
+      'x-gateway-console': '1',
+      'content-type': 'application/json',
+    };
+    const forgot = await fetch(`${adminUrl}/gateway/admin/forget`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ clientId: 'client1' }),
+    });
     expect(forgot.status).to.equal(200);
     expect(await forgot.json()).to.deep.equal({ forgotten: 1 });
     for (const token of [one, two]) expect((await call(token)).status).to.equal(201);

@@ -37,7 +37,14 @@ describe('backend header hygiene', () => {
   });
 
   it("replaces the backend's Server and id headers and drops hop-by-hop ones", () => {
-    const out = responseHeadersForClient({ server: 'b', 'gateway-transaction-id': 'x', 'gateway-message-id': 'y', connection: 'close, x-b', 'x-b': '1', 'content-type': 'text/plain' });
+    const out = responseHeadersForClient({
+      server: 'b',
+      'gateway-transaction-id': 'x',
+      'gateway-message-id': 'y',
+      connection: 'close, x-b',
+      'x-b': '1',
+      'content-type': 'text/plain',
+    });
     expect(out).to.deep.equal({ 'content-type': 'text/plain' });
   });
 

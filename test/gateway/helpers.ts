@@ -95,7 +95,13 @@ export async function echoBackend(): Promise<{ url: string; server: Server; seen
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       if (!sockets.has(req.socket)) sockets.set(req.socket, nextSocket++);
-      const entry: Seen = { method: req.method ?? '', url: req.url ?? '', headers: req.headers, body: Buffer.concat(chunks).toString('utf8'), socket: sockets.get(req.socket)! };
+      const entry: Seen = {
+        method: req.method ?? '',
+        url: req.url ?? '',
+        headers: req.headers,
+        body: Buffer.concat(chunks).toString('utf8'),
+        socket: sockets.get(req.socket)!,
+      };
       seen.push(entry);
       if (req.url === '/slow') return; // never answers
       if (req.url === '/hold') {

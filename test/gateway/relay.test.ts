@@ -6,7 +6,10 @@ import { createGateway, createRelay, problemJsonErrorHandler, type Gateway } fro
 import { close, echoBackend, listen, openConfig, type Seen } from './helpers.js';
 
 /** A raw HTTP exchange on a fresh connection (fetch refuses hop-by-hop request headers). */
-function raw(url: string, headers: Record<string, string>): Promise<{ headers: Record<string, string | string[] | undefined>; body: string }> {
+function raw(
+  url: string,
+  headers: Record<string, string>,
+): Promise<{ headers: Record<string, string | string[] | undefined>; body: string }> {
   return new Promise((resolve, reject) => {
     const req = request(url, { headers, agent: false }, (res) => {
       let body = '';
@@ -26,16 +29,20 @@ function raw(url: string, headers: Record<string, string>): Promise<{ headers: R
 function twoPartUpload(url: string): Promise<string> {
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error('no response before the body ended: the relay buffered the request')), 5000);
-    const req = request(url, { method: 'POST', headers: { 'Content-Type': 'text/plain', 'Transfer-Encoding': 'chunked' }, agent: false }, (res) => {
-      let body = '';
-      res.setEncoding('utf8');
-      res.once('data', () => req.end('part-2'));
-      res.on('data', (c: string) => (body += c));
-      res.on('end', () => {
-        clearTimeout(timer);
-        resolve(body);
-      });
-    });
+    const req = request(
+      url,
+      { method: 'POST', headers: { 'Content-Type': 'text/plain', 'Transfer-Encoding': 'chunked' }, agent: false },
+      (res) => {
+        let body = '';
+        res.setEncoding('utf8');
+        res.once('data', () => req.end('part-2'));
+        res.on('data', (c: string) => (body += c));
+        res.on('end', () => {
+          clearTimeout(timer);
+          resolve(body);
+        });
+      },
+    );
     req.on('error', reject);
     req.flushHeaders();
     req.write('part-1;');
@@ -89,7 +96,13 @@ for (const [flavour, serve] of SERVINGS) {
     });
 
     it('adds Server and the gateway ids, and drops hop-by-hop headers both ways', async () => {
-      const res = await raw(`${base}/`, { 'X-Hop-In': 'x', Connection: 'X-Hop-In', 'Proxy-Authorization': 'Basic eDp5', TE: 'trailers', 'Keep-Alive': 'timeout=5' });
+      const res = await raw(`${base}/`, {
+        'X-Hop-In': 'x',
+        Connection: 'X-Hop-In',
+        'Proxy-Authorization': 'Basic eDp5',
+        TE: 'trailers',
+        'Keep-Alive': 'timeout=5',
+      });
       const seen = JSON.parse(res.body) as Seen;
       expect(seen.url).to.equal('/');
       expect(seen.headers).to.not.have.any.keys('x-hop-in', 'proxy-authorization', 'te');
@@ -149,10 +162,14 @@ describe('relay failures', () => {
     relays = [createRelay({ target: downUrl }), createRelay({ target: backend.url, timeoutMs: 200 })];
     app = express();
     app.use('/down', relays[0]!);
-    app.use('/slow', (req, _res, next) => {
-      req.url = '/slow';
-      next();
-    }, relays[1]!);
+    app.use(
+      '/slow',
+      (req, _res, next) => {
+        req.url = '/slow';
+        next();
+      },
+      relays[1]!,
+    );
     app.use(problemJsonErrorHandler());
     server = createServer(app);
     base = await listen(server);
@@ -198,7 +215,11 @@ describe('relay failures', () => {
 
   it('answers with the gateway Server (option server) and ids in place of the backend ones (message id on success only)', async () => {
     const statusBackend = createServer((req, res) => {
-      res.writeHead(req.url === '/missing' ? 404 : 200, { 'Content-Type': 'text/plain', Server: 'Backend/2', 'Gateway-Message-ID': 'spoofed' });
+      res.writeHead(req.url === '/missing' ? 404 : 200, {
+        'Content-Type': 'text/plain',
+        Server: 'Backend/2',
+        'Gateway-Message-ID': 'spoofed',
+      });
       res.end(String(req.headers['gateway-transaction-id']));
     });
     const backendUrl = await listen(statusBackend);
@@ -212,8 +233,12 @@ describe('relay failures', () => {
       const sentToBackend = await ok.text();
       expect(ok.status).to.equal(200);
       expect(ok.headers.get('server')).to.equal('MyGateway/1');
-      expect(ok.headers.get('gateway-transaction-id')).to.equal(sentToBackend).and.match(/^[0-9a-f-]{36}$/);
-      expect(ok.headers.get('gateway-message-id')).to.match(/^[0-9a-f-]{36}$/).and.not.equal(sentToBackend);
+      expect(ok.headers.get('gateway-transaction-id'))
+        .to.equal(sentToBackend)
+        .and.match(/^[0-9a-f-]{36}$/);
+      expect(ok.headers.get('gateway-message-id'))
+        .to.match(/^[0-9a-f-]{36}$/)
+        .and.not.equal(sentToBackend);
 
       const missing = await fetch(`${url}/api/missing`);
       expect(missing.status).to.equal(404);
@@ -232,7 +257,9 @@ describe('relay failures', () => {
         await res.text();
         expect(res.headers.get('server')).to.equal(null);
         expect(res.headers.get('gateway-transaction-id')).to.match(/^[0-9a-f-]{36}$/);
-        expect(res.headers.get('gateway-message-id')).to.match(/^[0-9a-f-]{36}$/).and.not.equal('spoofed');
+        expect(res.headers.get('gateway-message-id'))
+          .to.match(/^[0-9a-f-]{36}$/)
+          .and.not.equal('spoofed');
       } finally {
         await close(plainServer);
         await plainRelay.close();
@@ -271,7 +298,12 @@ describe('relay failures', () => {
       expect(cut).to.equal(true);
       for (let i = 0; i < 50 && seenAtClose.length === 0; i++) await new Promise((resolve) => setTimeout(resolve, 20));
       expect(seenAtClose).to.have.length(1);
-      expect(seenAtClose[0]!.error).to.deep.equal({ code: 'ERR_BACKEND_UNAVAILABLE', status: 503, gatewayStatus: 'integration:GATEWAY-516', outcome: 'CONNECTION_ERROR' });
+      expect(seenAtClose[0]!.error).to.deep.equal({
+        code: 'ERR_BACKEND_UNAVAILABLE',
+        status: 503,
+        gatewayStatus: 'integration:GATEWAY-516',
+        outcome: 'CONNECTION_ERROR',
+      });
       expect(seenAtClose[0]!.codes).to.include('ERR_BACKEND_UNAVAILABLE').and.not.include('RELAY_ABORTED');
     } finally {
       await close(aloneServer);
@@ -281,8 +313,14 @@ describe('relay failures', () => {
   });
 
   it('validates its options at factory time', () => {
-    expect(() => createRelay({ target: 'http://x', server: 'bad\r\nInjected: 1' })).to.throw(TypeError, /options\.server must be a header value/);
-    expect(() => createRelay({ target: 'http://x', idHeaders: 'yes' as never })).to.throw(TypeError, /options\.idHeaders must be a boolean/);
+    expect(() => createRelay({ target: 'http://x', server: 'bad\r\nInjected: 1' })).to.throw(
+      TypeError,
+      /options\.server must be a header value/,
+    );
+    expect(() => createRelay({ target: 'http://x', idHeaders: 'yes' as never })).to.throw(
+      TypeError,
+      /options\.idHeaders must be a boolean/,
+    );
     expect(() => createRelay({ target: 'ftp://x' })).to.throw(TypeError, /options\.target must be an http\(s\) URL/);
     expect(() => createRelay({ target: 'http://x/?q=1' })).to.throw(TypeError, /query/);
     expect(() => createRelay({ target: 'http://x', timeoutMs: 0 })).to.throw(TypeError, /options\.timeoutMs/);

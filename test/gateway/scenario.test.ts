@@ -65,7 +65,9 @@ describe('the README scenario, end to end', () => {
   it('bad token: 401 Token non valido (GATEWAY-1367)', async () => {
     const res = await putPet('?access_token=not-a-token-the-server-issued');
     expect(res.status).to.equal(401);
-    expect(res.headers.get('www-authenticate')).to.equal('Bearer realm="DemoIdP", error="invalid_token", error_description="Token invalid"');
+    expect(res.headers.get('www-authenticate')).to.equal(
+      'Bearer realm="DemoIdP", error="invalid_token", error_description="Token invalid"',
+    );
     expect(await res.json()).to.include({ detail: 'Token non valido', gateway_status: 'protocol:GATEWAY-1367' });
   });
 
@@ -92,7 +94,9 @@ describe('the README scenario, end to end', () => {
     for (const res of [query, header]) {
       expect(res.status).to.equal(403);
       const detail = ((await res.json()) as { detail: string }).detail;
-      const answer = await fetch(`${gateway.adminUrl}/gateway/console/api/transactions/${res.headers.get('gateway-transaction-id')}`, { headers: admin });
+      const answer = await fetch(`${gateway.adminUrl}/gateway/console/api/transactions/${res.headers.get('gateway-transaction-id')}`, {
+        headers: admin,
+      });
       const text = await answer.text();
       expect(text).to.not.contain(token);
       const record = JSON.parse(text) as TransactionRecord;
@@ -100,7 +104,10 @@ describe('the README scenario, end to end', () => {
       const authorization = record.authorization!;
       expect(authorization.decision).to.equal('Deny');
       expect(authorization.explanation?.decidedBy).to.deep.equal({
-        path: [{ kind: 'Policy', id: 'urn:gateway:policy:petstore' }, { kind: 'Rule', id: 'ko' }],
+        path: [
+          { kind: 'Policy', id: 'urn:gateway:policy:petstore' },
+          { kind: 'Rule', id: 'ko' },
+        ],
         policy: 'urn:gateway:policy:petstore',
         rule: 'ko',
       });
@@ -119,7 +126,9 @@ describe('the README scenario, end to end', () => {
       expect(request.action.find((a) => a.id === 'org:gateway:action:url')?.values[0]).to.match(/\/gateway\/Ente\/PetStore\/v1\/pet$/);
       expect(JSON.stringify(request)).to.not.contain('access_token');
       const diagnostics = record.diagnostics.filter((d) => d.code === 'XACML_DECISION').map((d) => d.message);
-      expect(diagnostics).to.include('decided by rule "ko" of policy "urn:gateway:policy:petstore"; rule "ok" not applicable: condition false: ' + ok.failure!.failed[0]);
+      expect(diagnostics).to.include(
+        'decided by rule "ko" of policy "urn:gateway:policy:petstore"; rule "ok" not applicable: condition false: ' + ok.failure!.failed[0],
+      );
       // Replayed: the policy in force decides the same; with client3 added it would permit.
       const replay = xacmlRequestOf(record)!;
       const policy = await readFile(copy.policyFile, 'utf8');
@@ -128,11 +137,21 @@ describe('the README scenario, end to end', () => {
       const draft = policy.replace(client2, client2 + client2.replace('client2', 'client3'));
       expect(createPdp({ policies: [draft] }).evaluate(replay).results[0]!.decision).to.equal('Permit');
     }
-    const second = JSON.parse(await (await fetch(`${gateway.adminUrl}/gateway/console/api/transactions/${header.headers.get('gateway-transaction-id')}`, { headers: admin })).text()) as TransactionRecord;
+    const second = JSON.parse(
+      await (
+        await fetch(`${gateway.adminUrl}/gateway/console/api/transactions/${header.headers.get('gateway-transaction-id')}`, {
+          headers: admin,
+        })
+      ).text(),
+    ) as TransactionRecord;
     // A credential-bearing header other than Authorization is in the request but not its value.
-    expect(second.authorization!.request!.action.find((a) => a.id === 'org:gateway:action:transport:header:cookie')?.values).to.deep.equal(['[redacted]']);
+    expect(second.authorization!.request!.action.find((a) => a.id === 'org:gateway:action:transport:header:cookie')?.values).to.deep.equal([
+      '[redacted]',
+    ]);
     expect(second.authorization!.request!.incomplete).to.equal(true);
-    expect(second.authorization!.request!.action.find((a) => a.id === 'org:gateway:action:transport:header:x-trace-me')?.values).to.deep.equal(['yes']);
+    expect(
+      second.authorization!.request!.action.find((a) => a.id === 'org:gateway:action:transport:header:x-trace-me')?.values,
+    ).to.deep.equal(['yes']);
   });
 
   it('listed client: 200 with the pet, the gateway headers, token information to the backend and not the token', async () => {

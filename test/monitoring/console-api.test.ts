@@ -19,14 +19,28 @@ describe('monitoringConsole', () => {
     expect(() => monitoringConsole({ store } as never)).to.throw(TypeError, /needs authenticate or basicAuth \(there is no open default\)/);
     expect(() => monitoringConsole({ store, basicAuth: { username: 'admin', password: '' } })).to.throw(TypeError, /basicAuth/);
     expect(() => monitoringConsole({ store, authenticate: 'yes' as never })).to.throw(TypeError, /authenticate/);
-    expect(() => monitoringConsole({ basicAuth: AUTH } as never)).to.throw(TypeError, /^monitoringConsole: options\.store must implement TransactionStore/);
-    expect(() => monitoringConsole({ store, basicAuth: AUTH, realm: 'a"b' })).to.throw(TypeError).with.property('code', 'ERR_INVALID_OPTION');
-    expect(() => monitoringConsole({ store, basicAuth: { username: 'a:b', password: 'x' } })).to.throw(TypeError, /^monitoringConsole: options\.basicAuth must be/);
+    expect(() => monitoringConsole({ basicAuth: AUTH } as never)).to.throw(
+      TypeError,
+      /^monitoringConsole: options\.store must implement TransactionStore/,
+    );
+    expect(() => monitoringConsole({ store, basicAuth: AUTH, realm: 'a"b' }))
+      .to.throw(TypeError)
+      .with.property('code', 'ERR_INVALID_OPTION');
+    expect(() => monitoringConsole({ store, basicAuth: { username: 'a:b', password: 'x' } })).to.throw(
+      TypeError,
+      /^monitoringConsole: options\.basicAuth must be/,
+    );
     expect(() => monitoringConsole({ store, basicAuth: AUTH, realm: 'a"b' })).to.throw(TypeError, /realm/);
-    expect(() => monitoringConsole({ store, basicAuth: AUTH, loginThrottle: { windowMs: -1 } })).to.throw(TypeError, /loginThrottle\.windowMs/);
+    expect(() => monitoringConsole({ store, basicAuth: AUTH, loginThrottle: { windowMs: -1 } })).to.throw(
+      TypeError,
+      /loginThrottle\.windowMs/,
+    );
   });
 
-  for (const [flavour, factory] of [['Express 5', express], ['Express 4', express4]] as const) {
+  for (const [flavour, factory] of [
+    ['Express 5', express],
+    ['Express 4', express4],
+  ] as const) {
     describe(`mounted in ${flavour}`, () => {
       let server: Server | undefined;
       let base: string;
@@ -48,7 +62,10 @@ describe('monitoringConsole', () => {
 
       // As the console page calls its API: with the console's own request header.
       const get = (path: string, auth: string | null = GOOD) =>
-        fetch(`${base}${path}`, { headers: { 'x-gateway-console': '1', ...(auth === null ? {} : { authorization: auth }) }, redirect: 'manual' });
+        fetch(`${base}${path}`, {
+          headers: { 'x-gateway-console': '1', ...(auth === null ? {} : { authorization: auth }) },
+          redirect: 'manual',
+        });
 
       it('answers 401 with a Basic challenge without credentials or with wrong ones, on every route', async () => {
         for (const [path, auth] of [
@@ -97,7 +114,15 @@ describe('monitoringConsole', () => {
       });
 
       it('refuses bad query parameters with 400 problem+json', async () => {
-        for (const query of ['outcome=NOPE', 'status=abc', 'limit=0', 'limit=501', 'from=yesterday', 'cursor=zz', 'status=200&status=201']) {
+        for (const query of [
+          'outcome=NOPE',
+          'status=abc',
+          'limit=0',
+          'limit=501',
+          'from=yesterday',
+          'cursor=zz',
+          'status=200&status=201',
+        ]) {
           const res = await get(`/api/transactions?${query}`);
           expect(res.status, query).to.equal(400);
           expect(res.headers.get('content-type')).to.match(/^application\/problem\+json/);
@@ -111,12 +136,19 @@ describe('monitoringConsole', () => {
         const to = records[2]!.startedAt;
         const res = await get(`/api/stats?from=${from}&to=${to}&bucketMs=1000`);
         expect(res.status).to.equal(200);
-        const stats = (await res.json()) as { buckets: unknown[]; totals: { count: number; byOutcome: Record<string, number> }; top: Record<string, unknown> };
+        const stats = (await res.json()) as {
+          buckets: unknown[];
+          totals: { count: number; byOutcome: Record<string, number> };
+          top: Record<string, unknown>;
+        };
         expect(stats.totals.count).to.equal(3);
         expect(stats.totals.byOutcome).to.deep.equal({ TOKEN_FAILED: 1, AUTHORIZATION_DENIED: 1, OK: 1 });
         expect(stats.buckets).to.have.length((to - from) / 1000 + 1);
         expect(stats.top['api']).to.deep.equal([{ value: 'Ente/PetStore/v1', count: 3 }]);
-        expect(stats.top['clientId']).to.deep.equal([{ value: 'client1', count: 1 }, { value: 'client3', count: 1 }]);
+        expect(stats.top['clientId']).to.deep.equal([
+          { value: 'client1', count: 1 },
+          { value: 'client3', count: 1 },
+        ]);
         const filtered = (await (await get(`/api/stats?from=${from}&to=${to}&outcome=OK`)).json()) as { totals: { count: number } };
         expect(filtered.totals.count).to.equal(1);
         // Default window: the last hour (these records are from 2023).
@@ -143,7 +175,10 @@ describe('monitoringConsole', () => {
         expect(limited).to.have.length(3);
         const jsonl = await get('/api/export?format=jsonl&clientId=CLIENT');
         expect(jsonl.headers.get('content-type')).to.equal('application/x-ndjson; charset=utf-8');
-        const lines = (await jsonl.text()).trimEnd().split('\n').map((l) => JSON.parse(l) as { id: string });
+        const lines = (await jsonl.text())
+          .trimEnd()
+          .split('\n')
+          .map((l) => JSON.parse(l) as { id: string });
         expect(lines.map((l) => l.id)).to.deep.equal([records[2]!.id, records[1]!.id]);
         for (const query of ['format=xls', 'columns=id,password', 'limit=0', 'limit=100001', 'status=abc']) {
           const bad = await get(`/api/export?${query}`);
@@ -159,7 +194,12 @@ describe('monitoringConsole', () => {
         const none = await get('/api/transactions/unknown-id');
         expect(none.status).to.equal(404);
         expect(none.headers.get('content-type')).to.match(/^application\/problem\+json/);
-        expect(await none.json()).to.deep.equal({ type: 'https://httpstatuses.com/404', title: 'Not Found', status: 404, detail: 'No transaction with this id' });
+        expect(await none.json()).to.deep.equal({
+          type: 'https://httpstatuses.com/404',
+          title: 'Not Found',
+          status: 404,
+          detail: 'No transaction with this id',
+        });
       });
 
       it('serves the page, its script and style under a strict CSP, with no inline code and no external URL', async () => {
@@ -246,7 +286,10 @@ describe('monitoringConsole export over many pages', () => {
   let base: string;
   const store = new MemoryTransactionStore();
   before(async () => {
-    for (let i = 0; i < 1_200; i++) store.save(makeRecord({ code: i % 2 ? 'OK' : 'BACKEND_5XX', status: i % 2 ? 200 : 502, sender: { subject: i % 3 ? '=cmd|calc' : 'alice' } }));
+    for (let i = 0; i < 1_200; i++)
+      store.save(
+        makeRecord({ code: i % 2 ? 'OK' : 'BACKEND_5XX', status: i % 2 ? 200 : 502, sender: { subject: i % 3 ? '=cmd|calc' : 'alice' } }),
+      );
     const app = express();
     app.use('/c', monitoringConsole({ store, basicAuth: AUTH }));
     server = createServer(app);
@@ -258,7 +301,10 @@ describe('monitoringConsole export over many pages', () => {
     const headers = { 'x-gateway-console': '1', authorization: GOOD };
     const all = parseCsv(await (await fetch(`${base}/api/export?columns=id,subject,status&limit=1100`, { headers })).text());
     expect(all).to.have.length(1_101);
-    const expected = store.query({ limit: 500 }).items.slice(0, 3).map((r) => r.id);
+    const expected = store
+      .query({ limit: 500 })
+      .items.slice(0, 3)
+      .map((r) => r.id);
     expect(all.slice(1, 4).map((r) => r[0])).to.deep.equal(expected);
     expect(new Set(all.slice(1).map((r) => r[0])).size).to.equal(1_100);
     expect(all.slice(1).every((r) => r[1] === 'alice' || r[1] === "'=cmd|calc")).to.equal(true);

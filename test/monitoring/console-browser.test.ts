@@ -21,7 +21,16 @@ const ARTIFACTS = path.join(ROOT, 'test', 'artifacts');
 /** Screenshots shown in docs/console.md: written there with `UPDATE_DOCS_SCREENSHOTS=1`, else beside the other artifacts. */
 const DOCS = process.env['UPDATE_DOCS_SCREENSHOTS'] === '1' ? path.join(ROOT, 'docs') : ARTIFACTS;
 const DECISION = 'result-1 DENY code:urn:oasis:names:tc:xacml:1.0:status:ok';
-const LAUNCH_ARGS = ['--headless=new', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+const LAUNCH_ARGS = [
+  '--headless=new',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
 const DESKTOP = { width: 1366, height: 768 };
 const PHONE = { width: 390, height: 844 };
 
@@ -105,7 +114,11 @@ describe('monitoring console in headless Chromium', function () {
   const showMoreFilters = async () => {
     if ((await page.locator('#more-filters').getAttribute('open')) === null) await page.click('#more-filters summary');
   };
-  const newest = (match: (r: TransactionRecord) => boolean) => records.filter(match).map((r) => r.id).slice(0, 100);
+  const newest = (match: (r: TransactionRecord) => boolean) =>
+    records
+      .filter(match)
+      .map((r) => r.id)
+      .slice(0, 100);
 
   it('lists the newest page and draws the chart and totals of the whole window from the store', async () => {
     await open(scenario!.consoleUrl);
@@ -141,7 +154,10 @@ describe('monitoring console in headless Chromium', function () {
     const dialog = page.locator('dialog#detail');
     await dialog.waitFor({ state: 'visible' });
     expect(page.url()).to.match(new RegExp(`#/transactions/${ids['502']}$`));
-    expect(await dialog.innerText()).to.include(ids['502']).and.include('Risposta HTTP 5xx').and.include('502');
+    expect(await dialog.innerText())
+      .to.include(ids['502'])
+      .and.include('Risposta HTTP 5xx')
+      .and.include('502');
     await page.keyboard.press('Escape');
     await dialog.waitFor({ state: 'hidden' });
     expect(page.url()).not.to.include('#/transactions/');
@@ -158,25 +174,43 @@ describe('monitoring console in headless Chromium', function () {
     await fresh.goto(`${scenario!.consoleUrl}#/transactions/${encodeURIComponent(ids['403']!)}`);
     const other = fresh.locator('dialog#detail');
     await other.waitFor({ state: 'visible' });
-    expect(await other.innerText()).to.include(ids['403']).and.include('Autorizzazione Negata').and.include(DECISION);
+    expect(await other.innerText())
+      .to.include(ids['403'])
+      .and.include('Autorizzazione Negata')
+      .and.include(DECISION);
     await fresh.close();
   });
 
   it('each filter narrows to the right rows, kept in the URL', async () => {
     await open(scenario!.consoleUrl);
     const cases: Array<[string, () => Promise<unknown>, (r: TransactionRecord) => boolean, string]> = [
-      ['outcome group backend', () => page.check('#g-backend'), (r) => ['BACKEND_4XX', 'BACKEND_5XX', 'CONNECTION_ERROR'].includes(r.outcome.code), 'outcomeGroup=backend'],
-      ['two outcomes', async () => {
-        await page.click('#outcome-details summary');
-        await page.check('#o-AUTHORIZATION_DENIED');
-        await page.check('#o-BACKEND_5XX');
-      }, (r) => ['AUTHORIZATION_DENIED', 'BACKEND_5XX'].includes(r.outcome.code), 'outcome=AUTHORIZATION_DENIED%2CBACKEND_5XX'],
+      [
+        'outcome group backend',
+        () => page.check('#g-backend'),
+        (r) => ['BACKEND_4XX', 'BACKEND_5XX', 'CONNECTION_ERROR'].includes(r.outcome.code),
+        'outcomeGroup=backend',
+      ],
+      [
+        'two outcomes',
+        async () => {
+          await page.click('#outcome-details summary');
+          await page.check('#o-AUTHORIZATION_DENIED');
+          await page.check('#o-BACKEND_5XX');
+        },
+        (r) => ['AUTHORIZATION_DENIED', 'BACKEND_5XX'].includes(r.outcome.code),
+        'outcome=AUTHORIZATION_DENIED%2CBACKEND_5XX',
+      ],
       ['API prefix, any case', () => page.fill('#f-api', 'ente/orders'), (r) => r.api?.name === 'Orders', 'api=ente%2Forders'],
       ['operation', () => page.fill('#f-operation', 'createorder'), (r) => r.operation === 'createOrder', 'operation='],
       ['method', () => page.selectOption('#f-method', 'PUT'), () => true, 'method=PUT'],
       ['status', () => page.fill('#f-status', '404'), (r) => r.status === 404, 'status=404'],
       ['status class', () => page.fill('#f-status', '4xx'), (r) => r.status !== null && r.status >= 400 && r.status < 500, 'status=4xx'],
-      ['gateway_status', () => page.fill('#f-gateway-status', 'protocol:GATEWAY-1367'), (r) => r.gatewayStatus === 'protocol:GATEWAY-1367', 'gatewayStatus='],
+      [
+        'gateway_status',
+        () => page.fill('#f-gateway-status', 'protocol:GATEWAY-1367'),
+        (r) => r.gatewayStatus === 'protocol:GATEWAY-1367',
+        'gatewayStatus=',
+      ],
       ['subject prefix', () => page.fill('#f-subject', 'CLIENT2'), (r) => r.sender.subject === 'client2', 'subject='],
       ['client id', () => page.fill('#f-client', 'client3'), (r) => r.sender.clientId === 'client3', 'clientId='],
       ['issuer', () => page.fill('#f-issuer', scenario!.as.issuer), (r) => r.sender.issuer === scenario!.as.issuer, 'issuer='],
@@ -220,7 +254,9 @@ describe('monitoring console in headless Chromium', function () {
     await page.fill('#f-from', iso(from));
     await page.fill('#f-to', iso(from + 2000));
     await apply();
-    const inRange = records.filter((r) => r.startedAt >= Math.floor(from / 1000) * 1000 && r.startedAt <= Math.floor(from / 1000) * 1000 + 2000);
+    const inRange = records.filter(
+      (r) => r.startedAt >= Math.floor(from / 1000) * 1000 && r.startedAt <= Math.floor(from / 1000) * 1000 + 2000,
+    );
     expect(await rowIds()).to.deep.equal(inRange.map((r) => r.id).slice(0, 100));
     expect(page.url()).to.include('window=custom');
     const total = Number((await page.locator('#r-count').textContent()) ?? -1);
@@ -258,8 +294,13 @@ describe('monitoring console in headless Chromium', function () {
     expect(await page.locator('#view-list').isVisible()).to.equal(false);
     expect(Number(await page.locator('#r-count').textContent())).to.equal(records.length);
     expect(await page.locator('#r-p95').innerText()).to.match(/\d ms|\d s/);
-    expect(await page.locator('section[aria-labelledby=r-apis]').innerText()).to.include('Ente/PetStore/v1').and.include('Ente/Orders/v2');
-    expect(await page.locator('section[aria-labelledby=r-clients]').innerText()).to.include('client1').and.include('client2').and.include('client3');
+    expect(await page.locator('section[aria-labelledby=r-apis]').innerText())
+      .to.include('Ente/PetStore/v1')
+      .and.include('Ente/Orders/v2');
+    expect(await page.locator('section[aria-labelledby=r-clients]').innerText())
+      .to.include('client1')
+      .and.include('client2')
+      .and.include('client3');
     expect(await page.locator('section[aria-labelledby=r-status] tr', { hasText: '404' }).innerText()).to.match(/404\s+25/);
     expect(await page.locator('section[aria-labelledby=r-gateway-status]').innerText()).to.include('protocol:GATEWAY-1367');
     expect(await page.locator('section[aria-labelledby=r-outcomes]').innerText()).to.include('Risposta HTTP 4xx');
@@ -282,7 +323,11 @@ describe('monitoring console in headless Chromium', function () {
     // Why: the rule that decided, the condition of rule "ok" that was false, the request's attributes, the detail sent.
     expect(await dialog.locator('#d-decided-by').innerText()).to.equal('regola "ko" della policy "urn:gateway:policy:petstore"');
     const ok = dialog.locator('#d-steps tr', { has: page.locator('th', { hasText: 'Rule ok' }) });
-    expect(await ok.innerText()).to.include('NotApplicable').and.include('condizione falsa').and.include('org:gateway:subject:token:clientId').and.include('"client2"');
+    expect(await ok.innerText())
+      .to.include('NotApplicable')
+      .and.include('condizione falsa')
+      .and.include('org:gateway:subject:token:clientId')
+      .and.include('"client2"');
     const clientId = dialog.locator('#d-attributes tr', { has: page.locator('th', { hasText: /^org:gateway:subject:token:clientId$/ }) });
     expect(await clientId.innerText()).to.include('client3');
     const record403 = records.find((r) => r.id === ids['403'])!;
@@ -295,7 +340,7 @@ describe('monitoring console in headless Chromium', function () {
     expect(await page.locator('#rows tr:focus').getAttribute('data-id')).to.equal(ids['403']);
   });
 
-  it('shows the recorded contents of an Ok: incoming and outgoing headers, the bodies\' first bytes', async () => {
+  it("shows the recorded contents of an Ok: incoming and outgoing headers, the bodies' first bytes", async () => {
     // Its own page: the next tests go on from this one's list.
     const p = await context.newPage();
     await open(`${scenario!.consoleUrl}#/transactions/${ids['200']}`, p);
@@ -307,8 +352,12 @@ describe('monitoring console in headless Chromium', function () {
     expect(outgoing).to.include('Gateway-Token-Subject').and.include('x-forwarded-for').and.include('host');
     const record = records.find((r) => r.id === ids['200'])!;
     expect(record.requestBody!.kept).to.equal(64);
-    expect(await dialog.locator('#d-requestBody').innerText()).to.equal(record.requestBody!.content).and.include('"doggie"');
-    expect(await dialog.locator('section[aria-labelledby=d-outgoing]').innerText()).to.include(`${record.requestBody!.size} byte`).and.include('conservati solo i primi 64 byte');
+    expect(await dialog.locator('#d-requestBody').innerText())
+      .to.equal(record.requestBody!.content)
+      .and.include('"doggie"');
+    expect(await dialog.locator('section[aria-labelledby=d-outgoing]').innerText())
+      .to.include(`${record.requestBody!.size} byte`)
+      .and.include('conservati solo i primi 64 byte');
     expect(await dialog.locator('#d-responseBody').innerText()).to.equal(record.responseBody!.content);
     for (const token of scenario!.tokens) expect(await dialog.innerText()).to.not.include(token);
     await p.close();
@@ -322,7 +371,9 @@ describe('monitoring console in headless Chromium', function () {
     // The node that handled it, in a column of its own (several instances on one store).
     const denied = records.find((r) => r.id === ids['403'])!;
     expect(await page.locator(`#rows tr[data-id="${ids['403']}"] td.node`).innerText()).to.equal(denied.nodeId ?? '—');
-    expect(await page.locator('#legend').innerText()).to.include('Authorization denied: 1').and.include('Token handling failed: 12');
+    expect(await page.locator('#legend').innerText())
+      .to.include('Authorization denied: 1')
+      .and.include('Token handling failed: 12');
     await loaded(() => page.selectOption('#lang', 'it').then(() => page.click('#refresh')));
     expect(await page.locator('#filters-heading').innerText()).to.equal('Intervallo e filtri');
   });
@@ -332,7 +383,11 @@ describe('monitoring console in headless Chromium', function () {
       startedAt: Date.now(),
       url: '/x?q=<img src=x onerror="window.__pwned=1">',
       sender: { subject: '<b>bold</b>', clientId: '"><script>window.__pwned=2</script>' },
-      tokenInfo: { method: 'header', policy: 'demo-idp', introspection: { active: true, exp: 1e20, iat: -1e300, big: 1.2345678901234568e29, note: 'z'.repeat(20_000) } },
+      tokenInfo: {
+        method: 'header',
+        policy: 'demo-idp',
+        introspection: { active: true, exp: 1e20, iat: -1e300, big: 1.2345678901234568e29, note: 'z'.repeat(20_000) },
+      },
     });
     scenario!.store.save(hostile);
     await open(scenario!.consoleUrl);
@@ -350,7 +405,13 @@ describe('monitoring console in headless Chromium', function () {
   });
 
   it('at 390x844 rows become cards with status and outcome in view', async () => {
-    const phone = await browser!.newContext({ viewport: PHONE, httpCredentials: CONSOLE_USER, locale: 'it-IT', isMobile: true, hasTouch: true });
+    const phone = await browser!.newContext({
+      viewport: PHONE,
+      httpCredentials: CONSOLE_USER,
+      locale: 'it-IT',
+      isMobile: true,
+      hasTouch: true,
+    });
     const small = await phone.newPage();
     try {
       await open(scenario!.consoleUrl, small);
@@ -377,11 +438,16 @@ describe('monitoring console in headless Chromium', function () {
     const check = async (p: Page, what: string) => {
       // Evaluated through the DevTools protocol, which the page's CSP does not govern.
       await p.evaluate(axeSource);
-      const result = (await p.evaluate(() => (globalThis as unknown as { axe: { run: (o: unknown) => Promise<unknown> } }).axe.run({ resultTypes: ['violations'] }))) as {
+      const result = (await p.evaluate(() =>
+        (globalThis as unknown as { axe: { run: (o: unknown) => Promise<unknown> } }).axe.run({ resultTypes: ['violations'] }),
+      )) as {
         violations: Array<{ id: string; impact: string; nodes: Array<{ target: string[] }> }>;
       };
       const bad = result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
-      expect(bad.map((v) => `${v.id} (${v.impact}): ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`), what).to.deep.equal([]);
+      expect(
+        bad.map((v) => `${v.id} (${v.impact}): ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`),
+        what,
+      ).to.deep.equal([]);
     };
     for (const viewport of [DESKTOP, PHONE]) {
       const ctx = await browser!.newContext({ viewport, httpCredentials: CONSOLE_USER });
@@ -402,7 +468,10 @@ describe('monitoring console in headless Chromium', function () {
   });
 
   it('screenshots of the list, the report and the 403 detail at 1366x768 and 390x844 (docs/console.md)', async () => {
-    for (const [name, viewport] of [['desktop', DESKTOP], ['phone', PHONE]] as const) {
+    for (const [name, viewport] of [
+      ['desktop', DESKTOP],
+      ['phone', PHONE],
+    ] as const) {
       const ctx = await browser!.newContext({ viewport, httpCredentials: CONSOLE_USER, locale: 'it-IT', timezoneId: 'Europe/Rome' });
       const p = await ctx.newPage();
       try {

@@ -16,7 +16,9 @@ const API = 'Ente/PetStore/v1';
 const PASSWORD = 'metrics-admin-pw';
 
 async function scrape(adminUrl: string, credentials: string | undefined = `admin:${PASSWORD}`): Promise<Scrape> {
-  const answer = await fetch(`${adminUrl}/gateway/metrics`, { headers: credentials === undefined ? {} : { authorization: `Basic ${Buffer.from(credentials).toString('base64')}` } });
+  const answer = await fetch(`${adminUrl}/gateway/metrics`, {
+    headers: credentials === undefined ? {} : { authorization: `Basic ${Buffer.from(credentials).toString('base64')}` },
+  });
   expect(answer.status, await answer.clone().text()).to.equal(200);
   expect(answer.headers.get('content-type')).to.equal('text/plain; version=0.0.4; charset=utf-8');
   return parsePrometheusText(await answer.text());
@@ -83,7 +85,9 @@ describe('metrics: Prometheus text from real traffic', function () {
   it('has a request duration histogram that counts every exchange, by API and outcome', () => {
     expect(metrics.types.get('gateway_request_duration_seconds')).to.equal('histogram');
     const count = (outcome: string): number | undefined => metrics.value('gateway_request_duration_seconds_count', { api: API, outcome });
-    expect([count('OK'), count('TOKEN_FAILED'), count('AUTHORIZATION_DENIED'), count('AUTHORIZATION_SERVER_ERROR')]).to.deep.equal([3, 4, 1, 1]);
+    expect([count('OK'), count('TOKEN_FAILED'), count('AUTHORIZATION_DENIED'), count('AUTHORIZATION_SERVER_ERROR')]).to.deep.equal([
+      3, 4, 1, 1,
+    ]);
     expect(metrics.value('gateway_request_duration_seconds_bucket', { api: API, outcome: 'OK', le: '+Inf' })).to.equal(3);
     // Buckets are cumulative; the sum is the time spent, more than nothing.
     const buckets = metrics.select('gateway_request_duration_seconds_bucket', { api: API, outcome: 'OK' }).map((s) => s.value);
@@ -92,7 +96,8 @@ describe('metrics: Prometheus text from real traffic', function () {
   });
 
   it('counts token validations by source and result', () => {
-    const validations = (source: string, result: string): number | undefined => metrics.value('gateway_token_validations_total', { policy: 'DemoIdP', source, result });
+    const validations = (source: string, result: string): number | undefined =>
+      metrics.value('gateway_token_validations_total', { policy: 'DemoIdP', source, result });
     expect(validations('introspection', 'valid')).to.equal(2); // client1's first request, client3
     expect(validations('local_cache', 'valid')).to.equal(2);
     expect(validations('introspection', 'invalid')).to.equal(1);
@@ -103,7 +108,9 @@ describe('metrics: Prometheus text from real traffic', function () {
 
   it('times the calls to the authorization server by endpoint, the failed one included', () => {
     expect(metrics.value('gateway_authorization_server_duration_seconds_count', { policy: 'DemoIdP', endpoint: 'discovery' })).to.equal(1);
-    expect(metrics.value('gateway_authorization_server_duration_seconds_count', { policy: 'DemoIdP', endpoint: 'introspection' })).to.equal(4);
+    expect(metrics.value('gateway_authorization_server_duration_seconds_count', { policy: 'DemoIdP', endpoint: 'introspection' })).to.equal(
+      4,
+    );
   });
 
   it('counts XACML decisions, times the backend, and shows the token cache', () => {
@@ -127,7 +134,21 @@ describe('metrics: Prometheus text from real traffic', function () {
 
   it('labels nothing a client sent, and no subject or client by default', () => {
     const names = new Set(metrics.samples.filter((s) => s.name.startsWith('gateway_')).flatMap((s) => Object.keys(s.labels)));
-    expect([...names].sort()).to.deep.equal(['api', 'decision', 'endpoint', 'kind', 'le', 'operation', 'outcome', 'policy', 'reason', 'result', 'source', 'status', 'status_class']);
+    expect([...names].sort()).to.deep.equal([
+      'api',
+      'decision',
+      'endpoint',
+      'kind',
+      'le',
+      'operation',
+      'outcome',
+      'policy',
+      'reason',
+      'result',
+      'source',
+      'status',
+      'status_class',
+    ]);
     expect(JSON.stringify(metrics.samples)).to.not.include('not-a-token-the-server-issued');
   });
 
@@ -135,7 +156,9 @@ describe('metrics: Prometheus text from real traffic', function () {
     const anonymous = await fetch(`${gateway.adminUrl}/gateway/metrics`);
     expect(anonymous.status).to.equal(401);
     expect(anonymous.headers.get('www-authenticate')).to.match(/^Basic realm=/);
-    const wrong = await fetch(`${gateway.adminUrl}/gateway/metrics`, { headers: { authorization: `Basic ${Buffer.from('admin:wrong').toString('base64')}` } });
+    const wrong = await fetch(`${gateway.adminUrl}/gateway/metrics`, {
+      headers: { authorization: `Basic ${Buffer.from('admin:wrong').toString('base64')}` },
+    });
     expect(wrong.status).to.equal(401);
     expect(await wrong.text()).to.not.include('gateway_');
   });
@@ -154,7 +177,9 @@ describe('metrics: options and isolation', function () {
   });
 
   /** A gateway on the example's configuration, its APIs and admin router in one Express app. */
-  async function served(options: Omit<Parameters<typeof createGateway>[0], 'config'>): Promise<{ url: string; gateway: ReturnType<typeof createGateway>; close(): Promise<void> }> {
+  async function served(
+    options: Omit<Parameters<typeof createGateway>[0], 'config'>,
+  ): Promise<{ url: string; gateway: ReturnType<typeof createGateway>; close(): Promise<void> }> {
     const { default: express } = await import('express');
     const gateway = createGateway({ config: await exampleConfig(as.issuer, backend.url), baseDir: copyDir, ...options });
     await gateway.ready();
@@ -185,7 +210,10 @@ describe('metrics: options and isolation', function () {
     const [a, b] = await Promise.all([served({ metrics: { auth: false } }), served({ metrics: { auth: false } })]);
     try {
       const token = await as.issueToken('client1', 'client1-secret');
-      for (let i = 0; i < 2; i++) expect((await fetch(`${a.url}/gateway/Ente/PetStore/v1/pet/10`, { headers: { authorization: `Bearer ${token}` } })).status).to.equal(200);
+      for (let i = 0; i < 2; i++)
+        expect(
+          (await fetch(`${a.url}/gateway/Ente/PetStore/v1/pet/10`, { headers: { authorization: `Bearer ${token}` } })).status,
+        ).to.equal(200);
       expect((await fetch(`${b.url}/gateway/Ente/PetStore/v1/pet/10`)).status).to.equal(400);
       await new Promise((resolve) => setTimeout(resolve, 50));
       const [ma, mb] = [parsePrometheusText(await a.gateway.metrics!.text()), parsePrometheusText(await b.gateway.metrics!.text())];
@@ -203,15 +231,21 @@ describe('metrics: options and isolation', function () {
   });
 
   it('clientLabel adds the client id; metrics: false collects nothing and serves no route', async () => {
-    const [labelled, off] = await Promise.all([served({ metrics: { auth: false, clientLabel: true, processMetrics: false } }), served({ metrics: false })]);
+    const [labelled, off] = await Promise.all([
+      served({ metrics: { auth: false, clientLabel: true, processMetrics: false } }),
+      served({ metrics: false }),
+    ]);
     try {
       const token = await as.issueToken('client2', 'client2-secret');
-      const pet = (base: string): Promise<Response> => fetch(`${base}/gateway/Ente/PetStore/v1/pet/10`, { headers: { authorization: `Bearer ${token}` } });
+      const pet = (base: string): Promise<Response> =>
+        fetch(`${base}/gateway/Ente/PetStore/v1/pet/10`, { headers: { authorization: `Bearer ${token}` } });
       expect((await pet(labelled.url)).status).to.equal(200);
       expect((await pet(off.url)).status).to.equal(200);
       await new Promise((resolve) => setTimeout(resolve, 50));
       const m = parsePrometheusText(await labelled.gateway.metrics!.text());
-      expect(m.value('gateway_requests_total', { api: API, operation: 'getPetById', outcome: 'OK', status: '200', client: 'client2' })).to.equal(1);
+      expect(
+        m.value('gateway_requests_total', { api: API, operation: 'getPetById', outcome: 'OK', status: '200', client: 'client2' }),
+      ).to.equal(1);
       expect(m.select('process_cpu_user_seconds_total')).to.deep.equal([]);
       expect(off.gateway.metrics).to.equal(undefined);
       expect((await fetch(`${off.url}/gateway/metrics`)).status).to.equal(404);
@@ -221,7 +255,10 @@ describe('metrics: options and isolation', function () {
   });
 
   it('refuses a bad metrics option at creation, naming it', () => {
-    expect(() => createGateway({ config: { apis: [] }, metrics: { auth: 'no' as unknown as boolean } })).to.throw(TypeError, /createGateway: options\.metrics\.auth/);
+    expect(() => createGateway({ config: { apis: [] }, metrics: { auth: 'no' as unknown as boolean } })).to.throw(
+      TypeError,
+      /createGateway: options\.metrics\.auth/,
+    );
     expect(() => createGateway({ config: { apis: [] }, metrics: 'on' as unknown as boolean })).to.throw(TypeError, /options\.metrics/);
   });
 });

@@ -63,14 +63,18 @@ export function parsePrometheusText(text: string): Scrape {
     }
     samples.push({ name: match[1]!, labels, value: parseValue(match[3]!) });
   }
-  const includes = (sample: Sample, labels: Record<string, string>): boolean => Object.entries(labels).every(([k, v]) => sample.labels[k] === v);
-  const select = (name: string, labels: Record<string, string> = {}): Sample[] => samples.filter((s) => s.name === name && includes(s, labels));
+  const includes = (sample: Sample, labels: Record<string, string>): boolean =>
+    Object.entries(labels).every(([k, v]) => sample.labels[k] === v);
+  const select = (name: string, labels: Record<string, string> = {}): Sample[] =>
+    samples.filter((s) => s.name === name && includes(s, labels));
   return {
     samples,
     types,
     select,
     value(name, labels = {}) {
-      const found = samples.filter((s) => s.name === name && Object.keys(s.labels).length === Object.keys(labels).length && includes(s, labels));
+      const found = samples.filter(
+        (s) => s.name === name && Object.keys(s.labels).length === Object.keys(labels).length && includes(s, labels),
+      );
       if (found.length > 1) throw new Error(`${name} ${JSON.stringify(labels)} matches ${found.length} samples`);
       return found[0]?.value;
     },

@@ -44,7 +44,9 @@ describe('traces', function () {
 
   /** One exchange: its answer, what the backend saw, and its record. */
   async function exchange(server: GatewayServer, headers: Record<string, string> = {}) {
-    const answer = await fetch(`${server.url}/gateway/Ente/PetStore/v1/pet/10`, { headers: { authorization: `Bearer ${token}`, ...headers } });
+    const answer = await fetch(`${server.url}/gateway/Ente/PetStore/v1/pet/10`, {
+      headers: { authorization: `Bearer ${token}`, ...headers },
+    });
     expect(answer.status).to.equal(201);
     const seen = (await answer.json()) as Seen;
     const id = answer.headers.get('gateway-transaction-id')!;
@@ -72,7 +74,14 @@ describe('traces', function () {
     });
 
     it('drops an invalid traceparent (and its tracestate), and sends none when none came', async () => {
-      for (const bad of [`00-${'0'.repeat(32)}-${PARENT_ID}-01`, TRACEPARENT.toUpperCase(), `${TRACEPARENT}-extra`, 'ff' + TRACEPARENT.slice(2), `${TRACEPARENT}, ${TRACEPARENT}`, 'garbage']) {
+      for (const bad of [
+        `00-${'0'.repeat(32)}-${PARENT_ID}-01`,
+        TRACEPARENT.toUpperCase(),
+        `${TRACEPARENT}-extra`,
+        'ff' + TRACEPARENT.slice(2),
+        `${TRACEPARENT}, ${TRACEPARENT}`,
+        'garbage',
+      ]) {
         const { seen, record } = await exchange(server, { traceparent: bad, tracestate: TRACESTATE });
         expect(seen.headers.traceparent, bad).to.equal(undefined);
         expect(seen.headers.tracestate, bad).to.equal(undefined);
@@ -112,7 +121,11 @@ describe('traces', function () {
 
     /** The spans of one trace, once the server span has ended. */
     async function spansOf(traceId: string): Promise<ReadableSpan[]> {
-      for (let i = 0; i < 50 && !exporter.getFinishedSpans().some((s) => s.spanContext().traceId === traceId && s.name.startsWith('GET ')); i++) {
+      for (
+        let i = 0;
+        i < 50 && !exporter.getFinishedSpans().some((s) => s.spanContext().traceId === traceId && s.name.startsWith('GET '));
+        i++
+      ) {
         await new Promise((resolve) => setTimeout(resolve, 20));
       }
       return exporter.getFinishedSpans().filter((s) => s.spanContext().traceId === traceId);
@@ -122,7 +135,10 @@ describe('traces', function () {
     function tree(spans: ReadableSpan[]): { root: ReadableSpan; parentOf: (name: string) => string | undefined } {
       const byId = new Map(spans.map((s) => [s.spanContext().spanId, s]));
       const roots = spans.filter((s) => !byId.has(s.parentSpanContext?.spanId ?? ''));
-      expect(roots.map((s) => s.name), 'one root').to.have.length(1);
+      expect(
+        roots.map((s) => s.name),
+        'one root',
+      ).to.have.length(1);
       return {
         root: roots[0]!,
         parentOf: (name) => {

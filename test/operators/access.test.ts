@@ -22,7 +22,9 @@ const RESET = '/gateway/admin/reset-caches';
  * earlier versions cleared.
  */
 function sessionCookies(value: string, maxAge: number): RegExp {
-  const areas = ['admin', 'operators', 'configuration', 'console', 'metrics'].map((area) => `eag_session=${value}; Path=/gateway/${area}; Max-Age=${maxAge}; HttpOnly; SameSite=Strict`);
+  const areas = ['admin', 'operators', 'configuration', 'console', 'metrics'].map(
+    (area) => `eag_session=${value}; Path=/gateway/${area}; Max-Age=${maxAge}; HttpOnly; SameSite=Strict`,
+  );
   return new RegExp(`^${[...areas, 'eag_session=; Path=/gateway; Max-Age=0; HttpOnly; SameSite=Strict'].join(', ')}$`);
 }
 
@@ -67,7 +69,9 @@ describe('operators: sessions, roles and the audit log', function () {
         body: JSON.stringify({ username: 'vera', password: PASSWORDS.vera }),
       });
       expect(res.status).to.equal(200);
-      expect(res.headers.getSetCookie()[0]).to.match(/^__Host-eag_session=[A-Za-z0-9_-]{43}; Path=\/; Max-Age=43200; HttpOnly; SameSite=Strict; Secure$/);
+      expect(res.headers.getSetCookie()[0]).to.match(
+        /^__Host-eag_session=[A-Za-z0-9_-]{43}; Path=\/; Max-Age=43200; HttpOnly; SameSite=Strict; Secure$/,
+      );
     } finally {
       await close(server);
     }
@@ -116,7 +120,8 @@ describe('operators: sessions, roles and the audit log', function () {
   });
 
   it('keeps HTTP Basic for scripts, with the same roles: ADMIN_PASSWORD admin and operators reset, a viewer cannot', async () => {
-    const post = (auth: string) => fetch(`${admin.url}${RESET}`, { method: 'POST', headers: { authorization: auth, 'x-gateway-console': '1' } });
+    const post = (auth: string) =>
+      fetch(`${admin.url}${RESET}`, { method: 'POST', headers: { authorization: auth, 'x-gateway-console': '1' } });
     expect((await post(basic('admin', ADMIN_PASSWORD))).status).to.equal(200);
     expect((await post(basic('otto', PASSWORDS.otto))).status).to.equal(200);
     expect((await post(basic('ada', PASSWORDS.ada))).status).to.equal(200);
@@ -124,7 +129,9 @@ describe('operators: sessions, roles and the audit log', function () {
     const wrong = await post(basic('otto', 'nope'));
     expect(wrong.status).to.equal(401);
     expect(wrong.headers.get('www-authenticate')).to.equal('Basic realm="Gateway admin", charset="UTF-8"');
-    const console = await fetch(`${admin.url}/gateway/console/api/transactions`, { headers: { authorization: basic('vera', PASSWORDS.vera), 'x-gateway-console': '1' } });
+    const console = await fetch(`${admin.url}/gateway/console/api/transactions`, {
+      headers: { authorization: basic('vera', PASSWORDS.vera), 'x-gateway-console': '1' },
+    });
     expect(console.status).to.equal(200);
     const anonymous = await fetch(`${admin.url}/gateway/console/api/transactions`, { headers: { 'x-gateway-console': '1' } });
     expect(anonymous.status).to.equal(401);
@@ -173,7 +180,9 @@ describe('operators: sessions, roles and the audit log', function () {
   });
 
   it('throttles failed sign-ins per address: 429 with Retry-After, even for the right password', async () => {
-    const strict = await startAdmin({ admin: { basicAuth: { username: 'admin', password: ADMIN_PASSWORD }, loginThrottle: { maxFailures: 3, windowMs: 60_000 } } });
+    const strict = await startAdmin({
+      admin: { basicAuth: { username: 'admin', password: ADMIN_PASSWORD }, loginThrottle: { maxFailures: 3, windowMs: 60_000 } },
+    });
     try {
       const client = new OperatorClient(strict.url);
       for (let i = 0; i < 3; i++) expect((await client.signIn('ada', 'wrong')).status).to.equal(401);
@@ -181,14 +190,16 @@ describe('operators: sessions, roles and the audit log', function () {
       expect(blocked.status).to.equal(429);
       expect(Number(blocked.headers.get('retry-after'))).to.be.within(1, 60);
       // The same throttle guards Basic logins of the admin routes and the console.
-      const script = await fetch(`${strict.url}/gateway/admin/status`, { headers: { authorization: basic('ada', PASSWORDS.ada), 'x-gateway-console': '1' } });
+      const script = await fetch(`${strict.url}/gateway/admin/status`, {
+        headers: { authorization: basic('ada', PASSWORDS.ada), 'x-gateway-console': '1' },
+      });
       expect(script.status).to.equal(429);
     } finally {
       await strict.stop();
     }
   });
 
-  it('maxPerUser: a fourth sign-in ends that user\'s oldest session only; a new password in the users file ends the user\'s sessions', async () => {
+  it("maxPerUser: a fourth sign-in ends that user's oldest session only; a new password in the users file ends the user's sessions", async () => {
     const { writeFile } = await import('node:fs/promises');
     const { hashPassword } = await import('../../src/operators/passwords.js');
     const { testUsers } = await import('./helpers.js');
@@ -219,10 +230,21 @@ describe('operators: sessions, roles and the audit log', function () {
   it('checks maxPerUser and maxSessions at creation', async () => {
     const { createGateway } = await import('../../src/index.js');
     const { openConfig } = await import('../gateway/helpers.js');
-    const make = (sessions: object) => () => createGateway({ config: openConfig('http://127.0.0.1:9'), admin: { basicAuth: { username: 'admin', password: 'x' } }, operators: { sessions } });
+    const make = (sessions: object) => () =>
+      createGateway({
+        config: openConfig('http://127.0.0.1:9'),
+        admin: { basicAuth: { username: 'admin', password: 'x' } },
+        operators: { sessions },
+      });
     expect(make({ maxPerUser: 0 })).to.throw(TypeError, 'createGateway: options.operators.sessions.maxPerUser must be a positive integer');
-    expect(make({ maxPerUser: 2.5 })).to.throw(TypeError, 'createGateway: options.operators.sessions.maxPerUser must be a positive integer');
-    expect(make({ maxSessions: -1 })).to.throw(TypeError, 'createGateway: options.operators.sessions.maxSessions must be a positive integer');
+    expect(make({ maxPerUser: 2.5 })).to.throw(
+      TypeError,
+      'createGateway: options.operators.sessions.maxPerUser must be a positive integer',
+    );
+    expect(make({ maxSessions: -1 })).to.throw(
+      TypeError,
+      'createGateway: options.operators.sessions.maxSessions must be a positive integer',
+    );
   });
 
   it('adds a user with the CLI (password from standard input, only its hash stored), who can then sign in', async () => {
@@ -231,7 +253,9 @@ describe('operators: sessions, roles and the audit log', function () {
     try {
       const run = (args: string[], input: string) =>
         new Promise<{ code: number | null; out: string; err: string }>((resolve) => {
-          const child = spawn(process.execPath, ['--import', 'tsx', path.join(repoRoot, 'src/server/cli.ts'), 'users', ...args], { cwd: repoRoot });
+          const child = spawn(process.execPath, ['--import', 'tsx', path.join(repoRoot, 'src/server/cli.ts'), 'users', ...args], {
+            cwd: repoRoot,
+          });
           let out = '';
           let err = '';
           child.stdout.on('data', (d) => (out += d));
@@ -319,7 +343,12 @@ describe('operators: signed sessions shared by instances', function () {
     const onTwo = new OperatorClient(two.url);
     onTwo.cookie = otto.cookie;
     onTwo.csrf = otto.csrf;
-    expect(await (await onTwo.fetch('/gateway/operators/session')).json()).to.deep.equal({ signedIn: true, username: 'otto', role: 'operator', csrfToken: otto.csrf });
+    expect(await (await onTwo.fetch('/gateway/operators/session')).json()).to.deep.equal({
+      signedIn: true,
+      username: 'otto',
+      role: 'operator',
+      csrfToken: otto.csrf,
+    });
     expect((await onTwo.fetch(RESET, { method: 'POST' })).status).to.equal(200);
     expect((await onTwo.fetch(RESET, { method: 'POST' }, false)).status, 'without the CSRF token').to.equal(403);
     const elsewhere = await fetch(`${other.url}/gateway/admin/status`, { headers: { cookie: otto.cookie!, 'x-gateway-console': '1' } });
@@ -330,8 +359,12 @@ describe('operators: signed sessions shared by instances', function () {
     const vera = new OperatorClient(one.url);
     await vera.signIn('vera', PASSWORDS.vera);
     const [payload, signature] = vera.cookie!.slice('eag_session='.length).split('.');
-    const forged = Buffer.from(JSON.stringify({ ...JSON.parse(Buffer.from(payload!, 'base64url').toString()), u: 'ada' })).toString('base64url');
-    const tampered = await fetch(`${two.url}/gateway/admin/status`, { headers: { cookie: `eag_session=${forged}.${signature}`, 'x-gateway-console': '1' } });
+    const forged = Buffer.from(JSON.stringify({ ...JSON.parse(Buffer.from(payload!, 'base64url').toString()), u: 'ada' })).toString(
+      'base64url',
+    );
+    const tampered = await fetch(`${two.url}/gateway/admin/status`, {
+      headers: { cookie: `eag_session=${forged}.${signature}`, 'x-gateway-console': '1' },
+    });
     expect(tampered.status).to.equal(401);
     const cookie = vera.cookie!;
     expect((await vera.fetch('/gateway/operators/session', { method: 'DELETE' })).status).to.equal(204);
@@ -349,7 +382,9 @@ describe('operators: signed sessions shared by instances', function () {
     await ada.signIn('ada', PASSWORDS.ada);
     const status = async (client: OperatorClient, on: AdminListener) =>
       (await fetch(`${on.url}/gateway/admin/status`, { headers: { cookie: client.cookie!, 'x-gateway-console': '1' } })).status;
-    const { n: nonce, c: created } = JSON.parse(Buffer.from(otto.cookie!.slice('eag_session='.length).split('.')[0]!, 'base64url').toString()) as { n: string; c: number };
+    const { n: nonce, c: created } = JSON.parse(
+      Buffer.from(otto.cookie!.slice('eag_session='.length).split('.')[0]!, 'base64url').toString(),
+    ) as { n: string; c: number };
     const soon = Date.now() + 60_000;
     for (const [id, until] of [
       [undefined, soon],
@@ -366,7 +401,9 @@ describe('operators: signed sessions shared by instances', function () {
     }
     expect([await status(otto, one), await status(otto, two), await status(ada, two)]).to.deep.equal([200, 200, 200]);
     bus.inject(`${nonce}:${created}:otto`, soon);
-    expect([await status(otto, one), await status(otto, two), await status(ada, one), await status(ada, two)]).to.deep.equal([401, 401, 200, 200]);
+    expect([await status(otto, one), await status(otto, two), await status(ada, one), await status(ada, two)]).to.deep.equal([
+      401, 401, 200, 200,
+    ]);
   });
 
   it("a user's sign-outs past maxPerUser: every signed-out cookie refused on both instances, and what the channel keeps stays within users × (maxPerUser + 1)", async () => {
@@ -398,7 +435,8 @@ describe('operators: signed sessions shared by instances', function () {
         cookies.push(vera.cookie!);
         expect((await vera.fetch('/gateway/operators/session', { method: 'DELETE' })).status).to.equal(204);
       }
-      const status = async (cookie: string, on: AdminListener) => (await fetch(`${on.url}/gateway/admin/status`, { headers: { cookie, 'x-gateway-console': '1' } })).status;
+      const status = async (cookie: string, on: AdminListener) =>
+        (await fetch(`${on.url}/gateway/admin/status`, { headers: { cookie, 'x-gateway-console': '1' } })).status;
       for (const cookie of cookies) expect([await status(cookie, a), await status(cookie, b)]).to.deep.equal([401, 401]);
       expect(await status(ada.cookie!, b)).to.equal(200);
       expect(kept.size).to.be.at.most(3 + 1);
@@ -412,16 +450,30 @@ describe('operators: signed sessions shared by instances', function () {
     const { createGateway } = await import('../../src/index.js');
     const { openConfig } = await import('../gateway/helpers.js');
     const make = (sessions: object) => () =>
-      createGateway({ config: openConfig('http://127.0.0.1:9'), admin: { basicAuth: { username: 'admin', password: 'x' } }, operators: { sessions } });
-    expect(make({ revocations: bus.member() })).to.throw(TypeError, 'createGateway: options.operators.sessions.revocations needs operators.sessions.secret');
-    expect(make({ secret, revocations: { publish() {} } })).to.throw(TypeError, 'createGateway: options.operators.sessions.revocations must have publish(id, until) and subscribe(listener)');
+      createGateway({
+        config: openConfig('http://127.0.0.1:9'),
+        admin: { basicAuth: { username: 'admin', password: 'x' } },
+        operators: { sessions },
+      });
+    expect(make({ revocations: bus.member() })).to.throw(
+      TypeError,
+      'createGateway: options.operators.sessions.revocations needs operators.sessions.secret',
+    );
+    expect(make({ secret, revocations: { publish() {} } })).to.throw(
+      TypeError,
+      'createGateway: options.operators.sessions.revocations must have publish(id, until) and subscribe(listener)',
+    );
   });
 
   it('refuses a secret shorter than 32 characters at creation', async () => {
     const { createGateway } = await import('../../src/index.js');
     const { openConfig } = await import('../gateway/helpers.js');
     expect(() =>
-      createGateway({ config: openConfig('http://127.0.0.1:9'), admin: { basicAuth: { username: 'admin', password: 'x' } }, operators: { sessions: { secret: 'short' } } }),
+      createGateway({
+        config: openConfig('http://127.0.0.1:9'),
+        admin: { basicAuth: { username: 'admin', password: 'x' } },
+        operators: { sessions: { secret: 'short' } },
+      }),
     ).to.throw(TypeError, 'createGateway: options.operators.sessions.secret must be a string of at least 32 characters');
   });
 });

@@ -4,8 +4,21 @@ import path from 'node:path';
 import { expect } from 'chai';
 import { MemoryAuditLog, type AuditEntry } from '../../src/operators/audit.js';
 
-const anonymous = (i: number) => ({ actor: null, address: '10.0.0.1', action: 'sign-in', result: 'refused' as const, detail: `guess ${i}` });
-const operator = (i: number) => ({ actor: 'otto', role: 'operator' as const, address: '10.0.0.2', action: 'reset-caches', result: 'ok' as const, detail: `change ${i}` });
+const anonymous = (i: number) => ({
+  actor: null,
+  address: '10.0.0.1',
+  action: 'sign-in',
+  result: 'refused' as const,
+  detail: `guess ${i}`,
+});
+const operator = (i: number) => ({
+  actor: 'otto',
+  role: 'operator' as const,
+  address: '10.0.0.2',
+  action: 'reset-caches',
+  result: 'ok' as const,
+  detail: `change ${i}`,
+});
 
 describe('MemoryAuditLog', () => {
   let dir: string;
@@ -33,7 +46,10 @@ describe('MemoryAuditLog', () => {
     const writes = [...Array.from({ length: 200 }, (_, i) => log.append(anonymous(i))), log.append(operator(1))];
     await Promise.all(writes);
     await log.close();
-    const lines = (await readFile(file, 'utf8')).trim().split('\n').map((l) => JSON.parse(l) as AuditEntry);
+    const lines = (await readFile(file, 'utf8'))
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as AuditEntry);
     expect(log.dropped.queue_full).to.be.above(150);
     expect(lines.length + log.dropped.queue_full).to.equal(201);
     expect(lines.at(-1)).to.include({ actor: 'otto', detail: 'change 1' });

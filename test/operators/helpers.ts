@@ -62,7 +62,11 @@ export class OperatorClient {
   constructor(readonly base: string) {}
 
   async signIn(username: string, password: string): Promise<Response> {
-    const res = await this.fetch('/gateway/operators/session', { method: 'POST', body: JSON.stringify({ username, password }), headers: { 'content-type': 'application/json' } });
+    const res = await this.fetch('/gateway/operators/session', {
+      method: 'POST',
+      body: JSON.stringify({ username, password }),
+      headers: { 'content-type': 'application/json' },
+    });
     if (res.ok) {
       const body = (await res.clone().json()) as { csrfToken: string };
       this.csrf = body.csrfToken;
@@ -71,7 +75,12 @@ export class OperatorClient {
   }
 
   fetch(path: string, init: Omit<RequestInit, 'headers'> & { headers?: Record<string, string> } = {}, csrf = true): Promise<Response> {
-    const headers: Record<string, string> = { 'x-gateway-console': '1', origin: this.base, 'sec-fetch-site': 'same-origin', ...(init.headers ?? {}) };
+    const headers: Record<string, string> = {
+      'x-gateway-console': '1',
+      origin: this.base,
+      'sec-fetch-site': 'same-origin',
+      ...(init.headers ?? {}),
+    };
     if (this.cookie !== undefined) headers['cookie'] = this.cookie;
     if (csrf && this.csrf !== undefined && init.method !== undefined && init.method !== 'GET') headers['x-csrf-token'] = this.csrf;
     return fetch(`${this.base}${path}`, { ...init, headers }).then((res) => {

@@ -21,7 +21,9 @@ describe('operator passwords', () => {
   it('refuses hashes it did not write, or with a cost out of bounds, and passwords too long', async () => {
     expect(parsePasswordHash('plain-text')).to.equal(undefined);
     expect(parsePasswordHash('scrypt$3$8$1$AAAAAAAAAAAAAAAAAAAAAA$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA')).to.equal(undefined);
-    expect(parsePasswordHash(`scrypt$${2 ** 24}$8$1$AAAAAAAAAAAAAAAAAAAAAA$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA`)).to.equal(undefined);
+    expect(parsePasswordHash(`scrypt$${2 ** 24}$8$1$AAAAAAAAAAAAAAAAAAAAAA$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA`)).to.equal(
+      undefined,
+    );
     expect(await verifyPassword('x', 'plain-text')).to.equal(false);
     const hash = await hashPassword('p');
     expect(await verifyPassword('p'.repeat(2000), hash)).to.equal(false);
@@ -43,7 +45,14 @@ describe('operator passwords', () => {
       extra: 1,
     });
     const paths = issues.map((i) => i.path);
-    expect(paths).to.include.members(['extra', 'users[0].passwordHash', 'users[1].username', 'users[1].role', 'users[1].password', 'users[2].username']);
+    expect(paths).to.include.members([
+      'extra',
+      'users[0].passwordHash',
+      'users[1].username',
+      'users[1].role',
+      'users[1].password',
+      'users[2].username',
+    ]);
     expect(issues.find((i) => i.path === 'users[1].role')!.message).to.equal('must be one of viewer, operator, admin');
     expect(usersIssues([])).to.deep.equal([{ path: '', message: 'must be an object { "users": [...] }' }]);
   });
@@ -56,11 +65,22 @@ describe('operator passwords', () => {
     expect(await directory.verify('admin', 'PW')).to.equal(undefined);
     expect(await directory.verify('vera', 'wrong')).to.equal(undefined);
     expect(await directory.verify('nobody', 'viewer-pass-1')).to.equal(undefined);
-    expect(directory.list().map((u) => `${u.username}:${u.role}`)).to.deep.equal(['admin:admin', 'vera:viewer', 'otto:operator', 'ada:admin']);
+    expect(directory.list().map((u) => `${u.username}:${u.role}`)).to.deep.equal([
+      'admin:admin',
+      'vera:viewer',
+      'otto:operator',
+      'ada:admin',
+    ]);
   });
 
   it('refuses a users file that cannot be read or is invalid, naming the file and the field', () => {
-    expect(() => new UserDirectory({ file: '/nonexistent/users.json' })).to.throw(ConfigError, /users\.json.*cannot read the users file \(ENOENT\)/);
-    expect(() => new UserDirectory({ users: [{ username: 'x', role: 'boss', passwordHash: '' }] as never })).to.throw(ConfigError, /users\[0\]\.role: must be one of/);
+    expect(() => new UserDirectory({ file: '/nonexistent/users.json' })).to.throw(
+      ConfigError,
+      /users\.json.*cannot read the users file \(ENOENT\)/,
+    );
+    expect(() => new UserDirectory({ users: [{ username: 'x', role: 'boss', passwordHash: '' }] as never })).to.throw(
+      ConfigError,
+      /users\[0\]\.role: must be one of/,
+    );
   });
 });

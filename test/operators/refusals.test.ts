@@ -17,7 +17,9 @@ describe('RefusalAggregator: refusals of nobody, one entry per address and windo
     refusals.sweep(1000);
     expect(written).to.have.length(2);
     expect(written[1]).to.include({ actor: null, address: '10.0.0.1', action: 'refused-requests', result: 'refused' });
-    expect(written[1]!.detail).to.equal('501 refused requests from 10.0.0.1 between 1970-01-01T00:00:00.000Z and 1970-01-01T00:00:00.500Z (the first logged on its own): sign-in 251, forbidden 250');
+    expect(written[1]!.detail).to.equal(
+      '501 refused requests from 10.0.0.1 between 1970-01-01T00:00:00.000Z and 1970-01-01T00:00:00.500Z (the first logged on its own): sign-in 251, forbidden 250',
+    );
     // A new window: its first refusal logged again.
     refusals.add(refusal('10.0.0.1'), 2000);
     expect(written).to.have.length(3);

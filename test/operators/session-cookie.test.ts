@@ -7,7 +7,15 @@ import { isGatewayCookie, withoutGatewayCookies } from '../../src/operators/sess
 
 describe('operators: the session cookie', () => {
   it('knows its own names in every spelling, and no other name', () => {
-    for (const name of ['eag_session', '__Host-eag_session', '__Secure-eag_session', 'EAG_SESSION', '__HOST-Eag_Session', ' eag_session ', '__secure-EAG_session']) {
+    for (const name of [
+      'eag_session',
+      '__Host-eag_session',
+      '__Secure-eag_session',
+      'EAG_SESSION',
+      '__HOST-Eag_Session',
+      ' eag_session ',
+      '__secure-EAG_session',
+    ]) {
       expect(isGatewayCookie(name), name).to.equal(true);
     }
     for (const name of ['eag_session_x', 'xeag_session', '__Host-__Host-eag_session', '__Other-eag_session', 'eag-session', '']) {

@@ -24,7 +24,8 @@ describe('operators: sign-outs remembered', () => {
     const admin = { username: 'Ada', nonce: nonce(), createdAt: Date.now() };
     memory.remember(admin);
     expect(memory.size).to.be.at.most(2 * 11);
-    for (const signOut of [ada, admin, ...vera]) expect(memory.ended(signOut.username, signOut.nonce, signOut.createdAt), signOut.nonce).to.equal(true);
+    for (const signOut of [ada, admin, ...vera])
+      expect(memory.ended(signOut.username, signOut.nonce, signOut.createdAt), signOut.nonce).to.equal(true);
     // A session of vera opened after her last sign-out, and ada's other sessions, go on.
     expect(memory.ended('vera', nonce(), start + 10_050)).to.equal(false);
     expect(memory.ended('ada', nonce(), start + 5)).to.equal(false);
@@ -75,7 +76,17 @@ describe('operators: sign-outs remembered', () => {
     const one = { username: 'a.b@c-d_e', nonce: nonce(), createdAt: 1_700_000_000_000 };
     expect(parseSignOut(signOutMessage(one))).to.deep.equal(one);
     expect(parseSignOut(signOutMessage({ username: 'vera', before: 5 }))).to.deep.equal({ username: 'vera', before: 5 });
-    for (const bad of [undefined, 7, '', one.nonce, `${one.nonce}:1:`, `${one.nonce}:1:a:b`, `*:x:vera`, `*:1:${'v'.repeat(65)}`, `${one.nonce}:1234567890123456:vera`]) {
+    for (const bad of [
+      undefined,
+      7,
+      '',
+      one.nonce,
+      `${one.nonce}:1:`,
+      `${one.nonce}:1:a:b`,
+      `*:x:vera`,
+      `*:1:${'v'.repeat(65)}`,
+      `${one.nonce}:1234567890123456:vera`,
+    ]) {
       expect(parseSignOut(bad), String(bad)).to.equal(undefined);
     }
   });

@@ -68,11 +68,19 @@ describe('the published package', function () {
 
   it('contains dist (JS, .d.ts, source maps), README, LICENSE, CHANGELOG and nothing else', () => {
     const files = packed.files.map((f) => f.path).sort();
-    const outside = files.filter(
-      (f) => !f.startsWith('dist/') && !['README.md', 'LICENSE', 'CHANGELOG.md', 'package.json'].includes(f),
-    );
+    const outside = files.filter((f) => !f.startsWith('dist/') && !['README.md', 'LICENSE', 'CHANGELOG.md', 'package.json'].includes(f));
     expect(outside, 'files outside dist/').to.deep.equal([]);
-    for (const required of ['dist/index.js', 'dist/index.d.ts', 'dist/index.js.map', 'dist/xacml/index.js', 'dist/xacml/index.d.ts', 'dist/xacml/cli.js', 'README.md', 'LICENSE', 'CHANGELOG.md']) {
+    for (const required of [
+      'dist/index.js',
+      'dist/index.d.ts',
+      'dist/index.js.map',
+      'dist/xacml/index.js',
+      'dist/xacml/index.d.ts',
+      'dist/xacml/cli.js',
+      'README.md',
+      'LICENSE',
+      'CHANGELOG.md',
+    ]) {
       expect(files, required).to.include(required);
     }
     expect(files.filter((f) => /(^|\/)test\/|\.test\.|examples\/|secret/i.test(f))).to.deep.equal([]);
@@ -80,8 +88,10 @@ describe('the published package', function () {
 
   it("contains the consoles' page files, read from beside their modules at start-up", () => {
     const files = packed.files.map((f) => f.path);
-    for (const page of ['console.html', 'console.css', 'console.js', 'texts.json']) expect(files).to.include(`dist/monitoring/page/${page}`);
-    for (const page of ['configuration.html', 'configuration.css', 'configuration.js', 'texts.json']) expect(files).to.include(`dist/configuration/page/${page}`);
+    for (const page of ['console.html', 'console.css', 'console.js', 'texts.json'])
+      expect(files).to.include(`dist/monitoring/page/${page}`);
+    for (const page of ['configuration.html', 'configuration.css', 'configuration.js', 'texts.json'])
+      expect(files).to.include(`dist/configuration/page/${page}`);
     expect(files).to.include('dist/page-assets/icon.svg');
     expect(files.filter((f) => f.endsWith('pages.d.ts'))).to.deep.equal([]);
   });
@@ -126,7 +136,14 @@ describe('the published package', function () {
     await writeFile(
       path.join(project, 'tsconfig.json'),
       JSON.stringify({
-        compilerOptions: { strict: true, module: 'NodeNext', moduleResolution: 'NodeNext', target: 'ES2022', noEmit: true, types: ['node'] },
+        compilerOptions: {
+          strict: true,
+          module: 'NodeNext',
+          moduleResolution: 'NodeNext',
+          target: 'ES2022',
+          noEmit: true,
+          types: ['node'],
+        },
         files: ['consumer.ts'],
       }),
     );
@@ -151,7 +168,10 @@ export { app, status, decide, requireToken, introspect, problemJsonErrorHandler,
     await run(process.execPath, [tsc, '-p', 'tsconfig.json'], { cwd: project });
 
     // The check must be able to fail: a wrong type on req.gateway is reported.
-    await writeFile(path.join(project, 'consumer.ts'), consumer.replace('const subject: string | undefined', 'const subject: number | undefined'));
+    await writeFile(
+      path.join(project, 'consumer.ts'),
+      consumer.replace('const subject: string | undefined', 'const subject: number | undefined'),
+    );
     const failed = await run(process.execPath, [tsc, '-p', 'tsconfig.json'], { cwd: project }).then(
       () => '',
       (e: { stdout?: string }) => e.stdout ?? 'failed',

@@ -75,7 +75,14 @@ describe('the public surface', () => {
   });
 
   it('leaks none of the internals', () => {
-    for (const internal of ['createTokenContext', 'ID_HEADERS_ON_HEAD', 'ConfigCache', 'CONSOLE_CSP', 'optionChecks', 'recordTransactionWithoutIdHeaders']) {
+    for (const internal of [
+      'createTokenContext',
+      'ID_HEADERS_ON_HEAD',
+      'ConfigCache',
+      'CONSOLE_CSP',
+      'optionChecks',
+      'recordTransactionWithoutIdHeaders',
+    ]) {
       expect(api, internal).to.not.have.property(internal);
     }
   });

@@ -18,7 +18,7 @@ const PAGES = [
   { folder: 'configuration/page/', html: 'configuration.html', script: 'configuration.js' },
 ];
 
-describe('the consoles\' page files', () => {
+describe("the consoles' page files", () => {
   for (const page of PAGES) {
     it(`${page.folder}: every key of ${page.html} and ${page.script} has its text in Italian and English`, async () => {
       const texts = readPageTexts(new URL(`${page.folder}texts.json`, SRC));

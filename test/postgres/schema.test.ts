@@ -6,7 +6,13 @@
  */
 import { expect } from 'chai';
 import type pg from 'pg';
-import { describe as describeFailure, isRecordRefused, isSchemaMissing, QueryTimeoutError, withTimeout } from '../../src/postgres/failure.js';
+import {
+  describe as describeFailure,
+  isRecordRefused,
+  isSchemaMissing,
+  QueryTimeoutError,
+  withTimeout,
+} from '../../src/postgres/failure.js';
 import { creationSql, lockKey, quote, runMigrations, tableNames, type Migration } from '../../src/postgres/schema.js';
 import { adminPool, dropSchema, testSchema } from './helpers.js';
 

@@ -36,22 +36,35 @@ describe('problemJsonErrorHandler', () => {
   it('sends the header names in their usual case (WWW-Authenticate, Retry-After, Content-Type, ...)', async () => {
     const unauthorized = await wireHeaderNames(appThrowing(new GatewayError('ERR_TOKEN_INVALID', { realm: 'idp' })), '/x');
     expect(unauthorized).to.include.members(['WWW-Authenticate', 'Content-Type', 'Cache-Control', 'Server', 'Content-Length']);
-    const unavailable = await wireHeaderNames(appThrowing(new GatewayError('ERR_AUTHORIZATION_SERVER_UNAVAILABLE', { realm: 'idp' })), '/x');
+    const unavailable = await wireHeaderNames(
+      appThrowing(new GatewayError('ERR_AUTHORIZATION_SERVER_UNAVAILABLE', { realm: 'idp' })),
+      '/x',
+    );
     expect(unavailable).to.include('Retry-After');
     for (const name of [...unauthorized, ...unavailable]) expect(name, name).not.to.match(/^(www-authenticate|retry-after|content-type)$/);
   });
 
   it('renders a GatewayError with the English message set and a custom Server header', async () => {
-    const res = await request(appThrowing(new GatewayError('ERR_TOKEN_INVALID', { realm: 'idp' }), { messages: 'en', server: 'my-gw' })).get('/x');
+    const res = await request(
+      appThrowing(new GatewayError('ERR_TOKEN_INVALID', { realm: 'idp' }), { messages: 'en', server: 'my-gw' }),
+    ).get('/x');
     expect(res.status).to.equal(401);
     expect(res.headers['server']).to.equal('my-gw');
     expect(res.headers['www-authenticate']).to.equal('Bearer realm="idp", error="invalid_token", error_description="Token invalid"');
-    expect(res.body).to.deep.equal({ type: 'https://httpstatuses.com/401', title: 'Unauthorized', status: 401, detail: 'Token not valid', gateway_status: 'protocol:GATEWAY-1367' });
+    expect(res.body).to.deep.equal({
+      type: 'https://httpstatuses.com/401',
+      title: 'Unauthorized',
+      status: 401,
+      detail: 'Token not valid',
+      gateway_status: 'protocol:GATEWAY-1367',
+    });
   });
 
   it('uses a custom message set and escapes quotes in the realm', async () => {
     const custom: MessageSet = { ...messagesEn, ERR_TOKEN_MISSING: 'where is the token?' };
-    const res = await request(appThrowing(new GatewayError('ERR_TOKEN_MISSING', { realm: 'a "quoted" \\ realm' }), { messages: custom })).get('/x');
+    const res = await request(
+      appThrowing(new GatewayError('ERR_TOKEN_MISSING', { realm: 'a "quoted" \\ realm' }), { messages: custom }),
+    ).get('/x');
     expect(res.body.detail).to.equal('where is the token?');
     expect(res.headers['www-authenticate']).to.match(/^Bearer realm="a \\"quoted\\" \\\\ realm", error="invalid_request"/);
   });
@@ -70,7 +83,13 @@ describe('problemJsonErrorHandler', () => {
     const res = await request(app).get('/x');
     expect(res.status).to.equal(500);
     expect(res.headers['content-type']).to.equal('application/problem+json');
-    expect(res.body).to.deep.equal({ type: 'https://httpstatuses.com/500', title: 'Internal Server Error', status: 500, detail: 'Errore interno del gateway', gateway_status: 'integration:GATEWAY-500' });
+    expect(res.body).to.deep.equal({
+      type: 'https://httpstatuses.com/500',
+      title: 'Internal Server Error',
+      status: 500,
+      detail: 'Errore interno del gateway',
+      gateway_status: 'integration:GATEWAY-500',
+    });
     expect(res.text).not.to.contain('hunter2');
     expect(res.headers['www-authenticate']).to.equal(undefined);
     expect(res.headers['gateway-transaction-id']).to.be.a('string');
@@ -90,13 +109,17 @@ describe('problemJsonErrorHandler', () => {
       const limited = factory();
       limited.post('/x', factory.json({ limit: 10 }), (_req, res) => res.end());
       limited.use(problemJsonErrorHandler());
-      const big = await request(limited).post('/x').send({ long: 'x'.repeat(100) });
+      const big = await request(limited)
+        .post('/x')
+        .send({ long: 'x'.repeat(100) });
       expect(big.status).to.equal(413);
     }
   });
 
   it('answers 503 with Retry-After for the authorization server being unavailable, without a challenge', async () => {
-    const res = await request(appThrowing(new GatewayError('ERR_AUTHORIZATION_SERVER_UNAVAILABLE', { realm: 'idp', diagnostic: 'introspection: unreachable' }))).get('/x');
+    const res = await request(
+      appThrowing(new GatewayError('ERR_AUTHORIZATION_SERVER_UNAVAILABLE', { realm: 'idp', diagnostic: 'introspection: unreachable' })),
+    ).get('/x');
     expect(res.status).to.equal(503);
     expect(res.headers['retry-after']).to.equal('5');
     expect(res.headers['www-authenticate']).to.equal(undefined);
@@ -123,9 +146,18 @@ describe('problemJsonErrorHandler', () => {
   });
 
   it('rejects bad options at factory time', () => {
-    expect(() => problemJsonErrorHandler({ messages: 'fr' as 'it' })).to.throw(TypeError, /^problemJsonErrorHandler: options\.messages must be 'it', 'en' or a MessageSet/);
-    expect(() => problemJsonErrorHandler({ server: 3 as unknown as string })).to.throw(TypeError, /^problemJsonErrorHandler: options\.server must be a non-empty header value/);
-    expect(() => problemJsonErrorHandler({ mapClientErrors: 'yes' as never })).to.throw(TypeError, /^problemJsonErrorHandler: options\.mapClientErrors must be a boolean/);
+    expect(() => problemJsonErrorHandler({ messages: 'fr' as 'it' })).to.throw(
+      TypeError,
+      /^problemJsonErrorHandler: options\.messages must be 'it', 'en' or a MessageSet/,
+    );
+    expect(() => problemJsonErrorHandler({ server: 3 as unknown as string })).to.throw(
+      TypeError,
+      /^problemJsonErrorHandler: options\.server must be a non-empty header value/,
+    );
+    expect(() => problemJsonErrorHandler({ mapClientErrors: 'yes' as never })).to.throw(
+      TypeError,
+      /^problemJsonErrorHandler: options\.mapClientErrors must be a boolean/,
+    );
     expect(() => problemJsonErrorHandler(null as never)).to.throw(TypeError, /^problemJsonErrorHandler: options must be an object/);
     try {
       problemJsonErrorHandler({ server: 'a\nb' });
@@ -135,7 +167,13 @@ describe('problemJsonErrorHandler', () => {
     }
     // sendProblem checks its options before it touches the response.
     const untouched = {} as ServerResponse;
-    expect(() => sendProblem(untouched, new GatewayError('ERR_INTERNAL'), { messages: 'de' as 'it' })).to.throw(TypeError, /^sendProblem: options\.messages/);
-    expect(() => sendProblem(untouched, new GatewayError('ERR_INTERNAL'), { server: '' })).to.throw(TypeError, /^sendProblem: options\.server/);
+    expect(() => sendProblem(untouched, new GatewayError('ERR_INTERNAL'), { messages: 'de' as 'it' })).to.throw(
+      TypeError,
+      /^sendProblem: options\.messages/,
+    );
+    expect(() => sendProblem(untouched, new GatewayError('ERR_INTERNAL'), { server: '' })).to.throw(
+      TypeError,
+      /^sendProblem: options\.server/,
+    );
   });
 });

@@ -4,7 +4,10 @@ import { makeRecord } from './helpers.js';
 
 describe('MemoryTransactionStore', () => {
   it('rejects a bad maxRecords at construction', () => {
-    expect(() => new MemoryTransactionStore({ maxRecords: 0 })).to.throw(TypeError, /^MemoryTransactionStore: options\.maxRecords must be a positive integer$/);
+    expect(() => new MemoryTransactionStore({ maxRecords: 0 })).to.throw(
+      TypeError,
+      /^MemoryTransactionStore: options\.maxRecords must be a positive integer$/,
+    );
     expect(() => new MemoryTransactionStore({ maxRecords: 1.5 })).to.throw(TypeError, /maxRecords/);
   });
 
@@ -57,7 +60,13 @@ describe('MemoryTransactionStore', () => {
 
   it('filters by node, operation, method, gateway status, username, issuer, client address and message id', () => {
     const store = new MemoryTransactionStore();
-    const a = makeRecord({ nodeId: 'gw-1', operation: 'getPet', method: 'GET', clientAddress: '10.0.0.1', sender: { username: 'mario', issuer: 'https://a' } });
+    const a = makeRecord({
+      nodeId: 'gw-1',
+      operation: 'getPet',
+      method: 'GET',
+      clientAddress: '10.0.0.1',
+      sender: { username: 'mario', issuer: 'https://a' },
+    });
     const b = makeRecord({
       code: 'TOKEN_FAILED',
       status: 401,
@@ -86,7 +95,9 @@ describe('MemoryTransactionStore', () => {
 
   it('counts by outcome over a window with the same filters', () => {
     const store = new MemoryTransactionStore({ maxRecords: 3 });
-    const records = [1, 2, 3, 4].map((i) => makeRecord({ startedAt: 1_000_000 + i * 1000, code: i % 2 ? 'OK' : 'TOKEN_FAILED', method: i > 2 ? 'POST' : 'GET' }));
+    const records = [1, 2, 3, 4].map((i) =>
+      makeRecord({ startedAt: 1_000_000 + i * 1000, code: i % 2 ? 'OK' : 'TOKEN_FAILED', method: i > 2 ? 'POST' : 'GET' }),
+    );
     for (const r of records) store.save(r);
     // The oldest was dropped (maxRecords 3): statistics cover the records held.
     expect(store.stats({ from: 0, to: 2_000_000, bucketMs: 1_000_000 }).totals.byOutcome).to.deep.equal({ OK: 1, TOKEN_FAILED: 2 });

@@ -14,8 +14,24 @@ function fakeChain(req: Request, _res: Response, next: NextFunction): void {
   const context = gatewayContext(req);
   context.api = { provider: 'Ente', name: 'PetStore', version: 1, operation: 'getPet', resourcePath: '/pet/1' };
   const token = createTokenContext(TOKEN, 'query', 'demo-idp');
-  token.introspection = { active: true, sub: 'client1', azp: 'client1', aud: ['petstore'], scope: 'read write', iss: 'http://127.0.0.1:9000', exp: 2_000_000_000 };
-  token.info = { subject: 'client1', clientId: 'client1', issuer: 'http://127.0.0.1:9000', audience: ['petstore'], scopes: ['read', 'write'], roles: [], userInfo: {} };
+  token.introspection = {
+    active: true,
+    sub: 'client1',
+    azp: 'client1',
+    aud: ['petstore'],
+    scope: 'read write',
+    iss: 'http://127.0.0.1:9000',
+    exp: 2_000_000_000,
+  };
+  token.info = {
+    subject: 'client1',
+    clientId: 'client1',
+    issuer: 'http://127.0.0.1:9000',
+    audience: ['petstore'],
+    scopes: ['read', 'write'],
+    roles: [],
+    userInfo: {},
+  };
   context.token = token;
   context.outgoing.headers['Gateway-Token-Subject'] = 'client1';
   context.outgoing.headers['Gateway-Token-Scopes'] = 'read,write';
@@ -37,8 +53,13 @@ describe('recordTransaction', () => {
 
   it('validates its options at factory time', () => {
     expect(() => recordTransaction({ store: {} as TransactionStore })).to.throw(TypeError, /^recordTransaction: options\.store/);
-    expect(() => recordTransaction({ maxValueLength: 10 })).to.throw(TypeError, /^recordTransaction: options\.maxValueLength must be an integer of at least 64/);
-    expect(() => recordTransaction({ onError: 1 as never })).to.throw(TypeError).with.property('code', 'ERR_INVALID_OPTION');
+    expect(() => recordTransaction({ maxValueLength: 10 })).to.throw(
+      TypeError,
+      /^recordTransaction: options\.maxValueLength must be an integer of at least 64/,
+    );
+    expect(() => recordTransaction({ onError: 1 as never }))
+      .to.throw(TypeError)
+      .with.property('code', 'ERR_INVALID_OPTION');
     expect(() => recordTransaction({ recordOutgoingHeaders: 'yes' as unknown as boolean })).to.throw(TypeError, /recordOutgoingHeaders/);
     expect(() => recordTransaction({ redactHeaders: 'authorization' as unknown as string[] })).to.throw(TypeError, /redactHeaders/);
     expect(recordTransaction().store).to.be.instanceOf(MemoryTransactionStore);
@@ -114,8 +135,17 @@ describe('recordTransaction', () => {
     app.use(record);
     app.get('/denied', (req, res) => {
       const context = gatewayContext(req);
-      context.authorization = { decision: 'Deny', statusCode: 'urn:oasis:names:tc:xacml:1.0:status:ok', text: 'result-1 DENY code:urn:oasis:names:tc:xacml:1.0:status:ok' };
-      context.error = { code: 'ERR_AUTHORIZATION_DENIED', status: 403, gatewayStatus: 'protocol:GATEWAY-1352', outcome: 'AUTHORIZATION_DENIED' };
+      context.authorization = {
+        decision: 'Deny',
+        statusCode: 'urn:oasis:names:tc:xacml:1.0:status:ok',
+        text: 'result-1 DENY code:urn:oasis:names:tc:xacml:1.0:status:ok',
+      };
+      context.error = {
+        code: 'ERR_AUTHORIZATION_DENIED',
+        status: 403,
+        gatewayStatus: 'protocol:GATEWAY-1352',
+        outcome: 'AUTHORIZATION_DENIED',
+      };
       res.status(403).json({ status: 403 });
     });
     app.get('/boom', (_req, res) => void res.status(500).send('no'));
@@ -128,7 +158,8 @@ describe('recordTransaction', () => {
       expect(res.headers.get('gateway-transaction-id')).to.match(/^[0-9a-f-]{36}$/);
       expect(res.headers.get('gateway-message-id')).to.equal(null);
     }
-    const get = (res: globalThis.Response) => eventually(() => record.store.get(res.headers.get('gateway-transaction-id')!) as TransactionRecord | undefined);
+    const get = (res: globalThis.Response) =>
+      eventually(() => record.store.get(res.headers.get('gateway-transaction-id')!) as TransactionRecord | undefined);
     const d = await get(denied);
     expect(d.outcome).to.deep.equal({ code: 'AUTHORIZATION_DENIED', label: 'Autorizzazione Negata', en: 'Authorization denied' });
     expect(d.gatewayStatus).to.equal('protocol:GATEWAY-1352');
@@ -181,7 +212,12 @@ describe('recordTransaction', () => {
       res.write('first part;');
       setTimeout(() => {
         const context = gatewayContext(req);
-        context.error = { code: 'ERR_BACKEND_UNAVAILABLE', status: 503, gatewayStatus: 'integration:GATEWAY-516', outcome: 'CONNECTION_ERROR' };
+        context.error = {
+          code: 'ERR_BACKEND_UNAVAILABLE',
+          status: 503,
+          gatewayStatus: 'integration:GATEWAY-516',
+          outcome: 'CONNECTION_ERROR',
+        };
         addDiagnostic(req, 'error', 'ERR_BACKEND_UNAVAILABLE', 'backend reset the connection after the status line (ECONNRESET)');
         res.destroy();
       }, 20);
@@ -205,7 +241,9 @@ describe('recordTransaction', () => {
     expect(saved!.aborted).to.equal(false);
     expect(saved!.errorCode).to.equal('ERR_BACKEND_UNAVAILABLE');
     expect(saved!.gatewayStatus).to.equal('integration:GATEWAY-516');
-    expect(saved!.diagnostics.map((d) => d.code)).to.include('ERR_BACKEND_UNAVAILABLE').and.not.include('CLIENT_ABORTED');
+    expect(saved!.diagnostics.map((d) => d.code))
+      .to.include('ERR_BACKEND_UNAVAILABLE')
+      .and.not.include('CLIENT_ABORTED');
   });
 
   it('never lets a failing store touch the response: logs, counts, calls onError', async () => {
@@ -240,7 +278,15 @@ describe('recordTransaction token sections', () => {
   it('shares one frozen sender and token section among the records of one cached token, per method and policy', async () => {
     const shared = shareTokenData({
       exp: 2_000_000_000,
-      info: { subject: 'client1', clientId: 'client1', issuer: 'http://as', audience: ['petstore'], scopes: ['read'], roles: [], userInfo: {} },
+      info: {
+        subject: 'client1',
+        clientId: 'client1',
+        issuer: 'http://as',
+        audience: ['petstore'],
+        scopes: ['read'],
+        roles: [],
+        userInfo: {},
+      },
       introspection: { active: true, sub: 'client1', azp: 'client1', iss: 'http://as', scope: 'read' },
     });
     const record = recordTransaction();
@@ -257,7 +303,8 @@ describe('recordTransaction token sections', () => {
     server = createServer(app);
     const base = await listen(server);
     const ids: string[] = [];
-    for (const method of ['header', 'header', 'query']) ids.push((await fetch(`${base}/?method=${method}`)).headers.get('gateway-transaction-id')!);
+    for (const method of ['header', 'header', 'query'])
+      ids.push((await fetch(`${base}/?method=${method}`)).headers.get('gateway-transaction-id')!);
     const [a, b, c] = await Promise.all(ids.map((id) => eventually(() => record.store.get(id) as TransactionRecord | undefined, id)));
     expect(a!.sender).to.deep.equal({ subject: 'client1', clientId: 'client1', issuer: 'http://as' });
     expect(b!.sender).to.equal(a!.sender);
@@ -278,9 +325,16 @@ describe('recordTransaction id headers on the response head', () => {
     servers.push(server);
     return listen(server);
   }
-  const ids = (res: globalThis.Response) => [res.status, res.headers.get('gateway-transaction-id') !== null, res.headers.get('gateway-message-id') !== null];
+  const ids = (res: globalThis.Response) => [
+    res.status,
+    res.headers.get('gateway-transaction-id') !== null,
+    res.headers.get('gateway-message-id') !== null,
+  ];
 
-  for (const [flavour, factory] of [['Express 5', express], ['Express 4', express4]] as const) {
+  for (const [flavour, factory] of [
+    ['Express 5', express],
+    ['Express 4', express4],
+  ] as const) {
     it(`${flavour}: only on responses of requests the recorder saw, also when a sub-app hands the request back to its parent`, async () => {
       const record = recordTransaction();
       const app = factory();
@@ -301,7 +355,10 @@ describe('recordTransaction id headers on the response head', () => {
       expect(ids(await fetch(`${base}/before`))).to.deep.equal([200, false, false]);
       expect(ids(await fetch(`${base}/after`))).to.deep.equal([200, false, false]);
       const recorded = await fetch(`${base}/sub/own`);
-      const saved = await eventually(() => record.store.get(recorded.headers.get('gateway-transaction-id')!) as TransactionRecord | undefined, 'the record');
+      const saved = await eventually(
+        () => record.store.get(recorded.headers.get('gateway-transaction-id')!) as TransactionRecord | undefined,
+        'the record',
+      );
       expect(saved.messageId).to.equal(recorded.headers.get('gateway-message-id'));
     });
   }

@@ -33,12 +33,25 @@ describe('record redaction', () => {
     const named = new Set(DEFAULT_REDACTED_HEADERS);
 
     it('redacts the credential headers by name, case-insensitively, and keeps the rest', () => {
-      const out = redactHeaders({ Authorization: 'Basic abc', 'X-Api-Key': 'k', 'Gateway-JWT': 'eyJ…', 'Gateway-Token-Subject': 'client1' }, named, undefined);
-      expect(out).to.deep.equal({ Authorization: REDACTED, 'X-Api-Key': REDACTED, 'Gateway-JWT': REDACTED, 'Gateway-Token-Subject': 'client1' });
+      const out = redactHeaders(
+        { Authorization: 'Basic abc', 'X-Api-Key': 'k', 'Gateway-JWT': 'eyJ…', 'Gateway-Token-Subject': 'client1' },
+        named,
+        undefined,
+      );
+      expect(out).to.deep.equal({
+        Authorization: REDACTED,
+        'X-Api-Key': REDACTED,
+        'Gateway-JWT': REDACTED,
+        'Gateway-Token-Subject': 'client1',
+      });
     });
 
     it('redacts any value that contains the token and drops a name that contains it', () => {
-      const out = redactHeaders({ 'X-Original-Token': TOKEN, 'X-Note': `was ${TOKEN}!`, [`X-${TOKEN}`]: 'v', 'X-Other': 'plain' }, named, TOKEN);
+      const out = redactHeaders(
+        { 'X-Original-Token': TOKEN, 'X-Note': `was ${TOKEN}!`, [`X-${TOKEN}`]: 'v', 'X-Other': 'plain' },
+        named,
+        TOKEN,
+      );
       expect(out).to.deep.equal({ 'X-Original-Token': REDACTED, 'X-Note': REDACTED, 'X-Other': 'plain' });
     });
 

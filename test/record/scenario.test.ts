@@ -58,11 +58,21 @@ describe('transaction records of the spec scenario (real oidc-provider, real HTT
     expect(r.gatewayStatus).to.equal('protocol:GATEWAY-1352');
     expect(r.sender).to.include({ subject: 'client3', clientId: 'client3', issuer: scenario.as.issuer });
     const claims = r.tokenInfo!.introspection!;
-    expect(claims).to.include({ active: true, sub: 'client3', azp: 'client3', client_id: 'client3', scope: 'read write', iss: scenario.as.issuer });
+    expect(claims).to.include({
+      active: true,
+      sub: 'client3',
+      azp: 'client3',
+      client_id: 'client3',
+      scope: 'read write',
+      iss: scenario.as.issuer,
+    });
     expect(claims['aud']).to.satisfy((aud: unknown) => aud === 'petstore-api' || (Array.isArray(aud) && aud.includes('petstore-api')));
     expect(r.authorization?.decision).to.equal('Deny');
     expect(r.authorization?.text).to.equal(DECISION);
-    expect(r.diagnostics.some((d) => d.message.includes(DECISION)), JSON.stringify(r.diagnostics)).to.equal(true);
+    expect(
+      r.diagnostics.some((d) => d.message.includes(DECISION)),
+      JSON.stringify(r.diagnostics),
+    ).to.equal(true);
     expect(r.url).to.equal('/gateway/Ente/PetStore/v1/pet');
     expect(r.outgoing, 'nothing went to the backend').to.equal(undefined);
   });
@@ -78,7 +88,11 @@ describe('transaction records of the spec scenario (real oidc-provider, real HTT
     expect(r.tokenInfo!.introspection).to.include({ sub: 'client1', azp: 'client1', scope: 'read write' });
     expect(r.authorization?.decision).to.equal('Permit');
     const headers = r.outgoing!.headers;
-    expect(headers).to.include({ 'Gateway-Token-Subject': 'client1', 'Gateway-Token-ClientId': 'client1', 'Gateway-Token-Issuer': scenario.as.issuer });
+    expect(headers).to.include({
+      'Gateway-Token-Subject': 'client1',
+      'Gateway-Token-ClientId': 'client1',
+      'Gateway-Token-Issuer': scenario.as.issuer,
+    });
     expect(headers['Gateway-Token-Scopes']).to.equal('read,write');
     // They are what the backend received.
     const seen = scenario.backendSaw.get(r.id)!;
@@ -88,7 +102,10 @@ describe('transaction records of the spec scenario (real oidc-provider, real HTT
 
   it('a relayed backend 404 or 500 is an outcome of its own (Risposta HTTP 4xx / 5xx), not Ok', async () => {
     const token = await scenario.as.issueToken('client1', 'client1-secret', { scope: 'read write' });
-    for (const [status, code, label] of [[404, 'BACKEND_4XX', 'Risposta HTTP 4xx'], [500, 'BACKEND_5XX', 'Risposta HTTP 5xx']] as const) {
+    for (const [status, code, label] of [
+      [404, 'BACKEND_4XX', 'Risposta HTTP 4xx'],
+      [500, 'BACKEND_5XX', 'Risposta HTTP 5xx'],
+    ] as const) {
       const res = await scenario.putPet(token, true, status);
       expect(res.status).to.equal(status);
       expect(await res.json()).to.deep.equal({ error: `backend says ${status}` });

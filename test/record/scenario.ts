@@ -25,7 +25,14 @@ import { close, listen } from './helpers.js';
 
 export const CONSOLE_USER = { username: 'admin', password: 'console-test-password' };
 export const API_PATH = '/gateway/Ente/PetStore/v1';
-export const PET = { id: 10, category: { id: 1, name: 'Dogs' }, name: 'doggie', photoUrls: ['http://127.0.0.1/photo.png'], tags: [{ id: 1, name: 'tag1' }], status: 'available' };
+export const PET = {
+  id: 10,
+  category: { id: 1, name: 'Dogs' },
+  name: 'doggie',
+  photoUrls: ['http://127.0.0.1/photo.png'],
+  tags: [{ id: 1, name: 'tag1' }],
+  status: 'available',
+};
 
 /** A running scenario. */
 export interface Scenario {
@@ -79,8 +86,20 @@ export async function startScenario(): Promise<Scenario> {
       const context = gatewayContext(req);
       // A test names another API with this header (several APIs in one scenario).
       const orders = req.headers['x-test-api'] === 'Orders';
-      context.api = { provider: 'Ente', name: orders ? 'Orders' : 'PetStore', version: orders ? 2 : 1, operation: orders ? 'createOrder' : 'updatePet', resourcePath: req.path };
-      context.recording = { outgoingHeaders: settings.recordOutgoingHeaders, incomingHeaders: true, requestBody: true, responseBody: true, maxBodyBytes: 64 };
+      context.api = {
+        provider: 'Ente',
+        name: orders ? 'Orders' : 'PetStore',
+        version: orders ? 2 : 1,
+        operation: orders ? 'createOrder' : 'updatePet',
+        resourcePath: req.path,
+      };
+      context.recording = {
+        outgoingHeaders: settings.recordOutgoingHeaders,
+        incomingHeaders: true,
+        requestBody: true,
+        responseBody: true,
+        maxBodyBytes: 64,
+      };
       next();
     },
     requireToken({ policy }),

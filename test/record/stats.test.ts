@@ -31,7 +31,13 @@ describe('Transaction statistics', () => {
   });
 
   it('aligns buckets on the epoch and covers the window', () => {
-    expect(statsWindow({ from: 61_500, to: 185_000, bucketMs: MIN })).to.deep.equal({ from: 61_500, to: 185_000, bucketMs: MIN, first: 60_000, count: 3 });
+    expect(statsWindow({ from: 61_500, to: 185_000, bucketMs: MIN })).to.deep.equal({
+      from: 61_500,
+      to: 185_000,
+      bucketMs: MIN,
+      first: 60_000,
+      count: 3,
+    });
     expect(statsWindow({ from: 5, to: 5 })).to.deep.include({ bucketMs: S, first: 0, count: 1 });
   });
 
@@ -132,7 +138,15 @@ describe('Console query parameters', () => {
     });
     expect(() => parseTransactionQuery({ nodeId: ['a', 'b'] })).to.throw(QueryError, /nodeId must be given once/);
     // Several outcomes, groups, status classes, durations, claims; the method in upper case.
-    expect(parseTransactionQuery({ outcome: 'OK,BACKEND_4XX', status: '4xx', minDurationMs: '250', claim: 'scope=read write=x', method: 'post' })).to.deep.equal({
+    expect(
+      parseTransactionQuery({
+        outcome: 'OK,BACKEND_4XX',
+        status: '4xx',
+        minDurationMs: '250',
+        claim: 'scope=read write=x',
+        method: 'post',
+      }),
+    ).to.deep.equal({
       outcomes: ['OK', 'BACKEND_4XX'],
       statusClass: 4,
       minDurationMs: 250,

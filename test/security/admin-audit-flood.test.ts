@@ -27,14 +27,21 @@ const basic = `Basic ${Buffer.from(`admin:${ADMIN_PASSWORD}`).toString('base64')
 /** The operator's own requests and the probes come from 127.0.0.2: the flood comes from 127.0.0.1. */
 const own = new Agent({ keepAlive: true, maxSockets: 4, localAddress: '127.0.0.2' });
 
-function call(url: string, options: { method?: string; headers?: Record<string, string>; timeoutMs?: number } = {}): Promise<{ status: number; body: string }> {
+function call(
+  url: string,
+  options: { method?: string; headers?: Record<string, string>; timeoutMs?: number } = {},
+): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
-    const req = request(url, { method: options.method ?? 'GET', headers: options.headers ?? {}, agent: own, timeout: options.timeoutMs ?? 10_000 }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
-      res.on('error', reject);
-    });
+    const req = request(
+      url,
+      { method: options.method ?? 'GET', headers: options.headers ?? {}, agent: own, timeout: options.timeoutMs ?? 10_000 },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
+        res.on('error', reject);
+      },
+    );
     req.on('timeout', () => req.destroy(new Error('no answer in time')));
     req.on('error', reject);
     req.end();
@@ -73,13 +80,18 @@ describe('security: an anonymous flood of the admin routes cannot exhaust the ga
     const auditFile = path.join(copy.dir, 'audit', 'audit.jsonl');
     await writeFile(config, JSON.stringify(openConfig(echo.url)));
     const adminPort = await freePort();
-    served = serve(['serve', '--config', config, '--port', '0', '--admin-port', String(adminPort), '--audit-file', auditFile], { ADMIN_PASSWORD });
+    served = serve(['serve', '--config', config, '--port', '0', '--admin-port', String(adminPort), '--audit-file', auditFile], {
+      ADMIN_PASSWORD,
+    });
     const [, api] = await served.waitFor(/serving APIs at (http:\/\/[^\s,]+), admin/);
     const admin = `http://127.0.0.1:${adminPort}`;
     const pid = served.child.pid!;
 
     // The operator's action, before the flood.
-    const reset = await call(`${admin}/gateway/admin/reset-caches`, { method: 'POST', headers: { authorization: basic, 'x-gateway-console': '1' } });
+    const reset = await call(`${admin}/gateway/admin/reset-caches`, {
+      method: 'POST',
+      headers: { authorization: basic, 'x-gateway-console': '1' },
+    });
     expect(reset.status).to.equal(200);
     const probeUrl = `${api}/gateway/Ente/Echo/v1/unrelated`;
     // The first requests of a new process are slow whatever the load (code compiled on first use).
@@ -88,7 +100,9 @@ describe('security: an anonymous flood of the admin routes cannot exhaust the ga
     const cpuBefore = cpuMs(pid);
 
     const script = fileURLToPath(new URL('support/admin-flood.ts', import.meta.url));
-    const flood = spawn(process.execPath, ['--import', 'tsx', script, admin, String(FLOOD_MS), String(FLOOD_CONCURRENCY)], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const flood = spawn(process.execPath, ['--import', 'tsx', script, admin, String(FLOOD_MS), String(FLOOD_CONCURRENCY)], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     let floodOutput = '';
     flood.stdout.setEncoding('utf8').on('data', (c: string) => (floodOutput += c));
     let floodDone = false;
@@ -114,20 +128,31 @@ describe('security: an anonymous flood of the admin routes cannot exhaust the ga
     const cpuPerRequest = alive ? (cpuMs(pid) - cpuBefore) / sent : NaN;
     const maxLatency = Math.max(...latencies);
     const sorted = [...latencies].sort((x, y) => x - y);
-    const figures = `${sent} anonymous POSTs (${JSON.stringify(statuses)}), gateway CPU ${(cpuPerRequest * 1000).toFixed(0)} µs each, RSS ${rssBefore.toFixed(0)} → peak ${rssPeak.toFixed(0)} MB, unrelated API request latency max ${maxLatency.toFixed(1)} ms over ${latencies.length} probes (median ${sorted[Math.floor(sorted.length / 2)]!.toFixed(1)}, top five ${sorted.slice(-5).map((l) => l.toFixed(0)).join(", ")})`;
+    const figures = `${sent} anonymous POSTs (${JSON.stringify(statuses)}), gateway CPU ${(cpuPerRequest * 1000).toFixed(0)} µs each, RSS ${rssBefore.toFixed(0)} → peak ${rssPeak.toFixed(0)} MB, unrelated API request latency max ${maxLatency.toFixed(1)} ms over ${latencies.length} probes (median ${sorted[Math.floor(sorted.length / 2)]!.toFixed(1)}, top five ${sorted
+      .slice(-5)
+      .map((l) => l.toFixed(0))
+      .join(', ')})`;
     if (process.env['FLOOD_REPORT'] !== undefined) console.log(`      ${figures}`);
 
     expect(sent, figures).to.be.above(10_000);
     expect(alive, `the gateway died: ${figures}\n${served.output().slice(-2000)}`).to.equal(true);
     expect(rssPeak - rssBefore, figures).to.be.below(RSS_GROWTH_BOUND_MB);
     expect(maxLatency, figures).to.be.at.most(100);
-    expect(probeStatuses.every((s) => s === 201), `probe statuses ${[...new Set(probeStatuses)].join(', ')}`).to.equal(true);
+    expect(
+      probeStatuses.every((s) => s === 201),
+      `probe statuses ${[...new Set(probeStatuses)].join(', ')}`,
+    ).to.equal(true);
 
     // The audit view: the operator's entry is there, and the flood is a handful of summaries.
-    const audit = await call(`${admin}/gateway/operators/audit?limit=1000`, { headers: { authorization: basic, 'x-gateway-console': '1' } });
+    const audit = await call(`${admin}/gateway/operators/audit?limit=1000`, {
+      headers: { authorization: basic, 'x-gateway-console': '1' },
+    });
     expect(audit.status).to.equal(200);
     const { items } = JSON.parse(audit.body) as { items: AuditEntry[] };
-    expect(items.some((e) => e.actor === 'admin' && e.action === 'reset-caches' && e.result === 'ok'), 'the operator entry').to.equal(true);
+    expect(
+      items.some((e) => e.actor === 'admin' && e.action === 'reset-caches' && e.result === 'ok'),
+      'the operator entry',
+    ).to.equal(true);
     const anonymous = items.filter((e) => e.actor === null);
     expect(anonymous.length, 'anonymous entries in the view').to.be.below(50);
     expect(anonymous.map((e) => e.address)).to.satisfy((addresses: string[]) => addresses.every((a) => a === '127.0.0.1'));
@@ -142,11 +167,18 @@ describe('security: an anonymous flood of the admin routes cannot exhaust the ga
     // operator's entry, the first refusal and one line saying how many followed, not a line each.
     served.child.kill('SIGTERM');
     expect(await served.exited()).to.equal(0);
-    const lines = (await readFile(auditFile, 'utf8')).split('\n').filter((l) => l !== '').map((l) => JSON.parse(l) as AuditEntry);
+    const lines = (await readFile(auditFile, 'utf8'))
+      .split('\n')
+      .filter((l) => l !== '')
+      .map((l) => JSON.parse(l) as AuditEntry);
     expect(lines.length, 'lines in the audit file').to.be.below(50);
     expect(lines.some((e) => e.actor === 'admin' && e.action === 'reset-caches')).to.equal(true);
     const summaries = lines.filter((e) => e.action === 'refused-requests');
     expect(summaries, 'one summary of the flood').to.have.length(1);
-    expect(summaries[0]!.detail).to.match(new RegExp(`^${aggregated + 1} refused requests from 127\\.0\\.0\\.1 between \\S+ and \\S+ \\(the first logged on its own\\): sign-in \\d+`));
+    expect(summaries[0]!.detail).to.match(
+      new RegExp(
+        `^${aggregated + 1} refused requests from 127\\.0\\.0\\.1 between \\S+ and \\S+ \\(the first logged on its own\\): sign-in \\d+`,
+      ),
+    );
   });
 });

@@ -80,7 +80,9 @@ async function startServe(dir: string, config: object, flags: string[] = []): Pr
   await writeFile(configFile, JSON.stringify(config, null, 2));
   const apiPort = await freePort();
   const adminPort = await freePort();
-  const served = serve(['serve', '--config', configFile, '--port', String(apiPort), '--admin-port', String(adminPort), ...flags], { ADMIN_PASSWORD });
+  const served = serve(['serve', '--config', configFile, '--port', String(apiPort), '--admin-port', String(adminPort), ...flags], {
+    ADMIN_PASSWORD,
+  });
   await served.waitFor(/serving APIs at/);
   return { served, configFile, api: `http://127.0.0.1:${apiPort}`, admin: `http://127.0.0.1:${adminPort}`, apiPort, adminPort };
 }
@@ -91,11 +93,15 @@ function send(
   options: { method?: string; headers?: Record<string, string>; body?: string; localAddress?: string } = {},
 ): Promise<{ status: number; headers: IncomingHttpHeaders; body: string }> {
   return new Promise((resolve, reject) => {
-    const req = httpRequest(url, { method: options.method ?? 'GET', headers: options.headers ?? {}, localAddress: options.localAddress, agent: false }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') }));
-    });
+    const req = httpRequest(
+      url,
+      { method: options.method ?? 'GET', headers: options.headers ?? {}, localAddress: options.localAddress, agent: false },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') }));
+      },
+    );
     req.on('error', reject);
     req.end(options.body);
   });
@@ -121,7 +127,12 @@ async function replay(admin: string, cookie: string, config: object): Promise<{ 
   for (const api of open.apis) if (api.tokenManagement !== undefined) api.tokenManagement.enabled = false;
   const save = await send(`${admin}/gateway/configuration/api/config`, {
     method: 'PUT',
-    headers: { ...CONSOLE, cookie, 'content-type': 'application/json', ...(answer.csrfToken === undefined ? {} : { 'x-csrf-token': answer.csrfToken }) },
+    headers: {
+      ...CONSOLE,
+      cookie,
+      'content-type': 'application/json',
+      ...(answer.csrfToken === undefined ? {} : { 'x-csrf-token': answer.csrfToken }),
+    },
     body: JSON.stringify({ document: open, comment: 'maintenance' }),
   });
   const reset = await send(`${admin}/gateway/admin/reset-caches`, {
@@ -196,7 +207,9 @@ describe('security: the operators\u2019 session cookie never reaches a backend; 
         const jar = (await context.cookies()).filter((c) => c.name === 'eag_session' && c.value !== '');
         expect(jar.length, 'session cookies in the browser').to.be.greaterThan(0);
         const own = `eag_session=${jar[0]!.value}`;
-        expect(JSON.parse((await send(`${gateway.admin}/gateway/operators/session`, { headers: { ...CONSOLE, cookie: own } })).body)).to.include({ signedIn: true });
+        expect(
+          JSON.parse((await send(`${gateway.admin}/gateway/operators/session`, { headers: { ...CONSOLE, cookie: own } })).body),
+        ).to.include({ signedIn: true });
 
         backend.seen.length = 0;
         await openBackendPage(context, gateway.api);
@@ -224,7 +237,8 @@ describe('security: the operators\u2019 session cookie never reaches a backend; 
           versionsSaved: 0,
           paymentsWithoutToken: 400,
         });
-        for (const cookie of jar) expect(cookie.path, 'no API path').to.match(/^\/gateway\/(admin|operators|configuration|console|metrics)$/);
+        for (const cookie of jar)
+          expect(cookie.path, 'no API path').to.match(/^\/gateway\/(admin|operators|configuration|console|metrics)$/);
       } finally {
         await context.close();
       }
@@ -264,7 +278,9 @@ describe('security: the operators\u2019 session cookie never reaches a backend; 
       expect(secure.slice(1)).to.deep.equal(['eag_session=; Path=/gateway; Max-Age=0; HttpOnly; SameSite=Strict; Secure']);
       const cookie = secure[0]!.split(';')[0]!;
       const who = (headers: Record<string, string>, localAddress: string) =>
-        send(`${gateway.admin}/gateway/operators/session`, { headers: { ...CONSOLE, cookie, ...headers }, localAddress }).then((r) => JSON.parse(r.body) as { signedIn: boolean });
+        send(`${gateway.admin}/gateway/operators/session`, { headers: { ...CONSOLE, cookie, ...headers }, localAddress }).then(
+          (r) => JSON.parse(r.body) as { signedIn: boolean },
+        );
       expect(await who({ 'x-forwarded-proto': 'https' }, '127.0.0.2')).to.include({ signedIn: true });
       // Over plain HTTP the Secure cookie is not the session's: it never travelled there.
       expect(await who({}, '127.0.0.2')).to.include({ signedIn: false });
@@ -274,7 +290,14 @@ describe('security: the operators\u2019 session cookie never reaches a backend; 
       expect(spoofed.status).to.equal(200);
       const plain = spoofed.headers['set-cookie']!;
       expect(plain.join('\n')).not.to.match(/Secure|__Host-/);
-      expect(plain.map((c) => /Path=([^;]*)/.exec(c)![1])).to.deep.equal(['/gateway/admin', '/gateway/operators', '/gateway/configuration', '/gateway/console', '/gateway/metrics', '/gateway']);
+      expect(plain.map((c) => /Path=([^;]*)/.exec(c)![1])).to.deep.equal([
+        '/gateway/admin',
+        '/gateway/operators',
+        '/gateway/configuration',
+        '/gateway/console',
+        '/gateway/metrics',
+        '/gateway',
+      ]);
       expect(await who({ 'x-forwarded-proto': 'https' }, '127.0.0.1')).to.include({ signedIn: false });
     });
 
@@ -290,7 +313,9 @@ describe('security: the operators\u2019 session cookie never reaches a backend; 
           await signInWithThePage(context, trusting.admin);
           const jar = await context.cookies();
           const session = jar.find((c) => c.name === '__Host-eag_session');
-          expect(session, `cookies in the browser: ${jar.map((c) => `${c.name} ${c.path} secure=${c.secure}`).join(', ')}`).not.to.equal(undefined);
+          expect(session, `cookies in the browser: ${jar.map((c) => `${c.name} ${c.path} secure=${c.secure}`).join(', ')}`).not.to.equal(
+            undefined,
+          );
           expect(session).to.include({ path: '/', secure: true, httpOnly: true });
           backend.seen.length = 0;
           await openBackendPage(context, trusting.api);
@@ -317,7 +342,9 @@ describe('security: the operators\u2019 session cookie never reaches a backend; 
       backend.seen.length = 0;
       const ours = 'eag_session=AAAA; __Host-eag_session=BBBB; __Secure-eag_session=CCCC; EAG_SESSION=DDDD; __HOST-Eag_Session=EEEE';
       const mixed = await send(`${gateway.api}/gateway/Ente/Pages/v1/mixed`, {
-        headers: { cookie: `theme=dark; eag_session=AAAA; pref="a b"; __Host-eag_session=BBBB;xeag_session=kept; eag_session_theme=kept;  lang=it-IT` },
+        headers: {
+          cookie: `theme=dark; eag_session=AAAA; pref="a b"; __Host-eag_session=BBBB;xeag_session=kept; eag_session_theme=kept;  lang=it-IT`,
+        },
       });
       const only = await send(`${gateway.api}/gateway/Ente/Pages/v1/only`, { headers: { cookie: ours } });
       const none = await send(`${gateway.api}/gateway/Ente/Pages/v1/none`);
@@ -340,7 +367,11 @@ describe('security: the operators\u2019 session cookie never reaches a backend; 
         const recorded = (JSON.parse(detail.body) as { outgoing?: { headers?: Record<string, string> } }).outgoing?.headers ?? {};
         const names = Object.keys(recorded).map((n) => n.toLowerCase());
         // undici adds its own Connection header on the wire.
-        expect(names.sort(), suffix).to.deep.equal(Object.keys(backend.seen[i]!).filter((n) => n !== 'connection').sort());
+        expect(names.sort(), suffix).to.deep.equal(
+          Object.keys(backend.seen[i]!)
+            .filter((n) => n !== 'connection')
+            .sort(),
+        );
         expect(JSON.stringify(recorded)).not.to.match(/AAAA|BBBB|CCCC|DDDD|EEEE/);
       }
     });
@@ -366,7 +397,9 @@ describe('security: the operators\u2019 session cookie never reaches a backend; 
       if (outside === undefined) this.skip();
       const gateway = await startServe(dir, configOf(backend.url), ['--host', '0.0.0.0']);
       try {
-        expect((await send(`http://${outside}:${gateway.apiPort}/gateway/Ente/Pages/v1/x`)).status, 'the API port answers there').to.equal(200);
+        expect((await send(`http://${outside}:${gateway.apiPort}/gateway/Ente/Pages/v1/x`)).status, 'the API port answers there').to.equal(
+          200,
+        );
         expect(await reachable(outside!, gateway.adminPort), `admin port on ${outside}`).to.equal(false);
         expect((await send(`${gateway.admin}/gateway/health/live`)).status, 'and on loopback').to.equal(200);
       } finally {
@@ -391,7 +424,10 @@ describe('security: the operators\u2019 session cookie never reaches a backend; 
         expect(wrong.headers['content-type']).to.match(/^application\/problem\+json/);
         for (const route of ['/gateway/configuration/', '/gateway/console/', '/gateway/admin/status']) {
           expect((await send(`${gateway.admin}${route}`)).status, route).to.equal(421);
-          expect((await send(`${gateway.admin}${route}`, { headers: { host: `${gateway.api.slice(7)}` } })).status, `${route} under the API's name`).to.equal(421);
+          expect(
+            (await send(`${gateway.admin}${route}`, { headers: { host: `${gateway.api.slice(7)}` } })).status,
+            `${route} under the API's name`,
+          ).to.equal(421);
         }
         const right = await signIn(gateway.admin, named);
         expect(right.status).to.equal(200);

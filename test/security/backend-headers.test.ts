@@ -120,7 +120,13 @@ describe('security: headers sent to the backend', () => {
     const proxied = await listen(proxyServer);
     try {
       const res = await rawRequest(proxied, '/gateway/Ente/Echo/v1/pet', {
-        headers: { authorization: `Bearer ${token}`, host: 'gw.example', 'x-forwarded-for': '203.0.113.9', 'x-forwarded-proto': 'https', forwarded: 'for=203.0.113.9' },
+        headers: {
+          authorization: `Bearer ${token}`,
+          host: 'gw.example',
+          'x-forwarded-for': '203.0.113.9',
+          'x-forwarded-proto': 'https',
+          forwarded: 'for=203.0.113.9',
+        },
       });
       expect(res.status).to.equal(201);
       const seen = JSON.parse(res.body) as Seen;

@@ -65,11 +65,15 @@ function send(
   options: { method?: string; headers?: Record<string, string>; body?: string; localAddress?: string } = {},
 ): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: string }> {
   return new Promise((resolve, reject) => {
-    const req = httpRequest(url, { method: options.method ?? 'GET', headers: options.headers ?? {}, localAddress: options.localAddress, agent: false }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') }));
-    });
+    const req = httpRequest(
+      url,
+      { method: options.method ?? 'GET', headers: options.headers ?? {}, localAddress: options.localAddress, agent: false },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') }));
+      },
+    );
     req.on('error', reject);
     req.end(options.body);
   });
@@ -123,7 +127,10 @@ describe('security: console and admin are out of reach of relayed content', func
 
     it('(d) in headless Chromium, the relayed page can neither read records nor reset the caches, here or on the admin origin', async () => {
       if (!existsSync(CHROMIUM)) throw new Error(`Chromium not found at ${CHROMIUM} (install it or set CHROMIUM_PATH)`);
-      browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--headless=new', '--no-sandbox', '--disable-gpu', '--no-first-run'] });
+      browser = await chromium.launch({
+        executablePath: CHROMIUM,
+        args: ['--headless=new', '--no-sandbox', '--disable-gpu', '--no-first-run'],
+      });
       // The operator's browser: it answers any Basic challenge with the admin credentials.
       const context = await browser.newContext({ httpCredentials: { username: 'admin', password: PASSWORD } });
       const page = await context.newPage();
@@ -148,7 +155,10 @@ describe('security: console and admin are out of reach of relayed content', func
       const answer = page.waitForResponse((res) => res.url().endsWith('/gateway/admin/reset-caches'));
       await page.goto(`${server.url}/gateway/Ente/Pages/v1/form.html`);
       expect((await answer).status()).to.equal(403);
-      expect(resets.every((s) => s !== 200), `reset answers ${resets.join(',')}`).to.equal(true);
+      expect(
+        resets.every((s) => s !== 200),
+        `reset answers ${resets.join(',')}`,
+      ).to.equal(true);
       expect(server.gateway.configState.loadedAt).to.equal(before);
     });
   });
@@ -182,7 +192,12 @@ describe('security: console and admin are out of reach of relayed content', func
       const before = gateway.configState.loadedAt;
       const res = await fetch(`${base}/gateway/admin/reset-caches`, {
         method: 'POST',
-        headers: { authorization: OPERATOR, origin: other, 'sec-fetch-site': 'same-site', 'content-type': 'application/x-www-form-urlencoded' },
+        headers: {
+          authorization: OPERATOR,
+          origin: other,
+          'sec-fetch-site': 'same-site',
+          'content-type': 'application/x-www-form-urlencoded',
+        },
         body: 'x=1',
       });
       expect(res.status).to.equal(403);
@@ -223,7 +238,10 @@ describe('security: console and admin are out of reach of relayed content', func
         headers: { authorization: OPERATOR, origin: base, 'sec-fetch-site': 'same-origin', 'x-gateway-console': '1' },
       });
       expect(page.status).to.equal(200);
-      const curl = await fetch(`${base}/gateway/admin/reset-caches`, { method: 'POST', headers: { authorization: OPERATOR, 'x-gateway-console': '1' } });
+      const curl = await fetch(`${base}/gateway/admin/reset-caches`, {
+        method: 'POST',
+        headers: { authorization: OPERATOR, 'x-gateway-console': '1' },
+      });
       expect(curl.status).to.equal(200);
       const noHeader = await fetch(`${base}/gateway/admin/reset-caches`, { method: 'POST', headers: { authorization: OPERATOR } });
       expect(noHeader.status).to.equal(403);
@@ -278,7 +296,10 @@ describe('security: console and admin are out of reach of relayed content', func
 
     it('validates the throttle options at factory time', () => {
       const make = (loginThrottle: unknown) => () =>
-        createGateway({ config: pagesConfig('http://127.0.0.1:9'), admin: { basicAuth: { username: 'admin', password: PASSWORD }, loginThrottle } } as Parameters<typeof createGateway>[0]);
+        createGateway({
+          config: pagesConfig('http://127.0.0.1:9'),
+          admin: { basicAuth: { username: 'admin', password: PASSWORD }, loginThrottle },
+        } as Parameters<typeof createGateway>[0]);
       expect(make({ windowMs: 0 })).to.throw(TypeError, /loginThrottle\.windowMs/);
       expect(make({ maxFailures: 1.5 })).to.throw(TypeError, /loginThrottle\.maxFailures/);
       expect(make('fast')).to.throw(TypeError, /loginThrottle/);

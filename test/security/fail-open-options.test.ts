@@ -89,7 +89,10 @@ describe('security: options that fail open (issue 25, finding 11)', function () 
         expect(res.status, `a token without the admin scope was answered ${res.status} ${body}`).not.to.equal(200);
       }
       expect(refusal).to.be.instanceOf(TypeError);
-      expect(refusal).to.include({ code: 'ERR_INVALID_OPTION', message: 'requireScopes: options.scopes is not an option (did you mean "requiredScopes"?)' });
+      expect(refusal).to.include({
+        code: 'ERR_INVALID_OPTION',
+        message: 'requireScopes: options.scopes is not an option (did you mean "requiredScopes"?)',
+      });
     } finally {
       await app?.stop();
     }
@@ -100,7 +103,9 @@ describe('security: options that fail open (issue 25, finding 11)', function () 
     expect(misspeltCalls.map(([name]) => name)).to.have.members(Object.keys(EXPECTED));
     const answers: Record<string, string> = {};
     for (const [name, , call] of misspeltCalls) answers[name] = await outcome(call);
-    expect(answers).to.deep.equal(Object.fromEntries(Object.entries(EXPECTED).map(([name, message]) => [name, `ERR_INVALID_OPTION: ${message}`])));
+    expect(answers).to.deep.equal(
+      Object.fromEntries(Object.entries(EXPECTED).map(([name, message]) => [name, `ERR_INVALID_OPTION: ${message}`])),
+    );
   });
 
   it('a rule set without a rule is refused at creation: requireScopes({}), empty lists, operations without rules', async () => {

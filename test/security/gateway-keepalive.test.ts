@@ -24,7 +24,10 @@ describe('security: createGateway keep-alive to backends', () => {
       socket.on('close', () => closed.push(Date.now() - at));
     });
     const backendUrl = await listen(backend);
-    const gateway = createGateway({ config: { apis: [{ provider: 'Ente', name: 'Echo', version: 1, backend: { url: backendUrl } }] }, relay: { keepAliveTimeoutMs: 300 } });
+    const gateway = createGateway({
+      config: { apis: [{ provider: 'Ente', name: 'Echo', version: 1, backend: { url: backendUrl } }] },
+      relay: { keepAliveTimeoutMs: 300 },
+    });
     const app = express();
     app.use(gateway.router);
     const server = createServer(app);

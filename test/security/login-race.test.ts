@@ -24,7 +24,12 @@ function signIn(admin: string, username: string, password: string, localAddress:
   return new Promise((resolve, reject) => {
     const req = request(
       `${admin}/gateway/operators/session`,
-      { method: 'POST', agent: false, localAddress, headers: { 'content-type': 'application/json', 'x-gateway-console': '1', 'content-length': Buffer.byteLength(body) } },
+      {
+        method: 'POST',
+        agent: false,
+        localAddress,
+        headers: { 'content-type': 'application/json', 'x-gateway-console': '1', 'content-length': Buffer.byteLength(body) },
+      },
       (res) => {
         res.resume();
         res.on('end', () => resolve({ status: res.statusCode ?? 0, cookie: res.headers['set-cookie']?.[0] }));
@@ -39,16 +44,21 @@ function signIn(admin: string, username: string, password: string, localAddress:
 function basicStatus(admin: string, username: string, password: string, localAddress: string): Promise<number> {
   return new Promise((resolve, reject) => {
     const authorization = `Basic ${Buffer.from(`${username}:${password}`).toString('base64')}`;
-    const req = request(`${admin}/gateway/admin/status`, { agent: false, localAddress, headers: { authorization, 'x-gateway-console': '1' } }, (res) => {
-      res.resume();
-      res.on('end', () => resolve(res.statusCode ?? 0));
-    });
+    const req = request(
+      `${admin}/gateway/admin/status`,
+      { agent: false, localAddress, headers: { authorization, 'x-gateway-console': '1' } },
+      (res) => {
+        res.resume();
+        res.on('end', () => resolve(res.statusCode ?? 0));
+      },
+    );
     req.on('error', reject);
     req.end();
   });
 }
 
-const tally = (answers: Answer[]): Record<number, number> => answers.reduce<Record<number, number>>((t, a) => ({ ...t, [a.status]: (t[a.status] ?? 0) + 1 }), {});
+const tally = (answers: Answer[]): Record<number, number> =>
+  answers.reduce<Record<number, number>>((t, a) => ({ ...t, [a.status]: (t[a.status] ?? 0) + 1 }), {});
 
 describe('security: concurrent or spread password guesses meet the login throttle (issue 25, finding 4)', function () {
   this.timeout(60_000);
@@ -73,7 +83,9 @@ describe('security: concurrent or spread password guesses meet the login throttl
     const config = path.join(copy.dir, 'open.json');
     await writeFile(config, JSON.stringify(openConfig(echo.url)));
     const adminPort = await freePort();
-    served = serve(['serve', '--config', config, '--port', '0', '--admin-port', String(adminPort), '--users', users], { ADMIN_PASSWORD: 'race-admin-password' });
+    served = serve(['serve', '--config', config, '--port', '0', '--admin-port', String(adminPort), '--users', users], {
+      ADMIN_PASSWORD: 'race-admin-password',
+    });
     await served.waitFor(/serving APIs at/);
     admin = `http://127.0.0.1:${adminPort}`;
   });
@@ -96,7 +108,9 @@ describe('security: concurrent or spread password guesses meet the login throttl
   });
 
   it('concurrent Basic guesses on the admin routes: 5 verified, the others refused unverified', async () => {
-    const answers = await Promise.all(Array.from({ length: 41 }, (_, i) => basicStatus(admin, 'ada', i === 40 ? 'ada-right-password' : `guess-${i}`, '127.0.0.10')));
+    const answers = await Promise.all(
+      Array.from({ length: 41 }, (_, i) => basicStatus(admin, 'ada', i === 40 ? 'ada-right-password' : `guess-${i}`, '127.0.0.10')),
+    );
     const verified = answers.filter((s) => s === 401 || s === 200).length;
     expect(verified, `statuses ${answers.join(',')}`).to.be.at.most(5);
     expect(answers.filter((s) => s === 429)).to.have.length(41 - verified);
@@ -107,7 +121,8 @@ describe('security: concurrent or spread password guesses meet the login throttl
     expect((await signIn(admin, 'vera', 'vera-right-password', '127.0.0.20')).status).to.equal(200);
     // 4 guesses from each of 5 addresses: under every address's allowance of 5.
     const guesses: number[] = [];
-    for (let a = 21; a <= 25; a++) for (let i = 0; i < 4; i++) guesses.push((await signIn(admin, 'vera', `guess-${a}-${i}`, `127.0.0.${a}`)).status);
+    for (let a = 21; a <= 25; a++)
+      for (let i = 0; i < 4; i++) guesses.push((await signIn(admin, 'vera', `guess-${a}-${i}`, `127.0.0.${a}`)).status);
     expect(guesses, 'each guess verified and refused').to.deep.equal(Array(20).fill(401));
     // The account is locked: the right password from a new address is refused unchecked, as sign-in and as Basic.
     expect((await signIn(admin, 'vera', 'vera-right-password', '127.0.0.26')).status).to.equal(429);

@@ -65,7 +65,9 @@ describe('security: operation templates cannot stall the gateway (issue 25, find
   // A gateway per test: on a vulnerable gateway the attack freezes it for minutes.
   beforeEach(async () => {
     const adminPort = await freePort();
-    served = serve(['serve', '--config', configFile, '--port', '0', '--admin-port', String(adminPort)], { ADMIN_PASSWORD: 'templates-admin' });
+    served = serve(['serve', '--config', configFile, '--port', '0', '--admin-port', String(adminPort)], {
+      ADMIN_PASSWORD: 'templates-admin',
+    });
     [, api] = (await served.waitFor(/serving APIs at (http:\/\/[^\s,]+), admin/)) as unknown as [string, string];
     admin = `http://127.0.0.1:${adminPort}`;
   });
@@ -75,14 +77,18 @@ describe('security: operation templates cannot stall the gateway (issue 25, find
   });
 
   const unrelated = () => `${api}${ECHO}/ping`;
-  const latencies = (report: { latencies: number[] }) => `unrelated request latencies (ms): ${report.latencies.map((l) => l.toFixed(1)).join(', ')}`;
+  const latencies = (report: { latencies: number[] }) =>
+    `unrelated request latencies (ms): ${report.latencies.map((l) => l.toFixed(1)).join(', ')}`;
 
   for (const dashes of [2_400, 4_000, 8_000]) {
     it(`an anonymous request of ${dashes} '-' in the templated segment is answered 404 at once; an unrelated API request is not delayed by more than 100 ms`, async () => {
       const target = `${api}${CALENDAR}/days/${'-'.repeat(dashes)}/x`;
       const report = await latencyDuring((signal) => fetch(target, { signal }), unrelated(), { warmUp: true });
       expect(Math.max(...report.latencies), latencies(report)).to.be.at.most(100);
-      expect(report.statuses.every((s) => s === 201), `statuses ${report.statuses.join(', ')}`).to.equal(true);
+      expect(
+        report.statuses.every((s) => s === 201),
+        `statuses ${report.statuses.join(', ')}`,
+      ).to.equal(true);
       expect(report.attack).to.have.property('status', 404);
       expect(JSON.parse((report.attack as { body: string }).body)).to.include({ status: 404, gateway_status: 'protocol:GATEWAY-404' });
       expect(echo.seen.some((seen) => seen.url.includes('---'))).to.equal(false);
@@ -112,13 +118,19 @@ describe('security: operation templates cannot stall the gateway (issue 25, find
       expect(res.headers.get('content-type')).to.match(/^application\/problem\+json/);
       expect(res.headers.get('gateway-transaction-id')).to.be.a('string');
       const problem = (await res.json()) as Problem;
-      expect(problem).to.include({ status: 414, gateway_status: 'protocol:GATEWAY-414', detail: "L'indirizzo della richiesta supera la lunghezza massima consentita" });
+      expect(problem).to.include({
+        status: 414,
+        gateway_status: 'protocol:GATEWAY-414',
+        detail: "L'indirizzo della richiesta supera la lunghezza massima consentita",
+      });
     }
     expect(echo.seen.some((seen) => seen.url.length > 8000)).to.equal(false);
     // Records are stored when each answer ends: a moment later.
     let refused: Array<string | undefined> = [];
     for (let i = 0; i < 50 && refused.length < 3; i++) {
-      const records = await fetch(`${admin}/gateway/console/api/transactions`, { headers: { authorization: BASIC, 'x-gateway-console': '1' } });
+      const records = await fetch(`${admin}/gateway/console/api/transactions`, {
+        headers: { authorization: BASIC, 'x-gateway-console': '1' },
+      });
       const { items } = (await records.json()) as { items: Array<{ status: number; errorCode?: string }> };
       refused = items.filter((r) => r.status === 414).map((r) => r.errorCode);
       if (refused.length < 3) await new Promise((resolve) => setTimeout(resolve, 50));
@@ -139,7 +151,9 @@ describe('security: an OpenAPI import cannot stall the gateway (issue 25, findin
     const items: Record<string, unknown> = {};
     for (const [template, methods] of paths) {
       const names = [...template.matchAll(/\{([^}/]+)\}/g)].map((m) => m[1]!);
-      const item: Record<string, unknown> = { parameters: names.map((name) => ({ name, in: 'path', required: true, schema: { type: 'string' } })) };
+      const item: Record<string, unknown> = {
+        parameters: names.map((name) => ({ name, in: 'path', required: true, schema: { type: 'string' } })),
+      };
       for (const method of methods) item[method] = { operationId: `${method}:${template}`, ...ok };
       items[template] = item;
     }

@@ -67,7 +67,21 @@ describe('security: operator sessions (findings 5, 7, 8)', function () {
 
   async function start(env: Record<string, string> = {}, args: string[] = []): Promise<{ admin: string; served: Served }> {
     const adminPort = await freePort();
-    const one = serve(['serve', '--config', path.join(dir, 'gateway.json'), '--port', '0', '--admin-port', String(adminPort), '--users', usersFile(), ...args], env);
+    const one = serve(
+      [
+        'serve',
+        '--config',
+        path.join(dir, 'gateway.json'),
+        '--port',
+        '0',
+        '--admin-port',
+        String(adminPort),
+        '--users',
+        usersFile(),
+        ...args,
+      ],
+      env,
+    );
     served.push(one);
     await one.waitFor(args.includes('--workers') ? /(worker \d+ serving[\s\S]*){2}/ : /serving APIs at/, 60_000);
     return { admin: `http://127.0.0.1:${adminPort}`, served: one };
@@ -83,7 +97,9 @@ describe('security: operator sessions (findings 5, 7, 8)', function () {
   before(async () => {
     dir = await mkdtemp(path.join(tmpdir(), 'gateway-sessions-'));
     await writeFile(path.join(dir, 'gateway.json'), JSON.stringify(openConfig('http://127.0.0.1:9')));
-    const entries = await Promise.all((Object.keys(PASSWORDS) as Name[]).map(async (name) => [name, await hashPassword(PASSWORDS[name])] as const));
+    const entries = await Promise.all(
+      (Object.keys(PASSWORDS) as Name[]).map(async (name) => [name, await hashPassword(PASSWORDS[name])] as const),
+    );
     hashes = Object.fromEntries(entries) as Record<Name, string>;
   });
   afterEach(async () => {
@@ -102,7 +118,8 @@ describe('security: operator sessions (findings 5, 7, 8)', function () {
     expect(read.status).to.equal(200);
     const { document, version } = (await read.json()) as { document: unknown; version: { version: number } };
     // The save both would make: the document as it is, as a new version.
-    const save = (client: OperatorClient, comment: string) => client.json(CONFIG_API, 'PUT', { document, comment, dryRun: true, baseVersion: version.version });
+    const save = (client: OperatorClient, comment: string) =>
+      client.json(CONFIG_API, 'PUT', { document, comment, dryRun: true, baseVersion: version.version });
     expect((await save(ada, 'before')).status).to.equal(200);
     expect((await save(grace, 'before')).status).to.equal(200);
 
@@ -117,7 +134,11 @@ describe('security: operator sessions (findings 5, 7, 8)', function () {
     expect(await statusWith(admin, ada.cookie!), 'nor reads').to.equal(401);
     const demoted = await save(grace, 'after demotion');
     expect(demoted.status, 'a demoted admin saves').to.equal(403);
-    expect(await (await grace.fetch('/gateway/operators/session')).json()).to.include({ signedIn: true, username: 'grace', role: 'viewer' });
+    expect(await (await grace.fetch('/gateway/operators/session')).json()).to.include({
+      signedIn: true,
+      username: 'grace',
+      role: 'viewer',
+    });
 
     // Put back with the same password: the session opened before the removal stays ended.
     await writeUsers({ ada: 'admin', grace: 'viewer', vera: 'viewer' });
@@ -132,7 +153,13 @@ describe('security: operator sessions (findings 5, 7, 8)', function () {
     this.timeout(600_000);
     await writeUsers({ ada: 'admin', otto: 'operator', vera: 'viewer' });
     const keyPrefix = `eagtest-sessions-${randomBytes(4).toString('hex')}:`;
-    const env = { GATEWAY_SESSION_SECRET: SECRET, REDIS_URL: 'redis://127.0.0.1:6379', REDIS_KEY_PREFIX: keyPrefix, REDIS_COMMAND_TIMEOUT_MS: '2000', GATEWAY_CLUSTER_SECRET: randomBytes(32).toString('base64') };
+    const env = {
+      GATEWAY_SESSION_SECRET: SECRET,
+      REDIS_URL: 'redis://127.0.0.1:6379',
+      REDIS_KEY_PREFIX: keyPrefix,
+      REDIS_COMMAND_TIMEOUT_MS: '2000',
+      GATEWAY_CLUSTER_SECRET: randomBytes(32).toString('base64'),
+    };
     const redis = createClient({ url: 'redis://127.0.0.1:6379' });
     await redis.connect();
     try {
@@ -161,13 +188,16 @@ describe('security: operator sessions (findings 5, 7, 8)', function () {
       await sleep(300);
       const rssAfter = await Promise.all(workers.map(rssMiB));
       const remembered = await redis.zCard(`${keyPrefix}sessions:signed-out:ids`);
-      console.log(`      ${cycles} sign-in/out cycles in ${elapsed} ms; workers' RSS ${rssBefore.map((m) => m.toFixed(1)).join('/')} → ${rssAfter.map((m) => m.toFixed(1)).join('/')} MiB; sign-outs kept in Redis: ${remembered}; viewer's sessions ended before their sign-out: ${endedEarly}`);
+      console.log(
+        `      ${cycles} sign-in/out cycles in ${elapsed} ms; workers' RSS ${rssBefore.map((m) => m.toFixed(1)).join('/')} → ${rssAfter.map((m) => m.toFixed(1)).join('/')} MiB; sign-outs kept in Redis: ${remembered}; viewer's sessions ended before their sign-out: ${endedEarly}`,
+      );
 
       // New connections: the primary hands them to either worker.
       const adaStatuses = await Promise.all(Array.from({ length: 6 }, () => statusWith(admin, adaCookie)));
       expect(adaStatuses, "the admin's signed-out cookie, on both workers").to.deep.equal(Array(6).fill(401));
       expect(await statusWith(admin, otto.cookie!), 'the operator who did not sign out').to.equal(200);
-      for (const i of [0, 1, 5_000, cycles - 2, cycles - 1]) expect(await statusWith(admin, veraCookies[i]!), `vera's signed-out cookie ${i}`).to.equal(401);
+      for (const i of [0, 1, 5_000, cycles - 2, cycles - 1])
+        expect(await statusWith(admin, veraCookies[i]!), `vera's signed-out cookie ${i}`).to.equal(401);
       // What an instance joining later reads from Redis stays within users × (sessions per user + 1).
       expect(remembered, 'sign-outs kept in Redis').to.be.at.most(3 * 11);
 
@@ -202,10 +232,16 @@ describe('security: operator sessions (findings 5, 7, 8)', function () {
 
     expect(await statusWith(admin, ada.cookie!), 'the admin').to.equal(200);
     expect(await statusWith(admin, otto.cookie!), 'the operator').to.equal(200);
-    expect((await ada.json(CONFIG_API, 'PUT', { document: openConfig('http://127.0.0.1:9'), dryRun: true })).status, "the admin's save").to.equal(200);
+    expect(
+      (await ada.json(CONFIG_API, 'PUT', { document: openConfig('http://127.0.0.1:9'), dryRun: true })).status,
+      "the admin's save",
+    ).to.equal(200);
     // The viewer keeps her latest sessions (10 by default); her first ones ended.
     const last = veraCookies.slice(-10);
     expect(await Promise.all(last.map((cookie) => statusWith(admin, cookie))), "the viewer's latest 10").to.deep.equal(Array(10).fill(200));
-    expect(await Promise.all([0, 1, 5_000, count - 11].map((i) => statusWith(admin, veraCookies[i]!))), "the viewer's older ones").to.deep.equal([401, 401, 401, 401]);
+    expect(
+      await Promise.all([0, 1, 5_000, count - 11].map((i) => statusWith(admin, veraCookies[i]!))),
+      "the viewer's older ones",
+    ).to.deep.equal([401, 401, 401, 401]);
   });
 });

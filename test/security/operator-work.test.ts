@@ -55,7 +55,7 @@ function expectOverBudget(answer: Answer, budget: string): void {
   expect(String(answer.body['detail'])).to.include(budget);
 }
 
-describe('security: operators\' work never stalls the APIs (finding 6)', function () {
+describe("security: operators' work never stalls the APIs (finding 6)", function () {
   this.timeout(240_000);
 
   describe('serve: the heavy work of every role, while an API call is measured', () => {
@@ -81,11 +81,18 @@ describe('security: operators\' work never stalls the APIs (finding 6)', functio
       const usersFile = path.join(copy.dir, 'users.json');
       await writeFile(usersFile, JSON.stringify({ users: await testUsers() }));
       const [port, adminPort] = [await freePort(), await freePort()];
-      served = serve(['serve', '--config', copy.configFile, '--port', String(port), '--admin-port', String(adminPort), '--users', usersFile], { ADMIN_PASSWORD });
+      served = serve(
+        ['serve', '--config', copy.configFile, '--port', String(port), '--admin-port', String(adminPort), '--users', usersFile],
+        { ADMIN_PASSWORD },
+      );
       await served.waitFor(/serving APIs at/);
       const token = await as.issueToken('client1', 'client1-secret');
       const api = `http://127.0.0.1:${port}/gateway/Ente/PetStore/v1`;
-      const put = await fetch(`${api}/pet?access_token=${encodeURIComponent(token)}`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify(doggie) });
+      const put = await fetch(`${api}/pet?access_token=${encodeURIComponent(token)}`, {
+        method: 'PUT',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(doggie),
+      });
       expect(put.status).to.equal(200);
       probe = `${api}/pet/${doggie.id}?access_token=${encodeURIComponent(token)}`;
       const admin = `http://127.0.0.1:${adminPort}`;
@@ -103,11 +110,17 @@ describe('security: operators\' work never stalls the APIs (finding 6)', functio
       await copy?.remove();
     });
 
-    const post = (client: () => OperatorClient, route: string, body: unknown, method = 'POST') => (signal: AbortSignal) =>
-      client().fetch(route, { method, body: JSON.stringify(body), headers: { 'content-type': 'application/json' }, signal });
+    const post =
+      (client: () => OperatorClient, route: string, body: unknown, method = 'POST') =>
+      (signal: AbortSignal) =>
+        client().fetch(route, { method, body: JSON.stringify(body), headers: { 'content-type': 'application/json' }, signal });
 
-    it('a viewer\'s check of a policy of 6,000 large regular expressions: checked, and the API call waits at most 100 ms', async () => {
-      const report = await latencyDuring(post(() => vera, CHECK, { text: heavy }), probe, { patienceMs: 120_000 });
+    it("a viewer's check of a policy of 6,000 large regular expressions: checked, and the API call waits at most 100 ms", async () => {
+      const report = await latencyDuring(
+        post(() => vera, CHECK, { text: heavy }),
+        probe,
+        { patienceMs: 120_000 },
+      );
       const answer = attackAnswer(report);
       // On a crowded machine the compilation may go past the budget: the operator is told so.
       if (answer.status === 422) expectOverBudget(answer, '10000 ms');
@@ -115,17 +128,28 @@ describe('security: operators\' work never stalls the APIs (finding 6)', functio
       expectNotDelayed(report);
     });
 
-    it('an admin\'s dry-run save of that policy (every policy of the document compiled): refused, since ResetAllCaches would compile it on the APIs\' thread; the API call waits at most 100 ms', async () => {
-      const report = await latencyDuring(post(() => ada, `${PETSTORE}/policy`, { text: heavy, dryRun: true }, 'PUT'), probe, { patienceMs: 120_000 });
+    it("an admin's dry-run save of that policy (every policy of the document compiled): refused, since ResetAllCaches would compile it on the APIs' thread; the API call waits at most 100 ms", async () => {
+      const report = await latencyDuring(
+        post(() => ada, `${PETSTORE}/policy`, { text: heavy, dryRun: true }, 'PUT'),
+        probe,
+        { patienceMs: 120_000 },
+      );
       const answer = attackAnswer(report);
       expect(answer.status).to.equal(422);
       if (answer.body['code'] === 'ERR_OPERATOR_WORK_OVER_BUDGET') expectOverBudget(answer, '10000 ms');
-      else expect(String(answer.body['detail'])).to.match(/compiling this policy took \d+ ms; .* at most 100 ms \(operatorWork\.maxCompileMs\)/);
+      else
+        expect(String(answer.body['detail'])).to.match(
+          /compiling this policy took \d+ ms; .* at most 100 ms \(operatorWork\.maxCompileMs\)/,
+        );
       expectNotDelayed(report);
     });
 
-    it('an admin\'s what-if of that policy against the recorded calls: the API call waits at most 100 ms', async () => {
-      const report = await latencyDuring(post(() => ada, `${PETSTORE}/policy/what-if`, { text: heavy, limit: 2000 }), probe, { patienceMs: 120_000 });
+    it("an admin's what-if of that policy against the recorded calls: the API call waits at most 100 ms", async () => {
+      const report = await latencyDuring(
+        post(() => ada, `${PETSTORE}/policy/what-if`, { text: heavy, limit: 2000 }),
+        probe,
+        { patienceMs: 120_000 },
+      );
       const answer = attackAnswer(report);
       if (answer.status === 422) expectOverBudget(answer, '10000 ms');
       else {
@@ -135,16 +159,25 @@ describe('security: operators\' work never stalls the APIs (finding 6)', functio
       expectNotDelayed(report);
     });
 
-    it('an admin\'s import of a 4 KB OpenAPI document whose references double 32 times: refused, and the API call waits at most 100 ms', async () => {
-      const report = await latencyDuring(post(() => ada, `${PETSTORE}/operations/openapi`, { text: doublingRefsOpenApi(), dryRun: true }), probe, { patienceMs: 120_000 });
+    it("an admin's import of a 4 KB OpenAPI document whose references double 32 times: refused, and the API call waits at most 100 ms", async () => {
+      const report = await latencyDuring(
+        post(() => ada, `${PETSTORE}/operations/openapi`, { text: doublingRefsOpenApi(), dryRun: true }),
+        probe,
+        { patienceMs: 120_000 },
+      );
       const answer = attackAnswer(report);
       expect(answer.status).to.equal(422);
-      if (answer.body['code'] !== 'ERR_OPERATOR_WORK_OVER_BUDGET') expect(String(answer.body['detail'])).to.match(/^the OpenAPI document: /);
+      if (answer.body['code'] !== 'ERR_OPERATOR_WORK_OVER_BUDGET')
+        expect(String(answer.body['detail'])).to.match(/^the OpenAPI document: /);
       expectNotDelayed(report);
     });
 
-    it('an admin\'s import of a 1.5 MB OpenAPI document of 6,000 operations: the API call waits at most 100 ms', async () => {
-      const report = await latencyDuring(post(() => ada, `${PETSTORE}/operations/openapi`, { text: manyOperationsOpenApi(), dryRun: true }), probe, { patienceMs: 120_000 });
+    it("an admin's import of a 1.5 MB OpenAPI document of 6,000 operations: the API call waits at most 100 ms", async () => {
+      const report = await latencyDuring(
+        post(() => ada, `${PETSTORE}/operations/openapi`, { text: manyOperationsOpenApi(), dryRun: true }),
+        probe,
+        { patienceMs: 120_000 },
+      );
       const answer = attackAnswer(report);
       if (answer.status === 422) expectOverBudget(answer, '10000 ms');
       else expect(answer.body['changes']).to.have.property('added').with.length(6000);
@@ -159,7 +192,9 @@ describe('security: operators\' work never stalls the APIs (finding 6)', functio
       const document = `${doublingRefsOpenApi(2)}${' '.repeat(2 * 1024 * 1024)}`;
       const imported = await answerOf(await ada.json(`${PETSTORE}/operations/openapi`, 'POST', { text: document, dryRun: true }));
       expect(imported.status).to.equal(413);
-      expect(imported.body['detail']).to.equal(`the OpenAPI document is ${Buffer.byteLength(document)} bytes: the most an OpenAPI document may have is 2097152 bytes`);
+      expect(imported.body['detail']).to.equal(
+        `the OpenAPI document is ${Buffer.byteLength(document)} bytes: the most an OpenAPI document may have is 2097152 bytes`,
+      );
     });
   });
 
@@ -197,7 +232,7 @@ describe('security: operators\' work never stalls the APIs (finding 6)', functio
         status: 503,
         gateway_status: 'integration:GATEWAY-503',
         code: 'ERR_OPERATOR_WORK_BUSY',
-        detail: 'Too many operators\' jobs in progress: try again later',
+        detail: "Too many operators' jobs in progress: try again later",
       });
       const after = await answerOf(await vera.json(CHECK, 'POST', { text: PERMIT_ALL }));
       expect(after).to.deep.include({ status: 200, body: { valid: true, issues: [] } });

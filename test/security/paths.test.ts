@@ -203,7 +203,10 @@ describe('security: the canonical request path', () => {
 describe('security: the canonical request path, as a plain node:http handler', () => {
   it('serves the same rules without Express, and 404 outside the base path', async () => {
     const echo = await echoBackend();
-    const gateway = createGateway({ config: { apis: [{ provider: 'Ente', name: 'Echo', version: 1, backend: { url: echo.url } }] }, messages: 'en' });
+    const gateway = createGateway({
+      config: { apis: [{ provider: 'Ente', name: 'Echo', version: 1, backend: { url: echo.url } }] },
+      messages: 'en',
+    });
     const server = createServer(gateway.handler);
     const base = await listen(server);
     try {
@@ -223,17 +226,27 @@ describe('security: the canonical request path, as a plain node:http handler', (
 
   it('maxRequestTargetBytes bounds the request target (path and query): 414 past it, before routing; it is validated at start', async () => {
     for (const bad of [0, -1, 1.5, '8k']) {
-      expect(() => createGateway({ config: { apis: [] }, maxRequestTargetBytes: bad as never })).to.throw(TypeError, /maxRequestTargetBytes must be a positive integer/);
+      expect(() => createGateway({ config: { apis: [] }, maxRequestTargetBytes: bad as never })).to.throw(
+        TypeError,
+        /maxRequestTargetBytes must be a positive integer/,
+      );
     }
     const echo = await echoBackend();
-    const gateway = createGateway({ config: { apis: [{ provider: 'Ente', name: 'Echo', version: 1, backend: { url: echo.url } }] }, maxRequestTargetBytes: 64 });
+    const gateway = createGateway({
+      config: { apis: [{ provider: 'Ente', name: 'Echo', version: 1, backend: { url: echo.url } }] },
+      maxRequestTargetBytes: 64,
+    });
     const server = createServer(gateway.handler);
     const base = await listen(server);
     try {
       const at = '/gateway/Ente/Echo/v1/';
       const within = await rawRequest(base, `${at}${'a'.repeat(64 - at.length)}`);
       expect(within.status).to.equal(201);
-      for (const over of [`${at}${'a'.repeat(65 - at.length)}`, `${at}x?${'q'.repeat(64)}`, `/gateway/Nobody/Nothing/v1/${'a'.repeat(64)}`]) {
+      for (const over of [
+        `${at}${'a'.repeat(65 - at.length)}`,
+        `${at}x?${'q'.repeat(64)}`,
+        `/gateway/Nobody/Nothing/v1/${'a'.repeat(64)}`,
+      ]) {
         const refused = await rawRequest(base, over);
         expect(refused.status, over).to.equal(414);
         expect(JSON.parse(refused.body)).to.include({ status: 414, gateway_status: 'protocol:GATEWAY-414' });
@@ -247,9 +260,15 @@ describe('security: the canonical request path, as a plain node:http handler', (
   });
 
   it('allowEmptySegments lets /a//b through as it is; it is validated at start', async () => {
-    expect(() => createGateway({ config: { apis: [] }, allowEmptySegments: 'yes' as never })).to.throw(TypeError, /allowEmptySegments must be a boolean/);
+    expect(() => createGateway({ config: { apis: [] }, allowEmptySegments: 'yes' as never })).to.throw(
+      TypeError,
+      /allowEmptySegments must be a boolean/,
+    );
     const echo = await echoBackend();
-    const gateway = createGateway({ config: { apis: [{ provider: 'Ente', name: 'Echo', version: 1, backend: { url: echo.url } }] }, allowEmptySegments: true });
+    const gateway = createGateway({
+      config: { apis: [{ provider: 'Ente', name: 'Echo', version: 1, backend: { url: echo.url } }] },
+      allowEmptySegments: true,
+    });
     const server = createServer(gateway.handler);
     const base = await listen(server);
     try {

@@ -70,7 +70,9 @@ describe('security: what another Redis client writes is not trusted (forged toke
     return line === undefined ? 0 : Number(line.split(' ')[1]);
   }
 
-  async function status(instance: Instance): Promise<{ cluster: { appliedGeneration?: number; generation?: number; nodes?: Array<{ id: string }> } }> {
+  async function status(
+    instance: Instance,
+  ): Promise<{ cluster: { appliedGeneration?: number; generation?: number; nodes?: Array<{ id: string }> } }> {
     return (await (await fetch(`${instance.admin}/gateway/admin/status`, { headers: adminHeaders })).json()) as never;
   }
 
@@ -86,7 +88,8 @@ describe('security: what another Redis client writes is not trusted (forged toke
   /** The shared result keys of the one token policy, as an attacker reading Redis finds them. */
   async function resultKeys(): Promise<string[]> {
     const keys: string[] = [];
-    for await (const batch of attacker.scanIterator({ MATCH: `${keyPrefix}tok:*`, COUNT: 500 })) keys.push(...batch.filter((key) => !key.endsWith(':lock')));
+    for await (const batch of attacker.scanIterator({ MATCH: `${keyPrefix}tok:*`, COUNT: 500 }))
+      keys.push(...batch.filter((key) => !key.endsWith(':lock')));
     return keys;
   }
 
@@ -110,7 +113,8 @@ describe('security: what another Redis client writes is not trusted (forged toke
   });
 
   afterEach(function () {
-    if (this.currentTest?.state === 'failed') for (const instance of instances) process.stdout.write(`--- ${instance.id}\n${instance.served.output().slice(-20_000)}\n`);
+    if (this.currentTest?.state === 'failed')
+      for (const instance of instances) process.stdout.write(`--- ${instance.id}\n${instance.served.output().slice(-20_000)}\n`);
   });
 
   it('a "valid" token result written by another Redis client, or a genuine one copied under another token\'s key, is ignored: 401 (was 200), counted', async () => {
@@ -133,7 +137,7 @@ describe('security: what another Redis client writes is not trusted (forged toke
     await attacker.set(keyOf(copied), text, { PX: 60_000 });
 
     expect(await get(b(), forged), 'a token result written by another Redis client').to.equal(401);
-    expect(await get(b(), copied), 'a genuine result copied under another token\'s key').to.equal(401);
+    expect(await get(b(), copied), "a genuine result copied under another token's key").to.equal(401);
     // Each refusal read at least once, and the instance shares its own (refusal) results as before.
     expect((await rejected(b(), 'token_result')) - before).to.be.at.least(2);
     expect(await get(b(), genuine), 'the genuine result is still shared').to.equal(RELAYED);
@@ -155,7 +159,11 @@ describe('security: what another Redis client writes is not trusted (forged toke
     await attacker.incr(`${keyPrefix}gen`);
     // Heard (counted as refused, or taken as a reset), then two heartbeats: a node that took the
     // raised generation for a missed reset would have reset by then.
-    await eventually(async () => (await rejected(b(), 'reset')) - before >= 2 || (await status(b())).cluster.appliedGeneration !== applied, 5000, 'the forged resets heard');
+    await eventually(
+      async () => (await rejected(b(), 'reset')) - before >= 2 || (await status(b())).cluster.appliedGeneration !== applied,
+      5000,
+      'the forged resets heard',
+    );
     await sleep(2500);
     expect((await status(b())).cluster.appliedGeneration, 'B applied no reset').to.equal(applied);
     expect((await rejected(b(), 'reset')) - before, 'forged resets counted').to.be.at.least(2);
@@ -172,7 +180,8 @@ describe('security: what another Redis client writes is not trusted (forged toke
     });
     expect(signIn.status).to.equal(200);
     const cookie = signIn.headers.get('set-cookie')!.split(';')[0]!;
-    const sessionStatus = async (instance: Instance) => (await fetch(`${instance.admin}/gateway/admin/status`, { headers: { cookie, 'x-gateway-console': '1' } })).status;
+    const sessionStatus = async (instance: Instance) =>
+      (await fetch(`${instance.admin}/gateway/admin/status`, { headers: { cookie, 'x-gateway-console': '1' } })).status;
     expect(await sessionStatus(b())).to.equal(200);
     // The session's id, as a relayed page or a log could show it (the cookie's signed payload holds it).
     const { n: id } = JSON.parse(Buffer.from(cookie.split('=')[1]!.split('.')[0]!, 'base64url').toString('utf8')) as { n: string };
@@ -182,13 +191,21 @@ describe('security: what another Redis client writes is not trusted (forged toke
     await attacker.publish(`${keyPrefix}sessions:signed-out`, JSON.stringify({ id, until }));
     await attacker.zAdd(`${keyPrefix}sessions:signed-out:ids`, { score: until, value: id });
     // Heard: counted as refused, or taken as a sign-out.
-    await eventually(async () => (await rejected(b(), 'sign_out')) - before >= 1 || (await sessionStatus(b())) !== 200, 5000, 'the forged sign-out heard');
+    await eventually(
+      async () => (await rejected(b(), 'sign_out')) - before >= 1 || (await sessionStatus(b())) !== 200,
+      5000,
+      'the forged sign-out heard',
+    );
     expect(await sessionStatus(b()), 'B after a forged sign-out').to.equal(200);
     expect((await rejected(b(), 'sign_out')) - before, 'forged sign-outs counted').to.be.at.least(1);
     // An instance that joins reads the kept sign-outs: not the forged one.
     const late = await start('C');
     try {
-      await eventually(async () => (await rejected(late, 'sign_out')) >= 1 || (await sessionStatus(late)) !== 200, 5000, 'the forged kept sign-out read by C');
+      await eventually(
+        async () => (await rejected(late, 'sign_out')) >= 1 || (await sessionStatus(late)) !== 200,
+        5000,
+        'the forged kept sign-out read by C',
+      );
       expect(await sessionStatus(late), 'C, started after the forged sign-out').to.equal(200);
     } finally {
       await stop(late.served);

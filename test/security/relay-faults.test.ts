@@ -5,7 +5,15 @@
  * `Keep-Alive: timeout=65`), a slow authorization server (a proxy that delays introspection in
  * front of the demo one), and the gateway's own transaction store.
  */
-import { createServer, request, Agent as HttpAgent, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import {
+  createServer,
+  request,
+  Agent as HttpAgent,
+  type IncomingHttpHeaders,
+  type IncomingMessage,
+  type Server,
+  type ServerResponse,
+} from 'node:http';
 import type { Socket } from 'node:net';
 import { expect } from 'chai';
 import express from 'express';
@@ -28,7 +36,10 @@ interface Answer {
  * finding's wedge lasted 65 s). Errors of the request after its answer (an upload cut once the
  * answer is in) are ignored: the answer is what the caller sees.
  */
-function exchange(url: string, options: { method?: string; headers?: Record<string, string | number>; body?: Buffer; agent: HttpAgent; withinMs?: number }): Promise<Answer> {
+function exchange(
+  url: string,
+  options: { method?: string; headers?: Record<string, string | number>; body?: Buffer; agent: HttpAgent; withinMs?: number },
+): Promise<Answer> {
   return new Promise((resolve, reject) => {
     let answered = false;
     const timer = setTimeout(() => {
@@ -161,7 +172,12 @@ describe('relay faults (security)', () => {
       const agent = new HttpAgent({ keepAlive: true, maxSockets: 1 });
       try {
         const upload = Buffer.alloc(1_000_000, 'x');
-        const first = await exchange(`${base}/api/pet`, { method: 'PUT', headers: { 'Content-Length': upload.length }, body: upload, agent });
+        const first = await exchange(`${base}/api/pet`, {
+          method: 'PUT',
+          headers: { 'Content-Length': upload.length },
+          body: upload,
+          agent,
+        });
         expect(first.status).to.equal(503);
         const second = await exchange(`${base}/api/pet`, { agent });
         expect(second.status).to.equal(503);
@@ -195,7 +211,11 @@ describe('relay faults (security)', () => {
           await sleep(DELAY_MS);
           const upstream = await fetch(`${as.issuer}${req.url}`, {
             method: req.method ?? 'POST',
-            headers: { authorization: String(req.headers.authorization ?? ''), 'content-type': String(req.headers['content-type'] ?? ''), accept: 'application/json' },
+            headers: {
+              authorization: String(req.headers.authorization ?? ''),
+              'content-type': String(req.headers['content-type'] ?? ''),
+              accept: 'application/json',
+            },
             body: Buffer.concat(chunks),
           });
           const body = Buffer.from(await upstream.arrayBuffer());
@@ -229,7 +249,12 @@ describe('relay faults (security)', () => {
       // The same path relays when the client waits: the set-up is sound.
       const patient = await as.issueToken('client1', 'client1-secret');
       const agent = new HttpAgent({ keepAlive: false });
-      const ok = await exchange(`${api}/pet/12`, { method: 'DELETE', headers: { Authorization: `Bearer ${patient}` }, agent, withinMs: DELAY_MS + 5000 });
+      const ok = await exchange(`${api}/pet/12`, {
+        method: 'DELETE',
+        headers: { Authorization: `Bearer ${patient}` },
+        agent,
+        withinMs: DELAY_MS + 5000,
+      });
       expect(ok.status).to.equal(200);
       expect(backendHits).to.deep.equal(['DELETE /pet/12']);
 
@@ -240,7 +265,11 @@ describe('relay faults (security)', () => {
         tokens.map(
           (token, i) =>
             new Promise<void>((resolve) => {
-              const req = request(`${api}/pet/${20 + i}`, { method: 'DELETE', headers: { Authorization: `Bearer ${token}` }, agent: false });
+              const req = request(`${api}/pet/${20 + i}`, {
+                method: 'DELETE',
+                headers: { Authorization: `Bearer ${token}` },
+                agent: false,
+              });
               req.on('error', () => resolve());
               req.on('response', () => resolve());
               req.end();

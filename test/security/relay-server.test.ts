@@ -69,11 +69,24 @@ describe('the example server under slow clients and at stop (security)', () => {
 
   it('refuses timeouts Node would refuse, naming the option', async () => {
     let error: unknown;
-    await startGatewayServer({ configFile: copy.configFile, port: 0, adminPort: 0, serverTimeouts: { headersTimeout: 5000, requestTimeout: 1000 } }).catch((e: unknown) => (error = e));
-    expect(error).to.be.instanceOf(TypeError).with.property('message').that.matches(/timeouts\.headersTimeout/);
+    await startGatewayServer({
+      configFile: copy.configFile,
+      port: 0,
+      adminPort: 0,
+      serverTimeouts: { headersTimeout: 5000, requestTimeout: 1000 },
+    }).catch((e: unknown) => (error = e));
+    expect(error)
+      .to.be.instanceOf(TypeError)
+      .with.property('message')
+      .that.matches(/timeouts\.headersTimeout/);
     error = undefined;
-    await startGatewayServer({ configFile: copy.configFile, port: 0, adminPort: 0, serverTimeouts: { keepAliveTimeout: 0 } }).catch((e: unknown) => (error = e));
-    expect(error).to.be.instanceOf(TypeError).with.property('message').that.matches(/timeouts\.keepAliveTimeout/);
+    await startGatewayServer({ configFile: copy.configFile, port: 0, adminPort: 0, serverTimeouts: { keepAliveTimeout: 0 } }).catch(
+      (e: unknown) => (error = e),
+    );
+    expect(error)
+      .to.be.instanceOf(TypeError)
+      .with.property('message')
+      .that.matches(/timeouts\.keepAliveTimeout/);
   });
 
   describe('slow and idle clients (finding 8)', () => {

@@ -78,7 +78,13 @@ describe('security: scope and claim rules (issue 14 item 13)', function () {
   async function start(rules: RequireScopesOptions): Promise<string> {
     const app = express();
     app.use('/gateway/Ente/PetStore/v1', (req, _res, next) => {
-      gatewayContext(req).api = { provider: 'Ente', name: 'PetStore', version: 1, operation: req.method === 'GET' ? 'getPet' : 'updatePet', resourcePath: req.path };
+      gatewayContext(req).api = {
+        provider: 'Ente',
+        name: 'PetStore',
+        version: 1,
+        operation: req.method === 'GET' ? 'getPet' : 'updatePet',
+        resourcePath: req.path,
+      };
       next();
     });
     app.use(
@@ -109,7 +115,9 @@ describe('security: scope and claim rules (issue 14 item 13)', function () {
     for (let i = 0; i < 3; i++) {
       const res = await call(url, token);
       expect(res.status, `request ${i + 1}`).to.equal(403);
-      expect(res.challenge).to.equal(`Bearer realm="demo-idp", error="insufficient_scope", scope="write", error_description="${DESCRIPTION}"`);
+      expect(res.challenge).to.equal(
+        `Bearer realm="demo-idp", error="insufficient_scope", scope="write", error_description="${DESCRIPTION}"`,
+      );
       expect(res.body).to.deep.equal(INSUFFICIENT);
     }
     expect(as.stats.introspections - before, 'introspections (the later requests used the cached result)').to.equal(1);
@@ -125,18 +133,25 @@ describe('security: scope and claim rules (issue 14 item 13)', function () {
     const partial = await as.issueToken('client1', 'client1-secret', { scope: 'write' });
     const res = await call(url, partial);
     expect(res.status).to.equal(403);
-    expect(res.challenge).to.equal(`Bearer realm="demo-idp", error="insufficient_scope", scope="read write", error_description="${DESCRIPTION}"`);
+    expect(res.challenge).to.equal(
+      `Bearer realm="demo-idp", error="insufficient_scope", scope="read write", error_description="${DESCRIPTION}"`,
+    );
     expect(backendCalls).to.equal(2);
     expect(xacmlEvaluations).to.equal(2);
   });
 
-  it('an operation requires its scopes on top of the API\'s: reading passes, writing is refused with both scopes named', async () => {
-    const url = await start({ requiredScopes: ['read'], operations: [{ name: 'getPet' }, { name: 'updatePet', requiredScopes: ['write'] }] });
+  it("an operation requires its scopes on top of the API's: reading passes, writing is refused with both scopes named", async () => {
+    const url = await start({
+      requiredScopes: ['read'],
+      operations: [{ name: 'getPet' }, { name: 'updatePet', requiredScopes: ['write'] }],
+    });
     const reader = await as.issueToken('client2', 'client2-secret', { scope: 'read' });
     expect((await call(url, reader)).status).to.equal(200);
     const res = await call(url, reader, 'PUT');
     expect(res.status).to.equal(403);
-    expect(res.challenge).to.equal(`Bearer realm="demo-idp", error="insufficient_scope", scope="read write", error_description="${DESCRIPTION}"`);
+    expect(res.challenge).to.equal(
+      `Bearer realm="demo-idp", error="insufficient_scope", scope="read write", error_description="${DESCRIPTION}"`,
+    );
     expect(res.body).to.deep.equal(INSUFFICIENT);
     const writer = await as.issueToken('client1', 'client1-secret', { scope: 'read write' });
     expect((await call(url, writer, 'PUT')).status).to.equal(200);

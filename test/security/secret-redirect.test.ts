@@ -54,10 +54,19 @@ async function startAttacker(): Promise<Listener> {
       const basic = /^Basic (.+)$/i.exec(req.headers.authorization ?? '')?.[1];
       // client_secret_basic form-encodes the id and secret before base64 (RFC 6749 section 2.3.1).
       const credentials = basic === undefined ? '' : Buffer.from(basic, 'base64').toString('utf8');
-      seen.push(`${req.method} ${req.url}\n${JSON.stringify(req.headers)}\n${credentials}\n${decoded(credentials)}\n${decoded(Buffer.concat(chunks).toString('utf8'))}`);
+      seen.push(
+        `${req.method} ${req.url}\n${JSON.stringify(req.headers)}\n${credentials}\n${decoded(credentials)}\n${decoded(Buffer.concat(chunks).toString('utf8'))}`,
+      );
       if (req.url?.startsWith('/.well-known/')) {
         res.writeHead(200, { 'content-type': 'application/json' });
-        res.end(JSON.stringify({ issuer: url, introspection_endpoint: `${url}/introspect`, token_endpoint: `${url}/token`, jwks_uri: `${url}/jwks` }));
+        res.end(
+          JSON.stringify({
+            issuer: url,
+            introspection_endpoint: `${url}/introspect`,
+            token_endpoint: `${url}/token`,
+            jwks_uri: `${url}/jwks`,
+          }),
+        );
         return;
       }
       res.writeHead(200, { 'content-type': 'application/json' });
@@ -89,7 +98,10 @@ describe('security: secrets sent where an operator points (issue 25, finding 9)'
       config.apis[0]!.backend.url = backend.url;
     });
     const users = path.join(copy.dir, 'users.json');
-    await writeFile(users, JSON.stringify({ users: [{ username: 'ada', role: 'admin', passwordHash: await hashPassword('ada-pass-123') }] }));
+    await writeFile(
+      users,
+      JSON.stringify({ users: [{ username: 'ada', role: 'admin', passwordHash: await hashPassword('ada-pass-123') }] }),
+    );
     const adminPort = await freePort();
     served = serve(['serve', '--config', copy.configFile, '--port', '0', '--admin-port', String(adminPort), '--users', users], {
       GATEWAY_SESSION_SECRET: SESSION_SECRET,
@@ -120,7 +132,9 @@ describe('security: secrets sent where an operator points (issue 25, finding 9)'
     const body = (await (await ada.fetch(`${API}/config`)).json()) as { document: GatewayConfig };
     return body.document.tokenPolicies!['DemoIdP']!;
   };
-  const putPolicy = async (policy: Record<string, unknown>): Promise<{ status: number; issues: Array<{ path: string; message: string }> }> => {
+  const putPolicy = async (
+    policy: Record<string, unknown>,
+  ): Promise<{ status: number; issues: Array<{ path: string; message: string }> }> => {
     const res = await ada.json(`${API}/token-policies/DemoIdP`, 'PUT', { policy });
     const body = (await res.json()) as { issues?: Array<{ path: string; message: string }> };
     return { status: res.status, issues: body.issues ?? [] };
@@ -148,11 +162,24 @@ describe('security: secrets sent where an operator points (issue 25, finding 9)'
     expect(attacker.received(), 'what the attacker received').not.to.include(SAVED_SECRET);
     expect(attacker.requests()).to.equal(0);
     expect(issuer.status).to.equal(422);
-    expect(issuer.issues).to.deep.equal([{ path: 'tokenPolicies.DemoIdP.clientSecret', message: 'the client secret must be given again when the issuer changes (the saved secret is never sent to a new server)' }]);
+    expect(issuer.issues).to.deep.equal([
+      {
+        path: 'tokenPolicies.DemoIdP.clientSecret',
+        message: 'the client secret must be given again when the issuer changes (the saved secret is never sent to a new server)',
+      },
+    ]);
     expect(endpoint.status).to.equal(422);
-    expect(endpoint.issues).to.deep.equal([{ path: 'tokenPolicies.DemoIdP.clientSecret', message: 'the client secret must be given again when introspectionEndpoint changes (the saved secret is never sent to a new server)' }]);
+    expect(endpoint.issues).to.deep.equal([
+      {
+        path: 'tokenPolicies.DemoIdP.clientSecret',
+        message:
+          'the client secret must be given again when introspectionEndpoint changes (the saved secret is never sent to a new server)',
+      },
+    ]);
     expect(whole.status).to.equal(422);
-    expect(((await whole.json()) as { issues: Array<{ path: string }> }).issues.map((i) => i.path)).to.deep.equal(['tokenPolicies.DemoIdP.clientSecret']);
+    expect(((await whole.json()) as { issues: Array<{ path: string }> }).issues.map((i) => i.path)).to.deep.equal([
+      'tokenPolicies.DemoIdP.clientSecret',
+    ]);
     // The API still works with the legitimate authorization server.
     expect(status).to.equal(200);
     expect((await savedPolicy()).issuer).to.equal(as.issuer);
@@ -195,7 +222,12 @@ describe('security: secrets sent where an operator points (issue 25, finding 9)'
     // The form sends the variable back as it was: the variable's secret stays with its issuer.
     const kept = await putPolicy({ ...withVariable, issuer: attacker.url });
     expect(kept.status).to.equal(422);
-    expect(kept.issues).to.deep.equal([{ path: 'tokenPolicies.DemoIdP.clientSecret', message: 'the client secret must be given again when the issuer changes (the saved secret is never sent to a new server)' }]);
+    expect(kept.issues).to.deep.equal([
+      {
+        path: 'tokenPolicies.DemoIdP.clientSecret',
+        message: 'the client secret must be given again when the issuer changes (the saved secret is never sent to a new server)',
+      },
+    ]);
     await resetAndInvoke();
     expect(attacker.received()).not.to.include(SAVED_SECRET);
   });
@@ -209,15 +241,25 @@ describe('security: secrets sent where an operator points (issue 25, finding 9)'
         delete policy.clientSecret;
         policy.clientSecretEnv = variable;
       });
-      const child = serve(['serve', '--config', file, '--port', '0', '--admin-port', '0'], { GATEWAY_SESSION_SECRET: SESSION_SECRET, DATABASE_URL, DATABASE_SCHEMA: SCHEMA, GATEWAY_SECRET_X: SAVED_SECRET });
+      const child = serve(['serve', '--config', file, '--port', '0', '--admin-port', '0'], {
+        GATEWAY_SESSION_SECRET: SESSION_SECRET,
+        DATABASE_URL,
+        DATABASE_SCHEMA: SCHEMA,
+        GATEWAY_SECRET_X: SAVED_SECRET,
+      });
       try {
         if (variable === 'GATEWAY_SECRET_X') {
           await child.waitFor(/serving APIs at/);
           continue;
         }
-        const code = await Promise.race([child.exited(), new Promise<'running'>((resolve) => setTimeout(() => resolve('running'), 15_000))]);
+        const code = await Promise.race([
+          child.exited(),
+          new Promise<'running'>((resolve) => setTimeout(() => resolve('running'), 15_000)),
+        ]);
         expect(code, `${variable}: ${child.output()}`).to.equal(2);
-        expect(child.output()).to.include('tokenPolicies.DemoIdP.clientSecretEnv: must name an environment variable starting with GATEWAY_SECRET_');
+        expect(child.output()).to.include(
+          'tokenPolicies.DemoIdP.clientSecretEnv: must name an environment variable starting with GATEWAY_SECRET_',
+        );
         expect(child.output()).not.to.include(SESSION_SECRET);
       } finally {
         await stop(child);

@@ -47,7 +47,15 @@ interface Answer {
 }
 
 /** One request over its own agent; rejects after `timeoutMs` (the worker may be blocked). */
-function send(port: number, agent: Agent, method: string, path: string, headers: Record<string, string>, body: Buffer | undefined, timeoutMs: number): Promise<Answer> {
+function send(
+  port: number,
+  agent: Agent,
+  method: string,
+  path: string,
+  headers: Record<string, string>,
+  body: Buffer | undefined,
+  timeoutMs: number,
+): Promise<Answer> {
   return new Promise((resolve, reject) => {
     const req = httpRequest({ host: '127.0.0.1', port, method, path, headers, agent }, (res) => {
       const chunks: Buffer[] = [];
@@ -90,9 +98,15 @@ if (isMainThread) {
         await send(port, probeAgent, 'GET', '/ping', {}, undefined, 5000);
 
         let attackDone = false;
-        const attack = send(port, attackAgent, 'POST', '/pets', { 'content-type': 'application/x-www-form-urlencoded', 'content-length': String(body.length) }, body, 10_000).finally(
-          () => (attackDone = true),
-        );
+        const attack = send(
+          port,
+          attackAgent,
+          'POST',
+          '/pets',
+          { 'content-type': 'application/x-www-form-urlencoded', 'content-length': String(body.length) },
+          body,
+          10_000,
+        ).finally(() => (attackDone = true));
         // Probe, one at a time, until the attack is answered (or the server stops answering).
         const latencies: number[] = [];
         const deadline = Date.now() + 10_000;
@@ -130,7 +144,10 @@ if (isMainThread) {
         policy = createTokenPolicy({ name: 'PetStore IdP', issuer: as.issuer, clientId: 'gateway', clientSecret: 'gateway-secret' });
         app = await startTestApp({ policy });
         // Discovery first, so that the counter below sees only introspection calls.
-        await request(app.url).get('/pets').set('Authorization', `Bearer ${await as.issueToken('client1', 'client1-secret')}`).expect(200);
+        await request(app.url)
+          .get('/pets')
+          .set('Authorization', `Bearer ${await as.issueToken('client1', 'client1-secret')}`)
+          .expect(200);
       });
       after(async () => {
         await app.close();

@@ -27,12 +27,15 @@ interface Answer {
 function get(app: TestApp, token: string, agent: Agent): Promise<Answer> {
   const url = new URL(app.url);
   return new Promise((resolve, reject) => {
-    const req = httpRequest({ host: url.hostname, port: url.port, path: '/pets', headers: { authorization: `Bearer ${token}` }, agent }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') }));
-      res.on('error', reject);
-    });
+    const req = httpRequest(
+      { host: url.hostname, port: url.port, path: '/pets', headers: { authorization: `Bearer ${token}` }, agent },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') }));
+        res.on('error', reject);
+      },
+    );
     req.on('error', reject);
     req.end();
   });
@@ -88,7 +91,16 @@ describe('security: what callers can make the authorization server do', function
       if (delayMs > 0) await new Promise((resolve) => setTimeout(resolve, delayMs));
       if (!token.startsWith('valid-')) return json(res, { active: false });
       const now = nowSeconds();
-      json(res, { active: true, iss: peer.issuer, sub: token, client_id: 'client1', aud: 'petstore-api', scope: 'read', iat: now, exp: now + 3600 });
+      json(res, {
+        active: true,
+        iss: peer.issuer,
+        sub: token,
+        client_id: 'client1',
+        aud: 'petstore-api',
+        scope: 'read',
+        iat: now,
+        exp: now + 3600,
+      });
     };
   }
 
@@ -137,7 +149,12 @@ describe('security: what callers can make the authorization server do', function
     const perToken = new Map<string, number>();
     introspectionByToken(perToken);
     const app = await appWith();
-    const answers = await flood(app, Array.from({ length: 500 }, () => 'revoked-token'), agentFrom(), 10);
+    const answers = await flood(
+      app,
+      Array.from({ length: 500 }, () => 'revoked-token'),
+      agentFrom(),
+      10,
+    );
     expect(count(answers, 401)).to.equal(500);
     expect(perToken.get('revoked-token')).to.equal(1);
   });
@@ -223,7 +240,12 @@ describe('security: what callers can make the authorization server do', function
   it('item 10: the throttle can be switched off', async () => {
     introspectionByToken(new Map());
     const app = await appWith({ invalidTokenThrottle: false });
-    const answers = await flood(app, Array.from({ length: 60 }, (_, i) => `bad-${i}`), agentFrom(), 10);
+    const answers = await flood(
+      app,
+      Array.from({ length: 60 }, (_, i) => `bad-${i}`),
+      agentFrom(),
+      10,
+    );
     expect(count(answers, 401)).to.equal(60);
   });
 });

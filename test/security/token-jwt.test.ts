@@ -31,7 +31,16 @@ describe('security: which tokens JWT validation and introspection accept', funct
   /** An access token of client1 for petstore-api, valid for an hour, with `extra` claims over it. */
   function accessClaims(extra: Record<string, unknown> = {}): Record<string, unknown> {
     const now = nowSeconds();
-    return { iss: peer.issuer, sub: 'client1', client_id: 'client1', aud: 'petstore-api', iat: now, exp: now + 3600, jti: `j-${Math.random()}`, ...extra };
+    return {
+      iss: peer.issuer,
+      sub: 'client1',
+      client_id: 'client1',
+      aud: 'petstore-api',
+      iat: now,
+      exp: now + 3600,
+      jti: `j-${Math.random()}`,
+      ...extra,
+    };
   }
 
   async function expectInvalid(app: TestApp, token: string, why: string): Promise<void> {
@@ -49,12 +58,27 @@ describe('security: which tokens JWT validation and introspection accept', funct
   describe('JWT validation', () => {
     it('refuses at start-up JWT validation without an audience, unless anyAudience: true says so', () => {
       const base = { name: 'PetStore IdP', issuer: peer.issuer, clientId: 'gateway', clientSecret: 'gateway-secret' };
-      expect(() => createTokenPolicy({ ...base, introspection: false, jwtValidation: true })).to.throw(TypeError, /options\.audience.*options\.anyAudience/);
+      expect(() => createTokenPolicy({ ...base, introspection: false, jwtValidation: true })).to.throw(
+        TypeError,
+        /options\.audience.*options\.anyAudience/,
+      );
       expect(() => createTokenPolicy({ ...base, jwtValidation: true })).to.throw(TypeError, /options\.anyAudience/);
-      expect(() => createTokenPolicy({ ...base, jwtValidation: true, anyAudience: 'yes' as unknown as boolean })).to.throw(TypeError, /options\.anyAudience/);
-      expect(() => createTokenPolicy({ ...base, jwtValidation: true, anyAudience: true, audience: 'a' })).to.throw(TypeError, /options\.anyAudience/);
-      expect(() => createTokenPolicy({ ...base, jwtValidation: true, audience: 'a', jwtTypes: [] })).to.throw(TypeError, /options\.jwtTypes/);
-      expect(() => createTokenPolicy({ ...base, jwtValidation: true, audience: 'a', jwtTypes: [''] })).to.throw(TypeError, /options\.jwtTypes/);
+      expect(() => createTokenPolicy({ ...base, jwtValidation: true, anyAudience: 'yes' as unknown as boolean })).to.throw(
+        TypeError,
+        /options\.anyAudience/,
+      );
+      expect(() => createTokenPolicy({ ...base, jwtValidation: true, anyAudience: true, audience: 'a' })).to.throw(
+        TypeError,
+        /options\.anyAudience/,
+      );
+      expect(() => createTokenPolicy({ ...base, jwtValidation: true, audience: 'a', jwtTypes: [] })).to.throw(
+        TypeError,
+        /options\.jwtTypes/,
+      );
+      expect(() => createTokenPolicy({ ...base, jwtValidation: true, audience: 'a', jwtTypes: [''] })).to.throw(
+        TypeError,
+        /options\.jwtTypes/,
+      );
       createTokenPolicy({ ...base, jwtValidation: true, anyAudience: true }).close();
       createTokenPolicy({ ...base, jwtValidation: true, audience: 'petstore-api', jwtTypes: ['at+jwt'] }).close();
     });
@@ -69,7 +93,19 @@ describe('security: which tokens JWT validation and introspection accept', funct
     it('answers 401 for an ID token issued to another client, with anyAudience and jwtTypes [at+jwt]', async () => {
       const app = await appWith({ introspection: false, jwtValidation: true, anyAudience: true, jwtTypes: ['at+jwt'] });
       const now = nowSeconds();
-      const idToken = await peer.sign({ iss: peer.issuer, sub: 'alice', aud: 'another-client', azp: 'another-client', iat: now, exp: now + 3600, auth_time: now, nonce: 'n' }, 'JWT');
+      const idToken = await peer.sign(
+        {
+          iss: peer.issuer,
+          sub: 'alice',
+          aud: 'another-client',
+          azp: 'another-client',
+          iat: now,
+          exp: now + 3600,
+          auth_time: now,
+          nonce: 'n',
+        },
+        'JWT',
+      );
       await expectInvalid(app, idToken, 'ID token (typ JWT)');
       const untyped = await peer.sign({ iss: peer.issuer, sub: 'alice', aud: 'another-client', iat: now, exp: now + 3600 });
       await expectInvalid(app, untyped, 'ID token without typ');
@@ -102,7 +138,13 @@ describe('security: which tokens JWT validation and introspection accept', funct
   describe('introspection', () => {
     it('answers 401 when token_type says the token is a refresh token or an ID token', async () => {
       const app = await appWith({ cache: false });
-      for (const tokenType of ['refresh_token', 'id_token', 'Refresh_Token', 'urn:ietf:params:oauth:token-type:refresh_token', 'urn:ietf:params:oauth:token-type:id_token']) {
+      for (const tokenType of [
+        'refresh_token',
+        'id_token',
+        'Refresh_Token',
+        'urn:ietf:params:oauth:token-type:refresh_token',
+        'urn:ietf:params:oauth:token-type:id_token',
+      ]) {
         peer.introspection = (_req, res) => json(res, { active: true, ...accessClaims(), token_type: tokenType });
         await expectInvalid(app, `opaque-${tokenType.length}`, `token_type ${tokenType}`);
       }
@@ -119,7 +161,11 @@ describe('security: which tokens JWT validation and introspection accept', funct
 
     it('answers 401, not 200 nor 500, for time claims outside a JavaScript date', async () => {
       const app = await appWith({ cache: false });
-      for (const [claim, value] of [['exp', 1e20], ['nbf', -1e20], ['iat', -1e20]] as const) {
+      for (const [claim, value] of [
+        ['exp', 1e20],
+        ['nbf', -1e20],
+        ['iat', -1e20],
+      ] as const) {
         peer.introspection = (_req, res) => json(res, { active: true, ...accessClaims({ [claim]: value }), token_type: 'Bearer' });
         await expectInvalid(app, 'opaque-time', `${claim} ${value}`);
       }

@@ -28,7 +28,16 @@ describe('security: the size of authorization server answers', function () {
 
   function activeClaims(): Record<string, unknown> {
     const now = nowSeconds();
-    return { active: true, iss: peer.issuer, sub: 'client1', client_id: 'client1', aud: 'petstore-api', iat: now, exp: now + 3600, token_type: 'Bearer' };
+    return {
+      active: true,
+      iss: peer.issuer,
+      sub: 'client1',
+      client_id: 'client1',
+      aud: 'petstore-api',
+      iat: now,
+      exp: now + 3600,
+      token_type: 'Bearer',
+    };
   }
 
   /** The answer a user sees, and the diagnostic the record keeps. */
@@ -99,7 +108,10 @@ describe('security: the size of authorization server answers', function () {
   it('refuses a bad maxResponseSize at creation', () => {
     const base = { name: 'PetStore IdP', issuer: peer.issuer, clientId: 'gateway', clientSecret: 'gateway-secret' };
     for (const value of [0, -1, 1.5, Number.POSITIVE_INFINITY, '262144']) {
-      expect(() => createTokenPolicy({ ...base, maxResponseSize: value as number }), String(value)).to.throw(TypeError, /options\.maxResponseSize/);
+      expect(() => createTokenPolicy({ ...base, maxResponseSize: value as number }), String(value)).to.throw(
+        TypeError,
+        /options\.maxResponseSize/,
+      );
     }
   });
 });

@@ -59,7 +59,10 @@ describe('security: a policy regular expression cannot freeze the gateway (findi
       `${gateway.url}${GATEWAY_BASE}/pets?unrelated`,
     );
     // (The unrelated requests carry no X-Tenant header: Indeterminate, 403 as well.)
-    expect(Math.max(...report.latencies), `unrelated request latencies (ms): ${report.latencies.map((l) => l.toFixed(1)).join(', ')}`).to.be.at.most(50);
+    expect(
+      Math.max(...report.latencies),
+      `unrelated request latencies (ms): ${report.latencies.map((l) => l.toFixed(1)).join(', ')}`,
+    ).to.be.at.most(50);
     expect(report.attack).to.have.property('status', 403);
     const problem = JSON.parse((report.attack as { body: string }).body) as Record<string, unknown>;
     expect(problem).to.include({ status: 403, gateway_status: 'protocol:GATEWAY-1352', detail: DENIED });

@@ -81,7 +81,11 @@ describe('security: many headers do not make an AttributeSelector slow (finding 
   it('a selector of one attribute by id answers Permit for 1,500 headers, and an unrelated request is not delayed by more than 50 ms', async () => {
     const attacked = await attack(`//xacml-context:Action/xacml-context:Attribute[@AttributeId='${TENANT}']/xacml-context:AttributeValue`);
     expect(attacked.status, attacked.body).to.equal(200);
-    expect((JSON.parse(attacked.body) as { headers: Record<string, string> }).headers).to.include({ 'x-tenant': 'acme', h0: 'x', h1499: 'x' });
+    expect((JSON.parse(attacked.body) as { headers: Record<string, string> }).headers).to.include({
+      'x-tenant': 'acme',
+      h0: 'x',
+      h1499: 'x',
+    });
   });
 
   it('any other XPath answers 403 (Indeterminate, fail closed) for 1,500 headers, and an unrelated request is not delayed by more than 50 ms', async () => {

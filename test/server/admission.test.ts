@@ -33,7 +33,11 @@ describe('server: the admin listener admission rate', () => {
     const url = await serveAdmitted({ ratePerSecond: 20, burst: 2, maxWaiting: 100 });
     const started = performance.now();
     const answered = await Promise.all(
-      Array.from({ length: 6 }, (_, i) => fetch(`${url}/gateway/admin/status?${i}`, { headers: { connection: 'close' } }).then(async (res) => Number(await res.text()) - started)),
+      Array.from({ length: 6 }, (_, i) =>
+        fetch(`${url}/gateway/admin/status?${i}`, { headers: { connection: 'close' } }).then(
+          async (res) => Number(await res.text()) - started,
+        ),
+      ),
     );
     const sorted = [...answered].sort((a, b) => a - b);
     // Two at once; four more at one per 50 ms: the last about 200 ms after the first.
@@ -71,7 +75,10 @@ describe('server: the admin listener admission rate', () => {
   it('checks its options, naming them', () => {
     const check = optionChecks('serveGateway');
     expect(adminAdmissionSettings(check, undefined)).to.deep.equal({ ratePerSecond: 500, burst: 100, maxWaiting: 4096 });
-    expect(() => adminAdmissionSettings(check, { ratePerSecond: 0 })).to.throw(TypeError, 'serveGateway: options.adminAdmission.ratePerSecond must be a positive integer');
+    expect(() => adminAdmissionSettings(check, { ratePerSecond: 0 })).to.throw(
+      TypeError,
+      'serveGateway: options.adminAdmission.ratePerSecond must be a positive integer',
+    );
     expect(() => adminAdmissionSettings(check, { rate: 5 })).to.throw(TypeError, /options\.adminAdmission\.rate is not an option/);
   });
 });

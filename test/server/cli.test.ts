@@ -30,7 +30,16 @@ describe('express-access-gateway serve', function () {
   it('--help documents the command, its options, environment and exit codes', async () => {
     const served = serve(['--help']);
     expect(await served.exited()).to.equal(0);
-    for (const text of ['serve --config <file>', '--port', '--host', '--admin-port', '--workers <n|auto>', 'ADMIN_PASSWORD', 'SIGTERM', 'Exit codes']) {
+    for (const text of [
+      'serve --config <file>',
+      '--port',
+      '--host',
+      '--admin-port',
+      '--workers <n|auto>',
+      'ADMIN_PASSWORD',
+      'SIGTERM',
+      'Exit codes',
+    ]) {
       expect(served.output()).to.include(text);
     }
   });
@@ -44,14 +53,21 @@ describe('express-access-gateway serve', function () {
     const usage = serve(['serve', '--port', '0']);
     expect(await usage.exited()).to.equal(2);
     expect(usage.output()).to.include('--config <file> is required');
-    const environment = serve(['serve', '--config', copy.configFile, '--port', '0', '--admin-port', '0'], { REDIS_COMMAND_TIMEOUT_MS: '1e3' });
+    const environment = serve(['serve', '--config', copy.configFile, '--port', '0', '--admin-port', '0'], {
+      REDIS_COMMAND_TIMEOUT_MS: '1e3',
+    });
     expect(await environment.exited()).to.equal(2);
     expect(environment.output()).to.include('REDIS_COMMAND_TIMEOUT_MS must be a whole number of milliseconds from 1 to 60000, got "1e3"');
     // Fail closed: Redis without the secret that signs what the instances share there.
-    const unsigned = serve(['serve', '--config', copy.configFile, '--port', '0', '--admin-port', '0'], { REDIS_URL: 'redis://127.0.0.1:6379' });
+    const unsigned = serve(['serve', '--config', copy.configFile, '--port', '0', '--admin-port', '0'], {
+      REDIS_URL: 'redis://127.0.0.1:6379',
+    });
     expect(await unsigned.exited()).to.equal(2);
     expect(unsigned.output()).to.include('REDIS_URL needs GATEWAY_CLUSTER_SECRET');
-    const short = serve(['serve', '--config', copy.configFile, '--port', '0', '--admin-port', '0'], { REDIS_URL: 'redis://127.0.0.1:6379', GATEWAY_CLUSTER_SECRET: 'short-cluster-secret' });
+    const short = serve(['serve', '--config', copy.configFile, '--port', '0', '--admin-port', '0'], {
+      REDIS_URL: 'redis://127.0.0.1:6379',
+      GATEWAY_CLUSTER_SECRET: 'short-cluster-secret',
+    });
     expect(await short.exited()).to.equal(2);
     expect(short.output()).to.include('GATEWAY_CLUSTER_SECRET must be a secret of at least 32 characters');
     expect(short.output()).not.to.include('short-cluster-secret');
@@ -60,7 +76,9 @@ describe('express-access-gateway serve', function () {
   it('serves the scenario, with admin, console and health on their own port, and stops on SIGTERM with exit 0', async () => {
     // --admin-port 0 serves no admin listener: take a free port.
     const adminPort = await freePort();
-    const served = serve(['serve', '--config', copy.configFile, '--port', '0', '--admin-port', String(adminPort)], { ADMIN_PASSWORD: 'cli-admin' });
+    const served = serve(['serve', '--config', copy.configFile, '--port', '0', '--admin-port', String(adminPort)], {
+      ADMIN_PASSWORD: 'cli-admin',
+    });
     try {
       const [, api, admin] = await served.waitFor(/serving APIs at (http:\/\/[^\s,]+), admin and console at (http:\/\/\S+)/);
       expect(admin).to.equal(`http://127.0.0.1:${adminPort}`);
@@ -74,8 +92,12 @@ describe('express-access-gateway serve', function () {
       expect((await fetch(`${api}/gateway/Ente/PetStore/v1/pet/10`)).status).to.equal(400);
       // Admin and console live on the admin port only.
       const basic = `Basic ${Buffer.from('admin:cli-admin').toString('base64')}`;
-      expect((await fetch(`${api}/gateway/console/api/transactions`, { headers: { authorization: basic, 'x-gateway-console': '1' } })).status).to.equal(404);
-      const records = await fetch(`${admin}/gateway/console/api/transactions`, { headers: { authorization: basic, 'x-gateway-console': '1' } });
+      expect(
+        (await fetch(`${api}/gateway/console/api/transactions`, { headers: { authorization: basic, 'x-gateway-console': '1' } })).status,
+      ).to.equal(404);
+      const records = await fetch(`${admin}/gateway/console/api/transactions`, {
+        headers: { authorization: basic, 'x-gateway-console': '1' },
+      });
       expect(records.status).to.equal(200);
       const { items } = (await records.json()) as { items: Array<{ status: number }> };
       expect(items.map((r) => r.status)).to.include.members([201, 403, 400]);
@@ -95,11 +117,15 @@ describe('express-access-gateway serve', function () {
     const basic = `Basic ${Buffer.from('admin:cli-admin').toString('base64')}`;
     const scrape = async (mode: string[]): Promise<{ anonymous: number; admin: number; text: string }> => {
       const adminPort = await freePort();
-      const served = serve(['serve', '--config', copy.configFile, '--port', '0', '--admin-port', String(adminPort), ...mode], { ADMIN_PASSWORD: 'cli-admin' });
+      const served = serve(['serve', '--config', copy.configFile, '--port', '0', '--admin-port', String(adminPort), ...mode], {
+        ADMIN_PASSWORD: 'cli-admin',
+      });
       try {
         const [, api] = await served.waitFor(/serving APIs at (http:\/\/[^\s,]+), admin/);
         const token = await as.issueToken('client1', 'client1-secret');
-        expect((await fetch(`${api}/gateway/Ente/PetStore/v1/pet/10`, { headers: { authorization: `Bearer ${token}` } })).status).to.equal(201);
+        expect((await fetch(`${api}/gateway/Ente/PetStore/v1/pet/10`, { headers: { authorization: `Bearer ${token}` } })).status).to.equal(
+          201,
+        );
         const url = `http://127.0.0.1:${adminPort}/gateway/metrics`;
         const anonymous = (await fetch(url)).status;
         const answer = await fetch(url, { headers: { authorization: basic } });
@@ -124,7 +150,19 @@ describe('express-access-gateway serve', function () {
     const open = path.join(copy.dir, 'open-metrics.json');
     await writeFile(open, JSON.stringify(openConfig(echo.url)));
     const [port, adminPort] = [await freePort(), await freePort()];
-    const served = serve(['serve', '--config', open, '--port', String(port), '--admin-port', String(adminPort), '--workers', '2', '--metrics', 'open']);
+    const served = serve([
+      'serve',
+      '--config',
+      open,
+      '--port',
+      String(port),
+      '--admin-port',
+      String(adminPort),
+      '--workers',
+      '2',
+      '--metrics',
+      'open',
+    ]);
     try {
       await served.waitFor(/(worker \d+ serving[\s\S]*){2}/);
       const sent = 40;
@@ -135,7 +173,10 @@ describe('express-access-gateway serve', function () {
       }
       for (let i = 0; i < 4; i++) {
         const text = await (await fetch(`http://127.0.0.1:${adminPort}/gateway/metrics`, { headers: { connection: 'close' } })).text();
-        const counted = [...text.matchAll(/^gateway_requests_total\{[^}]*api="Ente\/Echo\/v1"[^}]*\} (\d+)$/gm)].reduce((n, m) => n + Number(m[1]), 0);
+        const counted = [...text.matchAll(/^gateway_requests_total\{[^}]*api="Ente\/Echo\/v1"[^}]*\} (\d+)$/gm)].reduce(
+          (n, m) => n + Number(m[1]),
+          0,
+        );
         expect(counted, `scrape ${i}`).to.equal(sent);
       }
       served.child.kill('SIGTERM');
@@ -178,7 +219,10 @@ describe('express-access-gateway serve', function () {
   it('--workers 2 with --users: a session opened on the shared admin port holds whichever worker answers, and a sign-out ends it on both', async () => {
     const { hashPassword } = await import('../../src/operators/passwords.js');
     const users = path.join(copy.dir, 'users-workers.json');
-    await writeFile(users, JSON.stringify({ users: [{ username: 'otto', role: 'operator', passwordHash: await hashPassword('otto-pass') }] }));
+    await writeFile(
+      users,
+      JSON.stringify({ users: [{ username: 'otto', role: 'operator', passwordHash: await hashPassword('otto-pass') }] }),
+    );
     const open = path.join(copy.dir, 'open-sessions.json');
     await writeFile(open, JSON.stringify(openConfig(echo.url)));
     const adminPort = await freePort();
@@ -202,7 +246,10 @@ describe('express-access-gateway serve', function () {
       expect(statuses).to.deep.equal(Array(8).fill(200));
       // Signed out on one worker: the cookie is refused by both (the sign-out relayed through the primary).
       const { csrfToken } = (await signIn.json()) as { csrfToken: string };
-      const signOut = await fetch(`${admin}/gateway/operators/session`, { method: 'DELETE', headers: { cookie, 'x-gateway-console': '1', 'x-csrf-token': csrfToken, connection: 'close' } });
+      const signOut = await fetch(`${admin}/gateway/operators/session`, {
+        method: 'DELETE',
+        headers: { cookie, 'x-gateway-console': '1', 'x-csrf-token': csrfToken, connection: 'close' },
+      });
       expect(signOut.status).to.equal(204);
       await new Promise((resolve) => setTimeout(resolve, 200));
       const after: number[] = [];

@@ -44,15 +44,18 @@ describe('serve --config-source postgres: one configuration for every instance',
 
   async function start(id: string): Promise<Instance> {
     const [port, adminPort] = [await freePort(), await freePort()];
-    const served = serve(['serve', '--config-source', 'postgres', '--config', copy.configFile, '--port', String(port), '--admin-port', String(adminPort)], {
-      ADMIN_PASSWORD: PASSWORD,
-      GATEWAY_NODE_ID: id,
-      REDIS_URL: 'redis://127.0.0.1:6379',
-      GATEWAY_CLUSTER_SECRET: 'config-postgres-test-cluster-secret-0123456789',
-      REDIS_KEY_PREFIX: keyPrefix,
-      DATABASE_URL: DATABASE,
-      DATABASE_SCHEMA: schema,
-    });
+    const served = serve(
+      ['serve', '--config-source', 'postgres', '--config', copy.configFile, '--port', String(port), '--admin-port', String(adminPort)],
+      {
+        ADMIN_PASSWORD: PASSWORD,
+        GATEWAY_NODE_ID: id,
+        REDIS_URL: 'redis://127.0.0.1:6379',
+        GATEWAY_CLUSTER_SECRET: 'config-postgres-test-cluster-secret-0123456789',
+        REDIS_KEY_PREFIX: keyPrefix,
+        DATABASE_URL: DATABASE,
+        DATABASE_SCHEMA: schema,
+      },
+    );
     await served.waitFor(/serving APIs at/);
     return { id, api: `http://127.0.0.1:${port}`, admin: `http://127.0.0.1:${adminPort}`, served };
   }
@@ -78,7 +81,9 @@ describe('serve --config-source postgres: one configuration for every instance',
     const deadline = Date.now() + 10_000;
     for (;;) {
       const body = (await (await adminFetch(instance, `${CONFIG_API}/state`)).json()) as { nodes: NodeState[] };
-      const seen = body.nodes.map(({ nodeId, state, version }) => ({ nodeId, state, ...(version === undefined ? {} : { version }) })).sort((x, y) => x.nodeId.localeCompare(y.nodeId));
+      const seen = body.nodes
+        .map(({ nodeId, state, version }) => ({ nodeId, state, ...(version === undefined ? {} : { version }) }))
+        .sort((x, y) => x.nodeId.localeCompare(y.nodeId));
       if (JSON.stringify(seen) === JSON.stringify(expected) || Date.now() > deadline) return seen;
       await new Promise((resolve) => setTimeout(resolve, 200));
     }
@@ -101,8 +106,11 @@ describe('serve --config-source postgres: one configuration for every instance',
   });
 
   it('says where the configuration comes from, and the file was imported once', async () => {
-    for (const instance of instances) expect(instance.served.output()).to.include(`configuration from PostgreSQL ${schema}.gateway_configuration`);
-    const versions = (await (await adminFetch(instances[1]!, `${CONFIG_API}/versions`)).json()) as { items: Array<{ version: number; author: string; comment: string }> };
+    for (const instance of instances)
+      expect(instance.served.output()).to.include(`configuration from PostgreSQL ${schema}.gateway_configuration`);
+    const versions = (await (await adminFetch(instances[1]!, `${CONFIG_API}/versions`)).json()) as {
+      items: Array<{ version: number; author: string; comment: string }>;
+    };
     expect(versions.items).to.have.length(1);
     expect(versions.items[0]).to.include({ version: 1, author: '(imported)', comment: 'imported from gateway.config.json' });
   });
@@ -113,12 +121,18 @@ describe('serve --config-source postgres: one configuration for every instance',
     expect(await putPetAs(b, 'client3')).to.equal(403);
 
     const policy = (await (await adminFetch(a, `${CONFIG_API}/apis/Ente/PetStore/1/policy`)).json()) as { text: string };
-    const saved = await adminFetch(a, `${CONFIG_API}/apis/Ente/PetStore/1/policy`, { method: 'PUT', body: { text: withClient3(policy.text), comment: 'client3 may update pets' } });
+    const saved = await adminFetch(a, `${CONFIG_API}/apis/Ente/PetStore/1/policy`, {
+      method: 'PUT',
+      body: { text: withClient3(policy.text), comment: 'client3 may update pets' },
+    });
     expect(saved.status).to.equal(200);
     expect(((await saved.json()) as { version: { version: number } }).version.version).to.equal(2);
 
     // B reads the same saved configuration; neither node runs it yet.
-    const onB = (await (await adminFetch(b, `${CONFIG_API}/config`)).json()) as { version: { version: number; author: string }; policies: Record<string, string> };
+    const onB = (await (await adminFetch(b, `${CONFIG_API}/config`)).json()) as {
+      version: { version: number; author: string };
+      policies: Record<string, string>;
+    };
     expect(onB.version).to.include({ version: 2, author: 'admin' });
     expect(onB.policies['policies/petstore.xml']).to.include('client3');
     const notYet = [

@@ -95,7 +95,8 @@ describe('several instances behave as one (Redis and PostgreSQL)', function () {
 
   afterEach(function () {
     if (this.currentTest?.state !== 'failed') return;
-    for (const instance of instances) process.stderr.write(`--- instance ${instance.id}, last output:\n${instance.served.output().slice(-4000)}\n`);
+    for (const instance of instances)
+      process.stderr.write(`--- instance ${instance.id}, last output:\n${instance.served.output().slice(-4000)}\n`);
   });
 
   const [a, b, c] = [() => instances[0]!, () => instances[1]!, () => instances[2]!];
@@ -113,7 +114,10 @@ describe('several instances behave as one (Redis and PostgreSQL)', function () {
     const token = await as.issueToken('client2', 'client2-secret');
     const before = as.stats.introspections;
     const statuses = await Promise.all(Array.from({ length: 50 }, (_, i) => get(instances[i % 3]!, token)));
-    expect(statuses.every((s) => s === RELAYED), statuses.join(',')).to.equal(true);
+    expect(
+      statuses.every((s) => s === RELAYED),
+      statuses.join(','),
+    ).to.equal(true);
     expect(as.stats.introspections - before).to.equal(1);
   });
 
@@ -135,7 +139,9 @@ describe('several instances behave as one (Redis and PostgreSQL)', function () {
       expect(answer.cluster.missing).to.deep.equal([]);
       for (const instance of [b(), c()]) expect(await get(instance, token)).to.equal(403);
       expect(Date.now() - started).to.be.below(1000);
-      const status = (await (await fetch(`${c().admin}/gateway/admin/status`, { headers: adminHeaders })).json()) as { cluster: { nodes: Array<{ id: string }> } };
+      const status = (await (await fetch(`${c().admin}/gateway/admin/status`, { headers: adminHeaders })).json()) as {
+        cluster: { nodes: Array<{ id: string }> };
+      };
       expect(status.cluster.nodes.map((n) => n.id).sort()).to.deep.equal(['A', 'B', 'C']);
     } finally {
       await editJson<GatewayConfig>(copy.configFile, (config) => {
@@ -156,9 +162,13 @@ describe('several instances behave as one (Redis and PostgreSQL)', function () {
     expect(signIn.status).to.equal(200);
     const cookie = signIn.headers.get('set-cookie')!.split(';')[0]!;
     const { csrfToken } = (await signIn.json()) as { csrfToken: string };
-    const status = async (instance: Instance) => (await fetch(`${instance.admin}/gateway/admin/status`, { headers: { cookie, 'x-gateway-console': '1' } })).status;
+    const status = async (instance: Instance) =>
+      (await fetch(`${instance.admin}/gateway/admin/status`, { headers: { cookie, 'x-gateway-console': '1' } })).status;
     expect([await status(a()), await status(b()), await status(c())]).to.deep.equal([200, 200, 200]);
-    const signOut = await fetch(`${a().admin}/gateway/operators/session`, { method: 'DELETE', headers: { cookie, 'x-gateway-console': '1', 'x-csrf-token': csrfToken } });
+    const signOut = await fetch(`${a().admin}/gateway/operators/session`, {
+      method: 'DELETE',
+      headers: { cookie, 'x-gateway-console': '1', 'x-csrf-token': csrfToken },
+    });
     expect(signOut.status).to.equal(204);
     const started = Date.now();
     let statuses: number[] = [];
@@ -215,7 +225,10 @@ describe('several instances behave as one (Redis and PostgreSQL)', function () {
       let found = 0;
       for (let i = 0; i < 100 && found < sent.length; i++) {
         await sleep(200);
-        const { rows } = await client.query(`SELECT count(*)::int AS n, count(DISTINCT id)::int AS d FROM "${schema}".gateway_transactions WHERE id = ANY($1)`, [sent]);
+        const { rows } = await client.query(
+          `SELECT count(*)::int AS n, count(DISTINCT id)::int AS d FROM "${schema}".gateway_transactions WHERE id = ANY($1)`,
+          [sent],
+        );
         found = rows[0].n;
         expect(rows[0].d).to.equal(rows[0].n);
       }

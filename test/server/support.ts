@@ -64,7 +64,6 @@ export async function stop(served: Served | undefined): Promise<void> {
   await served.exited();
 }
 
-
 /** Removes what the instances left on the machine's PostgreSQL (their schema) and Redis (their key prefix). */
 export async function dropSharedState(schema: string, keyPrefix: string): Promise<void> {
   const client = new pg.Client({ connectionString: 'postgres://postgres@127.0.0.1:5432/test' });

@@ -31,7 +31,13 @@ describe('token policy caches', function () {
         const [sub, client, bad] = tokenOf(body).split(':');
         json(res, { active: true, sub, client_id: client, aud: bad === 'bad' ? 'another-api' : 'petstore-api', exp: nowSeconds() + 3600 });
       };
-      policy = createTokenPolicy({ name: 'idp', issuer: peer.issuer, clientId: 'gateway', clientSecret: 'gateway-secret', audience: 'petstore-api' });
+      policy = createTokenPolicy({
+        name: 'idp',
+        issuer: peer.issuer,
+        clientId: 'gateway',
+        clientSecret: 'gateway-secret',
+        audience: 'petstore-api',
+      });
     });
     afterEach(async () => {
       policy.close();

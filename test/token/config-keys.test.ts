@@ -13,7 +13,15 @@ import { createTokenPolicy } from '../../src/token/policy.js';
 function document(policy: Record<string, unknown>): GatewayConfig {
   return {
     tokenPolicies: { idp: { issuer: 'http://127.0.0.1:9000', clientId: 'gateway', clientSecret: 'gateway-secret', ...policy } },
-    apis: [{ provider: 'Ente', name: 'PetStore', version: 1, backend: { url: 'http://127.0.0.1:9001' }, tokenManagement: { enabled: true, policy: 'idp' } }],
+    apis: [
+      {
+        provider: 'Ente',
+        name: 'PetStore',
+        version: 1,
+        backend: { url: 'http://127.0.0.1:9001' },
+        tokenManagement: { enabled: true, policy: 'idp' },
+      },
+    ],
   } as unknown as GatewayConfig;
 }
 

@@ -89,7 +89,13 @@ export class PolicyApps {
 
   /** Starts an app whose policy validates at `issuer` as the gateway client, with `options` on top. */
   async start(issuer: string, options: Partial<TokenPolicyOptions> = {}): Promise<TestApp> {
-    const policy = createTokenPolicy({ name: 'PetStore IdP', issuer, clientId: 'gateway', clientSecret: 'gateway-secret', ...options } as TokenPolicyOptions);
+    const policy = createTokenPolicy({
+      name: 'PetStore IdP',
+      issuer,
+      clientId: 'gateway',
+      clientSecret: 'gateway-secret',
+      ...options,
+    } as TokenPolicyOptions);
     const app = await startTestApp({ policy });
     this.open.push({ app, policy });
     return app;

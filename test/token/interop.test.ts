@@ -28,7 +28,17 @@ describe('interoperability with other RFC 7662 authorization servers', function 
 
   const active = (extra: Record<string, unknown> = {}) => {
     const now = nowSeconds();
-    return { active: true, iss: peer.issuer, sub: 'client1', client_id: 'client1', aud: 'petstore-api', scope: 'read write', iat: now, exp: now + 3600, ...extra };
+    return {
+      active: true,
+      iss: peer.issuer,
+      sub: 'client1',
+      client_id: 'client1',
+      aud: 'petstore-api',
+      scope: 'read write',
+      iat: now,
+      exp: now + 3600,
+      ...extra,
+    };
   };
   const call = (app: TestApp, token: string) => request(app.url).get('/pets').set('Authorization', `Bearer ${token}`);
   const diagnostics = (app: TestApp) => app.contexts.at(-1)!.diagnostics.map((d) => d.message);
@@ -36,7 +46,13 @@ describe('interoperability with other RFC 7662 authorization servers', function 
   it('item 1: an aud string is one value, spaces and all (oidc-provider with the audience "petstore api")', async () => {
     const as = await startDemoAuthServer({ port: 0, audience: 'petstore api' });
     try {
-      const policy = createTokenPolicy({ name: 'PetStore IdP', issuer: as.issuer, clientId: 'gateway', clientSecret: 'gateway-secret', audience: 'petstore api' });
+      const policy = createTokenPolicy({
+        name: 'PetStore IdP',
+        issuer: as.issuer,
+        clientId: 'gateway',
+        clientSecret: 'gateway-secret',
+        audience: 'petstore api',
+      });
       const app = await startTestApp({ policy });
       apps.open.push({ app, policy });
       const token = await as.issueToken('client1', 'client1-secret', { scope: 'read write' });
@@ -78,7 +94,7 @@ describe('interoperability with other RFC 7662 authorization servers', function 
     });
   }
 
-  it('item 3: the issuer of a token whose introspection omits iss is the policy\'s discovered issuer', async () => {
+  it("item 3: the issuer of a token whose introspection omits iss is the policy's discovered issuer", async () => {
     const { iss: _omitted, ...claims } = active();
     peer.introspection = (_req, res) => json(res, claims);
     const app = await appWith();
@@ -88,7 +104,7 @@ describe('interoperability with other RFC 7662 authorization servers', function 
     expect(res.body.info.issuer).to.equal(peer.issuer);
   });
 
-  it('item 4: a 401 from the introspection endpoint is named: the server refused the gateway\'s client authentication (HTTP 401)', async () => {
+  it("item 4: a 401 from the introspection endpoint is named: the server refused the gateway's client authentication (HTTP 401)", async () => {
     peer.introspection = (_req, res) => {
       res.writeHead(401, { 'content-type': 'text/html' }).end('<h1>Unauthorized</h1>');
     };
@@ -108,7 +124,9 @@ describe('interoperability with other RFC 7662 authorization servers', function 
       const token = await as.issueToken('client1', 'client1-secret');
       const res = await call(app, token);
       expect(res.status).to.equal(503);
-      expect(diagnostics(app).join('\n')).to.include("introspection: the authorization server refused the gateway's client authentication (HTTP 401, invalid_client)");
+      expect(diagnostics(app).join('\n')).to.include(
+        "introspection: the authorization server refused the gateway's client authentication (HTTP 401, invalid_client)",
+      );
     } finally {
       await as.stop();
     }
@@ -123,25 +141,32 @@ describe('interoperability with other RFC 7662 authorization servers', function 
     }
 
     it('client_secret_basic form-encodes the secret (gateway-secret is sent as gateway%2Dsecret): a server that does not decode refuses it; client_secret_post works', async () => {
-      peer.introspection = (req, res, body) => (literalBasic(req, body) ? json(res, active()) : json(res, { error: 'invalid_client' }, 401));
+      peer.introspection = (req, res, body) =>
+        literalBasic(req, body) ? json(res, active()) : json(res, { error: 'invalid_client' }, 401);
       const basic = await appWith();
       expect((await call(basic, 'a-token')).status).to.equal(503);
-      expect(diagnostics(basic)).to.include("introspection: the authorization server refused the gateway's client authentication (HTTP 401, invalid_client)");
+      expect(diagnostics(basic)).to.include(
+        "introspection: the authorization server refused the gateway's client authentication (HTTP 401, invalid_client)",
+      );
       const post = await appWith({ clientAuthMethod: 'client_secret_post' });
       expect((await call(post, 'a-token')).status).to.equal(200);
     });
 
-    it("bearer: introspection authorized by a token the gateway obtains by client_credentials, with the scope asked for, one token for many calls", async () => {
+    it('bearer: introspection authorized by a token the gateway obtains by client_credentials, with the scope asked for, one token for many calls', async () => {
       let issued = 0;
       const live = new Set<string>();
       const asked: string[] = [];
       peer.token = (req, res, body) => {
         const form = new URLSearchParams(body);
         asked.push(form.get('scope') ?? '');
-        if (!literalBasic(req, body) && req.headers.authorization !== `Basic ${Buffer.from('gateway:gateway%2Dsecret').toString('base64')}`) {
+        if (
+          !literalBasic(req, body) &&
+          req.headers.authorization !== `Basic ${Buffer.from('gateway:gateway%2Dsecret').toString('base64')}`
+        ) {
           return json(res, { error: 'invalid_client' }, 401);
         }
-        if (form.get('grant_type') !== 'client_credentials' || form.get('scope') !== 'introspection') return json(res, { error: 'invalid_scope' }, 400);
+        if (form.get('grant_type') !== 'client_credentials' || form.get('scope') !== 'introspection')
+          return json(res, { error: 'invalid_scope' }, 400);
         const token = `gateway-bearer-${++issued}`;
         live.add(token);
         json(res, { access_token: token, token_type: 'Bearer', expires_in: 3600, scope: 'introspection' });
@@ -159,7 +184,9 @@ describe('interoperability with other RFC 7662 authorization servers', function 
       // The server revokes the gateway's token: that call is a 503 naming the refusal, and the next one gets a new token.
       live.clear();
       expect((await call(app, 'caller-after-revocation')).status).to.equal(503);
-      expect(diagnostics(app)).to.include("introspection: the authorization server refused the gateway's client authentication (HTTP 401, invalid_token)");
+      expect(diagnostics(app)).to.include(
+        "introspection: the authorization server refused the gateway's client authentication (HTTP 401, invalid_token)",
+      );
       expect((await call(app, 'caller-after-revocation')).status).to.equal(200);
       expect(issued).to.equal(2);
     });
@@ -183,7 +210,9 @@ describe('interoperability with other RFC 7662 authorization servers', function 
       peer.token = (_req, res) => json(res, { error: 'invalid_client' }, 401);
       const app = await appWith({ clientAuthMethod: 'bearer' });
       expect((await call(app, 'x')).status).to.equal(503);
-      expect(diagnostics(app)).to.include("token: the authorization server refused the gateway's client authentication (HTTP 401, invalid_client)");
+      expect(diagnostics(app)).to.include(
+        "token: the authorization server refused the gateway's client authentication (HTTP 401, invalid_client)",
+      );
       expect(peer.calls['/introspect'] ?? 0).to.equal(0);
     });
   });
@@ -253,7 +282,9 @@ describe('interoperability with other RFC 7662 authorization servers', function 
       expect(res.status).to.equal(200);
       const stale = app.contexts.at(-1)!.diagnostics.find((d) => d.code === 'TOKEN_VALID')!;
       expect(stale.level).to.equal('warn');
-      expect(stale.message).to.match(/\(stale: last checked \d+ s ago; the authorization server could not be used: introspection: non-conforming response \(HTTP 503\)\)$/);
+      expect(stale.message).to.match(
+        /\(stale: last checked \d+ s ago; the authorization server could not be used: introspection: non-conforming response \(HTTP 503\)\)$/,
+      );
       // A token never seen valid is not helped.
       expect((await call(app, 'unknown')).status).to.equal(503);
     });

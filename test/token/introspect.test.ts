@@ -16,7 +16,13 @@ describe('introspect with the demo authorization server (opaque tokens)', functi
 
   before(async () => {
     as = await startDemoAuthServer({ port: 0 });
-    policy = createTokenPolicy({ name: 'PetStore IdP', issuer: as.issuer, clientId: 'gateway', clientSecret: 'gateway-secret', audience: 'petstore-api' });
+    policy = createTokenPolicy({
+      name: 'PetStore IdP',
+      issuer: as.issuer,
+      clientId: 'gateway',
+      clientSecret: 'gateway-secret',
+      audience: 'petstore-api',
+    });
     app = await startTestApp({ policy });
     token = await as.issueToken('client1', 'client1-secret', { scope: 'read write' });
   });
@@ -39,7 +45,15 @@ describe('introspect with the demo authorization server (opaque tokens)', functi
     });
     expect(res.body.info.expiresAt).to.be.a('number');
     expect(res.body.info.issuedAt).to.be.a('number');
-    expect(res.body.introspection).to.include({ active: true, azp: 'client1', sub: 'client1', client_id: 'client1', aud: 'petstore-api', scope: 'read write', iss: as.issuer });
+    expect(res.body.introspection).to.include({
+      active: true,
+      azp: 'client1',
+      sub: 'client1',
+      client_id: 'client1',
+      aud: 'petstore-api',
+      scope: 'read write',
+      iss: as.issuer,
+    });
     expect(res.body.policy).to.equal('PetStore IdP');
   });
 
@@ -75,7 +89,13 @@ describe('introspect with the demo authorization server (opaque tokens)', functi
   });
 
   it('answers 401 for a token meant for another audience', async () => {
-    const other = createTokenPolicy({ name: 'PetStore IdP', issuer: as.issuer, clientId: 'gateway', clientSecret: 'gateway-secret', audience: 'another-api' });
+    const other = createTokenPolicy({
+      name: 'PetStore IdP',
+      issuer: as.issuer,
+      clientId: 'gateway',
+      clientSecret: 'gateway-secret',
+      audience: 'another-api',
+    });
     const otherApp = await startTestApp({ policy: other });
     try {
       const res = await request(otherApp.url).get('/pets').set('Authorization', `Bearer ${token}`);
@@ -178,7 +198,13 @@ describe('introspect: expired tokens', function () {
 
   before(async () => {
     as = await startDemoAuthServer({ port: 0, accessTokenTtl: 2 });
-    policy = createTokenPolicy({ name: 'PetStore IdP', issuer: as.issuer, clientId: 'gateway', clientSecret: 'gateway-secret', clockSkew: 0 });
+    policy = createTokenPolicy({
+      name: 'PetStore IdP',
+      issuer: as.issuer,
+      clientId: 'gateway',
+      clientSecret: 'gateway-secret',
+      clockSkew: 0,
+    });
     app = await startTestApp({ policy });
   });
   after(async () => {
@@ -212,7 +238,16 @@ describe('introspect: expired tokens', function () {
   });
 
   it('answers 401 Token expired for an expired JWT access token', async () => {
-    const jwtPolicy = createTokenPolicy({ name: 'PetStore IdP', issuer: as.issuer, clientId: 'gateway', clientSecret: 'gateway-secret', introspection: false, jwtValidation: true, audience: 'petstore-api', clockSkew: 0 });
+    const jwtPolicy = createTokenPolicy({
+      name: 'PetStore IdP',
+      issuer: as.issuer,
+      clientId: 'gateway',
+      clientSecret: 'gateway-secret',
+      introspection: false,
+      jwtValidation: true,
+      audience: 'petstore-api',
+      clockSkew: 0,
+    });
     const jwtApp = await startTestApp({ policy: jwtPolicy });
     try {
       const token = await as.issueToken('client1', 'client1-secret', { scope: 'read', format: 'jwt' });

@@ -15,10 +15,19 @@ const INVALID = 'Bearer realm="PetStore IdP", error="invalid_token", error_descr
 const EXPIRED = 'Bearer realm="PetStore IdP", error="invalid_token", error_description="Token expired"';
 
 /** POSTs to the demo server's introspection endpoint as `clientId` (client_secret_basic). */
-async function introspectAt(as: DemoAuthServer, token: string, clientId: string, secret: string): Promise<{ status: number; body: Record<string, unknown> }> {
+async function introspectAt(
+  as: DemoAuthServer,
+  token: string,
+  clientId: string,
+  secret: string,
+): Promise<{ status: number; body: Record<string, unknown> }> {
   const response = await fetch(as.endpoints.introspection, {
     method: 'POST',
-    headers: { authorization: `Basic ${Buffer.from(`${clientId}:${secret}`).toString('base64')}`, 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
+    headers: {
+      authorization: `Basic ${Buffer.from(`${clientId}:${secret}`).toString('base64')}`,
+      'content-type': 'application/x-www-form-urlencoded',
+      accept: 'application/json',
+    },
     body: new URLSearchParams({ token }),
   });
   return { status: response.status, body: (await response.json()) as Record<string, unknown> };
@@ -63,7 +72,16 @@ describe('token policies: JWT validation together with introspection', function 
       const before = as.stats.introspections;
       const byGateway = await introspectAt(as, token, 'gateway', 'gateway-secret');
       expect(byGateway.status).to.equal(200);
-      expect(byGateway.body).to.include({ active: true, client_id: 'client1', sub: 'client1', azp: 'client1', aud: 'petstore-api', iss: as.issuer, scope: 'read', token_type: 'Bearer' });
+      expect(byGateway.body).to.include({
+        active: true,
+        client_id: 'client1',
+        sub: 'client1',
+        azp: 'client1',
+        aud: 'petstore-api',
+        iss: as.issuer,
+        scope: 'read',
+        token_type: 'Bearer',
+      });
       expect(byGateway.body['jti']).to.equal(payloadOf(token)['jti']);
       expect((await introspectAt(as, token, 'client1', 'client1-secret')).body).to.include({ active: true });
       // Another client may not look at client1's token; a wrong secret is still refused outright.
@@ -104,7 +122,14 @@ describe('token policies: JWT validation together with introspection', function 
     expect(res.body.jwt).to.include({ sub: 'client1', client_id: 'client1', aud: 'petstore-api', iss: as.issuer, scope: 'read write' });
     expect(res.body.introspection).to.include({ active: true, client_id: 'client1', token_type: 'Bearer', aud: 'petstore-api' });
     expect(res.body.introspection.jti).to.equal(res.body.jwt.jti);
-    expect(res.body.info).to.deep.include({ clientId: 'client1', subject: 'client1', issuer: as.issuer, audience: ['petstore-api'], scopes: ['read', 'write'], jti: res.body.jwt.jti });
+    expect(res.body.info).to.deep.include({
+      clientId: 'client1',
+      subject: 'client1',
+      issuer: as.issuer,
+      audience: ['petstore-api'],
+      scopes: ['read', 'write'],
+      jti: res.body.jwt.jti,
+    });
   });
 
   it('refuses a JWT with a bad signature (401) without calling introspection', async () => {
@@ -166,7 +191,13 @@ describe('token policies: JWT validation together with introspection', function 
     try {
       const app = await appWith({}, down);
       // A first request: the policy now has the metadata and the JWKS, so the JWT itself verifies locally.
-      expect((await request(app.url).get('/pets').set('Authorization', `Bearer ${await down.issueToken('client1', 'client1-secret', { format: 'jwt' })}`)).status).to.equal(200);
+      expect(
+        (
+          await request(app.url)
+            .get('/pets')
+            .set('Authorization', `Bearer ${await down.issueToken('client1', 'client1-secret', { format: 'jwt' })}`)
+        ).status,
+      ).to.equal(200);
       const token = await down.issueToken('client1', 'client1-secret', { format: 'jwt' });
       await down.stop();
       const res = await request(app.url).get('/pets').set('Authorization', `Bearer ${token}`);

@@ -114,7 +114,9 @@ export async function startPeer(): Promise<Peer> {
     introspection: (_req, res) => json(res, { active: false }),
     userinfo: (_req, res) => json(res, { sub: 'client1', name: 'Demo' }),
     async sign(claims, typ) {
-      return new SignJWT(claims).setProtectedHeader({ alg: 'RS256', kid: 'peer-key', ...(typ === undefined ? {} : { typ }) }).sign(privateKey as CryptoKey);
+      return new SignJWT(claims)
+        .setProtectedHeader({ alg: 'RS256', kid: 'peer-key', ...(typ === undefined ? {} : { typ }) })
+        .sign(privateKey as CryptoKey);
     },
     stop: () =>
       new Promise<void>((resolve) => {

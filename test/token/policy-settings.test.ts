@@ -38,8 +38,12 @@ describe('token policy settings (the rules createTokenPolicy and the configurati
 
   it('takes only http(s) URLs: an issuer without query or fragment, an endpoint without fragment', () => {
     expect(refusal({ issuer: 'ftp://idp.example.org' })).to.equal('createTokenPolicy: options.issuer must be an http(s) URL');
-    expect(refusal({ issuer: 'https://idp.example.org/?tenant=1' })).to.equal('createTokenPolicy: options.issuer must be an http(s) URL without query or fragment');
-    expect(refusal({ introspectionEndpoint: 'file:///etc/passwd' })).to.equal('createTokenPolicy: options.introspectionEndpoint must be an http(s) URL');
+    expect(refusal({ issuer: 'https://idp.example.org/?tenant=1' })).to.equal(
+      'createTokenPolicy: options.issuer must be an http(s) URL without query or fragment',
+    );
+    expect(refusal({ introspectionEndpoint: 'file:///etc/passwd' })).to.equal(
+      'createTokenPolicy: options.introspectionEndpoint must be an http(s) URL',
+    );
     expect(refusal({ introspectionEndpoint: 'https://idp.example.org/introspect#x' })).to.equal(
       'createTokenPolicy: options.introspectionEndpoint must be an http(s) URL without fragment',
     );

@@ -22,7 +22,10 @@ function rawRequest(url: string, lines: string[]): Promise<string> {
   });
 }
 
-for (const [label, factory] of [['Express 5', express], ['Express 4', express4]] as const) {
+for (const [label, factory] of [
+  ['Express 5', express],
+  ['Express 4', express4],
+] as const) {
   describe(`requireToken (RFC 6750 extraction) on ${label}`, () => {
     let app: TestApp;
     before(async () => {
@@ -65,7 +68,13 @@ for (const [label, factory] of [['Express 5', express], ['Express 4', express4]]
         gateway_status: 'protocol:GATEWAY-1366',
       });
       const context = app.contexts.at(-1)!;
-      expect(context.error).to.deep.equal({ code: 'ERR_TOKEN_MISSING', status: 400, gatewayStatus: 'protocol:GATEWAY-1366', outcome: 'TOKEN_FAILED', detail: 'Token non presente' });
+      expect(context.error).to.deep.equal({
+        code: 'ERR_TOKEN_MISSING',
+        status: 400,
+        gatewayStatus: 'protocol:GATEWAY-1366',
+        outcome: 'TOKEN_FAILED',
+        detail: 'Token non presente',
+      });
       expect(res.headers['gateway-transaction-id']).to.equal(context.transactionId);
     });
 
@@ -188,7 +197,9 @@ describe('requireToken options', () => {
       ]) {
         const res = await long;
         expect(res.status).to.equal(400);
-        expect(res.headers['www-authenticate']).to.equal('Bearer realm="r", error="invalid_request", error_description="The request has a malformed token parameter"');
+        expect(res.headers['www-authenticate']).to.equal(
+          'Bearer realm="r", error="invalid_request", error_description="The request has a malformed token parameter"',
+        );
       }
     } finally {
       await app.close();

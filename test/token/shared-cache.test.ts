@@ -14,7 +14,17 @@ import { GatewayError } from '../../src/errors.js';
 import { createTokenPolicy, type TokenPolicy, type TokenPolicyOptions } from '../../src/token/policy.js';
 import { toTokenInfo } from '../../src/token/normalize.js';
 import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.js';
-import { CLUSTER_SECRET, REDIS_URL, cleanPrefix, dump, keysOf, plainClient, testPrefix, until, type PlainClient } from '../cluster/helpers.js';
+import {
+  CLUSTER_SECRET,
+  REDIS_URL,
+  cleanPrefix,
+  dump,
+  keysOf,
+  plainClient,
+  testPrefix,
+  until,
+  type PlainClient,
+} from '../cluster/helpers.js';
 import { startTestApp, type TestApp } from './helpers.js';
 
 describe('token results shared between gateway instances (Redis)', function () {
@@ -51,12 +61,21 @@ describe('token results shared between gateway instances (Redis)', function () {
   });
 
   /** One gateway instance's token policy, with a Redis connection of its own. */
-  async function instance(options: Partial<TokenPolicyOptions> & { url?: string } = {}): Promise<{ policy: TokenPolicy; redis: RedisConnection; shared: SharedTokenResults }> {
+  async function instance(
+    options: Partial<TokenPolicyOptions> & { url?: string } = {},
+  ): Promise<{ policy: TokenPolicy; redis: RedisConnection; shared: SharedTokenResults }> {
     const { url = REDIS_URL, ...rest } = options;
     const redis = await connectRedis(url, { keyPrefix: prefix });
     connections.push(redis);
     const shared = new SharedTokenResults({ redis, secret: CLUSTER_SECRET, nodeId: `node-${connections.length}` });
-    const policy = createTokenPolicy({ name: 'PetStore IdP', issuer: as.issuer, clientId: 'gateway', clientSecret: 'gateway-secret', shared, ...rest });
+    const policy = createTokenPolicy({
+      name: 'PetStore IdP',
+      issuer: as.issuer,
+      clientId: 'gateway',
+      clientSecret: 'gateway-secret',
+      shared,
+      ...rest,
+    });
     policies.push(policy);
     return { policy, redis, shared };
   }
@@ -135,12 +154,21 @@ describe('token results shared between gateway instances (Redis)', function () {
     expect(written.length).to.be.at.least(1);
     // What an instance given the same secret would write (the shape checks come after the signature's).
     const seal = new ClusterSeal([CLUSTER_SECRET]);
-    const real = JSON.parse(seal.open('token_result', written[0]!.key, written[0]!.value)!.payload) as { k: string; at: number; d: Record<string, unknown> };
+    const real = JSON.parse(seal.open('token_result', written[0]!.key, written[0]!.value)!.payload) as {
+      k: string;
+      at: number;
+      d: Record<string, unknown>;
+    };
     const forge = async (value: string, signed: boolean): Promise<void> => {
       for (const { key } of written) await raw.set(key, signed ? seal.seal('token_result', key, value, 60_000) : value, { KEEPTTL: true });
       b.policy.clearCache();
     };
-    for (const forged of ['not json', '{"k":"v","at":1,"d":{"info":[]}}', '{"k":"r","at":1,"d":{"code":"ERR_SOMETHING","diagnostic":"x"}}', '[]']) {
+    for (const forged of [
+      'not json',
+      '{"k":"v","at":1,"d":{"info":[]}}',
+      '{"k":"r","at":1,"d":{"code":"ERR_SOMETHING","diagnostic":"x"}}',
+      '[]',
+    ]) {
       for (const signed of [false, true]) {
         await forge(forged, signed);
         const before = introspections();
@@ -205,7 +233,11 @@ describe('token results shared between gateway instances (Redis)', function () {
     expect(found.kind).to.equal('miss');
     if (found.kind !== 'miss') return;
     const claims = { active: true, sub: 'alice', token_copy: token };
-    shared.storeValid(found.ticket, { exp: undefined, info: toTokenInfo({ introspection: claims }), introspection: claims }, { at: Date.now(), ttlMs: 60_000, indexTtlMs: 60_000, token });
+    shared.storeValid(
+      found.ticket,
+      { exp: undefined, info: toTokenInfo({ introspection: claims }), introspection: claims },
+      { at: Date.now(), ttlMs: 60_000, indexTtlMs: 60_000, token },
+    );
     shared.release(found.ticket);
     expect(shared.stats.withheld).to.equal(1);
     await until(async () => (await keysOf(raw, prefix)).length === 0, 1000, 'the lock released');

@@ -21,10 +21,19 @@ describe('token policies: JWT validation, UserInfo, client authentication, expli
       port: 0,
       clients: [
         { clientId: 'client1', clientSecret: 'client1-secret' },
-        { clientId: 'client2', clientSecret: 'client2-secret', profile: { name: 'Maria Rossi', given_name: 'Maria', family_name: 'Rossi', email: 'maria@example.test' } },
+        {
+          clientId: 'client2',
+          clientSecret: 'client2-secret',
+          profile: { name: 'Maria Rossi', given_name: 'Maria', family_name: 'Rossi', email: 'maria@example.test' },
+        },
         { clientId: 'gateway', clientSecret: 'gateway-secret' },
         { clientId: 'gateway-post', clientSecret: 'gateway-post-secret', tokenEndpointAuthMethod: 'client_secret_post' },
-        { clientId: 'gateway-jwt', clientSecret: 'unused-secret-for-pkjwt', tokenEndpointAuthMethod: 'private_key_jwt', jwks: { keys: [{ ...(await exportJWK(pair.publicKey)), kid: 'k1', alg: 'ES256' }] } },
+        {
+          clientId: 'gateway-jwt',
+          clientSecret: 'unused-secret-for-pkjwt',
+          tokenEndpointAuthMethod: 'private_key_jwt',
+          jwks: { keys: [{ ...(await exportJWK(pair.publicKey)), kid: 'k1', alg: 'ES256' }] },
+        },
       ],
       introspectionClientId: ['gateway', 'gateway-post', 'gateway-jwt'],
     });
@@ -38,7 +47,13 @@ describe('token policies: JWT validation, UserInfo, client authentication, expli
   });
 
   async function appWith(options: Partial<TokenPolicyOptions>): Promise<TestApp> {
-    const policy = createTokenPolicy({ name: 'PetStore IdP', issuer: as.issuer, clientId: 'gateway', clientSecret: 'gateway-secret', ...options } as TokenPolicyOptions);
+    const policy = createTokenPolicy({
+      name: 'PetStore IdP',
+      issuer: as.issuer,
+      clientId: 'gateway',
+      clientSecret: 'gateway-secret',
+      ...options,
+    } as TokenPolicyOptions);
     const app = await startTestApp({ policy });
     open.push({ app, policy });
     return app;
@@ -47,10 +62,18 @@ describe('token policies: JWT validation, UserInfo, client authentication, expli
   it('answers 401, not 503, when UserInfo refuses the token for its scope (403 insufficient_scope)', async () => {
     const strict = await startDemoAuthServer({ port: 0, userInfoScope: 'profile' });
     try {
-      const policy = createTokenPolicy({ name: 'PetStore IdP', issuer: strict.issuer, clientId: 'gateway', clientSecret: 'gateway-secret', userInfo: true });
+      const policy = createTokenPolicy({
+        name: 'PetStore IdP',
+        issuer: strict.issuer,
+        clientId: 'gateway',
+        clientSecret: 'gateway-secret',
+        userInfo: true,
+      });
       const app = await startTestApp({ policy });
       open.push({ app, policy });
-      const withoutScope = await request(app.url).get('/pets').set('Authorization', `Bearer ${await strict.issueToken('client1', 'client1-secret', { scope: 'read' })}`);
+      const withoutScope = await request(app.url)
+        .get('/pets')
+        .set('Authorization', `Bearer ${await strict.issueToken('client1', 'client1-secret', { scope: 'read' })}`);
       expect(withoutScope.status).to.equal(401);
       expect(withoutScope.headers['www-authenticate']).to.equal(INVALID);
       expect(withoutScope.body.gateway_status).to.equal('protocol:GATEWAY-1367');
@@ -66,7 +89,12 @@ describe('token policies: JWT validation, UserInfo, client authentication, expli
     const res = await request(app.url).get('/pets').set('Authorization', `Bearer ${token}`);
     expect(res.status).to.equal(200);
     expect(res.body.jwt).to.include({ sub: 'client1', azp: 'client1', aud: 'petstore-api', iss: as.issuer, scope: 'read write' });
-    expect(res.body.info).to.deep.include({ clientId: 'client1', subject: 'client1', audience: ['petstore-api'], scopes: ['read', 'write'] });
+    expect(res.body.info).to.deep.include({
+      clientId: 'client1',
+      subject: 'client1',
+      audience: ['petstore-api'],
+      scopes: ['read', 'write'],
+    });
     expect(res.body.introspection).to.equal(undefined);
     expect(as.stats.introspections).to.equal(before);
   });
@@ -89,7 +117,9 @@ describe('token policies: JWT validation, UserInfo, client authentication, expli
     const tampered = await request(app.url).get('/pets').set('Authorization', `Bearer ${altered}`);
     expect(tampered.status).to.equal(401);
     expect(tampered.headers['www-authenticate']).to.equal(INVALID);
-    const opaque = await request(app.url).get('/pets').set('Authorization', `Bearer ${await as.issueToken('client1', 'client1-secret')}`);
+    const opaque = await request(app.url)
+      .get('/pets')
+      .set('Authorization', `Bearer ${await as.issueToken('client1', 'client1-secret')}`);
     expect(opaque.status).to.equal(401);
     const otherAudience = await appWith({ introspection: false, jwtValidation: true, audience: 'another-api' });
     expect((await request(otherAudience.url).get('/pets').set('Authorization', `Bearer ${token}`)).status).to.equal(401);
@@ -105,7 +135,13 @@ describe('token policies: JWT validation, UserInfo, client authentication, expli
     expect(res.status).to.equal(200);
     expect(as.stats.userinfo - before).to.equal(1);
     expect(res.body.userInfo).to.include({ sub: 'client2', email: 'maria@example.test' });
-    expect(res.body.info.userInfo).to.deep.equal({ fullName: 'Maria Rossi', firstName: 'Maria', middleName: 'Client', familyName: 'Rossi', eMail: 'maria@example.test' });
+    expect(res.body.info.userInfo).to.deep.equal({
+      fullName: 'Maria Rossi',
+      firstName: 'Maria',
+      middleName: 'Client',
+      familyName: 'Rossi',
+      eMail: 'maria@example.test',
+    });
     expect(res.body.info.username).to.equal('client2');
     expect(res.body.introspection.active).to.equal(true);
   });
@@ -124,21 +160,32 @@ describe('token policies: JWT validation, UserInfo, client authentication, expli
 
   it('authenticates to introspection with client_secret_post', async () => {
     const app = await appWith({ clientId: 'gateway-post', clientSecret: 'gateway-post-secret', clientAuthMethod: 'client_secret_post' });
-    const res = await request(app.url).get('/pets').set('Authorization', `Bearer ${await as.issueToken('client1', 'client1-secret')}`);
+    const res = await request(app.url)
+      .get('/pets')
+      .set('Authorization', `Bearer ${await as.issueToken('client1', 'client1-secret')}`);
     expect(res.status).to.equal(200);
     expect(res.body.info.clientId).to.equal('client1');
   });
 
   it('authenticates to introspection with private_key_jwt', async () => {
-    const app = await appWith({ clientId: 'gateway-jwt', clientSecret: undefined, clientAuthMethod: 'private_key_jwt', privateKey: { key: privateKey, kid: 'k1' } });
-    const res = await request(app.url).get('/pets').set('Authorization', `Bearer ${await as.issueToken('client1', 'client1-secret')}`);
+    const app = await appWith({
+      clientId: 'gateway-jwt',
+      clientSecret: undefined,
+      clientAuthMethod: 'private_key_jwt',
+      privateKey: { key: privateKey, kid: 'k1' },
+    });
+    const res = await request(app.url)
+      .get('/pets')
+      .set('Authorization', `Bearer ${await as.issueToken('client1', 'client1-secret')}`);
     expect(res.status).to.equal(200);
     expect(res.body.info.clientId).to.equal('client1');
   });
 
   it('answers 503 (not 401) when the gateway client is refused by the authorization server', async () => {
     const app = await appWith({ clientSecret: 'wrong-secret' });
-    const res = await request(app.url).get('/pets').set('Authorization', `Bearer ${await as.issueToken('client1', 'client1-secret')}`);
+    const res = await request(app.url)
+      .get('/pets')
+      .set('Authorization', `Bearer ${await as.issueToken('client1', 'client1-secret')}`);
     expect(res.status).to.equal(503);
     expect(res.body.gateway_status).to.equal('protocol:GATEWAY-1369');
   });
@@ -146,7 +193,9 @@ describe('token policies: JWT validation, UserInfo, client authentication, expli
   it('accepts explicit endpoint metadata instead of discovery', async () => {
     const app = await appWith({ issuer: undefined, metadata: { issuer: as.issuer, introspection_endpoint: as.endpoints.introspection } });
     const discoveries = as.stats.discoveries;
-    const res = await request(app.url).get('/pets').set('Authorization', `Bearer ${await as.issueToken('client1', 'client1-secret')}`);
+    const res = await request(app.url)
+      .get('/pets')
+      .set('Authorization', `Bearer ${await as.issueToken('client1', 'client1-secret')}`);
     expect(res.status).to.equal(200);
     expect(as.stats.discoveries).to.equal(discoveries);
   });
@@ -176,7 +225,9 @@ describe('token policies: an authorization server that misbehaves', () => {
         res.writeHead(200, { 'content-type': 'text/html' }).end('<html>maintenance</html>');
         return;
       }
-      res.writeHead(200, { 'content-type': 'application/json' }).end(mode === 'bad-json' ? '{"active":"yes"}' : '{"active":true,"sub":"x"}');
+      res
+        .writeHead(200, { 'content-type': 'application/json' })
+        .end(mode === 'bad-json' ? '{"active":"yes"}' : '{"active":true,"sub":"x"}');
     });
     server.on('connection', (socket) => {
       sockets.add(socket);

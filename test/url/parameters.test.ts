@@ -9,7 +9,16 @@ describe('url/parameters: the one remover of access_token', () => {
   });
 
   it('removes every spelling some server reads as the parameter', () => {
-    for (const name of ['ACCESS_TOKEN', 'access%5Ftoken', 'Access_Token', 'access_token[]', 'access_token[0]', 'access_token.x', '%20access_token', 'access_token%20']) {
+    for (const name of [
+      'ACCESS_TOKEN',
+      'access%5Ftoken',
+      'Access_Token',
+      'access_token[]',
+      'access_token[0]',
+      'access_token.x',
+      '%20access_token',
+      'access_token%20',
+    ]) {
       expect(removeQueryParameter(`/p?${name}=t&k=v`, 'access_token'), name).to.equal('/p?k=v');
     }
   });

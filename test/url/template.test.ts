@@ -14,7 +14,9 @@ function exhaustive(template: string, path: string): boolean {
     const ps = p.slice(1).split('/');
     return p.startsWith('/') && ts.length === ps.length && ts.every((segment, i) => segmentMatches(segment, ps[i]!));
   };
-  return template.startsWith('/') && (match(template, path) || (path.length > 1 && path.endsWith('/') && match(template, path.slice(0, -1))));
+  return (
+    template.startsWith('/') && (match(template, path) || (path.length > 1 && path.endsWith('/') && match(template, path.slice(0, -1))))
+  );
 }
 
 function segmentMatches(segment: string, text: string): boolean {
@@ -37,7 +39,15 @@ describe('operation path templates', () => {
   it('a literal template matches its path, with or without one trailing slash, case-sensitively', () => {
     const pet = compilePathTemplate('/pet');
     expect(['/pet', '/pet/'].map((p) => pet.test(p))).to.deep.equal([true, true]);
-    expect(['/pets', '/pet/x', '/Pet', '/pe', '/pet//', 'pet', ''].map((p) => pet.test(p))).to.deep.equal([false, false, false, false, false, false, false]);
+    expect(['/pets', '/pet/x', '/Pet', '/pe', '/pet//', 'pet', ''].map((p) => pet.test(p))).to.deep.equal([
+      false,
+      false,
+      false,
+      false,
+      false,
+      false,
+      false,
+    ]);
   });
 
   it('a parameter takes one whole segment, never an empty value, `.` or `..`', () => {
@@ -46,7 +56,8 @@ describe('operation path templates', () => {
     expect(byId.values('/pet/10/')).to.deep.equal(['10']);
     expect(byId.values('/pet/...')).to.deep.equal(['...']);
     expect(byId.values('/pet/.x')).to.deep.equal(['.x']);
-    for (const path of ['/pet', '/pet/', '/pet//', '/pet/.', '/pet/..', '/pet/../', '/pet/10/x', '/pet/a/b']) expect(byId.test(path), path).to.equal(false);
+    for (const path of ['/pet', '/pet/', '/pet//', '/pet/.', '/pet/..', '/pet/../', '/pet/10/x', '/pet/a/b'])
+      expect(byId.test(path), path).to.equal(false);
   });
 
   it('splits `{year}-{month}-{day}`: each parameter but the last takes the shortest value, the last the rest', () => {
@@ -56,7 +67,15 @@ describe('operation path templates', () => {
     expect(days.values('/days/-----')).to.deep.equal(['-', '-', '-']);
     // `..` is no value: the first place of `-` that leaves a valid year is taken instead.
     expect(days.values('/days/..-x-01-02')).to.deep.equal(['..-x', '01', '02']);
-    for (const path of ['/days/2024-01', '/days/2024--02', '/days/-01-02', '/days/2024-01-', '/days/---', '/days/..-01-02', '/days/2024-./-02']) {
+    for (const path of [
+      '/days/2024-01',
+      '/days/2024--02',
+      '/days/-01-02',
+      '/days/2024-01-',
+      '/days/---',
+      '/days/..-01-02',
+      '/days/2024-./-02',
+    ]) {
       expect(days.test(path), path).to.equal(false);
     }
   });
@@ -119,7 +138,15 @@ describe('operation path templates', () => {
       const chars = (n: number, from = pathChars): string => Array.from({ length: n }, () => from[random(from.length)]).join('');
       for (let j = 0; j < 10; j++) {
         // Half the paths are the template with values put in (some of them then altered), half random.
-        let path = j % 2 === 0 ? template.replace(/\{[pq]\}/g, () => chars(1 + random(3), pathChars.filter((c) => c !== '/'))) : `/${chars(random(8))}`;
+        let path =
+          j % 2 === 0
+            ? template.replace(/\{[pq]\}/g, () =>
+                chars(
+                  1 + random(3),
+                  pathChars.filter((c) => c !== '/'),
+                ),
+              )
+            : `/${chars(random(8))}`;
         if (j % 4 === 2) path = `${path.slice(0, 1 + random(path.length))}${chars(1)}${path.slice(1 + random(path.length))}`;
         const expected = exhaustive(template, path);
         expect(compiled.test(path), `${template} on ${path}`).to.equal(expected);

@@ -13,7 +13,11 @@ const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..'
 const cli = path.join(repoRoot, 'src', 'xacml', 'cli.ts');
 const scenario = path.join(repoRoot, 'test', 'xacml', 'fixtures', 'scenario-policy.xml');
 
-interface Outcome { code: number; stdout: string; stderr: string }
+interface Outcome {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
 async function xacmlEval(...args: string[]): Promise<Outcome> {
   try {
     const { stdout, stderr } = await run(process.execPath, ['--import', 'tsx', cli, ...args], { cwd: repoRoot });
@@ -55,7 +59,14 @@ describe('xacml-eval CLI', function () {
   });
 
   it('resolves --reference documents', async () => {
-    const r = await xacmlEval('--policy', path.join(dir, 'root.xml'), '--reference', path.join(dir, 'leaf.xml'), '--request', path.join(dir, 'permit.xml'));
+    const r = await xacmlEval(
+      '--policy',
+      path.join(dir, 'root.xml'),
+      '--reference',
+      path.join(dir, 'leaf.xml'),
+      '--request',
+      path.join(dir, 'permit.xml'),
+    );
     assert.equal(r.code, 0, r.stderr);
     assert.match(r.stdout, /<Decision>Deny<\/Decision>/);
   });

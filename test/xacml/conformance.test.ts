@@ -56,14 +56,25 @@ function readExpected(xml: string): Expected {
         .sort();
       return `${o.getAttribute('ObligationId')}|${o.getAttribute('FulfillOn')}|${assignments.join(',')}`;
     });
-    return { resourceId: r.getAttribute('ResourceId') ?? undefined, decision: text('Decision'), status: code, obligations: obligations.sort() };
+    return {
+      resourceId: r.getAttribute('ResourceId') ?? undefined,
+      decision: text('Decision'),
+      status: code,
+      obligations: obligations.sort(),
+    };
   });
   return { results };
 }
 
 function obligationKeys(res: XacmlResponse['results'][number]): string[] {
   return res.obligations
-    .map((o) => `${o.id}|${o.fulfillOn}|${o.assignments.map((a) => `${a.attributeId}|${a.dataType}|${a.value.trim()}`).sort().join(',')}`)
+    .map(
+      (o) =>
+        `${o.id}|${o.fulfillOn}|${o.assignments
+          .map((a) => `${a.attributeId}|${a.dataType}|${a.value.trim()}`)
+          .sort()
+          .join(',')}`,
+    )
     .sort();
 }
 
@@ -120,7 +131,10 @@ describe('XACML 2.0 conformance suite', function () {
     const response = pdp.evaluate(read(c.request));
     const expected = readExpected(read(c.response));
     // The manifest and the Response.xml agree; check both.
-    assert.deepEqual(expected.results.map((r) => r.decision), c.expected.map((e) => e.decision));
+    assert.deepEqual(
+      expected.results.map((r) => r.decision),
+      c.expected.map((e) => e.decision),
+    );
     assert.equal(response.results.length, c.expected.length, 'number of Results');
     response.results.forEach((r, i) => {
       const msg = `${c.id} result ${i + 1}: ${JSON.stringify(r.status)}`;
@@ -134,7 +148,11 @@ describe('XACML 2.0 conformance suite', function () {
     assert.deepEqual(response.results.flatMap((r) => r.obligations.map((o) => o.id)).sort(), [...c.expected_obligations].sort());
     // The explaining evaluation reaches the same decisions, and names a rule for each Permit or Deny a rule gave.
     const explained = pdp.explain!(read(c.request));
-    assert.deepEqual(explained.map((e) => [e.decision, e.status.code, e.resourceId]), response.results.map((r) => [r.decision, r.status.code, r.resourceId]), `${c.id} explanation`);
+    assert.deepEqual(
+      explained.map((e) => [e.decision, e.status.code, e.resourceId]),
+      response.results.map((r) => [r.decision, r.status.code, r.resourceId]),
+      `${c.id} explanation`,
+    );
     for (const e of explained) if (e.decision === 'NotApplicable') assert.equal(e.decidedBy, undefined);
     tally.passed++;
   }

@@ -3,7 +3,22 @@ import assert from 'node:assert/strict';
 import { createPdp } from '../../src/xacml/index.js';
 import type { RequestContext } from '../../src/xacml/index.js';
 import {
-  ACTION_ID, FN, FN2, SUBJECT_ID, apply, assertIncludes, attr, condition, designator, policy, request, rule, target1, throwsSyntax, typed, val,
+  ACTION_ID,
+  FN,
+  FN2,
+  SUBJECT_ID,
+  apply,
+  assertIncludes,
+  attr,
+  condition,
+  designator,
+  policy,
+  request,
+  rule,
+  target1,
+  throwsSyntax,
+  typed,
+  val,
 } from './helpers.js';
 
 /** The decision of a one-rule Permit policy with this condition. */
@@ -31,14 +46,21 @@ describe('xacml expressions', () => {
     });
 
     it('rejects an undefined variable and a cycle with the element path', () => {
-      throwsSyntax(() => decide('<VariableReference VariableId="nope"/>'), 'undefined variable "nope"', '/Policy[@PolicyId="p"]/Rule[@RuleId="r"]/Condition/VariableReference[1]');
+      throwsSyntax(
+        () => decide('<VariableReference VariableId="nope"/>'),
+        'undefined variable "nope"',
+        '/Policy[@PolicyId="p"]/Rule[@RuleId="r"]/Condition/VariableReference[1]',
+      );
       const cyc = `<VariableDefinition VariableId="a"><VariableReference VariableId="b"/></VariableDefinition><VariableDefinition VariableId="b"><VariableReference VariableId="a"/></VariableDefinition>`;
       throwsSyntax(() => decide('<VariableReference VariableId="a"/>', request(), cyc), 'refers to itself');
     });
 
     it('type-checks the use of a variable', () => {
       const bagVar = `<VariableDefinition VariableId="roles">${designator('Subject', 'role')}</VariableDefinition>`;
-      throwsSyntax(() => decide('<VariableReference VariableId="roles"/>', request(), bagVar), 'must be a boolean expression, not bag of string');
+      throwsSyntax(
+        () => decide('<VariableReference VariableId="roles"/>', request(), bagVar),
+        'must be a boolean expression, not bag of string',
+      );
     });
   });
 
@@ -61,17 +83,36 @@ describe('xacml expressions', () => {
       assert.equal(decide(late).decision, 'NotApplicable');
     });
     it('uri-string-concatenate and anyURI-regexp-match', () => {
-      const cond = apply('anyURI-equal', apply(`${FN2}uri-string-concatenate`, val('http://a/', 'anyURI'), val('b')), val('http://a/b', 'anyURI'));
+      const cond = apply(
+        'anyURI-equal',
+        apply(`${FN2}uri-string-concatenate`, val('http://a/', 'anyURI'), val('b')),
+        val('http://a/b', 'anyURI'),
+      );
       assert.equal(decide(cond).decision, 'Permit');
       assert.equal(decide(apply(`${FN2}anyURI-regexp-match`, val('^http://a/'), val('http://a/x', 'anyURI'))).decision, 'Permit');
     });
     it('ipAddress and dnsName data types', () => {
       const IP = 'urn:oasis:names:tc:xacml:2.0:data-type:ipAddress';
       const DNS = 'urn:oasis:names:tc:xacml:2.0:data-type:dnsName';
-      const cond = apply('and',
-        apply(`${FN2}ipAddress-is-in`, `<AttributeValue DataType="${IP}">10.0.0.1</AttributeValue>`, `<SubjectAttributeDesignator AttributeId="ip" DataType="${IP}"/>`),
-        apply(`${FN2}dnsName-regexp-match`, val('example\\.org$'), `<Apply FunctionId="${FN2}dnsName-one-and-only"><SubjectAttributeDesignator AttributeId="host" DataType="${DNS}"/></Apply>`));
-      const req = request({ subject: [{ attributeId: 'ip', dataType: IP, values: ['10.0.0.1'] }, { attributeId: 'host', dataType: DNS, values: ['www.example.org'] }] });
+      const cond = apply(
+        'and',
+        apply(
+          `${FN2}ipAddress-is-in`,
+          `<AttributeValue DataType="${IP}">10.0.0.1</AttributeValue>`,
+          `<SubjectAttributeDesignator AttributeId="ip" DataType="${IP}"/>`,
+        ),
+        apply(
+          `${FN2}dnsName-regexp-match`,
+          val('example\\.org$'),
+          `<Apply FunctionId="${FN2}dnsName-one-and-only"><SubjectAttributeDesignator AttributeId="host" DataType="${DNS}"/></Apply>`,
+        ),
+      );
+      const req = request({
+        subject: [
+          { attributeId: 'ip', dataType: IP, values: ['10.0.0.1'] },
+          { attributeId: 'host', dataType: DNS, values: ['www.example.org'] },
+        ],
+      });
       assert.equal(decide(cond, req).decision, 'Permit');
     });
   });
@@ -113,7 +154,15 @@ describe('xacml expressions', () => {
       ['all-of-all (not all)', apply('all-of-all', fn('string-greater-than'), bag('a', 'z'), bag('b', 'c')), false],
       ['all-of over an empty bag', apply('all-of', fn('string-equal'), val('a'), apply('string-bag')), true],
       ['map', apply('string-set-equals', apply('map', fn('string-normalize-to-lower-case'), bag('A', 'b')), bag('a', 'b')), true],
-      ['map with integer-abs', apply('integer-equal', apply('integer-one-and-only', apply('map', fn('integer-abs'), apply('integer-bag', val('-3', 'integer')))), val('3', 'integer')), true],
+      [
+        'map with integer-abs',
+        apply(
+          'integer-equal',
+          apply('integer-one-and-only', apply('map', fn('integer-abs'), apply('integer-bag', val('-3', 'integer')))),
+          val('3', 'integer'),
+        ),
+        true,
+      ],
       ['not as the function', apply('boolean-one-and-only', apply('map', fn('not'), apply('boolean-bag', val('false', 'boolean')))), true],
     ];
     for (const [name, expr, expected] of cases) {
@@ -121,13 +170,23 @@ describe('xacml expressions', () => {
     }
     it('checks the function argument statically', () => {
       throwsSyntax(() => decide(apply('any-of', fn('integer-equal'), val('a'), bag('a'))), 'must be integer, not string');
-      throwsSyntax(() => decide(apply('any-of', `<Function FunctionId="${FN2}string-concatenate"/>`, val('a'), bag('a'))), 'must return a boolean');
+      throwsSyntax(
+        () => decide(apply('any-of', `<Function FunctionId="${FN2}string-concatenate"/>`, val('a'), bag('a'))),
+        'must return a boolean',
+      );
       throwsSyntax(() => decide(apply('any-of', val('a'), val('a'), bag('a'))), 'must be a <Function>');
       throwsSyntax(() => decide(apply('any-of', fn('string-equal'), bag('a'), bag('a'))), 'must be a single value');
       throwsSyntax(() => decide(apply('map', fn('string-bag'), bag('a'))), 'must return a single value');
     });
     it('propagates an error of the applied function as Indeterminate', () => {
-      const r = decide(apply('any-of', fn('integer-equal'), apply('integer-divide', val('1', 'integer'), val('0', 'integer')), apply('integer-bag', val('1', 'integer'))));
+      const r = decide(
+        apply(
+          'any-of',
+          fn('integer-equal'),
+          apply('integer-divide', val('1', 'integer'), val('0', 'integer')),
+          apply('integer-bag', val('1', 'integer')),
+        ),
+      );
       assertIncludes(r, { decision: 'Indeterminate', code: 'processing-error' });
     });
   });
@@ -135,7 +194,11 @@ describe('xacml expressions', () => {
   describe('static type checks at createPdp', () => {
     const path = '/Policy[@PolicyId="p"]/Rule[@RuleId="r"]/Condition/Apply[1]';
     it('a bag where a single value is needed', () => {
-      throwsSyntax(() => decide(apply('string-equal', designator('Subject', SUBJECT_ID), val('x'))), 'Argument 1 of urn:oasis:names:tc:xacml:1.0:function:string-equal must be string, not bag of string', path);
+      throwsSyntax(
+        () => decide(apply('string-equal', designator('Subject', SUBJECT_ID), val('x'))),
+        'Argument 1 of urn:oasis:names:tc:xacml:1.0:function:string-equal must be string, not bag of string',
+        path,
+      );
     });
     it('wrong argument count, unknown function, unknown data type', () => {
       throwsSyntax(() => decide(apply('string-equal', val('x'))), 'takes 2 argument(s), got 1');
@@ -146,7 +209,10 @@ describe('xacml expressions', () => {
       throwsSyntax(() => decide(apply('integer-equal', val('x1', 'integer'), val('1', 'integer'))), 'Invalid integer value');
     });
     it('a constant expression that fails is a runtime processing error, not a load error', () => {
-      assertIncludes(decide(apply('integer-equal', apply('integer-divide', val('1', 'integer'), val('0', 'integer')), val('1', 'integer'))), { decision: 'Indeterminate', code: 'processing-error' });
+      assertIncludes(
+        decide(apply('integer-equal', apply('integer-divide', val('1', 'integer'), val('0', 'integer')), val('1', 'integer'))),
+        { decision: 'Indeterminate', code: 'processing-error' },
+      );
     });
   });
 
@@ -163,7 +229,10 @@ describe('xacml expressions', () => {
         ...request(),
         subjects: [
           { subjectCategory: 'urn:x:cat', attributes: [{ ...attr('g', 'a'), issuer: 'other' }] },
-          { subjectCategory: 'urn:oasis:names:tc:xacml:1.0:subject-category:access-subject', attributes: [{ ...attr('g', 'a'), issuer: 'idp' }] },
+          {
+            subjectCategory: 'urn:oasis:names:tc:xacml:1.0:subject-category:access-subject',
+            attributes: [{ ...attr('g', 'a'), issuer: 'idp' }],
+          },
         ],
       };
       assert.equal(decide(cond, req).decision, 'NotApplicable');
@@ -172,7 +241,10 @@ describe('xacml expressions', () => {
     });
     it('an invalid request value is a syntax error of the request', () => {
       const cond = apply('integer-is-in', val('1', 'integer'), designator('Subject', 'n', 'integer'));
-      assertIncludes(decide(cond, request({ subject: [typed('n', 'integer', 'one')] })), { decision: 'Indeterminate', code: 'syntax-error' });
+      assertIncludes(decide(cond, request({ subject: [typed('n', 'integer', 'one')] })), {
+        decision: 'Indeterminate',
+        code: 'syntax-error',
+      });
     });
     it('a large request section is indexed and still merges bags', () => {
       const many = Array.from({ length: 50 }, (_, i) => attr(`a${i}`, `v${i}`));

@@ -16,7 +16,8 @@ export const ACTION_ID = 'urn:oasis:names:tc:xacml:1.0:action:action-id';
 /** `<AttributeValue>`. */
 export const val = (v: string, type = 'string'): string => `<AttributeValue DataType="${XS}${type}">${v}</AttributeValue>`;
 /** `<Apply>`. */
-export const apply = (fn: string, ...args: string[]): string => `<Apply FunctionId="${fn.includes(':') ? fn : FN + fn}">${args.join('')}</Apply>`;
+export const apply = (fn: string, ...args: string[]): string =>
+  `<Apply FunctionId="${fn.includes(':') ? fn : FN + fn}">${args.join('')}</Apply>`;
 /** A designator of a category. */
 export const designator = (cat: 'Subject' | 'Resource' | 'Action' | 'Environment', id: string, type = 'string', extra = ''): string =>
   `<${cat}AttributeDesignator AttributeId="${id}" DataType="${XS}${type}"${extra}/>`;
@@ -31,16 +32,28 @@ export const policy = (id: string, alg: string, body: string, target = '<Target/
 export const policySet = (id: string, alg: string, body: string, target = '<Target/>'): string =>
   `<PolicySet xmlns="${NS}" PolicySetId="${id}" PolicyCombiningAlgId="${alg.includes(':') ? alg : POLICY_ALG + alg}">${target}${body}</PolicySet>`;
 /** A target with one match in one section. */
-export const target1 = (cat: 'Subject' | 'Resource' | 'Action' | 'Environment', fn: string, value: string, id: string, type = 'string'): string =>
+export const target1 = (
+  cat: 'Subject' | 'Resource' | 'Action' | 'Environment',
+  fn: string,
+  value: string,
+  id: string,
+  type = 'string',
+): string =>
   `<Target><${cat}s><${cat}><${cat}Match MatchId="${FN}${fn}">${val(value, type)}${designator(cat, id, type)}</${cat}Match></${cat}></${cat}s></Target>`;
 
 /** A string attribute. */
 export const attr = (attributeId: string, ...values: string[]): RequestAttribute => ({ attributeId, dataType: `${XS}string`, values });
 /** A typed attribute. */
-export const typed = (attributeId: string, type: string, ...values: string[]): RequestAttribute => ({ attributeId, dataType: `${XS}${type}`, values });
+export const typed = (attributeId: string, type: string, ...values: string[]): RequestAttribute => ({
+  attributeId,
+  dataType: `${XS}${type}`,
+  values,
+});
 
 /** A request context. */
-export function request(p: { subject?: RequestAttribute[]; resource?: RequestAttribute[]; action?: RequestAttribute[]; environment?: RequestAttribute[] } = {}): RequestContext {
+export function request(
+  p: { subject?: RequestAttribute[]; resource?: RequestAttribute[]; action?: RequestAttribute[]; environment?: RequestAttribute[] } = {},
+): RequestContext {
   return {
     subjects: [{ subjectCategory: 'urn:oasis:names:tc:xacml:1.0:subject-category:access-subject', attributes: p.subject ?? [] }],
     resources: [{ attributes: p.resource ?? [] }],

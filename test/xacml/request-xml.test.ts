@@ -6,11 +6,20 @@ import type { RequestContext } from '../../src/xacml/index.js';
 describe('toRequestXml', () => {
   const request: RequestContext = {
     subjects: [
-      { subjectCategory: ACCESS_SUBJECT, attributes: [{ attributeId: 'urn:oasis:names:tc:xacml:1.0:subject:subject-id', dataType: XS_STRING, values: ['client1'] }] },
+      {
+        subjectCategory: ACCESS_SUBJECT,
+        attributes: [{ attributeId: 'urn:oasis:names:tc:xacml:1.0:subject:subject-id', dataType: XS_STRING, values: ['client1'] }],
+      },
       { subjectCategory: 'urn:example:intermediary', attributes: [] },
     ],
-    resources: [{ attributes: [{ attributeId: 'urn:oasis:names:tc:xacml:1.0:resource:resource-id', dataType: XS_STRING, values: ['/pet/1'] }] }],
-    action: { attributes: [{ attributeId: 'org:gateway:action:transport:header:x-note', dataType: XS_STRING, issuer: 'a"b', values: ['<&>', 'two'] }] },
+    resources: [
+      { attributes: [{ attributeId: 'urn:oasis:names:tc:xacml:1.0:resource:resource-id', dataType: XS_STRING, values: ['/pet/1'] }] },
+    ],
+    action: {
+      attributes: [
+        { attributeId: 'org:gateway:action:transport:header:x-note', dataType: XS_STRING, issuer: 'a"b', values: ['<&>', 'two'] },
+      ],
+    },
     environment: { attributes: [] },
   };
 
@@ -21,7 +30,10 @@ describe('toRequestXml', () => {
     assert.ok(xml.includes('Issuer="a&quot;b"'));
     assert.ok(xml.includes('<Subject SubjectCategory="urn:example:intermediary"/>'));
     const back = parseRequest(xml);
-    assert.deepEqual(back.subjects.map((s) => [s.subjectCategory, s.attributes]), request.subjects.map((s) => [s.subjectCategory, s.attributes]));
+    assert.deepEqual(
+      back.subjects.map((s) => [s.subjectCategory, s.attributes]),
+      request.subjects.map((s) => [s.subjectCategory, s.attributes]),
+    );
     assert.deepEqual(back.resources[0]!.attributes, request.resources[0]!.attributes);
     assert.deepEqual(back.action.attributes, request.action.attributes);
     assert.deepEqual(back.environment.attributes, []);

@@ -26,7 +26,11 @@ const hostile: Array<[string, string, string]> = [
   ['4 MiB of unterminated tags', '<a'.repeat(2 * 1024 * 1024 - 10), 'Malformed XML'],
   ['4 MiB of unterminated comments', '<!--'.repeat(1024 * 1024 - 10), 'Malformed XML'],
   ['4 MiB of unterminated quotes', `<Policy xmlns="${NS}">${'<a b="'.repeat(600_000)}`, 'Malformed XML'],
-  ['300,000 attributes on one element', `<Policy xmlns="${NS}" ${Array.from({ length: 300_000 }, (_, i) => `a${i}="1"`).join(' ')}/>`, 'without PolicyId'],
+  [
+    '300,000 attributes on one element',
+    `<Policy xmlns="${NS}" ${Array.from({ length: 300_000 }, (_, i) => `a${i}="1"`).join(' ')}/>`,
+    'without PolicyId',
+  ],
   ['two root elements', `${ok}${ok}`, 'root'],
 ];
 
@@ -49,7 +53,9 @@ describe('xacml safety', () => {
   });
 
   it('decodes the five XML entities and character references, nothing else', () => {
-    const req = parseRequest(`<Request xmlns="${CTX}"><Subject><Attribute AttributeId="a&amp;b" DataType="x"><AttributeValue>&lt;&#65;&#x42;&quot;&apos;&gt;</AttributeValue></Attribute></Subject><Environment/></Request>`);
+    const req = parseRequest(
+      `<Request xmlns="${CTX}"><Subject><Attribute AttributeId="a&amp;b" DataType="x"><AttributeValue>&lt;&#65;&#x42;&quot;&apos;&gt;</AttributeValue></Attribute></Subject><Environment/></Request>`,
+    );
     assert.deepEqual(req.subjects[0]!.attributes[0], { attributeId: 'a&b', dataType: 'x', values: [`<AB"'>`] });
   });
 
@@ -59,38 +65,74 @@ describe('xacml safety', () => {
   });
 
   it('reads a request with ResourceContent for selectors, keeping its namespaces', () => {
-    const req = parseRequest(`<Request xmlns="${CTX}" xmlns:md="urn:md"><Resource><ResourceContent><md:r a="1">t</md:r></ResourceContent></Resource><Action/><Environment/></Request>`);
+    const req = parseRequest(
+      `<Request xmlns="${CTX}" xmlns:md="urn:md"><Resource><ResourceContent><md:r a="1">t</md:r></ResourceContent></Resource><Action/><Environment/></Request>`,
+    );
     const content = req.resources[0]!.resourceContent!;
-    assert.match(content, /^<ResourceContent xmlns="urn:oasis:names:tc:xacml:2.0:context:schema:os" xmlns:md="urn:md"><md:r a="1">t<\/md:r><\/ResourceContent>$/);
+    assert.match(
+      content,
+      /^<ResourceContent xmlns="urn:oasis:names:tc:xacml:2.0:context:schema:os" xmlns:md="urn:md"><md:r a="1">t<\/md:r><\/ResourceContent>$/,
+    );
   });
 
   it('rejects an invalid request attribute with its path', () => {
-    throwsSyntax(() => parseRequest(`<Request xmlns="${CTX}"><Subject/><Action><Attribute DataType="x"><AttributeValue>v</AttributeValue></Attribute></Action></Request>`),
-      '<Attribute> without AttributeId', '/Request/Action/Attribute[1]');
+    throwsSyntax(
+      () =>
+        parseRequest(
+          `<Request xmlns="${CTX}"><Subject/><Action><Attribute DataType="x"><AttributeValue>v</AttributeValue></Attribute></Action></Request>`,
+        ),
+      '<Attribute> without AttributeId',
+      '/Request/Action/Attribute[1]',
+    );
   });
 
   describe('invalid policies name the offending element', () => {
     const set = (body: string): string =>
       `<PolicySet xmlns="${NS}" PolicySetId="x" PolicyCombiningAlgId="urn:oasis:names:tc:xacml:1.0:policy-combining-algorithm:first-applicable"><Target/>${body}</PolicySet>`;
-    const inner = (cond: string): string => policy('p1', 'first-applicable', rule('r', 'Permit', condition(cond))).replace(/ xmlns="[^"]*"/, '');
+    const inner = (cond: string): string =>
+      policy('p1', 'first-applicable', rule('r', 'Permit', condition(cond))).replace(/ xmlns="[^"]*"/, '');
     it('a non-boolean Condition', () => {
-      throwsSyntax(() => createPdp({ policies: [set(`${inner(val('x'))}`)] }), 'must be a boolean expression',
-        '/PolicySet[@PolicySetId="x"]/Policy[@PolicyId="p1"]/Rule[@RuleId="r"]/Condition');
+      throwsSyntax(
+        () => createPdp({ policies: [set(`${inner(val('x'))}`)] }),
+        'must be a boolean expression',
+        '/PolicySet[@PolicySetId="x"]/Policy[@PolicyId="p1"]/Rule[@RuleId="r"]/Condition',
+      );
     });
     it('a Policy without PolicyId, second of its siblings', () => {
       const noId = inner(apply('and')).replace(' PolicyId="p1"', '');
-      throwsSyntax(() => createPdp({ policies: [set(inner(apply('and')) + noId)] }), 'without PolicyId', '/PolicySet[@PolicySetId="x"]/Policy[2]');
+      throwsSyntax(
+        () => createPdp({ policies: [set(inner(apply('and')) + noId)] }),
+        'without PolicyId',
+        '/PolicySet[@PolicySetId="x"]/Policy[2]',
+      );
     });
     it('a wrong argument type deep in a Condition', () => {
-      throwsSyntax(() => createPdp({ policies: [set(inner(apply('and', apply('integer-equal', val('1', 'integer'), val('1')))))] }),
+      throwsSyntax(
+        () => createPdp({ policies: [set(inner(apply('and', apply('integer-equal', val('1', 'integer'), val('1')))))] }),
         'Argument 2 of urn:oasis:names:tc:xacml:1.0:function:integer-equal must be integer, not string',
-        '/PolicySet[@PolicySetId="x"]/Policy[@PolicyId="p1"]/Rule[@RuleId="r"]/Condition/Apply[1]/Apply[1]');
+        '/PolicySet[@PolicySetId="x"]/Policy[@PolicyId="p1"]/Rule[@RuleId="r"]/Condition/Apply[1]/Apply[1]',
+      );
     });
     it('a designator without AttributeId, an unknown element, a bad Effect', () => {
-      throwsSyntax(() => createPdp({ policies: [policy('p', 'first-applicable', rule('r', 'Permit', condition(apply('string-is-in', val('a'), designator('Subject', '')))))] }),
-        'without AttributeId', '/Policy[@PolicyId="p"]/Rule[@RuleId="r"]/Condition/Apply[1]/SubjectAttributeDesignator[1]');
-      throwsSyntax(() => createPdp({ policies: [policy('p', 'first-applicable', '<Bogus/>')] }), 'Unexpected <Bogus>', '/Policy[@PolicyId="p"]/Bogus[1]');
-      throwsSyntax(() => createPdp({ policies: [policy('p', 'first-applicable', rule('r', 'Maybe' as 'Permit'))] }), 'Effect must be Permit or Deny');
+      throwsSyntax(
+        () =>
+          createPdp({
+            policies: [
+              policy('p', 'first-applicable', rule('r', 'Permit', condition(apply('string-is-in', val('a'), designator('Subject', ''))))),
+            ],
+          }),
+        'without AttributeId',
+        '/Policy[@PolicyId="p"]/Rule[@RuleId="r"]/Condition/Apply[1]/SubjectAttributeDesignator[1]',
+      );
+      throwsSyntax(
+        () => createPdp({ policies: [policy('p', 'first-applicable', '<Bogus/>')] }),
+        'Unexpected <Bogus>',
+        '/Policy[@PolicyId="p"]/Bogus[1]',
+      );
+      throwsSyntax(
+        () => createPdp({ policies: [policy('p', 'first-applicable', rule('r', 'Maybe' as 'Permit'))] }),
+        'Effect must be Permit or Deny',
+      );
     });
   });
 });

@@ -74,16 +74,23 @@ export class Authorizer<R extends IncomingMessage> {
   decide(req: R, state: XacmlPolicyState): GatewayError | undefined {
     const gateway = gatewayContext(req);
     if (state.reloadError) {
-      addDiagnostic(req, 'error', 'XACML_POLICY_RELOAD_FAILED', `policy reload failed, version ${state.version} stays in force: ${state.reloadError.message}`);
+      addDiagnostic(
+        req,
+        'error',
+        'XACML_POLICY_RELOAD_FAILED',
+        `policy reload failed, version ${state.version} stays in force: ${state.reloadError.message}`,
+      );
     }
     const evaluated: Evaluated = {};
     const decided = this.#decided(req, gateway, state, evaluated);
     gateway.authorization = decided.authorization;
     let unfulfilled: string | undefined;
-    if (decided.permitted) for (const result of decided.response.results) unfulfilled ??= this.#unfulfilledObligation(result.obligations, req);
+    if (decided.permitted)
+      for (const result of decided.response.results) unfulfilled ??= this.#unfulfilledObligation(result.obligations, req);
     if (decided.permitted && unfulfilled === undefined) {
       addDiagnostic(req, 'info', 'XACML_DECISION', decided.authorization.text);
-      if (this.#settings.recordRequests === 'all') gateway.authorization = { ...decided.authorization, request: this.#wholeRequest(req, gateway, evaluated) };
+      if (this.#settings.recordRequests === 'all')
+        gateway.authorization = { ...decided.authorization, request: this.#wholeRequest(req, gateway, evaluated) };
       return undefined;
     }
     const text = decided.authorization.text;

@@ -112,9 +112,27 @@ export interface AuthorizeSettings<R extends IncomingMessage> {
 }
 
 const XACML_AUTHORIZE_KEYS = optionKeys<XacmlAuthorizeOptions>({
-  xacmlPolicy: true, policy: true, references: true, serviceType: true, serviceName: true, serviceVersion: true, providerType: true, providerName: true,
-  operation: true, subject: true, applications: true, protocol: true, excludeHeaders: true, obligations: true, onRequest: true, recordRequests: true,
-  attributeFinder: true, resourceChildren: true, now: true, limits: true, maxXPathAttributes: true,
+  xacmlPolicy: true,
+  policy: true,
+  references: true,
+  serviceType: true,
+  serviceName: true,
+  serviceVersion: true,
+  providerType: true,
+  providerName: true,
+  operation: true,
+  subject: true,
+  applications: true,
+  protocol: true,
+  excludeHeaders: true,
+  obligations: true,
+  onRequest: true,
+  recordRequests: true,
+  attributeFinder: true,
+  resourceChildren: true,
+  now: true,
+  limits: true,
+  maxXPathAttributes: true,
 });
 
 /** Checks the options of {@link xacmlAuthorize}, throwing `InvalidOptionError` that names the option. */
@@ -140,7 +158,8 @@ export function authorizeSettings<R extends IncomingMessage>(options: XacmlAutho
     ...evaluatorOptions
   } = check.known(check.object<XacmlAuthorizeOptions<R>>(options, ''), '', XACML_AUTHORIZE_KEYS);
   const recordRequests = check.oneOf(recordRequestsOption, 'recordRequests', ['denied', 'all'] as const, 'denied');
-  if (xacmlPolicy !== undefined && deprecatedPolicy !== undefined) check.fail('policy', 'is the deprecated name of xacmlPolicy: give one of them, not both');
+  if (xacmlPolicy !== undefined && deprecatedPolicy !== undefined)
+    check.fail('policy', 'is the deprecated name of xacmlPolicy: give one of them, not both');
   const policy = xacmlPolicy ?? deprecatedPolicy;
   if (policy === undefined) check.fail('xacmlPolicy', 'is required');
   const serviceType = check.string(serviceTypeOption, 'serviceType', 'gw');
@@ -148,17 +167,20 @@ export function authorizeSettings<R extends IncomingMessage>(options: XacmlAutho
   const protocol = check.string(protocolOption, 'protocol', 'rest');
   if (serviceName !== undefined) check.string(serviceName, 'serviceName');
   if (providerName !== undefined) check.string(providerName, 'providerName');
-  if (serviceVersion !== undefined && typeof serviceVersion !== 'number') check.string(serviceVersion, 'serviceVersion', undefined, undefined, 'a string or a number');
+  if (serviceVersion !== undefined && typeof serviceVersion !== 'number')
+    check.string(serviceVersion, 'serviceVersion', undefined, undefined, 'a string or a number');
   const operation = check.optionalFunction<(req: R) => string>(operationOption, 'operation');
   const subject = check.optionalFunction<(req: R) => XacmlSubjectInfo | undefined>(subjectOption, 'subject');
   const onRequest = check.optionalFunction<(request: RequestContext, req: R) => void>(onRequestOption, 'onRequest');
-  const applications = applicationsOption === undefined ? undefined : ApplicationRegistry.checked(applicationsOption, 'applications', check);
+  const applications =
+    applicationsOption === undefined ? undefined : ApplicationRegistry.checked(applicationsOption, 'applications', check);
   if (excludeHeaders !== undefined && (!Array.isArray(excludeHeaders) || excludeHeaders.some((h) => typeof h !== 'string' || h === ''))) {
     check.fail('excludeHeaders', 'must be an array of header names');
   }
   const obligations = check.object<Readonly<Record<string, XacmlObligationHandler<R>>>>(obligationsOption, 'obligations', {});
   for (const [id, handler] of Object.entries(obligations)) {
-    if (typeof handler !== 'function') check.fail(`obligations[${JSON.stringify(id)}]`, 'must be a function (obligation ids map to handlers)');
+    if (typeof handler !== 'function')
+      check.fail(`obligations[${JSON.stringify(id)}]`, 'must be a function (obligation ids map to handlers)');
   }
   if (!(policy instanceof XacmlPolicySource)) checkEvaluatorOptions(check, evaluatorOptions);
   const source =
@@ -166,6 +188,20 @@ export function authorizeSettings<R extends IncomingMessage>(options: XacmlAutho
       ? policy
       : new XacmlPolicySource({ ...evaluatorOptions, policy, ...(references === undefined ? {} : { references }) });
   const excluded = excludedHeaders(excludeHeaders === undefined ? {} : { excludeHeaders });
-  return { source, serviceType, serviceName, serviceVersion, providerType, providerName, protocol, operation, subject, onRequest, applications, obligations, excluded, recordRequests };
+  return {
+    source,
+    serviceType,
+    serviceName,
+    serviceVersion,
+    providerType,
+    providerName,
+    protocol,
+    operation,
+    subject,
+    onRequest,
+    applications,
+    obligations,
+    excluded,
+    recordRequests,
+  };
 }
-

@@ -5,7 +5,7 @@
   'use strict';
   var TEXTS = __TEXTS__;
   var ROLES = ['viewer', 'operator', 'admin'];
-  var HEADERS = { accept: 'application/json', '__CONSOLE_HEADER__': '1' };
+  var HEADERS = { accept: 'application/json', __CONSOLE_HEADER__: '1' };
   /**
    * What the page shows. `me` (the operator signed in), `config`, `draft`, `versions` and `whatIf`
    * hold the configuration API's answers, as it sends them.
@@ -23,14 +23,18 @@
    * @param {string} id
    * @returns {Control}
    */
-  function $(id) { return /** @type {Control} */ (document.getElementById(id)); }
+  function $(id) {
+    return /** @type {Control} */ (document.getElementById(id));
+  }
   function el(tag, attrs, children) {
     var node = document.createElement(tag);
-    if (attrs) Object.keys(attrs).forEach(function (k) {
-      var v = attrs[k];
-      if (v === undefined || v === null || v === false) return;
-      if (k === 'text') node.textContent = String(v); else node.setAttribute(k, String(v));
-    });
+    if (attrs)
+      Object.keys(attrs).forEach(function (k) {
+        var v = attrs[k];
+        if (v === undefined || v === null || v === false) return;
+        if (k === 'text') node.textContent = String(v);
+        else node.setAttribute(k, String(v));
+      });
     (children || []).forEach(function (c) {
       if (c === undefined || c === null || c === false) return;
       node.appendChild(typeof c === 'object' ? c : document.createTextNode(String(c)));
@@ -39,28 +43,57 @@
   }
   function t(key, params) {
     var text = (TEXTS[state.lang] && TEXTS[state.lang][key]) || TEXTS.en[key] || key;
-    if (params) Object.keys(params).forEach(function (p) { text = text.split('{' + p + '}').join(String(params[p])); });
+    if (params)
+      Object.keys(params).forEach(function (p) {
+        text = text.split('{' + p + '}').join(String(params[p]));
+      });
     return text;
   }
-  function pad(n) { return String(n).padStart(2, '0'); }
+  function pad(n) {
+    return String(n).padStart(2, '0');
+  }
   function fmtTime(value) {
     if (value === undefined || value === null) return '—';
     var d = new Date(value);
     if (!isFinite(d.getTime())) return '—';
-    return d.getFullYear() + '-' + pad(d.getMonth() + 1) + '-' + pad(d.getDate()) + ' ' + pad(d.getHours()) + ':' + pad(d.getMinutes()) + ':' + pad(d.getSeconds());
+    return (
+      d.getFullYear() +
+      '-' +
+      pad(d.getMonth() + 1) +
+      '-' +
+      pad(d.getDate()) +
+      ' ' +
+      pad(d.getHours()) +
+      ':' +
+      pad(d.getMinutes()) +
+      ':' +
+      pad(d.getSeconds())
+    );
   }
-  function say(text) { $('status').textContent = text || ''; }
-  function allows(role) { return state.me && ROLES.indexOf(state.me.role) >= ROLES.indexOf(role); }
-  function keyOf(api) { return api.provider + '/' + api.name + '/v' + api.version; }
-  function pathOf(api) { return encodeURIComponent(api.provider) + '/' + encodeURIComponent(api.name) + '/' + encodeURIComponent(api.version); }
+  function say(text) {
+    $('status').textContent = text || '';
+  }
+  function allows(role) {
+    return state.me && ROLES.indexOf(state.me.role) >= ROLES.indexOf(role);
+  }
+  function keyOf(api) {
+    return api.provider + '/' + api.name + '/v' + api.version;
+  }
+  function pathOf(api) {
+    return encodeURIComponent(api.provider) + '/' + encodeURIComponent(api.name) + '/' + encodeURIComponent(api.version);
+  }
 
   // ---- language ------------------------------------------------------------------------------
 
   function translate() {
     document.documentElement.lang = state.lang;
     document.title = t('title');
-    document.querySelectorAll('[data-i18n]').forEach(function (node) { node.textContent = t(node.getAttribute('data-i18n')); });
-    document.querySelectorAll('[data-i18n-label]').forEach(function (node) { node.setAttribute('aria-label', t(node.getAttribute('data-i18n-label'))); });
+    document.querySelectorAll('[data-i18n]').forEach(function (node) {
+      node.textContent = t(node.getAttribute('data-i18n'));
+    });
+    document.querySelectorAll('[data-i18n-label]').forEach(function (node) {
+      node.setAttribute('aria-label', t(node.getAttribute('data-i18n-label')));
+    });
   }
 
   // ---- calls ---------------------------------------------------------------------------------
@@ -69,21 +102,40 @@
     var headers = Object.assign({}, HEADERS);
     if (body !== undefined) headers['content-type'] = 'application/json';
     if (method !== 'GET' && state.me && state.me.csrfToken) headers['__CSRF_HEADER__'] = state.me.csrfToken;
-    return fetch(url, { method: method, headers: headers, credentials: 'same-origin', body: body === undefined ? undefined : JSON.stringify(body) })
-      .then(function (res) {
-        return res.json().catch(function () { return null; }).then(function (data) {
-          if (res.status === 401 && state.me) signedOut();
-          return { ok: res.ok, status: res.status, body: data };
-        });
-      }, function () { return { ok: false, status: 0, body: { detail: 'the gateway cannot be reached' } }; });
+    return fetch(url, {
+      method: method,
+      headers: headers,
+      credentials: 'same-origin',
+      body: body === undefined ? undefined : JSON.stringify(body),
+    }).then(
+      function (res) {
+        return res
+          .json()
+          .catch(function () {
+            return null;
+          })
+          .then(function (data) {
+            if (res.status === 401 && state.me) signedOut();
+            return { ok: res.ok, status: res.status, body: data };
+          });
+      },
+      function () {
+        return { ok: false, status: 0, body: { detail: 'the gateway cannot be reached' } };
+      },
+    );
   }
-  function detailOf(answer) { return answer.body && answer.body.detail ? answer.body.detail : 'HTTP ' + answer.status; }
+  function detailOf(answer) {
+    return answer.body && answer.body.detail ? answer.body.detail : 'HTTP ' + answer.status;
+  }
 
   // ---- session -------------------------------------------------------------------------------
 
   function signedOut() {
     state.me = null;
-    if (state.timer) { clearInterval(state.timer); state.timer = null; }
+    if (state.timer) {
+      clearInterval(state.timer);
+      state.timer = null;
+    }
     $('app').hidden = true;
     $('sign-out').hidden = true;
     $('who').textContent = '';
@@ -101,7 +153,9 @@
     });
     $('policy-text').readOnly = !allows('admin');
     loadAll();
-    state.timer = setInterval(function () { if (!document.hidden) loadState(); }, 5000);
+    state.timer = setInterval(function () {
+      if (!document.hidden) loadState();
+    }, 5000);
     $('main').focus();
   }
   function loadAll() {
@@ -112,20 +166,29 @@
 
   function loadState() {
     return call('GET', 'api/state').then(function (a) {
-      if (!a.ok) { say(detailOf(a)); return; }
+      if (!a.ok) {
+        say(detailOf(a));
+        return;
+      }
       var s = a.body.saved;
       state.nodeId = a.body.nodes[0] ? a.body.nodes[0].nodeId : undefined;
-      $('saved-line').textContent = t('savedLine', { v: s.version, a: s.author, t: fmtTime(s.time) }) + (s.comment ? ' — ' + s.comment : '');
-      $('nodes').replaceChildren.apply($('nodes'), a.body.nodes.map(function (n) {
-        var label = n.state === 'in force' ? t('inForce') : n.state === 'unknown' ? t('unknown') : t('notInForce');
-        return el('tr', { 'data-node': n.nodeId }, [
-          el('td', { class: 'mono', text: n.nodeId }),
-          el('td', { text: n.version !== undefined ? String(n.version) : (n.configVersion ? n.configVersion.slice(0, 12) : '—') }),
-          el('td', {}, [el('span', { class: n.state === 'in force' ? 'state-ok' : 'state-pending', 'data-state': n.state, text: label })]),
-          el('td', { text: fmtTime(n.loadedAt) }),
-          el('td', { text: fmtTime(n.expiresAt) }),
-        ]);
-      }));
+      $('saved-line').textContent =
+        t('savedLine', { v: s.version, a: s.author, t: fmtTime(s.time) }) + (s.comment ? ' — ' + s.comment : '');
+      $('nodes').replaceChildren.apply(
+        $('nodes'),
+        a.body.nodes.map(function (n) {
+          var label = n.state === 'in force' ? t('inForce') : n.state === 'unknown' ? t('unknown') : t('notInForce');
+          return el('tr', { 'data-node': n.nodeId }, [
+            el('td', { class: 'mono', text: n.nodeId }),
+            el('td', { text: n.version !== undefined ? String(n.version) : n.configVersion ? n.configVersion.slice(0, 12) : '—' }),
+            el('td', {}, [
+              el('span', { class: n.state === 'in force' ? 'state-ok' : 'state-pending', 'data-state': n.state, text: label }),
+            ]),
+            el('td', { text: fmtTime(n.loadedAt) }),
+            el('td', { text: fmtTime(n.expiresAt) }),
+          ]);
+        }),
+      );
     });
   }
   function reset() {
@@ -137,15 +200,26 @@
       var items = [];
       if (a.ok && a.body.cluster && a.body.cluster.nodes) {
         a.body.cluster.nodes.forEach(function (n) {
-          items.push(n.applied ? t('resetOk', { n: n.nodeId, c: n.result ? n.result.tokenResultsCleared : 0 }) : t('resetFailed', { n: n.nodeId, e: n.error || '?' }));
+          items.push(
+            n.applied
+              ? t('resetOk', { n: n.nodeId, c: n.result ? n.result.tokenResultsCleared : 0 })
+              : t('resetFailed', { n: n.nodeId, e: n.error || '?' }),
+          );
         });
-        (a.body.cluster.missing || []).forEach(function (id) { items.push(t('resetMissing', { n: id })); });
+        (a.body.cluster.missing || []).forEach(function (id) {
+          items.push(t('resetMissing', { n: id }));
+        });
       } else if (a.ok) {
         items.push(t('resetOk', { n: state.nodeId || 'this node', c: a.body.tokenResultsCleared }));
       } else {
         items.push(t('resetFailed', { n: state.nodeId || 'this node', e: detailOf(a) }));
       }
-      $('reset-result').replaceChildren.apply($('reset-result'), items.map(function (text) { return el('li', { text: text }); }));
+      $('reset-result').replaceChildren.apply(
+        $('reset-result'),
+        items.map(function (text) {
+          return el('li', { text: text });
+        }),
+      );
       return Promise.all([loadState(), allows('operator') ? loadAudit() : null]);
     });
   }
@@ -163,47 +237,84 @@
 
   function loadConfig() {
     return call('GET', 'api/config').then(function (a) {
-      if (!a.ok) { say(detailOf(a)); return; }
+      if (!a.ok) {
+        say(detailOf(a));
+        return;
+      }
       state.config = a.body;
       renderApiList();
       renderTokenPolicies();
       var apis = state.config.document.apis || [];
-      var keep = state.selected && apis.filter(function (x) { return keyOf(x) === state.selected; })[0];
-      selectApi(keep ? state.selected : (apis[0] ? keyOf(apis[0]) : null), false);
+      var keep =
+        state.selected &&
+        apis.filter(function (x) {
+          return keyOf(x) === state.selected;
+        })[0];
+      selectApi(keep ? state.selected : apis[0] ? keyOf(apis[0]) : null, false);
     });
   }
   function currentApi() {
     var apis = (state.config && state.config.document.apis) || [];
-    return apis.filter(function (x) { return keyOf(x) === state.selected; })[0] || null;
+    return (
+      apis.filter(function (x) {
+        return keyOf(x) === state.selected;
+      })[0] || null
+    );
   }
   function renderApiList() {
     var apis = state.config.document.apis || [];
-    $('api-list').replaceChildren.apply($('api-list'), apis.map(function (api) {
-      var button = el('button', { type: 'button', 'data-api': keyOf(api), 'aria-current': keyOf(api) === state.selected ? 'true' : 'false', text: keyOf(api) });
-      button.addEventListener('click', function () { selectApi(keyOf(api), true); });
-      return el('li', {}, [button]);
-    }));
+    $('api-list').replaceChildren.apply(
+      $('api-list'),
+      apis.map(function (api) {
+        var button = el('button', {
+          type: 'button',
+          'data-api': keyOf(api),
+          'aria-current': keyOf(api) === state.selected ? 'true' : 'false',
+          text: keyOf(api),
+        });
+        button.addEventListener('click', function () {
+          selectApi(keyOf(api), true);
+        });
+        return el('li', {}, [button]);
+      }),
+    );
   }
   function selectApi(key, focus) {
     state.selected = key;
-    Array.prototype.forEach.call($('api-list').querySelectorAll('button'), function (b) { b.setAttribute('aria-current', b.getAttribute('data-api') === key ? 'true' : 'false'); });
+    Array.prototype.forEach.call($('api-list').querySelectorAll('button'), function (b) {
+      b.setAttribute('aria-current', b.getAttribute('data-api') === key ? 'true' : 'false');
+    });
     var api = currentApi();
     $('api-form').hidden = !api;
     $('api-errors').replaceChildren();
-    if (!api) { $('policy-api').textContent = '—'; return; }
+    if (!api) {
+      $('policy-api').textContent = '—';
+      return;
+    }
     state.draft = JSON.parse(JSON.stringify(api));
     fillApiForm();
     loadPolicy();
     if (focus) $('api-title').focus();
   }
-  function get(obj, path) { return path.split('.').reduce(function (o, k) { return o === undefined || o === null ? undefined : o[k]; }, obj); }
+  function get(obj, path) {
+    return path.split('.').reduce(function (o, k) {
+      return o === undefined || o === null ? undefined : o[k];
+    }, obj);
+  }
   function fillApiForm() {
     var api = state.draft;
     var editable = allows('admin');
     $('api-title').textContent = keyOf(api);
     $('api-title').setAttribute('tabindex', '-1');
     var select = $('f-tm-policy');
-    select.replaceChildren.apply(select, [el('option', { value: '', text: '—' })].concat(Object.keys(state.config.document.tokenPolicies || {}).map(function (name) { return el('option', { value: name, text: name }); })));
+    select.replaceChildren.apply(
+      select,
+      [el('option', { value: '', text: '—' })].concat(
+        Object.keys(state.config.document.tokenPolicies || {}).map(function (name) {
+          return el('option', { value: name, text: name });
+        }),
+      ),
+    );
     Array.prototype.forEach.call($('api-form').querySelectorAll('[data-field]'), function (input) {
       var value = get(api, input.getAttribute('data-field'));
       if (input.getAttribute('data-field') === 'tokenManagement.tokenForward') value = value === true || (value && value.enabled !== false);
@@ -211,73 +322,111 @@
       if (input.getAttribute('data-field') === 'recording.xacmlRequests' && value === undefined) value = 'denied';
       if (input.type === 'checkbox') input.checked = value === true;
       else input.value = value === undefined || value === null ? '' : String(value);
-      if (input.tagName === 'SELECT' || input.type === 'checkbox') input.disabled = !editable; else input.readOnly = !editable;
+      if (input.tagName === 'SELECT' || input.type === 'checkbox') input.disabled = !editable;
+      else input.readOnly = !editable;
     });
     renderOperations();
   }
   function renderOperations() {
     var ops = state.draft.operations || [];
-    $('ops').replaceChildren.apply($('ops'), ops.map(function (op, index) {
-      var cells = [el('td', { text: op.name }), el('td', { text: op.method }), el('td', { text: op.path })];
-      var action = el('td', {});
-      if (allows('admin')) {
-        var remove = el('button', { type: 'button', 'aria-label': t('remove') + ' ' + op.name, text: t('remove') });
-        remove.addEventListener('click', function () { state.draft.operations.splice(index, 1); if (state.draft.operations.length === 0) delete state.draft.operations; renderOperations(); });
-        action.appendChild(remove);
-      }
-      cells.push(action);
-      return el('tr', { 'data-operation': op.name }, cells);
-    }));
+    $('ops').replaceChildren.apply(
+      $('ops'),
+      ops.map(function (op, index) {
+        var cells = [el('td', { text: op.name }), el('td', { text: op.method }), el('td', { text: op.path })];
+        var action = el('td', {});
+        if (allows('admin')) {
+          var remove = el('button', { type: 'button', 'aria-label': t('remove') + ' ' + op.name, text: t('remove') });
+          remove.addEventListener('click', function () {
+            state.draft.operations.splice(index, 1);
+            if (state.draft.operations.length === 0) delete state.draft.operations;
+            renderOperations();
+          });
+          action.appendChild(remove);
+        }
+        cells.push(action);
+        return el('tr', { 'data-operation': op.name }, cells);
+      }),
+    );
   }
   function set(obj, path, value) {
     var keys = path.split('.');
     var o = obj;
-    for (var i = 0; i < keys.length - 1; i++) { if (o[keys[i]] === undefined || o[keys[i]] === null || typeof o[keys[i]] !== 'object') o[keys[i]] = {}; o = o[keys[i]]; }
-    if (value === undefined) delete o[keys[keys.length - 1]]; else o[keys[keys.length - 1]] = value;
+    for (var i = 0; i < keys.length - 1; i++) {
+      if (o[keys[i]] === undefined || o[keys[i]] === null || typeof o[keys[i]] !== 'object') o[keys[i]] = {};
+      o = o[keys[i]];
+    }
+    if (value === undefined) delete o[keys[keys.length - 1]];
+    else o[keys[keys.length - 1]] = value;
   }
   function readApiForm() {
     var api = JSON.parse(JSON.stringify(state.draft));
     Array.prototype.forEach.call($('api-form').querySelectorAll('[data-field]'), function (input) {
       var field = input.getAttribute('data-field');
       var value = input.type === 'checkbox' ? input.checked : input.value.trim();
-      if (field === 'backend.timeoutMs' || field === 'recording.maxBodyBytes') value = value === '' ? undefined : (/^\d+$/.test(value) ? Number(value) : value);
+      if (field === 'backend.timeoutMs' || field === 'recording.maxBodyBytes')
+        value = value === '' ? undefined : /^\d+$/.test(value) ? Number(value) : value;
       if (field === 'tokenManagement.policy' && value === '') value = undefined;
       if (field === 'authorization.policy' && value === '') value = undefined;
-      if (field === 'tokenManagement.tokenForward' && state.draft.tokenManagement && typeof state.draft.tokenManagement.tokenForward === 'object') {
+      if (
+        field === 'tokenManagement.tokenForward' &&
+        state.draft.tokenManagement &&
+        typeof state.draft.tokenManagement.tokenForward === 'object'
+      ) {
         // The form shows the switch only: the mode of a detailed setting stays as saved.
         field = 'tokenManagement.tokenForward.enabled';
       }
       set(api, field, value);
     });
     if (api.authorization && api.authorization.mode === 'none') api.authorization = { mode: 'none' };
-    if (api.tokenManagement && api.tokenManagement.enabled === false && !api.tokenManagement.policy) api.tokenManagement = { enabled: false };
+    if (api.tokenManagement && api.tokenManagement.enabled === false && !api.tokenManagement.policy)
+      api.tokenManagement = { enabled: false };
     return api;
   }
   function showIssues(list, answer, onLine) {
     var issues = answer.body && answer.body.issues;
-    if (!issues || issues.length === 0) { list.replaceChildren(el('li', { text: detailOf(answer) })); return; }
-    list.replaceChildren.apply(list, issues.map(function (issue) {
-      var parts = [];
-      if (issue.path) parts.push(el('span', { class: 'field-path', text: issue.path + (issue.line ? ' (' + t('line', { n: issue.line }) + ')' : '') }));
-      parts.push(el('span', { text: issue.message }));
-      if (issue.element) parts.push(el('span', { class: 'element', text: t('element') + ': ' + issue.element }));
-      if (issue.line && onLine) {
-        var go = el('button', { type: 'button', text: t('goToLine', { n: issue.line }) });
-        go.addEventListener('click', function () { onLine(issue.line); });
-        parts.push(el('div', {}, [go]));
-      }
-      return el('li', {}, parts);
-    }));
+    if (!issues || issues.length === 0) {
+      list.replaceChildren(el('li', { text: detailOf(answer) }));
+      return;
+    }
+    list.replaceChildren.apply(
+      list,
+      issues.map(function (issue) {
+        var parts = [];
+        if (issue.path)
+          parts.push(el('span', { class: 'field-path', text: issue.path + (issue.line ? ' (' + t('line', { n: issue.line }) + ')' : '') }));
+        parts.push(el('span', { text: issue.message }));
+        if (issue.element) parts.push(el('span', { class: 'element', text: t('element') + ': ' + issue.element }));
+        if (issue.line && onLine) {
+          var go = el('button', { type: 'button', text: t('goToLine', { n: issue.line }) });
+          go.addEventListener('click', function () {
+            onLine(issue.line);
+          });
+          parts.push(el('div', {}, [go]));
+        }
+        return el('li', {}, parts);
+      }),
+    );
     var first = list.querySelector('button');
-    if (first && onLine) onLine(issues.filter(function (i) { return i.line; })[0].line, true);
+    if (first && onLine)
+      onLine(
+        issues.filter(function (i) {
+          return i.line;
+        })[0].line,
+        true,
+      );
   }
   function saved(answer, list, after) {
-    if (!answer.ok) { showIssues(list, answer, after && after.onLine); return false; }
+    if (!answer.ok) {
+      showIssues(list, answer, after && after.onLine);
+      return false;
+    }
     list.replaceChildren(el('li', { class: 'ok', text: t('saved', { v: answer.body.version.version }) }));
     say(t('saved', { v: answer.body.version.version }));
     return true;
   }
-  function refreshAfterSave() { return Promise.all([loadConfig(), loadState(), loadVersions(), loadAudit()]); }
+  function refreshAfterSave() {
+    return Promise.all([loadConfig(), loadState(), loadVersions(), loadAudit()]);
+  }
   function saveApi(event) {
     event.preventDefault();
     var api = readApiForm();
@@ -287,12 +436,28 @@
     var before = currentApi();
     var az = api.authorization;
     // A policy file the API did not have yet is uploaded with it, from the editor.
-    if (az && az.mode === 'xacml-Policy' && az.policy && !(before.authorization && before.authorization.policy === az.policy) && $('policy-text').value.trim() !== '') body.policy = $('policy-text').value;
-    return call('PUT', 'api/apis/' + encodeURIComponent(path[0]) + '/' + encodeURIComponent(path[1]) + '/' + encodeURIComponent(path[2].slice(1)), body)
-      .then(function (a) {
-        var ok = saved(a, $('api-errors'));
-        if (ok) { state.selected = keyOf(api); $('api-comment').value = ''; return refreshAfterSave().then(function () { saved(a, $('api-errors')); }); }
-      });
+    if (
+      az &&
+      az.mode === 'xacml-Policy' &&
+      az.policy &&
+      !(before.authorization && before.authorization.policy === az.policy) &&
+      $('policy-text').value.trim() !== ''
+    )
+      body.policy = $('policy-text').value;
+    return call(
+      'PUT',
+      'api/apis/' + encodeURIComponent(path[0]) + '/' + encodeURIComponent(path[1]) + '/' + encodeURIComponent(path[2].slice(1)),
+      body,
+    ).then(function (a) {
+      var ok = saved(a, $('api-errors'));
+      if (ok) {
+        state.selected = keyOf(api);
+        $('api-comment').value = '';
+        return refreshAfterSave().then(function () {
+          saved(a, $('api-errors'));
+        });
+      }
+    });
   }
   function addOperation() {
     var name = $('op-name').value.trim();
@@ -307,11 +472,15 @@
     var c = body.changes || {};
     var items = [];
     if (dryRun) items.push(el('li', { text: t('previewOnly') }));
-    if (c.added && c.added.length) items.push(el('li', { class: 'op-added', text: t('opsAdded', { n: c.added.length, l: c.added.join(', ') }) }));
+    if (c.added && c.added.length)
+      items.push(el('li', { class: 'op-added', text: t('opsAdded', { n: c.added.length, l: c.added.join(', ') }) }));
     if (c.changed && c.changed.length) items.push(el('li', { text: t('opsChanged', { n: c.changed.length, l: c.changed.join(', ') }) }));
-    if (c.removed && c.removed.length) items.push(el('li', { class: 'op-removed', text: t('opsRemoved', { n: c.removed.length, l: c.removed.join(', ') }) }));
+    if (c.removed && c.removed.length)
+      items.push(el('li', { class: 'op-removed', text: t('opsRemoved', { n: c.removed.length, l: c.removed.join(', ') }) }));
     if (c.unchanged) items.push(el('li', { text: t('opsUnchanged', { n: c.unchanged.length }) }));
-    (body.skipped || []).forEach(function (s) { items.push(el('li', { text: t('opsSkipped', { p: s.path, m: s.message }) })); });
+    (body.skipped || []).forEach(function (s) {
+      items.push(el('li', { text: t('opsSkipped', { p: s.path, m: s.message }) }));
+    });
     $('openapi-result').replaceChildren.apply($('openapi-result'), items);
   }
   function importOpenApi(dryRun) {
@@ -321,33 +490,68 @@
     $('openapi-result').replaceChildren();
     $('openapi-errors').replaceChildren();
     if (!api) return Promise.resolve();
-    if (!file) { $('openapi-errors').replaceChildren(el('li', { text: t('chooseFile') })); $('openapi-file').focus(); return Promise.resolve(); }
-    if (file.size > 2 * 1024 * 1024) { $('openapi-errors').replaceChildren(el('li', { text: t('fileTooLarge') })); return Promise.resolve(); }
+    if (!file) {
+      $('openapi-errors').replaceChildren(el('li', { text: t('chooseFile') }));
+      $('openapi-file').focus();
+      return Promise.resolve();
+    }
+    if (file.size > 2 * 1024 * 1024) {
+      $('openapi-errors').replaceChildren(el('li', { text: t('fileTooLarge') }));
+      return Promise.resolve();
+    }
     return file.text().then(function (text) {
-      var body = { text: text, mode: $('openapi-mode').value, dryRun: dryRun, comment: $('api-comment').value, baseVersion: state.config.version.version };
+      var body = {
+        text: text,
+        mode: $('openapi-mode').value,
+        dryRun: dryRun,
+        comment: $('api-comment').value,
+        baseVersion: state.config.version.version,
+      };
       return call('POST', 'api/apis/' + pathOf(api) + '/operations/openapi', body).then(function (a) {
-        if (!a.ok) { showIssues($('openapi-errors'), a); return; }
-        if (dryRun) { importChanges(a.body, true); return; }
+        if (!a.ok) {
+          showIssues($('openapi-errors'), a);
+          return;
+        }
+        if (dryRun) {
+          importChanges(a.body, true);
+          return;
+        }
         $('api-comment').value = '';
         $('openapi-file').value = '';
         importChanges(a.body, false);
-        return refreshAfterSave().then(function () { saved(a, $('openapi-errors')); });
+        return refreshAfterSave().then(function () {
+          saved(a, $('openapi-errors'));
+        });
       });
     });
   }
   function removeApi() {
     var api = currentApi();
     if (!api || !window.confirm(t('confirmRemove', { k: keyOf(api) }))) return;
-    return call('DELETE', 'api/apis/' + pathOf(api), { comment: $('api-comment').value, baseVersion: state.config.version.version }).then(function (a) {
-      if (saved(a, $('api-errors'))) { state.selected = null; return refreshAfterSave(); }
-    });
+    return call('DELETE', 'api/apis/' + pathOf(api), { comment: $('api-comment').value, baseVersion: state.config.version.version }).then(
+      function (a) {
+        if (saved(a, $('api-errors'))) {
+          state.selected = null;
+          return refreshAfterSave();
+        }
+      },
+    );
   }
   function addApi(event) {
     event.preventDefault();
     var version = $('new-version').value.trim();
-    var api = { provider: $('new-provider').value.trim(), name: $('new-name').value.trim(), version: /^\d+$/.test(version) ? Number(version) : version, backend: { url: $('new-backend').value.trim() } };
+    var api = {
+      provider: $('new-provider').value.trim(),
+      name: $('new-name').value.trim(),
+      version: /^\d+$/.test(version) ? Number(version) : version,
+      backend: { url: $('new-backend').value.trim() },
+    };
     return call('POST', 'api/apis', { api: api, baseVersion: state.config.version.version }).then(function (a) {
-      if (saved(a, $('add-api-errors'))) { state.selected = keyOf(api); $('add-api').reset(); return refreshAfterSave(); }
+      if (saved(a, $('add-api-errors'))) {
+        state.selected = keyOf(api);
+        $('add-api').reset();
+        return refreshAfterSave();
+      }
     });
   }
 
@@ -368,7 +572,10 @@
     }
     $('policy-text').disabled = false;
     return call('GET', 'api/apis/' + pathOf(api) + '/policy').then(function (a) {
-      if (!a.ok) { $('policy-file').textContent = detailOf(a); return; }
+      if (!a.ok) {
+        $('policy-file').textContent = detailOf(a);
+        return;
+      }
       $('policy-file').textContent = a.body.file + (allows('admin') ? '' : ' — ' + t('readOnly'));
       // A draft being edited stays in the editor when the same policy is read again (a language
       // switch, a refresh after another save); otherwise the saved text is shown.
@@ -401,17 +608,27 @@
   }
   function checkPolicy() {
     return call('POST', 'api/policies/check', { text: $('policy-text').value }).then(function (a) {
-      if (a.ok && a.body.valid) { $('policy-errors').replaceChildren(el('li', { class: 'ok', text: t('policyValid') })); renderGutter(); return; }
+      if (a.ok && a.body.valid) {
+        $('policy-errors').replaceChildren(el('li', { class: 'ok', text: t('policyValid') }));
+        renderGutter();
+        return;
+      }
       showIssues($('policy-errors'), a.ok ? { body: { issues: a.body.issues }, status: 422 } : a, goToLine);
     });
   }
   function savePolicy() {
     var api = currentApi();
-    return call('PUT', 'api/apis/' + pathOf(api) + '/policy', { text: $('policy-text').value, comment: $('policy-comment').value, baseVersion: state.config.version.version }).then(function (a) {
+    return call('PUT', 'api/apis/' + pathOf(api) + '/policy', {
+      text: $('policy-text').value,
+      comment: $('policy-comment').value,
+      baseVersion: state.config.version.version,
+    }).then(function (a) {
       if (saved(a, $('policy-errors'), { onLine: goToLine })) {
         $('policy-comment').value = '';
         renderGutter();
-        return refreshAfterSave().then(function () { saved(a, $('policy-errors')); });
+        return refreshAfterSave().then(function () {
+          saved(a, $('policy-errors'));
+        });
       }
     });
   }
@@ -428,34 +645,57 @@
   function whatIfStale() {
     $('whatif-stale').hidden = !state.whatIf || state.whatIf.text === $('policy-text').value;
   }
-  function decisionClass(decision) { return decision === 'Permit' ? 'to-permit' : decision === 'Deny' ? 'to-deny' : 'to-other'; }
+  function decisionClass(decision) {
+    return decision === 'Permit' ? 'to-permit' : decision === 'Deny' ? 'to-deny' : 'to-other';
+  }
   function renderWhatIf() {
     var r = state.whatIf && state.whatIf.report;
     if (!r) return;
     $('whatif').hidden = false;
-    $('whatif-summary').textContent = r.transactions === 0 ? t('whatIfNoTransactions', { a: r.api })
-      : t(r.changed.length > 0 ? 'whatIfChanged' : 'whatIfNone', { t: r.transactions, a: r.api, e: r.evaluated, c: r.changed.length });
+    $('whatif-summary').textContent =
+      r.transactions === 0
+        ? t('whatIfNoTransactions', { a: r.api })
+        : t(r.changed.length > 0 ? 'whatIfChanged' : 'whatIfNone', { t: r.transactions, a: r.api, e: r.evaluated, c: r.changed.length });
     $('whatif-table-wrap').hidden = r.changed.length === 0;
-    $('whatif-changes').replaceChildren.apply($('whatif-changes'), r.changed.map(function (c) {
-      var link = el('a', { href: '../console/#/transactions/' + encodeURIComponent(c.id), target: '_blank', rel: 'noopener noreferrer', 'aria-label': t('openTransaction', { id: c.id }), class: 'mono', text: c.id });
-      var who = c.caller.clientId || c.caller.subject || '—';
-      if (c.caller.subject && c.caller.clientId && c.caller.subject !== c.caller.clientId) who += ' (' + c.caller.subject + ')';
-      var recorded = c.recorded.decision + (c.recorded.rule ? ' — ' + t('ruleOf', { r: c.recorded.rule }) : '');
-      var rule = c.draft.rule ? t('ruleOf', { r: c.draft.rule }) + (c.draft.policy ? ' (' + c.draft.policy + ')' : '') : (c.draft.path && c.draft.path.length ? c.draft.path.join(' > ') : '—');
-      if (c.draft.statusMessage) rule += ' — ' + c.draft.statusMessage;
-      return el('tr', { 'data-transaction': c.id }, [
-        el('td', {}, [link, c.incomplete ? el('span', { class: 'note', text: ' (' + t('incompleteRequest') + ')' }) : null]),
-        el('td', { text: fmtTime(c.time) }),
-        el('td', { text: who }),
-        el('td', { text: (c.method || '') + (c.operation ? ' ' + c.operation : '') }),
-        el('td', {}, [el('span', { class: decisionClass(c.recorded.decision), text: recorded }), c.status ? ' (' + c.status + ')' : null]),
-        el('td', {}, [el('span', { class: decisionClass(c.draft.decision), text: c.draft.decision })]),
-        el('td', { text: rule })
-      ]);
-    }));
+    $('whatif-changes').replaceChildren.apply(
+      $('whatif-changes'),
+      r.changed.map(function (c) {
+        var link = el('a', {
+          href: '../console/#/transactions/' + encodeURIComponent(c.id),
+          target: '_blank',
+          rel: 'noopener noreferrer',
+          'aria-label': t('openTransaction', { id: c.id }),
+          class: 'mono',
+          text: c.id,
+        });
+        var who = c.caller.clientId || c.caller.subject || '—';
+        if (c.caller.subject && c.caller.clientId && c.caller.subject !== c.caller.clientId) who += ' (' + c.caller.subject + ')';
+        var recorded = c.recorded.decision + (c.recorded.rule ? ' — ' + t('ruleOf', { r: c.recorded.rule }) : '');
+        var rule = c.draft.rule
+          ? t('ruleOf', { r: c.draft.rule }) + (c.draft.policy ? ' (' + c.draft.policy + ')' : '')
+          : c.draft.path && c.draft.path.length
+            ? c.draft.path.join(' > ')
+            : '—';
+        if (c.draft.statusMessage) rule += ' — ' + c.draft.statusMessage;
+        return el('tr', { 'data-transaction': c.id }, [
+          el('td', {}, [link, c.incomplete ? el('span', { class: 'note', text: ' (' + t('incompleteRequest') + ')' }) : null]),
+          el('td', { text: fmtTime(c.time) }),
+          el('td', { text: who }),
+          el('td', { text: (c.method || '') + (c.operation ? ' ' + c.operation : '') }),
+          el('td', {}, [
+            el('span', { class: decisionClass(c.recorded.decision), text: recorded }),
+            c.status ? ' (' + c.status + ')' : null,
+          ]),
+          el('td', {}, [el('span', { class: decisionClass(c.draft.decision), text: c.draft.decision })]),
+          el('td', { text: rule }),
+        ]);
+      }),
+    );
     var notes = [];
     var keys = { permit: 'skipPermit', noAuthorization: 'skipNoAuthorization', noRequest: 'skipNoRequest', unreadable: 'skipUnreadable' };
-    (r.skipped || []).forEach(function (s) { notes.push(el('li', { 'data-skipped': s.reason, text: keys[s.reason] ? t(keys[s.reason], { n: s.count }) : s.count + ' ' + s.why })); });
+    (r.skipped || []).forEach(function (s) {
+      notes.push(el('li', { 'data-skipped': s.reason, text: keys[s.reason] ? t(keys[s.reason], { n: s.count }) : s.count + ' ' + s.why }));
+    });
     if (r.requestedLimit !== undefined) notes.push(el('li', { text: t('whatIfCapped', { r: r.requestedLimit, n: r.limit }) }));
     if (r.scanLimited) notes.push(el('li', { text: t('whatIfScanLimited') }));
     $('whatif-notes').replaceChildren.apply($('whatif-notes'), notes);
@@ -469,9 +709,16 @@
     var button = $('policy-whatif');
     button.disabled = true;
     $('policy-errors').replaceChildren();
-    return call('POST', 'api/apis/' + pathOf(api) + '/policy/what-if', { text: text, limit: /^\d+$/.test(limit) ? Number(limit) : limit }).then(function (a) {
+    return call('POST', 'api/apis/' + pathOf(api) + '/policy/what-if', {
+      text: text,
+      limit: /^\d+$/.test(limit) ? Number(limit) : limit,
+    }).then(function (a) {
       button.disabled = false;
-      if (!a.ok) { clearWhatIf(); showIssues($('policy-errors'), a, goToLine); return; }
+      if (!a.ok) {
+        clearWhatIf();
+        showIssues($('policy-errors'), a, goToLine);
+        return;
+      }
       renderGutter();
       state.whatIf = { api: keyOf(api), text: text, report: a.body };
       renderWhatIf();
@@ -490,38 +737,75 @@
   function renderTokenPolicies() {
     var policies = state.config.document.tokenPolicies || {};
     var editable = allows('admin');
-    $('token-policies').replaceChildren.apply($('token-policies'), Object.keys(policies).map(function (name) {
-      var p = policies[name];
-      var id = 'tp-' + name.replace(/[^A-Za-z0-9_-]/g, '_');
-      var fields = [
-        ['issuer', t('issuer'), p.issuer], ['clientId', t('clientIdField'), p.clientId],
-        ['cacheTtlSeconds', t('cacheTtl'), p.cacheTtlSeconds], ['timeoutMs', t('policyTimeoutMs'), p.timeoutMs]
-      ];
-      var form = el('form', { class: 'card stack', 'data-policy': name }, [el('h3', { text: name })].concat(fields.map(function (f) {
-        return el('div', { class: 'field' }, [el('label', { for: id + '-' + f[0], text: f[1] }), el('input', { id: id + '-' + f[0], name: f[0], value: f[2] === undefined ? '' : String(f[2]), readonly: editable ? undefined : 'readonly' })]);
-      })).concat([
-        el('p', { class: 'note' }, [t('clientSecret') + ': ', el('span', { class: 'secret-state', text: secretText(state.config.secrets[name]) })]),
-        editable ? el('div', { class: 'field' }, [el('label', { for: id + '-secret', text: t('newSecret') }), el('input', { id: id + '-secret', name: 'clientSecret', type: 'password', autocomplete: 'new-password' })]) : null,
-        editable ? el('div', { class: 'actions' }, [el('button', { type: 'submit', class: 'primary', text: t('save') })]) : null,
-        el('ul', { class: 'errors', role: 'alert' })
-      ]));
-      form.addEventListener('submit', function (event) {
-        event.preventDefault();
-        var next = JSON.parse(JSON.stringify(p));
-        ['issuer', 'clientId'].forEach(function (k) { next[k] = form.elements[k].value.trim(); });
-        ['cacheTtlSeconds', 'timeoutMs'].forEach(function (k) {
-          var v = form.elements[k].value.trim();
-          if (v === '') delete next[k]; else next[k] = /^\d+(\.\d+)?$/.test(v) ? Number(v) : v;
+    $('token-policies').replaceChildren.apply(
+      $('token-policies'),
+      Object.keys(policies).map(function (name) {
+        var p = policies[name];
+        var id = 'tp-' + name.replace(/[^A-Za-z0-9_-]/g, '_');
+        var fields = [
+          ['issuer', t('issuer'), p.issuer],
+          ['clientId', t('clientIdField'), p.clientId],
+          ['cacheTtlSeconds', t('cacheTtl'), p.cacheTtlSeconds],
+          ['timeoutMs', t('policyTimeoutMs'), p.timeoutMs],
+        ];
+        var form = el(
+          'form',
+          { class: 'card stack', 'data-policy': name },
+          [el('h3', { text: name })]
+            .concat(
+              fields.map(function (f) {
+                return el('div', { class: 'field' }, [
+                  el('label', { for: id + '-' + f[0], text: f[1] }),
+                  el('input', {
+                    id: id + '-' + f[0],
+                    name: f[0],
+                    value: f[2] === undefined ? '' : String(f[2]),
+                    readonly: editable ? undefined : 'readonly',
+                  }),
+                ]);
+              }),
+            )
+            .concat([
+              el('p', { class: 'note' }, [
+                t('clientSecret') + ': ',
+                el('span', { class: 'secret-state', text: secretText(state.config.secrets[name]) }),
+              ]),
+              editable
+                ? el('div', { class: 'field' }, [
+                    el('label', { for: id + '-secret', text: t('newSecret') }),
+                    el('input', { id: id + '-secret', name: 'clientSecret', type: 'password', autocomplete: 'new-password' }),
+                  ])
+                : null,
+              editable ? el('div', { class: 'actions' }, [el('button', { type: 'submit', class: 'primary', text: t('save') })]) : null,
+              el('ul', { class: 'errors', role: 'alert' }),
+            ]),
+        );
+        form.addEventListener('submit', function (event) {
+          event.preventDefault();
+          var next = JSON.parse(JSON.stringify(p));
+          ['issuer', 'clientId'].forEach(function (k) {
+            next[k] = form.elements[k].value.trim();
+          });
+          ['cacheTtlSeconds', 'timeoutMs'].forEach(function (k) {
+            var v = form.elements[k].value.trim();
+            if (v === '') delete next[k];
+            else next[k] = /^\d+(\.\d+)?$/.test(v) ? Number(v) : v;
+          });
+          var secret = form.elements.clientSecret.value;
+          if (secret !== '') {
+            next.clientSecret = secret;
+            delete next.clientSecretEnv;
+          }
+          call('PUT', 'api/token-policies/' + encodeURIComponent(name), { policy: next, baseVersion: state.config.version.version }).then(
+            function (a) {
+              var list = form.querySelector('ul.errors');
+              if (saved(a, list)) return refreshAfterSave();
+            },
+          );
         });
-        var secret = form.elements.clientSecret.value;
-        if (secret !== '') { next.clientSecret = secret; delete next.clientSecretEnv; }
-        call('PUT', 'api/token-policies/' + encodeURIComponent(name), { policy: next, baseVersion: state.config.version.version }).then(function (a) {
-          var list = form.querySelector('ul.errors');
-          if (saved(a, list)) return refreshAfterSave();
-        });
-      });
-      return form;
-    }));
+        return form;
+      }),
+    );
   }
 
   // ---- versions ------------------------------------------------------------------------------
@@ -530,16 +814,31 @@
     return call('GET', 'api/versions').then(function (a) {
       if (!a.ok) return;
       state.versions = a.body.items;
-      $('versions').replaceChildren.apply($('versions'), state.versions.map(function (v, index) {
-        var action = el('td', {});
-        if (allows('admin') && index > 0) {
-          var back = el('button', { type: 'button', 'aria-label': t('rollback') + ' ' + v.version, text: t('rollback') });
-          back.addEventListener('click', function () { rollback(v.version); });
-          action.appendChild(back);
-        }
-        return el('tr', { 'data-version': v.version }, [el('td', { class: 'num', text: v.version }), el('td', { text: fmtTime(v.time) }), el('td', { text: v.author }), el('td', { text: v.comment }), action]);
-      }));
-      var options = function (selected) { return state.versions.map(function (v) { return el('option', { value: v.version, selected: v.version === selected ? 'selected' : undefined, text: String(v.version) }); }); };
+      $('versions').replaceChildren.apply(
+        $('versions'),
+        state.versions.map(function (v, index) {
+          var action = el('td', {});
+          if (allows('admin') && index > 0) {
+            var back = el('button', { type: 'button', 'aria-label': t('rollback') + ' ' + v.version, text: t('rollback') });
+            back.addEventListener('click', function () {
+              rollback(v.version);
+            });
+            action.appendChild(back);
+          }
+          return el('tr', { 'data-version': v.version }, [
+            el('td', { class: 'num', text: v.version }),
+            el('td', { text: fmtTime(v.time) }),
+            el('td', { text: v.author }),
+            el('td', { text: v.comment }),
+            action,
+          ]);
+        }),
+      );
+      var options = function (selected) {
+        return state.versions.map(function (v) {
+          return el('option', { value: v.version, selected: v.version === selected ? 'selected' : undefined, text: String(v.version) });
+        });
+      };
       var latest = state.versions[0] ? state.versions[0].version : undefined;
       $('diff-from').replaceChildren.apply($('diff-from'), options(state.versions[1] ? state.versions[1].version : latest));
       $('diff-to').replaceChildren.apply($('diff-to'), options(latest));
@@ -547,29 +846,51 @@
   }
   function compare(event) {
     event.preventDefault();
-    return call('GET', 'api/diff?from=' + encodeURIComponent($('diff-from').value) + '&to=' + encodeURIComponent($('diff-to').value)).then(function (a) {
-      if (!a.ok) { $('diff').replaceChildren(el('p', { class: 'error', text: detailOf(a) })); return; }
-      if (a.body.files.length === 0) { $('diff').replaceChildren(el('p', { class: 'note', text: t('noDiff') })); return; }
-      $('diff').replaceChildren.apply($('diff'), a.body.files.map(function (f) {
-        var rows = [];
-        var last = null;
-        f.lines.forEach(function (l) {
-          var here = l.oldLine !== undefined ? l.oldLine : null;
-          if (last !== null && here !== null && here > last + 1) rows.push(el('tr', { class: 'gap' }, [el('td', { colspan: 4, text: '…' })]));
-          if (here !== null) last = here;
-          rows.push(el('tr', { class: l.op === '+' ? 'add' : l.op === '-' ? 'del' : undefined }, [
-            el('td', { class: 'ln', text: l.oldLine === undefined ? '' : l.oldLine }), el('td', { class: 'ln', text: l.newLine === undefined ? '' : l.newLine }),
-            el('td', { 'aria-hidden': 'true', text: l.op }), el('td', { text: l.text, 'data-op': l.op })
-          ]));
-        });
-        return el('section', {}, [el('h3', { text: f.file }), el('table', {}, [el('caption', { class: 'visually-hidden', text: f.file }), el('tbody', {}, rows)])]);
-      }));
-    });
+    return call('GET', 'api/diff?from=' + encodeURIComponent($('diff-from').value) + '&to=' + encodeURIComponent($('diff-to').value)).then(
+      function (a) {
+        if (!a.ok) {
+          $('diff').replaceChildren(el('p', { class: 'error', text: detailOf(a) }));
+          return;
+        }
+        if (a.body.files.length === 0) {
+          $('diff').replaceChildren(el('p', { class: 'note', text: t('noDiff') }));
+          return;
+        }
+        $('diff').replaceChildren.apply(
+          $('diff'),
+          a.body.files.map(function (f) {
+            var rows = [];
+            var last = null;
+            f.lines.forEach(function (l) {
+              var here = l.oldLine !== undefined ? l.oldLine : null;
+              if (last !== null && here !== null && here > last + 1)
+                rows.push(el('tr', { class: 'gap' }, [el('td', { colspan: 4, text: '…' })]));
+              if (here !== null) last = here;
+              rows.push(
+                el('tr', { class: l.op === '+' ? 'add' : l.op === '-' ? 'del' : undefined }, [
+                  el('td', { class: 'ln', text: l.oldLine === undefined ? '' : l.oldLine }),
+                  el('td', { class: 'ln', text: l.newLine === undefined ? '' : l.newLine }),
+                  el('td', { 'aria-hidden': 'true', text: l.op }),
+                  el('td', { text: l.text, 'data-op': l.op }),
+                ]),
+              );
+            });
+            return el('section', {}, [
+              el('h3', { text: f.file }),
+              el('table', {}, [el('caption', { class: 'visually-hidden', text: f.file }), el('tbody', {}, rows)]),
+            ]);
+          }),
+        );
+      },
+    );
   }
   function rollback(version) {
     if (!window.confirm(t('confirmRollback', { v: version }))) return;
     return call('POST', 'api/versions/' + version + '/rollback', {}).then(function (a) {
-      if (a.ok) { say(t('saved', { v: a.body.version.version })); return refreshAfterSave(); }
+      if (a.ok) {
+        say(t('saved', { v: a.body.version.version }));
+        return refreshAfterSave();
+      }
       say(detailOf(a));
     });
   }
@@ -580,19 +901,29 @@
     if (!allows('operator')) return Promise.resolve();
     return call('GET', '../operators/audit?limit=200').then(function (a) {
       if (!a.ok) return;
-      $('audit').replaceChildren.apply($('audit'), a.body.items.map(function (e) {
-        return el('tr', { 'data-action': e.action }, [
-          el('td', { text: fmtTime(e.time) }), el('td', { text: (e.actor || '—') + (e.role ? ' (' + e.role + ')' : '') }), el('td', { class: 'mono', text: e.address }),
-          el('td', { text: e.action }), el('td', { text: e.target || '' }), el('td', { class: 'result-' + e.result, text: e.result + (e.status ? ' ' + e.status : '') }),
-          el('td', { text: e.detail || '' })
-        ]);
-      }));
+      $('audit').replaceChildren.apply(
+        $('audit'),
+        a.body.items.map(function (e) {
+          return el('tr', { 'data-action': e.action }, [
+            el('td', { text: fmtTime(e.time) }),
+            el('td', { text: (e.actor || '—') + (e.role ? ' (' + e.role + ')' : '') }),
+            el('td', { class: 'mono', text: e.address }),
+            el('td', { text: e.action }),
+            el('td', { text: e.target || '' }),
+            el('td', { class: 'result-' + e.result, text: e.result + (e.status ? ' ' + e.status : '') }),
+            el('td', { text: e.detail || '' }),
+          ]);
+        }),
+      );
     });
   }
   function exportAudit(format) {
     var headers = Object.assign({}, HEADERS);
     return fetch('../operators/audit/export?format=' + format, { headers: headers, credentials: 'same-origin' }).then(function (res) {
-      if (!res.ok) { say('HTTP ' + res.status); return; }
+      if (!res.ok) {
+        say('HTTP ' + res.status);
+        return;
+      }
       var name = (/filename="([^"]+)"/.exec(res.headers.get('content-disposition') || '') || [])[1] || 'gateway-audit.' + format;
       return res.blob().then(function (blob) {
         var url = URL.createObjectURL(blob);
@@ -600,7 +931,9 @@
         document.body.appendChild(a);
         a.click();
         a.remove();
-        setTimeout(function () { URL.revokeObjectURL(url); }, 1000);
+        setTimeout(function () {
+          URL.revokeObjectURL(url);
+        }, 1000);
       });
     });
   }
@@ -608,40 +941,64 @@
   // ---- wiring --------------------------------------------------------------------------------
 
   function init() {
-    state.lang = (window.localStorage && window.localStorage.getItem('eag-lang')) || ((navigator.language || 'en').slice(0, 2) === 'it' ? 'it' : 'en');
+    state.lang =
+      (window.localStorage && window.localStorage.getItem('eag-lang')) || ((navigator.language || 'en').slice(0, 2) === 'it' ? 'it' : 'en');
     $('lang').value = state.lang;
     translate();
     $('lang').addEventListener('change', function () {
       state.lang = $('lang').value;
-      try { window.localStorage.setItem('eag-lang', state.lang); } catch (e) { /* private mode */ }
+      try {
+        window.localStorage.setItem('eag-lang', state.lang);
+      } catch (e) {
+        /* private mode */
+      }
       translate();
-      if (state.me) { $('who').textContent = t('signedInAs', { u: state.me.username, r: state.me.role }); renderWhatIf(); loadAll(); }
+      if (state.me) {
+        $('who').textContent = t('signedInAs', { u: state.me.username, r: state.me.role });
+        renderWhatIf();
+        loadAll();
+      }
     });
     $('sign-in').addEventListener('submit', function (event) {
       event.preventDefault();
       $('sign-in-error').textContent = '';
       call('POST', '../operators/session', { username: $('si-user').value, password: $('si-pass').value }).then(function (a) {
         $('si-pass').value = '';
-        if (a.ok) signedIn(a.body); else $('sign-in-error').textContent = t('signInFailed', { d: detailOf(a) });
+        if (a.ok) signedIn(a.body);
+        else $('sign-in-error').textContent = t('signInFailed', { d: detailOf(a) });
       });
     });
-    $('sign-out').addEventListener('click', function () { call('DELETE', '../operators/session').then(signedOut); });
+    $('sign-out').addEventListener('click', function () {
+      call('DELETE', '../operators/session').then(signedOut);
+    });
     $('reset').addEventListener('click', reset);
     $('forget').addEventListener('submit', forget);
     $('api-form').addEventListener('submit', saveApi);
     $('op-add').addEventListener('click', addOperation);
-    $('openapi-preview').addEventListener('click', function () { importOpenApi(true); });
-    $('openapi-save').addEventListener('click', function () { importOpenApi(false); });
+    $('openapi-preview').addEventListener('click', function () {
+      importOpenApi(true);
+    });
+    $('openapi-save').addEventListener('click', function () {
+      importOpenApi(false);
+    });
     $('api-remove').addEventListener('click', removeApi);
     $('add-api').addEventListener('submit', addApi);
     $('policy-check').addEventListener('click', checkPolicy);
     $('policy-save').addEventListener('click', savePolicy);
     $('policy-whatif').addEventListener('click', runWhatIf);
-    $('policy-text').addEventListener('input', function () { renderGutter(); whatIfStale(); });
-    $('policy-text').addEventListener('scroll', function () { $('gutter').scrollTop = $('policy-text').scrollTop; });
+    $('policy-text').addEventListener('input', function () {
+      renderGutter();
+      whatIfStale();
+    });
+    $('policy-text').addEventListener('scroll', function () {
+      $('gutter').scrollTop = $('policy-text').scrollTop;
+    });
     $('policy-text').addEventListener('keydown', function (event) {
       // Tab indents; Escape then Tab leaves the editor (keyboard users are never trapped).
-      if (event.key === 'Escape') { state.escaped = true; return; }
+      if (event.key === 'Escape') {
+        state.escaped = true;
+        return;
+      }
       var editor = /** @type {HTMLTextAreaElement} */ (event.target);
       if (event.key === 'Tab' && !event.shiftKey && !state.escaped && !editor.readOnly) {
         event.preventDefault();
@@ -652,10 +1009,15 @@
     });
     $('compare').addEventListener('submit', compare);
     $('audit-refresh').addEventListener('click', loadAudit);
-    $('audit-json').addEventListener('click', function () { exportAudit('json'); });
-    $('audit-csv').addEventListener('click', function () { exportAudit('csv'); });
+    $('audit-json').addEventListener('click', function () {
+      exportAudit('json');
+    });
+    $('audit-csv').addEventListener('click', function () {
+      exportAudit('csv');
+    });
     call('GET', '../operators/session').then(function (a) {
-      if (a.ok && a.body.signedIn) signedIn(a.body); else signedOut();
+      if (a.ok && a.body.signedIn) signedIn(a.body);
+      else signedOut();
     });
   }
 

@@ -39,11 +39,20 @@ export interface Jobs {
   /** A policy compiled as the gateway compiles it: its issues (none when valid). */
   checkPolicy: { input: PolicyDraft; output: ProposalIssue[] };
   /** A save's proposal checked as the file is, every policy compiled: its issues. */
-  checkProposal: { input: { proposal: ConfigProposal; saved: Pick<ConfigSnapshot, 'policies'>; maxCompileMs: number }; output: ProposalIssue[] };
+  checkProposal: {
+    input: { proposal: ConfigProposal; saved: Pick<ConfigSnapshot, 'policies'>; maxCompileMs: number };
+    output: ProposalIssue[];
+  };
   /** An OpenAPI document read (at most `maxBytes`) and merged into an API's operations. */
-  importOpenApi: { input: { text: string; maxBytes: number; existing: OperationConfig[] | undefined; mode: ImportMode }; output: OpenApiImportResult };
+  importOpenApi: {
+    input: { text: string; maxBytes: number; existing: OperationConfig[] | undefined; mode: ImportMode };
+    output: OpenApiImportResult;
+  };
   /** A draft compiled and evaluated against recorded transactions: the report, or the draft's issues. */
-  whatIf: { input: { draft: PolicyDraft; api: string; limit: number; read: WhatIfRecords }; output: { report: WhatIfReport } | { issues: ProposalIssue[] } };
+  whatIf: {
+    input: { draft: PolicyDraft; api: string; limit: number; read: WhatIfRecords };
+    output: { report: WhatIfReport } | { issues: ProposalIssue[] };
+  };
   /** The line differences of two versions. */
   diff: { input: { from: ConfigSnapshot; to: ConfigSnapshot; label: string }; output: Array<{ file: string; lines: DiffLine[] }> };
 }

@@ -52,7 +52,15 @@ export interface OperatorWorkOptions {
 export type OperatorWorkLimits = Readonly<Required<OperatorWorkOptions>>;
 
 const MIB = 1024 * 1024;
-const OPERATOR_WORK_KEYS = optionKeys<OperatorWorkOptions>({ workers: true, maxQueued: true, timeoutMs: true, maxMemoryMb: true, maxPolicyBytes: true, maxOpenApiBytes: true, maxCompileMs: true });
+const OPERATOR_WORK_KEYS = optionKeys<OperatorWorkOptions>({
+  workers: true,
+  maxQueued: true,
+  timeoutMs: true,
+  maxMemoryMb: true,
+  maxPolicyBytes: true,
+  maxOpenApiBytes: true,
+  maxCompileMs: true,
+});
 
 /** Checks `operatorWork` options, naming a bad one as `<factory>: options.<at>.<name>`.  @internal */
 export function operatorWorkLimits(value: unknown, check: OptionChecks, at = 'operatorWork'): OperatorWorkLimits {
@@ -79,9 +87,16 @@ const ENTRY = new URL('./worker.js', import.meta.url);
 function workerEntry(): { entry: URL | string; eval: boolean } {
   if (!import.meta.url.endsWith('.ts')) return { entry: ENTRY, eval: false };
   // tsx's loader API, its ES module build (the one that registers the hooks in this thread).
-  const tsx = pathToFileURL(createRequire(import.meta.url).resolve('tsx/esm/api').replace(/\.cjs$/, '.mjs')).href;
+  const tsx = pathToFileURL(
+    createRequire(import.meta.url)
+      .resolve('tsx/esm/api')
+      .replace(/\.cjs$/, '.mjs'),
+  ).href;
   const source = new URL('./worker.ts', import.meta.url).href;
-  return { entry: `import(${JSON.stringify(tsx)}).then((tsx) => { tsx.register(); return import(${JSON.stringify(source)}); });`, eval: true };
+  return {
+    entry: `import(${JSON.stringify(tsx)}).then((tsx) => { tsx.register(); return import(${JSON.stringify(source)}); });`,
+    eval: true,
+  };
 }
 
 /**
@@ -148,7 +163,11 @@ export class OperatorWorkPool {
       const slot = this.#freeSlot();
       if (slot !== undefined) return this.#start(slot, job);
       if (this.#queue.length >= this.limits.maxQueued) {
-        return reject(new GatewayError('ERR_OPERATOR_WORK_BUSY', { diagnostic: `${this.limits.workers} job(s) running, ${this.#queue.length} waiting` }));
+        return reject(
+          new GatewayError('ERR_OPERATOR_WORK_BUSY', {
+            diagnostic: `${this.limits.workers} job(s) running, ${this.#queue.length} waiting`,
+          }),
+        );
       }
       signal?.addEventListener('abort', job.onAbort, { once: true });
       this.#queue.push(job);
@@ -191,7 +210,12 @@ export class OperatorWorkPool {
       // The worker is gone: out of memory, or its entry failed to load.
       const outOfMemory = err.code === 'ERR_WORKER_OUT_OF_MEMORY';
       if (!outOfMemory) log('a worker failed: %s', err.message);
-      void this.#end(slot, outOfMemory ? new GatewayError('ERR_OPERATOR_WORK_OVER_BUDGET', { params: { limit: `${this.limits.maxMemoryMb} MiB of memory` } }) : err);
+      void this.#end(
+        slot,
+        outOfMemory
+          ? new GatewayError('ERR_OPERATOR_WORK_OVER_BUDGET', { params: { limit: `${this.limits.maxMemoryMb} MiB of memory` } })
+          : err,
+      );
     });
     worker.on('exit', () => void this.#end(slot, new Error('operator work: the worker stopped')));
     return slot;

@@ -15,7 +15,21 @@
   var TIME_CLAIMS = ['exp', 'iat', 'nbf', 'auth_time', 'updated_at'];
   var WINDOWS = { '15m': 15 * 60000, '1h': 3600000, '24h': 86400000, '7d': 7 * 86400000 };
   var DEFAULT_WINDOW = '24h';
-  var TEXT_FILTERS = ['api', 'operation', 'method', 'status', 'gatewayStatus', 'subject', 'clientId', 'username', 'issuer', 'claim', 'clientAddress', 'nodeId', 'minDurationMs'];
+  var TEXT_FILTERS = [
+    'api',
+    'operation',
+    'method',
+    'status',
+    'gatewayStatus',
+    'subject',
+    'clientId',
+    'username',
+    'issuer',
+    'claim',
+    'clientAddress',
+    'nodeId',
+    'minDurationMs',
+  ];
 
   /**
    * The page's window: a preset, or `custom` with its bounds (epoch ms).
@@ -31,9 +45,20 @@
    * }}
    */
   var state = {
-    items: [], next: null, filter: {}, win: { preset: DEFAULT_WINDOW }, range: null, stats: null,
-    timer: null, seq: 0, statsSeq: 0, returnFocusId: null, returnHash: '#/', view: 'list',
-    lang: 'it', zone: 'local',
+    items: [],
+    next: null,
+    filter: {},
+    win: { preset: DEFAULT_WINDOW },
+    range: null,
+    stats: null,
+    timer: null,
+    seq: 0,
+    statsSeq: 0,
+    returnFocusId: null,
+    returnHash: '#/',
+    view: 'list',
+    lang: 'it',
+    zone: 'local',
   };
 
   /**
@@ -43,7 +68,9 @@
    * @param {string} id
    * @returns {Control}
    */
-  function $(id) { return /** @type {Control} */ (document.getElementById(id)); }
+  function $(id) {
+    return /** @type {Control} */ (document.getElementById(id));
+  }
 
   function el(tag, attrs, children) {
     var node = document.createElement(tag);
@@ -78,34 +105,62 @@
 
   function t(key, params) {
     var text = (TEXTS[state.lang] && TEXTS[state.lang][key]) || TEXTS.en[key] || key;
-    if (params) Object.keys(params).forEach(function (p) { text = text.split('{' + p + '}').join(String(params[p])); });
+    if (params)
+      Object.keys(params).forEach(function (p) {
+        text = text.split('{' + p + '}').join(String(params[p]));
+      });
     return text;
   }
-  function label(code) { return LABELS[code] ? LABELS[code][state.lang] : code; }
+  function label(code) {
+    return LABELS[code] ? LABELS[code][state.lang] : code;
+  }
 
-  function remember(name, value) { try { window.localStorage.setItem('gateway-console-' + name, value); } catch (e) { /* private mode */ } }
-  function recall(name) { try { return window.localStorage.getItem('gateway-console-' + name); } catch (e) { return null; } }
+  function remember(name, value) {
+    try {
+      window.localStorage.setItem('gateway-console-' + name, value);
+    } catch (e) {
+      /* private mode */
+    }
+  }
+  function recall(name) {
+    try {
+      return window.localStorage.getItem('gateway-console-' + name);
+    } catch (e) {
+      return null;
+    }
+  }
 
   function applyLanguage() {
     document.documentElement.lang = state.lang;
     document.title = t('title');
-    document.querySelectorAll('[data-i18n]').forEach(function (node) { node.textContent = t(node.getAttribute('data-i18n')); });
-    document.querySelectorAll('[data-i18n-label]').forEach(function (node) { node.setAttribute('aria-label', t(node.getAttribute('data-i18n-label'))); });
+    document.querySelectorAll('[data-i18n]').forEach(function (node) {
+      node.textContent = t(node.getAttribute('data-i18n'));
+    });
+    document.querySelectorAll('[data-i18n-label]').forEach(function (node) {
+      node.setAttribute('aria-label', t(node.getAttribute('data-i18n-label')));
+    });
     $('lang').value = state.lang;
     buildOutcomeChoices();
   }
 
   // ---- times -------------------------------------------------------------------------------------
 
-  function pad(n, w) { return String(n).padStart(w || 2, '0'); }
+  function pad(n, w) {
+    return String(n).padStart(w || 2, '0');
+  }
   function parts(ms) {
     var d = new Date(ms);
     if (!isFinite(d.getTime())) return null;
     var utc = state.zone === 'utc';
     return {
-      y: utc ? d.getUTCFullYear() : d.getFullYear(), mo: (utc ? d.getUTCMonth() : d.getMonth()) + 1, d: utc ? d.getUTCDate() : d.getDate(),
-      h: utc ? d.getUTCHours() : d.getHours(), mi: utc ? d.getUTCMinutes() : d.getMinutes(), s: utc ? d.getUTCSeconds() : d.getSeconds(),
-      ms: utc ? d.getUTCMilliseconds() : d.getMilliseconds(), offset: utc ? 0 : -d.getTimezoneOffset(),
+      y: utc ? d.getUTCFullYear() : d.getFullYear(),
+      mo: (utc ? d.getUTCMonth() : d.getMonth()) + 1,
+      d: utc ? d.getUTCDate() : d.getDate(),
+      h: utc ? d.getUTCHours() : d.getHours(),
+      mi: utc ? d.getUTCMinutes() : d.getMinutes(),
+      s: utc ? d.getUTCSeconds() : d.getSeconds(),
+      ms: utc ? d.getUTCMilliseconds() : d.getMilliseconds(),
+      offset: utc ? 0 : -d.getTimezoneOffset(),
     };
   }
   function zoneOf(offset) {
@@ -114,8 +169,12 @@
     var a = Math.abs(offset);
     return 'UTC' + sign + pad(Math.floor(a / 60)) + ':' + pad(a % 60);
   }
-  function zoneName() { return zoneOf(-new Date().getTimezoneOffset()); }
-  function fmtDate(p) { return p.y + '-' + pad(p.mo) + '-' + pad(p.d); }
+  function zoneName() {
+    return zoneOf(-new Date().getTimezoneOffset());
+  }
+  function fmtDate(p) {
+    return p.y + '-' + pad(p.mo) + '-' + pad(p.d);
+  }
   function fmtClock(ms, withMs) {
     var p = parts(ms);
     if (!p) return String(ms);
@@ -141,7 +200,10 @@
   function parseInput(text) {
     var m = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,3}))?)?)?\s*(Z|[+-]\d{2}:?\d{2})?$/i.exec(text.trim());
     if (!m) return NaN;
-    var n = function (i) { var found = /** @type {RegExpExecArray} */ (m); return found[i] ? Number(found[i]) : 0; };
+    var n = function (i) {
+      var found = /** @type {RegExpExecArray} */ (m);
+      return found[i] ? Number(found[i]) : 0;
+    };
     var ms = m[7] ? Number((m[7] + '00').slice(0, 3)) : 0;
     if (m[8]) {
       var base = Date.UTC(n(1), n(2) - 1, n(3), n(4), n(5), n(6), ms);
@@ -155,13 +217,15 @@
   }
   function fmtDuration(ms) {
     if (ms === null || ms === undefined || !isFinite(ms)) return '—';
-    return ms < 1000 ? (Math.round(ms * 10) / 10) + ' ms' : (ms / 1000).toFixed(2) + ' s';
+    return ms < 1000 ? Math.round(ms * 10) / 10 + ' ms' : (ms / 1000).toFixed(2) + ' s';
   }
   function isoTime(ms) {
     var d = new Date(ms);
     return isFinite(d.getTime()) ? d.toISOString() : '';
   }
-  function apiName(api) { return api ? api.provider + '/' + api.name + '/v' + api.version : ''; }
+  function apiName(api) {
+    return api ? api.provider + '/' + api.name + '/v' + api.version : '';
+  }
 
   function badge(outcome) {
     var code = outcome && outcome.code ? outcome.code : 'GENERIC_ERROR';
@@ -188,11 +252,15 @@
     var params = new URLSearchParams(window.location.search);
     /** @type {Record<string, string>} */
     var filter = {};
-    TEXT_FILTERS.concat(['outcome', 'outcomeGroup', 'messageId']).forEach(function (name) { var v = params.get(name); if (v) filter[name] = v; });
+    TEXT_FILTERS.concat(['outcome', 'outcomeGroup', 'messageId']).forEach(function (name) {
+      var v = params.get(name);
+      if (v) filter[name] = v;
+    });
     var preset = params.get('window');
     var win = { preset: WINDOWS[preset] || preset === 'custom' ? /** @type {string} */ (preset) : DEFAULT_WINDOW };
     if (win.preset === 'custom') {
-      var f = Number(params.get('from')), to = Number(params.get('to'));
+      var f = Number(params.get('from')),
+        to = Number(params.get('to'));
       if (params.get('from') && isFinite(f)) win.from = f;
       if (params.get('to') && isFinite(to)) win.to = to;
     }
@@ -207,7 +275,9 @@
       if (state.win.from !== undefined) params.set('from', String(state.win.from));
       if (state.win.to !== undefined) params.set('to', String(state.win.to));
     }
-    Object.keys(state.filter).forEach(function (k) { params.set(k, state.filter[k]); });
+    Object.keys(state.filter).forEach(function (k) {
+      params.set(k, state.filter[k]);
+    });
     return params;
   }
 
@@ -217,7 +287,9 @@
 
   function checkedValues(container) {
     var out = [];
-    container.querySelectorAll('input[type=checkbox]').forEach(function (box) { if (box.checked) out.push(box.value); });
+    container.querySelectorAll('input[type=checkbox]').forEach(function (box) {
+      if (box.checked) out.push(box.value);
+    });
     return out;
   }
 
@@ -229,30 +301,43 @@
     groups.replaceChildren();
     Object.keys(GROUPS).forEach(function (g) {
       var id = 'g-' + g;
-      groups.appendChild(el('label', { class: 'check', for: id, title: GROUPS[g].map(label).join(', ') }, [
-        el('input', { type: 'checkbox', id: id, value: g, checked: checkedGroups.indexOf(g) >= 0 ? 'checked' : false }), ' ' + t('g_' + g),
-      ]));
+      groups.appendChild(
+        el('label', { class: 'check', for: id, title: GROUPS[g].map(label).join(', ') }, [
+          el('input', { type: 'checkbox', id: id, value: g, checked: checkedGroups.indexOf(g) >= 0 ? 'checked' : false }),
+          ' ' + t('g_' + g),
+        ]),
+      );
     });
     outcomes.replaceChildren();
     ORDER.forEach(function (code) {
       var id = 'o-' + code;
-      outcomes.appendChild(el('label', { class: 'check', for: id }, [
-        el('input', { type: 'checkbox', id: id, value: code, checked: checkedOutcomes.indexOf(code) >= 0 ? 'checked' : false }),
-        el('span', { class: 'swatch o-' + code, 'aria-hidden': 'true' }), ' ' + label(code),
-      ]));
+      outcomes.appendChild(
+        el('label', { class: 'check', for: id }, [
+          el('input', { type: 'checkbox', id: id, value: code, checked: checkedOutcomes.indexOf(code) >= 0 ? 'checked' : false }),
+          el('span', { class: 'swatch o-' + code, 'aria-hidden': 'true' }),
+          ' ' + label(code),
+        ]),
+      );
     });
   }
 
   function writeForm() {
     var form = $('filters');
-    TEXT_FILTERS.forEach(function (name) { form.elements[name].value = state.filter[name] || ''; });
+    TEXT_FILTERS.forEach(function (name) {
+      form.elements[name].value = state.filter[name] || '';
+    });
     form.elements.window.value = state.win.preset;
     var range = resolveWindow();
     form.elements.from.value = isoInput(state.win.preset === 'custom' && state.win.from === undefined ? NaN : range.from);
     form.elements.to.value = isoInput(range.to);
     buildOutcomeChoices();
     if (state.filter.outcome) $('outcome-details').open = true;
-    if (TEXT_FILTERS.some(function (name) { return state.filter[name]; })) $('more-filters').open = true;
+    if (
+      TEXT_FILTERS.some(function (name) {
+        return state.filter[name];
+      })
+    )
+      $('more-filters').open = true;
     syncWindowInputs();
   }
 
@@ -260,7 +345,9 @@
     var custom = $('f-window').value === 'custom';
     $('f-from').readOnly = !custom;
     $('f-to').readOnly = !custom;
-    document.querySelectorAll('.zone-name').forEach(function (n) { n.textContent = '(' + zoneName() + ')'; });
+    document.querySelectorAll('.zone-name').forEach(function (n) {
+      n.textContent = '(' + zoneName() + ')';
+    });
   }
 
   function readForm() {
@@ -278,9 +365,14 @@
     /** @type {Win} */
     var win = { preset: form.elements.window.value };
     if (win.preset === 'custom') {
-      var from = form.elements.from.value.trim(), to = form.elements.to.value.trim();
-      var f = from ? parseInput(from) : undefined, tt = to ? parseInput(to) : undefined;
-      if ((from && isNaN(/** @type {number} */ (f))) || (to && isNaN(/** @type {number} */ (tt)))) { setMessage(t('badTime')); return null; }
+      var from = form.elements.from.value.trim(),
+        to = form.elements.to.value.trim();
+      var f = from ? parseInput(from) : undefined,
+        tt = to ? parseInput(to) : undefined;
+      if ((from && isNaN(/** @type {number} */ (f))) || (to && isNaN(/** @type {number} */ (tt)))) {
+        setMessage(t('badTime'));
+        return null;
+      }
       if (f !== undefined) win.from = f;
       if (tt !== undefined) win.to = tt;
     }
@@ -289,11 +381,13 @@
 
   // ---- data ------------------------------------------------------------------------------------
 
-  function setMessage(text) { $('message').textContent = text || ''; }
+  function setMessage(text) {
+    $('message').textContent = text || '';
+  }
 
   // Every API call carries the console's own header: the server refuses JSON and state-changing
   // requests without it, which a form or a plain link from another page cannot send.
-  var API_HEADERS = { accept: 'application/json', '__CONSOLE_HEADER__': '1' };
+  var API_HEADERS = { accept: 'application/json', __CONSOLE_HEADER__: '1' };
 
   function problemText(res, body) {
     return t('apiError', { status: res.status }) + (body && body.detail ? ': ' + body.detail : '');
@@ -301,13 +395,22 @@
 
   function getJson(url) {
     return fetch(url, { headers: API_HEADERS, credentials: 'same-origin' }).then(function (res) {
-      return res.json().catch(function () { return null; }).then(function (body) { return { res: res, body: body }; });
+      return res
+        .json()
+        .catch(function () {
+          return null;
+        })
+        .then(function (body) {
+          return { res: res, body: body };
+        });
     });
   }
 
   function queryParams(range) {
     var params = new URLSearchParams();
-    Object.keys(state.filter).forEach(function (k) { params.set(k, state.filter[k]); });
+    Object.keys(state.filter).forEach(function (k) {
+      params.set(k, state.filter[k]);
+    });
     params.set('from', String(Math.floor(range.from)));
     params.set('to', String(Math.floor(range.to)));
     return params;
@@ -322,33 +425,59 @@
     var params = queryParams(range);
     params.set('limit', String(PAGE_SIZE));
     if (older && state.next) params.set('cursor', state.next);
-    var list = getJson('api/transactions?' + params.toString()).then(function (r) {
-      if (seq !== state.seq) return;
-      if (!r.res.ok || !r.body || !Array.isArray(r.body.items)) { setMessage(problemText(r.res, r.body)); return; }
-      setMessage('');
-      state.items = older ? state.items.concat(r.body.items) : r.body.items;
-      state.next = r.body.next || null;
-      renderTable();
-      renderApis();
-    }, function () { if (seq === state.seq) setMessage(t('unreachable')); });
+    var list = getJson('api/transactions?' + params.toString()).then(
+      function (r) {
+        if (seq !== state.seq) return;
+        if (!r.res.ok || !r.body || !Array.isArray(r.body.items)) {
+          setMessage(problemText(r.res, r.body));
+          return;
+        }
+        setMessage('');
+        state.items = older ? state.items.concat(r.body.items) : r.body.items;
+        state.next = r.body.next || null;
+        renderTable();
+        renderApis();
+      },
+      function () {
+        if (seq === state.seq) setMessage(t('unreachable'));
+      },
+    );
     var stats = older ? Promise.resolve() : loadStats(range, seq);
     return Promise.all([list, stats]).then(function () {
       if (seq === state.seq) {
-        $('updated').textContent = t('updated') + ' ' + fmtClock(Date.now()) + ' ' + zoneOf(/** @type {NonNullable<ReturnType<typeof parts>>} */ (parts(Date.now())).offset);
+        $('updated').textContent =
+          t('updated') +
+          ' ' +
+          fmtClock(Date.now()) +
+          ' ' +
+          zoneOf(/** @type {NonNullable<ReturnType<typeof parts>>} */ (parts(Date.now())).offset);
         document.body.setAttribute('data-loaded', String(seq));
       }
     });
   }
 
   function loadStats(range, seq) {
-    return getJson('api/stats?' + queryParams(range).toString()).then(function (r) {
-      if (seq !== state.seq) return;
-      if (r.res.status === 501) { state.stats = null; renderChart(t('noStats')); renderReport(); return; }
-      if (!r.res.ok || !r.body || !Array.isArray(r.body.buckets)) { setMessage(problemText(r.res, r.body)); return; }
-      state.stats = r.body;
-      renderChart();
-      renderReport();
-    }, function () { if (seq === state.seq) setMessage(t('unreachable')); });
+    return getJson('api/stats?' + queryParams(range).toString()).then(
+      function (r) {
+        if (seq !== state.seq) return;
+        if (r.res.status === 501) {
+          state.stats = null;
+          renderChart(t('noStats'));
+          renderReport();
+          return;
+        }
+        if (!r.res.ok || !r.body || !Array.isArray(r.body.buckets)) {
+          setMessage(problemText(r.res, r.body));
+          return;
+        }
+        state.stats = r.body;
+        renderChart();
+        renderReport();
+      },
+      function () {
+        if (seq === state.seq) setMessage(t('unreachable'));
+      },
+    );
   }
 
   // ---- table -----------------------------------------------------------------------------------
@@ -359,10 +488,15 @@
       r.sender && r.sender.clientId ? el('span', { class: 'client', text: r.sender.clientId }) : null,
     ]);
     return el('tr', { tabindex: '0', 'data-id': r.id, 'aria-haspopup': 'dialog' }, [
-      el('td', { class: 'time', 'data-label': t('colTime') }, [el('time', { datetime: isoTime(r.startedAt) || undefined, text: fmtTime(r.startedAt) })]),
+      el('td', { class: 'time', 'data-label': t('colTime') }, [
+        el('time', { datetime: isoTime(r.startedAt) || undefined, text: fmtTime(r.startedAt) }),
+      ]),
       el('td', { class: 'api', 'data-label': t('api'), text: apiName(r.api) || '—' }),
       el('td', { class: 'operation', 'data-label': t('operation'), text: r.operation || '—' }),
-      el('td', { class: 'request', 'data-label': t('colRequest'), title: r.method + ' ' + r.url }, [el('span', { class: 'method', text: r.method }), r.url]),
+      el('td', { class: 'request', 'data-label': t('colRequest'), title: r.method + ' ' + r.url }, [
+        el('span', { class: 'method', text: r.method }),
+        r.url,
+      ]),
       el('td', { class: 'num status', 'data-label': t('colStatus'), text: r.status === null ? '—' : r.status }),
       el('td', { class: 'outcome', 'data-label': t('colOutcome') }, [badge(r.outcome)]),
       el('td', { class: 'subject', 'data-label': t('colWho') }, [who]),
@@ -376,7 +510,9 @@
     var focusedId = focused && focused.closest && focused.closest('#rows tr') ? focused.getAttribute('data-id') : null;
     var rows = $('rows');
     var fragment = document.createDocumentFragment();
-    state.items.forEach(function (r) { fragment.appendChild(rowOf(r)); });
+    state.items.forEach(function (r) {
+      fragment.appendChild(rowOf(r));
+    });
     rows.replaceChildren(fragment);
     $('empty').hidden = state.items.length > 0;
     $('more').hidden = !state.next;
@@ -401,10 +537,20 @@
     var seen = {};
     var list = $('api-list');
     list.replaceChildren();
-    var names = state.stats && state.stats.top ? state.stats.top.api.map(function (e) { return e.value; }) : [];
-    state.items.forEach(function (r) { names.push(apiName(r.api)); });
+    var names =
+      state.stats && state.stats.top
+        ? state.stats.top.api.map(function (e) {
+            return e.value;
+          })
+        : [];
+    state.items.forEach(function (r) {
+      names.push(apiName(r.api));
+    });
     names.forEach(function (name) {
-      if (name && !seen[name]) { seen[name] = true; list.appendChild(el('option', { value: name })); }
+      if (name && !seen[name]) {
+        seen[name] = true;
+        list.appendChild(el('option', { value: name }));
+      }
     });
   }
 
@@ -415,44 +561,75 @@
     var legend = $('legend');
     legend.replaceChildren();
     var stats = state.stats;
-    var W = 1200, H = 150, left = 44, right = 10, top = 8, bottom = 24;
+    var W = 1200,
+      H = 150,
+      left = 44,
+      right = 10,
+      top = 8,
+      bottom = 24;
     if (!stats) {
       $('totals').textContent = '';
-      box.replaceChildren(svg('svg', { viewBox: '0 0 ' + W + ' 60', role: 'img', 'aria-label': note || '' }, [
-        svg('text', { x: W / 2, y: 34, 'text-anchor': 'middle', class: 'none', text: note || '' }),
-      ]));
+      box.replaceChildren(
+        svg('svg', { viewBox: '0 0 ' + W + ' 60', role: 'img', 'aria-label': note || '' }, [
+          svg('text', { x: W / 2, y: 34, 'text-anchor': 'middle', class: 'none', text: note || '' }),
+        ]),
+      );
       return;
     }
     var totals = stats.totals.byOutcome || {};
     ORDER.forEach(function (code) {
       if (!totals[code]) return;
-      legend.appendChild(el('li', { 'data-outcome': code }, [el('span', { class: 'swatch o-' + code, 'aria-hidden': 'true' }), label(code) + ': ' + totals[code]]));
+      legend.appendChild(
+        el('li', { 'data-outcome': code }, [
+          el('span', { class: 'swatch o-' + code, 'aria-hidden': 'true' }),
+          label(code) + ': ' + totals[code],
+        ]),
+      );
     });
-    $('totals').textContent = t('totals', { n: stats.totals.count, mean: fmtDuration(stats.totals.meanDurationMs), p95: fmtDuration(stats.totals.p95DurationMs) });
+    $('totals').textContent = t('totals', {
+      n: stats.totals.count,
+      mean: fmtDuration(stats.totals.meanDurationMs),
+      p95: fmtDuration(stats.totals.p95DurationMs),
+    });
     var buckets = stats.buckets;
-    var summary = t('chartSummary', { n: stats.totals.count, from: fmtShort(stats.from), to: fmtShort(stats.to) }) +
-      (stats.totals.count ? ': ' + ORDER.filter(function (c) { return totals[c]; }).map(function (c) { return totals[c] + ' ' + label(c); }).join(', ') : '');
+    var summary =
+      t('chartSummary', { n: stats.totals.count, from: fmtShort(stats.from), to: fmtShort(stats.to) }) +
+      (stats.totals.count
+        ? ': ' +
+          ORDER.filter(function (c) {
+            return totals[c];
+          })
+            .map(function (c) {
+              return totals[c] + ' ' + label(c);
+            })
+            .join(', ')
+        : '');
     if (stats.totals.count === 0) {
-      box.replaceChildren(svg('svg', { viewBox: '0 0 ' + W + ' 60', role: 'img', 'aria-label': summary }, [
-        svg('text', { x: W / 2, y: 34, 'text-anchor': 'middle', class: 'none', text: t('noTransactions') }),
-      ]));
+      box.replaceChildren(
+        svg('svg', { viewBox: '0 0 ' + W + ' 60', role: 'img', 'aria-label': summary }, [
+          svg('text', { x: W / 2, y: 34, 'text-anchor': 'middle', class: 'none', text: t('noTransactions') }),
+        ]),
+      );
       return;
     }
     var n = buckets.length;
     var peak = 1;
     buckets.forEach(function (b) {
       var sum = 0;
-      Object.keys(b.counts).forEach(function (c) { sum += b.counts[c]; });
+      Object.keys(b.counts).forEach(function (c) {
+        sum += b.counts[c];
+      });
       if (sum > peak) peak = sum;
     });
-    var plotW = W - left - right, plotH = H - top - bottom;
+    var plotW = W - left - right,
+      plotH = H - top - bottom;
     var slot = plotW / n;
     var barW = Math.max(Math.min(slot * 0.72, 40), 1);
     var children = [svg('title', { text: t('chartHeading') }), svg('desc', { text: summary })];
     var ticks = peak <= 4 ? peak : 4;
     for (var i = 0; i <= ticks; i++) {
-      var value = Math.round(peak * i / ticks);
-      var y = top + plotH - plotH * value / peak;
+      var value = Math.round((peak * i) / ticks);
+      var y = top + plotH - (plotH * value) / peak;
       children.push(svg('line', { class: i === 0 ? 'axis' : 'grid', x1: left, x2: W - right, y1: y, y2: y }));
       children.push(svg('text', { x: left - 6, y: y + 4, 'text-anchor': 'end', text: value }));
     }
@@ -464,44 +641,73 @@
       ORDER.forEach(function (code) {
         var count = bucket.counts[code];
         if (!count) return;
-        var h = plotH * count / peak;
+        var h = (plotH * count) / peak;
         base -= h;
-        children.push(svg('rect', { class: 'o-' + code, x: x.toFixed(1), y: base.toFixed(1), width: barW.toFixed(1), height: h.toFixed(1) }, [
-          svg('title', { text: fmtShort(bucket.start) + ' — ' + label(code) + ': ' + count }),
-        ]));
+        children.push(
+          svg('rect', { class: 'o-' + code, x: x.toFixed(1), y: base.toFixed(1), width: barW.toFixed(1), height: h.toFixed(1) }, [
+            svg('title', { text: fmtShort(bucket.start) + ' — ' + label(code) + ': ' + count }),
+          ]),
+        );
       });
       if (index % labelEvery === 0) {
         var p = parts(bucket.start);
-        children.push(svg('text', { x: (left + slot * index + slot / 2).toFixed(1), y: H - 8, 'text-anchor': 'middle',
-          text: long && p ? pad(p.mo) + '-' + pad(p.d) + ' ' + pad(p.h) + ':' + pad(p.mi) : fmtClock(bucket.start) }));
+        children.push(
+          svg('text', {
+            x: (left + slot * index + slot / 2).toFixed(1),
+            y: H - 8,
+            'text-anchor': 'middle',
+            text: long && p ? pad(p.mo) + '-' + pad(p.d) + ' ' + pad(p.h) + ':' + pad(p.mi) : fmtClock(bucket.start),
+          }),
+        );
       }
     });
-    box.replaceChildren(svg('svg', { viewBox: '0 0 ' + W + ' ' + H, role: 'img', 'aria-label': summary, preserveAspectRatio: 'xMidYMid meet' }, children));
+    box.replaceChildren(
+      svg('svg', { viewBox: '0 0 ' + W + ' ' + H, role: 'img', 'aria-label': summary, preserveAspectRatio: 'xMidYMid meet' }, children),
+    );
   }
 
   // ---- report ----------------------------------------------------------------------------------
 
   function topTable(id, title, entries, render) {
-    var body = entries.length === 0
-      ? el('p', { class: 'note', text: t('none') })
-      : el('table', { class: 'top' }, [
-        el('caption', { class: 'visually-hidden', text: title }),
-        el('thead', {}, [el('tr', {}, [el('th', { scope: 'col', text: t('value') }), el('th', { scope: 'col', class: 'num', text: t('records') })])]),
-        el('tbody', {}, entries.map(function (e) {
-          return el('tr', {}, [el('th', { scope: 'row' }, [render ? render(e.value) : e.value]), el('td', { class: 'num', text: e.count })]);
-        })),
-      ]);
+    var body =
+      entries.length === 0
+        ? el('p', { class: 'note', text: t('none') })
+        : el('table', { class: 'top' }, [
+            el('caption', { class: 'visually-hidden', text: title }),
+            el('thead', {}, [
+              el('tr', {}, [el('th', { scope: 'col', text: t('value') }), el('th', { scope: 'col', class: 'num', text: t('records') })]),
+            ]),
+            el(
+              'tbody',
+              {},
+              entries.map(function (e) {
+                return el('tr', {}, [
+                  el('th', { scope: 'row' }, [render ? render(e.value) : e.value]),
+                  el('td', { class: 'num', text: e.count }),
+                ]);
+              }),
+            ),
+          ]);
     return el('section', { class: 'report-part', 'aria-labelledby': id }, [el('h3', { id: id, text: title }), body]);
   }
 
   function renderReport() {
     var box = $('report');
     var stats = state.stats;
-    if (!stats) { box.replaceChildren(el('p', { class: 'note', text: t('noStats') })); return; }
+    if (!stats) {
+      box.replaceChildren(el('p', { class: 'note', text: t('noStats') }));
+      return;
+    }
     var top = stats.top || { api: [], operation: [], clientId: [], status: [], gatewayStatus: [] };
-    var byOutcome = ORDER.filter(function (c) { return stats.totals.byOutcome[c]; })
-      .map(function (c) { return { value: c, count: stats.totals.byOutcome[c] }; })
-      .sort(function (a, b) { return b.count - a.count; });
+    var byOutcome = ORDER.filter(function (c) {
+      return stats.totals.byOutcome[c];
+    })
+      .map(function (c) {
+        return { value: c, count: stats.totals.byOutcome[c] };
+      })
+      .sort(function (a, b) {
+        return b.count - a.count;
+      });
     box.replaceChildren(
       el('dl', { class: 'figures' }, [
         el('div', {}, [el('dt', { text: t('count') }), el('dd', { id: 'r-count', text: stats.totals.count })]),
@@ -510,13 +716,16 @@
         el('div', {}, [el('dt', { text: t('window') }), el('dd', { text: fmtShort(stats.from) + ' – ' + fmtShort(stats.to) })]),
       ]),
       el('div', { class: 'report-grid' }, [
-        topTable('r-outcomes', t('byOutcome'), byOutcome, function (code) { return badge({ code: code }); }),
+        topTable('r-outcomes', t('byOutcome'), byOutcome, function (code) {
+          return badge({ code: code });
+        }),
         topTable('r-apis', t('topApis'), top.api),
         topTable('r-operations', t('topOperations'), top.operation),
         topTable('r-clients', t('topClients'), top.clientId),
         topTable('r-status', t('byStatus'), top.status),
         topTable('r-gateway-status', t('byGatewayStatus'), top.gatewayStatus),
-      ]));
+      ]),
+    );
   }
 
   // ---- detail ----------------------------------------------------------------------------------
@@ -556,23 +765,46 @@
     return el('table', { class: 'pairs' }, [
       el('caption', { class: 'visually-hidden', text: caption }),
       el('thead', {}, [el('tr', {}, [el('th', { scope: 'col', text: head[0] }), el('th', { scope: 'col', text: head[1] })])]),
-      el('tbody', {}, rows.map(function (r) { return el('tr', {}, [el('th', { scope: 'row', text: r[0] }), el('td', { text: r[1] })]); })),
+      el(
+        'tbody',
+        {},
+        rows.map(function (r) {
+          return el('tr', {}, [el('th', { scope: 'row', text: r[0] }), el('td', { text: r[1] })]);
+        }),
+      ),
     ]);
   }
 
   function claimsTable(caption, claims) {
     if (!claims || typeof claims !== 'object') return el('p', { class: 'mono', text: claimValue('', claims) });
-    return pairTable(caption, [t('claimCol'), t('value')], Object.keys(claims).map(function (k) { return [k, claimValue(k, claims[k])]; }));
+    return pairTable(
+      caption,
+      [t('claimCol'), t('value')],
+      Object.keys(claims).map(function (k) {
+        return [k, claimValue(k, claims[k])];
+      }),
+    );
   }
 
   function headersTable(caption, headers) {
-    return pairTable(caption, [t('header'), t('value')], Object.keys(headers).map(function (k) { return [k, String(headers[k])]; }));
+    return pairTable(
+      caption,
+      [t('header'), t('value')],
+      Object.keys(headers).map(function (k) {
+        return [k, String(headers[k])];
+      }),
+    );
   }
 
   function decidedByText(explanation) {
     var by = explanation.decidedBy;
     if (by && typeof by.rule === 'string') return t('ruleOfPolicy', { rule: by.rule, policy: by.policy === undefined ? '' : by.policy });
-    if (by && Array.isArray(by.path)) return by.path.map(function (p) { return p.kind + ' "' + p.id + '"'; }).join(' › ');
+    if (by && Array.isArray(by.path))
+      return by.path
+        .map(function (p) {
+          return p.kind + ' "' + p.id + '"';
+        })
+        .join(' › ');
     return t('noRuleApplied');
   }
 
@@ -586,33 +818,79 @@
     var parts = [];
     var explanation = authz.explanation;
     if (explanation && Array.isArray(explanation.steps) && explanation.steps.length > 0) {
-      parts.push(el('h4', { text: t('whyNot') }), el('div', { class: 'table-wrap' }, [el('table', { id: 'd-steps' }, [
-        el('caption', { class: 'visually-hidden', text: t('whyNot') }),
-        el('thead', {}, [el('tr', {}, [t('elementCol'), t('resultCol'), t('failedCol')].map(function (h) { return el('th', { scope: 'col', text: h }); }))]),
-        el('tbody', {}, explanation.steps.map(function (step) {
-          var failure = step.failure;
-          var failed = failure ? (failure.part === 'target' ? t('failedTarget') : t('failedCondition')) + ': ' + (failure.failed || []).join('; ') + (failure.message ? ' (' + failure.message + ')' : '') : '';
-          var depth = Array.isArray(step.parents) ? step.parents.length : 0;
-          return el('tr', {}, [
-            el('th', { scope: 'row', text: '\u00a0\u00a0'.repeat(depth) + step.kind + ' ' + step.id + (step.effect ? ' (' + step.effect + ')' : '') }),
-            el('td', { text: step.decision }),
-            el('td', { text: failed }),
-          ]);
-        })),
-      ])]));
+      parts.push(
+        el('h4', { text: t('whyNot') }),
+        el('div', { class: 'table-wrap' }, [
+          el('table', { id: 'd-steps' }, [
+            el('caption', { class: 'visually-hidden', text: t('whyNot') }),
+            el('thead', {}, [
+              el(
+                'tr',
+                {},
+                [t('elementCol'), t('resultCol'), t('failedCol')].map(function (h) {
+                  return el('th', { scope: 'col', text: h });
+                }),
+              ),
+            ]),
+            el(
+              'tbody',
+              {},
+              explanation.steps.map(function (step) {
+                var failure = step.failure;
+                var failed = failure
+                  ? (failure.part === 'target' ? t('failedTarget') : t('failedCondition')) +
+                    ': ' +
+                    (failure.failed || []).join('; ') +
+                    (failure.message ? ' (' + failure.message + ')' : '')
+                  : '';
+                var depth = Array.isArray(step.parents) ? step.parents.length : 0;
+                return el('tr', {}, [
+                  el('th', {
+                    scope: 'row',
+                    text: '\u00a0\u00a0'.repeat(depth) + step.kind + ' ' + step.id + (step.effect ? ' (' + step.effect + ')' : ''),
+                  }),
+                  el('td', { text: step.decision }),
+                  el('td', { text: failed }),
+                ]);
+              }),
+            ),
+          ]),
+        ]),
+      );
       if (explanation.omittedSteps) parts.push(el('p', { class: 'note', text: t('omittedSteps', { n: explanation.omittedSteps }) }));
     }
     var request = authz.request;
     if (request && typeof request === 'object') {
       var rows = [];
       ['subject', 'resource', 'action', 'environment'].forEach(function (category) {
-        (Array.isArray(request[category]) ? request[category] : []).forEach(function (a) { rows.push([category, a.id, valuesText(a.values)]); });
+        (Array.isArray(request[category]) ? request[category] : []).forEach(function (a) {
+          rows.push([category, a.id, valuesText(a.values)]);
+        });
       });
-      parts.push(el('h4', { text: t('xacmlRequest') }), el('div', { class: 'table-wrap' }, [el('table', { id: 'd-attributes' }, [
-        el('caption', { class: 'visually-hidden', text: t('xacmlRequest') }),
-        el('thead', {}, [el('tr', {}, [t('categoryCol'), t('attributeCol'), t('valuesCol')].map(function (h) { return el('th', { scope: 'col', text: h }); }))]),
-        el('tbody', {}, rows.map(function (row) { return el('tr', {}, [el('td', { text: row[0] }), el('th', { scope: 'row', text: row[1] }), el('td', { text: row[2] })]); })),
-      ])]));
+      parts.push(
+        el('h4', { text: t('xacmlRequest') }),
+        el('div', { class: 'table-wrap' }, [
+          el('table', { id: 'd-attributes' }, [
+            el('caption', { class: 'visually-hidden', text: t('xacmlRequest') }),
+            el('thead', {}, [
+              el(
+                'tr',
+                {},
+                [t('categoryCol'), t('attributeCol'), t('valuesCol')].map(function (h) {
+                  return el('th', { scope: 'col', text: h });
+                }),
+              ),
+            ]),
+            el(
+              'tbody',
+              {},
+              rows.map(function (row) {
+                return el('tr', {}, [el('td', { text: row[0] }), el('th', { scope: 'row', text: row[1] }), el('td', { text: row[2] })]);
+              }),
+            ),
+          ]),
+        ]),
+      );
       if (request.incomplete) parts.push(el('p', { class: 'note', text: t('requestIncomplete') }));
     }
     return parts;
@@ -623,7 +901,11 @@
     if (body.contentType) meta.unshift(body.contentType);
     if (body.truncated) meta.push(t('bodyCut', { kept: body.kept }));
     if (body.encoding === 'base64') meta.push(t('bodyBase64'));
-    return [el('h4', { text: t(key) }), el('p', { class: 'note', text: meta.join(' · ') }), el('pre', { class: 'mono', id: 'd-' + key, text: String(body.content) })];
+    return [
+      el('h4', { text: t(key) }),
+      el('p', { class: 'note', text: meta.join(' · ') }),
+      el('pre', { class: 'mono', id: 'd-' + key, text: String(body.content) }),
+    ];
   }
 
   function renderDetail(r) {
@@ -631,42 +913,79 @@
     var left = [];
     var right = [];
     var link = window.location.pathname + window.location.search + '#/transactions/' + encodeURIComponent(r.id);
-    left.push(section('d-outcome', t('outcome'), [kv([
-      [t('outcome'), badge(r.outcome)],
-      [t('httpStatus'), r.status === null ? t('noResponse') : r.status],
-      ['gateway_status', r.gatewayStatus],
-      [t('errorCode'), r.errorCode],
-      [t('problemDetail'), typeof r.problemDetail === 'string' ? el('span', { id: 'd-problem-detail', text: r.problemDetail }) : undefined],
-      [t('started'), fmtTime(r.startedAt)],
-      [t('duration'), fmtDuration(r.durationMs)],
-      [t('api'), apiName(r.api)],
-      [t('operation'), r.operation],
-      [t('request'), el('span', { class: 'mono', text: r.method + ' ' + r.url })],
-      [t('clientAddress'), r.clientAddress],
-      [t('nodeId'), r.nodeId],
-      [t('transactionId'), el('span', { class: 'mono', text: r.id })],
-      [t('messageId'), el('span', { class: 'mono', text: r.messageId })],
-      [t('traceId'), typeof r.traceId === 'string' && r.traceId ? el('span', { class: 'mono', id: 'd-trace', text: r.traceId }) : undefined],
-      [t('link'), el('a', { href: link, class: 'mono', text: '#/transactions/' + r.id })],
-    ])]));
+    left.push(
+      section('d-outcome', t('outcome'), [
+        kv([
+          [t('outcome'), badge(r.outcome)],
+          [t('httpStatus'), r.status === null ? t('noResponse') : r.status],
+          ['gateway_status', r.gatewayStatus],
+          [t('errorCode'), r.errorCode],
+          [
+            t('problemDetail'),
+            typeof r.problemDetail === 'string' ? el('span', { id: 'd-problem-detail', text: r.problemDetail }) : undefined,
+          ],
+          [t('started'), fmtTime(r.startedAt)],
+          [t('duration'), fmtDuration(r.durationMs)],
+          [t('api'), apiName(r.api)],
+          [t('operation'), r.operation],
+          [t('request'), el('span', { class: 'mono', text: r.method + ' ' + r.url })],
+          [t('clientAddress'), r.clientAddress],
+          [t('nodeId'), r.nodeId],
+          [t('transactionId'), el('span', { class: 'mono', text: r.id })],
+          [t('messageId'), el('span', { class: 'mono', text: r.messageId })],
+          [
+            t('traceId'),
+            typeof r.traceId === 'string' && r.traceId ? el('span', { class: 'mono', id: 'd-trace', text: r.traceId }) : undefined,
+          ],
+          [t('link'), el('a', { href: link, class: 'mono', text: '#/transactions/' + r.id })],
+        ]),
+      ]),
+    );
     if (r.authorization) {
       var explanation = r.authorization.explanation;
-      left.push(section('d-authz', t('authorization'), [kv([
-        [t('decision'), r.authorization.decision],
-        [t('decisionText'), el('span', { class: r.authorization.decision === 'Permit' ? 'mono' : 'decision', text: r.authorization.text })],
-        [t('decidedBy'), explanation && typeof explanation === 'object' ? el('span', { id: 'd-decided-by', class: 'mono', text: decidedByText(explanation) }) : undefined],
-      ])]));
+      left.push(
+        section('d-authz', t('authorization'), [
+          kv([
+            [t('decision'), r.authorization.decision],
+            [
+              t('decisionText'),
+              el('span', { class: r.authorization.decision === 'Permit' ? 'mono' : 'decision', text: r.authorization.text }),
+            ],
+            [
+              t('decidedBy'),
+              explanation && typeof explanation === 'object'
+                ? el('span', { id: 'd-decided-by', class: 'mono', text: decidedByText(explanation) })
+                : undefined,
+            ],
+          ]),
+        ]),
+      );
     }
     var s = r.sender || {};
     var hasSender = s.subject || s.clientId || s.username || s.issuer;
-    right.push(section('d-sender', t('sender'), [hasSender
-      ? kv([[t('subject'), s.subject], [t('clientId'), s.clientId], [t('username'), s.username], [t('issuer'), s.issuer]])
-      : el('p', { class: 'note', text: t('noSender') })]));
+    right.push(
+      section('d-sender', t('sender'), [
+        hasSender
+          ? kv([
+              [t('subject'), s.subject],
+              [t('clientId'), s.clientId],
+              [t('username'), s.username],
+              [t('issuer'), s.issuer],
+            ])
+          : el('p', { class: 'note', text: t('noSender') }),
+      ]),
+    );
     var info = r.tokenInfo;
     var tokenParts = [];
     if (info) {
-      tokenParts.push(kv([[t('tokenSentIn'), info.method], [t('tokenPolicy'), info.policy]]));
-      if (info.introspection) tokenParts.push(el('h4', { text: t('introspectionClaims') }), claimsTable(t('introspectionClaims'), info.introspection));
+      tokenParts.push(
+        kv([
+          [t('tokenSentIn'), info.method],
+          [t('tokenPolicy'), info.policy],
+        ]),
+      );
+      if (info.introspection)
+        tokenParts.push(el('h4', { text: t('introspectionClaims') }), claimsTable(t('introspectionClaims'), info.introspection));
       if (info.jwt) tokenParts.push(el('h4', { text: t('jwtClaims') }), claimsTable(t('jwtClaims'), info.jwt));
       if (info.userInfo) tokenParts.push(el('h4', { text: t('userInfoClaims') }), claimsTable(t('userInfoClaims'), info.userInfo));
       if (!info.introspection && !info.jwt && !info.userInfo) tokenParts.push(el('p', { class: 'note', text: t('noClaims') }));
@@ -676,29 +995,57 @@
     right.push(section('d-token', t('tokenInfo'), tokenParts));
     var parts = [el('div', { class: 'cols' }, [el('div', {}, left), el('div', {}, right)])];
     var diags = r.diagnostics || [];
-    parts.push(section('d-diag', t('diagnostics'), [diags.length === 0
-      ? el('p', { class: 'note', text: t('noDiagnostics') })
-      : el('div', { class: 'table-wrap' }, [el('table', {}, [
-        el('caption', { class: 'visually-hidden', text: t('diagnostics') }),
-        el('thead', {}, [el('tr', {}, [t('colTime'), t('level'), t('code'), t('messageCol')].map(function (h) { return el('th', { scope: 'col', text: h }); }))]),
-        el('tbody', {}, diags.map(function (d) {
-          return el('tr', { class: 'level-' + d.level }, [
-            el('td', { text: fmtClock(d.time, true) }), el('td', { class: 'level', text: d.level }),
-            el('td', { text: d.code }), el('td', { text: d.message }),
-          ]);
-        })),
-      ])])]));
+    parts.push(
+      section('d-diag', t('diagnostics'), [
+        diags.length === 0
+          ? el('p', { class: 'note', text: t('noDiagnostics') })
+          : el('div', { class: 'table-wrap' }, [
+              el('table', {}, [
+                el('caption', { class: 'visually-hidden', text: t('diagnostics') }),
+                el('thead', {}, [
+                  el(
+                    'tr',
+                    {},
+                    [t('colTime'), t('level'), t('code'), t('messageCol')].map(function (h) {
+                      return el('th', { scope: 'col', text: h });
+                    }),
+                  ),
+                ]),
+                el(
+                  'tbody',
+                  {},
+                  diags.map(function (d) {
+                    return el('tr', { class: 'level-' + d.level }, [
+                      el('td', { text: fmtClock(d.time, true) }),
+                      el('td', { class: 'level', text: d.level }),
+                      el('td', { text: d.code }),
+                      el('td', { text: d.message }),
+                    ]);
+                  }),
+                ),
+              ]),
+            ]),
+      ]),
+    );
     var authz = r.authorization;
-    if (authz && ((authz.explanation && Array.isArray(authz.explanation.steps)) || authz.request)) parts.push(section('d-xacml', t('xacmlRequest'), xacmlParts(authz)));
+    if (authz && ((authz.explanation && Array.isArray(authz.explanation.steps)) || authz.request))
+      parts.push(section('d-xacml', t('xacmlRequest'), xacmlParts(authz)));
     if (r.incoming && r.incoming.headers) {
-      parts.push(section('d-incoming', t('incoming'), [el('h4', { text: t('incomingHeaders') }), headersTable(t('incomingHeaders'), r.incoming.headers)]));
+      parts.push(
+        section('d-incoming', t('incoming'), [
+          el('h4', { text: t('incomingHeaders') }),
+          headersTable(t('incomingHeaders'), r.incoming.headers),
+        ]),
+      );
     }
     var out = r.outgoing;
-    var outgoing = [out && out.headers
-      ? (Object.keys(out.headers).length === 0
-        ? el('p', { class: 'note', text: t('outgoingEmpty') })
-        : [el('h4', { text: t('outgoingHeaders') }), headersTable(t('outgoingHeaders'), out.headers)])
-      : el('p', { class: 'note', text: t('outgoingNone') })].flat();
+    var outgoing = [
+      out && out.headers
+        ? Object.keys(out.headers).length === 0
+          ? el('p', { class: 'note', text: t('outgoingEmpty') })
+          : [el('h4', { text: t('outgoingHeaders') }), headersTable(t('outgoingHeaders'), out.headers)]
+        : el('p', { class: 'note', text: t('outgoingNone') }),
+    ].flat();
     if (r.requestBody) outgoing.push.apply(outgoing, bodyParts('requestBody', r.requestBody));
     parts.push(section('d-outgoing', t('outgoing'), outgoing));
     if (r.responseBody) parts.push(section('d-response', t('response'), bodyParts('responseBody', r.responseBody)));
@@ -713,7 +1060,8 @@
       $('detail-heading').textContent = t('transaction') + ' ' + String(body.id);
       $('detail-body').replaceChildren(
         el('p', { class: 'note', text: t('partial') + (e && e.message ? e.message : String(e)) }),
-        el('pre', { class: 'mono', text: claimValue('', body) }));
+        el('pre', { class: 'mono', text: claimValue('', body) }),
+      );
     }
     var dialog = $('detail');
     if (!dialog.open) dialog.showModal();
@@ -733,29 +1081,57 @@
   }
 
   function fetchDetail(id) {
-    return getJson('api/transactions/' + encodeURIComponent(id)).then(function (r) {
-      if (!r.res.ok || !r.body) { setMessage(r.res.status === 404 ? t('notFound') : problemText(r.res, r.body)); return false; }
-      showDetail(r.body);
-      return true;
-    }, function () { setMessage(t('unreachable')); return false; });
+    return getJson('api/transactions/' + encodeURIComponent(id)).then(
+      function (r) {
+        if (!r.res.ok || !r.body) {
+          setMessage(r.res.status === 404 ? t('notFound') : problemText(r.res, r.body));
+          return false;
+        }
+        showDetail(r.body);
+        return true;
+      },
+      function () {
+        setMessage(t('unreachable'));
+        return false;
+      },
+    );
   }
 
   // The search box: a transaction id opens its detail; else a message id, whatever the window.
   function find(text) {
     var id = text.trim();
     if (!id) return;
-    getJson('api/find/' + encodeURIComponent(id)).then(function (r) {
-      if (!r.res.ok || !r.body) { setMessage(problemText(r.res, r.body)); return; }
-      if (r.body.transaction) { openDetail(r.body.transaction.id); return; }
-      var found = Array.isArray(r.body.messageIds) ? r.body.messageIds : [];
-      if (found.length === 1) { openDetail(found[0]); return; }
-      if (found.length === 0) { setMessage(t('notFound')); return; }
-      state.filter = { messageId: id };
-      state.win = { preset: '7d' };
-      writeForm();
-      saveLocation();
-      load(false).then(function () { setMessage(t('severalFound')); });
-    }, function () { setMessage(t('unreachable')); });
+    getJson('api/find/' + encodeURIComponent(id)).then(
+      function (r) {
+        if (!r.res.ok || !r.body) {
+          setMessage(problemText(r.res, r.body));
+          return;
+        }
+        if (r.body.transaction) {
+          openDetail(r.body.transaction.id);
+          return;
+        }
+        var found = Array.isArray(r.body.messageIds) ? r.body.messageIds : [];
+        if (found.length === 1) {
+          openDetail(found[0]);
+          return;
+        }
+        if (found.length === 0) {
+          setMessage(t('notFound'));
+          return;
+        }
+        state.filter = { messageId: id };
+        state.win = { preset: '7d' };
+        writeForm();
+        saveLocation();
+        load(false).then(function () {
+          setMessage(t('severalFound'));
+        });
+      },
+      function () {
+        setMessage(t('unreachable'));
+      },
+    );
   }
 
   // ---- views and routes ------------------------------------------------------------------------
@@ -778,8 +1154,13 @@
     state.view = view;
     $('view-list').hidden = view !== 'list';
     $('view-report').hidden = view !== 'report';
-    if (view === 'list') { $('tab-list').setAttribute('aria-current', 'page'); $('tab-report').removeAttribute('aria-current'); }
-    else { $('tab-report').setAttribute('aria-current', 'page'); $('tab-list').removeAttribute('aria-current'); }
+    if (view === 'list') {
+      $('tab-list').setAttribute('aria-current', 'page');
+      $('tab-report').removeAttribute('aria-current');
+    } else {
+      $('tab-report').setAttribute('aria-current', 'page');
+      $('tab-list').removeAttribute('aria-current');
+    }
   }
 
   // ---- export ----------------------------------------------------------------------------------
@@ -788,9 +1169,12 @@
     var box = $('x-columns');
     EXPORT_COLUMNS.forEach(function (name) {
       var id = 'x-col-' + name;
-      box.appendChild(el('label', { class: 'check', for: id }, [
-        el('input', { type: 'checkbox', id: id, value: name, checked: DEFAULT_COLUMNS.indexOf(name) >= 0 ? 'checked' : false }), ' ' + name,
-      ]));
+      box.appendChild(
+        el('label', { class: 'check', for: id }, [
+          el('input', { type: 'checkbox', id: id, value: name, checked: DEFAULT_COLUMNS.indexOf(name) >= 0 ? 'checked' : false }),
+          ' ' + name,
+        ]),
+      );
     });
   }
 
@@ -804,25 +1188,43 @@
     if (limit) params.set('limit', limit);
     var columns = checkedValues($('x-columns'));
     if (columns.length) params.set('columns', columns.join(','));
-    fetch('api/export?' + params.toString(), { headers: { '__CONSOLE_HEADER__': '1' }, credentials: 'same-origin' }).then(function (res) {
-      if (!res.ok) return res.json().catch(function () { return null; }).then(function (body) { setMessage(problemText(res, body)); });
-      var name = /filename="([^"]+)"/.exec(res.headers.get('content-disposition') || '');
-      return res.blob().then(function (blob) {
-        var url = URL.createObjectURL(blob);
-        var a = el('a', { href: url, download: name ? name[1] : 'transactions' });
-        document.body.appendChild(a);
-        a.click();
-        a.remove();
-        setTimeout(function () { URL.revokeObjectURL(url); }, 60000);
-        setMessage(t('exported', { n: blob.size }));
-      });
-    }, function () { setMessage(t('unreachable')); });
+    fetch('api/export?' + params.toString(), { headers: { __CONSOLE_HEADER__: '1' }, credentials: 'same-origin' }).then(
+      function (res) {
+        if (!res.ok)
+          return res
+            .json()
+            .catch(function () {
+              return null;
+            })
+            .then(function (body) {
+              setMessage(problemText(res, body));
+            });
+        var name = /filename="([^"]+)"/.exec(res.headers.get('content-disposition') || '');
+        return res.blob().then(function (blob) {
+          var url = URL.createObjectURL(blob);
+          var a = el('a', { href: url, download: name ? name[1] : 'transactions' });
+          document.body.appendChild(a);
+          a.click();
+          a.remove();
+          setTimeout(function () {
+            URL.revokeObjectURL(url);
+          }, 60000);
+          setMessage(t('exported', { n: blob.size }));
+        });
+      },
+      function () {
+        setMessage(t('unreachable'));
+      },
+    );
   }
 
   // ---- wiring ----------------------------------------------------------------------------------
 
   function schedule() {
-    if (state.timer) { clearInterval(state.timer); state.timer = null; }
+    if (state.timer) {
+      clearInterval(state.timer);
+      state.timer = null;
+    }
     if ($('auto-refresh').checked) {
       state.timer = setInterval(function () {
         // Keep older pages the user loaded and the window chosen: refresh only on the first page.
@@ -835,7 +1237,10 @@
     applyLanguage();
     syncWindowInputs();
     var range = resolveWindow();
-    if (state.win.preset !== 'custom') { $('f-from').value = isoInput(range.from); $('f-to').value = isoInput(range.to); }
+    if (state.win.preset !== 'custom') {
+      $('f-from').value = isoInput(range.from);
+      $('f-to').value = isoInput(range.to);
+    }
     renderTable();
     renderChart(state.stats ? undefined : t('noStats'));
     renderReport();
@@ -859,10 +1264,18 @@
       state.filter = read.filter;
       state.win = read.win;
       saveLocation();
-      load(false).then(function () { writeForm(); });
+      load(false).then(function () {
+        writeForm();
+      });
     });
     $('filters').addEventListener('reset', function () {
-      setTimeout(function () { state.filter = {}; state.win = { preset: DEFAULT_WINDOW }; writeForm(); saveLocation(); load(false); }, 0);
+      setTimeout(function () {
+        state.filter = {};
+        state.win = { preset: DEFAULT_WINDOW };
+        writeForm();
+        saveLocation();
+        load(false);
+      }, 0);
     });
     $('f-window').addEventListener('change', function () {
       syncWindowInputs();
@@ -873,8 +1286,15 @@
         $('f-to').value = isoInput(now);
       }
     });
-    $('search').addEventListener('submit', function (event) { event.preventDefault(); find($('q').value); });
-    $('lang').addEventListener('change', function () { state.lang = $('lang').value === 'en' ? 'en' : 'it'; remember('lang', state.lang); rerender(); });
+    $('search').addEventListener('submit', function (event) {
+      event.preventDefault();
+      find($('q').value);
+    });
+    $('lang').addEventListener('change', function () {
+      state.lang = $('lang').value === 'en' ? 'en' : 'it';
+      remember('lang', state.lang);
+      rerender();
+    });
     $('zone').addEventListener('change', function () {
       // Custom range inputs keep their instant: rewritten in the new zone.
       state.zone = $('zone').value === 'utc' ? 'utc' : 'local';
@@ -882,8 +1302,12 @@
       writeForm();
       rerender();
     });
-    $('refresh').addEventListener('click', function () { load(false); });
-    $('more').addEventListener('click', function () { load(true); });
+    $('refresh').addEventListener('click', function () {
+      load(false);
+    });
+    $('more').addEventListener('click', function () {
+      load(true);
+    });
     $('auto-refresh').addEventListener('change', schedule);
     $('export-form').addEventListener('submit', download);
 
@@ -908,13 +1332,18 @@
     });
 
     var dialog = $('detail');
-    $('close').addEventListener('click', function () { dialog.close(); });
-    dialog.addEventListener('click', function (event) { if (event.target === dialog) dialog.close(); });
+    $('close').addEventListener('click', function () {
+      dialog.close();
+    });
+    dialog.addEventListener('click', function (event) {
+      if (event.target === dialog) dialog.close();
+    });
     dialog.addEventListener('close', function () {
       if (/^#\/transactions\//.test(window.location.hash)) window.history.pushState(null, '', state.returnHash || '#/');
       setView(window.location.hash === '#/report' ? 'report' : 'list');
       var row = state.returnFocusId ? findRow(state.returnFocusId) : null;
-      if (row && state.view === 'list') row.focus(); else $(state.view === 'list' ? 'results-heading' : 'report-heading').focus();
+      if (row && state.view === 'list') row.focus();
+      else $(state.view === 'list' ? 'results-heading' : 'report-heading').focus();
     });
     window.addEventListener('popstate', route);
     window.addEventListener('hashchange', route);

@@ -100,7 +100,8 @@ export function whereOf(filter: TransactionFilter, extra: string[] = [], values:
     add((p) => `lower(${column}) LIKE ${p} ESCAPE '\\'`, prefixPattern(value));
   }
   if (filter.outcomes !== undefined) {
-    if (!Array.isArray(filter.outcomes) || filter.outcomes.some((o) => typeof o !== 'string')) throw new TypeError('Invalid filter outcomes');
+    if (!Array.isArray(filter.outcomes) || filter.outcomes.some((o) => typeof o !== 'string'))
+      throw new TypeError('Invalid filter outcomes');
     add((p) => `outcome = ANY(${p}::text[])`, [...filter.outcomes]);
   }
   if (filter.statusClass !== undefined) {
@@ -110,7 +111,8 @@ export function whereOf(filter: TransactionFilter, extra: string[] = [], values:
     add((p) => `status < ${p}::int * 100 + 100`, c);
   }
   if (filter.minDurationMs !== undefined) {
-    if (typeof filter.minDurationMs !== 'number' || !Number.isFinite(filter.minDurationMs)) throw new TypeError('Invalid filter minDurationMs');
+    if (typeof filter.minDurationMs !== 'number' || !Number.isFinite(filter.minDurationMs))
+      throw new TypeError('Invalid filter minDurationMs');
     add((p) => `duration_ms >= ${p}::float8`, filter.minDurationMs);
   }
   if (filter.claim !== undefined) {
@@ -132,7 +134,10 @@ export function pageSql(names: TableNames, filter: TransactionFilter, before: st
   }
   const where = whereOf(filter, extra, values);
   where.values.push(limit + 1);
-  return { sql: `SELECT seq::text AS cursor, record FROM ${names.table} ${where.sql} ORDER BY seq DESC LIMIT $${where.values.length}`, values: where.values };
+  return {
+    sql: `SELECT seq::text AS cursor, record FROM ${names.table} ${where.sql} ORDER BY seq DESC LIMIT $${where.values.length}`,
+    values: where.values,
+  };
 }
 
 /** Counts by bucket (epoch-aligned, as `bucketStart` computes it) and outcome. */
@@ -198,7 +203,11 @@ export function topOfRows(rows: Array<Record<string, unknown>>): TransactionStat
 }
 
 /** The statistics of a window from the rows of {@link bucketSql} and {@link summarySql}. */
-export function statsOf(window: StatsWindow, bucketRows: Array<Record<string, unknown>>, summary: Record<string, unknown> | undefined): TransactionStats {
+export function statsOf(
+  window: StatsWindow,
+  bucketRows: Array<Record<string, unknown>>,
+  summary: Record<string, unknown> | undefined,
+): TransactionStats {
   const buckets = emptyBuckets(window);
   const byOutcome: TransactionStats['totals']['byOutcome'] = {};
   for (const row of bucketRows) {

@@ -109,7 +109,10 @@ export class SpillFile {
       } catch (error) {
         // Part of it may be in the file: learn its size again and end the partial line.
         await this.closeHandle();
-        this.size = await stat(this.path).then((s) => s.size, () => this.size);
+        this.size = await stat(this.path).then(
+          (s) => s.size,
+          () => this.size,
+        );
         this.needsNewline = true;
         throw error;
       }
@@ -210,7 +213,8 @@ export class SpillFile {
 function parseRecord(text: string): TransactionRecord | undefined {
   try {
     const value: unknown = JSON.parse(text);
-    if (value !== null && typeof value === 'object' && typeof (value as { id?: unknown }).id === 'string') return value as TransactionRecord;
+    if (value !== null && typeof value === 'object' && typeof (value as { id?: unknown }).id === 'string')
+      return value as TransactionRecord;
   } catch {
     // A line cut short.
   }
@@ -287,7 +291,8 @@ export async function claimOrphans(ownPath: string, schema: string, table: strin
     const pid = Number(match[1]);
     const claimedBy = /\.claimed-(\d+)-\d+$/.exec(name);
     // A file being replayed by a live process is its; one claimed by a process now gone is free.
-    if (claimedBy !== null ? alive(Number(claimedBy[1])) && Number(claimedBy[1]) !== process.pid : pid !== process.pid && alive(pid)) continue;
+    if (claimedBy !== null ? alive(Number(claimedBy[1])) && Number(claimedBy[1]) !== process.pid : pid !== process.pid && alive(pid))
+      continue;
     const target = `${join(dir, name.replace(/\.claimed-\d+-\d+$/, ''))}.claimed-${process.pid}-${claimCounter++}`;
     try {
       await rename(path, target);

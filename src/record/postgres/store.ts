@@ -92,7 +92,21 @@ function parseCursor(cursor: string | undefined): string | undefined {
   return cursor;
 }
 
-const POSTGRES_STORE_KEYS = optionKeys<PostgresTransactionStoreOptions>({ connectionString: true, pool: true, schema: true, table: true, batchSize: true, flushDelayMs: true, maxQueue: true, spillFile: true, maxSpillBytes: true, retentionDays: true, nodeId: true, queryTimeoutMs: true, retryMaxDelayMs: true });
+const POSTGRES_STORE_KEYS = optionKeys<PostgresTransactionStoreOptions>({
+  connectionString: true,
+  pool: true,
+  schema: true,
+  table: true,
+  batchSize: true,
+  flushDelayMs: true,
+  maxQueue: true,
+  spillFile: true,
+  maxSpillBytes: true,
+  retentionDays: true,
+  nodeId: true,
+  queryTimeoutMs: true,
+  retryMaxDelayMs: true,
+});
 
 /**
  * A {@link TransactionStore} in a PostgreSQL table, for gateways that keep records across restarts
@@ -168,7 +182,9 @@ export class PostgresTransactionStore implements TransactionStore {
     this.nodeId = options.nodeId === undefined ? undefined : check.string(options.nodeId, 'nodeId');
     this.timeoutMs = check.positive(options.queryTimeoutMs, 'queryTimeoutMs', 10_000, true);
     const retryMaxDelayMs = check.positive(options.retryMaxDelayMs, 'retryMaxDelayMs', 5_000, true);
-    const spillPath = claimSpillPath(explicitSpill, this.schema, this.table) ?? check.fail('spillFile', 'is in use by another PostgresTransactionStore of this process');
+    const spillPath =
+      claimSpillPath(explicitSpill, this.schema, this.table) ??
+      check.fail('spillFile', 'is in use by another PostgresTransactionStore of this process');
     this.spillFile = spillPath;
     this.names = tableNames(this.schema, this.table);
 
@@ -246,7 +262,8 @@ export class PostgresTransactionStore implements TransactionStore {
    */
   save(record: TransactionRecord): void {
     if (this.closing !== undefined) throw new Error('PostgresTransactionStore: closed');
-    if (record === null || typeof record !== 'object' || typeof record.id !== 'string') throw new TypeError('PostgresTransactionStore: a record needs a string id');
+    if (record === null || typeof record !== 'object' || typeof record.id !== 'string')
+      throw new TypeError('PostgresTransactionStore: a record needs a string id');
     this.writer.save(this.nodeId !== undefined && record.nodeId === undefined ? { ...record, nodeId: this.nodeId } : record);
   }
 

@@ -271,7 +271,8 @@ export class RecordWriter {
       // The spill file is older than the queue: replay it first; a queue growing meanwhile (or
       // waiting at close) goes to the spill file's end.
       const waiting = this.stuck.length > 0 || queue.length > 0;
-      if (waiting && !this.spillFailing && (this.closing || this.stuck.length > 0 || queue.length >= settings.maxQueue / 2)) return () => this.spillAll();
+      if (waiting && !this.spillFailing && (this.closing || this.stuck.length > 0 || queue.length >= settings.maxQueue / 2))
+        return () => this.spillAll();
       if (this.closing) return undefined;
       return () => this.replay();
     }
@@ -366,7 +367,10 @@ export class RecordWriter {
     if (this.queue.length > 0) batches.push(this.takeQueue(this.queue.length));
     for (let i = 0; i < batches.length; i++) {
       if (!(await this.spill(batches[i]!))) {
-        this.stuck = batches.slice(i).concat(this.stuck).sort((a, b) => a.from - b.from);
+        this.stuck = batches
+          .slice(i)
+          .concat(this.stuck)
+          .sort((a, b) => a.from - b.from);
         break;
       }
     }

@@ -33,7 +33,12 @@ class TokenForwarder {
 
   /** One header to set: its name, lower-case name, value, and the value recorded (token redacted). */
   entry(name: string, value: string, raw: string | undefined): HeaderEntry {
-    return [name, this.#settings.lowerOf(name), value, raw !== undefined && raw !== '' && value.includes(raw) ? value.replace(raw, REDACTED) : value];
+    return [
+      name,
+      this.#settings.lowerOf(name),
+      value,
+      raw !== undefined && raw !== '' && value.includes(raw) ? value.replace(raw, REDACTED) : value,
+    ];
   }
 
   /** The forwarded items but the per-request `processTime`, and their header entries. */
@@ -42,7 +47,8 @@ class TokenForwarder {
     const items = collectItems(token, dateFormat);
     items.delete('processTime');
     const headers: HeaderEntry[] = [];
-    if (modes.has('headers')) for (const [item, value] of items) headers.push(this.entry(headerNames[item], headerValue(value), token?.raw));
+    if (modes.has('headers'))
+      for (const [item, value] of items) headers.push(this.entry(headerNames[item], headerValue(value), token?.raw));
     return { items, headers };
   }
 
@@ -69,7 +75,10 @@ class TokenForwarder {
       for (const header of forward.headers) set.push(header);
       if (processTime !== undefined) set.push(this.entry(headerNames.processTime, headerValue(processTime), token?.raw));
     }
-    if (modes.has('json')) set.push(this.entry(jsonHeader, Buffer.from(JSON.stringify(itemsDocument(gateway.transactionId, items))).toString('base64'), token?.raw));
+    if (modes.has('json'))
+      set.push(
+        this.entry(jsonHeader, Buffer.from(JSON.stringify(itemsDocument(gateway.transactionId, items))).toString('base64'), token?.raw),
+      );
     this.#putOriginalToken(req, gateway, set);
     return { set, items };
   }
@@ -78,7 +87,8 @@ class TokenForwarder {
     const { originalToken } = this.#settings;
     const token = gateway.token;
     if (originalToken === false || token === undefined) return;
-    const mode = originalToken === 'asReceived' ? { header: 'authorizationHeader', query: 'query', body: 'body' }[token.method] : originalToken;
+    const mode =
+      originalToken === 'asReceived' ? { header: 'authorizationHeader', query: 'query', body: 'body' }[token.method] : originalToken;
     if (mode === 'authorizationHeader') set.push(this.entry('Authorization', `Bearer ${token.raw}`, token.raw));
     else if (mode === 'query') req.url = appendQueryParameter(req.url ?? '/', 'access_token', token.raw);
     else if (typeof mode === 'object') set.push(this.entry(mode.header, token.raw, token.raw));
@@ -88,7 +98,9 @@ class TokenForwarder {
   /** The `jws` header entry: the items signed. */
   async signed(gateway: GatewayContext, items: Map<ForwardedItem, ForwardedValue>, jws: ForwardJwsOptions): Promise<HeaderEntry> {
     const header = { alg: jws.alg, typ: 'JWT', ...(jws.kid === undefined ? {} : { kid: jws.kid }) };
-    const jwt = await new CompactSign(Buffer.from(JSON.stringify(itemsDocument(gateway.transactionId, items)))).setProtectedHeader(header).sign(jws.key);
+    const jwt = await new CompactSign(Buffer.from(JSON.stringify(itemsDocument(gateway.transactionId, items))))
+      .setProtectedHeader(header)
+      .sign(jws.key);
     return this.entry(this.#settings.jwsHeader, jwt, gateway.token?.raw);
   }
 

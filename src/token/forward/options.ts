@@ -87,7 +87,16 @@ export interface ForwardSettings {
   lowerOf(name: string): string;
 }
 
-const FORWARD_KEYS = optionKeys<ForwardTokenHeadersOptions>({ mode: true, originalToken: true, jws: true, dateFormat: true, headerNames: true, jsonHeader: true, jwsHeader: true, transactionIdHeader: true });
+const FORWARD_KEYS = optionKeys<ForwardTokenHeadersOptions>({
+  mode: true,
+  originalToken: true,
+  jws: true,
+  dateFormat: true,
+  headerNames: true,
+  jsonHeader: true,
+  jwsHeader: true,
+  transactionIdHeader: true,
+});
 const JWS_KEYS = optionKeys<ForwardJwsOptions>({ key: true, alg: true, kid: true });
 
 /** Checks the options of {@link forwardTokenHeaders}, throwing `InvalidOptionError` that names the option. */
@@ -97,9 +106,12 @@ export function forwardSettings(options: ForwardTokenHeadersOptions): ForwardSet
   check.known(options, '', FORWARD_KEYS);
   if (options.jws !== null && typeof options.jws === 'object') check.known(options.jws, 'jws', JWS_KEYS);
   if (options.headerNames !== undefined) check.known(options.headerNames, 'headerNames', Object.keys(defaultForwardedHeaderNames));
-  const modeList: readonly unknown[] = options.mode === undefined ? ['headers'] : typeof options.mode === 'string' ? [options.mode] : options.mode;
+  const modeList: readonly unknown[] =
+    options.mode === undefined ? ['headers'] : typeof options.mode === 'string' ? [options.mode] : options.mode;
   if (!Array.isArray(modeList) && typeof options.mode !== 'string') check.fail('mode', 'must be headers, json, jws or an array of them');
-  const modes = new Set<ForwardInfoMode>(modeList.map((mode, i) => check.oneOf(mode, Array.isArray(options.mode) ? `mode[${i}]` : 'mode', FORWARD_INFO_MODES)));
+  const modes = new Set<ForwardInfoMode>(
+    modeList.map((mode, i) => check.oneOf(mode, Array.isArray(options.mode) ? `mode[${i}]` : 'mode', FORWARD_INFO_MODES)),
+  );
   const originalToken = originalTokenMode(options.originalToken, check);
   const jws = options.jws;
   if (modes.has('jws')) {
@@ -116,10 +128,15 @@ export function forwardSettings(options: ForwardTokenHeadersOptions): ForwardSet
   for (const item of Object.keys(headerNames)) check.headerName(headerNames[item as ForwardedItem], `headerNames.${item}`);
   const jsonHeader = check.headerName(options.jsonHeader, 'jsonHeader', 'Gateway-Token');
   const jwsHeader = check.headerName(options.jwsHeader, 'jwsHeader', 'Gateway-JWT');
-  const transactionIdHeader = options.transactionIdHeader === false ? false : check.headerName(options.transactionIdHeader, 'transactionIdHeader', 'Gateway-Transaction-ID');
+  const transactionIdHeader =
+    options.transactionIdHeader === false
+      ? false
+      : check.headerName(options.transactionIdHeader, 'transactionIdHeader', 'Gateway-Transaction-ID');
   // Every name this middleware may set is stripped from what the client sent, whatever the mode.
   const spoofable = new Set(
-    [...Object.values(headerNames), jsonHeader, jwsHeader, ...(transactionIdHeader ? [transactionIdHeader] : [])].map((n) => n.toLowerCase()),
+    [...Object.values(headerNames), jsonHeader, jwsHeader, ...(transactionIdHeader ? [transactionIdHeader] : [])].map((n) =>
+      n.toLowerCase(),
+    ),
   );
   if (typeof originalToken === 'object') spoofable.add(originalToken.header.toLowerCase());
   // `_` and `-` compare equal: CGI/WSGI backends read `Gateway_Token_Subject` as `Gateway-Token-Subject`.

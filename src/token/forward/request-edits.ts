@@ -45,7 +45,8 @@ export function stripHeaders(req: IncomingMessage, filter: HeaderFilter): void {
   for (const name in headers) {
     if (!filter.mayDrop(name)) continue;
     const value = headers[name];
-    if (filter.drop(name.toLowerCase(), typeof value === 'string' ? value : Array.isArray(value) ? value.join(', ') : '')) delete headers[name];
+    if (filter.drop(name.toLowerCase(), typeof value === 'string' ? value : Array.isArray(value) ? value.join(', ') : ''))
+      delete headers[name];
   }
   const raw = req.rawHeaders;
   if (!Array.isArray(raw)) return;
@@ -124,4 +125,3 @@ export function stripBodyToken(req: IncomingMessage, gateway: GatewayContext): v
     delete (withBody.body as Record<string, unknown>).access_token;
   }
 }
-

@@ -47,13 +47,15 @@ export const TokenForwardSchema = Type.Union(
             FILE_FORWARD_INFO_MODES.map((mode) => Type.Literal(mode)),
             {
               description: 'How the collected information goes: one header per item (`headers`, default) or base64 JSON (`json`).',
-              errorMessage: 'must be one of headers, json (jws needs a signing key, which a JSON file cannot hold: use forwardTokenHeaders in code)',
+              errorMessage:
+                'must be one of headers, json (jws needs a signing key, which a JSON file cannot hold: use forwardTokenHeaders in code)',
             },
           ),
         ),
         originalToken: Type.Optional(
           Type.Union([Type.Literal('none'), ...ORIGINAL_TOKEN_MODES.map((mode) => Type.Literal(mode)), OriginalTokenHeaderSchema], {
-            description: 'How the original token goes as well: `none` (default), `asReceived`, `authorizationHeader`, `query` or `{ "header": name }`.',
+            description:
+              'How the original token goes as well: `none` (default), `asReceived`, `authorizationHeader`, `query` or `{ "header": name }`.',
             errorMessage: 'must be none, asReceived, authorizationHeader, query or { header: <name> }',
           }),
         ),
@@ -61,13 +63,19 @@ export const TokenForwardSchema = Type.Union(
       { additionalProperties: false },
     ),
   ],
-  { description: 'Token Forward (spec 2.1): `true` for the headers mode, or `{ enabled, mode, originalToken }`. Default `false`.', errorMessage: 'must be a boolean or an object { enabled?, mode?, originalToken? }' },
+  {
+    description: 'Token Forward (spec 2.1): `true` for the headers mode, or `{ enabled, mode, originalToken }`. Default `false`.',
+    errorMessage: 'must be a boolean or an object { enabled?, mode?, originalToken? }',
+  },
 );
 
 type SameShape<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
 
 /** The option types of `forwardTokenHeaders`, written out for the API reference, are these schemas' (the build fails otherwise).  @internal */
-export const FORWARD_TYPES_AGREE: [SameShape<ForwardInfoMode, (typeof FORWARD_INFO_MODES)[number]>, SameShape<OriginalTokenMode | 'none' | false, Static<typeof OriginalTokenSchema>>] = [true, true];
+export const FORWARD_TYPES_AGREE: [
+  SameShape<ForwardInfoMode, (typeof FORWARD_INFO_MODES)[number]>,
+  SameShape<OriginalTokenMode | 'none' | false, Static<typeof OriginalTokenSchema>>,
+] = [true, true];
 
 /** The file's token forwarding, as written. */
 export type TokenForwardSection = Static<typeof TokenForwardSchema>;

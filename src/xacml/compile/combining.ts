@@ -6,9 +6,19 @@
  */
 import { STATUS_PROCESSING_ERROR } from '../constants.js';
 import type { EvalContext } from '../eval-context.js';
-import { DENY, DENY_RESULT, INDETERMINATE, MATCH, NA_RESULT, NOT_APPLICABLE, NO_MATCH, PERMIT, PERMIT_RESULT, indeterminate } from '../runtime.js';
+import {
+  DENY,
+  DENY_RESULT,
+  INDETERMINATE,
+  MATCH,
+  NA_RESULT,
+  NOT_APPLICABLE,
+  NO_MATCH,
+  PERMIT,
+  PERMIT_RESULT,
+  indeterminate,
+} from '../runtime.js';
 import type { DecisionCode, MatchOutcome, Obligation, Result, Status } from '../runtime.js';
-
 
 /** Something a combining algorithm combines: a rule, a policy or a policy set. */
 export interface Combinable {

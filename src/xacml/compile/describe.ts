@@ -48,7 +48,10 @@ function text(el: XmlElement): string {
 }
 
 function args(el: XmlElement): string {
-  return el.children.filter((c) => c.local !== 'Description').map(text).join(', ');
+  return el.children
+    .filter((c) => c.local !== 'Description')
+    .map(text)
+    .join(', ');
 }
 
 /**

@@ -5,8 +5,16 @@
  * @module
  */
 import {
-  CURRENT_DATE, CURRENT_DATETIME, CURRENT_TIME, STATUS_MISSING_ATTRIBUTE, STATUS_PROCESSING_ERROR, STATUS_SYNTAX_ERROR,
-  XS_DATE, XS_DATETIME, XS_STRING, XS_TIME,
+  CURRENT_DATE,
+  CURRENT_DATETIME,
+  CURRENT_TIME,
+  STATUS_MISSING_ATTRIBUTE,
+  STATUS_PROCESSING_ERROR,
+  STATUS_SYNTAX_ERROR,
+  XS_DATE,
+  XS_DATETIME,
+  XS_STRING,
+  XS_TIME,
 } from '../constants.js';
 import { canonicalDataType, dataTypes } from '../datatypes/index.js';
 import type { DataType, TemporalDataType } from '../datatypes/types.js';
@@ -192,7 +200,9 @@ export function attributeReferences(slots: ReadonlyMap<string, number>): Attribu
     const parts = key.split('\n');
     if (parts[0] === 's') {
       const [, section, attributeId] = parts as [string, string, string];
-      for (const category of section === '*' ? (['subject', 'resource', 'action', 'environment'] as const) : [section as AttributeSelectedReference['category']]) {
+      for (const category of section === '*'
+        ? (['subject', 'resource', 'action', 'environment'] as const)
+        : [section as AttributeSelectedReference['category']]) {
         selected.set(`${category}\n${attributeId}`, Object.freeze({ category, attributeId }));
       }
       continue;
@@ -201,8 +211,19 @@ export function attributeReferences(slots: ReadonlyMap<string, number>): Attribu
       selectors = true;
       continue;
     }
-    const [, category, subjectCategory, attributeId, dataType, issuer] = parts as [string, AttributeDesignatorReference['category'], string, string, string, string];
-    const reference: { -readonly [K in keyof AttributeDesignatorReference]: AttributeDesignatorReference[K] } = { category, attributeId, dataType };
+    const [, category, subjectCategory, attributeId, dataType, issuer] = parts as [
+      string,
+      AttributeDesignatorReference['category'],
+      string,
+      string,
+      string,
+      string,
+    ];
+    const reference: { -readonly [K in keyof AttributeDesignatorReference]: AttributeDesignatorReference[K] } = {
+      category,
+      attributeId,
+      dataType,
+    };
     if (issuer !== '') reference.issuer = issuer;
     if (category === 'subject') reference.subjectCategory = subjectCategory;
     designators.push(Object.freeze(reference));
@@ -231,7 +252,8 @@ export function compileDesignator(el: XmlElement, scope: CompileScope): Expr {
     // xs:string values are their lexical form: one matching attribute is already the bag.
     if (isString && attrs.length === 1 && attrs[0]!.values.length > 0) {
       const a = attrs[0]!;
-      if ((a.dataType === dataType || canonicalDataType(a.dataType) === dataType) && (issuer === undefined || a.issuer === issuer)) return a.values;
+      if ((a.dataType === dataType || canonicalDataType(a.dataType) === dataType) && (issuer === undefined || a.issuer === issuer))
+        return a.values;
     }
     for (let i = 0; i < attrs.length; i++) {
       const a = attrs[i]!;
@@ -242,7 +264,10 @@ export function compileDesignator(el: XmlElement, scope: CompileScope): Expr {
         try {
           (out ??= []).push(dt.parse(values[j]!));
         } catch (e) {
-          error ??= new Indeterminate(STATUS_SYNTAX_ERROR, `Request value "${values[j]}" of ${attributeId} is not a valid ${dataType}: ${(e as Error).message}`);
+          error ??= new Indeterminate(
+            STATUS_SYNTAX_ERROR,
+            `Request value "${values[j]}" of ${attributeId} is not a valid ${dataType}: ${(e as Error).message}`,
+          );
         }
       }
     }
@@ -259,13 +284,19 @@ export function compileDesignator(el: XmlElement, scope: CompileScope): Expr {
         if (category === 'subject') q.subjectCategory = subjectCategory;
         found = finder(q);
       } catch (e) {
-        throw new Indeterminate(STATUS_PROCESSING_ERROR, `attributeFinder failed for ${attributeId}: ${(e as Error)?.message ?? String(e)} (at ${el.path})`);
+        throw new Indeterminate(
+          STATUS_PROCESSING_ERROR,
+          `attributeFinder failed for ${attributeId}: ${(e as Error)?.message ?? String(e)} (at ${el.path})`,
+        );
       }
       if (found && found.length > 0) {
         try {
           return found.map((v) => dt.parse(v));
         } catch (e) {
-          throw new Indeterminate(STATUS_PROCESSING_ERROR, `attributeFinder value of ${attributeId} is not a valid ${dataType}: ${(e as Error).message}`);
+          throw new Indeterminate(
+            STATUS_PROCESSING_ERROR,
+            `attributeFinder value of ${attributeId} is not a valid ${dataType}: ${(e as Error).message}`,
+          );
         }
       }
     }
@@ -276,7 +307,10 @@ export function compileDesignator(el: XmlElement, scope: CompileScope): Expr {
     let bag = ctx.slots[slot];
     if (bag === undefined) bag = ctx.slots[slot] = resolve(ctx);
     if (bag.length === 0 && mustBePresent) {
-      throw new Indeterminate(STATUS_MISSING_ATTRIBUTE, `Missing attribute ${attributeId} (${typeName(valueType(dataType, false))}) required at ${where}`);
+      throw new Indeterminate(
+        STATUS_MISSING_ATTRIBUTE,
+        `Missing attribute ${attributeId} (${typeName(valueType(dataType, false))}) required at ${where}`,
+      );
     }
     return bag;
   };
@@ -284,7 +318,14 @@ export function compileDesignator(el: XmlElement, scope: CompileScope): Expr {
 }
 
 function clockDataType(attributeId: string, dataType: string): TemporalDataType | undefined {
-  const expected = attributeId === CURRENT_TIME ? XS_TIME : attributeId === CURRENT_DATE ? XS_DATE : attributeId === CURRENT_DATETIME ? XS_DATETIME : undefined;
+  const expected =
+    attributeId === CURRENT_TIME
+      ? XS_TIME
+      : attributeId === CURRENT_DATE
+        ? XS_DATE
+        : attributeId === CURRENT_DATETIME
+          ? XS_DATETIME
+          : undefined;
   if (expected === undefined || dataType !== expected) return undefined;
   const dt = dataTypes.get(expected) as TemporalDataType | undefined;
   return dt && typeof dt.fromDate === 'function' ? dt : undefined;
@@ -319,7 +360,10 @@ export function compileSelector(el: XmlElement, scope: CompileScope): Expr {
     try {
       return values.map((v) => dt.parse(v));
     } catch (e) {
-      throw new Indeterminate(STATUS_PROCESSING_ERROR, `Value selected by "${path}" is not a valid ${dt.id}: ${(e as Error).message} (at ${el.path})`);
+      throw new Indeterminate(
+        STATUS_PROCESSING_ERROR,
+        `Value selected by "${path}" is not a valid ${dt.id}: ${(e as Error).message} (at ${el.path})`,
+      );
     }
   };
   const ev = (ctx: EvalContext): readonly unknown[] => {
@@ -407,7 +451,11 @@ function compileApply(el: XmlElement, scope: CompileScope): Expr {
   if (special) return special(el, argEls, scope);
   const fn = eagerFunction(el, id);
   const args = argEls.map((a) => compileExpression(a, scope));
-  checkArguments(fn, args.map((a) => a.type), el);
+  checkArguments(
+    fn,
+    args.map((a) => a.type),
+    el,
+  );
   return applyEager(fn, args, el.path);
 }
 

@@ -12,7 +12,17 @@ import type { FunctionSpec, ValueType } from '../functions/types.js';
 import { Indeterminate, toIndeterminate } from '../runtime.js';
 import { xpathNodeCount, xpathNodeEqual, xpathNodeMatch } from '../xpath.js';
 import type { XmlElement } from '../xml.js';
-import { checkArguments, compileExpression, eagerFunction, implementationFor, markDocumentUse, required, typeName, valueType, xpathNamespaces } from './expression.js';
+import {
+  checkArguments,
+  compileExpression,
+  eagerFunction,
+  implementationFor,
+  markDocumentUse,
+  required,
+  typeName,
+  valueType,
+  xpathNamespaces,
+} from './expression.js';
 import type { CompileScope, Expr } from './expression.js';
 
 type Compiler = (el: XmlElement, args: readonly XmlElement[], scope: CompileScope) => Expr;
@@ -32,7 +42,13 @@ function expectType(e: Expr, want: ValueType, fn: string, i: number, el: XmlElem
   }
 }
 
-function booleans(el: XmlElement, args: readonly XmlElement[], scope: CompileScope, fn: string, from = 0): Array<(c: EvalContext) => boolean> {
+function booleans(
+  el: XmlElement,
+  args: readonly XmlElement[],
+  scope: CompileScope,
+  fn: string,
+  from = 0,
+): Array<(c: EvalContext) => boolean> {
   const exprs = compileArgs(args, scope);
   exprs.forEach((e, i) => {
     if (i >= from) expectType(e, BOOLEAN, fn, i, el);
@@ -112,7 +128,8 @@ function bagFunction(mode: BagMode): Compiler {
     const fn = functionArgument(el, args, mode);
     const [a, b] = compileArgs(args.slice(1), scope) as [Expr, Expr];
     const firstIsBag = mode !== 'any-of' && mode !== 'all-of';
-    if (a.type.bag !== firstIsBag) throw new XacmlSyntaxError(`Argument 2 of ${mode} must be ${firstIsBag ? 'a bag' : 'a single value'}`, el.path);
+    if (a.type.bag !== firstIsBag)
+      throw new XacmlSyntaxError(`Argument 2 of ${mode} must be ${firstIsBag ? 'a bag' : 'a single value'}`, el.path);
     if (!b.type.bag) throw new XacmlSyntaxError(`Argument 3 of ${mode} must be a bag`, el.path);
     checkArguments(fn, [valueType(a.type.dataType, false), valueType(b.type.dataType, false)], el);
     if (fn.returns.bag || fn.returns.dataType !== XS_BOOLEAN) {

@@ -19,7 +19,6 @@ import type { CompileScope, VariableScope } from './expression.js';
 import { compileTarget } from './target.js';
 import type { IndexableTarget } from './target.js';
 
-
 /** A policy document available to references. */
 export interface RepositoryEntry {
   readonly kind: 'Policy' | 'PolicySet';
@@ -84,7 +83,8 @@ export class PolicyCompiler {
   private compileRule(el: XmlElement, scope: CompileScope): Combinable {
     const id = required(el, 'RuleId');
     const effectName = required(el, 'Effect');
-    if (effectName !== 'Permit' && effectName !== 'Deny') throw new XacmlSyntaxError(`Effect must be Permit or Deny, not "${effectName}"`, el.path);
+    if (effectName !== 'Permit' && effectName !== 'Deny')
+      throw new XacmlSyntaxError(`Effect must be Permit or Deny, not "${effectName}"`, el.path);
     const effect: DecisionCode = effectName === 'Permit' ? PERMIT : DENY;
     const effectResult = effect === PERMIT ? PERMIT_RESULT : DENY_RESULT;
     let targetEl: XmlElement | undefined;
@@ -154,7 +154,8 @@ export class PolicyCompiler {
       if (o.local !== 'Obligation') throw new XacmlSyntaxError(`Unexpected <${o.local}> in <Obligations>`, o.path);
       const id = required(o, 'ObligationId');
       const fulfillOn = required(o, 'FulfillOn');
-      if (fulfillOn !== 'Permit' && fulfillOn !== 'Deny') throw new XacmlSyntaxError(`FulfillOn must be Permit or Deny, not "${fulfillOn}"`, o.path);
+      if (fulfillOn !== 'Permit' && fulfillOn !== 'Deny')
+        throw new XacmlSyntaxError(`FulfillOn must be Permit or Deny, not "${fulfillOn}"`, o.path);
       const assignments = o.children.map((a) => {
         if (a.local !== 'AttributeAssignment') throw new XacmlSyntaxError(`Unexpected <${a.local}> in <Obligation>`, a.path);
         const attributeId = required(a, 'AttributeId');
@@ -280,17 +281,23 @@ export class PolicyCompiler {
     const earliest = el.attrs.get('EarliestVersion');
     const latest = el.attrs.get('LatestVersion');
     const candidates = this.repository.filter(
-      (e) => e.kind === kind && e.id === id
-        && (version === undefined || versionMatches(e.version, version))
-        && (earliest === undefined || compareVersions(e.version, earliest.replace(/[*+]/g, '0')) >= 0)
-        && (latest === undefined || compareVersions(e.version, latest.replace(/[*+]/g, '999999999')) <= 0),
+      (e) =>
+        e.kind === kind &&
+        e.id === id &&
+        (version === undefined || versionMatches(e.version, version)) &&
+        (earliest === undefined || compareVersions(e.version, earliest.replace(/[*+]/g, '0')) >= 0) &&
+        (latest === undefined || compareVersions(e.version, latest.replace(/[*+]/g, '999999999')) <= 0),
     );
     if (candidates.length === 0) {
       const missing = `No ${kind} "${id}"${version ? ` with Version ${version}` : ''} among the policies and references`;
       // The policy may be in a reference document that could not be read: like any invalid
       // referenced document, that is an error only if the evaluation ever reaches it.
       if (this.unreadable.length > 0) {
-        return invalidReference(kind, id, `${missing} (${this.unreadable.length} reference document(s) could not be read: ${this.unreadable.join('; ')}) (at ${el.path})`);
+        return invalidReference(
+          kind,
+          id,
+          `${missing} (${this.unreadable.length} reference document(s) could not be read: ${this.unreadable.join('; ')}) (at ${el.path})`,
+        );
       }
       throw new XacmlSyntaxError(missing, el.path);
     }
@@ -320,7 +327,13 @@ function invalidReference(kind: 'Policy' | 'PolicySet', id: string, message: str
 }
 
 /** Wraps a target and a body into a {@link Combinable}. */
-function withTarget(id: string, target: ((ctx: EvalContext) => MatchOutcome) | undefined, body: (ctx: EvalContext) => Result, info: ElementInfo, effect?: DecisionCode): Combinable {
+function withTarget(
+  id: string,
+  target: ((ctx: EvalContext) => MatchOutcome) | undefined,
+  body: (ctx: EvalContext) => Result,
+  info: ElementInfo,
+  effect?: DecisionCode,
+): Combinable {
   const evaluate = target
     ? (ctx: EvalContext): Result => {
         const m = target(ctx);
@@ -335,7 +348,11 @@ function withTarget(id: string, target: ((ctx: EvalContext) => MatchOutcome) | u
 }
 
 /** Combines the children and adds the element's own obligations for the decision reached. */
-function withOwnObligations(combiner: Combiner, items: readonly Combinable[], own: { permit?: Obligation[]; deny?: Obligation[] }): (ctx: EvalContext) => Result {
+function withOwnObligations(
+  combiner: Combiner,
+  items: readonly Combinable[],
+  own: { permit?: Obligation[]; deny?: Obligation[] },
+): (ctx: EvalContext) => Result {
   const { permit, deny } = own;
   if (!permit && !deny) return (ctx) => combiner(items, ctx);
   return (ctx) => {
@@ -358,7 +375,9 @@ function indexableTargetOf(el: XmlElement, slots: Map<string, number>): Indexabl
  * evaluation, the children whose target can match (in document order); the others would be
  * NotApplicable under every combining algorithm, so skipping them changes nothing.
  */
-function buildIndex(children: ReadonlyArray<{ item: Combinable; indexable?: IndexableTarget }>): ((ctx: EvalContext) => readonly Combinable[]) | undefined {
+function buildIndex(
+  children: ReadonlyArray<{ item: Combinable; indexable?: IndexableTarget }>,
+): ((ctx: EvalContext) => readonly Combinable[]) | undefined {
   const groups = new Map<string, number[]>();
   children.forEach((c, i) => {
     if (!c.indexable) return;
@@ -415,6 +434,9 @@ export function compareVersions(a: string, b: string): number {
 
 /** XACML 2.0 VersionMatchType: `*` is any one number, `+` any numbers from there on. */
 function versionMatches(version: string, pattern: string): boolean {
-  const re = pattern.split('.').map((p) => (p === '*' ? '\\d+' : p === '+' ? '\\d+(?:\\.\\d+)*' : p.replace(/\D/g, ''))).join('\\.');
+  const re = pattern
+    .split('.')
+    .map((p) => (p === '*' ? '\\d+' : p === '+' ? '\\d+(?:\\.\\d+)*' : p.replace(/\D/g, '')))
+    .join('\\.');
   return new RegExp(`^${re}$`).test(version);
 }

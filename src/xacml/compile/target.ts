@@ -12,11 +12,20 @@ import { MATCH, NO_MATCH, toIndeterminate } from '../runtime.js';
 import type { Indeterminate } from '../runtime.js';
 import type { MatchOutcome } from '../runtime.js';
 import type { XmlElement } from '../xml.js';
-import { checkArguments, compileAttributeValue, compileDesignator, compileSelector, eagerFunction, implementationFor, required, typeName, valueType } from './expression.js';
+import {
+  checkArguments,
+  compileAttributeValue,
+  compileDesignator,
+  compileSelector,
+  eagerFunction,
+  implementationFor,
+  required,
+  typeName,
+  valueType,
+} from './expression.js';
 import type { CompileScope } from './expression.js';
 import type { TargetSectionInfo } from './combining.js';
 import { describeAlternatives } from './describe.js';
-
 
 /** A compiled target; `undefined` stands for an empty target (matches everything). */
 export type CompiledTarget = ((ctx: EvalContext) => MatchOutcome) | undefined;
@@ -46,7 +55,10 @@ const EQUALITY = new Set([`${FN1}string-equal`, `${FN1}anyURI-equal`]);
 type Test = (ctx: EvalContext) => MatchOutcome;
 
 /** Compiles a `<Target>` element (or its absence). */
-export function compileTarget(el: XmlElement | undefined, scope: CompileScope): { target: CompiledTarget; indexable?: IndexableTarget; sections: TargetSectionInfo[] } {
+export function compileTarget(
+  el: XmlElement | undefined,
+  scope: CompileScope,
+): { target: CompiledTarget; indexable?: IndexableTarget; sections: TargetSectionInfo[] } {
   if (!el) return { target: undefined, sections: [] };
   const sections: Test[] = [];
   const described: TargetSectionInfo[] = [];
@@ -149,9 +161,8 @@ function compileMatch(m: XmlElement, designatorName: string, scope: CompileScope
       for (let i = 0; i < bag.length; i++) if (bag[i] === v) return MATCH;
       return NO_MATCH;
     };
-    const indexable: IndexableTarget | undefined = source.local === designatorName
-      ? { key: `${fn.id}\n${designatorKey(source)}`, bag: bagEv, value: v }
-      : undefined;
+    const indexable: IndexableTarget | undefined =
+      source.local === designatorName ? { key: `${fn.id}\n${designatorKey(source)}`, bag: bagEv, value: v } : undefined;
     return indexable ? { test, indexable } : { test };
   }
   const impl = implementationFor(fn, [value, { constant: false, value: undefined }]);
@@ -176,5 +187,12 @@ function compileMatch(m: XmlElement, designatorName: string, scope: CompileScope
 }
 
 function designatorKey(el: XmlElement): string {
-  return [el.local, el.attrs.get('AttributeId'), el.attrs.get('DataType'), el.attrs.get('Issuer') ?? '', el.attrs.get('SubjectCategory') ?? '', el.attrs.get('MustBePresent') ?? ''].join('\n');
+  return [
+    el.local,
+    el.attrs.get('AttributeId'),
+    el.attrs.get('DataType'),
+    el.attrs.get('Issuer') ?? '',
+    el.attrs.get('SubjectCategory') ?? '',
+    el.attrs.get('MustBePresent') ?? '',
+  ].join('\n');
 }

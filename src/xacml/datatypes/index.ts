@@ -5,15 +5,7 @@
  */
 import type { DataType } from './types.js';
 import { DATA_TYPE_ALIASES } from './uris.js';
-import {
-  anyURIType,
-  base64BinaryType,
-  booleanType,
-  doubleType,
-  hexBinaryType,
-  integerType,
-  stringType,
-} from './primitive.js';
+import { anyURIType, base64BinaryType, booleanType, doubleType, hexBinaryType, integerType, stringType } from './primitive.js';
 import { dateTimeType, dateType, dayTimeDurationType, timeType, yearMonthDurationType } from './temporal.js';
 import { rfc822NameType, x500NameType } from './names.js';
 import { dnsNameType, ipAddressType } from './network.js';

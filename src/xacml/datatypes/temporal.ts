@@ -312,17 +312,7 @@ export const timeType: TemporalDataType<XsDateTime> = {
   compare: compareTemporal,
   format: formatTemporal,
   fromDate: (d) =>
-    makeDateTime(
-      'time',
-      0,
-      0,
-      0,
-      d.getHours(),
-      d.getMinutes(),
-      d.getSeconds(),
-      fracOfMillis(d.getMilliseconds()),
-      undefined,
-    ),
+    makeDateTime('time', 0, 0, 0, d.getHours(), d.getMinutes(), d.getSeconds(), fracOfMillis(d.getMilliseconds()), undefined),
 };
 
 /** A `dayTimeDuration` value: sign, whole seconds and exact fractional digits. */
@@ -361,8 +351,7 @@ export const dayTimeDurationType: DataType<DayTimeDuration> = {
     const m = DTD_RE.exec(s);
     // At least one component, and a `T` must be followed by one.
     if (!m || s.endsWith('P') || s.endsWith('T')) bad('dayTimeDuration', lexical);
-    const seconds =
-      Number(m[2] ?? 0) * DAY + Number(m[3] ?? 0) * 3600 + Number(m[4] ?? 0) * 60 + Number(m[5] ?? 0);
+    const seconds = Number(m[2] ?? 0) * DAY + Number(m[3] ?? 0) * 3600 + Number(m[4] ?? 0) * 60 + Number(m[5] ?? 0);
     if (!Number.isSafeInteger(seconds)) bad('dayTimeDuration', lexical);
     const frac = stripFrac(m[6]);
     return new DayTimeDuration(m[1] === '-' && (seconds !== 0 || frac !== ''), seconds, frac);
@@ -465,8 +454,7 @@ export function timeInRange(t: XsDateTime, lo: XsDateTime, hi: XsDateTime): bool
   const ts = norm(t);
   const ls = norm(lo);
   const hs = norm(hi);
-  const cmp = (s1: number, f1: string, s2: number, f2: string): number =>
-    s1 !== s2 ? (s1 < s2 ? -1 : 1) : compareFrac(f1, f2);
+  const cmp = (s1: number, f1: string, s2: number, f2: string): number => (s1 !== s2 ? (s1 < s2 ? -1 : 1) : compareFrac(f1, f2));
   const afterLo = cmp(ts, t.frac, ls, lo.frac) >= 0;
   const beforeHi = cmp(ts, t.frac, hs, hi.frac) <= 0;
   return cmp(ls, lo.frac, hs, hi.frac) <= 0 ? afterLo && beforeHi : afterLo || beforeHi;

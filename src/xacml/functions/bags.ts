@@ -70,12 +70,7 @@ function setFunctions(name: string, uri: string): FunctionSpec[] {
       return out;
     }),
     fixed(`${F1}${name}-subset`, [b, b], BOOL, (a) => subset(a[0] as Bag, a[1] as Bag, eq)),
-    fixed(
-      `${F1}${name}-set-equals`,
-      [b, b],
-      BOOL,
-      (a) => subset(a[0] as Bag, a[1] as Bag, eq) && subset(a[1] as Bag, a[0] as Bag, eq),
-    ),
+    fixed(`${F1}${name}-set-equals`, [b, b], BOOL, (a) => subset(a[0] as Bag, a[1] as Bag, eq) && subset(a[1] as Bag, a[0] as Bag, eq)),
   ];
 }
 

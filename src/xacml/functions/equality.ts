@@ -51,8 +51,7 @@ function comparisons(name: string, uri: string, cmp: Cmp): FunctionSpec[] {
  */
 export function comparisonFunctions(): FunctionSpec[] {
   const time = one(T.TIME);
-  const num = (a: bigint | number, b: bigint | number): number | undefined =>
-    a < b ? -1 : a > b ? 1 : a === b ? 0 : undefined;
+  const num = (a: bigint | number, b: bigint | number): number | undefined => (a < b ? -1 : a > b ? 1 : a === b ? 0 : undefined);
   return [
     ...comparisons('integer', T.INTEGER, num),
     ...comparisons('double', T.DOUBLE, num),
@@ -60,8 +59,6 @@ export function comparisonFunctions(): FunctionSpec[] {
     ...comparisons('time', T.TIME, compareTemporal),
     ...comparisons('date', T.DATE, compareTemporal),
     ...comparisons('dateTime', T.DATE_TIME, compareTemporal),
-    fixed(`${F2}time-in-range`, [time, time, time], BOOL, (a) =>
-      timeInRange(a[0] as XsDateTime, a[1] as XsDateTime, a[2] as XsDateTime),
-    ),
+    fixed(`${F2}time-in-range`, [time, time, time], BOOL, (a) => timeInRange(a[0] as XsDateTime, a[1] as XsDateTime, a[2] as XsDateTime)),
   ];
 }

@@ -197,7 +197,7 @@ export class LinearRegex {
     const generation = this.generation;
     let built = 0;
     const n = input.length;
-    for (let i = 0; i < n; ) {
+    for (let i = 0; i < n;) {
       if (state.match) return true;
       let cp = input.charCodeAt(i++);
       if (cp >= 0xd800 && cp <= 0xdbff && i < n) {

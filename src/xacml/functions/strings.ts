@@ -89,9 +89,7 @@ export function stringFunctions(): FunctionSpec[] {
     regexpMatch(`${F2}dnsName-regexp-match`, 'dnsName-regexp-match', T.DNS_NAME, asText),
     regexpMatch(`${F2}rfc822Name-regexp-match`, 'rfc822Name-regexp-match', T.RFC822_NAME, asText),
     regexpMatch(`${F2}x500Name-regexp-match`, 'x500Name-regexp-match', T.X500_NAME, asText),
-    fixed(`${F1}x500Name-match`, [one(T.X500_NAME), one(T.X500_NAME)], BOOL, (a) =>
-      x500NameMatch(a[0] as X500Name, a[1] as X500Name),
-    ),
+    fixed(`${F1}x500Name-match`, [one(T.X500_NAME), one(T.X500_NAME)], BOOL, (a) => x500NameMatch(a[0] as X500Name, a[1] as X500Name)),
     fixed(
       `${F1}rfc822Name-match`,
       [STR, one(T.RFC822_NAME)],

@@ -25,10 +25,8 @@ export function temporalFunctions(): FunctionSpec[] {
   const d = one(T.DATE);
   const dtd = one(T.DAY_TIME_DURATION);
   const ymd = one(T.YEAR_MONTH_DURATION);
-  const dtdOp = (sign: 1 | -1) => (a: readonly unknown[]) =>
-    addDayTimeDuration(a[0] as XsDateTime, a[1] as DayTimeDuration, sign);
-  const ymdOp = (sign: 1 | -1) => (a: readonly unknown[]) =>
-    addYearMonthDuration(a[0] as XsDateTime, a[1] as YearMonthDuration, sign);
+  const dtdOp = (sign: 1 | -1) => (a: readonly unknown[]) => addDayTimeDuration(a[0] as XsDateTime, a[1] as DayTimeDuration, sign);
+  const ymdOp = (sign: 1 | -1) => (a: readonly unknown[]) => addYearMonthDuration(a[0] as XsDateTime, a[1] as YearMonthDuration, sign);
   return [
     fixed(`${F1}dateTime-add-dayTimeDuration`, [dt, dtd], dt, dtdOp(1)),
     fixed(`${F1}dateTime-add-yearMonthDuration`, [dt, ymd], dt, ymdOp(1)),

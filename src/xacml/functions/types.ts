@@ -45,8 +45,5 @@ export interface FunctionSpec {
    * argument. It never throws itself: an invalid constant yields an implementation that throws
    * the {@link XacmlProcessingError} when evaluated.
    */
-  readonly specialize?: (
-    known: readonly boolean[],
-    constants: readonly unknown[],
-  ) => (args: readonly unknown[]) => unknown;
+  readonly specialize?: (known: readonly boolean[], constants: readonly unknown[]) => (args: readonly unknown[]) => unknown;
 }

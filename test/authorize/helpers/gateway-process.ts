@@ -26,7 +26,11 @@ export interface GatewayProcess {
  * keeps Node's defaults unless `maxHeadersCount` is given (Node keeps the first 1,000 or so
  * headers of a request by default, and drops the rest silently).
  */
-export async function startGatewayProcess(policyXml: string, backend: string, { maxHeadersCount }: { maxHeadersCount?: number } = {}): Promise<GatewayProcess> {
+export async function startGatewayProcess(
+  policyXml: string,
+  backend: string,
+  { maxHeadersCount }: { maxHeadersCount?: number } = {},
+): Promise<GatewayProcess> {
   const dir = await mkdtemp(path.join(tmpdir(), 'eag-xacml-attack-'));
   const policyFile = path.join(dir, 'policy.xml');
   await writeFile(policyFile, policyXml);

@@ -97,7 +97,12 @@ export function startSample(dir: string, file: string, env: Record<string, strin
 }
 
 /** Runs `node --import tsx <file>` in `dir` to completion. */
-export function runSample(dir: string, file: string, env: Record<string, string>, timeoutMs = 45_000): Promise<{ code: number | null; stdout: string; stderr: string }> {
+export function runSample(
+  dir: string,
+  file: string,
+  env: Record<string, string>,
+  timeoutMs = 45_000,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const child = spawn(process.execPath, ['--import', 'tsx', file], {
     cwd: dir,
     env: { ...process.env, DEBUG: '', ...env },

@@ -31,14 +31,29 @@ function dataset(): TransactionRecord[] {
         ...(api === undefined ? {} : { api, operation: i % 2 === 0 ? 'getPet' : 'addPet' }),
         ...(code === 'OK' ? {} : { gatewayStatus: `protocol:GATEWAY-${1366 + (i % 3)}` }),
         ...(i % 5 === 0 ? {} : { clientAddress: `10.0.0.${i % 4}`, nodeId: `node-${i % 2}` }),
-        sender: i % 6 === 0 ? {} : { subject: i % 7 === 0 ? `SUB-${i % 4}` : `sub-${i % 4}`, clientId: `client-${i % 3}`, username: `user-${i % 5}`, issuer: i % 2 ? 'https://a.example' : 'https://b.example' },
+        sender:
+          i % 6 === 0
+            ? {}
+            : {
+                subject: i % 7 === 0 ? `SUB-${i % 4}` : `sub-${i % 4}`,
+                clientId: `client-${i % 3}`,
+                username: `user-${i % 5}`,
+                issuer: i % 2 ? 'https://a.example' : 'https://b.example',
+              },
         ...(i % 6 === 0
           ? {}
           : {
               tokenInfo: {
                 method: 'header' as const,
                 policy: 'p',
-                introspection: { active: true, scope: i % 2 ? 'read write' : 'read', aud: ['petstore', `aud-${i % 3}`], tenant: ['Other_50%', 'OtherX50', 'Acme'][i % 3], n: i % 7, nested: { tenant: 'deep' } },
+                introspection: {
+                  active: true,
+                  scope: i % 2 ? 'read write' : 'read',
+                  aud: ['petstore', `aud-${i % 3}`],
+                  tenant: ['Other_50%', 'OtherX50', 'Acme'][i % 3],
+                  n: i % 7,
+                  nested: { tenant: 'deep' },
+                },
                 ...(i % 5 === 1 ? { userInfo: { tenant: 'FromUserInfo' } } : {}),
               },
             }),
@@ -131,7 +146,13 @@ describe('Transaction stores answer alike (memory and PostgreSQL)', () => {
 
   before(async () => {
     admin = adminPool();
-    postgres = await PostgresTransactionStore.create({ connectionString: databaseUrl(), schema, spillFile, retentionDays: 0, batchSize: 16 });
+    postgres = await PostgresTransactionStore.create({
+      connectionString: databaseUrl(),
+      schema,
+      spillFile,
+      retentionDays: 0,
+      batchSize: 16,
+    });
     for (const record of records) {
       memory.save(record);
       postgres.save(record);
@@ -146,12 +167,21 @@ describe('Transaction stores answer alike (memory and PostgreSQL)', () => {
   });
 
   it('stores every record once, counted', async () => {
-    expect(postgres.counters).to.deep.include({ saved: records.length, queued: 0, spilled: 0, replayed: 0, spillBytes: 0, available: true });
+    expect(postgres.counters).to.deep.include({
+      saved: records.length,
+      queued: 0,
+      spilled: 0,
+      replayed: 0,
+      spillBytes: 0,
+      available: true,
+    });
     expect(postgres.counters.dropped).to.deep.equal({ queueFull: 0, spillFull: 0, rejected: 0, closed: 0 });
     // Saved again (a replay): still one row each.
     for (const record of records.slice(0, 10)) postgres.save(record);
     await postgres.flush();
-    expect((await admin.query(`SELECT count(*)::int AS n, count(DISTINCT id)::int AS d FROM "${schema}".gateway_transactions`)).rows[0]).to.deep.equal({
+    expect(
+      (await admin.query(`SELECT count(*)::int AS n, count(DISTINCT id)::int AS d FROM "${schema}".gateway_transactions`)).rows[0],
+    ).to.deep.equal({
       n: records.length,
       d: records.length,
     });
@@ -186,7 +216,9 @@ describe('Transaction stores answer alike (memory and PostgreSQL)', () => {
     }
     // The new filters select what they say.
     const count = (query: TransactionQuery) => memory.query({ ...query, limit: 500 }).items.length;
-    expect(count({ subject: 'SUB' })).to.equal(count({ subject: 'sub' })).and.to.be.greaterThan(count({ subject: 'sub-1' }));
+    expect(count({ subject: 'SUB' }))
+      .to.equal(count({ subject: 'sub' }))
+      .and.to.be.greaterThan(count({ subject: 'sub-1' }));
     expect(count({ claim: { name: 'tenant', value: 'other_' } })).to.be.within(10, 40);
     expect(count({ claim: { name: 'tenant', value: 'otherx' } })).to.be.within(10, 40);
     expect(count({ claim: { name: 'tenant', value: 'deep' } })).to.equal(0);
@@ -267,7 +299,12 @@ describe('Transaction stores answer alike (memory and PostgreSQL)', () => {
   });
 
   it('refuses an unbounded window or too many buckets', async () => {
-    const bad = [{ from: T0 } as TransactionStatsQuery, { from: T0, to: T0 + 10_000_000, bucketMs: 1000 }, { from: T0 + 1, to: T0 }, { from: T0, to: T0, bucketMs: 0.5 }];
+    const bad = [
+      { from: T0 } as TransactionStatsQuery,
+      { from: T0, to: T0 + 10_000_000, bucketMs: 1000 },
+      { from: T0 + 1, to: T0 },
+      { from: T0, to: T0, bucketMs: 0.5 },
+    ];
     for (const query of bad) {
       expect(() => memory.stats(query), JSON.stringify(query)).to.throw(TypeError);
       let error: unknown;
@@ -318,14 +355,18 @@ function countByHand(records: TransactionRecord[], query: TransactionStatsQuery,
   const buckets: TransactionStats['buckets'] = [];
   for (let start = Math.floor(query.from / bucketMs) * bucketMs; start <= query.to; start += bucketMs) {
     const counts: Partial<Record<OutcomeCode, number>> = {};
-    for (const r of inWindow) if (r.startedAt >= start && r.startedAt < start + bucketMs) counts[r.outcome.code] = (counts[r.outcome.code] ?? 0) + 1;
+    for (const r of inWindow)
+      if (r.startedAt >= start && r.startedAt < start + bucketMs) counts[r.outcome.code] = (counts[r.outcome.code] ?? 0) + 1;
     buckets.push({ start, counts });
   }
   const byOutcome: Partial<Record<OutcomeCode, number>> = {};
   for (const r of inWindow) byOutcome[r.outcome.code] = (byOutcome[r.outcome.code] ?? 0) + 1;
   const durations = inWindow.map((r) => r.durationMs).sort((a, b) => a - b);
   const rank = 0.95 * (durations.length - 1);
-  const p95 = durations.length === 0 ? null : durations[Math.floor(rank)]! + (durations[Math.ceil(rank)]! - durations[Math.floor(rank)]!) * (rank - Math.floor(rank));
+  const p95 =
+    durations.length === 0
+      ? null
+      : durations[Math.floor(rank)]! + (durations[Math.ceil(rank)]! - durations[Math.floor(rank)]!) * (rank - Math.floor(rank));
   return {
     from: query.from,
     to: query.to,

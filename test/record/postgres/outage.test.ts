@@ -90,13 +90,19 @@ describe('PostgresTransactionStore: database outages', () => {
     expect(during.spillBytes).to.be.above(0);
     expect(existsSync(store.spillFile)).to.equal(true);
     // What is in the spill file is the records, in the order they were saved.
-    const lines = (await readFile(store.spillFile, 'utf8')).trim().split('\n').map((l) => (JSON.parse(l) as TransactionRecord).id);
+    const lines = (await readFile(store.spillFile, 'utf8'))
+      .trim()
+      .split('\n')
+      .map((l) => (JSON.parse(l) as TransactionRecord).id);
     expect(lines.slice(-600)).to.deep.equal(saved.slice(-600).map((r) => r.id));
 
     // Saved while the database comes back: they go after the spill file.
     proxy.restore();
     await save(80);
-    await until(() => store.counters.spillBytes === 0 && store.counters.queued === 0 && store.counters.available, 'the spill file replayed');
+    await until(
+      () => store.counters.spillBytes === 0 && store.counters.queued === 0 && store.counters.available,
+      'the spill file replayed',
+    );
     await store.flush();
 
     const ids = await storedIds('cut');
@@ -109,7 +115,12 @@ describe('PostgresTransactionStore: database outages', () => {
     expect(counters.dropped).to.deep.equal({ queueFull: 0, spillFull: 0, rejected: 0, closed: 0 });
     expect(existsSync(store.spillFile)).to.equal(false);
     const page = await store.query({ nodeId: 'gw-a', limit: 3 });
-    expect(page.items.map((r) => r.id)).to.deep.equal(saved.slice(-3).reverse().map((r) => r.id));
+    expect(page.items.map((r) => r.id)).to.deep.equal(
+      saved
+        .slice(-3)
+        .reverse()
+        .map((r) => r.id),
+    );
   });
 
   it('drops (and counts) what does not fit in the spill file, and keeps the rest', async () => {

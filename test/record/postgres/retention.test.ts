@@ -13,7 +13,13 @@ describe('PostgresTransactionStore: retention', () => {
   const stores: PostgresTransactionStore[] = [];
 
   async function open(table: string, retentionDays: number): Promise<PostgresTransactionStore> {
-    const store = await PostgresTransactionStore.create({ connectionString: databaseUrl(), schema, table, spillFile: spillPath(), retentionDays });
+    const store = await PostgresTransactionStore.create({
+      connectionString: databaseUrl(),
+      schema,
+      table,
+      spillFile: spillPath(),
+      retentionDays,
+    });
     stores.push(store);
     // Past the purge at start (a purge waits for the one under way).
     await store.purge();
@@ -59,7 +65,13 @@ describe('PostgresTransactionStore: retention', () => {
     const first = await open('at_start', 0);
     await insertOld('at_start', 50, 10);
     await first.close();
-    const store = new PostgresTransactionStore({ connectionString: databaseUrl(), schema, table: 'at_start', spillFile: spillPath(), retentionDays: 7 });
+    const store = new PostgresTransactionStore({
+      connectionString: databaseUrl(),
+      schema,
+      table: 'at_start',
+      spillFile: spillPath(),
+      retentionDays: 7,
+    });
     stores.push(store);
     await store.ready();
     await until(async () => (await count('at_start')) === 0, 'the purge at start');

@@ -25,7 +25,10 @@ describe('PostgresTransactionStore: options and table', () => {
 
   it('checks its options at construction', () => {
     const url = databaseUrl();
-    const fails = (o: object, pattern: RegExp) => expect(() => new PostgresTransactionStore(o as never)).to.throw(TypeError, pattern).with.property('code', 'ERR_INVALID_OPTION');
+    const fails = (o: object, pattern: RegExp) =>
+      expect(() => new PostgresTransactionStore(o as never))
+        .to.throw(TypeError, pattern)
+        .with.property('code', 'ERR_INVALID_OPTION');
     fails({}, /^PostgresTransactionStore: options needs connectionString or pool/);
     fails({ connectionString: url, pool: {} }, /needs connectionString or pool/);
     fails({ pool: { query: () => undefined } }, /^PostgresTransactionStore: options\.pool must be a pg\.Pool/);
@@ -66,7 +69,9 @@ describe('PostgresTransactionStore: options and table', () => {
       await again.close();
       expect((await admin.query(`SELECT count(*)::int AS n FROM "${schema}".gateway_transactions_schema_version`)).rows[0].n).to.equal(3);
       // Version 3: the record compressed with lz4 where the server has it, pglz (the default) where not.
-      const lz4 = (await admin.query(`SELECT 1 FROM pg_settings WHERE name = 'default_toast_compression' AND 'lz4' = ANY (enumvals)`)).rows.length === 1;
+      const lz4 =
+        (await admin.query(`SELECT 1 FROM pg_settings WHERE name = 'default_toast_compression' AND 'lz4' = ANY (enumvals)`)).rows.length ===
+        1;
       const compression = await admin.query(
         `SELECT attcompression::text AS c FROM pg_attribute WHERE attrelid = '"${schema}".gateway_transactions'::regclass AND attname = 'record'`,
       );
@@ -77,19 +82,46 @@ describe('PostgresTransactionStore: options and table', () => {
         [schema],
       );
       expect(columns.rows.map((c: { column_name: string }) => c.column_name)).to.deep.equal([
-        'seq', 'id', 'message_id', 'started_at', 'ended_at', 'duration_ms', 'node_id', 'api', 'operation', 'method', 'status',
-        'outcome', 'gateway_status', 'subject', 'client_id', 'username', 'issuer', 'client_address', 'record',
+        'seq',
+        'id',
+        'message_id',
+        'started_at',
+        'ended_at',
+        'duration_ms',
+        'node_id',
+        'api',
+        'operation',
+        'method',
+        'status',
+        'outcome',
+        'gateway_status',
+        'subject',
+        'client_id',
+        'username',
+        'issuer',
+        'client_address',
+        'record',
       ]);
-      const indexes = await admin.query(`SELECT indexdef FROM pg_indexes WHERE schemaname = $1 AND tablename = 'gateway_transactions'`, [schema]);
+      const indexes = await admin.query(`SELECT indexdef FROM pg_indexes WHERE schemaname = $1 AND tablename = 'gateway_transactions'`, [
+        schema,
+      ]);
       const defs = indexes.rows.map((r: { indexdef: string }) => r.indexdef.replace(/^.* USING btree /, ''));
-      const prefixes = ['api', 'operation', 'subject', 'client_id', 'username', 'client_address', 'node_id'].map((c) => `(lower(${c}) text_pattern_ops)`);
-      expect([...defs].sort()).to.deep.equal(['(id)', '(seq)', '(started_at)', '(outcome, started_at)', '(status, seq)', '(message_id)', ...prefixes].sort());
+      const prefixes = ['api', 'operation', 'subject', 'client_id', 'username', 'client_address', 'node_id'].map(
+        (c) => `(lower(${c}) text_pattern_ops)`,
+      );
+      expect([...defs].sort()).to.deep.equal(
+        ['(id)', '(seq)', '(started_at)', '(outcome, started_at)', '(status, seq)', '(message_id)', ...prefixes].sort(),
+      );
       // A case-insensitive prefix filter can use its index.
       const client = await admin.connect();
       try {
         await client.query('SET enable_seqscan = off'); // the table is empty: the index must still be usable
-        const plan = await client.query(`EXPLAIN SELECT 1 FROM "${schema}".gateway_transactions WHERE lower(subject) LIKE $1 ESCAPE '\\'`, ['cli%']);
-        expect(plan.rows.map((r: Record<string, string>) => r['QUERY PLAN']).join('\n')).to.include('gateway_transactions_subject_prefix_idx');
+        const plan = await client.query(`EXPLAIN SELECT 1 FROM "${schema}".gateway_transactions WHERE lower(subject) LIKE $1 ESCAPE '\\'`, [
+          'cli%',
+        ]);
+        expect(plan.rows.map((r: Record<string, string>) => r['QUERY PLAN']).join('\n')).to.include(
+          'gateway_transactions_subject_prefix_idx',
+        );
       } finally {
         client.release(true);
       }
@@ -100,7 +132,13 @@ describe('PostgresTransactionStore: options and table', () => {
 
   it("uses a host's pool as it is and leaves it open", async () => {
     const hostPool: PgPoolLike = admin; // A pg.Pool is a PgPoolLike.
-    const store = await PostgresTransactionStore.create({ pool: hostPool, schema, table: 'host_pool', spillFile: options().spillFile, retentionDays: 0 });
+    const store = await PostgresTransactionStore.create({
+      pool: hostPool,
+      schema,
+      table: 'host_pool',
+      spillFile: options().spillFile,
+      retentionDays: 0,
+    });
     const record = makeRecord();
     store.save(record);
     await store.flush();
@@ -114,7 +152,13 @@ describe('PostgresTransactionStore: options and table', () => {
     const spillFile = spillPath();
     spills.push(spillFile);
     // Nothing listens on port 1.
-    const store = new PostgresTransactionStore({ connectionString: databaseUrl(1), schema, spillFile, retentionDays: 0, queryTimeoutMs: 500 });
+    const store = new PostgresTransactionStore({
+      connectionString: databaseUrl(1),
+      schema,
+      spillFile,
+      retentionDays: 0,
+      queryTimeoutMs: 500,
+    });
     let failed: unknown;
     await store.ready().catch((error: unknown) => (failed = error));
     expect(failed).to.be.instanceOf(Error).with.property('code', 'ECONNREFUSED');

@@ -20,7 +20,11 @@ const variants: Array<{ path: string; headers: Record<string, string>; body?: st
   { path: '/gateway/admin/reset-caches', headers: {} },
   { path: '/gateway/admin/reset-caches', headers: { 'x-gateway-console': '1' } },
   { path: '/gateway/admin/forget', headers: { 'x-gateway-console': '1', authorization: wrongBasic } },
-  { path: '/gateway/operators/session', headers: { 'x-gateway-console': '1', 'content-type': 'application/json' }, body: '{"username":"admin","password":"guess"}' },
+  {
+    path: '/gateway/operators/session',
+    headers: { 'x-gateway-console': '1', 'content-type': 'application/json' },
+    body: '{"username":"admin","password":"guess"}',
+  },
 ];
 
 const statuses: Record<string, number> = {};
@@ -31,12 +35,15 @@ const deadline = Date.now() + durationMs;
 function post(i: number): Promise<void> {
   const variant = variants[i % variants.length]!;
   return new Promise((resolve) => {
-    const req = request({ host: url.hostname, port: url.port, method: 'POST', path: variant.path, headers: variant.headers, agent }, (res) => {
-      statuses[res.statusCode ?? 0] = (statuses[res.statusCode ?? 0] ?? 0) + 1;
-      res.resume();
-      res.on('end', resolve);
-      res.on('error', () => resolve());
-    });
+    const req = request(
+      { host: url.hostname, port: url.port, method: 'POST', path: variant.path, headers: variant.headers, agent },
+      (res) => {
+        statuses[res.statusCode ?? 0] = (statuses[res.statusCode ?? 0] ?? 0) + 1;
+        res.resume();
+        res.on('end', resolve);
+        res.on('error', () => resolve());
+      },
+    );
     req.on('error', () => {
       errors++;
       resolve();

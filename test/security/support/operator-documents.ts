@@ -15,11 +15,15 @@ const F = 'urn:oasis:names:tc:xacml:1.0:function:';
 export function regexHeavyPolicy(count = 6000): string {
   const applies: string[] = [];
   for (let i = 0; i < count; i++) {
-    applies.push(`<Apply FunctionId="${F}string-regexp-match"><AttributeValue DataType="${S}">^x${i}[a-z]{1,600}$</AttributeValue><VariableReference VariableId="tenant"/></Apply>`);
+    applies.push(
+      `<Apply FunctionId="${F}string-regexp-match"><AttributeValue DataType="${S}">^x${i}[a-z]{1,600}$</AttributeValue><VariableReference VariableId="tenant"/></Apply>`,
+    );
   }
   const rules: string[] = [];
   for (let i = 0; i < applies.length; i += 6) {
-    rules.push(`<Rule RuleId="r${i}" Effect="Permit"><Condition><Apply FunctionId="${F}and">${applies.slice(i, i + 6).join('')}</Apply></Condition></Rule>`);
+    rules.push(
+      `<Rule RuleId="r${i}" Effect="Permit"><Condition><Apply FunctionId="${F}and">${applies.slice(i, i + 6).join('')}</Apply></Condition></Rule>`,
+    );
   }
   return (
     `<Policy xmlns="urn:oasis:names:tc:xacml:2.0:policy:schema:os" PolicyId="heavy" RuleCombiningAlgId="${F.replace('function', 'rule-combining-algorithm')}first-applicable">` +
@@ -47,7 +51,12 @@ export function doublingRefsOpenApi(levels = 32): string {
   return JSON.stringify({
     openapi: '3.0.3',
     info: { title: 'Doubling', version: '1' },
-    paths: { '/tree': { get: { operationId: 'getTree', responses: { '200': ok } }, post: { operationId: 'postTree', requestBody: { content: ok.content }, responses: { '200': ok } } } },
+    paths: {
+      '/tree': {
+        get: { operationId: 'getTree', responses: { '200': ok } },
+        post: { operationId: 'postTree', requestBody: { content: ok.content }, responses: { '200': ok } },
+      },
+    },
     components: { schemas },
   });
 }
@@ -57,7 +66,12 @@ export function manyOperationsOpenApi(count = 6000): string {
   const paths: Record<string, unknown> = {};
   for (let i = 0; i < count; i++) {
     paths[`/resource${i}/{id}/items`] = {
-      get: { operationId: `listItemsOfResource${i}`, summary: `Items of resource ${i}`, parameters: [{ name: 'id', in: 'path', required: true, schema: { type: 'string' } }], responses: { '200': { description: 'the items of the resource' } } },
+      get: {
+        operationId: `listItemsOfResource${i}`,
+        summary: `Items of resource ${i}`,
+        parameters: [{ name: 'id', in: 'path', required: true, schema: { type: 'string' } }],
+        responses: { '200': { description: 'the items of the resource' } },
+      },
     };
   }
   return JSON.stringify({ openapi: '3.0.3', info: { title: 'Many', version: '1' }, paths });

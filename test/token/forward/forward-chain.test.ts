@@ -68,7 +68,9 @@ describe('forwardTokenHeaders behind the real token chain', () => {
 
   it('headers: the values of the introspected token', async () => {
     const { gateway, seen } = app({ mode: 'headers', dateFormat: 'epoch' });
-    const echo = (await supertest(gateway).get('/api/pet/7').set('Authorization', `Bearer ${token}`).set('Gateway-Token-Subject', 'admin').expect(200)).body as Echo;
+    const echo = (
+      await supertest(gateway).get('/api/pet/7').set('Authorization', `Bearer ${token}`).set('Gateway-Token-Subject', 'admin').expect(200)
+    ).body as Echo;
     const claims = seen.gateway?.token?.introspection as { exp: number; iat: number };
     expect(echo.headers).to.include({
       'gateway-token-subject': 'client2',
@@ -107,7 +109,8 @@ describe('forwardTokenHeaders behind the real token chain', () => {
 
   it('a form-body token is taken out of the body relayed by http-proxy-middleware', async () => {
     const { gateway } = app({});
-    const echo = (await supertest(gateway).post('/api/pet').type('form').send(`name=rex&access_token=${token}&status=sold`).expect(200)).body as Echo;
+    const echo = (await supertest(gateway).post('/api/pet').type('form').send(`name=rex&access_token=${token}&status=sold`).expect(200))
+      .body as Echo;
     expect(echo.body).to.equal('name=rex&status=sold');
     expect(echo.headers['content-length']).to.equal(String('name=rex&status=sold'.length));
     expect(echo.headers['gateway-token-subject']).to.equal('client2');

@@ -97,7 +97,10 @@ describe('forwardTokenHeaders', () => {
     });
     expect(echo.headers).not.to.have.property('authorization');
     expect(JSON.stringify(echo)).not.to.include(RAW);
-    expect(seen.gateway?.outgoing.headers).to.include({ 'Gateway-Token-Subject': 'client1', 'Gateway-Transaction-ID': seen.gateway?.transactionId });
+    expect(seen.gateway?.outgoing.headers).to.include({
+      'Gateway-Token-Subject': 'client1',
+      'Gateway-Transaction-ID': seen.gateway?.transactionId,
+    });
   });
 
   it('drops client-sent Gateway-* headers: a spoofed Gateway-Token-Subject never reaches the backend', async () => {
@@ -214,7 +217,11 @@ describe('forwardTokenHeaders', () => {
     it("'none' (the configuration file's spelling) forwards no token, as false does", async () => {
       for (const originalToken of ['none', false] as const) {
         const { app } = proxied({ originalToken });
-        const echo = (await supertest(app).get('/api/pet?access_token=' + RAW).expect(200)).body as Echo;
+        const echo = (
+          await supertest(app)
+            .get('/api/pet?access_token=' + RAW)
+            .expect(200)
+        ).body as Echo;
         expect(echo.url, String(originalToken)).to.equal('/pet');
         expect(JSON.stringify(echo.headers), String(originalToken)).not.to.include(RAW);
       }
@@ -266,11 +273,7 @@ describe('forwardTokenHeaders', () => {
         out.end(body);
       },
     );
-    const res = await supertest(app)
-      .post('/api/pet?a=1')
-      .type('form')
-      .send(`name=rex&access_token=${RAW}&tag=a`)
-      .expect(200);
+    const res = await supertest(app).post('/api/pet?a=1').type('form').send(`name=rex&access_token=${RAW}&tag=a`).expect(200);
     const echo = res.body as Echo;
     expect(echo.body).to.equal('name=rex&tag=a');
     expect(echo.headers['content-length']).to.equal(String('name=rex&tag=a'.length));
@@ -279,14 +282,34 @@ describe('forwardTokenHeaders', () => {
   });
 
   it('validates its options at factory time', () => {
-    expect(() => forwardTokenHeaders({ mode: 'xml' as never })).to.throw(TypeError, /^forwardTokenHeaders: options\.mode must be one of headers, json, jws$/);
-    expect(() => forwardTokenHeaders({ mode: ['headers', 'xml'] as never })).to.throw(TypeError, /^forwardTokenHeaders: options\.mode\[1\] must be one of/);
+    expect(() => forwardTokenHeaders({ mode: 'xml' as never })).to.throw(
+      TypeError,
+      /^forwardTokenHeaders: options\.mode must be one of headers, json, jws$/,
+    );
+    expect(() => forwardTokenHeaders({ mode: ['headers', 'xml'] as never })).to.throw(
+      TypeError,
+      /^forwardTokenHeaders: options\.mode\[1\] must be one of/,
+    );
     expect(() => forwardTokenHeaders({ mode: 'jws' })).to.throw(TypeError, /^forwardTokenHeaders: options\.jws must give a signing key/);
-    expect(() => forwardTokenHeaders({ originalToken: { header: 'bad header' } })).to.throw(TypeError, /^forwardTokenHeaders: options\.originalToken\.header must be a header name/);
-    expect(() => forwardTokenHeaders({ originalToken: 'never' as never })).to.throw(TypeError, /^forwardTokenHeaders: options\.originalToken must be false, none,/);
-    expect(() => forwardTokenHeaders({ dateFormat: 'yyyy' as never })).to.throw(TypeError, /^forwardTokenHeaders: options\.dateFormat must be iso, epoch, epochMillis, http or a function$/);
-    expect(() => forwardTokenHeaders({ headerNames: { subject: 'a b' } })).to.throw(TypeError, /^forwardTokenHeaders: options\.headerNames\.subject must be a header name$/);
-    expect(() => forwardTokenHeaders({ transactionIdHeader: '' })).to.throw(TypeError).with.property('code', 'ERR_INVALID_OPTION');
+    expect(() => forwardTokenHeaders({ originalToken: { header: 'bad header' } })).to.throw(
+      TypeError,
+      /^forwardTokenHeaders: options\.originalToken\.header must be a header name/,
+    );
+    expect(() => forwardTokenHeaders({ originalToken: 'never' as never })).to.throw(
+      TypeError,
+      /^forwardTokenHeaders: options\.originalToken must be false, none,/,
+    );
+    expect(() => forwardTokenHeaders({ dateFormat: 'yyyy' as never })).to.throw(
+      TypeError,
+      /^forwardTokenHeaders: options\.dateFormat must be iso, epoch, epochMillis, http or a function$/,
+    );
+    expect(() => forwardTokenHeaders({ headerNames: { subject: 'a b' } })).to.throw(
+      TypeError,
+      /^forwardTokenHeaders: options\.headerNames\.subject must be a header name$/,
+    );
+    expect(() => forwardTokenHeaders({ transactionIdHeader: '' }))
+      .to.throw(TypeError)
+      .with.property('code', 'ERR_INVALID_OPTION');
     expect(() => forwardTokenHeaders({ originalToken: 'none', transactionIdHeader: false })).not.to.throw();
   });
 });

@@ -1,15 +1,8 @@
 import assert from 'node:assert/strict';
-import {
-  dataTypes,
-  DataTypeError,
-  type DataType,
-  type TemporalDataType,
-  type XsDateTime,
-} from '../../../src/xacml/datatypes/index.js';
+import { dataTypes, DataTypeError, type DataType, type TemporalDataType, type XsDateTime } from '../../../src/xacml/datatypes/index.js';
 
 const XS = 'http://www.w3.org/2001/XMLSchema#';
-const type = <V = unknown>(name: string): DataType<V> =>
-  dataTypes.get(name.includes(':') ? name : XS + name) as DataType<V>;
+const type = <V = unknown>(name: string): DataType<V> => dataTypes.get(name.includes(':') ? name : XS + name) as DataType<V>;
 const bad = (t: DataType, lexical: string): void => {
   assert.throws(() => t.parse(lexical), DataTypeError, lexical);
 };
@@ -181,9 +174,7 @@ describe('xacml data types: lexical forms and comparisons', () => {
   });
 
   it('ipAddress: IPv4/IPv6, optional mask and port range', () => {
-    const t = type<{ version: number; ports?: { lo: number; hi: number } }>(
-      'urn:oasis:names:tc:xacml:2.0:data-type:ipAddress',
-    );
+    const t = type<{ version: number; ports?: { lo: number; hi: number } }>('urn:oasis:names:tc:xacml:2.0:data-type:ipAddress');
     assert.equal(t.parse('10.0.0.1').version, 4);
     assert.deepEqual(t.parse('10.0.0.1/255.0.0.0:80-90').ports, { lo: 80, hi: 90 });
     assert.deepEqual(t.parse('10.0.0.1:-1024').ports, { lo: 0, hi: 1024 });
@@ -199,9 +190,7 @@ describe('xacml data types: lexical forms and comparisons', () => {
   });
 
   it('dnsName: host name, optional leading wildcard and port range', () => {
-    const t = type<{ host: string; ports?: { lo: number; hi: number } }>(
-      'urn:oasis:names:tc:xacml:2.0:data-type:dnsName',
-    );
+    const t = type<{ host: string; ports?: { lo: number; hi: number } }>('urn:oasis:names:tc:xacml:2.0:data-type:dnsName');
     assert.equal(t.parse('*.Example.com:80').host, '*.example.com');
     assert.deepEqual(t.parse('example.com:1-').ports, { lo: 1, hi: 65535 });
     assert.equal(t.equal(t.parse('WWW.example.COM'), t.parse('www.example.com')), true);

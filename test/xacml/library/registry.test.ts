@@ -21,7 +21,10 @@ describe('xacml library registries', () => {
 
   it('cover every data type the conformance suite uses', () => {
     const used = new Set(manifest.cases.flatMap((c) => c.datatypes));
-    assert.deepEqual([...used].filter((d) => !dataTypes.has(d)), []);
+    assert.deepEqual(
+      [...used].filter((d) => !dataTypes.has(d)),
+      [],
+    );
   });
 
   it('key each data type by its canonical URI and its aliases', () => {

@@ -66,9 +66,12 @@ describe('xacml XPath over the request context', () => {
       action: { attributes: [] },
       environment: { attributes: [] },
     });
-    assert.equal(xml, `<Request xmlns="${CTX}"><Subject SubjectCategory="c"><Attribute AttributeId="a&quot;&lt;" DataType="${S}" Issuer="me">` +
+    assert.equal(
+      xml,
+      `<Request xmlns="${CTX}"><Subject SubjectCategory="c"><Attribute AttributeId="a&quot;&lt;" DataType="${S}" Issuer="me">` +
         '<AttributeValue>x&amp;y</AttributeValue><AttributeValue>&lt;z&gt;</AttributeValue></Attribute></Subject>' +
-        '<Action></Action><Environment></Environment></Request>');
+        '<Action></Action><Environment></Environment></Request>',
+    );
   });
 
   it('selects text nodes and attributes with absolute paths and policy prefixes (IIIF001)', () => {
@@ -92,7 +95,10 @@ describe('xacml XPath over the request context', () => {
   it('xpath-node-count counts the selected nodes (IIIG001, IIIG006)', () => {
     assert.equal(xpathNodeCount(doc, ATTRIBUTES, ns), 4n);
     assert.equal(xpathNodeCount(doc, './xacml-context:Resource/xacml-context:ResourceContent/md:record//md:name', ns), 2n);
-    assert.throws(() => xpathNodeCount(doc, 'count(//md:name)', ns), (e: unknown) => e instanceof XacmlProcessingError && /does not select nodes/.test(e.message));
+    assert.throws(
+      () => xpathNodeCount(doc, 'count(//md:name)', ns),
+      (e: unknown) => e instanceof XacmlProcessingError && /does not select nodes/.test(e.message),
+    );
   });
 
   it('xpath-node-equal is node identity between the two node-sets (IIIG002, IIIG006)', () => {
@@ -113,10 +119,22 @@ describe('xacml XPath over the request context', () => {
   });
 
   it('reports syntax errors, unknown prefixes and malformed content as processing errors (IIIF005)', () => {
-    assert.throws(() => selectValues(doc, '//md:record[', ns), (e: unknown) => e instanceof XacmlProcessingError && /invalid XPath expression/.test(e.message));
-    assert.throws(() => selectValues(doc, '//zz:record', ns), (e: unknown) => e instanceof XacmlProcessingError && /zz/.test(e.message));
-    const broken: RequestContext = { ...request, resources: [{ attributes: [], resourceContent: '<ResourceContent><a></ResourceContent>' }] };
-    assert.throws(() => requestDocument(broken), (e: unknown) => e instanceof XacmlProcessingError && /well-formed/.test(e.message));
+    assert.throws(
+      () => selectValues(doc, '//md:record[', ns),
+      (e: unknown) => e instanceof XacmlProcessingError && /invalid XPath expression/.test(e.message),
+    );
+    assert.throws(
+      () => selectValues(doc, '//zz:record', ns),
+      (e: unknown) => e instanceof XacmlProcessingError && /zz/.test(e.message),
+    );
+    const broken: RequestContext = {
+      ...request,
+      resources: [{ attributes: [], resourceContent: '<ResourceContent><a></ResourceContent>' }],
+    };
+    assert.throws(
+      () => requestDocument(broken),
+      (e: unknown) => e instanceof XacmlProcessingError && /well-formed/.test(e.message),
+    );
   });
 
   it('reuses the parsed expression for the same namespace map', () => {
@@ -154,7 +172,17 @@ describe('xacml XPath over the request context', () => {
       assert.ok(direct, path);
       assert.deepEqual(selectAttributeValues(big, direct), selectValues(document, path, both), path);
     }
-    assert.deepEqual(selectAttributeValues(big, directSelector(paths[4]!, both)!), ['s1', 's2', '', 'r1', 'r2', 'a1', 'a&<"2', 'a3', 'e1\r\n\t']);
+    assert.deepEqual(selectAttributeValues(big, directSelector(paths[4]!, both)!), [
+      's1',
+      's2',
+      '',
+      'r1',
+      'r2',
+      'a1',
+      'a&<"2',
+      'a3',
+      'e1\r\n\t',
+    ]);
     // A `//` path may also find such elements inside ResourceContent: only the document can tell.
     assert.equal(selectAttributeValues(request, directSelector(paths[4]!, both)!), undefined);
     assert.deepEqual(selectAttributeValues(request, directSelector(paths[0]!, both)!), []);
@@ -180,9 +208,19 @@ describe('xacml XPath over the request context', () => {
   it('gives a document of many attributes in document order, and refuses one over the limit', () => {
     const attributes = Array.from({ length: 1500 }, (_, i) => ({ attributeId: `h${i}`, dataType: S, values: [String(i)] }));
     const many: RequestContext = { ...request, resources: [], action: { attributes } };
-    assert.throws(() => requestDocument(many), (e: unknown) => e instanceof XacmlProcessingError && /1502 attribute values, more than the 256/.test(e.message));
-    const values = selectValues(requestDocument(many, 2000), 'xacml-context:Action/xacml-context:Attribute/xacml-context:AttributeValue', ns);
-    assert.deepEqual(values, attributes.map((a) => a.values[0]));
+    assert.throws(
+      () => requestDocument(many),
+      (e: unknown) => e instanceof XacmlProcessingError && /1502 attribute values, more than the 256/.test(e.message),
+    );
+    const values = selectValues(
+      requestDocument(many, 2000),
+      'xacml-context:Action/xacml-context:Attribute/xacml-context:AttributeValue',
+      ns,
+    );
+    assert.deepEqual(
+      values,
+      attributes.map((a) => a.values[0]),
+    );
     // Through createPdp: an XPath selector is Indeterminate past maxXPathAttributes; one by id is not.
     const selectorPolicy = (path: string): string =>
       `<Policy xmlns="urn:oasis:names:tc:xacml:2.0:policy:schema:os" xmlns:xacml-context="${CTX}" PolicyId="p" RuleCombiningAlgId="urn:oasis:names:tc:xacml:1.0:rule-combining-algorithm:first-applicable">` +
