@@ -16,7 +16,7 @@ import { ClusterLink, type ClusterLinkOptions } from './cluster-link.js';
 import { ConfigError } from '../config/errors.js';
 import { adminAuthenticator, adminReadGate } from '../admin/gate.js';
 import { adminRouter, type AdminForgetSelector, type GatewayConfigState, type ResetResult } from './admin.js';
-import { GatewayMetricsRecorder, metricsHandler, type GatewayMetrics } from '../observability/metrics.js';
+import { GatewayMetricsRecorder, metricsHandler, type GatewayMetrics, type MetricsSources } from '../observability/metrics.js';
 import { GatewayTracing } from '../observability/tracing.js';
 import { compileRuntime, type Runtime } from './compile.js';
 import { ConfigCache } from '../config/cache.js';
@@ -28,7 +28,6 @@ import { operatorsRouter } from '../operators/router.js';
 import { configDigest } from '../configuration/digest.js';
 import { configurationRouter } from '../configuration/router.js';
 import { configurationPage } from '../configuration/page.js';
-import type { ConfigStore } from '../configuration/store.js';
 import { OperatorWorkPool } from '../configuration/work/pool.js';
 import { gatewaySettings, type CreateGatewayOptions } from './settings.js';
 
@@ -134,48 +133,21 @@ export interface Gateway {
  */
 export function createGateway(options: CreateGatewayOptions): Gateway {
   const settings = gatewaySettings(options);
-  const {
-    source,
-    basePath,
-    configCacheTtlSeconds,
-    targetRules,
-    maxRequestTargetBytes,
-    server,
-    messages,
-    store,
-    nodeId,
-    ownDispatcher,
-    configStore,
-  } = settings;
+  const { source, basePath, configCacheTtlSeconds, targetRules, maxRequestTargetBytes, server, messages, store, nodeId, ownDispatcher } =
+    settings;
   const tracing = new GatewayTracing();
-  let metrics: GatewayMetricsRecorder | undefined;
+  // The recorder reads the metrics when an exchange ends, after they are made below.
   const record = gatewayRecorder(options, settings, tracing, () => metrics);
-  if (settings.metrics !== undefined) {
-    metrics = new GatewayMetricsRecorder(
-      settings.metrics,
-      {
-        tokenPolicies: () => latest?.tokenPolicies.values() ?? [],
-        store,
-        recorderStats: () => record.stats,
-        clusterRejections: () => link?.cluster?.rejected,
-        ...(options.admin === undefined ? {} : { auditStats: () => access?.auditStats() }),
-      },
-      tracing,
-    );
-  }
+  const metrics = gatewayMetrics(settings, tracing, {
+    tokenPolicies: () => latest?.tokenPolicies.values() ?? [],
+    store,
+    recorderStats: () => record.stats,
+    clusterRejections: () => link?.cluster?.rejected,
+    ...(options.admin === undefined ? {} : { auditStats: () => access?.auditStats() }),
+  });
   const compileSettings = { ...settings.compileSettings, tracing, metrics };
   const errorHandler = problemJsonErrorHandler({ messages, server });
-  // Validated now, so that a missing password fails at start rather than at the first admin call.
-  if (options.admin !== undefined) adminAuthenticator(options.admin, 'createGateway: options.admin');
-  const access =
-    options.admin === undefined
-      ? undefined
-      : new OperatorAccess(
-          options.admin,
-          options.operators ?? {},
-          { basePath, trustProxy: settings.compileSettings.trustProxy },
-          'createGateway',
-        );
+  const access = operatorAccess(options, settings);
   // The configuration console's heavy work, in worker threads started at its first job.
   const work = new OperatorWorkPool(settings.operatorWork);
 
@@ -296,17 +268,7 @@ export function createGateway(options: CreateGatewayOptions): Gateway {
     },
   };
 
-  mountAdmin(gateway, options, {
-    basePath,
-    server,
-    messages,
-    ready: () => latest !== undefined,
-    metricsAuth: metrics?.auth,
-    access,
-    configStore,
-    work,
-    adminHost: settings.adminHostName === undefined ? undefined : adminHostCheck(settings.adminHostName, compileSettings.trustProxy),
-  });
+  mountAdmin(gateway, options, settings, { ready: () => latest !== undefined, metricsAuth: metrics?.auth, access, work });
   // One router layer: the handler decides which requests are the gateway's (Express's own mount
   // matching ignores case) and passes the others on.
   gateway.router.use((req: Request, res: Response, next: NextFunction) => handler(req, res, next));
@@ -377,32 +339,39 @@ function clearTokenResults(runtime: Runtime | undefined): number {
   return cleared;
 }
 
+/** The gateway's metrics, when its settings ask for them. */
+function gatewayMetrics(settings: GatewaySettings, tracing: GatewayTracing, sources: MetricsSources): GatewayMetricsRecorder | undefined {
+  return settings.metrics === undefined ? undefined : new GatewayMetricsRecorder(settings.metrics, sources, tracing);
+}
+
+/** The operators of the admin listener, with `admin`; its credentials checked now, not at the first admin call. */
+function operatorAccess(options: CreateGatewayOptions, settings: GatewaySettings): OperatorAccess | undefined {
+  if (options.admin === undefined) return undefined;
+  adminAuthenticator(options.admin, 'createGateway: options.admin');
+  const listener = { basePath: settings.basePath, trustProxy: settings.compileSettings.trustProxy };
+  return new OperatorAccess(options.admin, options.operators ?? {}, listener, 'createGateway');
+}
+
 /** The admin router's routes: health (always), admin and console (with `admin`). */
 function mountAdmin(
   gateway: Gateway,
   options: CreateGatewayOptions,
+  settings: GatewaySettings,
   {
-    basePath,
-    server,
-    messages,
     ready,
     metricsAuth,
     access,
-    configStore,
-    adminHost,
     work,
   }: {
-    basePath: string;
-    server: string;
-    messages: CreateGatewayOptions['messages'];
     ready: () => boolean;
     metricsAuth: boolean | undefined;
     access: OperatorAccess | undefined;
-    configStore: ConfigStore | undefined;
-    adminHost: ReturnType<typeof adminHostCheck> | undefined;
     work: OperatorWorkPool;
   },
 ): void {
+  const { basePath, server, messages, configStore } = settings;
+  const adminHost =
+    settings.adminHostName === undefined ? undefined : adminHostCheck(settings.adminHostName, settings.compileSettings.trustProxy);
   const prefix = basePath === '/' ? '' : basePath;
   const adminApp = gateway.adminRouter;
   const serverHeader = (_req: Request, res: Response, next: NextFunction): void => {
