@@ -5,7 +5,7 @@
   'use strict';
   var TEXTS = __TEXTS__;
   var ROLES = ['viewer', 'operator', 'admin'];
-  var HEADERS = { accept: 'application/json', __CONSOLE_HEADER__: '1' };
+  var HEADERS = { accept: 'application/json', '__CONSOLE_HEADER__': '1' };
   /**
    * What the page shows. `me` (the operator signed in), `config`, `draft`, `versions` and `whatIf`
    * hold the configuration API's answers, as it sends them.

@@ -387,7 +387,7 @@
 
   // Every API call carries the console's own header: the server refuses JSON and state-changing
   // requests without it, which a form or a plain link from another page cannot send.
-  var API_HEADERS = { accept: 'application/json', __CONSOLE_HEADER__: '1' };
+  var API_HEADERS = { accept: 'application/json', '__CONSOLE_HEADER__': '1' };
 
   function problemText(res, body) {
     return t('apiError', { status: res.status }) + (body && body.detail ? ': ' + body.detail : '');
@@ -1188,7 +1188,7 @@
     if (limit) params.set('limit', limit);
     var columns = checkedValues($('x-columns'));
     if (columns.length) params.set('columns', columns.join(','));
-    fetch('api/export?' + params.toString(), { headers: { __CONSOLE_HEADER__: '1' }, credentials: 'same-origin' }).then(
+    fetch('api/export?' + params.toString(), { headers: { '__CONSOLE_HEADER__': '1' }, credentials: 'same-origin' }).then(
       function (res) {
         if (!res.ok)
           return res
