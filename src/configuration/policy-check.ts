@@ -6,35 +6,10 @@
  */
 import { createPdp, type Pdp, type PdpOptions } from '../xacml/pdp.js';
 import { XacmlSyntaxError } from '../xacml/errors.js';
+// Paths are written as the evaluator writes them: its rules, not a copy.
+import { ID_ATTRS, SINGLETONS } from '../xacml/xml.js';
 import type { ProposalIssue } from './proposal.js';
 
-/** Elements whose path step carries their id attribute (as the evaluator writes paths). */
-const ID_ATTRS: Record<string, string> = {
-  PolicySet: 'PolicySetId',
-  Policy: 'PolicyId',
-  Rule: 'RuleId',
-  VariableDefinition: 'VariableId',
-  Obligation: 'ObligationId',
-};
-/** Elements whose path step has no position (as the evaluator writes paths). */
-const SINGLETONS = new Set([
-  'Target',
-  'Condition',
-  'Subjects',
-  'Resources',
-  'Actions',
-  'Environments',
-  'Obligations',
-  'PolicyDefaults',
-  'PolicySetDefaults',
-  'Description',
-  'Request',
-  'Response',
-  'Action',
-  'Environment',
-  'ResourceContent',
-  'XPathVersion',
-]);
 const START_TAG = /<([A-Za-z_][\w.-]*:)?([A-Za-z_][\w.-]*)((?:\s+[^\s=/>]+\s*=\s*(?:"[^"]*"|'[^']*'))*)\s*(\/?)>/y;
 const ATTR = /([^\s=/>]+)\s*=\s*(?:"([^"]*)"|'([^']*)')/g;
 

@@ -43,16 +43,16 @@ export interface XmlElement {
   readonly parent: XmlElement | undefined;
 }
 
-/** Attributes whose value names an element in paths, like `Rule[@RuleId="r"]`. */
-const ID_ATTRS: Record<string, string> = {
+/** Attributes whose value names an element in paths, like `Rule[@RuleId="r"]`. @internal */
+export const ID_ATTRS: Record<string, string> = {
   PolicySet: 'PolicySetId',
   Policy: 'PolicyId',
   Rule: 'RuleId',
   VariableDefinition: 'VariableId',
   Obligation: 'ObligationId',
 };
-/** Elements that occur at most once where they occur, so their path needs no position. */
-const SINGLETONS = new Set([
+/** Elements that occur at most once where they occur, so their path needs no position. @internal */
+export const SINGLETONS = new Set([
   'Target',
   'Condition',
   'Subjects',
