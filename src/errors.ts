@@ -20,6 +20,8 @@
  * - `ABORTED`: the client went away before the response was complete.
  * - `BACKEND_4XX`: "Risposta HTTP 4xx": the backend (or the app's own handler) answered a 4xx, relayed as it was.
  * - `BACKEND_5XX`: "Risposta HTTP 5xx": the backend (or the app's own handler) answered a 5xx, relayed as it was.
+ * - `RATE_LIMITED`: "Controllo del Traffico": refused by traffic control (a policy's limit, the
+ *   instance's cap, or its store unreachable under `onStoreUnavailable: "deny"`).
  */
 export type OutcomeCode =
   | 'OK'
@@ -32,7 +34,8 @@ export type OutcomeCode =
   | 'GENERIC_ERROR'
   | 'ABORTED'
   | 'BACKEND_4XX'
-  | 'BACKEND_5XX';
+  | 'BACKEND_5XX'
+  | 'RATE_LIMITED';
 
 /** Labels of each {@link OutcomeCode}, in the spec's Italian and in English. */
 export const outcomeLabels: Readonly<
@@ -57,6 +60,7 @@ export const outcomeLabels: Readonly<
   ABORTED: { it: 'Richiesta Interrotta', en: 'Request aborted' },
   BACKEND_4XX: { it: 'Risposta HTTP 4xx', en: 'Backend answered 4xx' },
   BACKEND_5XX: { it: 'Risposta HTTP 5xx', en: 'Backend answered 5xx' },
+  RATE_LIMITED: { it: 'Limite di Traffico Superato', en: 'Rate limited' },
 };
 
 /**
@@ -105,6 +109,9 @@ export type GatewayErrorCode =
   | 'ERR_REQUEST_TOO_LARGE'
   | 'ERR_ADMIN_ORIGIN_REFUSED'
   | 'ERR_TOO_MANY_REQUESTS'
+  | 'ERR_RATE_LIMITED'
+  | 'ERR_INSTANCE_BUSY'
+  | 'ERR_TRAFFIC_STORE_UNAVAILABLE'
   | 'ERR_OPERATOR_WORK_BUSY'
   | 'ERR_OPERATOR_WORK_OVER_BUDGET'
   | 'ERR_INTERNAL';
@@ -236,6 +243,26 @@ export const errorCatalogue: Readonly<Record<GatewayErrorCode, ErrorDefinition>>
     outcome: 'GENERIC_ERROR',
     retryAfter: 60,
   },
+  // Traffic control: a policy's limit, the instance's cap (distinct codes, so that an operator
+  // tells a client's quota from the instance's capacity), and the shared store unreachable under
+  // `onStoreUnavailable: "deny"`. `Retry-After` comes from the decision.
+  ERR_RATE_LIMITED: {
+    status: 429,
+    gatewayStatus: 'protocol:GATEWAY-1371',
+    outcome: 'RATE_LIMITED',
+  },
+  ERR_INSTANCE_BUSY: {
+    status: 429,
+    gatewayStatus: 'integration:GATEWAY-1372',
+    outcome: 'RATE_LIMITED',
+    retryAfter: 1,
+  },
+  ERR_TRAFFIC_STORE_UNAVAILABLE: {
+    status: 503,
+    gatewayStatus: 'integration:GATEWAY-1373',
+    outcome: 'RATE_LIMITED',
+    retryAfter: 5,
+  },
   // The configuration console's work (policy compilation, OpenAPI import, what-if, checks of a
   // save) runs off the API's event loop, a few jobs at a time: these two are its refusals.
   ERR_OPERATOR_WORK_BUSY: {
@@ -289,6 +316,9 @@ export const messagesIt: MessageSet = {
   ERR_REQUEST_TOO_LARGE: 'Il corpo della richiesta supera la dimensione massima consentita',
   ERR_ADMIN_ORIGIN_REFUSED: 'Richiesta amministrativa rifiutata: origine non consentita',
   ERR_TOO_MANY_REQUESTS: 'Troppi tentativi falliti: riprovare più tardi',
+  ERR_RATE_LIMITED: 'Limite di traffico superato: riprovare più tardi',
+  ERR_INSTANCE_BUSY: 'Il gateway ha troppe richieste in corso: riprovare più tardi',
+  ERR_TRAFFIC_STORE_UNAVAILABLE: 'Controllo del traffico temporaneamente non disponibile: riprovare più tardi',
   ERR_OPERATOR_WORK_BUSY: 'Troppi lavori degli operatori in corso: riprovare più tardi',
   ERR_OPERATOR_WORK_OVER_BUDGET: (p) =>
     `Il lavoro ha superato il suo limite${p.limit === undefined ? '' : ` di ${p.limit}`} ed è stato interrotto`,
@@ -315,6 +345,9 @@ export const messagesEn: MessageSet = {
   ERR_REQUEST_TOO_LARGE: 'The request body exceeds the maximum size allowed',
   ERR_ADMIN_ORIGIN_REFUSED: 'Administrative request refused: origin not allowed',
   ERR_TOO_MANY_REQUESTS: 'Too many failed attempts: try again later',
+  ERR_RATE_LIMITED: 'Rate limit exceeded: try again later',
+  ERR_INSTANCE_BUSY: 'The gateway has too many requests in progress: try again later',
+  ERR_TRAFFIC_STORE_UNAVAILABLE: 'Traffic control temporarily unavailable: try again later',
   ERR_OPERATOR_WORK_BUSY: "Too many operators' jobs in progress: try again later",
   ERR_OPERATOR_WORK_OVER_BUDGET: (p) => `The work went past its budget${p.limit === undefined ? '' : ` of ${p.limit}`} and was stopped`,
   ERR_INTERNAL: 'Internal gateway error',

@@ -98,7 +98,7 @@ function parseFilter(query: Record<string, unknown>, result: TransactionFilter):
 
 /**
  * `from`, `to` (ISO 8601 or epoch ms), `outcome` (outcome codes, comma-separated), `outcomeGroup`
- * (`success`, `token`, `denied`, `gateway`, `backend`, comma-separated), `status` (`404` or a class
+ * (`success`, `token`, `denied`, `limited`, `gateway`, `backend`, comma-separated), `status` (`404` or a class
  * `4xx`), `minDurationMs`, `claim` (`name=value`), the text filters `api` (`provider/name/vN`),
  * `subject`, `clientId`, `nodeId`, `operation`, `gatewayStatus`, `username`, `issuer`,
  * `clientAddress` (case-insensitive prefixes), `method`, `messageId` (exact), `limit` (1-500), `cursor`.

@@ -1,0 +1,82 @@
+/**
+ * The contract between traffic control's engine (policies compiled, counts kept in a store) and
+ * what uses it: the gateway's step after token validation, the `trafficControl` middleware, the
+ * records, metrics and consoles.
+ *
+ * @module
+ */
+import type { TrafficPolicy } from './schema.js';
+
+/** What policies group by and filter on: the request's facts once its token was validated. */
+export interface TrafficFacts {
+  /** The API, `provider/name/vN`. */
+  readonly api: string;
+  /** The operation, when the API declares operations and one matched. */
+  readonly operation?: string | undefined;
+  /** `azp`, else `client_id`, of the token. */
+  readonly clientId?: string | undefined;
+  /** `sub` of the token. */
+  readonly subject?: string | undefined;
+  /** `iss` of the token. */
+  readonly issuer?: string | undefined;
+  /** The client's address, as `trustProxy` lets the gateway believe it. */
+  readonly clientAddress?: string | undefined;
+  /** The token's claims (introspection, JWT, UserInfo merged), for `claim:<name>`. */
+  readonly claims?: Readonly<Record<string, unknown>> | undefined;
+  /** A request header's value (lower-case name; several joined by `, `), for `header:<name>`. */
+  header(name: string): string | undefined;
+}
+
+/** Where one policy stands for one request's group, after the decision. */
+export interface PolicyStanding {
+  /** The policy's name. */
+  readonly policy: string;
+  readonly metric: TrafficPolicy['metric'];
+  readonly mode: NonNullable<TrafficPolicy['mode']>;
+  /** The limit this decision applied (under `localShare`, this instance's share). */
+  readonly limit: number;
+  /** `requests` only: the window in seconds. */
+  readonly windowSeconds?: number | undefined;
+  /**
+   * The group, as records and consoles show it: `clientId=client1, operation=getPet` (each value
+   * cut to 64 characters), or `*` for a policy without `groupBy`. Store keys hash it instead.
+   */
+  readonly group: string;
+  /** What is left after this request (0 when refused). */
+  readonly remaining: number;
+  /** Whole seconds until more quota (`requests`); 0 when there is quota now. */
+  readonly resetSeconds: number;
+  /** Whether this request went past the limit (refused under `enforce`, a warning under `warningOnly`). */
+  readonly exceeded: boolean;
+}
+
+/** One decision over every policy that covers a request. */
+export interface TrafficDecision {
+  /**
+   * `allowed` (every enforced policy had room), `limited` (an enforced policy had none: 429),
+   * `unavailable` (the shared store could not be reached and `onStoreUnavailable` is `deny`: 503).
+   */
+  readonly result: 'allowed' | 'limited' | 'unavailable';
+  /** The enforced policy that refused, with `result: 'limited'` (the one nearest its limit when several did). */
+  readonly limitedBy?: PolicyStanding | undefined;
+  /** Every policy that covered the request, in configuration order (top-level first). */
+  readonly standings: readonly PolicyStanding[];
+  /** Whether the shared store could not be reached (the decision then followed `onStoreUnavailable`). */
+  readonly storeUnavailable: boolean;
+  /** Whole seconds for `Retry-After`, when refused. */
+  readonly retryAfterSeconds?: number | undefined;
+  /**
+   * Frees the request's `concurrentRequests` slots: call once the exchange ends (answered,
+   * failed or aborted). Idempotent; nothing to free after a refusal.
+   */
+  release(): void;
+}
+
+/** How busy one group of a policy is now. */
+export interface GroupUsage {
+  /** The group, as in {@link PolicyStanding.group}. */
+  readonly group: string;
+  /** Requests counted in the current window (`requests`), or in flight (`concurrentRequests`). */
+  readonly used: number;
+  readonly limit: number;
+}
