@@ -34,6 +34,8 @@ const LAYERS: readonly (readonly string[])[] = [
   ['exchange'],
   ['problem'],
   ['cluster'],
+  // Traffic control's engine: policies, stores (local, Redis through the cluster's connection).
+  ['traffic'],
   ['token'],
   ['authorize'],
   // The record model, the recorder, the stores.
