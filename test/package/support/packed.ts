@@ -8,7 +8,7 @@
  */
 import { execFile } from 'node:child_process';
 import { rmSync } from 'node:fs';
-import { mkdir, mkdtemp, readFile, rm, symlink } from 'node:fs/promises';
+import { access, mkdir, mkdtemp, readFile, rm, symlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -70,25 +70,37 @@ async function linkBins(project: string, packageDir: string): Promise<void> {
   }
 }
 
-/**
- * Installs, into `project` (which has a package.json), the packed tarball and `packages` (names of
- * packages of this repository's node_modules, e.g. `express`, `@types/node`), offline.
- */
-export async function installOffline(project: string, tarball: string, packages: readonly string[]): Promise<void> {
-  const modules = path.join(project, 'node_modules');
-  const installed = path.join(modules, PACKAGE_NAME);
+/** Unpacks the tarball into `<project>/node_modules/express-access-gateway`, its dependencies beside it. */
+export async function installTarball(project: string, tarball: string): Promise<void> {
+  const installed = path.join(project, 'node_modules', PACKAGE_NAME);
   await rm(installed, { recursive: true, force: true });
   await mkdir(installed, { recursive: true });
   await run('tar', ['-xzf', tarball, '-C', installed, '--strip-components=1']);
   // The package's dependencies, as npm would put them beside it.
   await symlink(path.join(repoRoot, 'node_modules'), path.join(installed, 'node_modules'), 'dir');
   await linkBins(project, installed);
+}
+
+/** Links packages of this repository's node_modules (e.g. `express`, `@types/node`) into the project's. */
+export async function linkPackages(project: string, packages: readonly string[]): Promise<void> {
   for (const name of packages) {
     const target = path.join(repoRoot, 'node_modules', name);
-    const link = path.join(modules, name);
+    await access(path.join(target, 'package.json')).catch(() => {
+      throw new Error(`${name} is not installed in this repository's node_modules: it cannot be installed offline`);
+    });
+    const link = path.join(project, 'node_modules', name);
     await mkdir(path.dirname(link), { recursive: true });
     await rm(link, { recursive: true, force: true });
     await symlink(target, link, 'dir');
     await linkBins(project, target);
   }
+}
+
+/**
+ * Installs, into `project` (which has a package.json), the packed tarball and `packages` (names of
+ * packages of this repository's node_modules), offline.
+ */
+export async function installOffline(project: string, tarball: string, packages: readonly string[]): Promise<void> {
+  await installTarball(project, tarball);
+  await linkPackages(project, packages);
 }
