@@ -219,6 +219,20 @@ describe('docs/getting-started.md, followed as written', function () {
       expect(installed.version).to.equal(ours.version);
       expect(guide, 'the tarball name the page installs').to.include(`${PACKAGE_NAME}-${ours.version}.tgz`);
     });
+
+    it("the README's install commands are the page's", async () => {
+      const readme = await readFile(path.join(repoRoot, 'README.md'), 'utf8');
+      const commands = (text: string, pattern: RegExp): string[] =>
+        text
+          .split('\n')
+          .map((line) => line.replace(/\s+#.*$/, '').trim())
+          .filter((line) => pattern.test(line));
+      const setUp = blocks.filter((b) => b.part === 0 && b.lang === 'sh').map((b) => b.text);
+      const install = commands(setUp.join('\n'), /^npm install express /);
+      expect(install).to.have.length(1);
+      expect(commands(readme, /^npm install express /)).to.deep.equal(install);
+      expect(commands(readme, /^npm ci/)).to.deep.equal([commands(setUp.join('\n'), /^npm (ci|pack)$/).join(' && ')]);
+    });
   });
 
   describe('1. protect an existing route (requireToken + introspect)', () => {
