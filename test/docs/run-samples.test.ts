@@ -15,7 +15,7 @@ import { tsBlocks } from './support/markdown.js';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 const outDir = path.join(repoRoot, 'test', 'artifacts', 'run-samples');
-// Run by test/docs/guides.test.ts against a real authorization server.
+// Run against a real authorization server by test/docs/getting-started.test.ts and guides.test.ts.
 const RUN_ELSEWHERE = new Set(['docs/getting-started.md', 'docs/identity-providers.md']);
 const SETTLE_MS = 4000;
 
