@@ -6,7 +6,7 @@
  */
 
 import type { ClientApplication } from '../authorize/applications.js';
-import type { InvalidTokenThrottleOptions } from '../token/policy.js';
+import type { InvalidTokenThrottleOptions } from '../token/policy-options.js';
 import type { PathTemplate } from '../url/template.js';
 import type { ForwardInfoMode, OriginalTokenMode } from '../token/forward/options.js';
 import type { AuthorizationSection } from '../authorize/schema.js';
@@ -345,6 +345,8 @@ type SameShape<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : fals
 /** @internal */
 export const SCHEMA_AND_TYPES_AGREE: [
   SameShape<TokenPolicyConfig, TokenPolicySection>,
+  // An optional key in one only would pass the line above.
+  SameShape<keyof TokenPolicyConfig, keyof TokenPolicySection>,
   SameShape<RecordingConfig, RecordingSection>,
   SameShape<AuthorizationConfig, AuthorizationSection>,
   // Token forwarding apart: the file's `enabled` may be left out (it defaults to true) and its
@@ -362,4 +364,4 @@ export const SCHEMA_AND_TYPES_AGREE: [
       >;
     }
   >,
-] = [true, true, true, true];
+] = [true, true, true, true, true];
