@@ -5,7 +5,7 @@ import type { TokenPolicyOptions } from '../../src/token/policy-options.js';
 
 const base: TokenPolicyOptions = { name: 'idp', issuer: 'https://idp.example.org', clientId: 'gateway', clientSecret: 'secret' };
 
-function refusal(options: Partial<TokenPolicyOptions> & Record<string, unknown>): string {
+function refusal(options: Readonly<Record<string, unknown>>): string {
   try {
     tokenPolicySettings({ ...base, ...options } as TokenPolicyOptions);
   } catch (error) {
