@@ -7,7 +7,7 @@
  * @module
  */
 import type { SharedTokenResults } from '../cluster/shared-token-results.js';
-import type { ClientAuthMethod, ClientPrivateKey, CredentialsAuthMethod } from './client-auth.js';
+import type { ClientAuthMethod, ClientPrivateKey } from './client-auth.js';
 
 /**
  * Authorization server metadata given explicitly instead of discovered (RFC 8414 names). Only the
@@ -87,7 +87,7 @@ export interface TokenPolicyOptions {
     /** Scope asked for. Default: none (the server's default scopes). */
     scope?: string;
     /** Authentication at the token endpoint. Default `client_secret_basic`. */
-    clientAuthMethod?: CredentialsAuthMethod;
+    clientAuthMethod?: 'client_secret_basic' | 'client_secret_post' | 'private_key_jwt';
   };
   /** Validate by RFC 7662 introspection. Default `true`. */
   introspection?: boolean;
