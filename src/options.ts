@@ -154,13 +154,14 @@ export class OptionChecks {
  */
 export function refuseUnknownKeys(name: string, value: object, known: readonly string[]): void {
   for (const key of Object.keys(value)) {
-    if (known.includes(key)) continue;
-    const nearest = nearestKey(key, known);
-    throw new InvalidOptionError(
-      `${name}.${key}`,
-      `is not an option (${nearest === undefined ? `options: ${known.join(', ')}` : `did you mean "${nearest}"?`})`,
-    );
+    if (!known.includes(key)) throw new InvalidOptionError(`${name}.${key}`, unknownOptionMessage(key, known));
   }
+}
+
+/** What is said of an option `key` that `known` does not list: the nearest valid one, or them all.  @internal */
+export function unknownOptionMessage(key: string, known: readonly string[]): string {
+  const nearest = nearestKey(key, known);
+  return `is not an option (${nearest === undefined ? `options: ${known.join(', ')}` : `did you mean "${nearest}"?`})`;
 }
 
 /**

@@ -10,28 +10,42 @@
  *
  * @module
  */
-import { Type, type TSchema } from '@sinclair/typebox';
+import { Type, type Static, type TObject, type TSchema } from '@sinclair/typebox';
 import { Errors, ValueErrorType, type ValueError } from '@sinclair/typebox/errors';
 import { memberPath, type RuleIssue } from './issues.js';
-import { nearestKey } from './options.js';
+import { nearestKey, unknownOptionMessage } from './options.js';
+
+/** What the helpers below take besides their own bounds: a description for editors, a default, a message. */
+interface Annotations<T> {
+  description?: string;
+  /** The value used when none is given (said in the JSON Schema; applied by the feature's code). */
+  default?: T;
+  /** What a bad value is told, instead of the message said from the schema. */
+  errorMessage?: string;
+}
 
 /** A string of at least one character. */
-export function NonEmptyString(options: { description?: string } = {}) {
+export function NonEmptyString(options: Annotations<string> = {}) {
   return Type.String({ minLength: 1, ...options });
 }
 
 /** A whole number above 0. */
-export function PositiveInteger(options: { description?: string; maximum?: number } = {}) {
+export function PositiveInteger(options: Annotations<number> & { maximum?: number } = {}) {
   return Type.Integer({ exclusiveMinimum: 0, ...options });
 }
 
 /** A number above 0. */
-export function PositiveNumber(options: { description?: string } = {}) {
+export function PositiveNumber(options: Annotations<number> = {}) {
   return Type.Number({ exclusiveMinimum: 0, ...options });
 }
 
+/** A number of 0 or more. */
+export function NonNegativeNumber(options: Annotations<number> = {}) {
+  return Type.Number({ minimum: 0, ...options });
+}
+
 /** One of the given strings. */
-export function OneOf<const T extends readonly string[]>(values: T, options: { description?: string } = {}) {
+export function OneOf<const T extends readonly string[]>(values: T, options: Annotations<T[number]> = {}) {
   return Type.Union(
     values.map((value) => Type.Literal(value as T[number])),
     { ...options, errorMessage: `must be one of ${values.join(', ')}` },
@@ -123,8 +137,21 @@ function discriminatorOf(union: Record<string, unknown>, value: unknown): { key:
   return key === undefined ? undefined : { key, values: variants.map((v) => v.properties![key]!.const) };
 }
 
+/**
+ * What a check calls a key of an object: a `field` of the configuration file (an unknown one is
+ * `unknown field (...)`), or an `option` of a factory (`is not an option (...)`, as every factory
+ * says it, see `refuseUnknownKeys`).
+ */
+export type KeyWording = 'field' | 'option';
+
+function unknownKeyMessage(key: string, known: readonly string[], wording: KeyWording): string {
+  if (wording === 'option') return unknownOptionMessage(key, known);
+  const nearest = nearestKey(key, known);
+  return `unknown field (${nearest === undefined ? `allowed: ${known.join(', ')}` : `did you mean "${nearest}"?`})`;
+}
+
 /** Every problem of `value` against `schema`, one per path (the first found), paths below `base`. */
-export function schemaIssues(schema: TSchema, value: unknown, base = ''): RuleIssue[] {
+export function schemaIssues(schema: TSchema, value: unknown, base = '', wording: KeyWording = 'field'): RuleIssue[] {
   const issues: RuleIssue[] = [];
   const seen = new Set<string>();
   const add = (path: string, message: string): void => {
@@ -137,15 +164,14 @@ export function schemaIssues(schema: TSchema, value: unknown, base = ''): RuleIs
     if (error.type === ValueErrorType.ObjectAdditionalProperties) {
       const known = Object.keys((error.schema as { properties?: object }).properties ?? {});
       const key = error.path.slice(error.path.lastIndexOf('/') + 1);
-      const nearest = nearestKey(key, known);
-      add(at, `unknown field (${nearest === undefined ? `allowed: ${known.join(', ')}` : `did you mean "${nearest}"?`})`);
+      add(at, unknownKeyMessage(key, known, wording));
       continue;
     }
     if (error.type === ValueErrorType.Union) {
       const union = error.schema as Record<string, unknown>;
       const variant = meantVariant(union, error.value);
       if (variant !== undefined) {
-        for (const issue of schemaIssues(variant, error.value, at)) add(issue.path, issue.message);
+        for (const issue of schemaIssues(variant, error.value, at, wording)) add(issue.path, issue.message);
         continue;
       }
       const discriminator = discriminatorOf(union, error.value);
@@ -165,4 +191,32 @@ export function coveredBy(path: string, reported: Iterable<string>): boolean {
     if (at === '' || path === at || path.startsWith(`${at}.`) || path.startsWith(`${at}[`)) return true;
   }
   return false;
+}
+
+/**
+ * The issues of a schema and of the rules beside it, merged: one per path (the schema's first),
+ * none below a path the schema already refused, and a rule's issue about a whole list in place of
+ * the schema's issues about its items (`jwtTypes` rather than `jwtTypes[1]`).
+ */
+export function mergeIssues(fromSchema: readonly RuleIssue[], fromRules: readonly RuleIssue[]): RuleIssue[] {
+  let issues: RuleIssue[] = [...fromSchema];
+  const refused = fromSchema.map((i) => i.path);
+  for (const issue of fromRules) {
+    if (coveredBy(issue.path, refused)) continue;
+    issues = issues.filter((i) => !i.path.startsWith(`${issue.path}[`));
+    issues.push(issue);
+  }
+  return issues;
+}
+
+/**
+ * The members of an object schema's value: each one given, else the schema's default (for a
+ * section whose members all have one, such as a cache's bounds).
+ */
+export function withDefaults<T extends TObject>(schema: T, value: Readonly<Partial<Static<T>>> | undefined): Required<Static<T>> {
+  const out: Record<string, unknown> = {};
+  for (const [key, member] of Object.entries(schema.properties)) {
+    out[key] = (value as Record<string, unknown> | undefined)?.[key] ?? (member as { default?: unknown }).default;
+  }
+  return out as Required<Static<T>>;
 }

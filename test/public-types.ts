@@ -108,3 +108,15 @@ import type { WhatIfReport, WhatIfSkipReason } from '../src/index.js';
 expectTypeOf<WhatIfReport['changed'][number]['draft']['decision']>().toEqualTypeOf<XacmlDecision>();
 expectTypeOf<WhatIfReport['skipped'][number]['reason']>().toEqualTypeOf<WhatIfSkipReason>();
 expectTypeOf<WhatIfSkipReason>().toEqualTypeOf<'permit' | 'noAuthorization' | 'noRequest' | 'unreadable'>();
+
+// An API's token forwarding takes what the configuration file takes: `enabled` may be left out,
+// and the mode is headers or json (jws needs a signing key: forwardTokenHeaders, in code).
+import type { GatewayConfig, TokenForwardSection } from '../src/index.js';
+type ApiTokenForward = NonNullable<NonNullable<GatewayConfig['apis'][number]['tokenManagement']>['tokenForward']>;
+expectTypeOf<ApiTokenForward>().toEqualTypeOf<boolean | TokenForwardSection>();
+const forwardJson: ApiTokenForward = { mode: 'json', originalToken: { header: 'X-Token' } };
+// @ts-expect-error -- a file cannot give a signing key
+const forwardJws: ApiTokenForward = { enabled: true, mode: 'jws' };
+// @ts-expect-error -- originalToken is none, asReceived, authorizationHeader, query or { header }
+const forwardCookie: ApiTokenForward = { originalToken: 'cookie' };
+void [forwardJson, forwardJws, forwardCookie];

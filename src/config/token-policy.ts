@@ -1,44 +1,16 @@
 /**
  * A token policy of the configuration file and the options of `createTokenPolicy` it stands for.
- * The file's keys are mapped here, once; their rules are the token policy's own (see
- * `token/policy-settings.ts`), so a setting is valid in the file exactly when it is valid in code.
+ * The file's schema is made of the options' (`token/policy-schema.ts`), under the same keys but
+ * for the flattened ones ({@link FLATTENED_FILE_KEYS}); its rules are the token policy's own
+ * (`token/policy-settings.ts`), so a setting is valid in the file exactly when it is valid in code.
  *
  * @module
  */
-import { InvalidOptionError } from '../options.js';
-import { tokenPolicySettings } from '../token/policy-settings.js';
-import type { TokenPolicyOptions } from '../token/policy.js';
-import type { ConfigIssue } from './errors.js';
-import { TOKEN_POLICY_KEYS } from '../token/policy-schema.js';
+import type { RuleIssue } from '../issues.js';
+import { tokenPolicyRuleIssues } from '../token/policy-settings.js';
+import type { TokenPolicyOptions } from '../token/policy-options.js';
+import { FILE_AUTH_METHODS, FLATTENED_FILE_KEYS, TokenPolicyOptionsSchema } from '../token/policy-schema.js';
 import type { TokenPolicyConfig } from './types.js';
-
-/** Keys passed to the token policy under the same name. */
-const SAME_NAME = [
-  'introspectionEndpoint',
-  'userinfoEndpoint',
-  'jwksUri',
-  'tokenEndpoint',
-  'clientAuthMethod',
-  'bearer',
-  'allowInsecureRequests',
-  'audience',
-  'anyAudience',
-  'jwtTypes',
-  'maxResponseSize',
-  'maxConcurrentCalls',
-  'invalidTokenThrottle',
-  'staleIfErrorSeconds',
-  'timeoutMs',
-] as const;
-
-/** Option paths whose key in the file differs. */
-const FILE_KEY: Readonly<Record<string, string>> = {
-  'cache.ttlSeconds': 'cacheTtlSeconds',
-  'cache.maxEntries': 'cacheMaxEntries',
-  'cache.maxBytes': 'cacheMaxBytes',
-  'negativeCache.ttlSeconds': 'negativeCacheTtlSeconds',
-  'negativeCache.maxEntries': 'negativeCacheMaxEntries',
-};
 
 /** The API's switches (spec 2.1), which the file sets per API rather than per token policy. */
 export interface TokenPolicySwitches {
@@ -47,88 +19,59 @@ export interface TokenPolicySwitches {
   userInfo: boolean;
 }
 
+type FlattenedKey = keyof typeof FLATTENED_FILE_KEYS;
+
+function isFlattened(key: string): key is FlattenedKey {
+  return Object.hasOwn(FLATTENED_FILE_KEYS, key);
+}
+
 /**
  * The options of `createTokenPolicy` for a token policy of the file (values passed as they are:
- * the token policy checks them).
+ * the token policy checks them). The cache is on, with its defaults, whatever the file says;
+ * `negativeCacheTtlSeconds: 0` turns the refusal cache off.
  */
 export function tokenPolicyOptionsOf(
   name: string,
   entry: Partial<Record<keyof TokenPolicyConfig, unknown>> & { clientSecret?: unknown },
   switches: TokenPolicySwitches = { introspection: true, jwtValidation: false, userInfo: false },
 ): TokenPolicyOptions {
-  const options: Record<string, unknown> = {
-    name,
-    issuer: entry.issuer,
-    clientId: entry.clientId,
-    clientSecret: entry.clientSecret,
-    ...switches,
-  };
-  for (const key of SAME_NAME) if (entry[key] !== undefined) options[key] = entry[key];
-  options.cache = {
-    ...(entry.cacheTtlSeconds === undefined ? {} : { ttlSeconds: entry.cacheTtlSeconds }),
-    ...(entry.cacheMaxEntries === undefined ? {} : { maxEntries: entry.cacheMaxEntries }),
-    ...(entry.cacheMaxBytes === undefined ? {} : { maxBytes: entry.cacheMaxBytes }),
-  };
-  // 0 turns the refusal cache off.
-  if (entry.negativeCacheTtlSeconds === 0) options.negativeCache = false;
-  else if (entry.negativeCacheTtlSeconds !== undefined || entry.negativeCacheMaxEntries !== undefined) {
-    options.negativeCache = {
-      ...(entry.negativeCacheTtlSeconds === undefined ? {} : { ttlSeconds: entry.negativeCacheTtlSeconds }),
-      ...(entry.negativeCacheMaxEntries === undefined ? {} : { maxEntries: entry.negativeCacheMaxEntries }),
-    };
+  const options: Record<string, unknown> = { name, ...switches, cache: {} };
+  for (const [key, value] of Object.entries(entry)) {
+    if (value === undefined) continue;
+    if (isFlattened(key)) {
+      const [section, member] = FLATTENED_FILE_KEYS[key];
+      options[section] = { ...(options[section] as object | undefined), [member]: value };
+    } else if (Object.hasOwn(TokenPolicyOptionsSchema.properties, key)) {
+      options[key] = value;
+    }
   }
+  if (entry.negativeCacheTtlSeconds === 0) options.negativeCache = false;
   return options as unknown as TokenPolicyOptions;
 }
 
 /** The file's key of an option path (`cache.ttlSeconds` → `cacheTtlSeconds`). */
 function fileKeyOf(optionPath: string): string {
-  return FILE_KEY[optionPath] ?? optionPath;
+  const flattened = Object.entries(FLATTENED_FILE_KEYS).find(([, [section, member]]) => optionPath === `${section}.${member}`);
+  return flattened?.[0] ?? optionPath;
 }
 
-/** Messages of the file's own meaning of a key (0 turns the refusal cache off). */
-const FILE_MESSAGE: Readonly<Record<string, string>> = {
-  negativeCacheTtlSeconds: 'must be a number of seconds, 0 (off) or more',
-};
-
-/** A placeholder that passes the token policy's checks, standing for a value already reported. */
-const STAND_IN: Readonly<Record<string, unknown>> = { issuer: 'https://issuer.invalid', clientId: 'client', clientSecret: 'secret' };
-
 /**
- * Every problem of a token policy of the file, by the token policy's own rules, with the file's
- * key as path (relative to the policy). The token policy stops at the first bad option: each one
- * found is set aside (or stood in for, when required) and the check runs again.
+ * The problems of a token policy of the file that its schema cannot see, by the token policy's own
+ * rules, with the file's keys as paths (relative to the policy) and in the messages. The schema's
+ * problems are the document check's; the secret's are the loader's (a secret it could not give
+ * is not asked for again).
  */
-export function tokenPolicyIssues(name: string, entry: Readonly<Record<string, unknown>>): ConfigIssue[] {
-  const issues: ConfigIssue[] = [];
+export function tokenPolicyIssues(name: string, entry: Readonly<Record<string, unknown>>): RuleIssue[] {
   const candidate: Record<string, unknown> = { ...entry };
-  for (const key of Object.keys(STAND_IN)) if (typeof candidate[key] !== 'string' || candidate[key] === '') candidate[key] = STAND_IN[key];
-  for (let round = 0; round <= TOKEN_POLICY_KEYS.length; round++) {
-    try {
-      tokenPolicySettings(tokenPolicyOptionsOf(name, candidate));
-      return issues;
-    } catch (error) {
-      if (!(error instanceof InvalidOptionError)) throw error;
-      const optionPath = error.option.replace(/^[^:]*: options\.?/, '');
-      const key = fileKeyOf(optionPath);
-      const top = key.split('.')[0]!;
-      // An unknown key of a section (bearer, invalidTokenThrottle) is the file's own check's to
-      // report: set it aside and check the rest of the section.
-      const [section, member] = key.split('.');
-      if (error.message.startsWith(`${error.option} is not an option`)) {
-        const value = section === undefined ? undefined : candidate[section];
-        if (member !== undefined && value !== null && typeof value === 'object' && Object.hasOwn(value, member)) {
-          const { [member]: _unknown, ...rest } = value as Record<string, unknown>;
-          candidate[section!] = rest;
-          continue;
-        }
-      }
-      // The message without its prefix, naming file keys rather than options.
-      const message = error.message.slice(error.option.length + 1).replace(/options\.([A-Za-z.]+)/g, (_, path: string) => fileKeyOf(path));
-      issues.push({ path: key, message: FILE_MESSAGE[key] ?? message });
-      if (top === '' || !(top in candidate) || candidate[top] === STAND_IN[top]) return issues;
-      if (top in STAND_IN) candidate[top] = STAND_IN[top];
-      else delete candidate[top];
-    }
+  // A file cannot hold a private key: its schema refuses private_key_jwt, the token policy would ask for the key.
+  if (!(FILE_AUTH_METHODS as readonly unknown[]).includes(candidate.clientAuthMethod)) delete candidate.clientAuthMethod;
+  if (typeof candidate.bearer === 'object' && candidate.bearer !== null && 'clientAuthMethod' in candidate.bearer) {
+    const { clientAuthMethod, ...rest } = candidate.bearer as Record<string, unknown>;
+    if (clientAuthMethod === 'private_key_jwt') candidate.bearer = rest;
   }
-  return issues;
+  if (candidate.clientSecret === undefined) candidate.clientSecret = 'reported by the loader';
+  return tokenPolicyRuleIssues(tokenPolicyOptionsOf(name, candidate)).map(({ path, message }) => ({
+    path: fileKeyOf(path),
+    message: message.replace(/options\.([A-Za-z.]+)/g, (_, option: string) => fileKeyOf(option)),
+  }));
 }

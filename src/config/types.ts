@@ -6,12 +6,13 @@
  */
 
 import type { ClientApplication } from '../authorize/applications.js';
-import type { InvalidTokenThrottleOptions } from '../token/policy.js';
+import type { InvalidTokenThrottleOptions } from '../token/policy-options.js';
 import type { PathTemplate } from '../url/template.js';
 import type { ForwardInfoMode, OriginalTokenMode } from '../token/forward/options.js';
 import type { AuthorizationSection } from '../authorize/schema.js';
 import type { RecordingSection } from '../record/schema.js';
 import type { TokenPolicySection } from '../token/policy-schema.js';
+import type { TokenForwardSection as TokenForwardFileSection } from '../token/forward/schema.js';
 import type { GatewayConfigDocument } from './schema.js';
 
 /** HTTP methods an operation can declare. */
@@ -98,13 +99,33 @@ export interface TokenPolicyConfig {
   staleIfErrorSeconds?: number;
 }
 
-/** Token forwarding to the backend (spec 2.1 "Token Forward") as the gateway runs it; see `forwardTokenHeaders`. */
+/**
+ * How the collected token information goes in a configuration file: one header per item
+ * (`headers`), or base64 JSON (`json`). A signed JWS (`jws`) needs a signing key, which a JSON file
+ * cannot hold: `forwardTokenHeaders` takes it in code.
+ */
+export type FileForwardInfoMode = Extract<ForwardInfoMode, 'headers' | 'json'>;
+
+/** An API's token forwarding in the configuration file (spec 2.1 "Token Forward"), as an object. */
+export interface TokenForwardSection {
+  /** Forward token information. Default `true` when the section is given. */
+  enabled?: boolean;
+  /** How the collected information goes. Default `headers`. */
+  mode?: FileForwardInfoMode;
+  /**
+   * How the original token goes as well: `none` (default), as received, `Authorization: Bearer`, a
+   * query parameter, or a custom header (`{ "header": name }`).
+   */
+  originalToken?: 'none' | OriginalTokenMode;
+}
+
+/** Token forwarding to the backend (spec 2.1 "Token Forward") as the gateway runs it, its defaults applied; see `forwardTokenHeaders`. */
 export interface TokenForwardConfig {
   /** Forward token information. */
   enabled: boolean;
-  /** How the collected information goes: one header per item (default), base64 JSON, or signed JWS (code only). */
-  mode?: ForwardInfoMode;
-  /** How the original token goes, when it should: as received, `Authorization: Bearer`, a query parameter, or a custom header. */
+  /** How the collected information goes: one header per item, or base64 JSON. */
+  mode?: FileForwardInfoMode;
+  /** How the original token goes: not at all (`none`), as received, `Authorization: Bearer`, a query parameter, or a custom header. */
   originalToken?: 'none' | OriginalTokenMode;
 }
 
@@ -120,8 +141,8 @@ export interface TokenManagementConfig {
   introspection?: boolean;
   /** "User Info". Default `false`. */
   userInfo?: boolean;
-  /** "Token Forward": `true` for the default headers mode. Default `false`. */
-  tokenForward?: boolean | TokenForwardConfig;
+  /** "Token Forward": `true` for the default headers mode, or the section. Default `false`. */
+  tokenForward?: boolean | TokenForwardSection;
 }
 
 /** Authorization of an API (spec 2.2). */
@@ -345,21 +366,11 @@ type SameShape<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : fals
 /** @internal */
 export const SCHEMA_AND_TYPES_AGREE: [
   SameShape<TokenPolicyConfig, TokenPolicySection>,
+  // An optional key in one only would pass the line above.
+  SameShape<keyof TokenPolicyConfig, keyof TokenPolicySection>,
   SameShape<RecordingConfig, RecordingSection>,
   SameShape<AuthorizationConfig, AuthorizationSection>,
-  // Token forwarding apart: the file's `enabled` may be left out (it defaults to true) and its
-  // mode cannot be jws (no key in JSON), which the written type does not say.
-  SameShape<
-    Omit<GatewayConfig, 'apis' | 'applications'> & {
-      $schema?: string;
-      apis: Array<Omit<ApiConfig, 'tokenManagement'> & { tokenManagement?: Omit<TokenManagementConfig, 'tokenForward'> }>;
-    },
-    Omit<GatewayConfigDocument, 'apis' | 'applications'> & {
-      apis: Array<
-        Omit<GatewayConfigDocument['apis'][number], 'tokenManagement'> & {
-          tokenManagement?: Omit<NonNullable<GatewayConfigDocument['apis'][number]['tokenManagement']>, 'tokenForward'>;
-        }
-      >;
-    }
-  >,
-] = [true, true, true, true];
+  SameShape<boolean | TokenForwardSection, TokenForwardFileSection>,
+  SameShape<keyof TokenForwardSection, keyof Exclude<TokenForwardFileSection, boolean>>,
+  SameShape<Omit<GatewayConfig, 'applications'> & { $schema?: string }, Omit<GatewayConfigDocument, 'applications'>>,
+] = [true, true, true, true, true, true, true];

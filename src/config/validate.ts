@@ -16,9 +16,9 @@ import { scopeRuleIssues } from '../authorize/scopes.js';
 import { RESERVED_PROVIDERS } from '../admin/areas.js';
 import { ConfigError } from './errors.js';
 import { optionKeys, refuseUnknownKeys } from '../options.js';
-import { coveredBy, schemaIssues } from '../schema.js';
+import { mergeIssues, schemaIssues } from '../schema.js';
 import { DEFAULT_MAX_BODY_BYTES } from '../record/schema.js';
-import { CLIENT_SECRET_ENV_PREFIX, FILE_AUTH_METHODS, TOKEN_POLICY_KEYS } from '../token/policy-schema.js';
+import { CLIENT_SECRET_ENV_PREFIX, TOKEN_POLICY_KEYS, TokenPolicySchema } from '../token/policy-schema.js';
 import { GatewayConfigSchema, type GatewayConfigDocument } from './schema.js';
 import { tokenPolicyIssues } from './token-policy.js';
 import { compilePathTemplate } from '../url/template.js';
@@ -41,22 +41,6 @@ function isHttpUrl(value: string): boolean {
   } catch {
     return false;
   }
-}
-
-/**
- * The issues of the schema and of the rules beside it, merged: one per path (the schema's first),
- * none below a path the schema already refused, and a rule's issue about a whole list in place of
- * the schema's issues about its items (`jwtTypes` rather than `jwtTypes[1]`).
- */
-function mergeIssues(fromSchema: readonly RuleIssue[], fromRules: readonly RuleIssue[]): ConfigIssue[] {
-  let issues: RuleIssue[] = [...fromSchema];
-  const refused = fromSchema.map((i) => i.path);
-  for (const issue of fromRules) {
-    if (coveredBy(issue.path, refused)) continue;
-    issues = issues.filter((i) => !i.path.startsWith(`${issue.path}[`));
-    issues.push(issue);
-  }
-  return issues;
 }
 
 /** The members and items a path goes through (`apis[0].requiredClaims["a b"]` → apis, 0, requiredClaims, a b). */
@@ -122,8 +106,6 @@ function tokenPolicyRules(tokenPolicies: unknown, issues: RuleIssue[]): Map<stri
     const secret = secretOf(policy, at, issues);
     if (secret !== undefined) secrets.set(name, secret);
     const { clientSecretEnv: _env, ...entry } = policy;
-    // A file cannot hold a private key: private_key_jwt is the schema's to refuse, not the token policy's.
-    if (!(FILE_AUTH_METHODS as readonly unknown[]).includes(entry.clientAuthMethod)) delete entry.clientAuthMethod;
     for (const issue of tokenPolicyIssues(name, { ...entry, clientSecret: secret }))
       issues.push({ path: issuePath(at, issue.path), message: issue.message });
   }
@@ -281,8 +263,8 @@ export function checkConfig(
       issuer: policy.issuer,
       clientId: policy.clientId,
       clientSecret: secrets.get(name)!,
-      cacheTtlSeconds: policy.cacheTtlSeconds ?? 300,
-      timeoutMs: policy.timeoutMs ?? 5000,
+      cacheTtlSeconds: policy.cacheTtlSeconds ?? (TokenPolicySchema.properties.cacheTtlSeconds.default as number),
+      timeoutMs: policy.timeoutMs ?? (TokenPolicySchema.properties.timeoutMs.default as number),
     };
   }
   const applications = Object.fromEntries(

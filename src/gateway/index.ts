@@ -31,7 +31,9 @@ export type {
   ResolvedConfig,
   ResolvedOperation,
   ResolvedTokenPolicy,
+  FileForwardInfoMode,
   TokenForwardConfig,
+  TokenForwardSection,
   TokenManagementConfig,
   TokenPolicyConfig,
 } from '../config/types.js';

@@ -10,7 +10,7 @@ import { optionChecks, optionKeys } from '../options.js';
 import { MemoryTransactionStore } from '../record/memory-store.js';
 import type { RecordTransactionOptions } from '../record/record-transaction.js';
 import type { TransactionStore } from '../record/types.js';
-import type { TokenPolicyOptions } from '../token/policy.js';
+import type { TokenPolicyOptions } from '../token/policy-options.js';
 import type { RequestTargetRules } from '../url/request-target.js';
 import { defaultNodeId, NODE_ID, NODE_ID_RULE } from '../cluster/node-id.js';
 import type { RedisClientLike } from '../cluster/redis.js';

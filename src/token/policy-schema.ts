@@ -1,14 +1,24 @@
 /**
- * The schema of a token policy in the configuration file (`tokenPolicies.<name>`): its keys, their
- * types and bounds. What a schema cannot say (URLs and their schemes, a loopback issuer over http,
- * `bearer` only with `clientAuthMethod: "bearer"`, `anyAudience` not with `audience`) is checked
- * after it by the token policy's own rules (`tokenPolicySettings`, through
- * `config/token-policy.ts`), and the secret's source by the configuration's loader.
+ * The schema of a token policy, written once: {@link TokenPolicyOptionsSchema} is every option of
+ * `createTokenPolicy`, its type, bounds and default; the configuration file's token policy
+ * (`tokenPolicies.<name>`, {@link TokenPolicySchema}) is made of the same member schemas, a few
+ * under a key of its own ({@link FLATTENED_FILE_KEYS}). What a schema cannot say (URLs and their
+ * schemes, one option given with another) is the token policy's rules (`policy-settings.ts`),
+ * which both run after it; the secret's source is the configuration's loader's.
  *
  * @module
  */
-import { Type, type Static } from '@sinclair/typebox';
-import { NonEmptyString, OneOf, PositiveInteger, PositiveNumber } from '../schema.js';
+import { Type, type Static, type TSchema } from '@sinclair/typebox';
+import type { SharedTokenResults } from '../cluster/shared-token-results.js';
+import { NonEmptyString, NonNegativeNumber, OneOf, PositiveInteger, PositiveNumber } from '../schema.js';
+import type { ClientPrivateKey } from './client-auth.js';
+import type { AuthorizationServerMetadata, TokenPolicyOptions } from './policy-options.js';
+
+/** How the gateway authenticates at the introspection endpoint. */
+export const AUTH_METHODS = ['client_secret_basic', 'client_secret_post', 'private_key_jwt', 'bearer'] as const;
+
+/** How it authenticates with its own credentials (at the token endpoint, for its bearer token). */
+export const CREDENTIALS_METHODS = ['client_secret_basic', 'client_secret_post', 'private_key_jwt'] as const;
 
 /** The client authentications a file can configure (private_key_jwt needs a key object: code only). */
 export const FILE_AUTH_METHODS = ['client_secret_basic', 'client_secret_post', 'bearer'] as const;
@@ -16,58 +26,129 @@ export const FILE_AUTH_METHODS = ['client_secret_basic', 'client_secret_post', '
 /** The prefix of every variable `clientSecretEnv` may name (see `config/validate.ts`). */
 export const CLIENT_SECRET_ENV_PREFIX = 'GATEWAY_SECRET_';
 
-const Seconds = (description: string) =>
-  Type.Number({ minimum: 0, description, errorMessage: 'must be a number of seconds, 0 (off) or more' });
+/** The JWS algorithms JWT validation accepts unless told otherwise: the asymmetric ones. */
+export const DEFAULT_JWT_ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA', 'Ed25519'];
 
-/** `invalidTokenThrottle` when given as an object. */
-export const InvalidTokenThrottleSchema = Type.Object(
+/**
+ * The options that take an http(s) URL. Code may give a `URL` object, checked as its `href`; the
+ * schema says the string, the rules its scheme, host and fragment.
+ */
+export const URL_OPTIONS = ['issuer', 'introspectionEndpoint', 'jwksUri', 'userinfoEndpoint', 'tokenEndpoint'] as const;
+
+const Url = (description: string) => NonEmptyString({ description });
+
+/**
+ * An option only code can give (an object JSON cannot hold): the schema lets any value through and
+ * says its type, the rules check it. Never in the configuration file.
+ */
+function CodeOnly<T>(description: string) {
+  return Type.Unsafe<T>(Type.Unknown({ description, codeOnly: true }));
+}
+
+/** Seconds, where 0 turns a feature off. */
+const Seconds = (description: string, defaultValue: number) =>
+  NonNegativeNumber({ description, default: defaultValue, errorMessage: 'must be a number of seconds, 0 (off) or more' });
+
+/** `metadata`: the authorization server's metadata (RFC 8414 names), given instead of discovered. */
+const MetadataSchema = Type.Unsafe<AuthorizationServerMetadata>(
+  Type.Object(
+    { issuer: Url('Issuer identifier (checked against `iss`).') },
+    { additionalProperties: true, description: 'Authorization server metadata given instead of discovered; code only.' },
+  ),
+);
+
+/** `bearer`: how the gateway gets its own token, with `clientAuthMethod: 'bearer'`. */
+export const BearerOptionsSchema = Type.Object(
   {
-    maxRefusals: Type.Optional(PositiveInteger({ description: 'Refused tokens within the window that start the throttle. Default 20.' })),
-    windowSeconds: Type.Optional(PositiveNumber({ description: "The window, seconds, from the address's first refusal. Default 10." })),
-    maxAddresses: Type.Optional(PositiveInteger({ description: 'Most addresses remembered. Default 10000.' })),
+    scope: Type.Optional(NonEmptyString({ description: "Scope of the gateway's token, such as `introspection`; none by default." })),
+    clientAuthMethod: Type.Optional(
+      OneOf(CREDENTIALS_METHODS, { description: 'Authentication at the token endpoint.', default: 'client_secret_basic' }),
+    ),
+  },
+  {
+    additionalProperties: false,
+    description: 'With `clientAuthMethod: "bearer"`: the scope asked for, and how the gateway authenticates at the token endpoint.',
+  },
+);
+
+/** `cache`, when given as an object: the valid-result cache. */
+export const CacheOptionsSchema = Type.Object(
+  {
+    ttlSeconds: Type.Optional(
+      PositiveNumber({
+        description: "Longest time a validated token result is reused, in seconds (never past the token's `exp`).",
+        default: 300,
+      }),
+    ),
+    maxEntries: Type.Optional(
+      PositiveInteger({ description: 'Most valid token results cached (least recently used evicted).', default: 10_000 }),
+    ),
+    maxBytes: Type.Optional(
+      PositiveInteger({
+        description: 'Most estimated bytes of cached token results (least recently used evicted).',
+        default: 32 * 1024 * 1024,
+      }),
+    ),
   },
   { additionalProperties: false },
 );
 
-/** `tokenPolicies.<name>`. */
-export const TokenPolicySchema = Type.Object(
+/** `negativeCache`, when given as an object: the refusal cache. */
+export const NegativeCacheOptionsSchema = Type.Object(
   {
-    issuer: NonEmptyString({ description: 'Issuer URL; its metadata (`/.well-known/openid-configuration`) gives the endpoints.' }),
+    ttlSeconds: Type.Optional(
+      PositiveNumber({ description: 'How long a refused token is answered again without a call, in seconds.', default: 30 }),
+    ),
+    maxEntries: Type.Optional(PositiveInteger({ description: 'Most refused tokens remembered.', default: 10_000 })),
+  },
+  { additionalProperties: false },
+);
+
+/** `invalidTokenThrottle` when given as an object. */
+export const InvalidTokenThrottleSchema = Type.Object(
+  {
+    maxRefusals: Type.Optional(PositiveInteger({ description: 'Refused tokens within the window that start the throttle.', default: 20 })),
+    windowSeconds: Type.Optional(PositiveNumber({ description: "The window, seconds, from the address's first refusal.", default: 10 })),
+    maxAddresses: Type.Optional(PositiveInteger({ description: 'Most addresses remembered.', default: 10_000 })),
+  },
+  { additionalProperties: false },
+);
+
+/** A section that `false` turns off and an object sets (its members default). */
+function Section<T extends TSchema>(section: T, description: string, errorMessage: string) {
+  return Type.Union([Type.Literal(false), section], { description, errorMessage });
+}
+
+/** The options of `createTokenPolicy`. */
+export const TokenPolicyOptionsSchema = Type.Object(
+  {
+    name: NonEmptyString({ description: 'Policy name: the realm of the `WWW-Authenticate` challenges.' }),
+    issuer: Type.Optional(Url('Issuer URL; its metadata (`/.well-known/openid-configuration`) gives the endpoints.')),
+    metadata: Type.Optional(MetadataSchema),
+    introspectionEndpoint: Type.Optional(Url('Introspection endpoint, merged over the discovered metadata.')),
+    jwksUri: Type.Optional(Url('JWKS URI for JWT validation, merged over the discovered metadata.')),
+    userinfoEndpoint: Type.Optional(Url('UserInfo endpoint, merged over the discovered metadata.')),
+    tokenEndpoint: Type.Optional(Url('Token endpoint, for `clientAuthMethod: "bearer"`.')),
     clientId: NonEmptyString({ description: 'Client id the gateway authenticates with at the introspection endpoint.' }),
-    clientSecret: Type.Optional(NonEmptyString({ description: 'Its secret. Give this or `clientSecretEnv`, not both.' })),
-    clientSecretEnv: Type.Optional(
-      Type.String({
-        pattern: `^${CLIENT_SECRET_ENV_PREFIX}[A-Za-z0-9_]+$`,
-        description: `Name of an environment variable (starting with \`${CLIENT_SECRET_ENV_PREFIX}\`) that holds the secret, read at load.`,
-        errorMessage: `must name an environment variable starting with ${CLIENT_SECRET_ENV_PREFIX} (for example ${CLIENT_SECRET_ENV_PREFIX}IDP)`,
-      }),
-    ),
+    clientSecret: Type.Optional(NonEmptyString({ description: 'Its secret.' })),
     clientAuthMethod: Type.Optional(
-      OneOf(FILE_AUTH_METHODS, {
-        description: 'How the gateway authenticates to the introspection endpoint. Default `client_secret_basic`.',
+      OneOf(AUTH_METHODS, { description: 'How the gateway authenticates to the introspection endpoint.', default: 'client_secret_basic' }),
+    ),
+    privateKey: Type.Optional(CodeOnly<ClientPrivateKey>('Private key of `private_key_jwt`: a `CryptoKey`, or `{ key, kid }`.')),
+    bearer: Type.Optional(BearerOptionsSchema),
+    introspection: Type.Optional(Type.Boolean({ description: 'Validate by RFC 7662 introspection.', default: true })),
+    jwtValidation: Type.Optional(
+      Type.Boolean({ description: "Validate the token as a JWT signed by a key of the issuer's JWKS.", default: false }),
+    ),
+    userInfo: Type.Optional(Type.Boolean({ description: 'Call the UserInfo endpoint with the token.', default: false })),
+    jwtAlgorithms: Type.Optional(
+      Type.Array(NonEmptyString(), {
+        minItems: 1,
+        description: 'JWS algorithms JWT validation accepts; never `none` or HMAC.',
+        default: DEFAULT_JWT_ALGORITHMS,
+        errorMessage: 'must be a non-empty array of asymmetric JWS algorithms',
       }),
     ),
-    bearer: Type.Optional(
-      Type.Object(
-        {
-          scope: Type.Optional(NonEmptyString({ description: "Scope of the gateway's token, such as `introspection`." })),
-          clientAuthMethod: Type.Optional(
-            OneOf(['client_secret_basic', 'client_secret_post'] as const, {
-              description: 'Authentication at the token endpoint. Default `client_secret_basic`.',
-            }),
-          ),
-        },
-        {
-          additionalProperties: false,
-          description: 'With `clientAuthMethod: "bearer"`: the scope asked for, and how the gateway authenticates at the token endpoint.',
-        },
-      ),
-    ),
-    allowInsecureRequests: Type.Optional(Type.Boolean({ description: 'Allow `http://` endpoints. Default: only for a loopback issuer.' })),
-    introspectionEndpoint: Type.Optional(NonEmptyString({ description: 'Introspection endpoint, merged over the discovered metadata.' })),
-    userinfoEndpoint: Type.Optional(NonEmptyString({ description: 'UserInfo endpoint, merged over the discovered metadata.' })),
-    jwksUri: Type.Optional(NonEmptyString({ description: 'JWKS URI for JWT validation, merged over the discovered metadata.' })),
-    tokenEndpoint: Type.Optional(NonEmptyString({ description: 'Token endpoint, for `clientAuthMethod: "bearer"`.' })),
     audience: Type.Optional(
       Type.Union([NonEmptyString(), Type.Array(NonEmptyString())], {
         description: 'Audience a JWT must carry when JWT validation is on; with introspection, `aud` is checked against it too.',
@@ -75,7 +156,7 @@ export const TokenPolicySchema = Type.Object(
       }),
     ),
     anyAudience: Type.Optional(
-      Type.Boolean({ description: 'Validate JWTs without an `audience`. Cannot be given with `audience`. Default `false`.' }),
+      Type.Boolean({ description: 'Validate JWTs without an `audience`. Cannot be given with `audience`.', default: false }),
     ),
     jwtTypes: Type.Optional(
       Type.Array(NonEmptyString(), {
@@ -85,32 +166,114 @@ export const TokenPolicySchema = Type.Object(
       }),
     ),
     maxResponseSize: Type.Optional(
-      PositiveInteger({ description: 'Largest discovery, introspection or UserInfo answer read, in bytes. Default `262144`.' }),
+      PositiveInteger({ description: 'Largest discovery, introspection or UserInfo answer read, in bytes.', default: 256 * 1024 }),
     ),
-    cacheTtlSeconds: Type.Optional(
-      PositiveNumber({ description: 'How long a validated token result is cached, in seconds. Default `300`.' }),
-    ),
+    clockSkew: Type.Optional(NonNegativeNumber({ description: 'Tolerated clock difference for `exp`/`nbf`/`iat`, seconds.', default: 5 })),
     timeoutMs: Type.Optional(
-      PositiveNumber({ description: 'Timeout of each call to the authorization server, in milliseconds. Default `5000`.' }),
+      PositiveNumber({ description: 'Timeout of each call to the authorization server, in milliseconds.', default: 5000 }),
     ),
-    cacheMaxEntries: Type.Optional(PositiveInteger({ description: 'Most valid token results cached. Default `10000`.' })),
-    cacheMaxBytes: Type.Optional(PositiveInteger({ description: 'Most estimated bytes of cached token results. Default `33554432`.' })),
-    negativeCacheTtlSeconds: Type.Optional(
-      Seconds('How long a refused token is answered again without a call, in seconds; `0` turns it off. Default `30`.'),
+    allowInsecureRequests: Type.Optional(Type.Boolean({ description: 'Allow `http://` endpoints. Default: only for a loopback issuer.' })),
+    cache: Type.Optional(
+      Section(
+        CacheOptionsSchema,
+        'The valid-result cache; `false` turns it off.',
+        'must be false or an object { ttlSeconds?, maxEntries?, maxBytes? }',
+      ),
     ),
-    negativeCacheMaxEntries: Type.Optional(PositiveInteger({ description: 'Most refused tokens remembered. Default `10000`.' })),
+    negativeCache: Type.Optional(
+      Section(
+        NegativeCacheOptionsSchema,
+        'The refusal cache; `false` turns it off.',
+        'must be false or an object { ttlSeconds?, maxEntries? }',
+      ),
+    ),
     maxConcurrentCalls: Type.Optional(
-      PositiveInteger({ description: 'Most calls in flight to the authorization server at once. Default `64`.' }),
+      PositiveInteger({ description: 'Most calls in flight to the authorization server at once.', default: 64 }),
     ),
     invalidTokenThrottle: Type.Optional(
-      Type.Union([Type.Literal(false), InvalidTokenThrottleSchema], {
-        description: 'Throttle of invalid tokens per client address; `false` turns it off.',
-        errorMessage: 'must be false or an object { maxRefusals?, windowSeconds?, maxAddresses? }',
-      }),
+      Section(
+        InvalidTokenThrottleSchema,
+        'Throttle of invalid tokens per client address; `false` turns it off.',
+        'must be false or an object { maxRefusals?, windowSeconds?, maxAddresses? }',
+      ),
     ),
     staleIfErrorSeconds: Type.Optional(
-      Seconds('Seconds a token valid at its last check may still be served while the server is down; `0` (default) is off.'),
+      Seconds('Seconds a token valid at its last check may still be served while the server is down; `0` is off.', 0),
     ),
+    shared: Type.Optional(CodeOnly<SharedTokenResults>('Token results shared between gateway instances (`GatewayCluster.tokenResults`).')),
+  },
+  { additionalProperties: false },
+);
+
+const options = TokenPolicyOptionsSchema.properties;
+
+/**
+ * The file's keys that stand for a member of an option's section: `cacheTtlSeconds` is
+ * `cache.ttlSeconds`. Every other key of the file is the option of the same name, but
+ * `clientSecretEnv` (the loader reads the secret from it).
+ */
+export const FLATTENED_FILE_KEYS = {
+  cacheTtlSeconds: ['cache', 'ttlSeconds'],
+  cacheMaxEntries: ['cache', 'maxEntries'],
+  cacheMaxBytes: ['cache', 'maxBytes'],
+  negativeCacheTtlSeconds: ['negativeCache', 'ttlSeconds'],
+  negativeCacheMaxEntries: ['negativeCache', 'maxEntries'],
+} as const;
+
+/** `tokenPolicies.<name>`: the options a JSON file can give, under the file's keys. */
+export const TokenPolicySchema = Type.Object(
+  {
+    issuer: Type.Optional(options.issuer, false),
+    clientId: options.clientId,
+    clientSecret: Type.Optional(NonEmptyString({ description: 'Its secret. Give this or `clientSecretEnv`, not both.' })),
+    clientSecretEnv: Type.Optional(
+      Type.String({
+        pattern: `^${CLIENT_SECRET_ENV_PREFIX}[A-Za-z0-9_]+$`,
+        description: `Name of an environment variable (starting with \`${CLIENT_SECRET_ENV_PREFIX}\`) that holds the secret, read at load.`,
+        errorMessage: `must name an environment variable starting with ${CLIENT_SECRET_ENV_PREFIX} (for example ${CLIENT_SECRET_ENV_PREFIX}IDP)`,
+      }),
+    ),
+    clientAuthMethod: Type.Optional(
+      OneOf(FILE_AUTH_METHODS, { description: options.clientAuthMethod.description, default: 'client_secret_basic' }),
+    ),
+    bearer: Type.Optional(
+      Type.Object(
+        {
+          scope: BearerOptionsSchema.properties.scope,
+          clientAuthMethod: Type.Optional(
+            OneOf(['client_secret_basic', 'client_secret_post'] as const, {
+              description: BearerOptionsSchema.properties.clientAuthMethod.description,
+              default: 'client_secret_basic',
+            }),
+          ),
+        },
+        { additionalProperties: false, description: BearerOptionsSchema.description },
+      ),
+    ),
+    allowInsecureRequests: options.allowInsecureRequests,
+    introspectionEndpoint: options.introspectionEndpoint,
+    userinfoEndpoint: options.userinfoEndpoint,
+    jwksUri: options.jwksUri,
+    tokenEndpoint: options.tokenEndpoint,
+    audience: options.audience,
+    anyAudience: options.anyAudience,
+    jwtTypes: options.jwtTypes,
+    maxResponseSize: options.maxResponseSize,
+    cacheTtlSeconds: CacheOptionsSchema.properties.ttlSeconds,
+    timeoutMs: options.timeoutMs,
+    cacheMaxEntries: CacheOptionsSchema.properties.maxEntries,
+    cacheMaxBytes: CacheOptionsSchema.properties.maxBytes,
+    // 0 here turns the refusal cache off (the option's `negativeCache: false`).
+    negativeCacheTtlSeconds: Type.Optional(
+      Seconds(
+        'How long a refused token is answered again without a call, in seconds; `0` turns it off.',
+        NegativeCacheOptionsSchema.properties.ttlSeconds.default as number,
+      ),
+    ),
+    negativeCacheMaxEntries: NegativeCacheOptionsSchema.properties.maxEntries,
+    maxConcurrentCalls: options.maxConcurrentCalls,
+    invalidTokenThrottle: options.invalidTokenThrottle,
+    staleIfErrorSeconds: options.staleIfErrorSeconds,
   },
   {
     additionalProperties: false,
@@ -123,3 +286,28 @@ export type TokenPolicySection = Static<typeof TokenPolicySchema>;
 
 /** Every key of a token policy in the file. */
 export const TOKEN_POLICY_KEYS = Object.keys(TokenPolicySchema.properties) as ReadonlyArray<keyof TokenPolicySection>;
+
+/** The options code gives as written by the schema, a `URL` object allowed where a URL is. */
+type WithUrlObjects<T> = { [K in keyof T]: K extends (typeof URL_OPTIONS)[number] ? T[K] | URL : T[K] };
+
+type SameShape<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+/** The same keys: an optional key in one only would pass {@link SameShape}. */
+type SameKeys<A, B> = SameShape<keyof A, keyof B>;
+type SectionOf<T> = Exclude<T, false | undefined>;
+
+/** Every key of the file is an option, a flattened one, or the secret's variable. */
+type UnmappedFileKey = Exclude<keyof TokenPolicySection, keyof TokenPolicyOptions | keyof typeof FLATTENED_FILE_KEYS | 'clientSecretEnv'>;
+
+/**
+ * `TokenPolicyOptions`, written out for the API reference (`policy-options.ts`), is this schema's
+ * shape, and the file maps every key it has: the build fails otherwise.  @internal
+ */
+export const TOKEN_POLICY_TYPES_AGREE: [
+  SameShape<TokenPolicyOptions, WithUrlObjects<Static<typeof TokenPolicyOptionsSchema>>>,
+  SameKeys<TokenPolicyOptions, Static<typeof TokenPolicyOptionsSchema>>,
+  SameKeys<SectionOf<TokenPolicyOptions['bearer']>, Static<typeof BearerOptionsSchema>>,
+  SameKeys<SectionOf<TokenPolicyOptions['cache']>, Static<typeof CacheOptionsSchema>>,
+  SameKeys<SectionOf<TokenPolicyOptions['negativeCache']>, Static<typeof NegativeCacheOptionsSchema>>,
+  SameKeys<SectionOf<TokenPolicyOptions['invalidTokenThrottle']>, Static<typeof InvalidTokenThrottleSchema>>,
+  SameShape<UnmappedFileKey, never>,
+] = [true, true, true, true, true, true, true];

@@ -1,15 +1,26 @@
 /**
- * The options of a token policy, checked once: what `createTokenPolicy` and the configuration
- * validator both apply, so that a setting is valid in a file exactly when it is valid in code.
- * Pure: builds nothing, calls nothing.
+ * The options of a token policy, checked once: their schema (`policy-schema.ts`), then the rules
+ * beside it that a schema cannot say, what `createTokenPolicy` and the configuration validator both
+ * apply, so that a setting is valid in a file exactly when it is valid in code. Pure: builds
+ * nothing, calls nothing.
  *
  * @module
  */
 import { isIP } from 'node:net';
 import { SharedTokenResults } from '../cluster/shared-token-results.js';
-import { optionChecks, optionKeys, type OptionChecks } from '../options.js';
+import type { RuleIssue } from '../issues.js';
+import { optionChecks } from '../options.js';
+import { mergeIssues, schemaIssues, withDefaults } from '../schema.js';
 import type { ClientAuthMethod, CredentialsAuthMethod } from './client-auth.js';
-import type { TokenPolicyOptions } from './policy.js';
+import type { TokenPolicyOptions } from './policy-options.js';
+import {
+  BearerOptionsSchema,
+  CacheOptionsSchema,
+  InvalidTokenThrottleSchema,
+  NegativeCacheOptionsSchema,
+  TokenPolicyOptionsSchema,
+  URL_OPTIONS,
+} from './policy-schema.js';
 import type { ExplicitEndpoints } from './server-metadata.js';
 
 /** What a token policy works with, its options checked and defaults applied.  @internal */
@@ -42,16 +53,23 @@ export interface TokenPolicySettings {
   readonly shared: SharedTokenResults | undefined;
 }
 
+/** Options as a caller may give them: not checked yet, any member may be of any type. */
+export type UncheckedTokenPolicyOptions = { readonly [K in keyof TokenPolicyOptions]?: unknown };
+
 const FACTORY = 'createTokenPolicy';
-const DEFAULT_ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA', 'Ed25519'];
-const AUTH_METHODS: readonly ClientAuthMethod[] = ['client_secret_basic', 'client_secret_post', 'private_key_jwt', 'bearer'];
-const CREDENTIALS_METHODS: readonly CredentialsAuthMethod[] = ['client_secret_basic', 'client_secret_post', 'private_key_jwt'];
+const OPTIONS = TokenPolicyOptionsSchema.properties;
+/** Where each explicit endpoint goes in the metadata. */
 const ENDPOINT_OPTIONS = {
   introspectionEndpoint: 'introspection_endpoint',
   jwksUri: 'jwks_uri',
   userinfoEndpoint: 'userinfo_endpoint',
   tokenEndpoint: 'token_endpoint',
 } as const;
+
+/** The schema's default of an option or a member. */
+function defaultOf<T>(schema: { default?: unknown }): T {
+  return schema.default as T;
+}
 
 /** A `typ` as RFC 7515 section 4.1.9 compares it: case-insensitive, `application/` implied.  @internal */
 export function normalizeTyp(typ: string): string {
@@ -65,214 +83,161 @@ function isLoopback(hostname: string): boolean {
   return isIP(host) === 4 && host.startsWith('127.');
 }
 
+function isObject(value: unknown): value is Readonly<Record<string, unknown>> {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
+}
+
 /**
- * An http(s) URL with a host. The issuer identifier has no query or fragment (RFC 8414 section 2);
- * an endpoint may have a query, never a fragment (RFC 6749 section 3.1).
+ * An http(s) URL with a host, or what is wrong with `value`. The issuer identifier has no query or
+ * fragment (RFC 8414 section 2); an endpoint may have a query, never a fragment (RFC 6749 section 3.1).
  */
-function url(check: OptionChecks, value: unknown, path: string, issuer = false): URL {
+function httpUrl(value: string, issuer: boolean): URL | string {
   let parsed: URL | undefined;
   try {
-    if (typeof value === 'string' || value instanceof URL) parsed = new URL(String(value));
+    parsed = new URL(value);
   } catch {
-    // Reported below.
+    // Said below.
   }
   if (parsed === undefined || (parsed.protocol !== 'https:' && parsed.protocol !== 'http:') || parsed.hostname === '')
-    return check.fail(path, 'must be an http(s) URL');
+    return 'must be an http(s) URL';
   if (parsed.hash !== '' || (issuer && parsed.search !== ''))
-    return check.fail(path, issuer ? 'must be an http(s) URL without query or fragment' : 'must be an http(s) URL without fragment');
+    return issuer ? 'must be an http(s) URL without query or fragment' : 'must be an http(s) URL without fragment';
   return parsed;
 }
 
-/** An optional section: `undefined` when `false` (off), `{}` when not given (defaults). */
-function section<T extends object>(check: OptionChecks, value: unknown, path: string, keys: readonly string[]): Partial<T> | undefined {
-  if (value === false) return undefined;
-  if (value === undefined) return {};
-  return check.known(check.object<Partial<T>>(value, path), path, keys);
+/** The options with their `URL` objects as text: the schema and the rules read URLs as strings. */
+function urlsAsText(options: unknown): unknown {
+  if (!isObject(options) || !URL_OPTIONS.some((key) => options[key] instanceof URL)) return options;
+  const copy: Record<string, unknown> = { ...options };
+  for (const key of URL_OPTIONS) if (copy[key] instanceof URL) copy[key] = (copy[key] as URL).href;
+  return copy;
 }
 
-const TOKEN_POLICY_KEYS = optionKeys<TokenPolicyOptions>({
-  name: true,
-  issuer: true,
-  metadata: true,
-  introspectionEndpoint: true,
-  jwksUri: true,
-  userinfoEndpoint: true,
-  tokenEndpoint: true,
-  clientId: true,
-  clientSecret: true,
-  clientAuthMethod: true,
-  privateKey: true,
-  bearer: true,
-  introspection: true,
-  jwtValidation: true,
-  userInfo: true,
-  jwtAlgorithms: true,
-  audience: true,
-  anyAudience: true,
-  jwtTypes: true,
-  maxResponseSize: true,
-  clockSkew: true,
-  timeoutMs: true,
-  allowInsecureRequests: true,
-  cache: true,
-  negativeCache: true,
-  maxConcurrentCalls: true,
-  invalidTokenThrottle: true,
-  staleIfErrorSeconds: true,
-  shared: true,
-});
-const BEARER_KEYS = optionKeys<NonNullable<TokenPolicyOptions['bearer']>>({ scope: true, clientAuthMethod: true });
-const CACHE_KEYS = optionKeys<Exclude<TokenPolicyOptions['cache'], false | undefined>>({
-  ttlSeconds: true,
-  maxEntries: true,
-  maxBytes: true,
-});
-const NEGATIVE_CACHE_KEYS = optionKeys<Exclude<TokenPolicyOptions['negativeCache'], false | undefined>>({
-  ttlSeconds: true,
-  maxEntries: true,
-});
-const THROTTLE_KEYS = optionKeys<Exclude<TokenPolicyOptions['invalidTokenThrottle'], false | undefined>>({
-  maxRefusals: true,
-  windowSeconds: true,
-  maxAddresses: true,
-});
+/** The issuer and the endpoints: one issuer, http(s) URLs, `http://` only on loopback or when allowed. */
+function endpointRules(options: UncheckedTokenPolicyOptions, issues: RuleIssue[]): void {
+  const { issuer, metadata } = options;
+  if ((issuer === undefined) === (metadata === undefined))
+    issues.push({ path: 'issuer', message: 'or options.metadata: give exactly one of them' });
+  const [at, given] = issuer !== undefined ? ['issuer', issuer] : ['metadata.issuer', isObject(metadata) ? metadata.issuer : undefined];
+  const issuerUrl = typeof given === 'string' ? httpUrl(given, true) : undefined;
+  if (typeof issuerUrl === 'string') issues.push({ path: at, message: issuerUrl });
+  for (const option of Object.keys(ENDPOINT_OPTIONS) as Array<keyof typeof ENDPOINT_OPTIONS>) {
+    const value = options[option];
+    const url = typeof value === 'string' ? httpUrl(value, false) : undefined;
+    if (typeof url === 'string') issues.push({ path: option, message: url });
+  }
+  if (issuerUrl instanceof URL && issuerUrl.protocol === 'http:') {
+    const allowed = typeof options.allowInsecureRequests === 'boolean' ? options.allowInsecureRequests : isLoopback(issuerUrl.hostname);
+    if (!allowed)
+      issues.push({ path: 'issuer', message: 'uses http:// on a non-loopback host: use https or set options.allowInsecureRequests' });
+  }
+}
+
+/** The client authentication: `bearer` only with its method, the secret or the key the method needs. */
+function authenticationRules(options: UncheckedTokenPolicyOptions, issues: RuleIssue[]): void {
+  const method = options.clientAuthMethod ?? defaultOf(OPTIONS.clientAuthMethod);
+  if (method !== 'bearer' && options.bearer !== undefined)
+    issues.push({ path: 'bearer', message: 'is only used with clientAuthMethod bearer' });
+  const bearerMethod = isObject(options.bearer) ? options.bearer.clientAuthMethod : undefined;
+  const credentials = method === 'bearer' ? (bearerMethod ?? defaultOf(BearerOptionsSchema.properties.clientAuthMethod)) : method;
+  if (credentials === 'private_key_jwt') {
+    if (!isObject(options.privateKey)) issues.push({ path: 'privateKey', message: 'is required with private_key_jwt' });
+  } else if (typeof options.clientSecret !== 'string' || options.clientSecret === '') {
+    issues.push({ path: 'clientSecret', message: `must be a non-empty string (required with ${String(credentials)})` });
+  }
+}
+
+/** What a validation accepts: one switch on at least, asymmetric algorithms, an audience for JWTs, `typ` values. */
+function validationRules(options: UncheckedTokenPolicyOptions, issues: RuleIssue[]): void {
+  // A value that is not a boolean is the schema's to refuse: taken as on here, so as not to say more.
+  const on = (value: unknown, fallback: boolean): boolean => (value === undefined ? fallback : value !== false);
+  const jwtValidation = on(options.jwtValidation, defaultOf(OPTIONS.jwtValidation));
+  if (!on(options.introspection, defaultOf(OPTIONS.introspection)) && !jwtValidation && !on(options.userInfo, defaultOf(OPTIONS.userInfo)))
+    issues.push({ path: '', message: 'must switch on at least one of introspection, jwtValidation, userInfo' });
+  const algorithms = options.jwtAlgorithms;
+  if (Array.isArray(algorithms) && algorithms.some((a) => typeof a !== 'string' || a === 'none' || /^HS/i.test(a)))
+    issues.push({ path: 'jwtAlgorithms', message: 'must be a non-empty array of asymmetric JWS algorithms' });
+  const { audience } = options;
+  const hasAudience = audience !== undefined && !(Array.isArray(audience) && audience.length === 0);
+  if (options.anyAudience === true && hasAudience)
+    issues.push({ path: 'anyAudience', message: 'true cannot be given with options.audience' });
+  if (jwtValidation && !hasAudience && options.anyAudience !== true) {
+    issues.push({
+      path: 'jwtValidation',
+      message: 'needs options.audience (or options.anyAudience: true to accept a JWT of the issuer meant for any audience)',
+    });
+  }
+  const types = options.jwtTypes;
+  if (Array.isArray(types) && types.some((t) => typeof t !== 'string' || normalizeTyp(t.trim()) === ''))
+    issues.push({ path: 'jwtTypes', message: 'must be a non-empty array of JWT typ values, such as ["at+jwt"]' });
+}
 
 /**
- * Checks the options of a token policy.
+ * The rules beside the schema, every problem at once. The values may be of any type: one the
+ * schema refuses is left to it (a rule reads only what it can).  @internal
+ */
+export function tokenPolicyRuleIssues(options: UncheckedTokenPolicyOptions): RuleIssue[] {
+  const issues: RuleIssue[] = [];
+  endpointRules(options, issues);
+  authenticationRules(options, issues);
+  validationRules(options, issues);
+  const stale = options.staleIfErrorSeconds;
+  if (typeof stale === 'number' && stale > 0 && options.cache === false)
+    issues.push({ path: 'staleIfErrorSeconds', message: 'needs the cache (options.cache is false)' });
+  if (options.shared !== undefined && !(options.shared instanceof SharedTokenResults))
+    issues.push({ path: 'shared', message: 'must be a SharedTokenResults (see GatewayCluster.tokenResults)' });
+  return issues;
+}
+
+/** Every problem of the options of a token policy, paths below `options`: the schema's, then the rules'.  @internal */
+export function tokenPolicyOptionIssues(options: unknown): RuleIssue[] {
+  const given = urlsAsText(options);
+  const fromSchema = schemaIssues(TokenPolicyOptionsSchema, given, '', 'option');
+  return isObject(given) ? mergeIssues(fromSchema, tokenPolicyRuleIssues(given)) : fromSchema;
+}
+
+/**
+ * Checks the options of a token policy and applies their defaults (the schema's).
  *
  * @throws InvalidOptionError naming the first bad option (`createTokenPolicy: options.<path> ...`).
  * @internal
  */
 export function tokenPolicySettings(options: TokenPolicyOptions): TokenPolicySettings {
-  const check = optionChecks(FACTORY);
-  check.object(options, '');
-  check.known(options, '', TOKEN_POLICY_KEYS);
-  const name = check.string(options.name, 'name');
-  const clientId = check.string(options.clientId, 'clientId');
-  const { issuer, metadata, privateKey } = options;
-  if ((issuer === undefined) === (metadata === undefined)) check.fail('issuer', 'or options.metadata: give exactly one of them');
-  if (metadata !== undefined) check.object(metadata, 'metadata');
-  const issuerUrl = issuer !== undefined ? url(check, issuer, 'issuer', true) : url(check, metadata!.issuer, 'metadata.issuer', true);
+  const [issue] = tokenPolicyOptionIssues(options);
+  if (issue !== undefined) optionChecks(FACTORY).fail(issue.path, issue.message);
+  const issuerUrl = new URL(String(options.issuer ?? options.metadata!.issuer));
   const explicit: ExplicitEndpoints = {};
   for (const [option, field] of Object.entries(ENDPOINT_OPTIONS) as Array<[keyof typeof ENDPOINT_OPTIONS, keyof ExplicitEndpoints]>) {
-    if (options[option] !== undefined) explicit[field] = url(check, options[option], option).href;
+    if (options[option] !== undefined) explicit[field] = new URL(String(options[option])).href;
   }
-  const authMethod = check.oneOf(options.clientAuthMethod, 'clientAuthMethod', AUTH_METHODS, 'client_secret_basic');
-  let bearerAuth: TokenPolicySettings['bearerAuth'];
-  if (authMethod === 'bearer') {
-    const bearer = check.known(
-      check.object<NonNullable<TokenPolicyOptions['bearer']>>(options.bearer, 'bearer', {}),
-      'bearer',
-      BEARER_KEYS,
-    );
-    const scope = bearer.scope === undefined ? undefined : check.string(bearer.scope, 'bearer.scope');
-    bearerAuth = {
-      scope,
-      method: check.oneOf(bearer.clientAuthMethod, 'bearer.clientAuthMethod', CREDENTIALS_METHODS, 'client_secret_basic'),
-    };
-  } else if (options.bearer !== undefined) {
-    check.fail('bearer', 'is only used with clientAuthMethod bearer');
-  }
-  const credentials = bearerAuth?.method ?? (authMethod as CredentialsAuthMethod);
-  if (credentials !== 'private_key_jwt')
-    check.string(options.clientSecret, 'clientSecret', undefined, undefined, `a non-empty string (required with ${credentials})`);
-  if (credentials === 'private_key_jwt' && (typeof privateKey !== 'object' || privateKey === null))
-    check.fail('privateKey', 'is required with private_key_jwt');
-  const introspection = check.boolean(options.introspection, 'introspection', true);
-  const jwtValidation = check.boolean(options.jwtValidation, 'jwtValidation', false);
-  const userInfo = check.boolean(options.userInfo, 'userInfo', false);
-  if (!introspection && !jwtValidation && !userInfo)
-    check.fail('', 'must switch on at least one of introspection, jwtValidation, userInfo');
-  const algorithms = options.jwtAlgorithms ?? DEFAULT_ALGORITHMS;
-  if (
-    !Array.isArray(algorithms) ||
-    algorithms.length === 0 ||
-    algorithms.some((a) => typeof a !== 'string' || a === 'none' || /^HS/i.test(a))
-  ) {
-    check.fail('jwtAlgorithms', 'must be a non-empty array of asymmetric JWS algorithms');
-  }
-  const audience = options.audience === undefined ? [] : typeof options.audience === 'string' ? [options.audience] : options.audience;
-  if (!Array.isArray(audience) || audience.some((a) => typeof a !== 'string' || a === ''))
-    check.fail('audience', 'must be a string or an array of strings');
-  const anyAudience = check.boolean(options.anyAudience, 'anyAudience', false);
-  if (anyAudience && audience.length > 0) check.fail('anyAudience', 'true cannot be given with options.audience');
-  if (jwtValidation && audience.length === 0 && !anyAudience) {
-    check.fail(
-      'jwtValidation',
-      'needs options.audience (or options.anyAudience: true to accept a JWT of the issuer meant for any audience)',
-    );
-  }
-  const jwtTypes = options.jwtTypes;
-  if (
-    jwtTypes !== undefined &&
-    (!Array.isArray(jwtTypes) || jwtTypes.length === 0 || jwtTypes.some((t) => typeof t !== 'string' || normalizeTyp(t.trim()) === ''))
-  ) {
-    check.fail('jwtTypes', 'must be a non-empty array of JWT typ values, such as ["at+jwt"]');
-  }
-  const maxResponseSize = check.positive(options.maxResponseSize, 'maxResponseSize', 256 * 1024, true);
-  const insecure = check.boolean(options.allowInsecureRequests, 'allowInsecureRequests', isLoopback(issuerUrl.hostname));
-  if (issuerUrl.protocol === 'http:' && !insecure)
-    check.fail('issuer', 'uses http:// on a non-loopback host: use https or set options.allowInsecureRequests');
-
-  const cache = section<Exclude<TokenPolicyOptions['cache'], false | undefined>>(check, options.cache, 'cache', CACHE_KEYS);
-  const negative = section<Exclude<TokenPolicyOptions['negativeCache'], false | undefined>>(
-    check,
-    options.negativeCache,
-    'negativeCache',
-    NEGATIVE_CACHE_KEYS,
-  );
-  const throttle = section<Exclude<TokenPolicyOptions['invalidTokenThrottle'], false | undefined>>(
-    check,
-    options.invalidTokenThrottle,
-    'invalidTokenThrottle',
-    THROTTLE_KEYS,
-  );
-  const staleIfErrorSeconds = check.nonNegative(options.staleIfErrorSeconds, 'staleIfErrorSeconds', 0);
-  if (staleIfErrorSeconds > 0 && cache === undefined) check.fail('staleIfErrorSeconds', 'needs the cache (options.cache is false)');
-  if (options.shared !== undefined && !(options.shared instanceof SharedTokenResults))
-    check.fail('shared', 'must be a SharedTokenResults (see GatewayCluster.tokenResults)');
+  const authMethod = options.clientAuthMethod ?? defaultOf<ClientAuthMethod>(OPTIONS.clientAuthMethod);
+  const bearer = authMethod === 'bearer' ? withDefaults(BearerOptionsSchema, options.bearer) : undefined;
+  const audience = options.audience ?? [];
+  const cache = options.cache === false ? undefined : withDefaults(CacheOptionsSchema, options.cache);
+  const negativeCache = options.negativeCache === false ? undefined : withDefaults(NegativeCacheOptionsSchema, options.negativeCache);
+  const { invalidTokenThrottle } = options;
   return {
-    name,
-    clientId,
+    name: options.name,
+    clientId: options.clientId,
     issuerUrl,
     explicit,
     authMethod,
-    bearerAuth,
-    introspection,
-    jwtValidation,
-    userInfo,
-    algorithms: [...algorithms],
-    audience: [...audience],
-    jwtTypes: jwtTypes === undefined ? undefined : new Set(jwtTypes.map((t) => normalizeTyp(t.trim()))),
-    maxResponseSize,
-    insecure,
-    staleIfErrorSeconds,
-    cache:
-      cache === undefined
-        ? undefined
-        : {
-            ttlSeconds: check.positive(cache.ttlSeconds, 'cache.ttlSeconds', 300),
-            maxEntries: check.positive(cache.maxEntries, 'cache.maxEntries', 10_000, true),
-            maxBytes: check.positive(cache.maxBytes, 'cache.maxBytes', 32 * 1024 * 1024, true),
-          },
-    negativeCache:
-      negative === undefined
-        ? undefined
-        : {
-            ttlSeconds: check.positive(negative.ttlSeconds, 'negativeCache.ttlSeconds', 30),
-            maxEntries: check.positive(negative.maxEntries, 'negativeCache.maxEntries', 10_000, true),
-          },
-    maxConcurrentCalls: check.positive(options.maxConcurrentCalls, 'maxConcurrentCalls', 64, true),
-    throttle:
-      throttle === undefined
-        ? undefined
-        : {
-            maxRefusals: check.positive(throttle.maxRefusals, 'invalidTokenThrottle.maxRefusals', 20, true),
-            windowSeconds: check.positive(throttle.windowSeconds, 'invalidTokenThrottle.windowSeconds', 10),
-            maxAddresses: check.positive(throttle.maxAddresses, 'invalidTokenThrottle.maxAddresses', 10_000, true),
-          },
-    clockSkew: check.nonNegative(options.clockSkew, 'clockSkew', 5),
-    timeoutMs: check.positive(options.timeoutMs, 'timeoutMs', 5000),
+    bearerAuth: bearer === undefined ? undefined : { scope: bearer.scope, method: bearer.clientAuthMethod },
+    introspection: options.introspection ?? defaultOf(OPTIONS.introspection),
+    jwtValidation: options.jwtValidation ?? defaultOf(OPTIONS.jwtValidation),
+    userInfo: options.userInfo ?? defaultOf(OPTIONS.userInfo),
+    algorithms: [...(options.jwtAlgorithms ?? defaultOf<string[]>(OPTIONS.jwtAlgorithms))],
+    audience: typeof audience === 'string' ? [audience] : [...audience],
+    jwtTypes: options.jwtTypes === undefined ? undefined : new Set(options.jwtTypes.map((t) => normalizeTyp(t.trim()))),
+    maxResponseSize: options.maxResponseSize ?? defaultOf(OPTIONS.maxResponseSize),
+    insecure: options.allowInsecureRequests ?? isLoopback(issuerUrl.hostname),
+    staleIfErrorSeconds: options.staleIfErrorSeconds ?? defaultOf(OPTIONS.staleIfErrorSeconds),
+    cache,
+    negativeCache,
+    maxConcurrentCalls: options.maxConcurrentCalls ?? defaultOf(OPTIONS.maxConcurrentCalls),
+    throttle: invalidTokenThrottle === false ? undefined : withDefaults(InvalidTokenThrottleSchema, invalidTokenThrottle),
+    clockSkew: options.clockSkew ?? defaultOf(OPTIONS.clockSkew),
+    timeoutMs: options.timeoutMs ?? defaultOf(OPTIONS.timeoutMs),
     shared: options.shared,
   };
 }

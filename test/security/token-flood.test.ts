@@ -13,7 +13,7 @@
  */
 import { Agent, request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { expect } from 'chai';
-import type { TokenPolicyOptions } from '../../src/token/policy.js';
+import type { TokenPolicyOptions } from '../../src/token/policy-options.js';
 import { PolicyApps, type TestApp } from '../token/helpers.js';
 import { json, nowSeconds, startPeer, tokenOf, type Peer } from '../token/peer.js';
 

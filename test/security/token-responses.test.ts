@@ -7,7 +7,8 @@
 import type { ServerResponse } from 'node:http';
 import { expect } from 'chai';
 import request from 'supertest';
-import { createTokenPolicy, type TokenPolicyOptions } from '../../src/token/policy.js';
+import { createTokenPolicy } from '../../src/token/policy.js';
+import type { TokenPolicyOptions } from '../../src/token/policy-options.js';
 import { PolicyApps, type TestApp } from '../token/helpers.js';
 import { json, nowSeconds, startPeer, type Peer } from '../token/peer.js';
 

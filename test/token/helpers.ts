@@ -7,7 +7,8 @@ import type { AddressInfo } from 'node:net';
 import express from 'express';
 import type { GatewayContext } from '../../src/context.js';
 import { introspect } from '../../src/token/introspect.js';
-import { createTokenPolicy, type TokenPolicy, type TokenPolicyOptions } from '../../src/token/policy.js';
+import { createTokenPolicy, type TokenPolicy } from '../../src/token/policy.js';
+import type { TokenPolicyOptions } from '../../src/token/policy-options.js';
 import { requireToken, type RequireTokenOptions } from '../../src/token/require-token.js';
 import { problemJsonErrorHandler, type ProblemJsonErrorHandlerOptions } from '../../src/problem/handler.js';
 

@@ -7,7 +7,8 @@ import type { IncomingMessage } from 'node:http';
 import { expect } from 'chai';
 import request from 'supertest';
 import { startDemoAuthServer } from '../../examples/petstore/auth-server.js';
-import { createTokenPolicy, type TokenPolicyOptions } from '../../src/token/policy.js';
+import { createTokenPolicy } from '../../src/token/policy.js';
+import type { TokenPolicyOptions } from '../../src/token/policy-options.js';
 import { PolicyApps, sleep, startTestApp, type TestApp } from './helpers.js';
 import { json, nowSeconds, startPeer, tokenOf, type Peer } from './peer.js';
 

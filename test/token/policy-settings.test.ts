@@ -1,11 +1,11 @@
 import { expect } from 'chai';
 import { InvalidOptionError } from '../../src/options.js';
-import { tokenPolicySettings } from '../../src/token/policy-settings.js';
-import type { TokenPolicyOptions } from '../../src/token/policy.js';
+import { tokenPolicyOptionIssues, tokenPolicySettings } from '../../src/token/policy-settings.js';
+import type { TokenPolicyOptions } from '../../src/token/policy-options.js';
 
 const base: TokenPolicyOptions = { name: 'idp', issuer: 'https://idp.example.org', clientId: 'gateway', clientSecret: 'secret' };
 
-function refusal(options: Partial<TokenPolicyOptions> & Record<string, unknown>): string {
+function refusal(options: Readonly<Record<string, unknown>>): string {
   try {
     tokenPolicySettings({ ...base, ...options } as TokenPolicyOptions);
   } catch (error) {
@@ -60,5 +60,59 @@ describe('token policy settings (the rules createTokenPolicy and the configurati
     const settings = tokenPolicySettings({ ...base, jwtTypes: ['application/AT+JWT', ' jwt '] });
     expect([...settings.jwtTypes!]).to.deep.equal(['at+jwt', 'jwt']);
     expect(refusal({ jwtTypes: ['  '] })).to.match(/options\.jwtTypes must be a non-empty array of JWT typ values/);
+  });
+
+  it('refuses, from plain JavaScript, a key it does not know, in a section too, naming the nearest', () => {
+    expect(refusal({ clientSecrt: 'secret' })).to.equal(
+      'createTokenPolicy: options.clientSecrt is not an option (did you mean "clientSecret"?)',
+    );
+    expect(refusal({ clientAuthMethod: 'bearer', bearer: { scopes: 'introspection' } })).to.equal(
+      'createTokenPolicy: options.bearer.scopes is not an option (did you mean "scope"?)',
+    );
+    expect(refusal({ invalidTokenThrottle: { window: 5 } })).to.equal(
+      'createTokenPolicy: options.invalidTokenThrottle.window is not an option (did you mean "windowSeconds"?)',
+    );
+    expect(refusal({ cache: 'on' })).to.equal(
+      'createTokenPolicy: options.cache must be false or an object { ttlSeconds?, maxEntries?, maxBytes? }',
+    );
+    expect(refusal({ clientAuthMethod: 'mtls' })).to.equal(
+      'createTokenPolicy: options.clientAuthMethod must be one of client_secret_basic, client_secret_post, private_key_jwt, bearer',
+    );
+  });
+
+  it('lists every problem of the schema and of the rules, paths below options', () => {
+    const issues = tokenPolicyOptionIssues({
+      name: '',
+      issuer: 'https://idp.example.org',
+      clientId: 'gateway',
+      clientSecret: 'secret',
+      jwtValidation: true,
+      jwtTypes: ['at+jwt', ''],
+      maxConcurrentCalls: 0,
+      cache: false,
+      staleIfErrorSeconds: 30,
+      shared: {},
+    });
+    expect(issues.map((i) => `${i.path}: ${i.message}`)).to.have.members([
+      'name: must be a non-empty string',
+      'maxConcurrentCalls: must be a positive integer',
+      'jwtValidation: needs options.audience (or options.anyAudience: true to accept a JWT of the issuer meant for any audience)',
+      'jwtTypes: must be a non-empty array of JWT typ values, such as ["at+jwt"]',
+      'staleIfErrorSeconds: needs the cache (options.cache is false)',
+      'shared: must be a SharedTokenResults (see GatewayCluster.tokenResults)',
+    ]);
+  });
+
+  it('takes URL objects where a URL goes, checked as their href', () => {
+    const settings = tokenPolicySettings({
+      ...base,
+      issuer: new URL('https://idp.example.org'),
+      jwksUri: new URL('https://idp.example.org/jwks'),
+    });
+    expect(settings.issuerUrl.href).to.equal('https://idp.example.org/');
+    expect(settings.explicit).to.deep.equal({ jwks_uri: 'https://idp.example.org/jwks' });
+    expect(refusal({ introspectionEndpoint: new URL('ftp://idp.example.org/introspect') })).to.equal(
+      'createTokenPolicy: options.introspectionEndpoint must be an http(s) URL',
+    );
   });
 });

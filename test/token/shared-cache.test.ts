@@ -11,7 +11,8 @@ import { connectRedis, type RedisConnection } from '../../src/cluster/redis.js';
 import { ClusterSeal } from '../../src/cluster/seal.js';
 import { SharedTokenResults } from '../../src/cluster/shared-token-results.js';
 import { GatewayError } from '../../src/errors.js';
-import { createTokenPolicy, type TokenPolicy, type TokenPolicyOptions } from '../../src/token/policy.js';
+import { createTokenPolicy, type TokenPolicy } from '../../src/token/policy.js';
+import type { TokenPolicyOptions } from '../../src/token/policy-options.js';
 import { toTokenInfo } from '../../src/token/normalize.js';
 import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.js';
 import {

@@ -4,7 +4,8 @@ import { expect } from 'chai';
 import { exportJWK, generateKeyPair, type CryptoKey } from 'jose';
 import request from 'supertest';
 import { startDemoAuthServer, type DemoAuthServer } from '../../examples/petstore/auth-server.js';
-import { createTokenPolicy, type TokenPolicy, type TokenPolicyOptions } from '../../src/token/policy.js';
+import { createTokenPolicy, type TokenPolicy } from '../../src/token/policy.js';
+import type { TokenPolicyOptions } from '../../src/token/policy-options.js';
 import { startTestApp, type TestApp } from './helpers.js';
 
 const INVALID = 'Bearer realm="PetStore IdP", error="invalid_token", error_description="Token invalid"';

@@ -1,16 +1,46 @@
 // @ts-check
 // Configuration console page script. Every value goes into the page with textContent or
 // setAttribute: no HTML is ever built from data.
+
+/**
+ * What the script reads of the answers of the configuration API (src/configuration/), the admin
+ * routes and the operators' session and audit log: the members it uses, as the server sends them.
+ * @typedef {{ ok: boolean, status: number, body: any }} Answer A call's answer: its body as parsed (each caller reads its own shape).
+ * @typedef {{ username: string, role: string, csrfToken?: string }} Operator The operator signed in.
+ * @typedef {{ provider: string, name: string, version: number | string }} ApiKey What names an API.
+ * @typedef {{ name: string, method: string, path: string }} Operation An operation of an API.
+ * @typedef {{ nodeId: string, state: string, version?: number, configVersion?: string, loadedAt?: number, expiresAt?: number }} NodeState
+ *   A node and the configuration it runs.
+ * @typedef {{ nodeId: string, applied: boolean, result?: { tokenResultsCleared: number }, error?: string }} NodeReset
+ *   What a node said of a reset of the caches.
+ * @typedef {{ path?: string, message: string, line?: number, element?: string }} Issue A problem of a saved document or policy.
+ * @typedef {{ changes?: { added?: string[], changed?: string[], removed?: string[], unchanged?: string[] },
+ *   skipped?: Array<{ path: string, message: string }> }} OpenApiImport What an OpenAPI import changes (or would).
+ * @typedef {{ id: string, time?: number, caller: { clientId?: string, subject?: string }, method?: string, operation?: string,
+ *   status?: number, incomplete?: boolean, recorded: { decision: string, rule?: string },
+ *   draft: { decision: string, rule?: string, policy?: string, path?: string[], statusMessage?: string } }} WhatIfChange
+ *   A recorded decision the draft policy changes.
+ * @typedef {{ reason: string, count: number, why: string }} WhatIfSkip Transactions the what-if did not evaluate, and why.
+ * @typedef {{ from: string, set?: boolean, variable?: string }} SecretSource Where a token policy's secret comes from.
+ * @typedef {{ version: number, time?: number, author: string, comment?: string }} Version A saved version of the configuration.
+ * @typedef {{ op: string, text: string, oldLine?: number, newLine?: number }} DiffLine A line of a difference.
+ * @typedef {{ file: string, lines: DiffLine[] }} DiffFile The difference of one file between two versions.
+ * @typedef {{ time?: number, actor?: string, role?: string, address?: string, action: string, target?: string, result: string,
+ *   status?: number, detail?: string }} AuditEntry An entry of the operators' audit log.
+ */
+
 (function () {
   'use strict';
+  /** @type {Readonly<Record<string, Readonly<Record<string, string>>>>} The texts by language (any language falls back to en). */
   var TEXTS = __TEXTS__;
   var ROLES = ['viewer', 'operator', 'admin'];
+  /** @type {Record<string, string>} */
   var HEADERS = { accept: 'application/json', '__CONSOLE_HEADER__': '1' };
   /**
    * What the page shows. `me` (the operator signed in), `config`, `draft`, `versions` and `whatIf`
    * hold the configuration API's answers, as it sends them.
    * @type {{
-   *   me: any, lang: string, config: any, selected: string | null, draft: any, versions: any[],
+   *   me: Operator | null, lang: string, config: any, selected: string | null, draft: any, versions: any[],
    *   timer: number | null, whatIf: any, nodeId?: string, loadedPolicy?: { api: string, text: string } | null, escaped?: boolean,
    * }}
    */
@@ -26,6 +56,13 @@
   function $(id) {
     return /** @type {Control} */ (document.getElementById(id));
   }
+  /**
+   * An element with its attributes (`text`: its text) and children; a missing value is left out.
+   * @param {string} tag
+   * @param {Record<string, unknown> | null} [attrs]
+   * @param {Array<Node | string | number | null | undefined | false>} [children]
+   * @returns {HTMLElement}
+   */
   function el(tag, attrs, children) {
     var node = document.createElement(tag);
     if (attrs)
@@ -41,6 +78,11 @@
     });
     return node;
   }
+  /**
+   * The text of `key` in the page's language, its `{name}` placeholders filled from `params`.
+   * @param {string} key
+   * @param {Record<string, unknown>} [params]
+   */
   function t(key, params) {
     var text = (TEXTS[state.lang] && TEXTS[state.lang][key]) || TEXTS.en[key] || key;
     if (params)
@@ -49,9 +91,11 @@
       });
     return text;
   }
+  /** @param {number} n */
   function pad(n) {
     return String(n).padStart(2, '0');
   }
+  /** @param {number | string | null | undefined} value a time the server sent (epoch milliseconds or ISO text) */
   function fmtTime(value) {
     if (value === undefined || value === null) return '—';
     var d = new Date(value);
@@ -70,15 +114,19 @@
       pad(d.getSeconds())
     );
   }
+  /** @param {string} [text] */
   function say(text) {
     $('status').textContent = text || '';
   }
+  /** @param {string | null} role */
   function allows(role) {
-    return state.me && ROLES.indexOf(state.me.role) >= ROLES.indexOf(role);
+    return state.me !== null && ROLES.indexOf(state.me.role) >= ROLES.indexOf(/** @type {string} */ (role));
   }
+  /** @param {ApiKey} api */
   function keyOf(api) {
     return api.provider + '/' + api.name + '/v' + api.version;
   }
+  /** @param {ApiKey} api */
   function pathOf(api) {
     return encodeURIComponent(api.provider) + '/' + encodeURIComponent(api.name) + '/' + encodeURIComponent(api.version);
   }
@@ -89,15 +137,22 @@
     document.documentElement.lang = state.lang;
     document.title = t('title');
     document.querySelectorAll('[data-i18n]').forEach(function (node) {
-      node.textContent = t(node.getAttribute('data-i18n'));
+      node.textContent = t(/** @type {string} */ (node.getAttribute('data-i18n')));
     });
     document.querySelectorAll('[data-i18n-label]').forEach(function (node) {
-      node.setAttribute('aria-label', t(node.getAttribute('data-i18n-label')));
+      node.setAttribute('aria-label', t(/** @type {string} */ (node.getAttribute('data-i18n-label'))));
     });
   }
 
   // ---- calls ---------------------------------------------------------------------------------
 
+  /**
+   * A call to the gateway: its answer, never a rejection (an unreachable gateway is status 0).
+   * @param {string} method
+   * @param {string} url
+   * @param {unknown} [body] sent as JSON
+   * @returns {Promise<Answer>}
+   */
   function call(method, url, body) {
     var headers = Object.assign({}, HEADERS);
     if (body !== undefined) headers['content-type'] = 'application/json';
@@ -124,6 +179,7 @@
       },
     );
   }
+  /** @param {Pick<Answer, 'status' | 'body'>} answer */
   function detailOf(answer) {
     return answer.body && answer.body.detail ? answer.body.detail : 'HTTP ' + answer.status;
   }
@@ -142,6 +198,7 @@
     $('sign-in-panel').hidden = false;
     $('si-user').focus();
   }
+  /** @param {Operator} me */
   function signedIn(me) {
     state.me = me;
     $('sign-in-panel').hidden = true;
@@ -176,18 +233,20 @@
         t('savedLine', { v: s.version, a: s.author, t: fmtTime(s.time) }) + (s.comment ? ' — ' + s.comment : '');
       $('nodes').replaceChildren.apply(
         $('nodes'),
-        a.body.nodes.map(function (n) {
-          var label = n.state === 'in force' ? t('inForce') : n.state === 'unknown' ? t('unknown') : t('notInForce');
-          return el('tr', { 'data-node': n.nodeId }, [
-            el('td', { class: 'mono', text: n.nodeId }),
-            el('td', { text: n.version !== undefined ? String(n.version) : n.configVersion ? n.configVersion.slice(0, 12) : '—' }),
-            el('td', {}, [
-              el('span', { class: n.state === 'in force' ? 'state-ok' : 'state-pending', 'data-state': n.state, text: label }),
-            ]),
-            el('td', { text: fmtTime(n.loadedAt) }),
-            el('td', { text: fmtTime(n.expiresAt) }),
-          ]);
-        }),
+        a.body.nodes.map(
+          /** @param {NodeState} n */ function (n) {
+            var label = n.state === 'in force' ? t('inForce') : n.state === 'unknown' ? t('unknown') : t('notInForce');
+            return el('tr', { 'data-node': n.nodeId }, [
+              el('td', { class: 'mono', text: n.nodeId }),
+              el('td', { text: n.version !== undefined ? String(n.version) : n.configVersion ? n.configVersion.slice(0, 12) : '—' }),
+              el('td', {}, [
+                el('span', { class: n.state === 'in force' ? 'state-ok' : 'state-pending', 'data-state': n.state, text: label }),
+              ]),
+              el('td', { text: fmtTime(n.loadedAt) }),
+              el('td', { text: fmtTime(n.expiresAt) }),
+            ]);
+          },
+        ),
       );
     });
   }
@@ -199,16 +258,20 @@
       button.disabled = false;
       var items = [];
       if (a.ok && a.body.cluster && a.body.cluster.nodes) {
-        a.body.cluster.nodes.forEach(function (n) {
-          items.push(
-            n.applied
-              ? t('resetOk', { n: n.nodeId, c: n.result ? n.result.tokenResultsCleared : 0 })
-              : t('resetFailed', { n: n.nodeId, e: n.error || '?' }),
-          );
-        });
-        (a.body.cluster.missing || []).forEach(function (id) {
-          items.push(t('resetMissing', { n: id }));
-        });
+        a.body.cluster.nodes.forEach(
+          /** @param {NodeReset} n */ function (n) {
+            items.push(
+              n.applied
+                ? t('resetOk', { n: n.nodeId, c: n.result ? n.result.tokenResultsCleared : 0 })
+                : t('resetFailed', { n: n.nodeId, e: n.error || '?' }),
+            );
+          },
+        );
+        (a.body.cluster.missing || []).forEach(
+          /** @param {string} id */ function (id) {
+            items.push(t('resetMissing', { n: id }));
+          },
+        );
       } else if (a.ok) {
         items.push(t('resetOk', { n: state.nodeId || 'this node', c: a.body.tokenResultsCleared }));
       } else {
@@ -223,8 +286,10 @@
       return Promise.all([loadState(), allows('operator') ? loadAudit() : null]);
     });
   }
+  /** @param {SubmitEvent} event */
   function forget(event) {
     event.preventDefault();
+    /** @type {Record<string, string>} */
     var body = {};
     body[$('forget-kind').value] = $('forget-value').value.trim();
     return call('POST', '../admin/forget', body).then(function (a) {
@@ -247,43 +312,55 @@
       var apis = state.config.document.apis || [];
       var keep =
         state.selected &&
-        apis.filter(function (x) {
-          return keyOf(x) === state.selected;
-        })[0];
+        apis.filter(
+          /** @param {ApiKey} x */ function (x) {
+            return keyOf(x) === state.selected;
+          },
+        )[0];
       selectApi(keep ? state.selected : apis[0] ? keyOf(apis[0]) : null, false);
     });
   }
   function currentApi() {
     var apis = (state.config && state.config.document.apis) || [];
     return (
-      apis.filter(function (x) {
-        return keyOf(x) === state.selected;
-      })[0] || null
+      apis.filter(
+        /** @param {ApiKey} x */ function (x) {
+          return keyOf(x) === state.selected;
+        },
+      )[0] || null
     );
   }
   function renderApiList() {
     var apis = state.config.document.apis || [];
     $('api-list').replaceChildren.apply(
       $('api-list'),
-      apis.map(function (api) {
-        var button = el('button', {
-          type: 'button',
-          'data-api': keyOf(api),
-          'aria-current': keyOf(api) === state.selected ? 'true' : 'false',
-          text: keyOf(api),
-        });
-        button.addEventListener('click', function () {
-          selectApi(keyOf(api), true);
-        });
-        return el('li', {}, [button]);
-      }),
+      apis.map(
+        /** @param {ApiKey} api */ function (api) {
+          var button = el('button', {
+            type: 'button',
+            'data-api': keyOf(api),
+            'aria-current': keyOf(api) === state.selected ? 'true' : 'false',
+            text: keyOf(api),
+          });
+          button.addEventListener('click', function () {
+            selectApi(keyOf(api), true);
+          });
+          return el('li', {}, [button]);
+        },
+      ),
     );
   }
+  /**
+   * @param {string | null} key
+   * @param {boolean} focus
+   */
   function selectApi(key, focus) {
     state.selected = key;
-    Array.prototype.forEach.call($('api-list').querySelectorAll('button'), function (b) {
-      b.setAttribute('aria-current', b.getAttribute('data-api') === key ? 'true' : 'false');
-    });
+    $('api-list')
+      .querySelectorAll('button')
+      .forEach(function (b) {
+        b.setAttribute('aria-current', b.getAttribute('data-api') === key ? 'true' : 'false');
+      });
     var api = currentApi();
     $('api-form').hidden = !api;
     $('api-errors').replaceChildren();
@@ -296,10 +373,19 @@
     loadPolicy();
     if (focus) $('api-title').focus();
   }
+  /**
+   * The member at a dotted path, `undefined` where the path stops.
+   * @param {any} obj
+   * @param {string} path
+   * @returns {any}
+   */
   function get(obj, path) {
-    return path.split('.').reduce(function (o, k) {
-      return o === undefined || o === null ? undefined : o[k];
-    }, obj);
+    return path.split('.').reduce(
+      /** @param {any} o @param {string} k */ function (o, k) {
+        return o === undefined || o === null ? undefined : o[k];
+      },
+      obj,
+    );
   }
   function fillApiForm() {
     var api = state.draft;
@@ -310,9 +396,11 @@
     select.replaceChildren.apply(
       select,
       [el('option', { value: '', text: '—' })].concat(
-        Object.keys(state.config.document.tokenPolicies || {}).map(function (name) {
-          return el('option', { value: name, text: name });
-        }),
+        Object.keys(state.config.document.tokenPolicies || {}).map(
+          /** @param {string} name */ function (name) {
+            return el('option', { value: name, text: name });
+          },
+        ),
       ),
     );
     Array.prototype.forEach.call($('api-form').querySelectorAll('[data-field]'), function (input) {
@@ -331,23 +419,31 @@
     var ops = state.draft.operations || [];
     $('ops').replaceChildren.apply(
       $('ops'),
-      ops.map(function (op, index) {
-        var cells = [el('td', { text: op.name }), el('td', { text: op.method }), el('td', { text: op.path })];
-        var action = el('td', {});
-        if (allows('admin')) {
-          var remove = el('button', { type: 'button', 'aria-label': t('remove') + ' ' + op.name, text: t('remove') });
-          remove.addEventListener('click', function () {
-            state.draft.operations.splice(index, 1);
-            if (state.draft.operations.length === 0) delete state.draft.operations;
-            renderOperations();
-          });
-          action.appendChild(remove);
-        }
-        cells.push(action);
-        return el('tr', { 'data-operation': op.name }, cells);
-      }),
+      ops.map(
+        /** @param {Operation} op @param {number} index */ function (op, index) {
+          var cells = [el('td', { text: op.name }), el('td', { text: op.method }), el('td', { text: op.path })];
+          var action = el('td', {});
+          if (allows('admin')) {
+            var remove = el('button', { type: 'button', 'aria-label': t('remove') + ' ' + op.name, text: t('remove') });
+            remove.addEventListener('click', function () {
+              state.draft.operations.splice(index, 1);
+              if (state.draft.operations.length === 0) delete state.draft.operations;
+              renderOperations();
+            });
+            action.appendChild(remove);
+          }
+          cells.push(action);
+          return el('tr', { 'data-operation': op.name }, cells);
+        },
+      ),
     );
   }
+  /**
+   * Sets the member at a dotted path, making the objects on the way; `undefined` deletes it.
+   * @param {any} obj
+   * @param {string} path
+   * @param {unknown} value
+   */
   function set(obj, path, value) {
     var keys = path.split('.');
     var o = obj;
@@ -382,6 +478,12 @@
       api.tokenManagement = { enabled: false };
     return api;
   }
+  /**
+   * The problems of a refused call, in `list`; `onLine` goes to a line of the policy editor.
+   * @param {Element} list
+   * @param {Pick<Answer, 'status' | 'body'>} answer
+   * @param {(line: number, keepFocus?: boolean) => void} [onLine]
+   */
   function showIssues(list, answer, onLine) {
     var issues = answer.body && answer.body.issues;
     if (!issues || issues.length === 0) {
@@ -390,31 +492,45 @@
     }
     list.replaceChildren.apply(
       list,
-      issues.map(function (issue) {
-        var parts = [];
-        if (issue.path)
-          parts.push(el('span', { class: 'field-path', text: issue.path + (issue.line ? ' (' + t('line', { n: issue.line }) + ')' : '') }));
-        parts.push(el('span', { text: issue.message }));
-        if (issue.element) parts.push(el('span', { class: 'element', text: t('element') + ': ' + issue.element }));
-        if (issue.line && onLine) {
-          var go = el('button', { type: 'button', text: t('goToLine', { n: issue.line }) });
-          go.addEventListener('click', function () {
-            onLine(issue.line);
-          });
-          parts.push(el('div', {}, [go]));
-        }
-        return el('li', {}, parts);
-      }),
+      issues.map(
+        /** @param {Issue} issue */ function (issue) {
+          var parts = [];
+          if (issue.path)
+            parts.push(
+              el('span', { class: 'field-path', text: issue.path + (issue.line ? ' (' + t('line', { n: issue.line }) + ')' : '') }),
+            );
+          parts.push(el('span', { text: issue.message }));
+          if (issue.element) parts.push(el('span', { class: 'element', text: t('element') + ': ' + issue.element }));
+          if (issue.line && onLine) {
+            var go = el('button', { type: 'button', text: t('goToLine', { n: issue.line }) });
+            go.addEventListener('click', function () {
+              onLine(/** @type {number} */ (issue.line));
+            });
+            parts.push(el('div', {}, [go]));
+          }
+          return el('li', {}, parts);
+        },
+      ),
     );
     var first = list.querySelector('button');
     if (first && onLine)
       onLine(
-        issues.filter(function (i) {
-          return i.line;
-        })[0].line,
+        /** @type {number} */ (
+          issues.filter(
+            /** @param {Issue} i */ function (i) {
+              return i.line;
+            },
+          )[0].line
+        ),
         true,
       );
   }
+  /**
+   * Says a save succeeded, or shows why not.
+   * @param {Answer} answer
+   * @param {Element} list
+   * @param {{ onLine?: (line: number, keepFocus?: boolean) => void }} [after]
+   */
   function saved(answer, list, after) {
     if (!answer.ok) {
       showIssues(list, answer, after && after.onLine);
@@ -427,11 +543,13 @@
   function refreshAfterSave() {
     return Promise.all([loadConfig(), loadState(), loadVersions(), loadAudit()]);
   }
+  /** @param {SubmitEvent} event */
   function saveApi(event) {
     event.preventDefault();
     var api = readApiForm();
     var previous = state.selected;
     var path = /** @type {string} */ (previous).split('/');
+    /** @type {{ api: unknown, comment: string, baseVersion: number, policy?: string }} */
     var body = { api: api, comment: $('api-comment').value, baseVersion: state.config.version.version };
     var before = currentApi();
     var az = api.authorization;
@@ -468,6 +586,10 @@
     renderOperations();
     $('op-name').focus();
   }
+  /**
+   * @param {OpenApiImport} body
+   * @param {boolean} dryRun
+   */
   function importChanges(body, dryRun) {
     var c = body.changes || {};
     var items = [];
@@ -483,6 +605,7 @@
     });
     $('openapi-result').replaceChildren.apply($('openapi-result'), items);
   }
+  /** @param {boolean} dryRun */
   function importOpenApi(dryRun) {
     var api = currentApi();
     var files = $('openapi-file').files;
@@ -537,6 +660,7 @@
       },
     );
   }
+  /** @param {SubmitEvent} event */
   function addApi(event) {
     event.preventDefault();
     var version = $('new-version').value.trim();
@@ -587,6 +711,7 @@
       whatIfStale();
     });
   }
+  /** @param {number} [bad] the line to mark */
   function renderGutter(bad) {
     var lines = $('policy-text').value.split('\n').length;
     var spans = [];
@@ -594,6 +719,10 @@
     $('gutter').replaceChildren.apply($('gutter'), spans);
     $('gutter').scrollTop = $('policy-text').scrollTop;
   }
+  /**
+   * @param {number} line
+   * @param {boolean} [keepFocus]
+   */
   function goToLine(line, keepFocus) {
     var area = $('policy-text');
     var lines = area.value.split('\n');
@@ -645,6 +774,7 @@
   function whatIfStale() {
     $('whatif-stale').hidden = !state.whatIf || state.whatIf.text === $('policy-text').value;
   }
+  /** @param {string} decision */
   function decisionClass(decision) {
     return decision === 'Permit' ? 'to-permit' : decision === 'Deny' ? 'to-deny' : 'to-other';
   }
@@ -659,43 +789,50 @@
     $('whatif-table-wrap').hidden = r.changed.length === 0;
     $('whatif-changes').replaceChildren.apply(
       $('whatif-changes'),
-      r.changed.map(function (c) {
-        var link = el('a', {
-          href: '../console/#/transactions/' + encodeURIComponent(c.id),
-          target: '_blank',
-          rel: 'noopener noreferrer',
-          'aria-label': t('openTransaction', { id: c.id }),
-          class: 'mono',
-          text: c.id,
-        });
-        var who = c.caller.clientId || c.caller.subject || '—';
-        if (c.caller.subject && c.caller.clientId && c.caller.subject !== c.caller.clientId) who += ' (' + c.caller.subject + ')';
-        var recorded = c.recorded.decision + (c.recorded.rule ? ' — ' + t('ruleOf', { r: c.recorded.rule }) : '');
-        var rule = c.draft.rule
-          ? t('ruleOf', { r: c.draft.rule }) + (c.draft.policy ? ' (' + c.draft.policy + ')' : '')
-          : c.draft.path && c.draft.path.length
-            ? c.draft.path.join(' > ')
-            : '—';
-        if (c.draft.statusMessage) rule += ' — ' + c.draft.statusMessage;
-        return el('tr', { 'data-transaction': c.id }, [
-          el('td', {}, [link, c.incomplete ? el('span', { class: 'note', text: ' (' + t('incompleteRequest') + ')' }) : null]),
-          el('td', { text: fmtTime(c.time) }),
-          el('td', { text: who }),
-          el('td', { text: (c.method || '') + (c.operation ? ' ' + c.operation : '') }),
-          el('td', {}, [
-            el('span', { class: decisionClass(c.recorded.decision), text: recorded }),
-            c.status ? ' (' + c.status + ')' : null,
-          ]),
-          el('td', {}, [el('span', { class: decisionClass(c.draft.decision), text: c.draft.decision })]),
-          el('td', { text: rule }),
-        ]);
-      }),
+      r.changed.map(
+        /** @param {WhatIfChange} c */ function (c) {
+          var link = el('a', {
+            href: '../console/#/transactions/' + encodeURIComponent(c.id),
+            target: '_blank',
+            rel: 'noopener noreferrer',
+            'aria-label': t('openTransaction', { id: c.id }),
+            class: 'mono',
+            text: c.id,
+          });
+          var who = c.caller.clientId || c.caller.subject || '—';
+          if (c.caller.subject && c.caller.clientId && c.caller.subject !== c.caller.clientId) who += ' (' + c.caller.subject + ')';
+          var recorded = c.recorded.decision + (c.recorded.rule ? ' — ' + t('ruleOf', { r: c.recorded.rule }) : '');
+          var rule = c.draft.rule
+            ? t('ruleOf', { r: c.draft.rule }) + (c.draft.policy ? ' (' + c.draft.policy + ')' : '')
+            : c.draft.path && c.draft.path.length
+              ? c.draft.path.join(' > ')
+              : '—';
+          if (c.draft.statusMessage) rule += ' — ' + c.draft.statusMessage;
+          return el('tr', { 'data-transaction': c.id }, [
+            el('td', {}, [link, c.incomplete ? el('span', { class: 'note', text: ' (' + t('incompleteRequest') + ')' }) : null]),
+            el('td', { text: fmtTime(c.time) }),
+            el('td', { text: who }),
+            el('td', { text: (c.method || '') + (c.operation ? ' ' + c.operation : '') }),
+            el('td', {}, [
+              el('span', { class: decisionClass(c.recorded.decision), text: recorded }),
+              c.status ? ' (' + c.status + ')' : null,
+            ]),
+            el('td', {}, [el('span', { class: decisionClass(c.draft.decision), text: c.draft.decision })]),
+            el('td', { text: rule }),
+          ]);
+        },
+      ),
     );
     var notes = [];
+    /** @type {Record<string, string>} */
     var keys = { permit: 'skipPermit', noAuthorization: 'skipNoAuthorization', noRequest: 'skipNoRequest', unreadable: 'skipUnreadable' };
-    (r.skipped || []).forEach(function (s) {
-      notes.push(el('li', { 'data-skipped': s.reason, text: keys[s.reason] ? t(keys[s.reason], { n: s.count }) : s.count + ' ' + s.why }));
-    });
+    (r.skipped || []).forEach(
+      /** @param {WhatIfSkip} s */ function (s) {
+        notes.push(
+          el('li', { 'data-skipped': s.reason, text: keys[s.reason] ? t(keys[s.reason], { n: s.count }) : s.count + ' ' + s.why }),
+        );
+      },
+    );
     if (r.requestedLimit !== undefined) notes.push(el('li', { text: t('whatIfCapped', { r: r.requestedLimit, n: r.limit }) }));
     if (r.scanLimited) notes.push(el('li', { text: t('whatIfScanLimited') }));
     $('whatif-notes').replaceChildren.apply($('whatif-notes'), notes);
@@ -729,6 +866,7 @@
 
   // ---- token policies ------------------------------------------------------------------------
 
+  /** @param {SecretSource | undefined} s */
   function secretText(s) {
     if (!s) return t('secretNone');
     if (s.from === 'env') return s.set ? t('secretEnv', { v: s.variable }) : t('secretEnvMissing', { v: s.variable });
@@ -748,61 +886,66 @@
           ['cacheTtlSeconds', t('cacheTtl'), p.cacheTtlSeconds],
           ['timeoutMs', t('policyTimeoutMs'), p.timeoutMs],
         ];
-        var form = el(
-          'form',
-          { class: 'card stack', 'data-policy': name },
-          [el('h3', { text: name })]
-            .concat(
-              fields.map(function (f) {
-                return el('div', { class: 'field' }, [
-                  el('label', { for: id + '-' + f[0], text: f[1] }),
-                  el('input', {
-                    id: id + '-' + f[0],
-                    name: f[0],
-                    value: f[2] === undefined ? '' : String(f[2]),
-                    readonly: editable ? undefined : 'readonly',
-                  }),
-                ]);
-              }),
-            )
-            .concat([
-              el('p', { class: 'note' }, [
-                t('clientSecret') + ': ',
-                el('span', { class: 'secret-state', text: secretText(state.config.secrets[name]) }),
+        var form = /** @type {Control} */ (
+          el(
+            'form',
+            { class: 'card stack', 'data-policy': name },
+            /** @type {Array<HTMLElement | null>} */ ([el('h3', { text: name })])
+              .concat(
+                fields.map(function (f) {
+                  return el('div', { class: 'field' }, [
+                    el('label', { for: id + '-' + f[0], text: f[1] }),
+                    el('input', {
+                      id: id + '-' + f[0],
+                      name: f[0],
+                      value: f[2] === undefined ? '' : String(f[2]),
+                      readonly: editable ? undefined : 'readonly',
+                    }),
+                  ]);
+                }),
+              )
+              .concat([
+                el('p', { class: 'note' }, [
+                  t('clientSecret') + ': ',
+                  el('span', { class: 'secret-state', text: secretText(state.config.secrets[name]) }),
+                ]),
+                editable
+                  ? el('div', { class: 'field' }, [
+                      el('label', { for: id + '-secret', text: t('newSecret') }),
+                      el('input', { id: id + '-secret', name: 'clientSecret', type: 'password', autocomplete: 'new-password' }),
+                    ])
+                  : null,
+                editable ? el('div', { class: 'actions' }, [el('button', { type: 'submit', class: 'primary', text: t('save') })]) : null,
+                el('ul', { class: 'errors', role: 'alert' }),
               ]),
-              editable
-                ? el('div', { class: 'field' }, [
-                    el('label', { for: id + '-secret', text: t('newSecret') }),
-                    el('input', { id: id + '-secret', name: 'clientSecret', type: 'password', autocomplete: 'new-password' }),
-                  ])
-                : null,
-              editable ? el('div', { class: 'actions' }, [el('button', { type: 'submit', class: 'primary', text: t('save') })]) : null,
-              el('ul', { class: 'errors', role: 'alert' }),
-            ]),
+          )
         );
-        form.addEventListener('submit', function (event) {
-          event.preventDefault();
-          var next = JSON.parse(JSON.stringify(p));
-          ['issuer', 'clientId'].forEach(function (k) {
-            next[k] = form.elements[k].value.trim();
-          });
-          ['cacheTtlSeconds', 'timeoutMs'].forEach(function (k) {
-            var v = form.elements[k].value.trim();
-            if (v === '') delete next[k];
-            else next[k] = /^\d+(\.\d+)?$/.test(v) ? Number(v) : v;
-          });
-          var secret = form.elements.clientSecret.value;
-          if (secret !== '') {
-            next.clientSecret = secret;
-            delete next.clientSecretEnv;
-          }
-          call('PUT', 'api/token-policies/' + encodeURIComponent(name), { policy: next, baseVersion: state.config.version.version }).then(
-            function (a) {
-              var list = form.querySelector('ul.errors');
-              if (saved(a, list)) return refreshAfterSave();
-            },
-          );
-        });
+        form.addEventListener(
+          'submit',
+          /** @param {SubmitEvent} event */ function (event) {
+            event.preventDefault();
+            var next = JSON.parse(JSON.stringify(p));
+            ['issuer', 'clientId'].forEach(function (k) {
+              next[k] = form.elements[k].value.trim();
+            });
+            ['cacheTtlSeconds', 'timeoutMs'].forEach(function (k) {
+              var v = form.elements[k].value.trim();
+              if (v === '') delete next[k];
+              else next[k] = /^\d+(\.\d+)?$/.test(v) ? Number(v) : v;
+            });
+            var secret = form.elements.clientSecret.value;
+            if (secret !== '') {
+              next.clientSecret = secret;
+              delete next.clientSecretEnv;
+            }
+            call('PUT', 'api/token-policies/' + encodeURIComponent(name), { policy: next, baseVersion: state.config.version.version }).then(
+              function (a) {
+                var list = /** @type {Element} */ (form.querySelector('ul.errors'));
+                if (saved(a, list)) return refreshAfterSave();
+              },
+            );
+          },
+        );
         return form;
       }),
     );
@@ -816,34 +959,39 @@
       state.versions = a.body.items;
       $('versions').replaceChildren.apply(
         $('versions'),
-        state.versions.map(function (v, index) {
-          var action = el('td', {});
-          if (allows('admin') && index > 0) {
-            var back = el('button', { type: 'button', 'aria-label': t('rollback') + ' ' + v.version, text: t('rollback') });
-            back.addEventListener('click', function () {
-              rollback(v.version);
-            });
-            action.appendChild(back);
-          }
-          return el('tr', { 'data-version': v.version }, [
-            el('td', { class: 'num', text: v.version }),
-            el('td', { text: fmtTime(v.time) }),
-            el('td', { text: v.author }),
-            el('td', { text: v.comment }),
-            action,
-          ]);
-        }),
+        state.versions.map(
+          /** @param {Version} v @param {number} index */ function (v, index) {
+            var action = el('td', {});
+            if (allows('admin') && index > 0) {
+              var back = el('button', { type: 'button', 'aria-label': t('rollback') + ' ' + v.version, text: t('rollback') });
+              back.addEventListener('click', function () {
+                rollback(v.version);
+              });
+              action.appendChild(back);
+            }
+            return el('tr', { 'data-version': v.version }, [
+              el('td', { class: 'num', text: v.version }),
+              el('td', { text: fmtTime(v.time) }),
+              el('td', { text: v.author }),
+              el('td', { text: v.comment }),
+              action,
+            ]);
+          },
+        ),
       );
-      var options = function (selected) {
-        return state.versions.map(function (v) {
-          return el('option', { value: v.version, selected: v.version === selected ? 'selected' : undefined, text: String(v.version) });
-        });
+      var options = /** @param {number | undefined} selected */ function (selected) {
+        return state.versions.map(
+          /** @param {Version} v */ function (v) {
+            return el('option', { value: v.version, selected: v.version === selected ? 'selected' : undefined, text: String(v.version) });
+          },
+        );
       };
       var latest = state.versions[0] ? state.versions[0].version : undefined;
       $('diff-from').replaceChildren.apply($('diff-from'), options(state.versions[1] ? state.versions[1].version : latest));
       $('diff-to').replaceChildren.apply($('diff-to'), options(latest));
     });
   }
+  /** @param {SubmitEvent} event */
   function compare(event) {
     event.preventDefault();
     return call('GET', 'api/diff?from=' + encodeURIComponent($('diff-from').value) + '&to=' + encodeURIComponent($('diff-to').value)).then(
@@ -858,32 +1006,37 @@
         }
         $('diff').replaceChildren.apply(
           $('diff'),
-          a.body.files.map(function (f) {
-            var rows = [];
-            var last = null;
-            f.lines.forEach(function (l) {
-              var here = l.oldLine !== undefined ? l.oldLine : null;
-              if (last !== null && here !== null && here > last + 1)
-                rows.push(el('tr', { class: 'gap' }, [el('td', { colspan: 4, text: '…' })]));
-              if (here !== null) last = here;
-              rows.push(
-                el('tr', { class: l.op === '+' ? 'add' : l.op === '-' ? 'del' : undefined }, [
-                  el('td', { class: 'ln', text: l.oldLine === undefined ? '' : l.oldLine }),
-                  el('td', { class: 'ln', text: l.newLine === undefined ? '' : l.newLine }),
-                  el('td', { 'aria-hidden': 'true', text: l.op }),
-                  el('td', { text: l.text, 'data-op': l.op }),
-                ]),
-              );
-            });
-            return el('section', {}, [
-              el('h3', { text: f.file }),
-              el('table', {}, [el('caption', { class: 'visually-hidden', text: f.file }), el('tbody', {}, rows)]),
-            ]);
-          }),
+          a.body.files.map(
+            /** @param {DiffFile} f */ function (f) {
+              /** @type {HTMLElement[]} */
+              var rows = [];
+              /** @type {number | null} */
+              var last = null;
+              f.lines.forEach(function (l) {
+                var here = l.oldLine !== undefined ? l.oldLine : null;
+                if (last !== null && here !== null && here > last + 1)
+                  rows.push(el('tr', { class: 'gap' }, [el('td', { colspan: 4, text: '…' })]));
+                if (here !== null) last = here;
+                rows.push(
+                  el('tr', { class: l.op === '+' ? 'add' : l.op === '-' ? 'del' : undefined }, [
+                    el('td', { class: 'ln', text: l.oldLine === undefined ? '' : l.oldLine }),
+                    el('td', { class: 'ln', text: l.newLine === undefined ? '' : l.newLine }),
+                    el('td', { 'aria-hidden': 'true', text: l.op }),
+                    el('td', { text: l.text, 'data-op': l.op }),
+                  ]),
+                );
+              });
+              return el('section', {}, [
+                el('h3', { text: f.file }),
+                el('table', {}, [el('caption', { class: 'visually-hidden', text: f.file }), el('tbody', {}, rows)]),
+              ]);
+            },
+          ),
         );
       },
     );
   }
+  /** @param {number} version */
   function rollback(version) {
     if (!window.confirm(t('confirmRollback', { v: version }))) return;
     return call('POST', 'api/versions/' + version + '/rollback', {}).then(function (a) {
@@ -903,20 +1056,23 @@
       if (!a.ok) return;
       $('audit').replaceChildren.apply(
         $('audit'),
-        a.body.items.map(function (e) {
-          return el('tr', { 'data-action': e.action }, [
-            el('td', { text: fmtTime(e.time) }),
-            el('td', { text: (e.actor || '—') + (e.role ? ' (' + e.role + ')' : '') }),
-            el('td', { class: 'mono', text: e.address }),
-            el('td', { text: e.action }),
-            el('td', { text: e.target || '' }),
-            el('td', { class: 'result-' + e.result, text: e.result + (e.status ? ' ' + e.status : '') }),
-            el('td', { text: e.detail || '' }),
-          ]);
-        }),
+        a.body.items.map(
+          /** @param {AuditEntry} e */ function (e) {
+            return el('tr', { 'data-action': e.action }, [
+              el('td', { text: fmtTime(e.time) }),
+              el('td', { text: (e.actor || '—') + (e.role ? ' (' + e.role + ')' : '') }),
+              el('td', { class: 'mono', text: e.address }),
+              el('td', { text: e.action }),
+              el('td', { text: e.target || '' }),
+              el('td', { class: 'result-' + e.result, text: e.result + (e.status ? ' ' + e.status : '') }),
+              el('td', { text: e.detail || '' }),
+            ]);
+          },
+        ),
       );
     });
   }
+  /** @param {string} format */
   function exportAudit(format) {
     var headers = Object.assign({}, HEADERS);
     return fetch('../operators/audit/export?format=' + format, { headers: headers, credentials: 'same-origin' }).then(function (res) {

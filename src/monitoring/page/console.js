@@ -1,10 +1,44 @@
 // @ts-check
 // Monitoring console page script. Every value goes into the page with textContent or
 // setAttribute: no HTML is ever built from data.
+
+/**
+ * What the script reads of the console API's answers (src/monitoring/, the record model of
+ * src/record/): the members it uses, as the server sends them.
+ * @typedef {{ provider: string, name: string, version: number }} ApiRef An API a record names.
+ * @typedef {{ code?: string, label?: string }} Outcome A record's outcome (its code, the catalogue's label).
+ * @typedef {{ subject?: string, clientId?: string, username?: string, issuer?: string }} Sender Who sent a request.
+ * @typedef {{ time: number, level: string, code: string, message: string }} Diagnostic A line of a request's diagnostics.
+ * @typedef {{ size: number, kept?: number, truncated?: boolean, contentType?: string, encoding?: string, content: unknown }} RecordedBody
+ *   A recorded body.
+ * @typedef {{ failure?: { part: string, failed?: string[], message?: string }, parents?: unknown[], kind: string, id: string,
+ *   effect?: string, decision: string }} XacmlStep An element the XACML evaluation went through.
+ * @typedef {{ decidedBy?: { rule?: string, policy?: string, path?: Array<{ kind: string, id: string }> }, steps?: XacmlStep[],
+ *   omittedSteps?: number }} XacmlExplanation Why a decision was taken.
+ * @typedef {{ id: string, values: unknown }} XacmlAttribute An attribute of a recorded XACML request.
+ * @typedef {{ decision: string, text: string, explanation?: XacmlExplanation,
+ *   request?: Record<string, XacmlAttribute[] | undefined> & { incomplete?: boolean } }} Authorization A record's authorization.
+ * @typedef {{ method?: string, policy?: string, introspection?: unknown, jwt?: unknown, userInfo?: unknown }} TokenInfo
+ *   The token a record keeps (its claims, never the token).
+ * @typedef {{ id: string, messageId?: string, traceId?: unknown, startedAt: number, durationMs?: number, api?: ApiRef,
+ *   operation?: string, method: string, url: string, status: number | null, gatewayStatus?: string, errorCode?: string,
+ *   problemDetail?: unknown, outcome?: Outcome, sender?: Sender, clientAddress?: string, nodeId?: string,
+ *   authorization?: Authorization, tokenInfo?: TokenInfo, diagnostics?: Diagnostic[],
+ *   incoming?: { headers?: Record<string, unknown> }, outgoing?: { headers?: Record<string, unknown> },
+ *   requestBody?: RecordedBody, responseBody?: RecordedBody }} Transaction A transaction record.
+ * @typedef {{ value: string, count: number }} TopEntry A value of the statistics' top lists and its count.
+ * @typedef {{ start: number, counts: Record<string, number> }} Bucket A bar of the chart: the counts by outcome of a span.
+ * @typedef {{ from: number, to: number, buckets: Bucket[],
+ *   totals: { count: number, byOutcome: Record<string, number>, meanDurationMs?: number, p95DurationMs?: number },
+ *   top?: Record<'api' | 'operation' | 'clientId' | 'status' | 'gatewayStatus', TopEntry[]> }} Stats The statistics of a window.
+ * @typedef {{ res: Response, body: any }} CallResult A call's answer: the response, and its body as parsed (null when not JSON).
+ */
+
 (function () {
   'use strict';
   var LABELS = __OUTCOME_LABELS__;
   var GROUPS = __OUTCOME_GROUPS__;
+  /** @type {Readonly<Record<string, Readonly<Record<string, string>>>>} The texts by language. */
   var TEXTS = __TEXTS__;
   var EXPORT_COLUMNS = __EXPORT_COLUMNS__;
   var DEFAULT_COLUMNS = __DEFAULT_COLUMNS__;
@@ -13,6 +47,7 @@
   var REFRESH_MS = 5000;
   var SVG = 'http://www.w3.org/2000/svg';
   var TIME_CLAIMS = ['exp', 'iat', 'nbf', 'auth_time', 'updated_at'];
+  /** @type {Readonly<Record<string, number>>} The preset windows' spans, milliseconds. */
   var WINDOWS = { '15m': 15 * 60000, '1h': 3600000, '24h': 86400000, '7d': 7 * 86400000 };
   var DEFAULT_WINDOW = '24h';
   var TEXT_FILTERS = [
@@ -38,8 +73,8 @@
   /**
    * What the page shows and how. `items` and `stats` are the console API's answers, as it sends them.
    * @type {{
-   *   items: any[], next: string | null, filter: Record<string, string>, win: Win,
-   *   range: { from: number, to: number } | null, stats: any, timer: number | null, seq: number,
+   *   items: Transaction[], next: string | null, filter: Record<string, string>, win: Win,
+   *   range: { from: number, to: number } | null, stats: Stats | null, timer: number | null, seq: number,
    *   statsSeq: number, returnFocusId: string | null, returnHash: string, view: string,
    *   lang: 'it' | 'en', zone: 'local' | 'utc',
    * }}
@@ -72,18 +107,40 @@
     return /** @type {Control} */ (document.getElementById(id));
   }
 
+  /**
+   * What an element is made of: attributes (`text`: its text content; a missing value is left
+   * out) and children (a missing one is left out).
+   * @typedef {Record<string, unknown> | null | undefined} Attrs
+   * @typedef {Array<Node | string | number | null | undefined | false>} Children
+   */
+  /**
+   * @param {string} tag
+   * @param {Attrs} [attrs]
+   * @param {Children} [children]
+   * @returns {HTMLElement}
+   */
   function el(tag, attrs, children) {
     var node = document.createElement(tag);
     setAttrs(node, attrs);
     append(node, children);
     return node;
   }
+  /**
+   * @param {string} tag
+   * @param {Attrs} [attrs]
+   * @param {Children} [children]
+   * @returns {Element}
+   */
   function svg(tag, attrs, children) {
     var node = document.createElementNS(SVG, tag);
     setAttrs(node, attrs);
     append(node, children);
     return node;
   }
+  /**
+   * @param {Element} node
+   * @param {Attrs} attrs
+   */
   function setAttrs(node, attrs) {
     if (!attrs) return;
     Object.keys(attrs).forEach(function (k) {
@@ -93,6 +150,10 @@
       else node.setAttribute(k, String(v));
     });
   }
+  /**
+   * @param {Element} node
+   * @param {Children | undefined} children
+   */
   function append(node, children) {
     if (!children) return;
     children.forEach(function (c) {
@@ -103,6 +164,11 @@
 
   // ---- language --------------------------------------------------------------------------------
 
+  /**
+   * The text of `key` in the page's language, its `{name}` placeholders filled from `params`.
+   * @param {string} key
+   * @param {Record<string, unknown>} [params]
+   */
   function t(key, params) {
     var text = (TEXTS[state.lang] && TEXTS[state.lang][key]) || TEXTS.en[key] || key;
     if (params)
@@ -111,10 +177,15 @@
       });
     return text;
   }
+  /** @param {string} code an outcome code */
   function label(code) {
     return LABELS[code] ? LABELS[code][state.lang] : code;
   }
 
+  /**
+   * @param {string} name
+   * @param {string} value
+   */
   function remember(name, value) {
     try {
       window.localStorage.setItem('gateway-console-' + name, value);
@@ -122,6 +193,7 @@
       /* private mode */
     }
   }
+  /** @param {string} name */
   function recall(name) {
     try {
       return window.localStorage.getItem('gateway-console-' + name);
@@ -134,10 +206,10 @@
     document.documentElement.lang = state.lang;
     document.title = t('title');
     document.querySelectorAll('[data-i18n]').forEach(function (node) {
-      node.textContent = t(node.getAttribute('data-i18n'));
+      node.textContent = t(/** @type {string} */ (node.getAttribute('data-i18n')));
     });
     document.querySelectorAll('[data-i18n-label]').forEach(function (node) {
-      node.setAttribute('aria-label', t(node.getAttribute('data-i18n-label')));
+      node.setAttribute('aria-label', t(/** @type {string} */ (node.getAttribute('data-i18n-label'))));
     });
     $('lang').value = state.lang;
     buildOutcomeChoices();
@@ -145,9 +217,17 @@
 
   // ---- times -------------------------------------------------------------------------------------
 
+  /**
+   * @param {number} n
+   * @param {number} [w] the width, 2 by default
+   */
   function pad(n, w) {
     return String(n).padStart(w || 2, '0');
   }
+  /**
+   * A time's fields in the zone shown, or null when it is no time.
+   * @param {number} ms epoch milliseconds
+   */
   function parts(ms) {
     var d = new Date(ms);
     if (!isFinite(d.getTime())) return null;
@@ -163,6 +243,7 @@
       offset: utc ? 0 : -d.getTimezoneOffset(),
     };
   }
+  /** @param {number} offset minutes east of UTC */
   function zoneOf(offset) {
     if (state.zone === 'utc') return 'UTC';
     var sign = offset < 0 ? '-' : '+';
@@ -172,35 +253,47 @@
   function zoneName() {
     return zoneOf(-new Date().getTimezoneOffset());
   }
+  /** @param {NonNullable<ReturnType<typeof parts>>} p */
   function fmtDate(p) {
     return p.y + '-' + pad(p.mo) + '-' + pad(p.d);
   }
+  /**
+   * @param {number} ms
+   * @param {boolean} [withMs]
+   */
   function fmtClock(ms, withMs) {
     var p = parts(ms);
     if (!p) return String(ms);
     return pad(p.h) + ':' + pad(p.mi) + ':' + pad(p.s) + (withMs ? '.' + pad(p.ms, 3) : '');
   }
   // Every time on the page says its zone.
+  /** @param {number} ms */
   function fmtTime(ms) {
     var p = parts(ms);
     if (!p) return String(ms);
     return fmtDate(p) + ' ' + fmtClock(ms, true) + ' ' + zoneOf(p.offset);
   }
+  /** @param {number} ms */
   function fmtShort(ms) {
     var p = parts(ms);
     if (!p) return String(ms);
     return fmtDate(p) + ' ' + pad(p.h) + ':' + pad(p.mi) + ' ' + zoneOf(p.offset);
   }
+  /** @param {number} ms */
   function isoInput(ms) {
     var p = parts(ms);
     return p ? fmtDate(p) + 'T' + pad(p.h) + ':' + pad(p.mi) + ':' + pad(p.s) : '';
   }
   // An ISO date-time from an input, independent of the browser's locale: with Z or an offset as
   // written, else in the zone shown (UTC or the browser's).
+  /**
+   * @param {string} text
+   * @returns {number} epoch milliseconds, NaN when the text is no date-time
+   */
   function parseInput(text) {
     var m = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,3}))?)?)?\s*(Z|[+-]\d{2}:?\d{2})?$/i.exec(text.trim());
     if (!m) return NaN;
-    var n = function (i) {
+    var n = /** @param {number} i */ function (i) {
       var found = /** @type {RegExpExecArray} */ (m);
       return found[i] ? Number(found[i]) : 0;
     };
@@ -215,18 +308,22 @@
     if (state.zone === 'utc') return Date.UTC(n(1), n(2) - 1, n(3), n(4), n(5), n(6), ms);
     return new Date(n(1), n(2) - 1, n(3), n(4), n(5), n(6), ms).getTime();
   }
+  /** @param {number | null | undefined} ms */
   function fmtDuration(ms) {
     if (ms === null || ms === undefined || !isFinite(ms)) return '—';
     return ms < 1000 ? Math.round(ms * 10) / 10 + ' ms' : (ms / 1000).toFixed(2) + ' s';
   }
+  /** @param {number} ms */
   function isoTime(ms) {
     var d = new Date(ms);
     return isFinite(d.getTime()) ? d.toISOString() : '';
   }
+  /** @param {ApiRef | undefined} api */
   function apiName(api) {
     return api ? api.provider + '/' + api.name + '/v' + api.version : '';
   }
 
+  /** @param {Outcome | undefined} outcome */
   function badge(outcome) {
     var code = outcome && outcome.code ? outcome.code : 'GENERIC_ERROR';
     var safe = ORDER.indexOf(code) >= 0 ? code : 'GENERIC_ERROR';
@@ -257,7 +354,8 @@
       if (v) filter[name] = v;
     });
     var preset = params.get('window');
-    var win = { preset: WINDOWS[preset] || preset === 'custom' ? /** @type {string} */ (preset) : DEFAULT_WINDOW };
+    /** @type {Win} */
+    var win = { preset: (preset !== null && WINDOWS[preset]) || preset === 'custom' ? /** @type {string} */ (preset) : DEFAULT_WINDOW };
     if (win.preset === 'custom') {
       var f = Number(params.get('from')),
         to = Number(params.get('to'));
@@ -285,10 +383,13 @@
     window.history.replaceState(null, '', '?' + search().toString() + window.location.hash);
   }
 
+  /** @param {Element} container */
   function checkedValues(container) {
+    /** @type {string[]} */
     var out = [];
     container.querySelectorAll('input[type=checkbox]').forEach(function (box) {
-      if (box.checked) out.push(box.value);
+      var input = /** @type {HTMLInputElement} */ (box);
+      if (input.checked) out.push(input.value);
     });
     return out;
   }
@@ -381,6 +482,7 @@
 
   // ---- data ------------------------------------------------------------------------------------
 
+  /** @param {string} [text] */
   function setMessage(text) {
     $('message').textContent = text || '';
   }
@@ -389,10 +491,18 @@
   // requests without it, which a form or a plain link from another page cannot send.
   var API_HEADERS = { accept: 'application/json', '__CONSOLE_HEADER__': '1' };
 
+  /**
+   * @param {Response} res
+   * @param {any} body
+   */
   function problemText(res, body) {
     return t('apiError', { status: res.status }) + (body && body.detail ? ': ' + body.detail : '');
   }
 
+  /**
+   * @param {string} url
+   * @returns {Promise<CallResult>}
+   */
   function getJson(url) {
     return fetch(url, { headers: API_HEADERS, credentials: 'same-origin' }).then(function (res) {
       return res
@@ -406,6 +516,7 @@
     });
   }
 
+  /** @param {{ from: number, to: number }} range */
   function queryParams(range) {
     var params = new URLSearchParams();
     Object.keys(state.filter).forEach(function (k) {
@@ -418,6 +529,7 @@
 
   // One load: the list's first page (or the next) and, with the first page, the statistics, both
   // over the same resolved window.
+  /** @param {boolean} older the next page, rather than the first */
   function load(older) {
     var seq = ++state.seq;
     var range = older && state.range ? state.range : resolveWindow();
@@ -456,6 +568,10 @@
     });
   }
 
+  /**
+   * @param {{ from: number, to: number }} range
+   * @param {number} seq the load it is part of
+   */
   function loadStats(range, seq) {
     return getJson('api/stats?' + queryParams(range).toString()).then(
       function (r) {
@@ -482,6 +598,7 @@
 
   // ---- table -----------------------------------------------------------------------------------
 
+  /** @param {Transaction} r */
   function rowOf(r) {
     var who = el('div', { class: 'who' }, [
       el('span', { text: (r.sender && r.sender.subject) || '—' }),
@@ -534,28 +651,34 @@
   }
 
   function renderApis() {
+    /** @type {Record<string, boolean>} */
     var seen = {};
     var list = $('api-list');
     list.replaceChildren();
     var names =
       state.stats && state.stats.top
-        ? state.stats.top.api.map(function (e) {
-            return e.value;
-          })
+        ? state.stats.top.api.map(
+            /** @param {TopEntry} e */ function (e) {
+              return e.value;
+            },
+          )
         : [];
     state.items.forEach(function (r) {
       names.push(apiName(r.api));
     });
-    names.forEach(function (name) {
-      if (name && !seen[name]) {
-        seen[name] = true;
-        list.appendChild(el('option', { value: name }));
-      }
-    });
+    names.forEach(
+      /** @param {string} name */ function (name) {
+        if (name && !seen[name]) {
+          seen[name] = true;
+          list.appendChild(el('option', { value: name }));
+        }
+      },
+    );
   }
 
   // ---- chart (from the store's statistics over the window) --------------------------------------
 
+  /** @param {string} [note] what to say instead of a chart */
   function renderChart(note) {
     var box = $('chart');
     var legend = $('legend');
@@ -614,13 +737,15 @@
     }
     var n = buckets.length;
     var peak = 1;
-    buckets.forEach(function (b) {
-      var sum = 0;
-      Object.keys(b.counts).forEach(function (c) {
-        sum += b.counts[c];
-      });
-      if (sum > peak) peak = sum;
-    });
+    buckets.forEach(
+      /** @param {Bucket} b */ function (b) {
+        var sum = 0;
+        Object.keys(b.counts).forEach(function (c) {
+          sum += b.counts[c];
+        });
+        if (sum > peak) peak = sum;
+      },
+    );
     var plotW = W - left - right,
       plotH = H - top - bottom;
     var slot = plotW / n;
@@ -635,32 +760,34 @@
     }
     var labelEvery = Math.ceil(n / 8);
     var long = stats.to - stats.from > 86400000;
-    buckets.forEach(function (bucket, index) {
-      var x = left + slot * index + (slot - barW) / 2;
-      var base = top + plotH;
-      ORDER.forEach(function (code) {
-        var count = bucket.counts[code];
-        if (!count) return;
-        var h = (plotH * count) / peak;
-        base -= h;
-        children.push(
-          svg('rect', { class: 'o-' + code, x: x.toFixed(1), y: base.toFixed(1), width: barW.toFixed(1), height: h.toFixed(1) }, [
-            svg('title', { text: fmtShort(bucket.start) + ' — ' + label(code) + ': ' + count }),
-          ]),
-        );
-      });
-      if (index % labelEvery === 0) {
-        var p = parts(bucket.start);
-        children.push(
-          svg('text', {
-            x: (left + slot * index + slot / 2).toFixed(1),
-            y: H - 8,
-            'text-anchor': 'middle',
-            text: long && p ? pad(p.mo) + '-' + pad(p.d) + ' ' + pad(p.h) + ':' + pad(p.mi) : fmtClock(bucket.start),
-          }),
-        );
-      }
-    });
+    buckets.forEach(
+      /** @param {Bucket} bucket @param {number} index */ function (bucket, index) {
+        var x = left + slot * index + (slot - barW) / 2;
+        var base = top + plotH;
+        ORDER.forEach(function (code) {
+          var count = bucket.counts[code];
+          if (!count) return;
+          var h = (plotH * count) / peak;
+          base -= h;
+          children.push(
+            svg('rect', { class: 'o-' + code, x: x.toFixed(1), y: base.toFixed(1), width: barW.toFixed(1), height: h.toFixed(1) }, [
+              svg('title', { text: fmtShort(bucket.start) + ' — ' + label(code) + ': ' + count }),
+            ]),
+          );
+        });
+        if (index % labelEvery === 0) {
+          var p = parts(bucket.start);
+          children.push(
+            svg('text', {
+              x: (left + slot * index + slot / 2).toFixed(1),
+              y: H - 8,
+              'text-anchor': 'middle',
+              text: long && p ? pad(p.mo) + '-' + pad(p.d) + ' ' + pad(p.h) + ':' + pad(p.mi) : fmtClock(bucket.start),
+            }),
+          );
+        }
+      },
+    );
     box.replaceChildren(
       svg('svg', { viewBox: '0 0 ' + W + ' ' + H, role: 'img', 'aria-label': summary, preserveAspectRatio: 'xMidYMid meet' }, children),
     );
@@ -668,6 +795,12 @@
 
   // ---- report ----------------------------------------------------------------------------------
 
+  /**
+   * @param {string} id
+   * @param {string} title
+   * @param {TopEntry[]} entries
+   * @param {(value: string) => Node} [render]
+   */
   function topTable(id, title, entries, render) {
     var body =
       entries.length === 0
@@ -680,12 +813,14 @@
             el(
               'tbody',
               {},
-              entries.map(function (e) {
-                return el('tr', {}, [
-                  el('th', { scope: 'row' }, [render ? render(e.value) : e.value]),
-                  el('td', { class: 'num', text: e.count }),
-                ]);
-              }),
+              entries.map(
+                /** @param {TopEntry} e */ function (e) {
+                  return el('tr', {}, [
+                    el('th', { scope: 'row' }, [render ? render(e.value) : e.value]),
+                    el('td', { class: 'num', text: e.count }),
+                  ]);
+                },
+              ),
             ),
           ]);
     return el('section', { class: 'report-part', 'aria-labelledby': id }, [el('h3', { id: id, text: title }), body]);
@@ -699,11 +834,12 @@
       return;
     }
     var top = stats.top || { api: [], operation: [], clientId: [], status: [], gatewayStatus: [] };
+    var counts = stats.totals.byOutcome;
     var byOutcome = ORDER.filter(function (c) {
-      return stats.totals.byOutcome[c];
+      return counts[c];
     })
       .map(function (c) {
-        return { value: c, count: stats.totals.byOutcome[c] };
+        return { value: c, count: counts[c] };
       })
       .sort(function (a, b) {
         return b.count - a.count;
@@ -716,9 +852,14 @@
         el('div', {}, [el('dt', { text: t('window') }), el('dd', { text: fmtShort(stats.from) + ' – ' + fmtShort(stats.to) })]),
       ]),
       el('div', { class: 'report-grid' }, [
-        topTable('r-outcomes', t('byOutcome'), byOutcome, function (code) {
-          return badge({ code: code });
-        }),
+        topTable(
+          'r-outcomes',
+          t('byOutcome'),
+          byOutcome,
+          /** @param {string} code */ function (code) {
+            return badge({ code: code });
+          },
+        ),
         topTable('r-apis', t('topApis'), top.api),
         topTable('r-operations', t('topOperations'), top.operation),
         topTable('r-clients', t('topClients'), top.clientId),
@@ -730,23 +871,33 @@
 
   // ---- detail ----------------------------------------------------------------------------------
 
+  /** @param {Array<[string, unknown]>} pairs a label and its value (a node or a value shown as text) */
   function kv(pairs) {
     var dl = el('dl', { class: 'kv' });
     pairs.forEach(function (p) {
       var v = p[1];
       if (v === undefined || v === null || v === '') return;
       dl.appendChild(el('dt', { text: p[0] }));
-      dl.appendChild(el('dd', {}, [typeof v === 'object' ? v : String(v)]));
+      dl.appendChild(el('dd', {}, [typeof v === 'object' ? /** @type {Node} */ (v) : String(v)]));
     });
     return dl;
   }
 
+  /**
+   * @param {string} id
+   * @param {string} title
+   * @param {Node[]} content
+   */
   function section(id, title, content) {
-    return el('section', { 'aria-labelledby': id }, [el('h3', { id: id, text: title })].concat(content));
+    return el('section', { 'aria-labelledby': id }, /** @type {Node[]} */ ([el('h3', { id: id, text: title })]).concat(content));
   }
 
   // Any value a record may hold must render: a time claim out of Date's range (exp: 1e20) has no
   // date, a value JSON cannot write is shown as text.
+  /**
+   * @param {string} name
+   * @param {unknown} value
+   */
   function claimValue(name, value) {
     if (typeof value === 'number' && TIME_CLAIMS.indexOf(name) >= 0) {
       var when = isoTime(value * 1000);
@@ -761,6 +912,11 @@
     }
   }
 
+  /**
+   * @param {string} caption
+   * @param {[string, string]} head
+   * @param {Array<[string, string]>} rows
+   */
   function pairTable(caption, head, rows) {
     return el('table', { class: 'pairs' }, [
       el('caption', { class: 'visually-hidden', text: caption }),
@@ -775,27 +931,36 @@
     ]);
   }
 
+  /**
+   * @param {string} caption
+   * @param {unknown} claims
+   */
   function claimsTable(caption, claims) {
     if (!claims || typeof claims !== 'object') return el('p', { class: 'mono', text: claimValue('', claims) });
     return pairTable(
       caption,
       [t('claimCol'), t('value')],
       Object.keys(claims).map(function (k) {
-        return [k, claimValue(k, claims[k])];
+        return /** @type {[string, string]} */ ([k, claimValue(k, /** @type {Record<string, unknown>} */ (claims)[k])]);
       }),
     );
   }
 
+  /**
+   * @param {string} caption
+   * @param {Record<string, unknown>} headers
+   */
   function headersTable(caption, headers) {
     return pairTable(
       caption,
       [t('header'), t('value')],
       Object.keys(headers).map(function (k) {
-        return [k, String(headers[k])];
+        return /** @type {[string, string]} */ ([k, String(headers[k])]);
       }),
     );
   }
 
+  /** @param {XacmlExplanation} explanation */
   function decidedByText(explanation) {
     var by = explanation.decidedBy;
     if (by && typeof by.rule === 'string') return t('ruleOfPolicy', { rule: by.rule, policy: by.policy === undefined ? '' : by.policy });
@@ -808,13 +973,16 @@
     return t('noRuleApplied');
   }
 
+  /** @param {unknown} values */
   function valuesText(values) {
     if (!Array.isArray(values)) return claimValue('', values);
     return values.length === 1 ? String(values[0]) : JSON.stringify(values);
   }
 
   // Why a request was not permitted: each element evaluated and what failed, then the request's attributes.
+  /** @param {Authorization} authz */
   function xacmlParts(authz) {
+    /** @type {HTMLElement[]} */
     var parts = [];
     var explanation = authz.explanation;
     if (explanation && Array.isArray(explanation.steps) && explanation.steps.length > 0) {
@@ -861,9 +1029,11 @@
     }
     var request = authz.request;
     if (request && typeof request === 'object') {
+      var categories = request;
+      /** @type {Array<[string, string, string]>} */
       var rows = [];
       ['subject', 'resource', 'action', 'environment'].forEach(function (category) {
-        (Array.isArray(request[category]) ? request[category] : []).forEach(function (a) {
+        (Array.isArray(categories[category]) ? categories[category] : []).forEach(function (a) {
           rows.push([category, a.id, valuesText(a.values)]);
         });
       });
@@ -896,6 +1066,10 @@
     return parts;
   }
 
+  /**
+   * @param {string} key
+   * @param {RecordedBody} body
+   */
   function bodyParts(key, body) {
     var meta = [t('bodySize', { size: body.size })];
     if (body.contentType) meta.unshift(body.contentType);
@@ -908,6 +1082,7 @@
     ];
   }
 
+  /** @param {Transaction} r */
   function renderDetail(r) {
     $('detail-heading').textContent = t('transaction') + ' ' + r.id;
     var left = [];
@@ -1052,6 +1227,7 @@
     $('detail-body').replaceChildren.apply($('detail-body'), parts);
   }
 
+  /** @param {Transaction} body */
   function showDetail(body) {
     try {
       renderDetail(body);
@@ -1070,6 +1246,7 @@
   }
 
   // Opens a transaction's detail at its own address (#/transactions/<id>).
+  /** @param {string} id */
   function openDetail(id) {
     state.returnFocusId = id;
     var hash = '#/transactions/' + encodeURIComponent(id);
@@ -1080,6 +1257,7 @@
     return fetchDetail(id);
   }
 
+  /** @param {string} id */
   function fetchDetail(id) {
     return getJson('api/transactions/' + encodeURIComponent(id)).then(
       function (r) {
@@ -1098,6 +1276,7 @@
   }
 
   // The search box: a transaction id opens its detail; else a message id, whatever the window.
+  /** @param {string} text */
   function find(text) {
     var id = text.trim();
     if (!id) return;
@@ -1150,6 +1329,7 @@
     setView(hash === '#/report' ? 'report' : 'list');
   }
 
+  /** @param {string} view */
   function setView(view) {
     state.view = view;
     $('view-list').hidden = view !== 'list';
@@ -1179,6 +1359,7 @@
   }
 
   // The export of the current filter and window, fetched with the console's header, saved as a file.
+  /** @param {SubmitEvent} event */
   function download(event) {
     event.preventDefault();
     var form = $('export-form');
@@ -1314,14 +1495,14 @@
     var rows = $('rows');
     rows.addEventListener('click', function (event) {
       var tr = /** @type {Element} */ (event.target).closest('tr');
-      if (tr && tr.getAttribute('data-id')) openDetail(tr.getAttribute('data-id'));
+      if (tr && tr.getAttribute('data-id')) openDetail(/** @type {string} */ (tr.getAttribute('data-id')));
     });
     rows.addEventListener('keydown', function (event) {
       var tr = /** @type {Element} */ (event.target).closest('tr');
       if (!tr || event.target !== tr) return;
       if (event.key === 'Enter' || event.key === ' ') {
         event.preventDefault();
-        openDetail(tr.getAttribute('data-id'));
+        openDetail(/** @type {string} */ (tr.getAttribute('data-id')));
       } else if (event.key === 'ArrowDown' && tr.nextElementSibling) {
         event.preventDefault();
         /** @type {HTMLElement} */ (tr.nextElementSibling).focus();

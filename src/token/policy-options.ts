@@ -1,0 +1,200 @@
+/**
+ * The options of `createTokenPolicy`, as TypeScript writes them, each with its comment for the API
+ * reference. Their shape and rules are the schema's (`policy-schema.ts`): it checks them at
+ * creation (for plain-JavaScript callers too) and the configuration file's token policy is built
+ * from it; `policy-schema.ts` also fails the build when these types and the schema part.
+ *
+ * @module
+ */
+import type { SharedTokenResults } from '../cluster/shared-token-results.js';
+import type { ClientAuthMethod, ClientPrivateKey } from './client-auth.js';
+
+/**
+ * Authorization server metadata given explicitly instead of discovered (RFC 8414 names). Only the
+ * endpoints the policy's switches use are needed.
+ */
+export interface AuthorizationServerMetadata {
+  /** Issuer identifier (checked against `iss`). */
+  issuer: string;
+  /** RFC 7662 endpoint, needed with `introspection`. */
+  introspection_endpoint?: string;
+  /** JWKS, needed with `jwtValidation`. */
+  jwks_uri?: string;
+  /** OpenID Connect UserInfo endpoint, needed with `userInfo`. */
+  userinfo_endpoint?: string;
+  /** Token endpoint, needed with `clientAuthMethod: 'bearer'`. */
+  token_endpoint?: string;
+  /** Other metadata, passed to openid-client as is. */
+  [name: string]: unknown;
+}
+
+/** The invalid-token throttle of a token policy (its `invalidTokenThrottle` option and configuration key). */
+export interface InvalidTokenThrottleOptions {
+  /** Refused tokens within the window that start the throttle. Default 20. */
+  maxRefusals?: number;
+  /** The window, seconds, from the address's first refusal. Default 10. */
+  windowSeconds?: number;
+  /** Most addresses remembered. Default 10000. */
+  maxAddresses?: number;
+}
+
+/** Options of {@link createTokenPolicy}. */
+export interface TokenPolicyOptions {
+  /** Policy name: the realm of the `WWW-Authenticate` challenges. */
+  name: string;
+  /**
+   * Issuer identifier; its metadata is discovered at first use: OpenID Connect discovery
+   * (`<issuer>/.well-known/openid-configuration`), then RFC 8414 metadata
+   * (`/.well-known/oauth-authorization-server`) when that fails or lacks an endpoint the policy
+   * needs. Give this or {@link TokenPolicyOptions.metadata}.
+   */
+  issuer?: string | URL;
+  /** Explicit authorization server metadata, instead of discovery. */
+  metadata?: AuthorizationServerMetadata;
+  /**
+   * Introspection endpoint, merged over the discovered (or given) metadata: for a server whose
+   * metadata lacks it (it is optional) or that serves it where discovery does not look. If
+   * discovery fails and the explicit endpoints cover what the switches need, they are used alone.
+   */
+  introspectionEndpoint?: string | URL;
+  /** JWKS URI, merged over the metadata (see {@link TokenPolicyOptions.introspectionEndpoint}). */
+  jwksUri?: string | URL;
+  /** UserInfo endpoint, merged over the metadata (see {@link TokenPolicyOptions.introspectionEndpoint}). */
+  userinfoEndpoint?: string | URL;
+  /** Token endpoint (for `clientAuthMethod: 'bearer'`), merged over the metadata. */
+  tokenEndpoint?: string | URL;
+  /** The gateway's client id at the authorization server. */
+  clientId: string;
+  /** The gateway's client secret (`client_secret_basic`, `client_secret_post`, and `bearer` with either). */
+  clientSecret?: string;
+  /**
+   * How the gateway authenticates its introspection calls (RFC 7662 section 2.1). Default
+   * `client_secret_basic`, which form-urlencodes the id and secret before Base64 (RFC 6749
+   * 2.3.1): a server that does not decode them refuses an id or secret with characters other than
+   * letters and digits; use `client_secret_post` with it. `bearer`: a bearer token the gateway
+   * obtains from the same server by the client_credentials grant (see {@link TokenPolicyOptions.bearer}).
+   */
+  clientAuthMethod?: ClientAuthMethod;
+  /** Private key of `private_key_jwt`. */
+  privateKey?: ClientPrivateKey;
+  /**
+   * With `clientAuthMethod: 'bearer'`: the scope the gateway asks for its token (servers gate
+   * introspection behind one, such as `introspection`; default none), and how it authenticates at
+   * the token endpoint (default `client_secret_basic`). The token is kept until shortly before it
+   * expires and refreshed before that, one request at a time.
+   */
+  bearer?: {
+    /** Scope asked for. Default: none (the server's default scopes). */
+    scope?: string;
+    /** Authentication at the token endpoint. Default `client_secret_basic`. */
+    clientAuthMethod?: 'client_secret_basic' | 'client_secret_post' | 'private_key_jwt';
+  };
+  /** Validate by RFC 7662 introspection. Default `true`. */
+  introspection?: boolean;
+  /** Validate the token as a JWT signed by a key of the issuer's JWKS. Default `false`. */
+  jwtValidation?: boolean;
+  /** Call the UserInfo endpoint with the token. Default `false`. */
+  userInfo?: boolean;
+  /**
+   * JWS algorithms accepted by JWT validation. Default: the asymmetric ones
+   * (`RS256`…`RS512`, `PS256`…`PS512`, `ES256`…`ES512`, `EdDSA`, `Ed25519`); never `none` or HMAC.
+   */
+  jwtAlgorithms?: string[];
+  /**
+   * Accepted audiences (`aud` must contain one). Required with `jwtValidation` (a JWT of the issuer
+   * meant for another client or API, an ID token for example, would pass otherwise) unless
+   * {@link TokenPolicyOptions.anyAudience} is `true`. Without JWT validation: `aud` is not checked
+   * when unset.
+   */
+  audience?: string | string[];
+  /**
+   * `true` to run JWT validation without an `audience`, accepting a JWT of the issuer whatever its
+   * `aud`: only for an issuer that signs nothing but access tokens for this gateway (better, also
+   * set {@link TokenPolicyOptions.jwtTypes}). Cannot be given with `audience`. Default `false`:
+   * `jwtValidation` without `audience` is a `TypeError` at creation.
+   */
+  anyAudience?: boolean;
+  /**
+   * JWT `typ` header values accepted by JWT validation, for example `['at+jwt']` (RFC 9068 access
+   * tokens), which refuses ID tokens (`JWT`) and tokens without `typ`. Compared case-insensitively,
+   * with or without the `application/` prefix (RFC 7515 section 4.1.9). Default: `typ` is not checked.
+   */
+  jwtTypes?: string[];
+  /**
+   * Largest body read from the authorization server (discovery, introspection, UserInfo, token),
+   * in bytes. A larger answer is non-conforming: 503 `ERR_AUTHORIZATION_SERVER_UNAVAILABLE`, never
+   * cached, and the rest of it is not read. Default 262144 (256 KiB).
+   */
+  maxResponseSize?: number;
+  /** Tolerated clock difference for `exp`/`nbf`/`iat`, seconds. Default 5. */
+  clockSkew?: number;
+  /**
+   * Timeout of every call to the authorization server, milliseconds; also the longest a
+   * validation waits for one of the {@link TokenPolicyOptions.maxConcurrentCalls} slots. Default 5000.
+   */
+  timeoutMs?: number;
+  /**
+   * Allow `http://` endpoints. Default: only when the issuer is a loopback address (127.0.0.0/8,
+   * `::1`, `localhost`), for local development and tests.
+   */
+  allowInsecureRequests?: boolean;
+  /**
+   * Valid-result cache; `false` disables it. An entry is fresh for min(`ttlSeconds`, exp − now);
+   * when the cache is full (`maxEntries`, or `maxBytes` of estimated heap) the least recently
+   * used result is evicted.
+   */
+  cache?:
+    | false
+    | {
+        /** Longest time a valid result is reused, in seconds (capped by the token's `exp`). Default 300. */
+        ttlSeconds?: number;
+        /** Most results kept (least recently used evicted first). Default 10000. */
+        maxEntries?: number;
+        /** Most estimated bytes of results kept (least recently used evicted first). Default 33554432 (32 MiB). */
+        maxBytes?: number;
+      };
+  /**
+   * Refusal cache: a token the authorization server refused (inactive, expired, wrong audience,
+   * another issuer, not an access token) is answered the same 401 for `ttlSeconds` without a
+   * call. Outages (503) are never remembered. `false` disables it.
+   */
+  negativeCache?:
+    | false
+    | {
+        /** How long a refusal is remembered, seconds. Default 30. */
+        ttlSeconds?: number;
+        /** Most refusals kept (least recently used forgotten first). Default 10000. */
+        maxEntries?: number;
+      };
+  /**
+   * Most calls in flight at once to the authorization server (introspection, UserInfo) for this
+   * policy. Past it a validation waits for a free slot, up to `timeoutMs`, then answers 503.
+   * Default 64.
+   */
+  maxConcurrentCalls?: number;
+  /**
+   * Throttle of invalid tokens per client address: after `maxRefusals` tokens refused by the
+   * authorization server within `windowSeconds` from one address, tokens from that address that
+   * the policy does not know yet (neither cached valid nor cached refused) are answered 429
+   * `ERR_TOKEN_THROTTLED` with `Retry-After`, without calling the server, until the window ends.
+   * Tokens already known valid keep working. The address is what `introspect` gives (by default
+   * the connection's peer: behind a proxy, set `introspect`'s `clientAddress`). `false` disables it.
+   */
+  invalidTokenThrottle?: false | InvalidTokenThrottleOptions;
+  /**
+   * Stale on error, seconds; `0` (the default) is off. When the authorization server cannot be
+   * used (503), a token that was valid at its last check, has not expired, and was checked within
+   * that many seconds is served from that last result; the validation says so (`stale`), and so
+   * do the request's diagnostics and record.
+   */
+  staleIfErrorSeconds?: number;
+  /**
+   * Token results shared between gateway instances; see `createGateway({ redis })`. A second
+   * cache level behind the policy's own: a token validated by one instance is not validated again
+   * by the others (valid results and refusals, for the same lifetimes as here), and concurrent
+   * validations of one token across instances make one call to the authorization server. A local
+   * hit never asks Redis. When Redis is down or slow, the policy goes on with its own cache alone.
+   * Results are shared between policies of the same name and the same validation settings.
+   */
+  shared?: SharedTokenResults;
+}
