@@ -170,7 +170,8 @@ export function createGateway(options: CreateGatewayOptions): Gateway {
   let latestDigest: string | undefined;
   // Joined once, at the first load; the configuration is compiled with its shared token results.
   const link = clusterLink(options, settings, access, {
-    onReset: () => resetLocal('another instance'),
+    // This instance's part of its own cluster-wide reset is asked by whoever asked that one.
+    onReset: () => resetLocal(askedBy.shift() ?? 'another instance'),
     describe: () => nodeDescription(cache.state, apisOf(latest), latestDigest),
   });
   const cluster = (): Promise<GatewayCluster> | undefined => link?.join();
@@ -205,6 +206,7 @@ export function createGateway(options: CreateGatewayOptions): Gateway {
 
   const apisOf = (runtime: Runtime | undefined): string[] => (runtime === undefined ? [] : [...runtime.apis.keys()]);
   let lastResetError: unknown;
+  const askedBy: string[] = [];
   /**
    * ResetAllCaches on this instance. Token results go in any case: the reset is also how an
    * operator drops a revoked token's result.
@@ -247,18 +249,14 @@ export function createGateway(options: CreateGatewayOptions): Gateway {
     },
     async ready() {
       await cluster();
-      try {
-        await cache.get();
-      } catch (err) {
-        if (events !== undefined) logConfigRefused(events, err, 'the first load');
-        throw err;
-      }
+      await Promise.resolve(cache.get()).catch((err: unknown) => refused(events, err, 'the first load'));
     },
     async resetAllCaches(resetOptions) {
       const by = typeof resetOptions?.by === 'string' && resetOptions.by !== '' ? resetOptions.by.slice(0, 200) : 'the host';
       const joined = await cluster();
       if (joined === undefined) return resetLocal(by);
       // Every instance resets (this one included) and reports; this one's report is first.
+      askedBy.push(by);
       const answer = await joined.resetAll();
       const own = answer.nodes[0];
       if (events !== undefined) logClusterReset(events, by, answer);
@@ -347,6 +345,12 @@ function clusterLink(
     },
     access,
   );
+}
+
+/** Logs a configuration that could not be loaded (with a logger), then throws it on. */
+function refused(events: GatewayLogger | undefined, err: unknown, when: string): never {
+  if (events !== undefined) logConfigRefused(events, err, when);
+  throw err;
 }
 
 /** What this instance tells the others of itself: its configuration's state and version. */

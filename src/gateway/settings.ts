@@ -31,7 +31,8 @@ import { HOST_NAME } from '../admin/host.js';
 /** Options of {@link createGateway}. */
 export interface CreateGatewayOptions {
   /**
-   * The configuration: the path of a JSON file (relative paths in it resolve from its folder), the
+   * The configuration: the path of a JSON file, or a YAML one (`.yaml`, `.yml`; relative paths in
+   * it resolve from its folder), the
    * document as an object, an async loader, or a source that keeps the document with its policies
    * (`PostgresConfigSource`: also where the console saves). Read at first access (or {@link Gateway.ready}),
    * cached, and read again only by {@link Gateway.resetAllCaches} or at expiry.
@@ -90,8 +91,9 @@ export interface CreateGatewayOptions {
   adminHostName?: string;
   /**
    * Where the configuration console (`<basePath>/configuration/`, needs `admin`) reads and saves
-   * the configuration and its versions. Default: a `FileConfigStore` on `config` when it is a file
-   * path (versions in `<file>.versions/`); `false`: no configuration console.
+   * the configuration and its versions. Default: a `FileConfigStore` on `config` when it is the path
+   * of a JSON file (versions in `<file>.versions/`; none for a YAML file, which it would rewrite as
+   * JSON); `false`: no configuration console.
    */
   configStore?: ConfigStore | false;
   /**
