@@ -1,5 +1,5 @@
 /**
- * Where a configuration comes from: a JSON file, an object, an async loader, or a source that keeps
+ * Where a configuration comes from: a JSON or YAML file, an object, an async loader, or a source that keeps
  * the document with its policy texts (a database).
  *
  * @module
@@ -32,8 +32,8 @@ export interface ConfigDocumentSource {
 }
 
 /**
- * A configuration source: the path of a JSON file (relative paths inside it resolve from its
- * folder), the document itself, a {@link ConfigLoader}, or a {@link ConfigDocumentSource}. A file,
+ * A configuration source: the path of a JSON file, or of a YAML one (its name ends in `.yaml` or
+ * `.yml`; relative paths inside it resolve from its folder), the document itself, a {@link ConfigLoader}, or a {@link ConfigDocumentSource}. A file,
  * loader or document source is read again at each reload (ResetAllCaches or expiry); an object is
  * the same document each time.
  */
@@ -42,6 +42,37 @@ export type ConfigSource = string | URL | GatewayConfig | ConfigLoader | ConfigD
 /** Whether `source` is a {@link ConfigDocumentSource} (a document is plain JSON: it has no functions). */
 export function isDocumentSource(source: unknown): source is ConfigDocumentSource {
   return source !== null && typeof source === 'object' && typeof (source as { current?: unknown }).current === 'function';
+}
+
+/** Whether a configuration file is YAML: its name ends in `.yaml` or `.yml` (any other is JSON). */
+export function isYamlFile(file: string | URL): boolean {
+  return /\.ya?ml$/i.test(file instanceof URL ? file.pathname : file);
+}
+
+/** Most aliases (`*name`) a YAML configuration may hold: a handful is plenty; millions are an attack. */
+const MAX_YAML_ALIASES = 100;
+
+function parseJson(text: string, label: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch (err) {
+    throw new ConfigError([{ path: '', message: `not valid JSON: ${(err as Error).message}` }], label, { cause: err });
+  }
+}
+
+/**
+ * A YAML document with js-yaml's core schema: plain data only (no custom or language tags such as
+ * `!!js/function`: they are errors), one document, a bounded number of aliases.
+ */
+async function parseYaml(text: string, label: string): Promise<unknown> {
+  const yaml = await import('js-yaml');
+  try {
+    return yaml.load(text, { schema: yaml.CORE_SCHEMA, maxAliases: MAX_YAML_ALIASES, filename: label });
+  } catch (err) {
+    // js-yaml's message ends with an excerpt of the text around the problem: keep its first line.
+    const message = String((err as Error)?.message ?? err).split('\n')[0]!;
+    throw new ConfigError([{ path: '', message: `not valid YAML: ${message}` }], label, { cause: err });
+  }
 }
 
 /** Options of {@link loadConfig}. */
@@ -56,7 +87,7 @@ export interface LoadConfigOptions {
 const LOAD_CONFIG_KEYS = optionKeys<LoadConfigOptions>({ baseDir: true });
 
 /**
- * Reads and validates a configuration: JSON syntax errors and bad fields throw a
+ * Reads and validates a configuration: JSON or YAML syntax errors and bad fields throw a
  * {@link ConfigError} naming the file and the field.
  *
  * @example
@@ -80,12 +111,7 @@ export async function loadConfig(source: ConfigSource, options: LoadConfigOption
         cause: err,
       });
     }
-    let document: unknown;
-    try {
-      document = JSON.parse(text);
-    } catch (err) {
-      throw new ConfigError([{ path: '', message: `not valid JSON: ${(err as Error).message}` }], label, { cause: err });
-    }
+    const document = isYamlFile(file) ? await parseYaml(text, label) : parseJson(text, label);
     return resolveConfig(document, { baseDir: path.dirname(file), source: label });
   }
   if (typeof source === 'function') {

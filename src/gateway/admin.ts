@@ -13,6 +13,7 @@ import { logger } from '../log.js';
 import type { ClusterResetResult } from '../cluster/reset.js';
 import type { ClusterStatus } from '../cluster/cluster.js';
 import { ConfigError } from '../config/errors.js';
+import { operatorOf } from '../operators/access.js';
 import type { ConfigCacheState } from '../config/cache.js';
 
 const log = logger('gateway');
@@ -62,7 +63,7 @@ export type AdminForgetSelector =
 /** What the admin router needs from the gateway. */
 export interface AdminTarget {
   /** Runs ResetAllCaches: reloads the configuration and clears compiled policies and token results. */
-  resetAllCaches(): Promise<ResetResult>;
+  resetAllCaches(options?: { by?: string }): Promise<ResetResult>;
   /**
    * Forgets the cached token results (valid and refused) of one subject or one client id, in every
    * token policy, and says how many it dropped. Without it, `POST <admin>/forget` is not served.
@@ -172,8 +173,9 @@ export function adminRouter(target: AdminTarget, options: AdminAuthOptions): Rou
       authorize === undefined ? next : () => (authorize(req) ? next() : problem(res, 403, 'Forbidden', 'your role does not allow this')),
     );
   });
-  router.post('/reset-caches', (_req: Request, res: Response) => {
-    target.resetAllCaches().then(
+  router.post('/reset-caches', (req: Request, res: Response) => {
+    const by = operatorOf(req)?.username;
+    target.resetAllCaches(by === undefined ? undefined : { by }).then(
       (result) => res.status(200).json(result),
       (err: unknown) => {
         if (err instanceof ConfigError) {

@@ -12,7 +12,7 @@ import { requireScopes } from '../authorize/scopes.js';
 import { xacmlAuthorize } from '../authorize/xacml-authorize/index.js';
 import { forwardTokenHeaders } from '../token/forward/forward-token-headers.js';
 import { introspect } from '../token/introspect.js';
-import { createTokenPolicy, type TokenPolicy } from '../token/policy.js';
+import { createTokenPolicy, type TokenPolicy, type TokenPolicyObserver } from '../token/policy.js';
 import type { TokenPolicyOptions } from '../token/policy-options.js';
 import { requireToken } from '../token/require-token.js';
 import type { Middleware } from '../context.js';
@@ -63,6 +63,8 @@ export interface CompileSettings {
   readonly tracing: GatewayTracing;
   /** The gateway's metrics, unless `metrics: false`. */
   readonly metrics: GatewayMetricsRecorder | undefined;
+  /** With a logger: the policy's observer, wrapped to log its authorization server's health. */
+  readonly watchTokenPolicy?: ((policy: TokenPolicy, observer: TokenPolicyObserver) => TokenPolicyObserver) | undefined;
 }
 
 /** Compiling one API: where it is in the file, and the token policies known so far. */
@@ -90,7 +92,8 @@ const tokenManagement: Step = ({ api, config, settings, tokenPolicy }) => {
     tokenPolicyOptionsFor(config.tokenPolicies[tm.policy]!, { ...api, tokenManagement: tm }, settings.tokenPolicyOptions),
   );
   const { metrics, tracing } = settings;
-  policy.observe(metrics?.tokenObserver(policy.name) ?? tracingTokenObserver(tracing, policy.name));
+  const observer = metrics?.tokenObserver(policy.name) ?? tracingTokenObserver(tracing, policy.name);
+  policy.observe(settings.watchTokenPolicy?.(policy, observer) ?? observer);
   return [
     requireToken({ policy }),
     tracing.step('gateway token validation', introspect({ policy, clientAddress: settings.clientAddress })),

@@ -6,12 +6,15 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Router, type NextFunction, type Request, type Response } from 'express';
 import { messagesEn } from '../errors.js';
-import { logger } from '../log.js';
+import { errorFields, logger, type GatewayLogger } from '../log.js';
 import { problemJsonErrorHandler } from '../problem/handler.js';
 import { monitoringConsole } from '../monitoring/router.js';
 import { recordTransaction, type RecordTransactionMiddleware } from '../record/record-transaction.js';
 import type { TransactionStore } from '../record/types.js';
 import type { ClusterStatus, GatewayCluster } from '../cluster/cluster.js';
+import type { ClusterResetResult } from '../cluster/reset.js';
+import type { NodeDescription } from '../cluster/registry.js';
+import type { ConfigCacheState } from '../config/cache.js';
 import { ClusterLink, type ClusterLinkOptions } from './cluster-link.js';
 import { ConfigError } from '../config/errors.js';
 import { adminAuthenticator, adminReadGate } from '../admin/gate.js';
@@ -30,10 +33,18 @@ import { configurationRouter } from '../configuration/router.js';
 import { configurationPage } from '../configuration/page.js';
 import { OperatorWorkPool } from '../configuration/work/pool.js';
 import { gatewaySettings, type CreateGatewayOptions } from './settings.js';
+import { accessLog, AuthorizationServerWatch, logConfigRefused } from './logging.js';
+import { operatorEvent } from './operator-log.js';
 
 const log = logger('gateway');
 
 export type { CreateGatewayOptions } from './settings.js';
+
+/** Options of {@link Gateway.resetAllCaches}. */
+export interface ResetOptions {
+  /** Who asked (an operator's name, `SIGHUP`), for the `reset` record of the gateway's logger. */
+  by?: string;
+}
 
 /** What {@link createGateway} returns. */
 export interface Gateway {
@@ -78,7 +89,7 @@ export interface Gateway {
    * token result. When the new configuration is invalid, the previous one stays in force and the
    * promise rejects with the {@link ConfigError} that says why (token results are forgotten anyway).
    */
-  resetAllCaches(): Promise<ResetResult>;
+  resetAllCaches(options?: ResetOptions): Promise<ResetResult>;
   /**
    * Forgets the cached token results (valid and refused) of one subject or one client id, in every
    * token policy in force, without a full ResetAllCaches: for an incident. Returns how many were
@@ -136,6 +147,7 @@ export function createGateway(options: CreateGatewayOptions): Gateway {
   const { source, basePath, configCacheTtlSeconds, targetRules, maxRequestTargetBytes, server, messages, store, nodeId, ownDispatcher } =
     settings;
   const tracing = new GatewayTracing();
+  const events = settings.logger;
   // The recorder reads the metrics when an exchange ends, after they are made below.
   const record = gatewayRecorder(options, settings, tracing, () => metrics);
   const metrics = gatewayMetrics(settings, tracing, {
@@ -145,8 +157,9 @@ export function createGateway(options: CreateGatewayOptions): Gateway {
     clusterRejections: () => link?.cluster?.rejected,
     ...(options.admin === undefined ? {} : { auditStats: () => access?.auditStats() }),
   });
-  const compileSettings = { ...settings.compileSettings, tracing, metrics };
-  const errorHandler = problemJsonErrorHandler({ messages, server });
+  const watch = events === undefined ? undefined : new AuthorizationServerWatch(events);
+  const compileSettings = { ...settings.compileSettings, tracing, metrics, watchTokenPolicy: watch?.observer.bind(watch) };
+  const errorHandler = problemJsonErrorHandler({ messages, server, ...(events === undefined ? {} : { onError: unexpectedError(events) }) });
   const access = operatorAccess(options, settings);
   // The configuration console's heavy work, in worker threads started at its first job.
   const work = new OperatorWorkPool(settings.operatorWork);
@@ -157,17 +170,9 @@ export function createGateway(options: CreateGatewayOptions): Gateway {
   let latestDigest: string | undefined;
   // Joined once, at the first load; the configuration is compiled with its shared token results.
   const link = clusterLink(options, settings, access, {
-    onReset: () => resetLocal(),
-    describe: () => {
-      const state = cache.state;
-      return {
-        configLoadedAt: state.loadedAt,
-        configExpiresAt: state.expiresAt,
-        apis: apisOf(latest),
-        ...(latestDigest === undefined ? {} : { configVersion: latestDigest }),
-        ...(state.lastError === undefined ? {} : { lastError: state.lastError.message }),
-      };
-    },
+    // This instance's part of its own cluster-wide reset is asked by whoever asked that one.
+    onReset: () => resetLocal(askedBy.shift() ?? 'another instance'),
+    describe: () => nodeDescription(cache.state, apisOf(latest), latestDigest),
   });
   const cluster = (): Promise<GatewayCluster> | undefined => link?.join();
   const cache = new ConfigCache<Runtime>({
@@ -182,6 +187,7 @@ export function createGateway(options: CreateGatewayOptions): Gateway {
     },
     dispose: (old) => {
       const live = new Set(latest?.tokenPolicies.values() ?? []);
+      watch?.retain(live);
       for (const policy of old.tokenPolicies.values()) if (!live.has(policy)) policy.close();
     },
   });
@@ -200,11 +206,12 @@ export function createGateway(options: CreateGatewayOptions): Gateway {
 
   const apisOf = (runtime: Runtime | undefined): string[] => (runtime === undefined ? [] : [...runtime.apis.keys()]);
   let lastResetError: unknown;
+  const askedBy: string[] = [];
   /**
    * ResetAllCaches on this instance. Token results go in any case: the reset is also how an
    * operator drops a revoked token's result.
    */
-  async function resetLocal(): Promise<ResetResult> {
+  async function resetLocal(by: string): Promise<ResetResult> {
     lastResetError = undefined;
     const tokenResultsCleared = clearTokenResults(latest);
     let entry;
@@ -213,12 +220,17 @@ export function createGateway(options: CreateGatewayOptions): Gateway {
     } catch (err) {
       lastResetError = err;
       log('ResetAllCaches: %s', (err as Error)?.message ?? String(err));
+      if (events !== undefined) logConfigRefused(events, err, `ResetAllCaches (by ${by})`);
       throw err instanceof ConfigError ? err : new Error((err as Error)?.message ?? String(err), { cause: err });
     }
     const state = cache.state;
     const result: ResetResult = { loadedAt: entry.loadedAt, apis: apisOf(entry.compiled), tokenResultsCleared };
     if (state.expiresAt !== undefined) result.expiresAt = state.expiresAt;
     log('ResetAllCaches: %d API(s), %d token result(s) cleared', result.apis.length, tokenResultsCleared);
+    events?.info(
+      { event: 'reset', by, apis: result.apis.length, tokenResultsCleared },
+      `ResetAllCaches by ${by}: ${result.apis.length} API(s) in force`,
+    );
     return result;
   }
 
@@ -237,14 +249,17 @@ export function createGateway(options: CreateGatewayOptions): Gateway {
     },
     async ready() {
       await cluster();
-      await cache.get();
+      await Promise.resolve(cache.get()).catch((err: unknown) => refused(events, err, 'the first load'));
     },
-    async resetAllCaches() {
+    async resetAllCaches(resetOptions) {
+      const by = typeof resetOptions?.by === 'string' && resetOptions.by !== '' ? resetOptions.by.slice(0, 200) : 'the host';
       const joined = await cluster();
-      if (joined === undefined) return resetLocal();
+      if (joined === undefined) return resetLocal(by);
       // Every instance resets (this one included) and reports; this one's report is first.
+      askedBy.push(by);
       const answer = await joined.resetAll();
       const own = answer.nodes[0];
+      if (events !== undefined) logClusterReset(events, by, answer);
       if (own?.applied !== true) throw lastResetError ?? new Error(own?.error ?? 'reset failed');
       return { ...(own.result as ResetResult), cluster: answer };
     },
@@ -289,18 +304,21 @@ function gatewayRecorder(
   tracing: GatewayTracing,
   metrics: () => GatewayMetricsRecorder | undefined,
 ): RecordTransactionMiddleware {
+  const access = settings.accessLog === undefined ? undefined : accessLog(settings.accessLog);
   return recordTransaction({
     ...options.recording,
     store: settings.store,
     nodeId: settings.nodeId,
     idHeaders: false,
     clientAddress: settings.compileSettings.clientAddress,
-    // The exchange's trace starts with it, and its record ends the span and counts in the metrics.
+    // The exchange's trace starts with it, and its record ends the span and counts in the metrics
+    // (and makes the access log's line).
     observer: {
       start: (req, context) => tracing.start(req, context),
       end: (built, context, seconds) => {
         metrics()?.exchangeEnded(built, seconds);
         tracing.end(context, built);
+        access?.(built);
       },
     },
   });
@@ -329,6 +347,55 @@ function clusterLink(
   );
 }
 
+/** Logs a configuration that could not be loaded (with a logger), then throws it on. */
+function refused(events: GatewayLogger | undefined, err: unknown, when: string): never {
+  if (events !== undefined) logConfigRefused(events, err, when);
+  throw err;
+}
+
+/** What this instance tells the others of itself: its configuration's state and version. */
+function nodeDescription(state: ConfigCacheState, apis: string[], digest: string | undefined): NodeDescription {
+  return {
+    configLoadedAt: state.loadedAt,
+    configExpiresAt: state.expiresAt,
+    apis,
+    ...(digest === undefined ? {} : { configVersion: digest }),
+    ...(state.lastError === undefined ? {} : { lastError: state.lastError.message }),
+  };
+}
+
+/** The `reset` record of a ResetAllCaches on every instance: who asked, which nodes reset, which did not answer. */
+function logClusterReset(events: GatewayLogger, by: string, answer: ClusterResetResult): void {
+  const applied = answer.nodes.filter((node) => node.applied).length;
+  events.info(
+    {
+      event: 'reset',
+      by,
+      nodes: answer.nodes.map((node) => ({ nodeId: node.nodeId, applied: node.applied })),
+      missing: answer.missing,
+      broadcast: answer.broadcast,
+    },
+    `ResetAllCaches by ${by} on every instance: ${applied} of ${answer.nodes.length} reset${answer.missing.length > 0 ? `, ${answer.missing.length} did not answer` : ''}`,
+  );
+}
+
+/** `onError` of the gateway's error handler with a logger: the error and its stack, once. */
+function unexpectedError(events: GatewayLogger): (err: unknown, req: IncomingMessage) => void {
+  const logged = new WeakSet<object>();
+  return (err, req) => {
+    if (typeof err === 'object' && err !== null) {
+      if (logged.has(err)) return;
+      logged.add(err);
+    }
+    const transactionId = req.gateway?.transactionId;
+    const fields = errorFields(err, req.gateway?.token?.raw);
+    events.error(
+      { event: 'unexpected_error', ...(transactionId === undefined ? {} : { transactionId }), err: fields },
+      `unexpected error answered 500: ${String(fields['type'])}: ${String(fields['message'])}`,
+    );
+  };
+}
+
 /** Forgets every cached token result of the runtime's token policies; returns how many there were. */
 function clearTokenResults(runtime: Runtime | undefined): number {
   let cleared = 0;
@@ -349,7 +416,14 @@ function operatorAccess(options: CreateGatewayOptions, settings: GatewaySettings
   if (options.admin === undefined) return undefined;
   adminAuthenticator(options.admin, 'createGateway: options.admin');
   const listener = { basePath: settings.basePath, trustProxy: settings.compileSettings.trustProxy };
-  return new OperatorAccess(options.admin, options.operators ?? {}, listener, 'createGateway');
+  const events = settings.logger;
+  return new OperatorAccess(
+    options.admin,
+    options.operators ?? {},
+    listener,
+    'createGateway',
+    events === undefined ? undefined : (entry) => operatorEvent(events, entry),
+  );
 }
 
 /** The admin router's routes: health (always), admin and console (with `admin`). */

@@ -6,7 +6,8 @@
  */
 import { Agent, type Dispatcher } from 'undici';
 import type { MessageSet } from '../errors.js';
-import { optionChecks, optionKeys } from '../options.js';
+import { isGatewayLogger, type GatewayLogger } from '../log.js';
+import { optionChecks, optionKeys, type OptionChecks } from '../options.js';
 import { MemoryTransactionStore } from '../record/memory-store.js';
 import type { RecordTransactionOptions } from '../record/record-transaction.js';
 import type { TransactionStore } from '../record/types.js';
@@ -22,7 +23,7 @@ import { FileConfigStore, isConfigStore, type ConfigStore } from '../configurati
 import { fileURLToPath } from 'node:url';
 import type { CompileSettings } from './compile.js';
 import type { GatewayMetricsOptions } from '../observability/metrics.js';
-import type { ConfigSource } from '../config/load.js';
+import { isYamlFile, type ConfigSource } from '../config/load.js';
 import type { ResolvedTokenPolicy } from '../config/types.js';
 import { clientAddressOf, compileTrust, type TrustProxy } from '../trust-proxy.js';
 import { HOST_NAME } from '../admin/host.js';
@@ -30,7 +31,8 @@ import { HOST_NAME } from '../admin/host.js';
 /** Options of {@link createGateway}. */
 export interface CreateGatewayOptions {
   /**
-   * The configuration: the path of a JSON file (relative paths in it resolve from its folder), the
+   * The configuration: the path of a JSON file, or a YAML one (`.yaml`, `.yml`; relative paths in
+   * it resolve from its folder), the
    * document as an object, an async loader, or a source that keeps the document with its policies
    * (`PostgresConfigSource`: also where the console saves). Read at first access (or {@link Gateway.ready}),
    * cached, and read again only by {@link Gateway.resetAllCaches} or at expiry.
@@ -89,8 +91,9 @@ export interface CreateGatewayOptions {
   adminHostName?: string;
   /**
    * Where the configuration console (`<basePath>/configuration/`, needs `admin`) reads and saves
-   * the configuration and its versions. Default: a `FileConfigStore` on `config` when it is a file
-   * path (versions in `<file>.versions/`); `false`: no configuration console.
+   * the configuration and its versions. Default: a `FileConfigStore` on `config` when it is the path
+   * of a JSON file (versions in `<file>.versions/`; none for a YAML file, which it would rewrite as
+   * JSON); `false`: no configuration console.
    */
   configStore?: ConfigStore | false;
   /**
@@ -183,6 +186,23 @@ export interface CreateGatewayOptions {
    * (Traces need no option: they go to the OpenTelemetry SDK the host registers, if any.)
    */
   metrics?: boolean | GatewayMetricsOptions;
+  /**
+   * A structured logger (pino-compatible: `info`/`warn`/`error`/`debug(fields, msg)` and `child`;
+   * `pino()` is one) the gateway writes its events to, each with a stable `event` field: every
+   * token policy's authorization server discovered, down (with the cause, such as
+   * `discovery: HTTP 404` or `invalid_client`) and back; ResetAllCaches (who, which nodes); a
+   * configuration refused; operators' sign-ins, refusals and actions; an unexpected error answered
+   * 500, with its stack. Never a token, secret or cookie. Default: none (only the `debug`
+   * namespaces, and unexpected errors on `console.error`). See docs/deployment.md.
+   */
+  logger?: GatewayLogger;
+  /**
+   * The access log: one record (`event: 'access'`) per exchange, with its transaction id, API,
+   * operation, method, status, outcome, client id, duration and trace id; never a token, cookie or
+   * query string. `true` writes it to {@link CreateGatewayOptions.logger} (at `info`), a logger
+   * to that one. Default `false`.
+   */
+  accessLog?: boolean | GatewayLogger;
 }
 
 /** Longest request target by default, in bytes (nginx's and Apache's request line limit is 8 KiB). */
@@ -220,6 +240,22 @@ export interface GatewaySettings {
   readonly adminHostName: string | undefined;
   /** The bounds of the configuration console's work in worker threads. */
   readonly operatorWork: OperatorWorkLimits;
+  /** The host's structured logger, when given. */
+  readonly logger: GatewayLogger | undefined;
+  /** Where the access log goes; `undefined`: none. */
+  readonly accessLog: GatewayLogger | undefined;
+}
+
+/** `logger` and `accessLog`, checked. */
+function loggers(check: OptionChecks, options: CreateGatewayOptions): Pick<GatewaySettings, 'logger' | 'accessLog'> {
+  const logger = options.logger;
+  if (logger !== undefined && !isGatewayLogger(logger))
+    check.fail('logger', 'must be a structured logger with info, warn, error, debug and child (pino is one)');
+  const access = options.accessLog;
+  if (access !== undefined && typeof access !== 'boolean' && !isGatewayLogger(access))
+    check.fail('accessLog', 'must be true, false or a structured logger with info, warn, error, debug and child');
+  if (access === true && logger === undefined) check.fail('accessLog', 'true needs logger (or give the access log its own logger)');
+  return { logger, accessLog: access === true ? logger : access === false ? undefined : access };
 }
 
 const GATEWAY_KEYS = optionKeys<CreateGatewayOptions>({
@@ -249,6 +285,8 @@ const GATEWAY_KEYS = optionKeys<CreateGatewayOptions>({
   relay: true,
   tokenPolicyOptions: true,
   metrics: true,
+  logger: true,
+  accessLog: true,
 });
 const GATEWAY_RELAY_KEYS = optionKeys<NonNullable<CreateGatewayOptions['relay']>>({
   keepUnderscoreHeaders: true,
@@ -369,13 +407,17 @@ export function gatewaySettings(options: CreateGatewayOptions): GatewaySettings 
       : (given ??
         (isConfigStore(source)
           ? source
-          : typeof source === 'string'
-            ? new FileConfigStore(source)
-            : source instanceof URL
-              ? new FileConfigStore(fileURLToPath(source))
-              : undefined));
+          : (typeof source === 'string' || source instanceof URL) && isYamlFile(source)
+            ? // The console writes JSON: it would rewrite a YAML file (and drop its comments).
+              undefined
+            : typeof source === 'string'
+              ? new FileConfigStore(source)
+              : source instanceof URL
+                ? new FileConfigStore(fileURLToPath(source))
+                : undefined));
   const operatorWork = operatorWorkLimits(options.operatorWork, check);
   return {
+    ...loggers(check, options),
     source,
     basePath,
     configCacheTtlSeconds,

@@ -10,7 +10,7 @@ import { optionChecks, optionKeys } from '../options.js';
 import { credentialBased, type BasicCredentials, type ConsoleAuthenticate } from '../admin/credentials.js';
 import { throttleFor, type LoginThrottle } from '../admin/throttle.js';
 import type { AdminAuthOptions } from '../admin/gate.js';
-import { MemoryAuditLog, type AuditInput, type AuditLog, type AuditResult } from './audit.js';
+import { MemoryAuditLog, watchedAuditLog, type AuditInput, type AuditLog, type AuditResult } from './audit.js';
 import { addressOf } from './http.js';
 import { RefusalAggregator } from './refusals.js';
 import { roleAllows, type OperatorRole } from './roles.js';
@@ -108,12 +108,24 @@ export class OperatorAccess {
   /** Whether a host's own `authenticate` decides (then a request without credentials counts as a failed login). */
   readonly custom: boolean;
   readonly #refusals: RefusalAggregator;
+  /** The audit log itself (its counters), under the watch. */
+  readonly #inner: AuditLog;
 
   /**
    * @param listener - the admin listener's base path (the cookie's scope) and whose
    *   `X-Forwarded-Proto` tells that a request came over TLS (`trustProxy`).
    */
-  constructor(admin: AdminAuthOptions, options: OperatorsOptions, listener: { basePath: string; trustProxy: TrustFunction }, name: string) {
+  /**
+   * @param watch - told of every entry the audit log receives (the gateway's structured log of
+   *   sign-ins, refusals and actions); never fails an action.
+   */
+  constructor(
+    admin: AdminAuthOptions,
+    options: OperatorsOptions,
+    listener: { basePath: string; trustProxy: TrustFunction },
+    name: string,
+    watch?: (entry: AuditInput) => void,
+  ) {
     const check = optionChecks(name);
     check.known(check.object(options, 'operators', {}), 'operators', OPERATORS_KEYS);
     const sessions = check.known(
@@ -172,8 +184,10 @@ export class OperatorAccess {
     ) {
       check.fail('operators.audit', 'must implement AuditLog (append, list)');
     }
-    this.audit =
+    const inner =
       audit ?? new MemoryAuditLog(options.auditFile === undefined ? {} : { file: check.string(options.auditFile, 'operators.auditFile') });
+    this.#inner = inner;
+    this.audit = watch === undefined ? inner : watchedAuditLog(inner, watch);
     const refusals = check.object<{ windowSeconds?: number; maxAddresses?: number }>(
       options.anonymousRefusals,
       'operators.anonymousRefusals',
@@ -290,7 +304,7 @@ export class OperatorAccess {
 
   /** What the audit trail counted instead of writing, for `gateway_audit_events_*`. */
   auditStats(): AuditStats {
-    const dropped = this.audit instanceof MemoryAuditLog ? this.audit.dropped : {};
+    const dropped = this.#inner instanceof MemoryAuditLog ? this.#inner.dropped : {};
     return { aggregated: this.#refusals.aggregated, dropped };
   }
 

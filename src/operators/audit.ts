@@ -57,6 +57,22 @@ export interface AuditLog {
   close?(): Promise<void>;
 }
 
+/** `log`, with `watch` told of each entry before it is appended (a failing watch is ignored). */
+export function watchedAuditLog(log: AuditLog, watch: (input: AuditInput) => void): AuditLog {
+  return {
+    append(input) {
+      try {
+        watch(input);
+      } catch {
+        // Watching never fails the action.
+      }
+      return log.append(input);
+    },
+    list: (options) => log.list(options),
+    ...(log.close === undefined ? {} : { close: () => log.close!() }),
+  };
+}
+
 /** Options of {@link MemoryAuditLog}. */
 export interface MemoryAuditLogOptions {
   /** Most entries of operators kept in memory (the oldest dropped). Default `10000`. */

@@ -7,7 +7,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { addDiagnostic, gatewayContext } from '../context.js';
 import { GatewayError, isGatewayError } from '../errors.js';
-import { logger } from '../log.js';
+import { errorFields, logger } from '../log.js';
 import { optionChecks, optionKeys } from '../options.js';
 import { resolveMessageSet, resolveServer, writeProblem, type ProblemOptions } from './render.js';
 
@@ -21,6 +21,14 @@ export interface ProblemJsonErrorHandlerOptions extends ProblemOptions {
    * clean 400 `ERR_BAD_REQUEST` / 413 `ERR_REQUEST_TOO_LARGE` instead of a 500. Default `true`.
    */
   mapClientErrors?: boolean;
+  /**
+   * Called with each unexpected error, one answered 500 (an exception of a route or middleware,
+   * not a {@link GatewayError} of the catalogue with another status), and its request: to log it
+   * where the host logs. Default: `console.error` of the error, with its stack, once per error
+   * (the request's token, should the error quote it, replaced by `[redacted]`). An exception
+   * thrown by the hook is ignored: the client gets its 500 all the same.
+   */
+  onError?: (err: unknown, req: IncomingMessage) => void;
 }
 
 /**
@@ -32,7 +40,23 @@ export interface ProblemJsonErrorHandlerOptions extends ProblemOptions {
  */
 export type ErrorHandler = (err: unknown, req: IncomingMessage, res: ServerResponse, next: (err?: unknown) => void) => void;
 
-const HANDLER_KEYS = optionKeys<ProblemJsonErrorHandlerOptions>({ messages: true, server: true, mapClientErrors: true });
+const HANDLER_KEYS = optionKeys<ProblemJsonErrorHandlerOptions>({ messages: true, server: true, mapClientErrors: true, onError: true });
+
+/** Errors already written by the default hook: an error passed on twice is written once. */
+const written = new WeakSet<object>();
+
+/** The default of `onError`: the error and its stack on stderr, once. */
+function writeUnexpected(err: unknown, req: IncomingMessage): void {
+  if (typeof err === 'object' && err !== null) {
+    if (written.has(err)) return;
+    written.add(err);
+  }
+  const fields = errorFields(err, req.gateway?.token?.raw);
+  const id = req.gateway?.transactionId;
+  console.error(
+    `express-access-gateway: unexpected error answered 500${id === undefined ? '' : ` (transaction ${id})`}: ${String(fields['stack'] ?? `${String(fields['type'])}: ${String(fields['message'])}`)}`,
+  );
+}
 
 /**
  * Creates the Express error handler of the gateway.
@@ -45,6 +69,7 @@ const HANDLER_KEYS = optionKeys<ProblemJsonErrorHandlerOptions>({ messages: true
  * - Anything else is a generic 500 `ERR_INTERNAL` that leaks nothing of the error (except, with
  *   `mapClientErrors`, body-parser style 400/413 errors: a clean 400/413).
  * - It records `req.gateway.error` and a diagnostic (the error's diagnostic text, never a token).
+ * - An unexpected error (one answered 500) goes to `onError` (default: `console.error`, once).
  * - When the response headers are already sent, it delegates to `next(err)` (Express then closes
  *   the connection).
  *
@@ -65,6 +90,8 @@ export function problemJsonErrorHandler(options: ProblemJsonErrorHandlerOptions 
   const messages = resolveMessageSet(options.messages, check);
   const server = resolveServer(options.server, check);
   const mapClientErrors = check.boolean(options.mapClientErrors, 'mapClientErrors', true);
+  const onError =
+    check.optionalFunction<NonNullable<ProblemJsonErrorHandlerOptions['onError']>>(options.onError, 'onError') ?? writeUnexpected;
 
   return function problemJsonError(err, req, res, next) {
     if (res.headersSent) {
@@ -83,6 +110,13 @@ export function problemJsonErrorHandler(options: ProblemJsonErrorHandlerOptions 
     const level = error.status >= 500 ? 'error' : 'warn';
     addDiagnostic(req, level, error.code, redact(describe(error, err), req));
     log('%s %d %s', context.transactionId, error.status, error.code);
+    if (error.status === 500) {
+      try {
+        onError(err, req);
+      } catch {
+        // The hook's own failure must not change the answer.
+      }
+    }
     // What the client reads, for the record (the 403's detail names the service and the decision).
     recorded.detail = writeProblem(res, error, messages, server).detail;
   };

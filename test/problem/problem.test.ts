@@ -145,6 +145,53 @@ describe('problemJsonErrorHandler', () => {
     expect(delegated).to.equal(true);
   });
 
+  it('onError hears of each unexpected error (answered 500) with its request, and of nothing else', async () => {
+    const heard: Array<{ err: unknown; url: string | undefined }> = [];
+    const onError = (err: unknown, req: { url?: string }): void => void heard.push({ err, url: req.url });
+    const boom = new Error('boom');
+    expect((await request(appThrowing(boom, { onError })).get('/x')).status).to.equal(500);
+    expect(heard).to.deep.equal([{ err: boom, url: '/x' }]);
+    // Errors of the catalogue and body-parser refusals are answers, not failures.
+    for (const [err, status] of [
+      [new GatewayError('ERR_TOKEN_INVALID', { realm: 'r' }), 401],
+      [new GatewayError('ERR_AUTHORIZATION_SERVER_UNAVAILABLE', { realm: 'r' }), 503],
+      [Object.assign(new Error('bad json'), { status: 400, expose: true, type: 'entity.parse.failed' }), 400],
+    ] as const) {
+      expect((await request(appThrowing(err, { onError })).get('/x')).status).to.equal(status);
+    }
+    expect(heard).to.have.length(1);
+    // A hook that throws does not change the answer.
+    const failing = await request(
+      appThrowing(boom, {
+        onError: () => {
+          throw new Error('the hook failed');
+        },
+      }),
+    ).get('/x');
+    expect(failing.status).to.equal(500);
+    expect(failing.body.status).to.equal(500);
+  });
+
+  it('without onError, an unexpected error is written to console.error with its stack, once per error', async () => {
+    const written: unknown[][] = [];
+    const original = console.error;
+    console.error = (...args: unknown[]) => void written.push(args);
+    try {
+      const once = new Error('written once');
+      const app = appThrowing(once);
+      await request(app).get('/x');
+      await request(app).get('/x');
+      await request(appThrowing(new Error('another one'))).get('/x');
+      await request(appThrowing(new GatewayError('ERR_TOKEN_INVALID', { realm: 'r' }))).get('/x');
+    } finally {
+      console.error = original;
+    }
+    const texts = written.map((args) => args.map(String).join(' '));
+    expect(texts).to.have.length(2);
+    expect(texts[0]).to.match(/unexpected error answered 500 \(transaction [\w-]+\): Error: written once\n\s+at /);
+    expect(texts[1]).to.include('Error: another one');
+  });
+
   it('rejects bad options at factory time', () => {
     expect(() => problemJsonErrorHandler({ messages: 'fr' as 'it' })).to.throw(
       TypeError,
@@ -157,6 +204,10 @@ describe('problemJsonErrorHandler', () => {
     expect(() => problemJsonErrorHandler({ mapClientErrors: 'yes' as never })).to.throw(
       TypeError,
       /^problemJsonErrorHandler: options\.mapClientErrors must be a boolean/,
+    );
+    expect(() => problemJsonErrorHandler({ onError: 'log' as never })).to.throw(
+      TypeError,
+      /^problemJsonErrorHandler: options\.onError must be a function/,
     );
     expect(() => problemJsonErrorHandler(null as never)).to.throw(TypeError, /^problemJsonErrorHandler: options must be an object/);
     try {

@@ -30,8 +30,15 @@ export function freePort(): Promise<number> {
   });
 }
 
+/**
+ * Starts `serve` with `args`. Its log is read as a person reads it on a terminal
+ * (`LOG_FORMAT=pretty`), unless `env` asks for JSON.
+ */
 export function serve(args: string[], env: Record<string, string> = {}): Served {
-  const child = spawn(process.execPath, [cli, ...args], { env: { ...process.env, DEBUG: '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [cli, ...args], {
+    env: { ...process.env, DEBUG: '', LOG_FORMAT: 'pretty', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let text = '';
   // The start of the output (what waitFor looks for) and its last megabyte: a child with debug
   // output on logs every request, and a long test under load must not hold all of it.

@@ -1,0 +1,163 @@
+/**
+ * What the gateway writes to a host's structured logger (`createGateway({ logger })`): the health
+ * of each token policy's authorization server, as its calls succeed and fail, and the access log.
+ * Without a logger none of this runs (only the `debug` namespaces trace).
+ *
+ * @module
+ */
+import { ConfigError } from '../config/errors.js';
+import { GatewayError } from '../errors.js';
+import { errorFields, type GatewayLogger } from '../log.js';
+import { apiKey, type TransactionRecord } from '../record/types.js';
+import { classifyClientError } from '../token/classify.js';
+import type { AuthorizationServerEndpoint, TokenPolicy, TokenPolicyObserver } from '../token/policy.js';
+
+/** The health of one token policy's authorization server, as its last call left it. */
+export interface AuthorizationServerStatus {
+  /** The token policy. */
+  readonly policy: string;
+  /** `unknown` before its first call. */
+  readonly state: 'unknown' | 'up' | 'down';
+  /** Why it is down (`discovery: HTTP 404`, `introspection: ... (HTTP 401, invalid_client)`). */
+  readonly cause?: string;
+  /** Epoch milliseconds of the last change. */
+  readonly since: number;
+}
+
+interface Health {
+  state: 'unknown' | 'up' | 'down';
+  cause: string | undefined;
+  since: number;
+}
+
+/** Why a call failed, when it is the server's (or the gateway's credentials') fault rather than the token's. */
+function serverFault(err: unknown, policy: string, endpoint: AuthorizationServerEndpoint): string | undefined {
+  const error = err instanceof GatewayError ? err : classifyClientError(err, policy, endpoint);
+  if (error.code === 'ERR_TOKEN_INVALID' || error.code === 'ERR_TOKEN_EXPIRED') return undefined;
+  return error.diagnostic ?? error.code;
+}
+
+/**
+ * Watches the calls of each token policy to its authorization server and logs each change of its
+ * health: discovered, down (with the cause), back. A policy kept across reloads keeps its state.
+ */
+export class AuthorizationServerWatch {
+  readonly #log: GatewayLogger;
+  readonly #health = new Map<TokenPolicy, Health>();
+
+  constructor(log: GatewayLogger) {
+    this.#log = log;
+  }
+
+  /** The health of each policy watched (what a readiness check can read). */
+  status(): AuthorizationServerStatus[] {
+    return [...this.#health].map(([policy, { state, cause, since }]) => ({
+      policy: policy.name,
+      state,
+      ...(cause === undefined ? {} : { cause }),
+      since,
+    }));
+  }
+
+  /** Forgets the policies no longer in force. */
+  retain(live: Iterable<TokenPolicy>): void {
+    const keep = new Set(live);
+    for (const policy of this.#health.keys()) if (!keep.has(policy)) this.#health.delete(policy);
+  }
+
+  /** `inner` (metrics, traces), with each call's end watched. */
+  observer(policy: TokenPolicy, inner: TokenPolicyObserver): TokenPolicyObserver {
+    let health = this.#health.get(policy);
+    if (health === undefined) this.#health.set(policy, (health = { state: 'unknown', cause: undefined, since: Date.now() }));
+    const watched = health;
+    return {
+      validated: (source, result) => inner.validated(source, result),
+      call: async (endpoint, run) => {
+        let value;
+        try {
+          value = await inner.call(endpoint, run);
+        } catch (err) {
+          const cause = serverFault(err, policy.name, endpoint);
+          if (cause === undefined) this.#up(policy, watched, endpoint);
+          else this.#down(policy, watched, endpoint, cause);
+          throw err;
+        }
+        // The key set's fetch resolves with any answer: jose reads the status.
+        if (endpoint === 'jwks' && value instanceof Response && !value.ok)
+          this.#down(policy, watched, endpoint, `jwks: HTTP ${value.status}`);
+        else if (endpoint === 'discovery') this.#discovered(policy, watched, value as { issuer?: unknown });
+        else this.#up(policy, watched, endpoint);
+        return value;
+      },
+    };
+  }
+
+  #discovered(policy: TokenPolicy, health: Health, metadata: { issuer?: unknown }): void {
+    const issuer = typeof metadata?.issuer === 'string' ? metadata.issuer : undefined;
+    this.#log.info(
+      { event: 'authorization_server_discovered', policy: policy.name, ...(issuer === undefined ? {} : { issuer }) },
+      `token policy ${policy.name}: metadata of ${issuer ?? 'the authorization server'} discovered`,
+    );
+    this.#up(policy, health, 'discovery');
+  }
+
+  #up(policy: TokenPolicy, health: Health, endpoint: AuthorizationServerEndpoint): void {
+    if (health.state === 'up') return;
+    const downMs = Date.now() - health.since;
+    const back = health.state === 'down';
+    Object.assign(health, { state: 'up', cause: undefined, since: Date.now() });
+    if (back)
+      this.#log.info(
+        { event: 'authorization_server_up', policy: policy.name, endpoint, downMs },
+        `token policy ${policy.name}: authorization server back (${endpoint} answered)`,
+      );
+  }
+
+  #down(policy: TokenPolicy, health: Health, endpoint: AuthorizationServerEndpoint, cause: string): void {
+    if (health.state === 'down' && health.cause === cause) return;
+    Object.assign(health, { state: 'down', cause, since: Date.now() });
+    this.#log.error(
+      { event: 'authorization_server_down', policy: policy.name, endpoint, cause },
+      `token policy ${policy.name}: authorization server unavailable: ${cause}`,
+    );
+  }
+}
+
+/** Logs a configuration that could not be loaded: its issues (path and message), or the failure. */
+export function logConfigRefused(events: GatewayLogger, err: unknown, when: string): void {
+  if (err instanceof ConfigError) {
+    events.error(
+      { event: 'config_error', when, source: err.source, issues: err.issues },
+      `configuration refused at ${when}${err.source === undefined ? '' : ` (${err.source})`}:\n${err.issues.map((issue) => `  ${issue.path === '' ? '(document)' : issue.path}: ${issue.message}`).join('\n')}`,
+    );
+  } else {
+    events.error(
+      { event: 'config_error', when, err: errorFields(err) },
+      `configuration not loaded at ${when}: ${(err as Error)?.message ?? String(err)}`,
+    );
+  }
+}
+
+/** One access log record: what the exchange was and how it ended, never a token, cookie or query string. */
+export function accessRecord(record: TransactionRecord): Record<string, unknown> {
+  return {
+    event: 'access',
+    transactionId: record.id,
+    ...(record.api === undefined ? {} : { api: apiKey(record.api) }),
+    ...(record.operation === undefined ? {} : { operation: record.operation }),
+    method: record.method,
+    status: record.status,
+    outcome: record.outcome.code,
+    ...(record.errorCode === undefined ? {} : { errorCode: record.errorCode }),
+    ...(record.sender.clientId === undefined ? {} : { clientId: record.sender.clientId }),
+    durationMs: record.durationMs,
+    ...(record.traceId === undefined ? {} : { traceId: record.traceId }),
+    ...(record.aborted ? { aborted: true } : {}),
+  };
+}
+
+/** Writes each exchange's access record to `log`. */
+export function accessLog(log: GatewayLogger): (record: TransactionRecord) => void {
+  return (record) =>
+    log.info(accessRecord(record), `${record.method} ${record.api === undefined ? '-' : apiKey(record.api)} ${record.status ?? '-'}`);
+}
