@@ -24,6 +24,8 @@ import { tracingTokenObserver, type GatewayTracing } from '../observability/trac
 import { apiKey } from '../record/types.js';
 import type { SharedTokenResults } from '../cluster/shared-token-results.js';
 import type { TrustFunction } from '../trust-proxy.js';
+import type { TrafficControlSection } from '../traffic/schema.js';
+import { trafficSettings, type TrafficSettings } from './traffic-settings.js';
 
 /** One registered API, ready to serve. */
 export interface CompiledApi {
@@ -38,6 +40,8 @@ export interface Runtime {
   readonly apis: ReadonlyMap<string, CompiledApi>;
   /** Token policies by their settings' key (reused across reloads while the settings are the same). */
   readonly tokenPolicies: ReadonlyMap<string, TokenPolicy>;
+  /** Traffic control of every API: the option's and the file's settings, defaults applied. */
+  readonly traffic: TrafficSettings;
 }
 
 /** What every API's steps share, settled when the gateway is created. */
@@ -62,6 +66,10 @@ export interface CompileSettings {
   readonly tracing: GatewayTracing;
   /** The gateway's metrics, unless `metrics: false`. */
   readonly metrics: GatewayMetricsRecorder | undefined;
+  /** `createGateway`'s `trafficControl` option, checked. */
+  readonly trafficOption: TrafficControlSection | undefined;
+  /** Whether the gateway has Redis (a store `redis` needs it). */
+  readonly hasRedis: boolean;
 }
 
 /** Compiling one API: where it is in the file, and the token policies known so far. */
@@ -215,6 +223,7 @@ export function tokenPolicyOptionsFor(
  * field) is thrown, leaving `previous` in force.
  */
 export function compileRuntime(config: ResolvedConfig, previous: Runtime | undefined, settings: CompileSettings): Runtime {
+  const traffic = trafficSettings(config, settings.trafficOption, settings.hasRedis);
   const known = previous?.tokenPolicies ?? new Map<string, TokenPolicy>();
   const tokenPolicies = new Map<string, TokenPolicy>();
   const created: TokenPolicy[] = [];
@@ -243,5 +252,5 @@ export function compileRuntime(config: ResolvedConfig, previous: Runtime | undef
     for (const policy of created) policy.close();
     throw err;
   }
-  return { apis, tokenPolicies };
+  return { apis, tokenPolicies, traffic };
 }
