@@ -5,7 +5,7 @@
  *
  * @module
  */
-import type { TrafficPolicy } from './schema.js';
+import type { STORE_UNAVAILABLE_MODES, TrafficPolicy } from './schema.js';
 
 /** What policies group by and filter on: the request's facts once its token was validated. */
 export interface TrafficFacts {
@@ -63,6 +63,12 @@ export interface TrafficDecision {
   readonly standings: readonly PolicyStanding[];
   /** Whether the shared store could not be reached (the decision then followed `onStoreUnavailable`). */
   readonly storeUnavailable: boolean;
+  /**
+   * With `storeUnavailable`: the `onStoreUnavailable` mode followed. Under `localShare` the
+   * standings are this instance's counts; under `allow` and `deny` nothing was counted (the
+   * standings show the full limit, and no rate-limit header is sent).
+   */
+  readonly fallback?: (typeof STORE_UNAVAILABLE_MODES)[number] | undefined;
   /** Whole seconds for `Retry-After`, when refused. */
   readonly retryAfterSeconds?: number | undefined;
   /**

@@ -1,0 +1,42 @@
+/**
+ * Traffic control's own errors, thrown at creation and load, never on a request: each has a
+ * stable code, and the configuration load turns them into errors with the file's paths.
+ *
+ * @module
+ */
+import type { RuleIssue } from '../issues.js';
+
+/** The code of {@link TrafficPolicyError}. */
+export const TRAFFIC_POLICY_INVALID = 'ERR_TRAFFIC_POLICY_INVALID';
+/** The code of {@link TrafficStoreError}. */
+export const TRAFFIC_STORE_NEEDS_REDIS = 'ERR_TRAFFIC_STORE_NEEDS_REDIS';
+
+/**
+ * Policies that are not valid: every issue, each with its path
+ * (`trafficControl.policies[0].limit: must be a positive integer`).
+ */
+export class TrafficPolicyError extends TypeError {
+  /** Always `ERR_TRAFFIC_POLICY_INVALID`. */
+  readonly code: typeof TRAFFIC_POLICY_INVALID = TRAFFIC_POLICY_INVALID;
+  /** Every issue found, in order. */
+  readonly issues: readonly RuleIssue[];
+
+  constructor(issues: readonly RuleIssue[]) {
+    super(`invalid traffic control policies: ${issues.map((i) => `${i.path}: ${i.message}`).join('; ')}`);
+    this.name = 'TrafficPolicyError';
+    this.issues = Object.freeze([...issues]);
+  }
+}
+
+/** `store: "redis"` without a Redis connection. */
+export class TrafficStoreError extends TypeError {
+  /** Always `ERR_TRAFFIC_STORE_NEEDS_REDIS`. */
+  readonly code: typeof TRAFFIC_STORE_NEEDS_REDIS = TRAFFIC_STORE_NEEDS_REDIS;
+  /** The setting at fault, below the section: `store`. */
+  readonly path = 'store';
+
+  constructor() {
+    super('traffic control store "redis" needs Redis (a redis URL or connection), or set store to "local"');
+    this.name = 'TrafficStoreError';
+  }
+}
