@@ -10,6 +10,11 @@ import { compileTrafficPolicies } from '../../src/traffic/compile.js';
 import { createTrafficLimiter, type TrafficLimiter } from '../../src/traffic/limiter.js';
 import type { TrafficControlSection } from '../../src/traffic/schema.js';
 import type { TrafficDecision } from '../../src/traffic/types.js';
+import type { AddressInfo } from 'node:net';
+import express from 'express';
+import request from 'supertest';
+import { problemJsonErrorHandler } from '../../src/problem/handler.js';
+import { trafficControl } from '../../src/traffic/middleware.js';
 import { plainClient, sleep, until, type PlainClient } from '../cluster/helpers.js';
 import { facts } from './helpers.js';
 import { ThrowawayRedis } from './redis-server.js';
@@ -138,5 +143,42 @@ describe('traffic control with Redis unavailable', function () {
     expect(redis.stats.commands).to.equal(sent);
     server.thaw();
     await until(async () => !(await timed(limiter)).decision.storeUnavailable, 5_000, 'Redis used again');
+  });
+
+  it('answers 503 problem+json with Retry-After through the middleware under deny, and never a 5xx under localShare', async () => {
+    const app = express();
+    const deny = trafficControl({
+      redis: server.url,
+      redisCommandTimeoutMs: TIMEOUT_MS,
+      onStoreUnavailable: 'deny',
+      policies: policies.all.map((p) => p.source),
+    });
+    const share = trafficControl({ redis: server.url, redisCommandTimeoutMs: TIMEOUT_MS, policies: policies.all.map((p) => p.source) });
+    app.get('/deny', deny, (_req, res) => res.json({ ok: true }));
+    app.get('/share', share, (_req, res) => res.json({ ok: true }));
+    app.use(problemJsonErrorHandler({ messages: 'en' }));
+    const listening = app.listen(0, '127.0.0.1');
+    await new Promise((resolve) => listening.once('listening', resolve));
+    const url = `http://127.0.0.1:${(listening.address() as AddressInfo).port}`;
+    try {
+      expect((await request(url).get('/deny')).status).to.equal(200);
+      await server.kill();
+      const refused = await request(url).get('/deny');
+      expect([refused.status, refused.headers['retry-after'], refused.body.gateway_status]).to.deep.equal([
+        503,
+        '5',
+        'integration:GATEWAY-1373',
+      ]);
+      expect(refused.headers.ratelimit).to.equal(undefined);
+      const statuses = [];
+      for (let i = 0; i < 12; i++) statuses.push((await request(url).get('/share')).status);
+      // One share of 10 for a lone instance: the whole limit, then 429.
+      expect(statuses).to.deep.equal([...Array<number>(10).fill(200), 429, 429]);
+    } finally {
+      listening.closeAllConnections();
+      await new Promise((resolve) => listening.close(resolve));
+      await deny.close();
+      await share.close();
+    }
   });
 });
