@@ -245,6 +245,7 @@ export function compileRuntime(config: ResolvedConfig, previous: Runtime | undef
   };
   const { traffic, created: createdLimiter } = runtimeTraffic(
     trafficSettings(config, settings.trafficOption, settings.hasRedis),
+    config.apis,
     previous?.traffic,
     trafficEnvironment,
   );

@@ -94,7 +94,7 @@ export function trafficSettings(config: ResolvedConfig, option: TrafficControlSe
   if (store === 'redis' && !hasRedis)
     issues.push({
       path: 'trafficControl.store',
-      message: 'is redis, and the gateway has no Redis (give REDIS_URL or --redis to serve, or the redis option to createGateway)',
+      message: 'is redis, and the gateway has no Redis (give serve REDIS_URL, or createGateway its redis option)',
     });
   if (issues.length > 0) throw new ConfigError(issues);
   return {

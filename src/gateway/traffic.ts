@@ -73,6 +73,7 @@ export interface RuntimeTraffic {
  */
 export function runtimeTraffic(
   settings: TrafficSettings,
+  apis: readonly ResolvedApi[],
   previous: RuntimeTraffic | undefined,
   environment: TrafficEnvironment,
 ): { traffic: RuntimeTraffic; created: TrafficLimiter | undefined } {
@@ -81,7 +82,9 @@ export function runtimeTraffic(
   const limiterKey = `${settings.store} ${settings.onStoreUnavailable}`;
   let limiter: TrafficLimiter | undefined;
   let created: TrafficLimiter | undefined;
-  if (settings.policies.length > 0 || previous?.limiter !== undefined) {
+  const anyPolicy = settings.policies.length > 0 || apis.some((api) => api.trafficControl.policies.length > 0);
+  // Kept while the settings stay, even with no policy for now: counts outlive a reload that drops them.
+  if (anyPolicy || previous?.limiter !== undefined) {
     if (previous?.limiter !== undefined && previous.limiterKey === limiterKey) limiter = previous.limiter;
     else {
       limiter = created = createTrafficLimiter(

@@ -137,7 +137,7 @@ describe('configuration: trafficControl', () => {
     const redis = document();
     redis.trafficControl!.store = 'redis';
     expect(await loadIssues({ config: redis })).to.deep.equal([
-      'trafficControl.store: is redis, and the gateway has no Redis (give REDIS_URL or --redis to serve, or the redis option to createGateway)',
+      'trafficControl.store: is redis, and the gateway has no Redis (give serve REDIS_URL, or createGateway its redis option)',
     ]);
   });
 
