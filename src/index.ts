@@ -155,6 +155,8 @@ export type {
   TransactionStatsTotals,
   TransactionStore,
   TransactionTokenInfo,
+  TransactionTraffic,
+  TransactionTrafficPolicy,
 } from './record/index.js';
 
 // The monitoring console, and the credentials of every operators' router
@@ -235,6 +237,10 @@ export type {
   ResolvedConfig,
   ResolvedOperation,
   ResolvedTokenPolicy,
+  ResolvedTrafficControl,
+  ResolvedTrafficPolicy,
+  ApiTrafficControlConfig,
+  TrafficControlConfig,
   TokenForwardConfig,
   TokenManagementConfig,
   TokenPolicyConfig,

@@ -12,8 +12,9 @@ import type { ForwardInfoMode, OriginalTokenMode } from '../token/forward/option
 import type { AuthorizationSection } from '../authorize/schema.js';
 import type { RecordingSection } from '../record/schema.js';
 import type { TokenPolicySection } from '../token/policy-schema.js';
-import type { ApiTrafficControlSection, TrafficControlSection, TrafficPolicy } from '../traffic/schema.js';
+import type { TrafficControlSettings, TrafficPolicyDefinition } from '../traffic/types.js';
 import type { GatewayConfigDocument } from './schema.js';
+import type { ApiTrafficControlSection } from '../traffic/schema.js';
 
 /** HTTP methods an operation can declare. */
 export type HttpMethod = 'GET' | 'HEAD' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'OPTIONS';
@@ -191,13 +192,13 @@ export interface OperationConfig {
  * Redis is down, which rate-limit headers answers carry, and policies (rate limits and quotas)
  * that apply to every API. See docs/traffic-control.md.
  */
-export type TrafficControlConfig = TrafficControlSection;
+export type TrafficControlConfig = TrafficControlSettings;
 
 /** Traffic control of one API (`apis[i].trafficControl`): its own policies, checked with the top-level ones. */
-export type ApiTrafficControlConfig = ApiTrafficControlSection;
-
-/** One traffic policy (a rate limit or quota), as written. */
-export type TrafficPolicyConfig = TrafficPolicy;
+export interface ApiTrafficControlConfig {
+  /** The API's policies; a name is unique across them and the top-level ones. */
+  policies: TrafficPolicyDefinition[];
+}
 
 /** A registered API ("erogazione"). */
 export interface ApiConfig {
@@ -349,7 +350,7 @@ export interface ResolvedConfig {
 }
 
 /** A traffic policy after validation: `mode` and `groupBy` given (defaults `enforce` and none), `window` for a `requests` policy (default `sliding`). */
-export type ResolvedTrafficPolicy = Readonly<TrafficPolicy & Required<Pick<TrafficPolicy, 'mode' | 'groupBy'>>>;
+export type ResolvedTrafficPolicy = Readonly<TrafficPolicyDefinition & Required<Pick<TrafficPolicyDefinition, 'mode' | 'groupBy'>>>;
 
 /**
  * The top-level traffic control after validation. Settings the file does not give stay
@@ -360,11 +361,11 @@ export interface ResolvedTrafficControl {
   /** Requests in flight on one instance; `undefined`: no cap from the file. */
   readonly maxConcurrentRequests: number | undefined;
   /** Where counts are kept, as written. */
-  readonly store: TrafficControlSection['store'];
+  readonly store: TrafficControlSettings['store'];
   /** What a decision does while Redis cannot be reached, as written. */
-  readonly onStoreUnavailable: TrafficControlSection['onStoreUnavailable'];
+  readonly onStoreUnavailable: TrafficControlSettings['onStoreUnavailable'];
   /** Which rate-limit headers answers carry, as written. */
-  readonly headers: TrafficControlSection['headers'];
+  readonly headers: TrafficControlSettings['headers'];
   /** Policies of every API, in file order, defaults applied. */
   readonly policies: readonly ResolvedTrafficPolicy[];
 }
@@ -394,6 +395,7 @@ export const SCHEMA_AND_TYPES_AGREE: [
   SameShape<TokenPolicyConfig, TokenPolicySection>,
   SameShape<RecordingConfig, RecordingSection>,
   SameShape<AuthorizationConfig, AuthorizationSection>,
+  SameShape<ApiTrafficControlConfig, ApiTrafficControlSection>,
   // Token forwarding apart: the file's `enabled` may be left out (it defaults to true) and its
   // mode cannot be jws (no key in JSON), which the written type does not say.
   SameShape<
@@ -409,4 +411,4 @@ export const SCHEMA_AND_TYPES_AGREE: [
       >;
     }
   >,
-] = [true, true, true, true];
+] = [true, true, true, true, true];
