@@ -156,6 +156,8 @@ export type {
   TransactionStatsTotals,
   TransactionStore,
   TransactionTokenInfo,
+  TransactionTraffic,
+  TransactionTrafficPolicy,
 } from './record/index.js';
 
 // The monitoring console, and the credentials of every operators' router
@@ -184,9 +186,27 @@ export type {
   RedisClientLike,
   RedisConnectionOptions,
   RedisConnectionStats,
+  RedisScript,
   SharedTokenResultsOptions,
   SharedTokenResultsStats,
 } from './cluster/index.js';
+
+// Traffic control: rate limits and quotas
+export { TrafficControlError, TrafficStoreError, trafficControl } from './traffic/index.js';
+export type {
+  GroupUsage,
+  PolicyStanding,
+  TrafficControlIssue,
+  TrafficControlMiddleware,
+  TrafficControlOptions,
+  TrafficControlSettings,
+  TrafficDecision,
+  TrafficFacts,
+  TrafficFactsOverride,
+  TrafficHeaderSet,
+  TrafficPolicyDefinition,
+  TrafficPolicyResult,
+} from './traffic/index.js';
 
 // The gateway: configuration, relay, admin
 export { ConfigError, adminRouter, createGateway, createRelay, loadConfig, resolveConfig } from './gateway/index.js';
@@ -219,6 +239,10 @@ export type {
   ResolvedOperation,
   ResolvedTokenPolicy,
   FileForwardInfoMode,
+  ResolvedTrafficControl,
+  ResolvedTrafficPolicy,
+  ApiTrafficControlConfig,
+  TrafficControlConfig,
   TokenForwardConfig,
   TokenForwardSection,
   TokenManagementConfig,

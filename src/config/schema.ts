@@ -1,8 +1,8 @@
 /**
  * The schema of the configuration file (`gateway.config.json`), put together from the features'
  * schemas: token policies (`token/policy-schema.ts`), token forwarding (`token/forward/schema.ts`),
- * authorization and client applications (`authorize/schema.ts`), recording (`record/schema.ts`);
- * the API's own shape (backend, operations, token management) is here. `config.schema.json` is
+ * authorization and client applications (`authorize/schema.ts`), recording (`record/schema.ts`),
+ * traffic control (`traffic/schema.ts`); the API's own shape (backend, operations, token management) is here. `config.schema.json` is
  * generated from {@link GatewayConfigSchema} (see `json-schema.ts`).
  *
  * @module
@@ -13,6 +13,7 @@ import { RecordingSchema } from '../record/schema.js';
 import { NonEmptyString, OneOf, PositiveInteger, PositiveNumber } from '../schema.js';
 import { TokenForwardSchema } from '../token/forward/schema.js';
 import { TokenPolicySchema } from '../token/policy-schema.js';
+import { ApiTrafficControlSchema, TrafficControlSchema } from '../traffic/schema.js';
 
 /** HTTP methods an operation can declare. */
 export const HTTP_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const;
@@ -82,6 +83,7 @@ export const ApiSchema = Type.Object(
     tokenManagement: Type.Optional(TokenManagementSchema),
     authorization: Type.Optional(AuthorizationSchema),
     recording: Type.Optional(RecordingSchema),
+    trafficControl: Type.Optional(ApiTrafficControlSchema),
     requiredScopes: Type.Optional(
       requiredScopesSchema(
         "Scopes the token's `scope` must all hold: otherwise 403 `insufficient_scope`, before XACML. Needs token management.",
@@ -103,11 +105,12 @@ export const GatewayConfigSchema = Type.Object(
     tokenPolicies: Type.Optional(Type.Record(Type.String(), TokenPolicySchema, { description: 'Token policies by name.' })),
     apis: Type.Array(ApiSchema, { description: 'The registered APIs.' }),
     applications: Type.Optional(ApplicationsSchema),
+    trafficControl: Type.Optional(TrafficControlSchema),
   },
   {
     additionalProperties: false,
     title: 'express-access-gateway configuration',
-    description: 'The gateway configuration (gateway.config.json): token policies, registered APIs, client applications.',
+    description: 'The gateway configuration (gateway.config.json): token policies, registered APIs, client applications, traffic control.',
   },
 );
 

@@ -13,7 +13,9 @@ import type { AuthorizationSection } from '../authorize/schema.js';
 import type { RecordingSection } from '../record/schema.js';
 import type { TokenPolicySection } from '../token/policy-schema.js';
 import type { TokenForwardSection as TokenForwardFileSection } from '../token/forward/schema.js';
+import type { TrafficControlSettings, TrafficPolicyDefinition } from '../traffic/types.js';
 import type { GatewayConfigDocument } from './schema.js';
+import type { ApiTrafficControlSection } from '../traffic/schema.js';
 
 /** HTTP methods an operation can declare. */
 export type HttpMethod = 'GET' | 'HEAD' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'OPTIONS';
@@ -205,6 +207,20 @@ export interface OperationConfig {
   requiredClaims?: Record<string, string[]>;
 }
 
+/**
+ * Traffic control of every API (`trafficControl` at the top of the file, and the `createGateway`
+ * option of the same name): the instance cap, where counts are kept, what a decision does while
+ * Redis is down, which rate-limit headers answers carry, and policies (rate limits and quotas)
+ * that apply to every API. See docs/traffic-control.md.
+ */
+export type TrafficControlConfig = TrafficControlSettings;
+
+/** Traffic control of one API (`apis[i].trafficControl`): its own policies, checked with the top-level ones. */
+export interface ApiTrafficControlConfig {
+  /** The API's policies; a name is unique across them and the top-level ones. */
+  policies: TrafficPolicyDefinition[];
+}
+
 /** A registered API ("erogazione"). */
 export interface ApiConfig {
   /** Providing subject, the first path segment, for example `Ente`. */
@@ -223,6 +239,8 @@ export interface ApiConfig {
   authorization?: AuthorizationConfig;
   /** Message recording. */
   recording?: RecordingConfig;
+  /** This API's traffic policies, checked with those of the top-level `trafficControl`. */
+  trafficControl?: ApiTrafficControlConfig;
   /**
    * Scopes the token's `scope` must all hold (`requireScopes`): otherwise 403 `insufficient_scope`,
    * before XACML. Needs token management.
@@ -251,6 +269,8 @@ export interface GatewayConfig {
    * `org:gateway:subject:role` for that client's tokens.
    */
   applications?: Record<string, ClientApplication>;
+  /** Traffic control: settings, and policies that apply to every API. */
+  trafficControl?: TrafficControlConfig;
 }
 
 /** An operation with its path template compiled. */
@@ -312,6 +332,11 @@ export interface ResolvedApi {
         /** Texts of the referenced documents, read at load. */
         readonly referencesXml: readonly string[];
       };
+  /** This API's own traffic policies (empty: none). */
+  readonly trafficControl: {
+    /** Its policies, in file order, defaults applied. */
+    readonly policies: readonly ResolvedTrafficPolicy[];
+  };
   /** Scopes every request's token must hold (empty: none). */
   readonly requiredScopes: readonly string[];
   /** Claims every request's token must hold, name → allowed values (empty: none). */
@@ -341,6 +366,29 @@ export interface ResolvedConfig {
   readonly apis: readonly ResolvedApi[];
   /** The registry of client applications by client id (empty when the file has none). */
   readonly applications: Readonly<Record<string, ClientApplication>>;
+  /** Traffic control of every API (its policies empty when the file has none). */
+  readonly trafficControl: ResolvedTrafficControl;
+}
+
+/** A traffic policy after validation: `mode` and `groupBy` given (defaults `enforce` and none), `window` for a `requests` policy (default `sliding`). */
+export type ResolvedTrafficPolicy = Readonly<TrafficPolicyDefinition & Required<Pick<TrafficPolicyDefinition, 'mode' | 'groupBy'>>>;
+
+/**
+ * The top-level traffic control after validation. Settings the file does not give stay
+ * `undefined`: `createGateway`'s `trafficControl` option may give them (not both), and the
+ * gateway applies the defaults (see docs/traffic-control.md).
+ */
+export interface ResolvedTrafficControl {
+  /** Requests in flight on one instance; `undefined`: no cap from the file. */
+  readonly maxConcurrentRequests: number | undefined;
+  /** Where counts are kept, as written. */
+  readonly store: TrafficControlSettings['store'];
+  /** What a decision does while Redis cannot be reached, as written. */
+  readonly onStoreUnavailable: TrafficControlSettings['onStoreUnavailable'];
+  /** Which rate-limit headers answers carry, as written. */
+  readonly headers: TrafficControlSettings['headers'];
+  /** Policies of every API, in file order, defaults applied. */
+  readonly policies: readonly ResolvedTrafficPolicy[];
 }
 
 /** A token policy after validation, defaults applied. */
@@ -372,5 +420,6 @@ export const SCHEMA_AND_TYPES_AGREE: [
   SameShape<AuthorizationConfig, AuthorizationSection>,
   SameShape<boolean | TokenForwardSection, TokenForwardFileSection>,
   SameShape<keyof TokenForwardSection, keyof Exclude<TokenForwardFileSection, boolean>>,
+  SameShape<ApiTrafficControlConfig, ApiTrafficControlSection>,
   SameShape<Omit<GatewayConfig, 'applications'> & { $schema?: string }, Omit<GatewayConfigDocument, 'applications'>>,
-] = [true, true, true, true, true, true, true];
+] = [true, true, true, true, true, true, true, true];

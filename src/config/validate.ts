@@ -23,6 +23,7 @@ import { GatewayConfigSchema, type GatewayConfigDocument } from './schema.js';
 import { tokenPolicyIssues } from './token-policy.js';
 import { compilePathTemplate } from '../url/template.js';
 import type { ConfigIssue } from './errors.js';
+import { resolvedTrafficControl, resolvedTrafficPolicies, trafficRules } from './traffic.js';
 import type { GatewayConfig, ResolvedApi, ResolvedConfig, ResolvedTokenPolicy, TokenForwardConfig } from './types.js';
 
 export { CLIENT_SECRET_ENV_PREFIX };
@@ -176,6 +177,7 @@ function documentIssues(input: unknown): { issues: ConfigIssue[]; secrets: Map<s
     if (first !== undefined) fromRules.push({ path: `apis[${i}]`, message: `duplicates apis[${first}] (${key})` });
     else seen.set(key, i);
   });
+  trafficRules(input, fromRules);
   return { issues: inDocumentOrder(input, mergeIssues(fromSchema, fromRules)), secrets };
 }
 
@@ -236,6 +238,7 @@ function checkedApi(api: ApiDocument): CheckedApi {
       maxBodyBytes: r.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
       xacmlRequests: r.xacmlRequests ?? 'denied',
     },
+    trafficControl: { policies: resolvedTrafficPolicies(api.trafficControl?.policies) },
     requiredScopes: [...(api.requiredScopes ?? [])],
     requiredClaims: structuredClone(api.requiredClaims ?? {}),
   };
@@ -248,7 +251,12 @@ function checkedApi(api: ApiDocument): CheckedApi {
 export function checkConfig(
   input: unknown,
   source?: string,
-): { tokenPolicies: Record<string, ResolvedTokenPolicy>; apis: CheckedApi[]; applications: Record<string, ClientApplication> } {
+): {
+  tokenPolicies: Record<string, ResolvedTokenPolicy>;
+  apis: CheckedApi[];
+  applications: Record<string, ClientApplication>;
+  trafficControl: ResolvedConfig['trafficControl'];
+} {
   const { issues, secrets } = documentIssues(input);
   if (issues.length > 0) throw new ConfigError(issues, source);
   const document = input as GatewayConfigDocument;
@@ -270,7 +278,12 @@ export function checkConfig(
   const applications = Object.fromEntries(
     Object.entries(document.applications ?? {}).map(([id, a]) => [id, { ...a, ...(a.roles === undefined ? {} : { roles: [...a.roles] }) }]),
   );
-  return { tokenPolicies, apis: document.apis.map(checkedApi), applications };
+  return {
+    tokenPolicies,
+    apis: document.apis.map(checkedApi),
+    applications,
+    trafficControl: resolvedTrafficControl(document.trafficControl),
+  };
 }
 
 /** Options of {@link resolveConfig}. */
@@ -296,7 +309,7 @@ const RESOLVE_CONFIG_KEYS = optionKeys<ResolveConfigOptions>({ baseDir: true, so
  */
 export async function resolveConfig(input: GatewayConfig | unknown, options: ResolveConfigOptions = {}): Promise<ResolvedConfig> {
   refuseUnknownKeys('resolveConfig: options', options, RESOLVE_CONFIG_KEYS);
-  const { tokenPolicies, apis, applications } = checkConfig(input, options.source);
+  const { tokenPolicies, apis, applications, trafficControl } = checkConfig(input, options.source);
   const baseDir = options.baseDir ?? process.cwd();
   const issues: ConfigIssue[] = [];
   const { policies } = options;
@@ -333,5 +346,5 @@ export async function resolveConfig(input: GatewayConfig | unknown, options: Res
     }),
   );
   if (issues.length > 0) throw new ConfigError(issues, options.source);
-  return { tokenPolicies, apis: resolved, applications };
+  return { tokenPolicies, apis: resolved, applications, trafficControl };
 }

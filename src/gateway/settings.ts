@@ -24,7 +24,8 @@ import { fileURLToPath } from 'node:url';
 import type { CompileSettings } from './compile.js';
 import type { GatewayMetricsOptions } from '../observability/metrics.js';
 import { isYamlFile, type ConfigSource } from '../config/load.js';
-import type { ResolvedTokenPolicy } from '../config/types.js';
+import type { ResolvedTokenPolicy, TrafficControlConfig } from '../config/types.js';
+import { checkedTrafficOption } from './traffic-settings.js';
 import { clientAddressOf, compileTrust, type TrustProxy } from '../trust-proxy.js';
 import { HOST_NAME } from '../admin/host.js';
 
@@ -203,6 +204,14 @@ export interface CreateGatewayOptions {
    * to that one. Default `false`.
    */
   accessLog?: boolean | GatewayLogger;
+  /**
+   * Traffic control (rate limits and quotas), the shape of the configuration file's top-level
+   * `trafficControl`: the instance cap (`maxConcurrentRequests`), `store`, `onStoreUnavailable`,
+   * `headers`, and policies for every API. Applied with the file's section: the policies of both
+   * apply (names unique across them), a setting may be given in one of the two only. Default: none.
+   * See docs/traffic-control.md.
+   */
+  trafficControl?: TrafficControlConfig;
 }
 
 /** Longest request target by default, in bytes (nginx's and Apache's request line limit is 8 KiB). */
@@ -287,6 +296,7 @@ const GATEWAY_KEYS = optionKeys<CreateGatewayOptions>({
   metrics: true,
   logger: true,
   accessLog: true,
+  trafficControl: true,
 });
 const GATEWAY_RELAY_KEYS = optionKeys<NonNullable<CreateGatewayOptions['relay']>>({
   keepUnderscoreHeaders: true,
@@ -370,7 +380,10 @@ export function gatewaySettings(options: CreateGatewayOptions): GatewaySettings 
           clientLabel: check.boolean(metricsOptions.clientLabel, 'metrics.clientLabel', false),
           processMetrics: check.boolean(metricsOptions.processMetrics, 'metrics.processMetrics', true),
         };
+  const trafficControl = checkedTrafficOption(options.trafficControl, check, options.redis !== undefined);
   const compileSettings: GatewaySettings['compileSettings'] = {
+    trafficOption: trafficControl,
+    hasRedis: options.redis !== undefined,
     server,
     trustProxy,
     clientAddress: clientAddressOf(trustProxy),

@@ -41,5 +41,7 @@ export type {
   OutcomeCounts,
   TransactionStore,
   TransactionTokenInfo,
+  TransactionTraffic,
+  TransactionTrafficPolicy,
 } from './types.js';
 export { DEFAULT_REDACTED_HEADERS } from './redact.js';

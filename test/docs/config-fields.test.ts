@@ -1,6 +1,6 @@
 /**
- * The tables of docs/gateway.md "The configuration file" name exactly the fields of the schemas
- * the file is checked against: a field added to a schema without a row, or a row left for a field
+ * The tables of docs/gateway.md "The configuration file" and of docs/traffic-control.md name
+ * exactly the fields of the schemas the file is checked against: a field added to a schema without a row, or a row left for a field
  * that is gone, fails here. (The rows' words are the page's; the schema's descriptions are for
  * editors.)
  */
@@ -10,12 +10,14 @@ import type { TSchema } from '@sinclair/typebox';
 import { ClientApplicationSchema } from '../../src/authorize/schema.js';
 import { ApiSchema } from '../../src/config/schema.js';
 import { TokenPolicySchema } from '../../src/token/policy-schema.js';
+import { TrafficControlSchema, TrafficPolicySchema } from '../../src/traffic/schema.js';
 
 const PAGE = new URL('../../docs/gateway.md', import.meta.url);
+const TRAFFIC_PAGE = new URL('../../docs/traffic-control.md', import.meta.url);
 
 /** The field names of the table under `heading`: `a`, `a.b`, and `a.b / c` as `a.b` and `a.c`. */
-async function documentedFields(heading: string): Promise<string[]> {
-  const text = await readFile(PAGE, 'utf8');
+async function documentedFields(heading: string, page = PAGE): Promise<string[]> {
+  const text = await readFile(page, 'utf8');
   const start = text.indexOf(`\n${heading}\n`);
   expect(start, heading).to.be.greaterThan(-1);
   const section = text.slice(start + heading.length + 2).split(/\n#{2,4} /)[0]!;
@@ -61,5 +63,17 @@ describe('docs/gateway.md: the configuration file, field by field', () => {
   it('applications: one row per field of a client application', async () => {
     const documented = await documentedFields('### `applications`');
     expect(documented).to.have.members(schemaFields(ClientApplicationSchema, documented, '<clientId>.'));
+  });
+});
+
+describe('docs/traffic-control.md: traffic control, field by field', () => {
+  it('trafficControl: one row per field of the top-level section', async () => {
+    const documented = await documentedFields('### `trafficControl`', TRAFFIC_PAGE);
+    expect(documented).to.have.members(schemaFields(TrafficControlSchema, documented));
+  });
+
+  it('policies: one row per field of a policy', async () => {
+    const documented = await documentedFields('### Policies', TRAFFIC_PAGE);
+    expect(documented).to.have.members(schemaFields(TrafficPolicySchema, documented));
   });
 });

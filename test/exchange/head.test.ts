@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type OutgoingHttpHeaders, type Server, type ServerResponse } from 'node:http';
 import { expect } from 'chai';
 import express from 'express';
-import { gatewayContext } from '../../src/context.js';
+import { ANSWER_FIELDS, gatewayContext, type AnswerFields, type GatewayContext } from '../../src/context.js';
 import { GatewayError, recordTransaction, sendProblem } from '../../src/index.js';
 import { addIdentityHead, MESSAGE_ID_HEADER, setIdentityHead, TRANSACTION_ID_HEADER } from '../../src/exchange/head.js';
 import { close, listen } from '../record/helpers.js';
@@ -109,5 +109,59 @@ describe('response head: the identity of every gateway answer', () => {
       TypeError,
       /^recordTransaction: options\.idHeaders must be a boolean/,
     );
+  });
+
+  describe("the answer fields of an exchange (traffic control's rate-limit fields)", () => {
+    const answer: AnswerFields = {
+      fields: [
+        ['RateLimit-Policy', '"p";q=10;w=60'],
+        ['RateLimit', '"p";r=9;t=60'],
+      ],
+      replaces: /^(x-)?ratelimit(-|$)/,
+    };
+    const withFields = (context: GatewayContext): GatewayContext => {
+      (context as { [ANSWER_FIELDS]?: AnswerFields })[ANSWER_FIELDS] = answer;
+      return context;
+    };
+
+    it('addIdentityHead: replaces the family in the head object, whatever the case of its names', () => {
+      const context = withFields({ transactionId: 'tx-1', messageId: 'msg-1' } as GatewayContext);
+      const head: OutgoingHttpHeaders = { 'x-ratelimit-limit': '999', RATELIMIT: 'theirs', 'ratelimit-reset': '3', 'x-other': 'kept' };
+      addIdentityHead(head, context, 200);
+      expect(head).to.deep.equal({
+        'x-other': 'kept',
+        [TRANSACTION_ID_HEADER]: 'tx-1',
+        [MESSAGE_ID_HEADER]: 'msg-1',
+        'RateLimit-Policy': '"p";q=10;w=60',
+        RateLimit: '"p";r=9;t=60',
+      });
+    });
+
+    it("setIdentityHead (a problem answer) and the recorder's hook (a host's own answer) write them too, the others gone", async () => {
+      const app = express();
+      app.use(recordTransaction());
+      app.use((req, _res, next) => {
+        withFields(gatewayContext(req));
+        next();
+      });
+      app.get('/problem', (_req, res) => {
+        res.setHeader('X-RateLimit-Remaining', '5');
+        sendProblem(res, new GatewayError('ERR_RATE_LIMITED'));
+      });
+      app.get('/host', (_req, res) => {
+        res.setHeader('X-RateLimit-Limit', '999');
+        res.writeHead(200, { 'Content-Type': 'text/plain', RateLimit: 'theirs' });
+        res.end('host');
+      });
+      const base = await start(app);
+      for (const route of ['/problem', '/host']) {
+        const res = await fetch(`${base}${route}`);
+        await res.arrayBuffer();
+        expect(res.headers.get('ratelimit'), route).to.equal('"p";r=9;t=60');
+        expect(res.headers.get('ratelimit-policy'), route).to.equal('"p";q=10;w=60');
+        expect(res.headers.has('x-ratelimit-limit'), route).to.equal(false);
+        expect(res.headers.has('x-ratelimit-remaining'), route).to.equal(false);
+      }
+    });
   });
 });

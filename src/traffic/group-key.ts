@@ -1,0 +1,133 @@
+/**
+ * A policy's groups: from a request's facts and the policy's `groupBy`, the group's label (shown in
+ * records, headers' diagnostics and consoles) and its hash (the store key's last part). The hash
+ * has a fixed size whatever the client sends: SHA-256 of the values, each length-prefixed (and
+ * tagged: a missing fact, a value), so that no two lists of values (nor a value and a missing
+ * fact) meet by concatenation or by encoding. Everything but the hashing itself is done at compile time.
+ *
+ * @module
+ */
+import { hash } from 'node:crypto';
+import type { TrafficFacts } from './types.js';
+
+/** The longest value a label shows, in characters. */
+export const LABEL_VALUE_CHARS = 64;
+/** The label of a policy without `groupBy`: one counter. */
+export const WHOLE_GROUP = '*';
+/** A missing fact's value in a label (its hash differs from a sent `-`). */
+export const MISSING_VALUE = '-';
+
+/** One group of one request. */
+export interface GroupKey {
+  /** `clientId=client1, operation=getPet`, `*` without `groupBy`. */
+  readonly label: string;
+  /** SHA-256 (base64url, 43 characters) of the policy's scope and the group's values. */
+  readonly hash: string;
+}
+
+/** The group of a request's facts. */
+export type GroupKeyFunction = (facts: TrafficFacts) => GroupKey;
+
+type Reader = (facts: TrafficFacts) => string | undefined;
+
+/** The value of a claim: the whole name first (URIs hold dots), then the dotted path; own members only. */
+function claimReader(name: string): Reader {
+  const path = name.split('.');
+  return (facts) => {
+    const claims = facts.claims;
+    if (claims === undefined || claims === null) return undefined;
+    let value: unknown = Object.hasOwn(claims, name) ? claims[name] : undefined;
+    if (value === undefined && path.length > 1) {
+      value = claims;
+      for (const part of path) {
+        if (value === null || typeof value !== 'object' || !Object.hasOwn(value, part)) return undefined;
+        value = (value as Record<string, unknown>)[part];
+      }
+    }
+    if (value === undefined) return undefined;
+    if (typeof value === 'string') return value;
+    try {
+      return JSON.stringify(value);
+    } catch {
+      // A cycle or a BigInt: not a value a client can choose; one group for them.
+      return '?';
+    }
+  };
+}
+
+/** Reads one `groupBy` member's value. */
+export function factReader(by: string): Reader {
+  if (by.startsWith('claim:')) return claimReader(by.slice('claim:'.length));
+  if (by.startsWith('header:')) {
+    const name = by.slice('header:'.length).toLowerCase();
+    return (facts) => facts.header(name);
+  }
+  switch (by) {
+    case 'clientId':
+      return (facts) => facts.clientId;
+    case 'subject':
+      return (facts) => facts.subject;
+    case 'issuer':
+      return (facts) => facts.issuer;
+    case 'clientAddress':
+      return (facts) => facts.clientAddress;
+    case 'api':
+      return (facts) => facts.api;
+    case 'operation':
+      return (facts) => facts.operation;
+    default:
+      throw new TypeError(`unknown groupBy fact: ${by}`);
+  }
+}
+
+// Controls (C0, DEL, C1) and line separators never reach a label: it is shown in logs and pages.
+// eslint-disable-next-line no-control-regex
+const UNSHOWABLE = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g;
+
+/** A value as a label shows it: at most 64 characters, no control characters, no half of a pair. */
+export function labelValue(value: string | undefined): string {
+  if (value === undefined) return MISSING_VALUE;
+  let cut = value.length > LABEL_VALUE_CHARS ? value.slice(0, LABEL_VALUE_CHARS) : value;
+  const last = cut.charCodeAt(cut.length - 1);
+  if (cut.length < value.length && last >= 0xd800 && last <= 0xdbff) cut = cut.slice(0, -1);
+  return cut.replace(UNSHOWABLE, '\uFFFD');
+}
+
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+/**
+ * A value as hashed: its length, then itself. A string with a lone surrogate (possible in a claim,
+ * not in a header) is hashed by its UTF-16 code units in hex under a tag of its own, since UTF-8
+ * would write any lone surrogate as U+FFFD.
+ */
+function part(value: string | undefined): string {
+  if (value === undefined) return 'n';
+  if (!LONE_SURROGATE.test(value)) return `v${value.length}:${value}`;
+  const units = Buffer.from(value, 'utf16le').toString('hex');
+  return `u${units.length}:${units}`;
+}
+
+function hashOf(scope: string, values: readonly (string | undefined)[]): string {
+  let text = part(scope);
+  for (const value of values) text += part(value);
+  return hash('sha256', text, 'base64url');
+}
+
+/**
+ * The group function of a policy: `scope` keeps apart the counters of policies of the same name
+ * in different lists (`''` for the top-level list, the API's key for an API's).
+ */
+export function compileGroupKey(groupBy: readonly string[], scope: string): GroupKeyFunction {
+  if (groupBy.length === 0) {
+    const whole: GroupKey = Object.freeze({ label: WHOLE_GROUP, hash: hashOf(scope, []) });
+    return () => whole;
+  }
+  const readers = groupBy.map(factReader);
+  const names = groupBy.map((by) => `${by}=`);
+  return (facts) => {
+    const values = readers.map((read) => read(facts));
+    let label = '';
+    for (let i = 0; i < values.length; i++) label += `${i === 0 ? '' : ', '}${names[i]!}${labelValue(values[i])}`;
+    return { label, hash: hashOf(scope, values) };
+  };
+}

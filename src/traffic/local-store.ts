@@ -1,0 +1,217 @@
+/**
+ * Counts kept in this process: exact fixed and sliding windows and in-flight counts, per policy
+ * and group. Each policy's groups are kept in a `Map` in the order of their last count (a counted
+ * group is moved to the end), which is also the order in which they expire: a sweep (an unref'd
+ * timer) forgets the expired ones from the front, so that an idle group lives no longer than its
+ * window (plus one sweep interval), and the memory is what the groups active in their window hold.
+ *
+ * @module
+ */
+import type { CompiledTrafficPolicy } from './compile.js';
+import type { GroupUsage } from './types.js';
+import { NOTHING_TO_RELEASE, type CheckResult, type StoreCheck, type StoreVerdict } from './store.js';
+import { FixedCount, SlidingTimes } from './windows.js';
+
+/** Options of a {@link LocalTrafficStore}. */
+export interface LocalTrafficStoreOptions {
+  /** The clock, epoch milliseconds. Default `Date.now`. */
+  now?: () => number;
+  /** Interval of the sweep of expired groups, milliseconds; 0: no timer (call {@link LocalTrafficStore.sweep}). Default 1000. */
+  sweepMs?: number;
+}
+
+/**
+ * The heap a group holding one request may take, bytes, with its key and label (a short
+ * `clientId=` label): what bench/traffic.ts measures over a million groups. A sliding window adds
+ * 8 bytes per further request it holds.
+ */
+export const LOCAL_BYTES_PER_GROUP_BOUND = 400;
+
+/** Most groups one sweep forgets: a mass expiry is spread over several sweeps. */
+const SWEEP_BATCH = 100_000;
+
+type Counts =
+  | { readonly kind: 'fixed'; readonly windowMs: number; readonly groups: Map<string, FixedCount> }
+  | { readonly kind: 'sliding'; windowMs: number; readonly groups: Map<string, SlidingTimes> }
+  | { readonly kind: 'inFlight'; readonly groups: Map<string, { readonly label: string; count: number }> };
+
+/** A policy's counts' identity: its store name and its scope. */
+function countsKey(policy: CompiledTrafficPolicy): string {
+  return `${policy.scope}\n${policy.storeName}`;
+}
+
+/** How one check stands before the request is counted. */
+interface Looked {
+  readonly used: number;
+  readonly room: boolean;
+}
+
+/** The counts of one process (see the module comment). */
+export class LocalTrafficStore {
+  readonly #now: () => number;
+  readonly #counts = new Map<string, Counts>();
+  readonly #timer: NodeJS.Timeout | undefined;
+
+  constructor(options: LocalTrafficStoreOptions = {}) {
+    this.#now = options.now ?? Date.now;
+    const sweepMs = options.sweepMs ?? 1000;
+    if (sweepMs > 0) {
+      this.#timer = setInterval(() => this.sweep(), sweepMs);
+      this.#timer.unref();
+    }
+  }
+
+  /** The store's clock. */
+  now(): number {
+    return this.#now();
+  }
+
+  /** Decides and counts one request over its checks (see {@link StoreVerdict}). */
+  take(checks: readonly StoreCheck[]): StoreVerdict {
+    const now = this.#now();
+    const looked = checks.map((check) => this.#look(check, now));
+    const allowed = checks.every((check, i) => check.policy.mode !== 'enforce' || looked[i]!.room);
+    const taken: StoreCheck[] = [];
+    const results = checks.map((check, i): CheckResult => {
+      const counts = this.#countsOf(check.policy);
+      const counted = check.policy.metric === 'requests' ? allowed || check.policy.mode === 'warningOnly' : allowed;
+      if (counted && counts.kind === 'inFlight') taken.push(check);
+      const used = counted ? this.#count(counts, check, now) : looked[i]!.used;
+      const exceeded = counted ? used > check.limit : !looked[i]!.room;
+      return { used, exceeded, resetMs: used >= check.limit ? this.#resetMs(counts, check, used, now) : 0 };
+    });
+    if (taken.length === 0) return { allowed, results, release: NOTHING_TO_RELEASE };
+    let released = false;
+    return {
+      allowed,
+      results,
+      release: () => {
+        if (released) return;
+        released = true;
+        for (const check of taken) this.#free(check);
+      },
+    };
+  }
+
+  /** The busiest groups of a policy now, most used first. */
+  usage(policy: CompiledTrafficPolicy, top: number): GroupUsage[] {
+    const counts = this.#counts.get(countsKey(policy));
+    if (counts === undefined) return [];
+    const now = this.#now();
+    const used: GroupUsage[] = [];
+    for (const [hash, state] of counts.groups) {
+      const n = this.#look({ policy, hash, group: state.label, limit: policy.limit }, now).used;
+      if (n > 0) used.push({ group: state.label, used: n, limit: policy.limit });
+    }
+    return used.sort((a, b) => b.used - a.used || (a.group < b.group ? -1 : 1)).slice(0, top);
+  }
+
+  /** Groups held, over every policy (for tests and the benchmark). */
+  get size(): number {
+    let size = 0;
+    for (const counts of this.#counts.values()) size += counts.groups.size;
+    return size;
+  }
+
+  /** Forgets the groups whose window has passed (the timer calls it; call it without one). */
+  sweep(now = this.#now()): void {
+    let budget = SWEEP_BATCH;
+    for (const [key, counts] of this.#counts) {
+      if (counts.kind === 'inFlight') continue;
+      for (const [hash, state] of counts.groups) {
+        if (budget-- <= 0) return;
+        if (!expired(counts, state, now)) break;
+        (counts.groups as Map<string, unknown>).delete(hash);
+      }
+      if (counts.groups.size === 0) this.#counts.delete(key);
+    }
+  }
+
+  /** Stops the sweep and forgets every count. */
+  close(): void {
+    if (this.#timer !== undefined) clearInterval(this.#timer);
+    this.#counts.clear();
+  }
+
+  #countsOf(policy: CompiledTrafficPolicy): Counts {
+    const key = countsKey(policy);
+    let counts = this.#counts.get(key);
+    if (counts === undefined) {
+      if (policy.metric === 'concurrentRequests') counts = { kind: 'inFlight', groups: new Map() };
+      else if (policy.window === 'fixed') counts = { kind: 'fixed', windowMs: policy.windowSeconds! * 1000, groups: new Map() };
+      else counts = { kind: 'sliding', windowMs: policy.windowSeconds! * 1000, groups: new Map() };
+      this.#counts.set(key, counts);
+    }
+    if (counts.kind === 'sliding') counts.windowMs = policy.windowSeconds! * 1000;
+    return counts;
+  }
+
+  #look(check: StoreCheck, now: number): Looked {
+    const counts = this.#countsOf(check.policy);
+    let used = 0;
+    if (counts.kind === 'fixed') {
+      const state = counts.groups.get(check.hash);
+      used = state === undefined ? 0 : state.at(Math.floor(now / counts.windowMs));
+    } else if (counts.kind === 'sliding') {
+      used = counts.groups.get(check.hash)?.countAt(now, counts.windowMs) ?? 0;
+    } else {
+      used = counts.groups.get(check.hash)?.count ?? 0;
+    }
+    return { used, room: used < check.limit };
+  }
+
+  /** Counts the request; returns the new count. The group moves to the end: the latest to expire. */
+  #count(counts: Counts, check: StoreCheck, now: number): number {
+    const { hash, group } = check;
+    if (counts.kind === 'fixed') {
+      const index = Math.floor(now / counts.windowMs);
+      const state = counts.groups.get(hash) ?? new FixedCount(group, index);
+      state.at(index);
+      state.count++;
+      counts.groups.delete(hash);
+      counts.groups.set(hash, state);
+      return state.count;
+    }
+    if (counts.kind === 'sliding') {
+      const state = counts.groups.get(hash) ?? new SlidingTimes(group);
+      state.countAt(now, counts.windowMs);
+      state.add(now);
+      counts.groups.delete(hash);
+      counts.groups.set(hash, state);
+      return state.countAt(now, counts.windowMs);
+    }
+    const state = counts.groups.get(hash);
+    if (state === undefined) {
+      counts.groups.set(hash, { label: group, count: 1 });
+      return 1;
+    }
+    return ++state.count;
+  }
+
+  /** Milliseconds until the count falls below the limit again. */
+  #resetMs(counts: Counts, check: StoreCheck, used: number, now: number): number {
+    if (counts.kind === 'fixed') return (Math.floor(now / counts.windowMs) + 1) * counts.windowMs - now;
+    if (counts.kind === 'inFlight') return 0;
+    const state = counts.groups.get(check.hash);
+    if (state === undefined || used === 0) return 0;
+    // The count falls below the limit when the (used - limit + 1)-th oldest time leaves the window.
+    return Math.max(0, state.nth(Math.min(used - check.limit, used - 1)) + counts.windowMs - now);
+  }
+
+  #free(check: StoreCheck): void {
+    const counts = this.#counts.get(countsKey(check.policy));
+    if (counts?.kind !== 'inFlight') return;
+    const state = counts.groups.get(check.hash);
+    if (state === undefined) return;
+    if (--state.count <= 0) counts.groups.delete(check.hash);
+  }
+}
+
+function expired(counts: Counts, state: FixedCount | SlidingTimes | { count: number }, now: number): boolean {
+  if (counts.kind === 'fixed') return ((state as FixedCount).index + 1) * counts.windowMs <= now;
+  if (counts.kind === 'sliding') {
+    const newest = (state as SlidingTimes).newest();
+    return newest === undefined || newest + counts.windowMs <= now;
+  }
+  return false;
+}
