@@ -42,10 +42,15 @@ export type LogFields = Record<string, unknown>;
  * never a token, secret, cookie or query string value.
  */
 export interface GatewayLogger {
+  /** A failure that needs an operator: a configuration refused, an unexpected error. */
   error(fields: LogFields, msg?: string): void;
+  /** Something degraded: an authorization server down, an operator refused. */
   warn(fields: LogFields, msg?: string): void;
+  /** The life of the gateway: start, ready, resets, sign-ins, the access log. */
   info(fields: LogFields, msg?: string): void;
+  /** Detail for diagnosis. */
   debug(fields: LogFields, msg?: string): void;
+  /** A logger whose records also carry `bindings`. */
   child(bindings: LogFields): GatewayLogger;
 }
 
