@@ -53,6 +53,13 @@ export interface RedisClientLike {
   destroy?(): void;
 }
 
+/** A Lua script for {@link RedisConnection.evalScript}: its source and the SHA-1 Redis knows it by. */
+export interface RedisScript {
+  readonly source: string;
+  /** SHA-1 of `source`, lower-case hex. */
+  readonly sha: string;
+}
+
 /** Options of {@link connectRedis}. */
 export interface RedisConnectionOptions {
   /** Prefix of every key and channel the gateway uses. Default `eag:`. */
@@ -184,6 +191,20 @@ export class RedisConnection {
    * the order of the calls (the command is handed to the client before this returns).
    */
   command(args: readonly string[]): Promise<unknown> {
+    return this.#send([...args], undefined);
+  }
+
+  /**
+   * Runs a Lua script by its SHA-1 (`EVALSHA`), and by its source (`EVAL`) when Redis answers that
+   * it does not hold it (after a restart or a `SCRIPT FLUSH`): one round trip but then. Resolves
+   * and never rejects as {@link RedisConnection.command} does, both tries within one command timeout.
+   */
+  evalScript(script: RedisScript, keys: readonly string[], args: readonly string[]): Promise<unknown> {
+    const tail = [String(keys.length), ...keys, ...args];
+    return this.#send(['EVALSHA', script.sha, ...tail], ['EVAL', script.source, ...tail]);
+  }
+
+  #send(args: string[], whenNoScript: string[] | undefined): Promise<unknown> {
     if (this.#closed) return Promise.resolve(undefined);
     if (!this.#client.isReady || (this.#failing && Date.now() < this.#retryAt)) {
       this.#stats.skipped++;
@@ -204,11 +225,13 @@ export class RedisConnection {
           resolve(undefined);
         });
       }, this.commandTimeoutMs);
-      let reply: Promise<unknown>;
-      try {
-        reply = this.#client.sendCommand([...args]);
-      } catch (err) {
-        reply = Promise.reject(err);
+      let reply = this.#sendNow(args);
+      if (whenNoScript !== undefined) {
+        reply = reply.catch((err: unknown) => {
+          if (settled || !messageOf(err).startsWith('NOSCRIPT')) throw err;
+          this.#stats.commands++;
+          return this.#sendNow(whenNoScript);
+        });
       }
       reply.then(
         (value) => {
@@ -277,6 +300,14 @@ export class RedisConnection {
     } else {
       this.#client.removeListener?.('ready', this.#onReady);
       this.#client.removeListener?.('error', this.#onError);
+    }
+  }
+
+  #sendNow(args: string[]): Promise<unknown> {
+    try {
+      return this.#client.sendCommand(args);
+    } catch (err) {
+      return Promise.reject(err);
     }
   }
 

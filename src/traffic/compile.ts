@@ -8,7 +8,7 @@
  */
 import { schemaIssues } from '../schema.js';
 import type { RuleIssue } from '../issues.js';
-import { TrafficPolicyError } from './errors.js';
+import { TrafficControlError } from './errors.js';
 import { compileGroupKey, type GroupKeyFunction } from './group-key.js';
 import { TrafficPolicySchema, trafficPolicyIssues, type TrafficPolicy } from './schema.js';
 import { Type } from '@sinclair/typebox';
@@ -109,7 +109,7 @@ function operationIssues(policies: readonly TrafficPolicy[], path: string, known
 
 /**
  * Checks and compiles the policies of one API: `top`, the top-level list (every API), and
- * `apiPolicies`, the API's own (`undefined` for none). Throws a {@link TrafficPolicyError} listing
+ * `apiPolicies`, the API's own (`undefined` for none). Throws a {@link TrafficControlError} listing
  * every issue with its path.
  *
  * @example
@@ -138,7 +138,7 @@ export function compileTrafficPolicies(
       issues.push(...operationIssues(apiPolicies as TrafficPolicy[], apiPath, options.apiOperations));
     }
   }
-  if (issues.length > 0) throw new TrafficPolicyError(issues);
+  if (issues.length > 0) throw new TrafficControlError(issues);
   const all = Object.freeze([
     ...topList.map((p) => compileOne(p, '')),
     ...((apiPolicies as TrafficPolicy[] | undefined) ?? []).map((p) => compileOne(p, options.api!)),

@@ -6,24 +6,24 @@
  */
 import type { RuleIssue } from '../issues.js';
 
-/** The code of {@link TrafficPolicyError}. */
-export const TRAFFIC_POLICY_INVALID = 'ERR_TRAFFIC_POLICY_INVALID';
+/** The code of {@link TrafficControlError}. */
+export const TRAFFIC_CONTROL_INVALID = 'ERR_TRAFFIC_CONTROL_INVALID';
 /** The code of {@link TrafficStoreError}. */
 export const TRAFFIC_STORE_NEEDS_REDIS = 'ERR_TRAFFIC_STORE_NEEDS_REDIS';
 
 /**
- * Policies that are not valid: every issue, each with its path
+ * Traffic control settings or policies that are not valid: every issue, each with its path
  * (`trafficControl.policies[0].limit: must be a positive integer`).
  */
-export class TrafficPolicyError extends TypeError {
-  /** Always `ERR_TRAFFIC_POLICY_INVALID`. */
-  readonly code: typeof TRAFFIC_POLICY_INVALID = TRAFFIC_POLICY_INVALID;
+export class TrafficControlError extends TypeError {
+  /** Always `ERR_TRAFFIC_CONTROL_INVALID`. */
+  readonly code: typeof TRAFFIC_CONTROL_INVALID = TRAFFIC_CONTROL_INVALID;
   /** Every issue found, in order. */
   readonly issues: readonly RuleIssue[];
 
   constructor(issues: readonly RuleIssue[]) {
-    super(`invalid traffic control policies: ${issues.map((i) => `${i.path}: ${i.message}`).join('; ')}`);
-    this.name = 'TrafficPolicyError';
+    super(`invalid traffic control: ${issues.map((i) => `${i.path}: ${i.message}`).join('; ')}`);
+    this.name = 'TrafficControlError';
     this.issues = Object.freeze([...issues]);
   }
 }

@@ -5,6 +5,7 @@
  * @module
  */
 import type { CompiledTrafficPolicy } from './compile.js';
+import type { GroupUsage } from './types.js';
 
 /** One policy's part in a decision: its group, and the limit to apply. */
 export interface StoreCheck {
@@ -43,3 +44,13 @@ export interface StoreVerdict {
 
 /** Nothing to free. */
 export const NOTHING_TO_RELEASE = (): void => undefined;
+
+/**
+ * A store shared by every instance (Redis). `undefined` from {@link SharedStore.take} means it
+ * could not be reached in time: the decision then follows `onStoreUnavailable`.
+ */
+export interface SharedStore {
+  take(checks: readonly StoreCheck[]): Promise<StoreVerdict | undefined>;
+  usage(policy: CompiledTrafficPolicy, top: number): Promise<GroupUsage[] | undefined>;
+  close(): Promise<void>;
+}

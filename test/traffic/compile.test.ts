@@ -4,7 +4,7 @@
  */
 import { expect } from 'chai';
 import { compileTrafficPolicies } from '../../src/traffic/compile.js';
-import { TrafficPolicyError } from '../../src/traffic/errors.js';
+import { TrafficControlError } from '../../src/traffic/errors.js';
 import type { TrafficPolicy } from '../../src/traffic/schema.js';
 import { facts } from './helpers.js';
 
@@ -14,9 +14,9 @@ function issuesOf(run: () => unknown): string[] {
   try {
     run();
   } catch (err) {
-    expect(err).to.be.instanceOf(TrafficPolicyError);
-    expect((err as TrafficPolicyError).code).to.equal('ERR_TRAFFIC_POLICY_INVALID');
-    return (err as TrafficPolicyError).issues.map((i) => `${i.path}: ${i.message}`);
+    expect(err).to.be.instanceOf(TrafficControlError);
+    expect((err as TrafficControlError).code).to.equal('ERR_TRAFFIC_CONTROL_INVALID');
+    return (err as TrafficControlError).issues.map((i) => `${i.path}: ${i.message}`);
   }
   expect.fail('no error');
 }

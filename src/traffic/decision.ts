@@ -1,0 +1,82 @@
+/**
+ * A decision built from a store's verdict: the standings in the policies' order, the policy that
+ * refused (the longest wait of those that did) and `Retry-After`.
+ *
+ * @module
+ */
+import type { StoreCheck, StoreVerdict } from './store.js';
+import type { PolicyStanding, TrafficDecision } from './types.js';
+
+/** The result a decision gives one policy, for metrics. */
+export type TrafficPolicyResult = 'allowed' | 'limited' | 'warning' | 'store_unavailable';
+
+/** The fallback of a decision made without the shared store. */
+export type StoreFallback = NonNullable<TrafficDecision['fallback']>;
+
+const NO_STANDINGS: readonly PolicyStanding[] = Object.freeze([]);
+
+/** The decision of a request no policy covers. */
+export const UNCOVERED: TrafficDecision = Object.freeze({
+  result: 'allowed',
+  standings: NO_STANDINGS,
+  storeUnavailable: false,
+  release: () => undefined,
+});
+
+function standingOf(check: StoreCheck, used: number, resetMs: number, exceeded: boolean): PolicyStanding {
+  const { policy } = check;
+  return {
+    policy: policy.name,
+    metric: policy.metric,
+    mode: policy.mode,
+    limit: check.limit,
+    windowSeconds: policy.windowSeconds,
+    group: check.group,
+    remaining: exceeded ? 0 : Math.max(0, check.limit - used),
+    resetSeconds: Math.ceil(resetMs / 1000),
+    exceeded,
+  };
+}
+
+/** The decision of a store's verdict (`fallback` when the shared store was not reached). */
+export function decisionOf(checks: readonly StoreCheck[], verdict: StoreVerdict, fallback?: StoreFallback): TrafficDecision {
+  const standings = Object.freeze(
+    checks.map((check, i) => standingOf(check, verdict.results[i]!.used, verdict.results[i]!.resetMs, verdict.results[i]!.exceeded)),
+  );
+  const unavailable = fallback === undefined ? {} : { storeUnavailable: true, fallback };
+  if (verdict.allowed) return { result: 'allowed', standings, storeUnavailable: false, ...unavailable, release: verdict.release };
+  let limitedBy: PolicyStanding | undefined;
+  for (const standing of standings) {
+    if (standing.exceeded && standing.mode === 'enforce' && (limitedBy === undefined || standing.resetSeconds > limitedBy.resetSeconds)) {
+      limitedBy = standing;
+    }
+  }
+  return {
+    result: 'limited',
+    limitedBy,
+    standings,
+    storeUnavailable: false,
+    ...unavailable,
+    retryAfterSeconds: Math.max(1, limitedBy?.resetSeconds ?? 1),
+    release: verdict.release,
+  };
+}
+
+/** The decision made without counting, the shared store unreachable: `allow` or `deny`. */
+export function uncountedDecision(checks: readonly StoreCheck[], fallback: 'allow' | 'deny'): TrafficDecision {
+  const standings = Object.freeze(checks.map((check) => standingOf(check, 0, 0, false)));
+  return {
+    result: fallback === 'allow' ? 'allowed' : 'unavailable',
+    standings,
+    storeUnavailable: true,
+    fallback,
+    release: () => undefined,
+  };
+}
+
+/** What a decision gives each policy, for metrics. */
+export function policyResult(decision: TrafficDecision, standing: PolicyStanding): TrafficPolicyResult {
+  if (decision.storeUnavailable) return 'store_unavailable';
+  if (!standing.exceeded) return 'allowed';
+  return standing.mode === 'enforce' ? 'limited' : 'warning';
+}

@@ -1,0 +1,169 @@
+/**
+ * The engine of traffic control: decisions over the policies that cover a request, counted in the
+ * local store or in Redis (shared by every instance), with `onStoreUnavailable` while Redis cannot
+ * be reached, and the instance's cap on requests in flight.
+ *
+ * @module
+ */
+import type { RedisConnection } from '../cluster/redis.js';
+import { optionChecks, optionKeys } from '../options.js';
+import { schemaIssues } from '../schema.js';
+import { compileTrafficPolicies, type CompiledTrafficPolicies, type CompiledTrafficPolicy } from './compile.js';
+import { decisionOf, policyResult, uncountedDecision, UNCOVERED, type TrafficPolicyResult } from './decision.js';
+import { TrafficControlError, TrafficStoreError } from './errors.js';
+import type { TrafficHeaderSet } from './headers.js';
+import { InstanceCap } from './instance-cap.js';
+import { LocalTrafficStore } from './local-store.js';
+import { RedisTrafficStore } from './redis-store.js';
+import { TrafficControlSchema, type TrafficControlSection, type STORE_UNAVAILABLE_MODES } from './schema.js';
+import type { SharedStore, StoreCheck } from './store.js';
+import type { GroupUsage, TrafficDecision, TrafficFacts } from './types.js';
+
+/** What the engine needs besides the section: the shared store's connection, the cluster's size, metrics. */
+export interface TrafficLimiterOptions {
+  /** Redis, for `store: "redis"` (the default when given). Its key prefix prefixes the counts' keys. */
+  redis?: RedisConnection;
+  /**
+   * The live instances (from the instance registry), for `localShare`: each allows
+   * `ceil(limit / live)` while Redis cannot be reached. `undefined` or absent: 1.
+   */
+  liveInstances?: () => number | undefined;
+  /** Called for each policy of each decision (for `gateway_traffic_decisions_total`). */
+  onPolicyResult?: (api: string, policy: string, result: TrafficPolicyResult) => void;
+  /**
+   * How long a slot of a `concurrentRequests` policy stays taken in Redis without renewal,
+   * milliseconds: a crashed instance's slots are freed after it. Renewed every third of it. Default 15000.
+   */
+  concurrencyLeaseMs?: number;
+  /** The local store's clock, epoch milliseconds. Default `Date.now`. */
+  now?: () => number;
+  /** Interval of the local store's sweep of expired groups, milliseconds. Default 1000. */
+  sweepMs?: number;
+}
+
+const LIMITER_KEYS = optionKeys<TrafficLimiterOptions>({
+  redis: true,
+  liveInstances: true,
+  onPolicyResult: true,
+  concurrencyLeaseMs: true,
+  now: true,
+  sweepMs: true,
+});
+
+type StoreUnavailableMode = (typeof STORE_UNAVAILABLE_MODES)[number];
+
+/** The engine (see the module comment). Create it with {@link createTrafficLimiter}. */
+export class TrafficLimiter {
+  /** Where counts are kept. */
+  readonly store: 'local' | 'redis';
+  /** What a decision does while Redis cannot be reached. */
+  readonly onStoreUnavailable: StoreUnavailableMode;
+  /** Which rate-limit header fields answers carry. */
+  readonly headers: TrafficHeaderSet;
+  /** The section's top-level policies, compiled (for a host with no APIs of its own: the `trafficControl` middleware). */
+  readonly policies: CompiledTrafficPolicies;
+  /** The instance's cap, when `maxConcurrentRequests` is set. */
+  readonly instanceCap: InstanceCap | undefined;
+  readonly #local: LocalTrafficStore;
+  readonly #shared: SharedStore | undefined;
+  readonly #liveInstances: () => number | undefined;
+  readonly #onPolicyResult: TrafficLimiterOptions['onPolicyResult'];
+
+  /** @internal Use {@link createTrafficLimiter}. */
+  constructor(section: TrafficControlSection, policies: CompiledTrafficPolicies, options: TrafficLimiterOptions, leaseMs: number) {
+    this.store = section.store ?? (options.redis === undefined ? 'local' : 'redis');
+    this.onStoreUnavailable = section.onStoreUnavailable ?? 'localShare';
+    this.headers = section.headers ?? 'both';
+    this.policies = policies;
+    this.instanceCap = section.maxConcurrentRequests === undefined ? undefined : new InstanceCap(section.maxConcurrentRequests);
+    this.#local = new LocalTrafficStore({ now: options.now, sweepMs: options.sweepMs });
+    this.#shared = this.store === 'redis' ? new RedisTrafficStore(options.redis!, { leaseMs }) : undefined;
+    this.#liveInstances = options.liveInstances ?? (() => 1);
+    this.#onPolicyResult = options.onPolicyResult;
+  }
+
+  /** Requests in flight on this instance (0 without a cap): the `gateway_concurrent_requests` gauge. */
+  get inFlight(): number {
+    return this.instanceCap?.inFlight ?? 0;
+  }
+
+  /**
+   * Decides a request over the policies of `policies` that cover its operation, and counts it.
+   * Never rejects: a store that cannot be reached gives a decision by `onStoreUnavailable`.
+   * Call the decision's `release()` once the exchange ends.
+   */
+  async decide(facts: TrafficFacts, policies: CompiledTrafficPolicies): Promise<TrafficDecision> {
+    const covering = policies.covering(facts.operation);
+    if (covering.length === 0) return UNCOVERED;
+    const checks: StoreCheck[] = covering.map((policy) => {
+      const { label, hash } = policy.group(facts);
+      return { policy, hash, group: label, limit: policy.limit };
+    });
+    let decision: TrafficDecision;
+    if (this.#shared === undefined) {
+      decision = decisionOf(checks, this.#local.take(checks));
+    } else {
+      const verdict = await this.#shared.take(checks);
+      decision = verdict === undefined ? this.#withoutStore(checks) : decisionOf(checks, verdict);
+    }
+    if (this.#onPolicyResult !== undefined) {
+      for (const standing of decision.standings) this.#onPolicyResult(facts.api, standing.policy, policyResult(decision, standing));
+    }
+    return decision;
+  }
+
+  /** The busiest groups of a policy now, most used first (Redis: the groups this instance saw lately). */
+  async usage(policy: CompiledTrafficPolicy, top = 10): Promise<GroupUsage[]> {
+    if (this.#shared !== undefined) {
+      const shared = await this.#shared.usage(policy, top);
+      if (shared !== undefined) return shared;
+    }
+    return this.#local.usage(policy, top);
+  }
+
+  /** Stops the timers and frees the counts (Redis keys expire by themselves). */
+  async close(): Promise<void> {
+    this.#local.close();
+    await this.#shared?.close();
+  }
+
+  #withoutStore(checks: readonly StoreCheck[]): TrafficDecision {
+    const mode = this.onStoreUnavailable;
+    if (mode !== 'localShare') return uncountedDecision(checks, mode);
+    const live = this.#liveInstances();
+    const share = live === undefined || !Number.isSafeInteger(live) || live < 1 ? 1 : live;
+    const shared = checks.map((check) => ({ ...check, limit: Math.ceil(check.limit / share) }));
+    return decisionOf(shared, this.#local.take(shared), 'localShare');
+  }
+}
+
+/**
+ * Creates the engine from the top-level section (the configuration file's `trafficControl`, also
+ * `createGateway`'s and `trafficControl`'s options) and what it needs besides. Throws a
+ * {@link TrafficControlError} (every issue, with its path below `path`) for an invalid section, a
+ * {@link TrafficStoreError} for `store: "redis"` without `options.redis`, an `InvalidOptionError`
+ * for a bad option.
+ */
+export function createTrafficLimiter(
+  section: TrafficControlSection = {},
+  options: TrafficLimiterOptions = {},
+  path = 'trafficControl',
+): TrafficLimiter {
+  const check = optionChecks('createTrafficLimiter');
+  check.object(options, '');
+  check.known(options, '', LIMITER_KEYS);
+  if (options.redis !== undefined && (options.redis === null || typeof options.redis.command !== 'function')) {
+    check.fail('redis', 'must be a RedisConnection (connectRedis)');
+  }
+  check.optionalFunction(options.liveInstances, 'liveInstances');
+  check.optionalFunction(options.onPolicyResult, 'onPolicyResult');
+  check.optionalFunction(options.now, 'now');
+  const leaseMs = check.positive(options.concurrencyLeaseMs, 'concurrencyLeaseMs', 15_000, true);
+  if (options.sweepMs !== undefined) check.nonNegative(options.sweepMs, 'sweepMs', 1000);
+  // The section's shape; its policies' own rules are checked as they compile.
+  const issues = schemaIssues(TrafficControlSchema, section, path);
+  if (issues.length > 0) throw new TrafficControlError(issues);
+  const policies = compileTrafficPolicies(section.policies ?? [], undefined, { topPath: `${path}.policies` });
+  if (section.store === 'redis' && options.redis === undefined) throw new TrafficStoreError();
+  return new TrafficLimiter(section, policies, options, leaseMs);
+}

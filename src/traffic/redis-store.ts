@@ -1,0 +1,165 @@
+/**
+ * Counts shared by every instance, in Redis: one script, one round trip, per decision (see
+ * redis-scripts.ts). The connection bounds each command by its timeout and, after a failure,
+ * skips Redis at once for a while (its circuit): an unreachable Redis gives `undefined` fast, and
+ * the engine follows `onStoreUnavailable`.
+ *
+ * In-flight slots are leases: this instance renews the slots of its requests still in flight in
+ * one command every third of the lease, and frees a request's slots in one command when its
+ * exchange ends; a crashed instance's slots come back after the lease.
+ *
+ * @module
+ */
+import { randomBytes } from 'node:crypto';
+import type { RedisConnection } from '../cluster/redis.js';
+import type { CompiledTrafficPolicy } from './compile.js';
+import { DECIDE, RELEASE, RENEW, USAGE } from './redis-scripts.js';
+import { NOTHING_TO_RELEASE, type CheckResult, type SharedStore, type StoreCheck, type StoreVerdict } from './store.js';
+import type { GroupUsage } from './types.js';
+
+/** Options of a {@link RedisTrafficStore}. */
+export interface RedisTrafficStoreOptions {
+  /** Lease of an in-flight slot, milliseconds. */
+  leaseMs: number;
+}
+
+/** Groups remembered per policy for {@link RedisTrafficStore.usage}: the latest seen here. */
+const USAGE_GROUPS = 1000;
+/** Slots renewed per command. */
+const RENEW_BATCH = 500;
+
+function kindOf(policy: CompiledTrafficPolicy): 's' | 'f' | 'c' {
+  if (policy.metric === 'concurrentRequests') return 'c';
+  return policy.window === 'fixed' ? 'f' : 's';
+}
+
+function windowMsOf(policy: CompiledTrafficPolicy): number {
+  return (policy.windowSeconds ?? 0) * 1000;
+}
+
+/** The verdict in a reply of the decision script, or `undefined` when it is not one. */
+function verdictOf(reply: unknown, n: number): { allowed: boolean; results: CheckResult[]; counted: boolean[] } | undefined {
+  if (!Array.isArray(reply) || reply.length !== 1 + 3 * n || !reply.every((v) => typeof v === 'number')) return undefined;
+  const values = reply as number[];
+  const results: CheckResult[] = [];
+  const counted: boolean[] = [];
+  for (let i = 0; i < n; i++) {
+    const [used, resetMs, wasCounted] = [values[1 + 3 * i]!, values[2 + 3 * i]!, values[3 + 3 * i]!];
+    counted.push(wasCounted === 1);
+    results.push({ used, resetMs, exceeded: false });
+  }
+  return { allowed: values[0] === 1, results, counted };
+}
+
+/** The shared store (see the module comment). */
+export class RedisTrafficStore implements SharedStore {
+  readonly #redis: RedisConnection;
+  readonly #prefix: string;
+  readonly #leaseMs: number;
+  readonly #instance = randomBytes(9).toString('base64url');
+  #sequence = 0;
+  /** Slot keys of this instance's requests in flight, by slot id. */
+  readonly #inFlight = new Map<string, string[]>();
+  /** Per policy (scope and store name), the latest groups decided here: hash to label. */
+  readonly #seen = new Map<string, Map<string, string>>();
+  readonly #renewal: NodeJS.Timeout;
+
+  constructor(redis: RedisConnection, options: RedisTrafficStoreOptions) {
+    this.#redis = redis;
+    this.#prefix = `${redis.keyPrefix}traffic:`;
+    this.#leaseMs = options.leaseMs;
+    this.#renewal = setInterval(() => void this.#renew(), Math.max(1, Math.floor(options.leaseMs / 3)));
+    this.#renewal.unref();
+    // Loaded ahead so that the first decisions need no second try; EVALSHA falls back by itself.
+    void redis.command(['SCRIPT', 'LOAD', DECIDE.source]);
+  }
+
+  /** The key of a group of a policy (a fixed window's without the window's index). */
+  keyOf(policy: CompiledTrafficPolicy, hash: string): string {
+    return `${this.#prefix}${policy.storeName}:${hash}`;
+  }
+
+  async take(checks: readonly StoreCheck[]): Promise<StoreVerdict | undefined> {
+    const id = `${this.#instance}.${(this.#sequence++).toString(36)}`;
+    const keys = checks.map((check) => this.keyOf(check.policy, check.hash));
+    const args = [id, String(this.#leaseMs)];
+    for (const check of checks) {
+      args.push(kindOf(check.policy), String(check.limit), String(windowMsOf(check.policy)), check.policy.mode === 'enforce' ? '1' : '0');
+    }
+    const parsed = verdictOf(await this.#redis.evalScript(DECIDE, keys, args), checks.length);
+    if (parsed === undefined) return undefined;
+    const slots: string[] = [];
+    const results = parsed.results.map((result, i): CheckResult => {
+      const check = checks[i]!;
+      this.#remember(check);
+      if (parsed.counted[i] === true && check.policy.metric === 'concurrentRequests') slots.push(keys[i]!);
+      // Not counted: past its limit when it had no room (as in the local store).
+      const exceeded = parsed.counted[i] === true ? result.used > check.limit : result.used >= check.limit;
+      return { ...result, exceeded };
+    });
+    if (slots.length === 0) return { allowed: parsed.allowed, results, release: NOTHING_TO_RELEASE };
+    this.#inFlight.set(id, slots);
+    return { allowed: parsed.allowed, results, release: () => this.#release(id) };
+  }
+
+  async usage(policy: CompiledTrafficPolicy, top: number): Promise<GroupUsage[] | undefined> {
+    const seen = this.#seen.get(`${policy.scope}\n${policy.storeName}`);
+    if (seen === undefined) return [];
+    const groups = [...seen];
+    const args = groups.flatMap(() => [kindOf(policy), String(windowMsOf(policy))]);
+    const reply = await this.#redis.evalScript(
+      USAGE,
+      groups.map(([hash]) => this.keyOf(policy, hash)),
+      args,
+    );
+    if (!Array.isArray(reply) || reply.length !== groups.length) return undefined;
+    return groups
+      .map(([, group], i) => ({ group, used: Number(reply[i]), limit: policy.limit }))
+      .filter((u) => u.used > 0)
+      .sort((a, b) => b.used - a.used || (a.group < b.group ? -1 : 1))
+      .slice(0, top);
+  }
+
+  /** Stops renewing; the slots still held expire with their lease. */
+  async close(): Promise<void> {
+    clearInterval(this.#renewal);
+    this.#inFlight.clear();
+  }
+
+  #release(id: string): void {
+    const keys = this.#inFlight.get(id);
+    if (keys === undefined) return;
+    this.#inFlight.delete(id);
+    // Not awaited: a slot Redis did not free expires with its lease.
+    if (keys.length === 1) void this.#redis.command(['ZREM', keys[0]!, id]);
+    else void this.#redis.evalScript(RELEASE, keys, [id]);
+  }
+
+  async #renew(): Promise<void> {
+    if (this.#inFlight.size === 0) return;
+    let keys: string[] = [];
+    let ids: string[] = [];
+    const flush = async (): Promise<void> => {
+      const [k, a] = [keys, ids];
+      [keys, ids] = [[], []];
+      await this.#redis.evalScript(RENEW, k, [String(this.#leaseMs), ...a]);
+    };
+    for (const [id, slots] of this.#inFlight) {
+      for (const key of slots) {
+        keys.push(key);
+        ids.push(id);
+      }
+      if (keys.length >= RENEW_BATCH) await flush();
+    }
+    if (keys.length > 0) await flush();
+  }
+
+  #remember(check: StoreCheck): void {
+    const name = `${check.policy.scope}\n${check.policy.storeName}`;
+    let seen = this.#seen.get(name);
+    if (seen === undefined) this.#seen.set(name, (seen = new Map()));
+    seen.delete(check.hash);
+    seen.set(check.hash, check.group);
+    if (seen.size > USAGE_GROUPS) seen.delete(seen.keys().next().value!);
+  }
+}
