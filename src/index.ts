@@ -183,9 +183,28 @@ export type {
   RedisClientLike,
   RedisConnectionOptions,
   RedisConnectionStats,
+  RedisScript,
   SharedTokenResultsOptions,
   SharedTokenResultsStats,
 } from './cluster/index.js';
+
+// Traffic control: rate limits and quotas
+export { TrafficControlError, TrafficStoreError, trafficControl } from './traffic/index.js';
+export type {
+  GroupUsage,
+  PolicyStanding,
+  TrafficControlMiddleware,
+  TrafficControlOptions,
+  TrafficControlSection,
+  TrafficDecision,
+  TrafficFacts,
+  TrafficFactsOverride,
+  TrafficHeaderSet,
+  TrafficLimiter,
+  TrafficLimiterOptions,
+  TrafficPolicy,
+  TrafficPolicyResult,
+} from './traffic/index.js';
 
 // The gateway: configuration, relay, admin
 export { ConfigError, adminRouter, createGateway, createRelay, loadConfig, resolveConfig } from './gateway/index.js';

@@ -9,7 +9,7 @@
 export { GatewayCluster, createGatewayCluster } from './cluster.js';
 export type { ClusterStatus, GatewayClusterOptions } from './cluster.js';
 export { RedisConnection, RedisPackageMissingError, connectRedis } from './redis.js';
-export type { RedisClientLike, RedisConnectionOptions, RedisConnectionStats } from './redis.js';
+export type { RedisClientLike, RedisConnectionOptions, RedisConnectionStats, RedisScript } from './redis.js';
 export type { NodeDescription, NodeInfo } from './registry.js';
 export type { ClusterResetResult, NodeResetReport } from './reset.js';
 export type { ClusterMessageKind } from './seal.js';

@@ -86,3 +86,13 @@ export interface GroupUsage {
   readonly used: number;
   readonly limit: number;
 }
+
+declare module '../context.js' {
+  interface GatewayContext {
+    /**
+     * Traffic control's decision of this request, once the gateway's step or the `trafficControl`
+     * middleware made it: the records name the policy and group that refused from it.
+     */
+    traffic?: TrafficDecision;
+  }
+}

@@ -24,6 +24,8 @@ const PUBLIC_VALUES = [
   'RedisPackageMissingError',
   'SharedTokenResults',
   'TokenPolicy',
+  'TrafficControlError',
+  'TrafficStoreError',
   'VersionConflictError',
   'XacmlAttributes',
   'XacmlPolicySource',
@@ -65,6 +67,7 @@ const PUBLIC_VALUES = [
   'serveGateway',
   'toRequestXml',
   'toXacmlRequest',
+  'trafficControl',
   'xacmlAuthorize',
   'xacmlRequestOf',
 ];
