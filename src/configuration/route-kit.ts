@@ -17,6 +17,7 @@ import type { OperatorWorkPool } from './work/pool.js';
 import { renderProblem } from '../problem/render.js';
 import type { ProposalIssue } from './proposal.js';
 import { restoreSecrets } from './masking.js';
+import { trafficChanges } from './traffic-changes.js';
 import { VersionConflictError, type ConfigProposal, type ConfigSnapshot, type ConfigStore } from './store.js';
 
 const log = logger('configuration');
@@ -24,6 +25,7 @@ const log = logger('configuration');
 /** Room in a body for what surrounds its largest document (and the document's JSON escapes). */
 const BODY_SLACK = 1024 * 1024;
 
+/** An API's key, `provider/name/vN`. */
 export function apiKeyOf(api: { provider?: unknown; name?: unknown; version?: unknown }): string {
   return `${String(api.provider)}/${String(api.name)}/v${String(api.version)}`;
 }
@@ -31,7 +33,9 @@ export function apiKeyOf(api: { provider?: unknown; name?: unknown; version?: un
 /** What changed between two documents, in a few words, for the audit log. */
 export function summary(before: GatewayConfig, after: GatewayConfig, policies: string[]): string {
   const parts: string[] = [];
-  const keyed = (apis: ApiConfig[] | undefined) => new Map((Array.isArray(apis) ? apis : []).map((a) => [apiKeyOf(a), JSON.stringify(a)]));
+  // An API's traffic policies are told one by one below, not as the API's change.
+  const keyed = (apis: ApiConfig[] | undefined) =>
+    new Map((Array.isArray(apis) ? apis : []).map((a) => [apiKeyOf(a), JSON.stringify({ ...a, trafficControl: undefined })]));
   const a = keyed(before.apis);
   const b = keyed(after.apis);
   for (const [k, v] of b)
@@ -47,6 +51,7 @@ export function summary(before: GatewayConfig, after: GatewayConfig, policies: s
   }
   for (const k of Object.keys(tp(before))) if (!(k in tp(after))) parts.push(`token policy ${k} removed`);
   if (JSON.stringify(before.applications ?? {}) !== JSON.stringify(after.applications ?? {})) parts.push('applications changed');
+  parts.push(...trafficChanges(before, after, apiKeyOf));
   for (const p of policies) parts.push(`policy ${p} uploaded`);
   return parts.join('; ') || 'no change';
 }

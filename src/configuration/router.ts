@@ -21,6 +21,7 @@ import { readWhatIfRecords, WHAT_IF_DEFAULT, WHAT_IF_MAX, whatIfSummary } from '
 import type { ProposalIssue } from './proposal.js';
 import { withoutSecrets } from './masking.js';
 import type { ConfigSnapshot, ConfigStore } from './store.js';
+import { canEditTraffic, isTrafficRoute, TRAFFIC_EDIT_ROLE, trafficEditRoutes } from './traffic-routes.js';
 import { apiKeyOf, checkSize, findApi, objectBody, operatorGone, RequestError, routeKit, type RouteKit } from './route-kit.js';
 
 const log = logger('configuration');
@@ -61,8 +62,8 @@ function publicSnapshot(snapshot: ConfigSnapshot): Record<string, unknown> {
 }
 
 /**
- * The configuration API's router. Reading needs any role; changes need `admin` (and, with a
- * session, its `X-CSRF-Token`). Every change is validated as the configuration file is (422 with
+ * The configuration API's router. Reading needs any role; changes need `admin`, those of traffic
+ * control `operator` (and, with a session, its `X-CSRF-Token`). Every change is validated as the configuration file is (422 with
  * `issues`, each naming its field; a policy issue also its element and line), saved as a new
  * version, logged in the audit log, and in force only after ResetAllCaches or expiry. Compiling
  * policies, reading OpenAPI documents, what-ifs and diffs run in `work`'s worker threads.
@@ -77,7 +78,13 @@ export function configurationRouter(
   router.use(pageHeaders);
   router.use(
     operatorGate(access, (req) =>
-      req.method === 'GET' || req.method === 'HEAD' ? 'viewer' : req.path === '/policies/check' ? 'viewer' : 'admin',
+      req.method === 'GET' || req.method === 'HEAD'
+        ? 'viewer'
+        : req.path === '/policies/check'
+          ? 'viewer'
+          : isTrafficRoute(req.path)
+            ? TRAFFIC_EDIT_ROLE
+            : 'admin',
     ),
   );
 
@@ -85,6 +92,7 @@ export function configurationRouter(
   readingRoutes(router, kit, store, target, work);
   changeRoutes(router, kit, store, work);
   policyRoutes(router, kit, access, store, target, work);
+  trafficEditRoutes(router, kit);
   return router;
 }
 
@@ -97,7 +105,13 @@ function readingRoutes(router: Router, { read }: RouteKit, store: ConfigStore, t
     read(async (req) => {
       const latest = await store.current();
       const operator = operatorOf(req)!;
-      return { ...publicSnapshot(latest), source: store.label, role: operator.role, canEdit: operator.role === 'admin' };
+      return {
+        ...publicSnapshot(latest),
+        source: store.label,
+        role: operator.role,
+        canEdit: operator.role === 'admin',
+        canEditTraffic: canEditTraffic(operator.role),
+      };
     }),
   );
   router.get(
