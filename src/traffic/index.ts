@@ -19,3 +19,5 @@ export type { TrafficFactsOverride } from './facts.js';
 export { ApiTrafficControlSchema, TrafficControlSchema, TrafficPolicySchema, trafficPolicyIssues } from './schema.js';
 export type { ApiTrafficControlSection, TrafficControlSection, TrafficPolicy } from './schema.js';
 export type { GroupUsage, PolicyStanding, TrafficDecision, TrafficFacts } from './types.js';
+export { simulateTrafficPolicy } from './simulate.js';
+export type { SimulateTrafficPolicyOptions, SimulatedGroup, SimulatedTransaction, TrafficSimulation } from './simulate.js';

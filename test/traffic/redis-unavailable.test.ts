@@ -1,0 +1,184 @@
+/**
+ * The Redis store on a Redis of the test's own: one command per decision (Redis's own count), a
+ * script Redis lost sent again, and Redis down (killed under load, or frozen): no exception, a
+ * decision within the command timeout and a little, each `onStoreUnavailable` mode, the local
+ * share kept, and Redis used again once it is back.
+ */
+import { expect } from 'chai';
+import { connectRedis, type RedisConnection } from '../../src/cluster/redis.js';
+import { compileTrafficPolicies } from '../../src/traffic/compile.js';
+import { createTrafficLimiter, type TrafficLimiter } from '../../src/traffic/limiter.js';
+import type { TrafficControlSection } from '../../src/traffic/schema.js';
+import type { TrafficDecision } from '../../src/traffic/types.js';
+import type { AddressInfo } from 'node:net';
+import express from 'express';
+import request from 'supertest';
+import { problemJsonErrorHandler } from '../../src/problem/handler.js';
+import { trafficControl } from '../../src/traffic/middleware.js';
+import { plainClient, sleep, until, type PlainClient } from '../cluster/helpers.js';
+import { facts } from './helpers.js';
+import { ThrowawayRedis } from './redis-server.js';
+
+const TIMEOUT_MS = 100;
+/** What a decision may take past the command timeout: the timer's turn and the local store. */
+const MARGIN_MS = 150;
+
+describe('traffic control with Redis unavailable', function () {
+  this.timeout(60_000);
+  let server: ThrowawayRedis;
+  let connections: RedisConnection[];
+  let limiters: TrafficLimiter[];
+
+  before(async () => {
+    server = await ThrowawayRedis.start();
+  });
+  after(async () => {
+    await server.kill();
+  });
+  beforeEach(async () => {
+    connections = [];
+    limiters = [];
+  });
+  afterEach(async () => {
+    server.thaw();
+    for (const limiter of limiters) await limiter.close();
+    for (const connection of connections) await connection.close();
+    // Every test starts with a Redis that answers.
+    if (!(await server.answers())) await server.restart();
+  });
+
+  async function instance(
+    section: TrafficControlSection,
+    liveInstances?: () => number | undefined,
+  ): Promise<{ limiter: TrafficLimiter; redis: RedisConnection }> {
+    const redis = await connectRedis(server.url, {
+      keyPrefix: 'eag:',
+      commandTimeoutMs: TIMEOUT_MS,
+      retryAfterMs: 300,
+      maxReconnectDelayMs: 200,
+    });
+    connections.push(redis);
+    const limiter = createTrafficLimiter({ store: 'redis', ...section }, { redis, liveInstances });
+    limiters.push(limiter);
+    return { limiter, redis };
+  }
+
+  const policies = compileTrafficPolicies([
+    { name: 'per-client', metric: 'requests', limit: 10, windowSeconds: 60, groupBy: ['clientId'] },
+  ]);
+
+  async function timed(limiter: TrafficLimiter): Promise<{ decision: TrafficDecision; ms: number }> {
+    const started = performance.now();
+    const decision = await limiter.decide(facts({ clientId: 'c1' }), policies);
+    return { decision, ms: performance.now() - started };
+  }
+
+  it('sends one command per decision, and a script Redis lost again by its source', async () => {
+    const { limiter, redis } = await instance({});
+    const stats: PlainClient = await plainClient(server.url);
+    await limiter.decide(facts(), policies);
+    await stats.sendCommand(['CONFIG', 'RESETSTAT']);
+    const before = redis.stats.commands;
+    for (let i = 0; i < 25; i++) await limiter.decide(facts({ clientId: `c${i % 3}` }), policies);
+    const info = String(await stats.sendCommand(['INFO', 'commandstats']));
+    const calls = (name: string) => Number(new RegExp(`cmdstat_${name}:calls=(\\d+)`).exec(info)?.[1] ?? 0);
+    expect([calls('evalsha'), calls('eval'), redis.stats.commands - before]).to.deep.equal([25, 0, 25]);
+    await stats.sendCommand(['SCRIPT', 'FLUSH']);
+    const again = await limiter.decide(facts(), policies);
+    expect([again.result, again.storeUnavailable]).to.deep.equal(['allowed', false]);
+    expect(redis.stats.failures).to.equal(0);
+    stats.destroy();
+  });
+
+  it('localShare: each instance allows its share of the limit while Redis is down, then Redis again', async () => {
+    const { limiter } = await instance({ onStoreUnavailable: 'localShare' }, () => 3);
+    for (let i = 0; i < 2; i++) expect((await timed(limiter)).decision.storeUnavailable).to.equal(false);
+    // Killed under load: decisions in flight and after get an answer all the same.
+    const load = Array.from({ length: 20 }, (_, i) => sleep(i * 5).then(() => timed(limiter)));
+    await sleep(20);
+    await server.kill();
+    const during = await Promise.all(load);
+    for (const { ms } of during) expect(ms).to.be.below(TIMEOUT_MS + MARGIN_MS);
+    const fallback = during.filter((d) => d.decision.storeUnavailable).map((d) => d.decision);
+    expect(fallback.length).to.be.above(0);
+    for (const d of fallback) expect(d.fallback).to.equal('localShare');
+    // ceil(10 / 3) = 4 for this instance, whatever it counted in Redis before.
+    const more = await Promise.all(Array.from({ length: 10 }, () => timed(limiter)));
+    const allowedLocally = [...fallback, ...more.map((m) => m.decision)].filter((d) => d.result === 'allowed').length;
+    expect(allowedLocally).to.equal(4);
+    expect(more[0]!.decision.standings[0]).to.include({ limit: 4 });
+    await server.restart();
+    await until(async () => !(await timed(limiter)).decision.storeUnavailable, 5_000, 'Redis used again');
+  });
+
+  it('allow: allowed, counted nowhere; deny: 503 material; each within the command timeout', async () => {
+    const allow = (await instance({ onStoreUnavailable: 'allow' })).limiter;
+    const deny = (await instance({ onStoreUnavailable: 'deny' })).limiter;
+    await server.kill();
+    for (let i = 0; i < 15; i++) {
+      const a = await timed(allow);
+      const d = await timed(deny);
+      expect([a.decision.result, a.decision.storeUnavailable, a.decision.fallback]).to.deep.equal(['allowed', true, 'allow']);
+      expect([d.decision.result, d.decision.storeUnavailable, d.decision.fallback]).to.deep.equal(['unavailable', true, 'deny']);
+      expect(Math.max(a.ms, d.ms)).to.be.below(TIMEOUT_MS + MARGIN_MS);
+    }
+    await server.restart();
+    await until(async () => (await timed(deny)).decision.result === 'allowed', 5_000, 'Redis used again');
+  });
+
+  it('does not wait past the command timeout for a Redis that does not answer, nor pile commands on it', async () => {
+    const { limiter, redis } = await instance({ onStoreUnavailable: 'allow' });
+    expect((await timed(limiter)).decision.storeUnavailable).to.equal(false);
+    server.freeze();
+    const first = await timed(limiter);
+    expect(first.decision.storeUnavailable).to.equal(true);
+    expect(first.ms).to.be.below(TIMEOUT_MS + MARGIN_MS);
+    const sent = redis.stats.commands;
+    const next = await Promise.all(Array.from({ length: 50 }, () => timed(limiter)));
+    for (const { decision, ms } of next) {
+      expect(decision.storeUnavailable).to.equal(true);
+      expect(ms).to.be.below(20);
+    }
+    // The circuit is open: none of them was sent.
+    expect(redis.stats.commands).to.equal(sent);
+    server.thaw();
+    await until(async () => !(await timed(limiter)).decision.storeUnavailable, 5_000, 'Redis used again');
+  });
+
+  it('answers 503 problem+json with Retry-After through the middleware under deny, and never a 5xx under localShare', async () => {
+    const app = express();
+    const deny = trafficControl({
+      redis: server.url,
+      redisCommandTimeoutMs: TIMEOUT_MS,
+      onStoreUnavailable: 'deny',
+      policies: policies.all.map((p) => p.source),
+    });
+    const share = trafficControl({ redis: server.url, redisCommandTimeoutMs: TIMEOUT_MS, policies: policies.all.map((p) => p.source) });
+    app.get('/deny', deny, (_req, res) => res.json({ ok: true }));
+    app.get('/share', share, (_req, res) => res.json({ ok: true }));
+    app.use(problemJsonErrorHandler({ messages: 'en' }));
+    const listening = app.listen(0, '127.0.0.1');
+    await new Promise((resolve) => listening.once('listening', resolve));
+    const url = `http://127.0.0.1:${(listening.address() as AddressInfo).port}`;
+    try {
+      expect((await request(url).get('/deny')).status).to.equal(200);
+      await server.kill();
+      const refused = await request(url).get('/deny');
+      expect([refused.status, refused.headers['retry-after'], refused.body.gateway_status]).to.deep.equal([
+        503,
+        '5',
+        'integration:GATEWAY-1373',
+      ]);
+      expect(refused.headers.ratelimit).to.equal(undefined);
+      const statuses = [];
+      for (let i = 0; i < 12; i++) statuses.push((await request(url).get('/share')).status);
+      // One share of 10 for a lone instance: the whole limit, then 429.
+      expect(statuses).to.deep.equal([...Array<number>(10).fill(200), 429, 429]);
+    } finally {
+      listening.closeAllConnections();
+      await new Promise((resolve) => listening.close(resolve));
+      await deny.close();
+      await share.close();
+    }
+  });
+});
