@@ -50,6 +50,7 @@ const TEXT_FILTERS = [
   'issuer',
   'clientAddress',
   'messageId',
+  'trafficPolicy',
 ] as const satisfies ReadonlyArray<keyof TransactionFilter>;
 
 /** The {@link TransactionFilter} of the parameters (`from` and `to` aside). */
@@ -101,7 +102,7 @@ function parseFilter(query: Record<string, unknown>, result: TransactionFilter):
  * (`success`, `token`, `denied`, `limited`, `gateway`, `backend`, comma-separated), `status` (`404` or a class
  * `4xx`), `minDurationMs`, `claim` (`name=value`), the text filters `api` (`provider/name/vN`),
  * `subject`, `clientId`, `nodeId`, `operation`, `gatewayStatus`, `username`, `issuer`,
- * `clientAddress` (case-insensitive prefixes), `method`, `messageId` (exact), `limit` (1-500), `cursor`.
+ * `clientAddress`, `trafficPolicy` (case-insensitive prefixes), `method`, `messageId` (exact), `limit` (1-500), `cursor`.
  *
  * @throws QueryError naming the bad parameter.
  */

@@ -262,5 +262,11 @@ function matches(record: TransactionRecord, filter: TransactionFilter): boolean 
   if (filter.clientAddress !== undefined && !startsWith(record.clientAddress, filter.clientAddress)) return false;
   if (filter.messageId !== undefined && record.messageId !== filter.messageId) return false;
   if (filter.claim !== undefined && !claimMatches(record, filter.claim.name, filter.claim.value)) return false;
+  if (filter.trafficPolicy !== undefined && !trafficPolicyMatches(record, filter.trafficPolicy)) return false;
   return true;
+}
+
+/** Whether a traffic policy named with that prefix covered the request. */
+function trafficPolicyMatches(record: TransactionRecord, prefix: string): boolean {
+  return record.traffic?.policies.some((p) => startsWith(p.policy, prefix)) ?? false;
 }

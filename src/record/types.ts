@@ -110,6 +110,45 @@ export interface TransactionAuthorization extends Omit<AuthorizationContext, 're
   request?: RecordedXacmlRequest;
 }
 
+/** One traffic policy that covered a transaction, where it stood after the decision. */
+export interface TransactionTrafficPolicy {
+  /** The policy's name. */
+  policy: string;
+  /** `enforce`, or `warningOnly` (never refuses). */
+  mode: 'enforce' | 'warningOnly';
+  /** `requests` (per window) or `concurrentRequests`. */
+  metric: 'requests' | 'concurrentRequests';
+  /** The request's group, as `clientId=client1, operation=getPet`, or `*` without `groupBy`. */
+  group: string;
+  /** The limit applied (under `localShare`, this instance's share). */
+  limit: number;
+  /** `requests` only: the window, in seconds. */
+  windowSeconds?: number;
+  /** What was left after this request (0 when refused). */
+  remaining: number;
+  /** Whether this request went past the limit: refused under `enforce`, a warning under `warningOnly`. */
+  exceeded: boolean;
+}
+
+/**
+ * What traffic control decided on a transaction (see docs/traffic-control.md): the result, the
+ * policy that refused and its group, and every policy that covered the request.
+ */
+export interface TransactionTraffic {
+  /** `allowed`, `limited` (429: `policy` refused) or `unavailable` (503: Redis unreachable under `onStoreUnavailable: "deny"`). */
+  result: 'allowed' | 'limited' | 'unavailable';
+  /** The enforced policy that refused, with `result: 'limited'`. */
+  policy?: string;
+  /** Its group. */
+  group?: string;
+  /** Set when Redis could not be reached: the `onStoreUnavailable` mode the decision followed. */
+  storeUnavailable?: 'localShare' | 'allow' | 'deny';
+  /** The `warningOnly` policies this request went past the limit of. */
+  warnings?: string[];
+  /** Every policy that covered the request, in configuration order (top-level first). */
+  policies: TransactionTrafficPolicy[];
+}
+
 /**
  * One recorded exchange, as stored by a {@link TransactionStore} and served by the console API.
  * Plain JSON data: times are epoch milliseconds. It never contains a token value: the URL has its
@@ -162,6 +201,8 @@ export interface TransactionRecord {
   tokenInfo?: TransactionTokenInfo;
   /** The XACML decision, when authorization ran (with its explanation and request when not Permit). */
   authorization?: TransactionAuthorization;
+  /** What traffic control decided, when a policy covered the request. */
+  traffic?: TransactionTraffic;
   /** Diagnostics collected along the chain (decision text of a denial, cause of a 503, ...). */
   diagnostics: Diagnostic[];
   /**
@@ -214,7 +255,7 @@ export interface RecordedBody {
  * newest first (in the order the records were saved, that is by completion).
  *
  * Text filters (`api`, `subject`, `clientId`, `nodeId`, `operation`, `gatewayStatus`, `username`,
- * `issuer`, `clientAddress`, the value of `claim`) match case-insensitively by prefix: `subject:
+ * `issuer`, `clientAddress`, `trafficPolicy`, the value of `claim`) match case-insensitively by prefix: `subject:
  * 'Cli'` finds `client1` and `CLIENT3`. `method` and `messageId` match exactly.
  */
 export interface TransactionFilter {
@@ -264,6 +305,8 @@ export interface TransactionFilter {
   clientAddress?: string;
   /** Message id (`Gateway-Message-ID`). */
   messageId?: string;
+  /** A traffic policy that covered the request (its {@link TransactionTrafficPolicy.policy}). */
+  trafficPolicy?: string;
 }
 
 /** A {@link TransactionFilter} plus paging. */

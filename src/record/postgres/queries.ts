@@ -63,6 +63,14 @@ function claimClause(name: string, pattern: string): string {
   );
 }
 
+/** Whether a traffic policy of the record (`traffic.policies[].policy`) starts with the pattern `$<pattern>` (case-insensitive). */
+function trafficPolicyClause(pattern: string): string {
+  return (
+    `EXISTS (SELECT 1 FROM jsonb_array_elements(CASE WHEN jsonb_typeof(record->'traffic'->'policies') = 'array' ` +
+    `THEN record->'traffic'->'policies' ELSE '[]'::jsonb END) AS t(p) WHERE lower(p->>'policy') LIKE ${pattern} ESCAPE '\\')`
+  );
+}
+
 /** A WHERE clause (or `''`) and its parameters. */
 export interface Where {
   sql: string;
@@ -120,6 +128,10 @@ export function whereOf(filter: TransactionFilter, extra: string[] = [], values:
     if (typeof name !== 'string' || typeof value !== 'string') throw new TypeError('Invalid filter claim');
     values.push(name, prefixPattern(value));
     clauses.push(claimClause(`$${values.length - 1}::text`, `$${values.length}`));
+  }
+  if (filter.trafficPolicy !== undefined) {
+    if (typeof filter.trafficPolicy !== 'string') throw new TypeError('Invalid filter trafficPolicy');
+    add(trafficPolicyClause, prefixPattern(filter.trafficPolicy));
   }
   return { sql: clauses.length === 0 ? '' : `WHERE ${clauses.join(' AND ')}`, values };
 }

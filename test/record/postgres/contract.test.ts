@@ -58,12 +58,46 @@ function dataset(): TransactionRecord[] {
               },
             }),
         diagnostics: [{ source: 'test', message: `diagnostic ${i} \u0000 NUL and \ud800 lone surrogate` } as never],
+        ...(i % 4 === 2 ? { traffic: trafficOf(i) } : {}),
       }),
     );
   }
   // A message id shared by two records (retries of one message).
   records[11] = { ...records[11]!, messageId: records[10]!.messageId };
   return records;
+}
+
+/** A traffic section: one or two policies, one of them refusing or a warning now and then. */
+function trafficOf(i: number): NonNullable<TransactionRecord['traffic']> {
+  const limited = i % 8 === 2;
+  const policies: NonNullable<TransactionRecord['traffic']>['policies'] = [
+    {
+      policy: 'per-client',
+      mode: 'enforce',
+      metric: 'requests',
+      group: `clientId=client-${i % 3}`,
+      limit: 10,
+      windowSeconds: 60,
+      remaining: limited ? 0 : 3,
+      exceeded: limited,
+    },
+  ];
+  if (i % 3 === 0)
+    policies.push({
+      policy: 'Quota_50%',
+      mode: 'warningOnly',
+      metric: 'concurrentRequests',
+      group: '*',
+      limit: 1,
+      remaining: 0,
+      exceeded: true,
+    });
+  return {
+    result: limited ? 'limited' : 'allowed',
+    ...(limited ? { policy: 'per-client', group: `clientId=client-${i % 3}` } : {}),
+    ...(i % 3 === 0 ? { warnings: ['Quota_50%'] } : {}),
+    policies,
+  };
 }
 
 /** Every filter, alone and combined. */
@@ -116,6 +150,12 @@ function queries(records: TransactionRecord[]): TransactionQuery[] {
     { claim: { name: 'nope', value: 'x' } },
     { subject: '%' },
     { subject: '_ub' },
+    { trafficPolicy: 'per-client' },
+    { trafficPolicy: 'PER' },
+    { trafficPolicy: 'quota_50%' },
+    { trafficPolicy: 'quota_5_' },
+    { trafficPolicy: 'per-client', outcome: 'OK' },
+    { trafficPolicy: 'nope' },
   ];
 }
 
@@ -186,6 +226,18 @@ describe('Transaction stores answer alike (memory and PostgreSQL)', () => {
       d: records.length,
     });
     expect(postgres.counters.saved).to.equal(records.length);
+  });
+
+  it('keeps the traffic section, and finds records by a traffic policy they were covered by (prefix, case-insensitive, % and _ literal)', async () => {
+    const covered = records.filter((r) => r.traffic?.policies.some((p) => p.policy === 'Quota_50%'));
+    expect(covered.length).to.be.greaterThan(0);
+    expect(await postgres.get(covered[0]!.id)).to.deep.equal(stored(covered[0]!));
+    for (const store of [memory, postgres]) {
+      const ids = async (trafficPolicy: string) => (await store.query({ trafficPolicy, limit: 500 })).items.map((r) => r.id);
+      expect(await ids('quota_50%')).to.have.members(covered.map((r) => r.id));
+      expect(await ids('quota_5_')).to.deep.equal([]);
+      expect(await ids('per-')).to.have.length(records.filter((r) => r.traffic !== undefined).length);
+    }
   });
 
   it('gets a record by id, as saved', async () => {
