@@ -21,7 +21,7 @@ import { readWhatIfRecords, WHAT_IF_DEFAULT, WHAT_IF_MAX, whatIfSummary } from '
 import type { ProposalIssue } from './proposal.js';
 import { withoutSecrets } from './masking.js';
 import type { ConfigSnapshot, ConfigStore } from './store.js';
-import { canEditTraffic, isTrafficRoute, TRAFFIC_EDIT_ROLE, trafficEditRoutes } from './traffic-routes.js';
+import { canEditTraffic, isTrafficRoute, TRAFFIC_EDIT_ROLE, trafficEditRoutes, trafficWhatIfRoutes } from './traffic-routes.js';
 import { apiKeyOf, checkSize, findApi, objectBody, operatorGone, RequestError, routeKit, type RouteKit } from './route-kit.js';
 
 const log = logger('configuration');
@@ -93,6 +93,7 @@ export function configurationRouter(
   changeRoutes(router, kit, store, work);
   policyRoutes(router, kit, access, store, target, work);
   trafficEditRoutes(router, kit);
+  trafficWhatIfRoutes(router, kit, { access, store, transactions: target.store, work });
   return router;
 }
 
