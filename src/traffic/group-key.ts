@@ -1,13 +1,13 @@
 /**
  * A policy's groups: from a request's facts and the policy's `groupBy`, the group's label (shown in
  * records, headers' diagnostics and consoles) and its hash (the store key's last part). The hash
- * has a fixed size whatever the client sends: SHA-256 of the values, each length-prefixed and
- * hashed as UTF-16 code units, so that no two lists of values (nor a value and a missing fact)
- * meet by concatenation or by encoding. Everything but the hashing itself is done at compile time.
+ * has a fixed size whatever the client sends: SHA-256 of the values, each length-prefixed (and
+ * tagged: a missing fact, a value), so that no two lists of values (nor a value and a missing
+ * fact) meet by concatenation or by encoding. Everything but the hashing itself is done at compile time.
  *
  * @module
  */
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { TrafficFacts } from './types.js';
 
 /** The longest value a label shows, in characters. */
@@ -93,19 +93,24 @@ export function labelValue(value: string | undefined): string {
   return cut.replace(UNSHOWABLE, '\uFFFD');
 }
 
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+/**
+ * A value as hashed: its length, then itself. A string with a lone surrogate (possible in a claim,
+ * not in a header) is hashed by its UTF-16 code units in hex under a tag of its own, since UTF-8
+ * would write any lone surrogate as U+FFFD.
+ */
+function part(value: string | undefined): string {
+  if (value === undefined) return 'n';
+  if (!LONE_SURROGATE.test(value)) return `v${value.length}:${value}`;
+  const units = Buffer.from(value, 'utf16le').toString('hex');
+  return `u${units.length}:${units}`;
+}
+
 function hashOf(scope: string, values: readonly (string | undefined)[]): string {
-  const hash = createHash('sha256');
-  hash.update(`${scope.length}:`);
-  hash.update(scope, 'utf16le');
-  for (const value of values) {
-    if (value === undefined) {
-      hash.update('n');
-      continue;
-    }
-    hash.update(`v${value.length}:`);
-    hash.update(value, 'utf16le');
-  }
-  return hash.digest('base64url');
+  let text = part(scope);
+  for (const value of values) text += part(value);
+  return hash('sha256', text, 'base64url');
 }
 
 /**

@@ -20,6 +20,13 @@ export interface LocalTrafficStoreOptions {
   sweepMs?: number;
 }
 
+/**
+ * The heap a group holding one request may take, bytes, with its key and label (a short
+ * `clientId=` label): what bench/traffic.ts measures over a million groups. A sliding window adds
+ * 8 bytes per further request it holds.
+ */
+export const LOCAL_BYTES_PER_GROUP_BOUND = 400;
+
 /** Most groups one sweep forgets: a mass expiry is spread over several sweeps. */
 const SWEEP_BATCH = 100_000;
 

@@ -130,6 +130,10 @@ describe('traffic policy groups', () => {
     expect(groupOf(['clientId'], facts({ clientId: 'c' }), 'Ente/A/v1').hash).to.not.equal(
       groupOf(['clientId'], facts({ clientId: 'c' }), 'Ente/B/v1').hash,
     );
+    // A lone surrogate is not the replacement character UTF-8 would write for it.
+    expect(groupOf(['claim:x'], facts({ claims: { x: '\uD800' } })).hash).to.not.equal(
+      groupOf(['claim:x'], facts({ claims: { x: '\uFFFD' } })).hash,
+    );
     expect(groupOf(['clientId'], facts({ clientId: 'c' }), 'Ente/A/v1').hash).to.equal(
       groupOf(['clientId'], facts({ clientId: 'c', subject: 'other' }), 'Ente/A/v1').hash,
     );
