@@ -303,6 +303,23 @@ export const EXCHANGE_TRACE: unique symbol = Symbol('express-access-gateway.exch
  */
 export const BACKEND_MESSAGE: unique symbol = Symbol('express-access-gateway.backendMessage');
 
+/**
+ * Header fields the gateway adds to the exchange's answer, whoever writes its head (the relay, the
+ * problem renderer, the host's own handler), and the family of names they stand for: the
+ * answer's other fields of that family (a backend's) are dropped. A symbol slot created with every
+ * context, like {@link EXCHANGE_TRACE}; set by traffic control (the rate-limit fields); written by
+ * exchange/head.ts.  @internal
+ */
+export const ANSWER_FIELDS: unique symbol = Symbol('express-access-gateway.answerFields');
+
+/** What {@link ANSWER_FIELDS} holds.  @internal */
+export interface AnswerFields {
+  /** `[name, value]` pairs, names as written on the wire. */
+  readonly fields: ReadonlyArray<readonly [name: string, value: string]>;
+  /** The family the fields stand for, on lower-case names: an answer's other fields of it are dropped. */
+  readonly replaces: RegExp;
+}
+
 /** Returns the request's gateway context, creating it when no middleware did yet. */
 export function gatewayContext(req: IncomingMessage): GatewayContext {
   let context = req.gateway;
@@ -316,6 +333,7 @@ export function gatewayContext(req: IncomingMessage): GatewayContext {
       [ID_HEADERS_ON_HEAD]: false,
       [EXCHANGE_TRACE]: undefined,
       [BACKEND_MESSAGE]: undefined,
+      [ANSWER_FIELDS]: undefined,
     } as GatewayContext;
     req.gateway = context;
   }

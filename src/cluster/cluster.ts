@@ -124,6 +124,9 @@ function messageOf(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
 
+/** Heartbeats between two counts of the live nodes (the first heartbeat counts). */
+const LIVE_COUNT_EVERY = 5;
+
 /**
  * One node of a gateway cluster. Create it with {@link createGatewayCluster}; give its
  * {@link GatewayCluster.tokenResults} to every token policy (option `shared`), and route the
@@ -154,6 +157,9 @@ export class GatewayCluster {
   /** The generation last found without a sealed reset (logged once). */
   #unexplained: number | undefined;
   #closed = false;
+  /** The live nodes last counted, and the heartbeats until the next count. */
+  #liveCount: number | undefined;
+  #beatsToCount = 0;
 
   /** @internal Use {@link createGatewayCluster}. */
   constructor(redis: RedisConnection, owned: boolean, settings: Settings) {
@@ -191,6 +197,15 @@ export class GatewayCluster {
    */
   get rejected(): Record<ClusterMessageKind, number> {
     return { ...this.seal.rejected, token_result: this.#tokenResults?.stats.rejected ?? 0 };
+  }
+
+  /**
+   * How many nodes were live when last counted (every few heartbeats, while Redis answers):
+   * `undefined` before the first count. What traffic control's `localShare` divides its limits by
+   * while Redis is down, when nothing can be asked.
+   */
+  get liveNodeCount(): number | undefined {
+    return this.#liveCount;
   }
 
   /** The live nodes (this one included while its heartbeat is current), by id; `undefined` when Redis could not be asked. */
@@ -307,7 +322,12 @@ export class GatewayCluster {
   async #beat(): Promise<void> {
     if (this.#owed) await this.#announce();
     await this.#checkGeneration();
-    await writeHeartbeat(this.redis, this.seal, this.#info(), 3 * this.#settings.heartbeatMs);
+    const written = await writeHeartbeat(this.redis, this.seal, this.#info(), 3 * this.#settings.heartbeatMs);
+    if (written && --this.#beatsToCount <= 0) {
+      const nodes = await this.nodes();
+      if (nodes !== undefined) this.#liveCount = Math.max(1, nodes.length);
+      this.#beatsToCount = LIVE_COUNT_EVERY;
+    }
   }
 
   /** Reads the generation; a newer one than this node knows means a reset it missed. */

@@ -1,7 +1,9 @@
 /**
  * The head of every gateway response: `Gateway-Transaction-ID` (always), `Gateway-Message-ID`
- * (status below 400 only, spec 2.5) and `Server`. The one place that decides these headers; the
- * relay, `sendProblem` and `recordTransaction` call it.
+ * (status below 400 only, spec 2.5), `Server`, and the fields the exchange asks for on its answer
+ * whatever it is ({@link ANSWER_FIELDS}: traffic control's `RateLimit` fields), which replace any
+ * field of their family already in the head (a backend's `X-RateLimit-*`). The one place that
+ * decides these headers; the relay, `sendProblem` and `recordTransaction` call it.
  *
  * - {@link addIdentityHead}: into the header object a handler passes to `writeHead` (the relay:
  *   Node then writes the head in one pass, without a `setHeader` per header);
@@ -21,22 +23,35 @@
  * @module
  */
 import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
-import { ID_HEADERS_ON_HEAD, type GatewayContext } from '../context.js';
+import { ANSWER_FIELDS, ID_HEADERS_ON_HEAD, type AnswerFields, type GatewayContext } from '../context.js';
 
 /** The header that carries the exchange's transaction id, on every answer and to the backend. */
 export const TRANSACTION_ID_HEADER = 'Gateway-Transaction-ID';
 /** The header that carries the relayed message's id, on answers below 400 only. */
 export const MESSAGE_ID_HEADER = 'Gateway-Message-ID';
 
+/** The fields the exchange asks for on its answer, if any. */
+function answerFieldsOf(context: GatewayContext | undefined): AnswerFields | undefined {
+  return (context as { [ANSWER_FIELDS]?: AnswerFields } | undefined)?.[ANSWER_FIELDS];
+}
+
+/** Puts the answer's fields into a header object, dropping the other members of their family. */
+function addAnswerFields(head: OutgoingHttpHeaders, answer: AnswerFields): void {
+  for (const name of Object.keys(head)) if (answer.replaces.test(name.toLowerCase())) delete head[name];
+  for (const [name, value] of answer.fields) head[name] = value;
+}
+
 /**
  * Adds the exchange's identity to `head`, the header object about to be written with
- * `res.writeHead(status, head)`: the ids, and `Server` when `server` is given. Names as above
- * (`Server`), so that they replace copies under the same names in `head`.
+ * `res.writeHead(status, head)`: the ids, `Server` when `server` is given, and the answer's fields.
+ * Names as above (`Server`), so that they replace copies under the same names in `head`.
  */
 export function addIdentityHead(head: OutgoingHttpHeaders, context: GatewayContext, status: number, server?: string): void {
   if (server !== undefined) head.Server = server;
   head[TRANSACTION_ID_HEADER] = context.transactionId;
   if (status < 400) head[MESSAGE_ID_HEADER] = context.messageId;
+  const answer = answerFieldsOf(context);
+  if (answer !== undefined) addAnswerFields(head, answer);
 }
 
 /**
@@ -54,6 +69,11 @@ export function setIdentityHead(res: ServerResponse, context: GatewayContext | u
     if (res.hasHeader(MESSAGE_ID_HEADER)) res.removeHeader(MESSAGE_ID_HEADER);
   } else if (context !== undefined) {
     res.setHeader(MESSAGE_ID_HEADER, context.messageId);
+  }
+  const answer = answerFieldsOf(context);
+  if (answer !== undefined) {
+    for (const name of res.getHeaderNames()) if (answer.replaces.test(name)) res.removeHeader(name);
+    for (const [name, value] of answer.fields) res.setHeader(name, value);
   }
 }
 
@@ -83,6 +103,9 @@ function identifyAtWriteHead(res: ServerResponse, args: ArrayLike<unknown>, cont
     return;
   }
   setIdentityHead(res, context, status);
+  // The head's own fields win over those set on the response: the answer's go into it too.
+  const answer = answerFieldsOf(context);
+  if (head !== undefined && answer !== undefined) addAnswerFields(head, answer);
 }
 
 /**

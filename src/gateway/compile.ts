@@ -25,7 +25,9 @@ import { apiKey } from '../record/types.js';
 import type { SharedTokenResults } from '../cluster/shared-token-results.js';
 import type { TrustFunction } from '../trust-proxy.js';
 import type { TrafficControlSection } from '../traffic/schema.js';
-import { trafficSettings, type TrafficSettings } from './traffic-settings.js';
+import { trafficSettings } from './traffic-settings.js';
+import { runtimeTraffic, trafficSteps, type RuntimeTraffic, type TrafficEnvironment } from './traffic.js';
+import type { RedisConnection } from '../cluster/redis.js';
 
 /** One registered API, ready to serve. */
 export interface CompiledApi {
@@ -40,8 +42,8 @@ export interface Runtime {
   readonly apis: ReadonlyMap<string, CompiledApi>;
   /** Token policies by their settings' key (reused across reloads while the settings are the same). */
   readonly tokenPolicies: ReadonlyMap<string, TokenPolicy>;
-  /** Traffic control of every API: the option's and the file's settings, defaults applied. */
-  readonly traffic: TrafficSettings;
+  /** Traffic control: the settings in force (the option's and the file's), the engine, the instance cap. */
+  readonly traffic: RuntimeTraffic;
 }
 
 /** What every API's steps share, settled when the gateway is created. */
@@ -60,6 +62,10 @@ export interface CompileSettings {
   readonly maxDrainBytes: number | undefined;
   /** Token results shared with the other instances (Redis), when the gateway has them. */
   readonly shared?: SharedTokenResults | undefined;
+  /** The gateway's Redis connection (traffic control's shared counts), once the cluster is joined. */
+  readonly redis?: RedisConnection | undefined;
+  /** The live instances the cluster last counted. */
+  readonly liveInstances?: (() => number | undefined) | undefined;
   /** The host's hook adjusting each token policy's options. */
   readonly tokenPolicyOptions: ((options: TokenPolicyOptions, config: ResolvedTokenPolicy) => TokenPolicyOptions) | undefined;
   /** The gateway's spans (always: they cost nothing without an OpenTelemetry SDK). */
@@ -81,6 +87,9 @@ interface ApiCompilation {
   readonly settings: CompileSettings;
   /** The configuration's client applications, checked once for every API. */
   readonly applications: ApplicationRegistry;
+  /** Traffic control of the configuration, and what its engine needs. */
+  readonly traffic: RuntimeTraffic;
+  readonly trafficEnvironment: TrafficEnvironment;
   /** The token policy of the API's token management, once the token step found it. */
   tokenPolicy(name: string, options: [key: string, options: TokenPolicyOptions]): TokenPolicy;
 }
@@ -103,6 +112,9 @@ const tokenManagement: Step = ({ api, config, settings, tokenPolicy }) => {
     tracing.step('gateway token validation', introspect({ policy, clientAddress: settings.clientAddress })),
   ];
 };
+
+/** Traffic control (docs/traffic-control.md): the policies covering the API, after token validation (they group by its facts). */
+const trafficControl: Step = ({ api, at, traffic, trafficEnvironment }) => trafficSteps(traffic, api, at, trafficEnvironment);
 
 /**
  * Who the caller is and what it may do without XACML: the registered client application
@@ -193,6 +205,7 @@ const relay: Step = ({ api, settings }) => {
 /** The steps of spec 4.2, in order, by name. */
 export const STEPS: ReadonlyArray<readonly [name: string, step: Step]> = [
   ['token management', tokenManagement],
+  ['traffic control', trafficControl],
   ['caller rules', callerRules],
   ['authorization', authorization],
   ['token forward', tokenForward],
@@ -223,7 +236,18 @@ export function tokenPolicyOptionsFor(
  * field) is thrown, leaving `previous` in force.
  */
 export function compileRuntime(config: ResolvedConfig, previous: Runtime | undefined, settings: CompileSettings): Runtime {
-  const traffic = trafficSettings(config, settings.trafficOption, settings.hasRedis);
+  const { metrics } = settings;
+  const trafficEnvironment: TrafficEnvironment = {
+    redis: settings.redis,
+    liveInstances: settings.liveInstances ?? (() => undefined),
+    onPolicyResult: metrics === undefined ? undefined : (api, policy, result) => metrics.trafficDecided(api, policy, result),
+    clientAddress: settings.clientAddress,
+  };
+  const { traffic, created: createdLimiter } = runtimeTraffic(
+    trafficSettings(config, settings.trafficOption, settings.hasRedis),
+    previous?.traffic,
+    trafficEnvironment,
+  );
   const known = previous?.tokenPolicies ?? new Map<string, TokenPolicy>();
   const tokenPolicies = new Map<string, TokenPolicy>();
   const created: TokenPolicy[] = [];
@@ -244,12 +268,22 @@ export function compileRuntime(config: ResolvedConfig, previous: Runtime | undef
   const applications = new ApplicationRegistry(config.applications);
   try {
     config.apis.forEach((api, i) => {
-      const compilation: ApiCompilation = { api, at: `apis[${i}]`, config, settings, applications, tokenPolicy };
+      const compilation: ApiCompilation = {
+        api,
+        at: `apis[${i}]`,
+        config,
+        settings,
+        applications,
+        tokenPolicy,
+        traffic,
+        trafficEnvironment,
+      };
       const chain = STEPS.flatMap(([, step]) => step(compilation));
       apis.set(apiKey(api), { api, chain });
     });
   } catch (err) {
     for (const policy of created) policy.close();
+    void createdLimiter?.close();
     throw err;
   }
   return { apis, tokenPolicies, traffic };

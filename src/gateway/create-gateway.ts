@@ -18,7 +18,7 @@ import { adminAuthenticator, adminReadGate } from '../admin/gate.js';
 import { adminRouter, type AdminForgetSelector, type GatewayConfigState, type ResetResult } from './admin.js';
 import { GatewayMetricsRecorder, metricsHandler, type GatewayMetrics, type MetricsSources } from '../observability/metrics.js';
 import { GatewayTracing } from '../observability/tracing.js';
-import { compileRuntime, type Runtime } from './compile.js';
+import { compileRuntime, type CompileSettings, type Runtime } from './compile.js';
 import { ConfigCache } from '../config/cache.js';
 import { createRequestPath } from './request-path.js';
 import { OperatorAccess } from '../operators/access.js';
@@ -30,6 +30,7 @@ import { configurationRouter } from '../configuration/router.js';
 import { configurationPage } from '../configuration/page.js';
 import { OperatorWorkPool } from '../configuration/work/pool.js';
 import { gatewaySettings, type CreateGatewayOptions } from './settings.js';
+import { RequestsInFlight } from './traffic.js';
 
 const log = logger('gateway');
 
@@ -136,6 +137,8 @@ export function createGateway(options: CreateGatewayOptions): Gateway {
   const { source, basePath, configCacheTtlSeconds, targetRules, maxRequestTargetBytes, server, messages, store, nodeId, ownDispatcher } =
     settings;
   const tracing = new GatewayTracing();
+  // The instance cap's count lives as long as the gateway: configurations come and go under it.
+  const inFlight = new RequestsInFlight();
   // The recorder reads the metrics when an exchange ends, after they are made below.
   const record = gatewayRecorder(options, settings, tracing, () => metrics);
   const metrics = gatewayMetrics(settings, tracing, {
@@ -143,6 +146,7 @@ export function createGateway(options: CreateGatewayOptions): Gateway {
     store,
     recorderStats: () => record.stats,
     clusterRejections: () => link?.cluster?.rejected,
+    concurrentRequests: () => inFlight.count,
     ...(options.admin === undefined ? {} : { auditStats: () => access?.auditStats() }),
   });
   const compileSettings = { ...settings.compileSettings, tracing, metrics };
@@ -175,15 +179,12 @@ export function createGateway(options: CreateGatewayOptions): Gateway {
     ...(options.baseDir === undefined ? {} : { baseDir: options.baseDir }),
     ...(configCacheTtlSeconds === undefined ? {} : { ttlSeconds: configCacheTtlSeconds }),
     compile: async (config) => {
-      const shared = (await cluster())?.tokenResults;
-      latest = compileRuntime(config, latest, shared === undefined ? compileSettings : { ...compileSettings, shared });
+      latest = compileRuntime(config, latest, withCluster(compileSettings, await cluster()));
       latestDigest = configDigest(config);
+      inFlight.use(latest.traffic.cap);
       return latest;
     },
-    dispose: (old) => {
-      const live = new Set(latest?.tokenPolicies.values() ?? []);
-      for (const policy of old.tokenPolicies.values()) if (!live.has(policy)) policy.close();
-    },
+    dispose: (old) => disposeRuntime(old, latest),
   });
 
   const handler = createRequestPath({
@@ -192,6 +193,7 @@ export function createGateway(options: CreateGatewayOptions): Gateway {
     maxRequestTargetBytes,
     record,
     errorHandler,
+    admit: (res) => inFlight.admit(res),
     runtime: () => {
       const entry = cache.get();
       return entry instanceof Promise ? entry.then((loaded) => loaded.compiled) : entry.compiled;
@@ -263,6 +265,7 @@ export function createGateway(options: CreateGatewayOptions): Gateway {
       await access?.close();
       await cache.close();
       for (const policy of latest?.tokenPolicies.values() ?? []) policy.close();
+      await latest?.traffic.limiter?.close();
       latest = undefined;
       if (ownDispatcher) await compileSettings.dispatcher.close();
     },
@@ -276,6 +279,19 @@ export function createGateway(options: CreateGatewayOptions): Gateway {
 }
 
 type GatewaySettings = ReturnType<typeof gatewaySettings>;
+
+/** The compile settings with what the cluster shares, once joined: token results, Redis, the live instances. */
+function withCluster(settings: CompileSettings, joined: GatewayCluster | undefined): CompileSettings {
+  if (joined === undefined) return settings;
+  return { ...settings, shared: joined.tokenResults, redis: joined.redis, liveInstances: () => joined.liveNodeCount };
+}
+
+/** Closes what a replaced runtime holds and the one in force does not: token policies, the traffic engine. */
+function disposeRuntime(old: Runtime, latest: Runtime | undefined): void {
+  const live = new Set(latest?.tokenPolicies.values() ?? []);
+  for (const policy of old.tokenPolicies.values()) if (!live.has(policy)) policy.close();
+  if (old.traffic.limiter !== latest?.traffic.limiter) void old.traffic.limiter?.close();
+}
 
 /**
  * The gateway's recorder. Every answer of the request path goes through the relay or the error

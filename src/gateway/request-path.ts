@@ -51,6 +51,11 @@ export interface RequestPathSettings {
   readonly errorHandler: ErrorHandler;
   /** The runtime in force (a promise while the first configuration loads). */
   runtime(): Runtime | Promise<Runtime>;
+  /**
+   * Admits a request of the gateway before any other work (the instance cap): `undefined`, or the
+   * refusal to answer at once. Default: every request.
+   */
+  admit?(res: ServerResponse): GatewayError | undefined;
 }
 
 /** Creates the request path. */
@@ -151,21 +156,33 @@ export function createRequestPath(settings: RequestPathSettings): GatewayHandler
   const requestPath: readonly Middleware[] = [record, dispatch];
   const refusalPath = (error: GatewayError): readonly Middleware[] => [record, (_req, _res, next) => next(error)];
 
+  const admit = settings.admit;
+
   return function gatewayHandler(req, res, next) {
     const raw = req.url ?? '/';
     // Bounded before anything reads it: canonical form, routing and templates are linear in its
     // length, but each still costs that length, on every request.
     const tooLong = raw.length > maxRequestTargetBytes;
-    const target = tooLong ? undefined : canonicalTarget(raw, targetRules);
-    if (next !== undefined && !claimsRaw(raw) && (target === undefined || isRefused(target) || under(target.path) === undefined)) {
-      next();
-      return;
+    let target: CanonicalTarget | RefusedTarget | undefined;
+    if (next !== undefined && !claimsRaw(raw)) {
+      target = tooLong ? undefined : canonicalTarget(raw, targetRules);
+      if (target === undefined || isRefused(target) || under(target.path) === undefined) {
+        next();
+        return;
+      }
     }
     const outer =
       next ??
       ((err?: unknown) => {
         if (err !== undefined) res.destroy();
       });
+    // The request is the gateway's: the instance cap before any other work (recorded all the same).
+    const busy = admit?.(res);
+    if (busy !== undefined) {
+      runChain(refusalPath(busy), req, res, (err) => errorHandler(err ?? busy, req, res, outer));
+      return;
+    }
+    if (target === undefined && !tooLong) target = canonicalTarget(raw, targetRules);
     const refusal =
       target === undefined
         ? new GatewayError('ERR_URI_TOO_LONG', {

@@ -14,6 +14,7 @@ import type { AuditStats } from '../operators/access.js';
 import type { RecordTransactionStats } from '../record/record-transaction.js';
 import { apiKey, type TransactionRecord, type TransactionStore } from '../record/types.js';
 import type { TokenPolicy, TokenPolicyObserver } from '../token/policy.js';
+import type { TrafficPolicyResult } from '../traffic/decision.js';
 import { CollectedFamily, CounterFamily, HistogramFamily, type CounterSeries, type HistogramSeries } from './families.js';
 import { tracedCall, type GatewayTracing } from './tracing.js';
 
@@ -97,6 +98,8 @@ export interface MetricsSources {
   auditStats?(): AuditStats | undefined;
   /** With Redis, once joined: what was read there and did not verify with the cluster secret, by kind. */
   clusterRejections(): Readonly<Record<string, number>> | undefined;
+  /** Requests of the API listener in flight on this instance (what `maxConcurrentRequests` caps). */
+  concurrentRequests(): number;
 }
 
 /** The PostgreSQL store's write-path counters (any store with this shape queues its records). */
@@ -139,6 +142,7 @@ export class GatewayMetricsRecorder implements GatewayMetrics {
   private readonly serverDuration: HistogramFamily;
   private readonly decisions: CounterFamily;
   private readonly backendDuration: HistogramFamily;
+  private readonly trafficDecisions: CounterFamily;
   private readonly tokenObservers = new Map<string, TokenPolicyObserver>();
   private readonly tracer: GatewayTracing;
   /** Where the text comes from: this registry, or the sum over a cluster's workers (see {@link exposeMetricsText}). */
@@ -188,6 +192,19 @@ export class GatewayMetricsRecorder implements GatewayMetrics {
       ['api', 'status_class'],
       registry,
       REQUEST_BUCKETS,
+    );
+    this.trafficDecisions = new CounterFamily(
+      'gateway_traffic_decisions_total',
+      'Traffic control decisions, one per policy covering a request, by API, policy and result (allowed, limited, warning, store_unavailable).',
+      ['api', 'policy', 'result'],
+      registry,
+    );
+    new CollectedFamily(
+      'gateway_concurrent_requests',
+      'Requests of the API listener in flight on this instance (what maxConcurrentRequests caps).',
+      'gauge',
+      () => [{ labels: {}, value: sources.concurrentRequests() }],
+      registry,
     );
     new CollectedFamily(
       'gateway_token_cache_entries',
@@ -343,6 +360,12 @@ export class GatewayMetricsRecorder implements GatewayMetrics {
       this.tokenObservers.set(policy, observer);
     }
     return observer;
+  }
+
+  /** Traffic control decided on one policy for a request of `api` (names from the configuration, result from a fixed set). */
+  trafficDecided(api: string, policy: string, result: TrafficPolicyResult): void {
+    const key = `${api}\u0000${policy}\u0000${result}`;
+    (this.trafficDecisions.find(key) ?? this.trafficDecisions.add(key, [api, policy, result])).value++;
   }
 
   /** The observer of one API's backend exchanges. */

@@ -21,6 +21,7 @@ import { rememberSize } from './size.js';
 import type { TransactionAuthorization, TransactionRecord, TransactionSender, TransactionTokenInfo } from './types.js';
 import { recordXacmlRequest } from './xacml-request.js';
 import { backendMessageOf, keptReceivedHeaders } from '../exchange/capture.js';
+import { trafficSection } from './traffic.js';
 import { receivedHeaders, recordedBody, sentHeaders } from './messages.js';
 
 /** What the middleware knows about the exchange besides the context. */
@@ -327,6 +328,8 @@ export function buildRecord(req: IncomingMessage, res: ServerResponse, context: 
   const tokenInfo = sections !== undefined ? sections.tokenInfo : token === undefined ? undefined : tokenInfoOf(token, raw, limits);
   if (tokenInfo !== undefined) record.tokenInfo = deepFreeze(tokenInfo);
   if (authorization !== undefined) record.authorization = authorization;
+  const traffic = context.traffic === undefined ? undefined : trafficSection(context.traffic, raw, limits);
+  if (traffic !== undefined) record.traffic = traffic;
   // What the backend received, as the relay sent it (the gateway's own headers named in their
   // case); without a relay, the headers the gateway produced for the backend. Nothing produced (the
   // request stopped before the relay): no outgoing contents.
