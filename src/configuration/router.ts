@@ -21,7 +21,15 @@ import { readWhatIfRecords, WHAT_IF_DEFAULT, WHAT_IF_MAX, whatIfSummary } from '
 import type { ProposalIssue } from './proposal.js';
 import { withoutSecrets } from './masking.js';
 import type { ConfigSnapshot, ConfigStore } from './store.js';
-import { canEditTraffic, isTrafficRoute, TRAFFIC_EDIT_ROLE, trafficEditRoutes, trafficWhatIfRoutes } from './traffic-routes.js';
+import {
+  canEditTraffic,
+  isTrafficRoute,
+  TRAFFIC_EDIT_ROLE,
+  trafficEditRoutes,
+  trafficUsageRoute,
+  trafficWhatIfRoutes,
+} from './traffic-routes.js';
+import type { TrafficInForce } from './traffic-usage.js';
 import { apiKeyOf, checkSize, findApi, objectBody, operatorGone, RequestError, routeKit, type RouteKit } from './route-kit.js';
 
 const log = logger('configuration');
@@ -67,12 +75,14 @@ function publicSnapshot(snapshot: ConfigSnapshot): Record<string, unknown> {
  * `issues`, each naming its field; a policy issue also its element and line), saved as a new
  * version, logged in the audit log, and in force only after ResetAllCaches or expiry. Compiling
  * policies, reading OpenAPI documents, what-ifs and diffs run in `work`'s worker threads.
+ * `trafficInForce` is the traffic control the gateway runs (the usage of its policies).
  */
 export function configurationRouter(
   access: OperatorAccess,
   store: ConfigStore,
   target: ConfigurationTarget,
   work: OperatorWorkPool,
+  trafficInForce: () => TrafficInForce | undefined = () => undefined,
 ): Router {
   const router = Router();
   router.use(pageHeaders);
@@ -94,6 +104,7 @@ export function configurationRouter(
   policyRoutes(router, kit, access, store, target, work);
   trafficEditRoutes(router, kit);
   trafficWhatIfRoutes(router, kit, { access, store, transactions: target.store, work });
+  trafficUsageRoute(router, kit, trafficInForce);
   return router;
 }
 

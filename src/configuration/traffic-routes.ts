@@ -25,6 +25,7 @@ import {
   TRAFFIC_WHAT_IF_MINUTES,
   type TrafficWhatIfRecords,
 } from './traffic-what-if.js';
+import { trafficUsage, USAGE_TOP_DEFAULT, USAGE_TOP_MAX, type TrafficInForce } from './traffic-usage.js';
 import type { OperatorWorkPool } from './work/pool.js';
 import { TRAFFIC_SETTINGS, withoutTrafficPolicy, withTrafficPolicy, withTrafficSettings, type PolicyPlace } from './traffic-changes.js';
 
@@ -222,4 +223,20 @@ export function trafficWhatIfRoutes(router: Router, { fail, maxBody }: RouteKit,
   };
   router.post('/traffic/what-if', route);
   router.post('/apis/:provider/:name/:version/traffic/what-if', route);
+}
+
+/**
+ * `GET /traffic/usage?top=<n>`: each policy in force and its busiest groups now (any role). With
+ * `inForce` answering `undefined` (nothing loaded yet), no policy.
+ */
+export function trafficUsageRoute(router: Router, { read }: RouteKit, inForce: () => TrafficInForce | undefined): void {
+  router.get(
+    '/traffic/usage',
+    read(async (req) => {
+      const raw = req.query['top'];
+      const top = raw === undefined ? USAGE_TOP_DEFAULT : typeof raw === 'string' && /^\d{1,3}$/.test(raw) ? Number(raw) : Number.NaN;
+      if (!(top >= 1 && top <= USAGE_TOP_MAX)) throw new RequestError(400, `top must be a whole number from 1 to ${USAGE_TOP_MAX}`);
+      return trafficUsage(inForce(), top);
+    }),
+  );
 }
