@@ -193,16 +193,15 @@ export { TrafficControlError, TrafficStoreError, trafficControl } from './traffi
 export type {
   GroupUsage,
   PolicyStanding,
+  TrafficControlIssue,
   TrafficControlMiddleware,
   TrafficControlOptions,
-  TrafficControlSection,
+  TrafficControlSettings,
   TrafficDecision,
   TrafficFacts,
   TrafficFactsOverride,
   TrafficHeaderSet,
-  TrafficLimiter,
-  TrafficLimiterOptions,
-  TrafficPolicy,
+  TrafficPolicyDefinition,
   TrafficPolicyResult,
 } from './traffic/index.js';
 

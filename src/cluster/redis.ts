@@ -55,6 +55,7 @@ export interface RedisClientLike {
 
 /** A Lua script for {@link RedisConnection.evalScript}: its source and the SHA-1 Redis knows it by. */
 export interface RedisScript {
+  /** The Lua source. */
   readonly source: string;
   /** SHA-1 of `source`, lower-case hex. */
   readonly sha: string;

@@ -4,12 +4,19 @@
  *
  * @module
  */
-import type { RuleIssue } from '../issues.js';
 
 /** The code of {@link TrafficControlError}. */
 export const TRAFFIC_CONTROL_INVALID = 'ERR_TRAFFIC_CONTROL_INVALID';
 /** The code of {@link TrafficStoreError}. */
 export const TRAFFIC_STORE_NEEDS_REDIS = 'ERR_TRAFFIC_STORE_NEEDS_REDIS';
+
+/** One issue of a {@link TrafficControlError}. */
+export interface TrafficControlIssue {
+  /** Where, for example `trafficControl.policies[0].limit`. */
+  readonly path: string;
+  /** What is wrong, for example `must be a positive integer`. */
+  readonly message: string;
+}
 
 /**
  * Traffic control settings or policies that are not valid: every issue, each with its path
@@ -18,10 +25,10 @@ export const TRAFFIC_STORE_NEEDS_REDIS = 'ERR_TRAFFIC_STORE_NEEDS_REDIS';
 export class TrafficControlError extends TypeError {
   /** Always `ERR_TRAFFIC_CONTROL_INVALID`. */
   readonly code: typeof TRAFFIC_CONTROL_INVALID = TRAFFIC_CONTROL_INVALID;
-  /** Every issue found, in order. */
-  readonly issues: readonly RuleIssue[];
+  /** Every issue found, in order: its path and what is wrong. */
+  readonly issues: readonly TrafficControlIssue[];
 
-  constructor(issues: readonly RuleIssue[]) {
+  constructor(issues: readonly TrafficControlIssue[]) {
     super(`invalid traffic control: ${issues.map((i) => `${i.path}: ${i.message}`).join('; ')}`);
     this.name = 'TrafficControlError';
     this.issues = Object.freeze([...issues]);

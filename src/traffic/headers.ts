@@ -7,11 +7,10 @@
  *
  * @module
  */
-import type { TRAFFIC_HEADER_SETS } from './schema.js';
 import type { PolicyStanding, TrafficDecision } from './types.js';
 
 /** Which fields to send: the `headers` setting. */
-export type TrafficHeaderSet = (typeof TRAFFIC_HEADER_SETS)[number];
+export type TrafficHeaderSet = 'both' | 'ietf' | 'legacy' | 'none';
 
 /** A structured-field string (RFC 8941 section 3.3.3). */
 function sfString(value: string): string {

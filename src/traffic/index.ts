@@ -8,6 +8,7 @@ export { compileTrafficPolicies } from './compile.js';
 export type { CompileTrafficPoliciesOptions, CompiledTrafficPolicies, CompiledTrafficPolicy } from './compile.js';
 export type { TrafficPolicyResult } from './decision.js';
 export { TRAFFIC_CONTROL_INVALID, TRAFFIC_STORE_NEEDS_REDIS, TrafficControlError, TrafficStoreError } from './errors.js';
+export type { TrafficControlIssue } from './errors.js';
 export { trafficHeaders } from './headers.js';
 export type { TrafficHeaderSet } from './headers.js';
 export { InstanceCap } from './instance-cap.js';
@@ -18,6 +19,13 @@ export type { TrafficControlMiddleware, TrafficControlOptions } from './middlewa
 export type { TrafficFactsOverride } from './facts.js';
 export { ApiTrafficControlSchema, TrafficControlSchema, TrafficPolicySchema, trafficPolicyIssues } from './schema.js';
 export type { ApiTrafficControlSection, TrafficControlSection, TrafficPolicy } from './schema.js';
-export type { GroupUsage, PolicyStanding, TrafficDecision, TrafficFacts } from './types.js';
+export type {
+  GroupUsage,
+  PolicyStanding,
+  TrafficControlSettings,
+  TrafficDecision,
+  TrafficFacts,
+  TrafficPolicyDefinition,
+} from './types.js';
 export { simulateTrafficPolicy } from './simulate.js';
 export type { SimulateTrafficPolicyOptions, SimulatedGroup, SimulatedTransaction, TrafficSimulation } from './simulate.js';

@@ -52,7 +52,7 @@ const LIMITER_KEYS = optionKeys<TrafficLimiterOptions>({
 
 type StoreUnavailableMode = (typeof STORE_UNAVAILABLE_MODES)[number];
 
-/** The engine (see the module comment). Create it with {@link createTrafficLimiter}. */
+/** The engine (see the module comment). Create it with `createTrafficLimiter`. */
 export class TrafficLimiter {
   /** Where counts are kept. */
   readonly store: 'local' | 'redis';

@@ -18,10 +18,11 @@ import { factsOf, type TrafficFactsOverride } from './facts.js';
 import { trafficHeaders } from './headers.js';
 import { createTrafficLimiter, type TrafficLimiter, type TrafficLimiterOptions } from './limiter.js';
 import type { TrafficControlSection } from './schema.js';
+import type { TrafficControlSettings } from './types.js';
 import type { TrafficDecision } from './types.js';
 
 /** Options of {@link trafficControl}: the configuration file's `trafficControl` section, and what a host adds. */
-export interface TrafficControlOptions extends TrafficControlSection {
+export interface TrafficControlOptions extends TrafficControlSettings {
   /**
    * Redis shared by the instances (`store: "redis"`, the default with it): a `redis://` URL (the
    * `redis` package is loaded; requests wait for the first connection attempt, at most a second),
@@ -50,7 +51,7 @@ export interface TrafficControlOptions extends TrafficControlSection {
 
 /** The middleware, with its engine and a way to stop it. */
 export interface TrafficControlMiddleware extends Middleware {
-  /** The engine, once Redis was tried (at once without a URL). */
+  /** The engine, once Redis was tried (at once without a URL). @internal */
   readonly limiter: Promise<TrafficLimiter>;
   /** Stops the engine's timers, and closes the Redis connection it opened from a URL. */
   close(): Promise<void>;

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import type { STORE_UNAVAILABLE_MODES, TrafficPolicy } from './schema.js';
+import type { STORE_UNAVAILABLE_MODES, TrafficControlSection, TrafficPolicy } from './schema.js';
 
 /** What policies group by and filter on: the request's facts once its token was validated. */
 export interface TrafficFacts {
@@ -31,7 +31,9 @@ export interface TrafficFacts {
 export interface PolicyStanding {
   /** The policy's name. */
   readonly policy: string;
+  /** What the policy counts: `requests` or `concurrentRequests`. */
   readonly metric: TrafficPolicy['metric'];
+  /** `enforce` or `warningOnly`. */
   readonly mode: NonNullable<TrafficPolicy['mode']>;
   /** The limit this decision applied (under `localShare`, this instance's share). */
   readonly limit: number;
@@ -84,8 +86,52 @@ export interface GroupUsage {
   readonly group: string;
   /** Requests counted in the current window (`requests`), or in flight (`concurrentRequests`). */
   readonly used: number;
+  /** The policy's limit. */
   readonly limit: number;
 }
+
+/**
+ * One traffic policy, as written in the configuration file's `trafficControl.policies` (and an
+ * API's), `createGateway`'s and `trafficControl`'s options: the documented twin of the schema's
+ * `TrafficPolicy` (the compiler keeps them equal).
+ */
+export interface TrafficPolicyDefinition {
+  /** Unique in its list (and the top-level one): 1-64 letters, digits, `.`, `_`, `~`, `-`; shown in headers, records, metrics. */
+  name: string;
+  /** `requests` (per window) or `concurrentRequests` (in flight across every instance). */
+  metric: 'requests' | 'concurrentRequests';
+  /** Requests per window, or in flight at once. */
+  limit: number;
+  /** The window of a `requests` policy, in seconds (required there, refused for `concurrentRequests`). */
+  windowSeconds?: number;
+  /** `sliding` (default: never more than `limit` in any interval of `windowSeconds`) or `fixed` (aligned on multiples of it since the epoch). */
+  window?: 'sliding' | 'fixed';
+  /** One counter per distinct value of these facts: `clientId`, `subject`, `issuer`, `clientAddress`, `api`, `operation`, `claim:<name>`, `header:<name>`. Absent: one counter. */
+  groupBy?: string[];
+  /** The policy applies to these operations only. */
+  operations?: string[];
+  /** `enforce` (default: 429 past the limit) or `warningOnly` (counted, recorded, never refused). */
+  mode?: 'enforce' | 'warningOnly';
+}
+
+/** Traffic control's top-level settings: the documented twin of the schema's `TrafficControlSection`. */
+export interface TrafficControlSettings {
+  /** Requests in flight on one instance; past it 429 at once, before any other work. Absent: no cap. */
+  maxConcurrentRequests?: number;
+  /** `redis` (shared by every instance; needs Redis) or `local`. Default: `redis` when Redis is given. */
+  store?: 'local' | 'redis';
+  /** While Redis cannot be reached: `localShare` (default: each live instance allows its share), `allow` or `deny` (503). */
+  onStoreUnavailable?: 'localShare' | 'allow' | 'deny';
+  /** `both` (default), `ietf` (`RateLimit`, `RateLimit-Policy`), `legacy` (`X-RateLimit-*`) or `none`. */
+  headers?: 'both' | 'ietf' | 'legacy' | 'none';
+  /** Every policy is checked; all must allow. */
+  policies?: TrafficPolicyDefinition[];
+}
+
+// The documented shapes and the schema's are one: a change to either that the other lacks fails here.
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+const SHAPES_AGREE: [Same<TrafficPolicyDefinition, TrafficPolicy>, Same<TrafficControlSettings, TrafficControlSection>] = [true, true];
+void SHAPES_AGREE;
 
 declare module '../context.js' {
   interface GatewayContext {
