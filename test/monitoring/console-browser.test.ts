@@ -404,6 +404,77 @@ describe('monitoring console in headless Chromium', function () {
     records.unshift(hostile);
   });
 
+  it('limited requests: the outcome group, the traffic policy filter, the chart, and the policy and group in the detail', async () => {
+    const limited = (clientId: string, startedAt: number): TransactionRecord =>
+      makeRecord({
+        code: 'RATE_LIMITED',
+        startedAt,
+        status: 429,
+        errorCode: 'ERR_RATE_LIMITED',
+        gatewayStatus: 'protocol:GATEWAY-1371',
+        api: { provider: 'Ente', name: 'PetStore', version: 1 },
+        operation: 'updatePet',
+        sender: { subject: clientId, clientId },
+        traffic: {
+          result: 'limited',
+          policy: 'per-client',
+          group: `clientId=${clientId}`,
+          warnings: ['tenant-watch'],
+          policies: [
+            {
+              policy: 'per-client',
+              mode: 'enforce',
+              metric: 'requests',
+              group: `clientId=${clientId}`,
+              limit: 100,
+              windowSeconds: 60,
+              remaining: 0,
+              exceeded: true,
+            },
+            {
+              policy: 'tenant-watch',
+              mode: 'warningOnly',
+              metric: 'concurrentRequests',
+              group: '*',
+              limit: 5,
+              remaining: 0,
+              exceeded: true,
+            },
+          ],
+        },
+      });
+    const saved = [limited('client1', Date.now() - 2000), limited('client2', Date.now() - 1000)];
+    for (const record of saved) scenario!.store.save(record);
+    records.unshift(...saved.reverse());
+    ids['429'] = saved[0]!.id;
+    await open(`${scenario!.consoleUrl}?outcomeGroup=limited`);
+    expect(await page.locator('#g-limited').isChecked()).to.equal(true);
+    expect(await rowIds()).to.deep.equal(saved.map((r) => r.id));
+    expect(await page.locator('#legend').innerText()).to.equal('Limite di Traffico Superato: 2');
+    await clear();
+    await showMoreFilters();
+    await page.fill('#f-traffic-policy', 'PER-cl');
+    await apply();
+    expect(page.url()).to.include('trafficPolicy=PER-cl');
+    expect(await rowIds()).to.deep.equal(saved.map((r) => r.id));
+    await page.fill('#f-traffic-policy', 'nobody');
+    await apply();
+    expect(await rows().count()).to.equal(0);
+    await clear();
+    await open(`${scenario!.consoleUrl}#/transactions/${encodeURIComponent(ids['429'])}`);
+    const dialog = page.locator('dialog#detail');
+    await dialog.waitFor({ state: 'visible' });
+    expect(await dialog.locator('#d-traffic-policy').innerText()).to.equal('per-client');
+    expect(await dialog.locator('#d-traffic-warnings').innerText()).to.equal('tenant-watch');
+    const traffic = await dialog.locator('section[aria-labelledby=d-traffic]').innerText();
+    expect(traffic).to.include('clientId=client2').and.include('100 / 60 s').and.include('5 in corso');
+    expect(await dialog.innerText())
+      .to.include('Limite di Traffico Superato')
+      .and.include('protocol:GATEWAY-1371');
+    await page.click('#close');
+    await dialog.waitFor({ state: 'hidden' });
+  });
+
   it('at 390x844 rows become cards with status and outcome in view', async () => {
     const phone = await browser!.newContext({
       viewport: PHONE,
@@ -461,6 +532,9 @@ describe('monitoring console in headless Chromium', function () {
         await p.goto(`${scenario!.consoleUrl}#/transactions/${ids['403']}`);
         await p.locator('dialog#detail').waitFor({ state: 'visible' });
         await check(p, `detail ${viewport.width}`);
+        await p.goto(`${scenario!.consoleUrl}#/transactions/${ids['429']}`);
+        await p.locator('#d-traffic-policies').waitFor({ state: 'visible' });
+        await check(p, `limited detail ${viewport.width}`);
       } finally {
         await ctx.close();
       }

@@ -27,6 +27,7 @@
     'issuer',
     'claim',
     'clientAddress',
+    'trafficPolicy',
     'nodeId',
     'minDurationMs',
   ];
@@ -908,6 +909,64 @@
     ];
   }
 
+  // What traffic control decided: the policy that refused and its group, warnings, and each policy
+  // that covered the request with where it stood.
+  function trafficDetail(traffic) {
+    if (!traffic || typeof traffic !== 'object') return null;
+    var policies = Array.isArray(traffic.policies) ? traffic.policies : [];
+    var warnings = Array.isArray(traffic.warnings) ? traffic.warnings : [];
+    return section('d-traffic', t('traffic'), [
+      kv([
+        [
+          t('trafficResult'),
+          el('span', { id: 'd-traffic-result', class: traffic.result === 'allowed' ? 'mono' : 'decision', text: String(traffic.result) }),
+        ],
+        [
+          t('trafficLimitedBy'),
+          traffic.policy === undefined ? undefined : el('span', { id: 'd-traffic-policy', class: 'mono', text: String(traffic.policy) }),
+        ],
+        [t('trafficGroup'), traffic.group === undefined ? undefined : el('span', { class: 'mono', text: String(traffic.group) })],
+        [
+          t('trafficWarnings'),
+          warnings.length === 0 ? undefined : el('span', { id: 'd-traffic-warnings', class: 'mono', text: warnings.join(', ') }),
+        ],
+        [t('trafficStoreUnavailable'), traffic.storeUnavailable],
+      ]),
+      // Six columns scroll on a phone: the region is focusable, so that a keyboard can scroll it.
+      el('div', { class: 'table-wrap', tabindex: '0', role: 'region', 'aria-label': t('trafficPolicies') }, [
+        el('table', { id: 'd-traffic-policies' }, [
+          el('caption', { class: 'visually-hidden', text: t('trafficPolicies') }),
+          el('thead', {}, [
+            el(
+              'tr',
+              {},
+              [t('trafficPolicy'), t('trafficMode'), t('trafficGroup'), t('trafficLimit'), t('trafficRemaining'), t('trafficExceeded')].map(
+                function (h) {
+                  return el('th', { scope: 'col', text: h });
+                },
+              ),
+            ),
+          ]),
+          el(
+            'tbody',
+            {},
+            policies.map(function (p) {
+              var limit = String(p.limit) + (p.windowSeconds === undefined ? ' ' + t('inFlight') : ' / ' + p.windowSeconds + ' s');
+              return el('tr', { class: p.exceeded ? 'level-warn' : '' }, [
+                el('td', { class: 'mono', text: String(p.policy) }),
+                el('td', { text: String(p.mode) }),
+                el('td', { class: 'mono', text: String(p.group) }),
+                el('td', { text: limit }),
+                el('td', { text: String(p.remaining) }),
+                el('td', { class: 'level', text: p.exceeded ? t('yes') : t('no') }),
+              ]);
+            }),
+          ),
+        ]),
+      ]),
+    ]);
+  }
+
   function renderDetail(r) {
     $('detail-heading').textContent = t('transaction') + ' ' + r.id;
     var left = [];
@@ -961,6 +1020,8 @@
         ]),
       );
     }
+    var traffic = trafficDetail(r.traffic);
+    if (traffic) left.push(traffic);
     var s = r.sender || {};
     var hasSender = s.subject || s.clientId || s.username || s.issuer;
     right.push(
