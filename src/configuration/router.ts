@@ -7,28 +7,32 @@
  * @module
  */
 import { Router, type Request, type Response } from 'express';
-import { isGatewayError, messagesEn } from '../errors.js';
-import { ConfigError } from '../config/errors.js';
+import { isGatewayError } from '../errors.js';
 import type { ApiConfig, GatewayConfig, OperationConfig, TokenPolicyConfig } from '../config/types.js';
 import { logger } from '../log.js';
 import { operatorOf, type OperatorAccess } from '../operators/access.js';
 import { pageHeaders } from '../admin/headers.js';
-import { problem } from '../admin/problem.js';
-import { BodyError, readJson, titleOf } from '../operators/http.js';
+import { BodyError, readJson } from '../operators/http.js';
 import { operatorGate } from '../operators/router.js';
 import type { ClusterStatus } from '../cluster/cluster.js';
 import type { TransactionStore } from '../record/types.js';
 import type { OperatorWorkPool } from './work/pool.js';
-import { renderProblem } from '../problem/render.js';
 import { readWhatIfRecords, WHAT_IF_DEFAULT, WHAT_IF_MAX, whatIfSummary } from './what-if.js';
 import type { ProposalIssue } from './proposal.js';
-import { restoreSecrets, withoutSecrets } from './masking.js';
-import { VersionConflictError, type ConfigProposal, type ConfigSnapshot, type ConfigStore } from './store.js';
+import { withoutSecrets } from './masking.js';
+import type { ConfigSnapshot, ConfigStore } from './store.js';
+import {
+  canEditTraffic,
+  isTrafficRoute,
+  TRAFFIC_EDIT_ROLE,
+  trafficEditRoutes,
+  trafficUsageRoute,
+  trafficWhatIfRoutes,
+} from './traffic-routes.js';
+import type { TrafficInForce } from './traffic-usage.js';
+import { apiKeyOf, checkSize, findApi, objectBody, operatorGone, RequestError, routeKit, type RouteKit } from './route-kit.js';
 
 const log = logger('configuration');
-
-/** Room in a body for what surrounds its largest document (and the document's JSON escapes). */
-const BODY_SLACK = 1024 * 1024;
 
 /** What the configuration API needs from the gateway. */
 export interface ConfigurationTarget {
@@ -60,116 +64,37 @@ export interface NodeConfigState {
   version?: number;
 }
 
-function apiKeyOf(api: { provider?: unknown; name?: unknown; version?: unknown }): string {
-  return `${String(api.provider)}/${String(api.name)}/v${String(api.version)}`;
-}
-
 function publicSnapshot(snapshot: ConfigSnapshot): Record<string, unknown> {
   const { document, secrets } = withoutSecrets(snapshot.document);
   return { version: snapshot.meta, document, secrets, policies: snapshot.policies };
 }
 
-/** What changed between two documents, in a few words, for the audit log. */
-function summary(before: GatewayConfig, after: GatewayConfig, policies: string[]): string {
-  const parts: string[] = [];
-  const keyed = (apis: ApiConfig[] | undefined) => new Map((Array.isArray(apis) ? apis : []).map((a) => [apiKeyOf(a), JSON.stringify(a)]));
-  const a = keyed(before.apis);
-  const b = keyed(after.apis);
-  for (const [k, v] of b)
-    if (!a.has(k)) parts.push(`API ${k} added`);
-    else if (a.get(k) !== v) parts.push(`API ${k} changed`);
-  for (const k of a.keys()) if (!b.has(k)) parts.push(`API ${k} removed`);
-  const tp = (c: GatewayConfig) => c.tokenPolicies ?? {};
-  for (const [k, v] of Object.entries(tp(after))) {
-    const old = tp(before)[k];
-    if (old === undefined) parts.push(`token policy ${k} added`);
-    else if (JSON.stringify(old) !== JSON.stringify(v))
-      parts.push(`token policy ${k} changed${old.clientSecret !== v.clientSecret ? ' (secret changed)' : ''}`);
-  }
-  for (const k of Object.keys(tp(before))) if (!(k in tp(after))) parts.push(`token policy ${k} removed`);
-  if (JSON.stringify(before.applications ?? {}) !== JSON.stringify(after.applications ?? {})) parts.push('applications changed');
-  for (const p of policies) parts.push(`policy ${p} uploaded`);
-  return parts.join('; ') || 'no change';
-}
-
-/** What a change builds: the proposal and what it is about (for the audit log). */
-interface Built {
-  proposal: ConfigProposal;
-  target: string;
-  /** The version's comment when the operator gives none (default: what changed). */
-  comment?: string;
-  /** More of the answer (an import's changes). */
-  extra?: Record<string, unknown>;
-  /** Says more about an issue of the proposal (where an imported operation came from). */
-  explain?: (issue: ProposalIssue) => ProposalIssue;
-}
-
-class RequestError extends Error {
-  constructor(
-    readonly status: number,
-    message: string,
-    readonly extra: Record<string, unknown> = {},
-  ) {
-    super(message);
-  }
-}
-
-/** The fields every change carries: a comment, and optionally the version it was made on. */
-function changeMeta(body: Record<string, unknown>): { comment: string; baseVersion: number | undefined } {
-  const comment = body['comment'];
-  if (comment !== undefined && (typeof comment !== 'string' || comment.length > 500))
-    throw new RequestError(400, 'comment must be a string of at most 500 characters');
-  const base = body['baseVersion'];
-  if (base !== undefined && (!Number.isSafeInteger(base) || (base as number) < 1))
-    throw new RequestError(400, 'baseVersion must be a version number');
-  return { comment: typeof comment === 'string' ? comment.trim() : '', baseVersion: base as number | undefined };
-}
-
-function objectBody(body: unknown): Record<string, unknown> {
-  if (body === null || typeof body !== 'object' || Array.isArray(body)) throw new RequestError(400, 'the body must be a JSON object');
-  return body as Record<string, unknown>;
-}
-
-function findApi(document: GatewayConfig, req: Request): number {
-  const key = `${String(req.params['provider'])}/${String(req.params['name'])}/v${String(req.params['version'])}`;
-  const index = (Array.isArray(document.apis) ? document.apis : []).findIndex((api) => apiKeyOf(api) === key);
-  if (index === -1) throw new RequestError(404, `no API ${key}`);
-  return index;
-}
-
-/** A signal that aborts when the operator goes away before the answer: a job still queued for them is dropped. */
-function operatorGone(res: Response): AbortSignal {
-  const controller = new AbortController();
-  res.once('close', () => {
-    if (!res.writableFinished) controller.abort();
-  });
-  return controller.signal;
-}
-
-/** A document's size against its cap: 413 naming both (`subject` is the document, `noun` any such one). */
-function checkSize(text: string, subject: string, noun: string, max: number): void {
-  const size = Buffer.byteLength(text, 'utf8');
-  if (size > max) throw new RequestError(413, `${subject} is ${size} bytes: the most ${noun} may have is ${max} bytes`);
-}
-
 /**
- * The configuration API's router. Reading needs any role; changes need `admin` (and, with a
- * session, its `X-CSRF-Token`). Every change is validated as the configuration file is (422 with
+ * The configuration API's router. Reading needs any role; changes need `admin`, those of traffic
+ * control `operator` (and, with a session, its `X-CSRF-Token`). Every change is validated as the configuration file is (422 with
  * `issues`, each naming its field; a policy issue also its element and line), saved as a new
  * version, logged in the audit log, and in force only after ResetAllCaches or expiry. Compiling
  * policies, reading OpenAPI documents, what-ifs and diffs run in `work`'s worker threads.
+ * `trafficInForce` is the traffic control the gateway runs (the usage of its policies).
  */
 export function configurationRouter(
   access: OperatorAccess,
   store: ConfigStore,
   target: ConfigurationTarget,
   work: OperatorWorkPool,
+  trafficInForce: () => TrafficInForce | undefined = () => undefined,
 ): Router {
   const router = Router();
   router.use(pageHeaders);
   router.use(
     operatorGate(access, (req) =>
-      req.method === 'GET' || req.method === 'HEAD' ? 'viewer' : req.path === '/policies/check' ? 'viewer' : 'admin',
+      req.method === 'GET' || req.method === 'HEAD'
+        ? 'viewer'
+        : req.path === '/policies/check'
+          ? 'viewer'
+          : isTrafficRoute(req.path)
+            ? TRAFFIC_EDIT_ROLE
+            : 'admin',
     ),
   );
 
@@ -177,139 +102,10 @@ export function configurationRouter(
   readingRoutes(router, kit, store, target, work);
   changeRoutes(router, kit, store, work);
   policyRoutes(router, kit, access, store, target, work);
+  trafficEditRoutes(router, kit);
+  trafficWhatIfRoutes(router, kit, { access, store, transactions: target.store, work });
+  trafficUsageRoute(router, kit, trafficInForce);
   return router;
-}
-
-/** How the routes answer: a read, a failure, a change (validated, saved as a version, audited). */
-interface RouteKit {
-  read(handler: (req: Request, signal: AbortSignal) => Promise<unknown>): (req: Request, res: Response) => void;
-  fail(res: Response, err: unknown): void;
-  change(
-    action: string,
-    build: (latest: ConfigSnapshot, body: Record<string, unknown>, req: Request, signal: AbortSignal) => Built | Promise<Built>,
-    status?: number,
-  ): (req: Request, res: Response) => void;
-  /** Most bytes of a body: the largest document and room around it. */
-  readonly maxBody: number;
-}
-
-function routeKit(access: OperatorAccess, store: ConfigStore, work: OperatorWorkPool): RouteKit {
-  const maxBody = Math.max(work.limits.maxPolicyBytes, work.limits.maxOpenApiBytes) + BODY_SLACK;
-  const read = (handler: (req: Request, signal: AbortSignal) => Promise<unknown>) => (req: Request, res: Response) => {
-    handler(req, operatorGone(res)).then(
-      (body) => res.status(200).json(body),
-      (err: unknown) => fail(res, err),
-    );
-  };
-  const fail = (res: Response, err: unknown): void => {
-    if (res.headersSent || res.destroyed) return;
-    if (isGatewayError(err)) {
-      // The operators' work refused or stopped the job: the catalogue's answer, with its code.
-      const rendered = renderProblem(err, messagesEn);
-      if (rendered.headers['retry-after'] !== undefined) res.setHeader('Retry-After', rendered.headers['retry-after']);
-      return problem(res, rendered.status, rendered.body.title, rendered.body.detail, {
-        gateway_status: rendered.body.gateway_status,
-        code: err.code,
-      });
-    }
-    if (err instanceof RequestError) return problem(res, err.status, titleOf(err.status), err.message, err.extra);
-    if (err instanceof BodyError) return problem(res, err.status, titleOf(err.status), err.message);
-    if (err instanceof VersionConflictError) return problem(res, 409, 'Conflict', err.message, { latest: err.latest });
-    if (err instanceof ConfigError)
-      return problem(res, 422, 'Unprocessable Content', `the saved configuration cannot be read: ${err.message}`, { issues: err.issues });
-    log('configuration API failed: %s', (err as Error)?.message ?? String(err));
-    problem(res, 500, 'Internal Server Error', 'the configuration could not be read or saved');
-  };
-
-  /**
-   * One change: read the body, build the proposal from the latest version, validate, save, audit.
-   * `build` returns the new document (a copy it may edit) and the policies it uploads.
-   */
-  const change =
-    (
-      action: string,
-      build: (latest: ConfigSnapshot, body: Record<string, unknown>, req: Request, signal: AbortSignal) => Built | Promise<Built>,
-      status = 200,
-    ) =>
-    (req: Request, res: Response) => {
-      const author = operatorOf(req)!.username;
-      const signal = operatorGone(res);
-      let targetName = '';
-      let dryRun = false;
-      readJson(req, res, maxBody)
-        .then(async (raw) => {
-          const body = objectBody(raw);
-          const { comment, baseVersion } = changeMeta(body);
-          if (body['dryRun'] !== undefined && typeof body['dryRun'] !== 'boolean') throw new RequestError(400, 'dryRun must be a boolean');
-          dryRun = body['dryRun'] === true;
-          const latest = await store.current();
-          const built = await build(latest, body, req, signal);
-          targetName = built.target;
-          const proposal = built.proposal;
-          for (const [file, text] of Object.entries(proposal.policies ?? {}))
-            checkSize(text, `the policy ${file}`, 'a policy', work.limits.maxPolicyBytes);
-          // A saved secret kept while the issuer or an endpoint moves is refused (not restored).
-          const kept = restoreSecrets(proposal.document, latest.document);
-          const checked = await work.run(
-            'checkProposal',
-            { proposal, saved: { policies: latest.policies }, maxCompileMs: work.limits.maxCompileMs },
-            signal,
-          );
-          const issues: ProposalIssue[] = [...kept, ...checked.filter((i) => !kept.some((k) => k.path === i.path))].map(
-            built.explain ?? ((i) => i),
-          );
-          if (issues.length > 0)
-            throw new RequestError(
-              422,
-              `${issues.length} problem(s): ${issues.map((i) => (i.path === '' ? i.message : `${i.path}: ${i.message}`)).join('; ')}`,
-              { issues },
-            );
-          // A dry run: validated and answered, nothing saved, nothing to log.
-          if (dryRun) return void res.status(200).json({ dryRun: true, baseVersion: latest.meta.version, ...(built.extra ?? {}) });
-          const what = summary(
-            latest.document,
-            proposal.document,
-            Object.keys(proposal.policies ?? {}).filter((p) => proposal.policies![p] !== latest.policies[p]),
-          );
-          const version = await store.save(proposal, { author, comment: comment || built.comment || what }, baseVersion);
-          await access.record(req, {
-            action,
-            target: targetName,
-            result: 'ok',
-            status,
-            detail: `version ${version.version}: ${what}${comment ? ` (${comment})` : ''}`,
-          });
-          res.status(status).json({
-            version,
-            inForce: false,
-            message: 'saved, not yet in force: ResetAllCaches (or the configuration expiring) puts it in force',
-            ...(built.extra ?? {}),
-          });
-        })
-        .catch(async (err: unknown) => {
-          if (dryRun && !(err instanceof BodyError)) return fail(res, err);
-          const code =
-            err instanceof RequestError || isGatewayError(err)
-              ? err.status
-              : err instanceof VersionConflictError
-                ? 409
-                : err instanceof BodyError
-                  ? err.status
-                  : 500;
-          await access
-            .record(req, {
-              action,
-              target: targetName || req.path,
-              result: code >= 500 ? 'failed' : 'refused',
-              status: code,
-              detail: (err as Error)?.message?.slice(0, 500) ?? 'failed',
-            })
-            .catch(() => undefined);
-          fail(res, err);
-        });
-    };
-
-  return { read, fail, change, maxBody };
 }
 
 /** The reading routes: the configuration, its versions and diffs, a policy, each node's state. */
@@ -321,7 +117,13 @@ function readingRoutes(router: Router, { read }: RouteKit, store: ConfigStore, t
     read(async (req) => {
       const latest = await store.current();
       const operator = operatorOf(req)!;
-      return { ...publicSnapshot(latest), source: store.label, role: operator.role, canEdit: operator.role === 'admin' };
+      return {
+        ...publicSnapshot(latest),
+        source: store.label,
+        role: operator.role,
+        canEdit: operator.role === 'admin',
+        canEditTraffic: canEditTraffic(operator.role),
+      };
     }),
   );
   router.get(

@@ -285,7 +285,7 @@ export function createGateway(options: CreateGatewayOptions): Gateway {
     },
   };
 
-  mountAdmin(gateway, options, settings, { ready: () => latest !== undefined, metricsAuth: metrics?.auth, access, work });
+  mountAdmin(gateway, options, settings, { ready: () => latest !== undefined, metricsAuth: metrics?.auth, access, work }, () => latest);
   // One router layer: the handler decides which requests are the gateway's (Express's own mount
   // matching ignores case) and passes the others on.
   gateway.router.use((req: Request, res: Response, next: NextFunction) => handler(req, res, next));
@@ -458,6 +458,8 @@ function mountAdmin(
     access: OperatorAccess | undefined;
     work: OperatorWorkPool;
   },
+  /** The runtime in force, for the configuration console's usage of its traffic policies. */
+  trafficInForce: () => Runtime | undefined,
 ): void {
   const { basePath, server, messages, configStore } = settings;
   const adminHost =
@@ -499,7 +501,7 @@ function mountAdmin(
   adminApp.use(`${prefix}/admin`, serverHeader, access.auditTrail('admin'), adminRouter(gateway, access.routerOptions()));
   adminApp.use(`${prefix}/operators`, serverHeader, operatorsRouter(access));
   if (configStore !== undefined) {
-    adminApp.use(`${prefix}/configuration/api`, serverHeader, configurationRouter(access, configStore, gateway, work));
+    adminApp.use(`${prefix}/configuration/api`, serverHeader, configurationRouter(access, configStore, gateway, work, trafficInForce));
     adminApp.use(`${prefix}/configuration`, serverHeader, configurationPage());
   }
   if (options.console === false) return;

@@ -42,6 +42,7 @@
    * @type {{
    *   me: Operator | null, lang: string, config: any, selected: string | null, draft: any, versions: any[],
    *   timer: number | null, whatIf: any, nodeId?: string, loadedPolicy?: { api: string, text: string } | null, escaped?: boolean,
+   *   tp?: { scope: string, name: string } | null, trafficWhatIf?: any,
    * }}
    */
   var state = { me: null, lang: 'en', config: null, selected: null, draft: null, versions: [], timer: null, whatIf: null };
@@ -211,12 +212,15 @@
     $('policy-text').readOnly = !allows('admin');
     loadAll();
     state.timer = setInterval(function () {
-      if (!document.hidden) loadState();
+      if (!document.hidden) {
+        loadState();
+        loadUsage();
+      }
     }, 5000);
     $('main').focus();
   }
   function loadAll() {
-    return Promise.all([loadConfig(), loadState(), loadVersions(), allows('operator') ? loadAudit() : null]);
+    return Promise.all([loadConfig(), loadState(), loadVersions(), loadUsage(), allows('operator') ? loadAudit() : null]);
   }
 
   // ---- runtime -------------------------------------------------------------------------------
@@ -309,6 +313,7 @@
       state.config = a.body;
       renderApiList();
       renderTokenPolicies();
+      renderTraffic();
       var apis = state.config.document.apis || [];
       var keep =
         state.selected &&
@@ -864,6 +869,321 @@
     });
   }
 
+  // ---- traffic control -----------------------------------------------------------------------
+
+  var POLICY_FIELDS = ['name', 'metric', 'limit', 'windowSeconds', 'window', 'groupBy', 'operations', 'mode'];
+
+  /**
+   * The policy form's control of a field.
+   * @param {string} field
+   * @returns {Control}
+   */
+  function tpInput(field) {
+    return /** @type {Control} */ ($('tp-form').querySelector('[data-tp="' + field + '"]'));
+  }
+  function canEditTraffic() {
+    return !!(state.config && state.config.canEditTraffic);
+  }
+  function apiByKey(key) {
+    return (
+      ((state.config && state.config.document.apis) || []).filter(function (x) {
+        return keyOf(x) === key;
+      })[0] || null
+    );
+  }
+  /** The API path of a scope's traffic routes: '' is every API's. */
+  function trafficPath(scope) {
+    var api = scope === '' ? null : apiByKey(scope);
+    return api ? 'api/apis/' + pathOf(api) + '/traffic' : 'api/traffic';
+  }
+  function scopeLabel(scope) {
+    return scope === '' || scope === null || scope === undefined ? t('everyApi') : scope;
+  }
+  function listText(value) {
+    return value && value.length ? value.join(', ') : '';
+  }
+  function limitText(p) {
+    if (p.metric === 'concurrentRequests') return t('inFlightLimit', { l: p.limit });
+    return (
+      t('perWindow', { l: p.limit, w: p.windowSeconds === undefined ? '?' : p.windowSeconds }) + (p.window ? ' (' + p.window + ')' : '')
+    );
+  }
+  /** Clears the messages next to a form's fields. */
+  function clearFieldErrors(form) {
+    Array.prototype.forEach.call(form.querySelectorAll('[data-error-for]'), function (node) {
+      node.textContent = '';
+    });
+    Array.prototype.forEach.call(form.querySelectorAll('[aria-invalid]'), function (node) {
+      node.removeAttribute('aria-invalid');
+    });
+  }
+  /** Puts each issue whose path `pattern` maps to a field next to that field (the list has them all). */
+  function showFieldIssues(form, answer, pattern) {
+    var issues = (answer.body && answer.body.issues) || [];
+    issues.forEach(function (issue) {
+      var m = pattern.exec(issue.path || '');
+      var target = m && form.querySelector('[data-error-for="' + m[1] + '"]');
+      if (!target) return;
+      target.textContent = (target.textContent ? target.textContent + ' ' : '') + issue.path + ': ' + issue.message;
+      var input = target.parentNode && target.parentNode.querySelector('input, select');
+      if (input) input.setAttribute('aria-invalid', 'true');
+    });
+  }
+  function renderTraffic() {
+    var doc = state.config.document;
+    var editable = canEditTraffic();
+    var section = doc.trafficControl || {};
+    Array.prototype.forEach.call($('traffic-settings').querySelectorAll('[data-setting]'), function (input) {
+      var value = section[input.getAttribute('data-setting')];
+      input.value = value === undefined || value === null ? '' : String(value);
+      if (input.tagName === 'SELECT') input.disabled = !editable;
+      else input.readOnly = !editable;
+    });
+    var rows = [];
+    var scopes = [''];
+    (section.policies || []).forEach(function (p) {
+      rows.push(policyRow('', p, editable));
+    });
+    (doc.apis || []).forEach(function (api) {
+      scopes.push(keyOf(api));
+      ((api.trafficControl && api.trafficControl.policies) || []).forEach(function (p) {
+        rows.push(policyRow(keyOf(api), p, editable));
+      });
+    });
+    $('tp-list').replaceChildren.apply($('tp-list'), rows);
+    $('tp-none').hidden = rows.length > 0;
+    var scope = $('tp-scope');
+    var chosen = scope.value;
+    scope.replaceChildren.apply(
+      scope,
+      scopes.map(function (s) {
+        return el('option', { value: s, text: scopeLabel(s) });
+      }),
+    );
+    scope.value = scopes.indexOf(chosen) >= 0 ? chosen : '';
+    Array.prototype.forEach.call($('tp-form').querySelectorAll('[data-tp]'), function (input) {
+      if (input.tagName === 'SELECT') input.disabled = !editable;
+      else input.readOnly = !editable;
+    });
+  }
+  function policyRow(scope, p, editable) {
+    var action = el('td', {});
+    if (editable) {
+      var edit = el('button', { type: 'button', 'aria-label': t('edit') + ' ' + p.name, text: t('edit') });
+      edit.addEventListener('click', function () {
+        fillPolicyForm(scope, p);
+        $('tp-title').focus();
+      });
+      var remove = el('button', { type: 'button', class: 'danger', 'aria-label': t('remove') + ' ' + p.name, text: t('remove') });
+      remove.addEventListener('click', function () {
+        removeTrafficPolicy(scope, p.name);
+      });
+      action.appendChild(edit);
+      action.appendChild(document.createTextNode(' '));
+      action.appendChild(remove);
+    }
+    return el('tr', { 'data-traffic-policy': scope + '|' + p.name }, [
+      el('td', { text: scopeLabel(scope) }),
+      el('td', { class: 'mono', text: p.name }),
+      el('td', { text: limitText(p) }),
+      el('td', { text: listText(p.groupBy) || '—' }),
+      el('td', { text: listText(p.operations) || t('allOperations') }),
+      el('td', { text: p.mode || 'enforce' }),
+      action,
+    ]);
+  }
+  function fillPolicyForm(scope, p) {
+    state.tp = p ? { scope: scope, name: p.name } : null;
+    $('tp-title').textContent = p ? t('editTrafficPolicy', { n: p.name }) : t('newTrafficPolicy');
+    $('tp-scope').value = scope;
+    var values = p || { metric: 'requests' };
+    POLICY_FIELDS.forEach(function (f) {
+      var input = tpInput(f);
+      var v = values[f];
+      input.value = Array.isArray(v) ? v.join(', ') : v === undefined || v === null ? '' : String(v);
+    });
+    clearFieldErrors($('tp-form'));
+    $('tp-errors').replaceChildren();
+  }
+  /** The policy the form holds, as typed: the API checks it (numbers that are not numbers are sent as typed). */
+  function readPolicyForm() {
+    var policy = {};
+    POLICY_FIELDS.forEach(function (f) {
+      var raw = tpInput(f).value.trim();
+      if (raw === '') return;
+      if (f === 'limit' || f === 'windowSeconds') policy[f] = /^\d+$/.test(raw) ? Number(raw) : raw;
+      else if (f === 'groupBy' || f === 'operations')
+        policy[f] = raw
+          .split(',')
+          .map(function (x) {
+            return x.trim();
+          })
+          .filter(Boolean);
+      else policy[f] = raw;
+    });
+    return policy;
+  }
+  function saveTrafficSettings(event) {
+    event.preventDefault();
+    var settings = {};
+    Array.prototype.forEach.call($('traffic-settings').querySelectorAll('[data-setting]'), function (input) {
+      var raw = input.value.trim();
+      if (raw === '') return;
+      settings[input.getAttribute('data-setting')] =
+        input.getAttribute('data-setting') === 'maxConcurrentRequests' && /^\d+$/.test(raw) ? Number(raw) : raw;
+    });
+    clearFieldErrors($('traffic-settings'));
+    return call('PUT', 'api/traffic/settings', { settings: settings, baseVersion: state.config.version.version }).then(function (a) {
+      if (!saved(a, $('ts-errors'))) {
+        showFieldIssues($('traffic-settings'), a, /^trafficControl\.([A-Za-z]+)$/);
+        return;
+      }
+      return refreshAfterSave().then(function () {
+        saved(a, $('ts-errors'));
+      });
+    });
+  }
+  function saveTrafficPolicy(event) {
+    event.preventDefault();
+    var scope = $('tp-scope').value;
+    var policy = readPolicyForm();
+    // A policy edited keeps its place (and may be renamed); one of another scope or a new one is added.
+    var name = state.tp && state.tp.scope === scope ? state.tp.name : policy.name || '';
+    clearFieldErrors($('tp-form'));
+    return call('PUT', trafficPath(scope) + '/policies/' + encodeURIComponent(name), {
+      policy: policy,
+      comment: $('tp-comment').value,
+      baseVersion: state.config.version.version,
+    }).then(function (a) {
+      if (!saved(a, $('tp-errors'))) {
+        showFieldIssues($('tp-form'), a, /trafficControl\.policies\[\d+\]\.([A-Za-z]+)/);
+        return;
+      }
+      state.tp = { scope: scope, name: policy.name };
+      $('tp-title').textContent = t('editTrafficPolicy', { n: policy.name });
+      $('tp-comment').value = '';
+      return refreshAfterSave().then(function () {
+        saved(a, $('tp-errors'));
+      });
+    });
+  }
+  function removeTrafficPolicy(scope, name) {
+    if (!window.confirm(t('confirmRemovePolicy', { n: name, s: scopeLabel(scope) }))) return;
+    return call('DELETE', trafficPath(scope) + '/policies/' + encodeURIComponent(name), { baseVersion: state.config.version.version }).then(
+      function (a) {
+        if (saved(a, $('tp-errors'))) {
+          if (state.tp && state.tp.scope === scope && state.tp.name === name) fillPolicyForm(scope, null);
+          return refreshAfterSave();
+        }
+      },
+    );
+  }
+
+  // ---- traffic what-if -----------------------------------------------------------------------
+
+  function runTrafficWhatIf() {
+    var scope = $('tp-scope').value;
+    var limit = $('tw-limit').value.trim();
+    var button = $('tw-run');
+    button.disabled = true;
+    clearFieldErrors($('tp-form'));
+    $('tp-errors').replaceChildren();
+    return call('POST', trafficPath(scope) + '/what-if', {
+      policy: readPolicyForm(),
+      minutes: Number($('tw-minutes').value),
+      limit: /^\d+$/.test(limit) ? Number(limit) : limit,
+    }).then(function (a) {
+      button.disabled = false;
+      if (!a.ok) {
+        state.trafficWhatIf = null;
+        $('traffic-whatif').hidden = true;
+        showIssues($('tp-errors'), a);
+        showFieldIssues($('tp-form'), a, /trafficControl\.policies\[\d+\]\.([A-Za-z]+)/);
+        return;
+      }
+      state.trafficWhatIf = a.body;
+      renderTrafficWhatIf();
+      $('tw-heading').focus();
+      return loadAudit();
+    });
+  }
+  function renderTrafficWhatIf() {
+    var r = state.trafficWhatIf;
+    if (!r) return;
+    $('traffic-whatif').hidden = false;
+    var where = scopeLabel(r.scope);
+    $('tw-summary').textContent =
+      r.read === 0
+        ? t('twNone', { m: r.window.minutes, s: where })
+        : t('twSummary', { n: r.read, m: r.window.minutes, s: where, r: r.refused, c: r.covered, p: r.policy });
+    $('tw-table-wrap').hidden = r.groups.length === 0;
+    $('tw-groups').replaceChildren.apply(
+      $('tw-groups'),
+      r.groups.map(function (g) {
+        return el('tr', { 'data-group': g.group }, [
+          el('td', { class: 'mono', text: g.group }),
+          el('td', { class: 'num', text: g.allowed }),
+          el('td', { class: 'num', text: g.refused }),
+        ]);
+      }),
+    );
+    var notes = [];
+    if (r.truncated) notes.push(el('li', { 'data-note': 'truncated', text: t('twTruncated', { n: r.read }) }));
+    if (r.requestedLimit !== undefined) notes.push(el('li', { text: t('whatIfCapped', { r: r.requestedLimit, n: r.limit }) }));
+    if (r.beforeTrafficControl > 0) notes.push(el('li', { 'data-note': 'before', text: t('twBefore', { n: r.beforeTrafficControl }) }));
+    if (r.read > 0) notes.push(el('li', { text: t('twGroups', { g: r.groupCount }) }));
+    $('tw-notes').replaceChildren.apply($('tw-notes'), notes);
+  }
+
+  // ---- traffic usage -------------------------------------------------------------------------
+
+  function loadUsage() {
+    return call('GET', 'api/traffic/usage?top=10').then(function (a) {
+      if (!a.ok) {
+        $('usage-note').textContent = detailOf(a);
+        return;
+      }
+      var policies = a.body.policies;
+      $('usage-note').textContent = policies.length === 0 ? t('usageNone') : t(a.body.store === 'redis' ? 'usageRedis' : 'usageLocal');
+      $('usage').replaceChildren.apply(
+        $('usage'),
+        policies.map(function (p) {
+          var rows = p.groups.map(function (g) {
+            return el('tr', { 'data-group': g.group }, [
+              el('td', { class: 'mono', text: g.group }),
+              el('td', { class: 'used', text: g.used + ' / ' + g.limit }),
+              el('td', {}, [
+                el('meter', {
+                  min: 0,
+                  max: g.limit,
+                  high: Math.max(1, Math.floor(g.limit * 0.8)),
+                  value: Math.min(g.used, g.limit),
+                  'aria-label': t('usedOf', { u: g.used, l: g.limit, g: g.group }),
+                }),
+              ]),
+            ]);
+          });
+          return el('div', { 'data-usage': (p.scope || '') + '|' + p.policy }, [
+            el('h4', { text: p.policy + ' — ' + scopeLabel(p.scope) + ' — ' + limitText(p) }),
+            rows.length === 0
+              ? el('p', { class: 'note', text: t('usageIdle') })
+              : el('table', {}, [
+                  el('caption', { class: 'visually-hidden', text: t('usageCaption', { p: p.policy }) }),
+                  el('thead', {}, [
+                    el('tr', {}, [
+                      el('th', { scope: 'col', text: t('group') }),
+                      el('th', { scope: 'col', text: t('usedLimit') }),
+                      el('th', { scope: 'col', text: t('usageBar') }),
+                    ]),
+                  ]),
+                  el('tbody', {}, rows),
+                ]),
+          ]);
+        }),
+      );
+    });
+  }
+
   // ---- token policies ------------------------------------------------------------------------
 
   /** @param {SecretSource | undefined} s */
@@ -1112,6 +1432,7 @@
       if (state.me) {
         $('who').textContent = t('signedInAs', { u: state.me.username, r: state.me.role });
         renderWhatIf();
+        renderTrafficWhatIf();
         loadAll();
       }
     });
@@ -1163,6 +1484,14 @@
       }
       state.escaped = false;
     });
+    $('traffic-settings').addEventListener('submit', saveTrafficSettings);
+    $('tp-form').addEventListener('submit', saveTrafficPolicy);
+    $('tp-new').addEventListener('click', function () {
+      fillPolicyForm($('tp-scope').value, null);
+      $('tp-name').focus();
+    });
+    $('tw-run').addEventListener('click', runTrafficWhatIf);
+    $('usage-refresh').addEventListener('click', loadUsage);
     $('compare').addEventListener('submit', compare);
     $('audit-refresh').addEventListener('click', loadAudit);
     $('audit-json').addEventListener('click', function () {

@@ -1,7 +1,7 @@
 /**
  * The operators' jobs: pure functions of plain data (what structured clone carries) that compile
- * policies, read OpenAPI documents, evaluate what-ifs, check a save's proposal and compare
- * versions. They run in a worker thread (see `pool.ts`), never on the event loop that serves APIs.
+ * policies, read OpenAPI documents, evaluate what-ifs (of XACML policies and of traffic policies),
+ * check a save's proposal and compare versions. They run in a worker thread (see `pool.ts`), never on the event loop that serves APIs.
  *
  * @module
  */
@@ -13,6 +13,8 @@ import { compilePolicy, policyIssues } from '../policy-check.js';
 import { proposalIssues, type ProposalIssue } from '../proposal.js';
 import type { ConfigProposal, ConfigSnapshot } from '../store.js';
 import { evaluateWhatIf, type WhatIfRecords, type WhatIfReport } from '../what-if.js';
+import type { SimulatedTransaction, TrafficSimulation } from '../../traffic/simulate.js';
+import { trafficWhatIf, type TrafficDraft } from '../traffic-what-if.js';
 
 /** A policy and its references, as the gateway compiles them, and where an issue is reported. */
 export interface PolicyDraft {
@@ -53,6 +55,11 @@ export interface Jobs {
     input: { draft: PolicyDraft; api: string; limit: number; read: WhatIfRecords };
     output: { report: WhatIfReport } | { issues: ProposalIssue[] };
   };
+  /** A draft traffic policy checked with the configuration and simulated over recorded transactions, or its issues. */
+  trafficWhatIf: {
+    input: { draft: TrafficDraft; transactions: SimulatedTransaction[] };
+    output: { simulation: TrafficSimulation } | { issues: ProposalIssue[] };
+  };
   /** The line differences of two versions. */
   diff: { input: { from: ConfigSnapshot; to: ConfigSnapshot; label: string }; output: Array<{ file: string; lines: DiffLine[] }> };
 }
@@ -82,5 +89,6 @@ export const jobs: { [K in JobKind]: (input: Jobs[K]['input']) => Jobs[K]['outpu
     if (compiled.issues !== undefined) return { issues: compiled.issues };
     return { report: evaluateWhatIf(compiled.pdp, clock, api, limit, read) };
   },
+  trafficWhatIf: ({ draft, transactions }) => trafficWhatIf(draft, transactions),
   diff: ({ from, to, label }) => snapshotDiff(from, to, label),
 };
