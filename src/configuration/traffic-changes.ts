@@ -6,7 +6,8 @@
  *
  * @module
  */
-import type { ApiConfig, GatewayConfig, TrafficControlConfig, TrafficPolicyConfig } from '../config/types.js';
+import type { ApiConfig, GatewayConfig, TrafficControlConfig } from '../config/types.js';
+import type { TrafficPolicyDefinition as TrafficPolicyConfig } from '../traffic/types.js';
 
 /** The top-level settings an edit of the settings replaces (the policies are edited one by one). */
 export const TRAFFIC_SETTINGS = ['maxConcurrentRequests', 'store', 'onStoreUnavailable', 'headers'] as const;
@@ -94,7 +95,7 @@ function policyChanges(before: readonly TrafficPolicyConfig[], after: readonly T
     const was = old.get(policy.name);
     if (was === undefined) parts.push(`${label} ${policy.name} added`);
     else {
-      const fields = fieldChanges(was, policy);
+      const fields = fieldChanges({ ...was }, { ...policy });
       if (fields.length > 0) parts.push(`${label} ${policy.name} changed (${fields.join(', ')})`);
     }
   }

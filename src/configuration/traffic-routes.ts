@@ -6,7 +6,8 @@
  * @module
  */
 import type { Request, Response, Router } from 'express';
-import type { GatewayConfig, TrafficPolicyConfig } from '../config/types.js';
+import type { GatewayConfig } from '../config/types.js';
+import type { TrafficPolicyDefinition as TrafficPolicyConfig } from '../traffic/types.js';
 import { isGatewayError } from '../errors.js';
 import { logger } from '../log.js';
 import type { OperatorAccess } from '../operators/access.js';
