@@ -15,13 +15,17 @@
  *      (BENCH_REDIS_URL, default redis://127.0.0.1:6379), and with records in PostgreSQL
  *      (BENCH_DATABASE_URL, default postgres://postgres@127.0.0.1:5432/test); skipped when they
  *      do not answer;
- *  (d) gateway.handler with its Prometheus metrics on (the default) and off, no OpenTelemetry SDK.
- * BENCH_GROUPS (a comma list, default a,b,c,d) measures only some groups.
+ *  (d) gateway.handler with its Prometheus metrics on (the default) and off, no OpenTelemetry SDK;
+ *  (e) gateway.handler with a traffic-control `requests` policy (sliding window, per client id, a
+ *      limit never reached) against none: counts in the local store, and in Redis (against the same
+ *      gateway on Redis without a policy).
+ * BENCH_GROUPS (a comma list, default a,b,c,d,e) measures only some groups.
  * Prints the targets: gateway.handler ≥ 0.90 of fastify's relay and ≥ 3x the gateway in Express;
  * the CPU the chain adds per request inside Express ≤ 2x what it adds on plain node:http; with Redis
  * behind the local cache, ≥ 0.95 of the CPU-per-request ratio of memory only; with records in
  * PostgreSQL, ≥ 0.95 of the req/s of records in memory; with metrics on, ≥ 0.97 of the req/s with
- * metrics off.
+ * metrics off; a traffic policy on the local store ≥ 0.97 of the req/s without, on Redis ≥ 0.90 of
+ * the req/s and ≤ 1.10 of the CPU per request without.
  *
  * Fairness: each server under test runs alone in its own child process (one event loop, one core),
  * the load generator in this process on the other core; the backend of (b) is a third process used
@@ -60,7 +64,7 @@ const DURATION = Number(process.env.BENCH_DURATION ?? 2);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 9);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 16);
 // BENCH_GROUPS=b,c measures only those groups (all by default), to iterate on one target.
-const GROUPS = new Set((process.env.BENCH_GROUPS ?? 'a,b,c,d').split(',').map((g) => g.trim().toLowerCase()));
+const GROUPS = new Set((process.env.BENCH_GROUPS ?? 'a,b,c,d,e').split(',').map((g) => g.trim().toLowerCase()));
 
 interface Result {
   name: string;
@@ -471,6 +475,60 @@ async function main(): Promise<void> {
       const metricsRatio = ratios(metricsOn, metricsOff);
       console.log(
         `  metrics on / metrics off                  ${metricsRatio.rps.toFixed(2)}  (target ≥ 0.97) ${metricsRatio.rps >= 0.97 ? 'met' : 'NOT MET'}; CPU per request ratio ${metricsRatio.cpu.toFixed(2)}; rounds ${rounds(metricsRatio)}`,
+      );
+    }
+
+    // (e) traffic control: a requests policy whose limit is never reached, so that every request
+    // pays the decision and none is refused.
+    if (GROUPS.has('e')) {
+      const redisUrl = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
+      const withPolicy = async (store: 'local' | 'redis'): Promise<string> => {
+        const file = path.join(dir, `gateway.traffic-${store}.json`);
+        const policy = { name: 'per-client', metric: 'requests', limit: 1_000_000_000, windowSeconds: 10, groupBy: ['clientId'] };
+        await writeFile(file, JSON.stringify({ ...config, trafficControl: { store, policies: [policy] } }));
+        return file;
+      };
+      const groupE: Case[] = [];
+      try {
+        groupE.push(await startCase('gateway.handler, no traffic policy', 'gateway-handler', { configFile }, url, bearer(opaque)));
+        groupE.push(
+          await startCase(
+            'gateway.handler, a requests policy, local store',
+            'gateway-handler',
+            { configFile: await withPolicy('local') },
+            url,
+            bearer(opaque),
+          ),
+        );
+        groupE.push(
+          await startCase('gateway.handler on Redis, no traffic policy', 'gateway-handler', { configFile, redisUrl }, url, bearer(opaque)),
+        );
+        groupE.push(
+          await startCase(
+            'gateway.handler on Redis, a requests policy in Redis',
+            'gateway-handler',
+            { configFile: await withPolicy('redis'), redisUrl },
+            url,
+            bearer(opaque),
+          ),
+        );
+        await measureGroup(groupE);
+      } finally {
+        for (const c of groupE) await stopServer(c.child);
+      }
+      unsaturated.push(...groupE);
+      const [none, local, redisNone, redisPolicy] = groupE as [Case, Case, Case, Case];
+      console.log(`\n  ${'(e) traffic control, GET /pet/10'.padEnd(58)} ${HEADINGS}`);
+      for (const c of groupE) console.log(row(c, none));
+      const localRatio = ratios(local, none);
+      const redisRatio = ratios(redisPolicy, redisNone);
+      // ratios().cpu is the baseline's µs/req over the case's: its inverse is the case's CPU per request relative to the baseline.
+      const redisCpu = 1 / redisRatio.cpu;
+      console.log(
+        `  policy on the local store / none          ${localRatio.rps.toFixed(2)}  (target ≥ 0.97) ${localRatio.rps >= 0.97 ? 'met' : 'NOT MET'}; CPU per request ratio ${localRatio.cpu.toFixed(2)}; rounds ${rounds(localRatio)}`,
+      );
+      console.log(
+        `  policy in Redis / none (both on Redis)    ${redisRatio.rps.toFixed(2)}  (target ≥ 0.90) ${redisRatio.rps >= 0.9 ? 'met' : 'NOT MET'}; CPU per request ${redisCpu.toFixed(2)}x (target ≤ 1.10) ${redisCpu <= 1.1 ? 'met' : 'NOT MET'}; rounds ${rounds(redisRatio)}`,
       );
     }
 
