@@ -8,6 +8,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { Dispatcher } from 'undici';
 import { ApplicationRegistry, identifyApplication } from '../authorize/applications.js';
+import { unknownGatewayDesignators } from '../authorize/designators.js';
 import { requireScopes } from '../authorize/scopes.js';
 import { xacmlAuthorize } from '../authorize/xacml-authorize/index.js';
 import { forwardTokenHeaders } from '../token/forward/forward-token-headers.js';
@@ -16,7 +17,7 @@ import { createTokenPolicy, type TokenPolicy, type TokenPolicyObserver } from '.
 import type { TokenPolicyOptions } from '../token/policy-options.js';
 import { requireToken } from '../token/require-token.js';
 import type { Middleware } from '../context.js';
-import { ConfigError } from '../config/errors.js';
+import { ConfigError, type ConfigIssue } from '../config/errors.js';
 import { tokenPolicyOptionsOf } from '../config/token-policy.js';
 import type { ResolvedApi, ResolvedConfig, ResolvedTokenPolicy } from '../config/types.js';
 import { observedRelay } from './relay.js';
@@ -39,6 +40,8 @@ export interface Runtime {
   readonly apis: ReadonlyMap<string, CompiledApi>;
   /** Token policies by their settings' key (reused across reloads while the settings are the same). */
   readonly tokenPolicies: ReadonlyMap<string, TokenPolicy>;
+  /** What loads but is likely wrong, with its path (a designator the gateway never fills). */
+  readonly warnings: readonly ConfigIssue[];
 }
 
 /** What every API's steps share, settled when the gateway is created. */
@@ -76,6 +79,8 @@ interface ApiCompilation {
   readonly settings: CompileSettings;
   /** The configuration's client applications, checked once for every API. */
   readonly applications: ApplicationRegistry;
+  /** Where the steps note what loads but is likely wrong. */
+  readonly warnings: ConfigIssue[];
   /** The token policy of the API's token management, once the token step found it. */
   tokenPolicy(name: string, options: [key: string, options: TokenPolicyOptions]): TokenPolicy;
 }
@@ -119,9 +124,15 @@ const callerRules: Step = ({ api, applications }) => {
 };
 
 /** Authorization `xacml-Policy` (spec 4.2.3), compiled here: the request path does no XML work. */
-const authorization: Step = ({ api, at, applications, settings }) => {
+const authorization: Step = ({ api, at, applications, settings, warnings }) => {
   const az = api.authorization;
   if (az.mode !== 'xacml-Policy') return [];
+  for (const [i, xml] of [az.policyXml, ...az.referencesXml].entries())
+    for (const { attributeId, nearest } of unknownGatewayDesignators(xml))
+      warnings.push({
+        path: `${at}.authorization.${i === 0 ? 'policy' : `references[${i - 1}]`}`,
+        message: `designator ${attributeId} names no attribute the gateway puts in its requests (nearest: ${nearest}); it never matches`,
+      });
   try {
     const authorize = xacmlAuthorize<IncomingMessage>({
       xacmlPolicy: az.policyXml,
@@ -237,9 +248,10 @@ export function compileRuntime(config: ResolvedConfig, previous: Runtime | undef
     return policy;
   };
   const applications = new ApplicationRegistry(config.applications);
+  const warnings: ConfigIssue[] = [];
   try {
     config.apis.forEach((api, i) => {
-      const compilation: ApiCompilation = { api, at: `apis[${i}]`, config, settings, applications, tokenPolicy };
+      const compilation: ApiCompilation = { api, at: `apis[${i}]`, config, settings, applications, warnings, tokenPolicy };
       const chain = STEPS.flatMap(([, step]) => step(compilation));
       apis.set(apiKey(api), { api, chain });
     });
@@ -247,5 +259,5 @@ export function compileRuntime(config: ResolvedConfig, previous: Runtime | undef
     for (const policy of created) policy.close();
     throw err;
   }
-  return { apis, tokenPolicies };
+  return { apis, tokenPolicies, warnings };
 }
