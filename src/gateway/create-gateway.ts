@@ -65,7 +65,8 @@ export interface Gateway {
   /**
    * The admin routes (`<basePath>/admin/...`) and the monitoring console (`<basePath>/console/`),
    * when `admin` is set, and, always, `GET <basePath>/health/live` (200 while the process serves)
-   * and `GET <basePath>/health/ready` (200 once a configuration is loaded and compiled, else 503),
+   * and `GET <basePath>/health/ready` (200 once a configuration is loaded and compiled and, after
+   * {@link Gateway.ready}, every token policy passes its check; else 503),
    * which need no credentials and tell nothing but the status. Mount it on its own listener (its own port,
    * so its own origin), never in the app that relays APIs: a page relayed from a backend shares
    * the origin of the APIs and could otherwise use an operator's cached credentials
