@@ -203,8 +203,10 @@ export type {
   ConfigSource,
   CreateGatewayOptions,
   Gateway,
+  GatewayCheck,
   GatewayConfig,
   GatewayConfigState,
+  GatewayHealth,
   HttpMethod,
   LoadConfigOptions,
   OperationConfig,
@@ -222,6 +224,7 @@ export type {
   TokenForwardConfig,
   TokenForwardSection,
   TokenManagementConfig,
+  TokenPolicyCheckResult,
   TokenPolicyConfig,
   TrustProxy,
 } from './gateway/index.js';

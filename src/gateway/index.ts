@@ -5,7 +5,7 @@
  * @module
  */
 export { createGateway } from './create-gateway.js';
-export type { CreateGatewayOptions, Gateway } from './create-gateway.js';
+export type { CreateGatewayOptions, Gateway, GatewayCheck, GatewayHealth, TokenPolicyCheckResult } from './create-gateway.js';
 export { adminRouter } from './admin.js';
 export type { AdminAuthOptions, AdminForgetSelector, AdminTarget, GatewayConfigState, ResetResult } from './admin.js';
 export { createRelay } from './relay.js';
