@@ -54,7 +54,7 @@ export type { TokenMiddleware } from './token/middleware.js';
 export { introspect } from './token/introspect.js';
 export type { IntrospectOptions } from './token/introspect.js';
 export { TokenPolicy, createTokenPolicy } from './token/policy.js';
-export type { TokenValidation } from './token/policy.js';
+export type { TokenPolicyCheck, TokenValidation } from './token/policy.js';
 export type { AuthorizationServerMetadata, InvalidTokenThrottleOptions, TokenPolicyOptions } from './token/policy-options.js';
 export type { ClientAuthMethod, ClientPrivateKey } from './token/client-auth.js';
 export { defaultForwardedHeaderNames, forwardTokenHeaders } from './token/forward/index.js';
@@ -227,8 +227,10 @@ export type {
   LogFields,
   ResetOptions,
   Gateway,
+  GatewayCheck,
   GatewayConfig,
   GatewayConfigState,
+  GatewayHealth,
   HttpMethod,
   LoadConfigOptions,
   OperationConfig,
@@ -250,6 +252,7 @@ export type {
   TokenForwardConfig,
   TokenForwardSection,
   TokenManagementConfig,
+  TokenPolicyCheckResult,
   TokenPolicyConfig,
   TrustProxy,
 } from './gateway/index.js';

@@ -59,6 +59,8 @@ export interface GatewayLogger {
  *
  * - `start`, `ready`, `not_ready`, `shutdown`, `stopped`: the life of a `serve` process;
  * - `config_error`: a configuration refused (at start or at a reload), with its `issues`;
+ * - `config_warning`: a configuration loaded holds something likely wrong (`path`, `message`);
+ * - `not_ready` with a `policy`, `token_policy_ready`: a token policy failed its check (`cause`), passed it again;
  * - `reload`, `reset`: a SIGHUP, a ResetAllCaches (who, which nodes);
  * - `authorization_server_discovered`, `authorization_server_down`, `authorization_server_up`:
  *   each token policy's authorization server, at each change of its health (with the `cause`);
@@ -74,6 +76,8 @@ export type LogEvent =
   | 'shutdown'
   | 'stopped'
   | 'config_error'
+  | 'config_warning'
+  | 'token_policy_ready'
   | 'reload'
   | 'reset'
   | 'authorization_server_discovered'

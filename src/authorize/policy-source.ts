@@ -117,6 +117,8 @@ export class XacmlPolicySource {
       this.#stale = true;
     } else {
       if (!validDocuments(policy)) check.fail('policy', DOCUMENTS);
+      const path = filePathOf(policy);
+      if (path !== undefined) check.fail('policy', filePathHint(path));
       this.#loader = undefined;
       this.#stale = false;
       this.#install(policy);
@@ -261,6 +263,26 @@ export function checkEvaluatorOptions(check: OptionChecks, options: XacmlEvaluat
 }
 
 const DOCUMENTS = 'must be XACML policy XML text, a non-empty array of them, or { policies, references }';
+
+/**
+ * A document of `documents` that is a file's path rather than XML (`policies/petstore.xml`): no
+ * markup, one word, a path separator or an `.xml` ending.  @internal
+ */
+export function filePathOf(documents: XacmlPolicyDocuments): string | undefined {
+  // Called before the documents' shape is checked: anything else is not a path.
+  const given: unknown = typeof documents === 'string' ? [documents] : isDocumentList(documents) ? documents : documents?.policies;
+  if (!Array.isArray(given)) return undefined;
+  return (given as unknown[]).find((text): text is string => {
+    if (typeof text !== 'string') return false;
+    const trimmed = text.trim();
+    return !trimmed.includes('<') && /^\S+$/.test(trimmed) && (/[\\/]/.test(trimmed) || /\.xml$/i.test(trimmed));
+  });
+}
+
+/** The message for a policy given as a file's path.  @internal */
+export function filePathHint(path: string): string {
+  return `is ${JSON.stringify(path.trim().slice(0, 200))}, which looks like a file path; pass the document's text (readFileSync) or use the configuration file's \`policy\` path`;
+}
 
 function validDocuments(documents: unknown): documents is XacmlPolicyDocuments {
   const strings = (v: unknown): boolean => Array.isArray(v) && v.length > 0 && v.every((x) => typeof x === 'string' && x.trim() !== '');

@@ -8,6 +8,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { Dispatcher } from 'undici';
 import { ApplicationRegistry, identifyApplication } from '../authorize/applications.js';
+import { unknownGatewayDesignators } from '../authorize/designators.js';
 import { requireScopes } from '../authorize/scopes.js';
 import { xacmlAuthorize } from '../authorize/xacml-authorize/index.js';
 import { forwardTokenHeaders } from '../token/forward/forward-token-headers.js';
@@ -16,7 +17,7 @@ import { createTokenPolicy, type TokenPolicy, type TokenPolicyObserver } from '.
 import type { TokenPolicyOptions } from '../token/policy-options.js';
 import { requireToken } from '../token/require-token.js';
 import type { Middleware } from '../context.js';
-import { ConfigError } from '../config/errors.js';
+import { ConfigError, type ConfigIssue } from '../config/errors.js';
 import { tokenPolicyOptionsOf } from '../config/token-policy.js';
 import type { ResolvedApi, ResolvedConfig, ResolvedTokenPolicy } from '../config/types.js';
 import { observedRelay } from './relay.js';
@@ -45,6 +46,8 @@ export interface Runtime {
   readonly tokenPolicies: ReadonlyMap<string, TokenPolicy>;
   /** Traffic control: the settings in force (the option's and the file's), the engine, the instance cap. */
   readonly traffic: RuntimeTraffic;
+  /** What loads but is likely wrong, with its path (a designator the gateway never fills). */
+  readonly warnings: readonly ConfigIssue[];
 }
 
 /** What every API's steps share, settled when the gateway is created. */
@@ -93,6 +96,8 @@ interface ApiCompilation {
   /** Traffic control of the configuration, and what its engine needs. */
   readonly traffic: RuntimeTraffic;
   readonly trafficEnvironment: TrafficEnvironment;
+  /** Where the steps note what loads but is likely wrong. */
+  readonly warnings: ConfigIssue[];
   /** The token policy of the API's token management, once the token step found it. */
   tokenPolicy(name: string, options: [key: string, options: TokenPolicyOptions]): TokenPolicy;
 }
@@ -139,9 +144,15 @@ const callerRules: Step = ({ api, applications }) => {
 };
 
 /** Authorization `xacml-Policy` (spec 4.2.3), compiled here: the request path does no XML work. */
-const authorization: Step = ({ api, at, applications, settings }) => {
+const authorization: Step = ({ api, at, applications, settings, warnings }) => {
   const az = api.authorization;
   if (az.mode !== 'xacml-Policy') return [];
+  for (const [i, xml] of [az.policyXml, ...az.referencesXml].entries())
+    for (const { attributeId, nearest } of unknownGatewayDesignators(xml))
+      warnings.push({
+        path: `${at}.authorization.${i === 0 ? 'policy' : `references[${i - 1}]`}`,
+        message: `designator ${attributeId} names no attribute the gateway puts in its requests (nearest: ${nearest}); it never matches`,
+      });
   try {
     const authorize = xacmlAuthorize<IncomingMessage>({
       xacmlPolicy: az.policyXml,
@@ -271,6 +282,7 @@ export function compileRuntime(config: ResolvedConfig, previous: Runtime | undef
     return policy;
   };
   const applications = new ApplicationRegistry(config.applications);
+  const warnings: ConfigIssue[] = [];
   try {
     config.apis.forEach((api, i) => {
       const compilation: ApiCompilation = {
@@ -280,6 +292,7 @@ export function compileRuntime(config: ResolvedConfig, previous: Runtime | undef
         settings,
         applications,
         tokenPolicy,
+        warnings,
         traffic,
         trafficEnvironment,
       };
@@ -291,5 +304,5 @@ export function compileRuntime(config: ResolvedConfig, previous: Runtime | undef
     void createdLimiter?.close();
     throw err;
   }
-  return { apis, tokenPolicies, traffic };
+  return { apis, tokenPolicies, traffic, warnings };
 }

@@ -33,13 +33,15 @@ import { configurationRouter } from '../configuration/router.js';
 import { configurationPage } from '../configuration/page.js';
 import { OperatorWorkPool } from '../configuration/work/pool.js';
 import { gatewaySettings, type CreateGatewayOptions } from './settings.js';
-import { accessLog, AuthorizationServerWatch, logConfigRefused } from './logging.js';
+import { accessLog, AuthorizationServerWatch, logConfigRefused, logConfigWarnings } from './logging.js';
+import { CHECK_BACKOFF, checkNow, TokenPolicyChecks, type GatewayCheck, type GatewayHealth } from './readiness.js';
 import { operatorEvent } from './operator-log.js';
 import { RequestsInFlight } from './traffic.js';
 
 const log = logger('gateway');
 
 export type { CreateGatewayOptions } from './settings.js';
+export type { GatewayCheck, GatewayHealth, TokenPolicyCheckResult } from './readiness.js';
 
 /** Options of {@link Gateway.resetAllCaches}. */
 export interface ResetOptions {
@@ -64,7 +66,8 @@ export interface Gateway {
   /**
    * The admin routes (`<basePath>/admin/...`) and the monitoring console (`<basePath>/console/`),
    * when `admin` is set, and, always, `GET <basePath>/health/live` (200 while the process serves)
-   * and `GET <basePath>/health/ready` (200 once a configuration is loaded and compiled, else 503),
+   * and `GET <basePath>/health/ready` (200 once a configuration is loaded and compiled and, after
+   * {@link Gateway.ready}, every token policy passes its check; else 503),
    * which need no credentials and tell nothing but the status. Mount it on its own listener (its own port,
    * so its own origin), never in the app that relays APIs: a page relayed from a backend shares
    * the origin of the APIs and could otherwise use an operator's cached credentials
@@ -81,10 +84,26 @@ export interface Gateway {
   /** The configuration cache's state (when loaded, when it expires, the last load failure) and the APIs served. */
   readonly configState: GatewayConfigState;
   /**
-   * Loads the configuration now instead of at the first request, so that a bad one fails at start.
-   * Rejects with a {@link ConfigError}.
+   * Loads the configuration now instead of at the first request, so that a bad one fails at start,
+   * then checks each token policy in force against its authorization server (`TokenPolicy.check`)
+   * and resolves once each has a result. Rejects with a {@link ConfigError} only: a failing check
+   * does not reject, it keeps {@link Gateway.health} (and `<basePath>/health/ready`) not ready,
+   * logs `not_ready` with the policy and the cause (with a `logger`), and is checked again every
+   * 5 to 30 s (at once when a call of the policy finds its server back) until it passes. From here
+   * on, each policy a reload brings is checked too.
    */
   ready(): Promise<void>;
+  /**
+   * Readiness now: `ready` is what `<basePath>/health/ready` answers (a configuration in force and,
+   * after {@link Gateway.ready}, every token policy check passing), with the last check of each policy.
+   */
+  health(): GatewayHealth;
+  /**
+   * Loads the configuration (rejects with a {@link ConfigError}) and checks every token policy in
+   * force now; resolves with the results and the configuration's warnings (what
+   * `serve --check-config` prints).
+   */
+  check(): Promise<GatewayCheck>;
   /**
    * ResetAllCaches: reads the configuration again, compiles its policies, and forgets every cached
    * token result. When the new configuration is invalid, the previous one stays in force and the
@@ -161,7 +180,8 @@ export function createGateway(options: CreateGatewayOptions): Gateway {
     concurrentRequests: () => inFlight.count,
     ...(options.admin === undefined ? {} : { auditStats: () => access?.auditStats() }),
   });
-  const watch = events === undefined ? undefined : new AuthorizationServerWatch(events);
+  const checks = new TokenPolicyChecks(events, CHECK_BACKOFF);
+  const watch = events === undefined ? undefined : new AuthorizationServerWatch(events, (policy) => checks.recheck(policy));
   const compileSettings = { ...settings.compileSettings, tracing, metrics, watchTokenPolicy: watch?.observer.bind(watch) };
   const errorHandler = problemJsonErrorHandler({ messages, server, ...(events === undefined ? {} : { onError: unexpectedError(events) }) });
   const access = operatorAccess(options, settings);
@@ -187,6 +207,7 @@ export function createGateway(options: CreateGatewayOptions): Gateway {
       latest = compileRuntime(config, latest, withCluster(compileSettings, await cluster()));
       latestDigest = configDigest(config);
       inFlight.use(latest.traffic.cap);
+      compiled(latest, events, checks);
       return latest;
     },
     dispose: (old) => disposeRuntime(old, latest, watch),
@@ -214,25 +235,7 @@ export function createGateway(options: CreateGatewayOptions): Gateway {
    */
   async function resetLocal(by: string): Promise<ResetResult> {
     lastResetError = undefined;
-    const tokenResultsCleared = clearTokenResults(latest);
-    let entry;
-    try {
-      entry = await cache.reload();
-    } catch (err) {
-      lastResetError = err;
-      log('ResetAllCaches: %s', (err as Error)?.message ?? String(err));
-      if (events !== undefined) logConfigRefused(events, err, `ResetAllCaches (by ${by})`);
-      throw err instanceof ConfigError ? err : new Error((err as Error)?.message ?? String(err), { cause: err });
-    }
-    const state = cache.state;
-    const result: ResetResult = { loadedAt: entry.loadedAt, apis: apisOf(entry.compiled), tokenResultsCleared };
-    if (state.expiresAt !== undefined) result.expiresAt = state.expiresAt;
-    log('ResetAllCaches: %d API(s), %d token result(s) cleared', result.apis.length, tokenResultsCleared);
-    events?.info(
-      { event: 'reset', by, apis: result.apis.length, tokenResultsCleared },
-      `ResetAllCaches by ${by}: ${result.apis.length} API(s) in force`,
-    );
-    return result;
+    return reloadRuntime(cache, clearTokenResults(latest), events, by, (err) => (lastResetError = err));
   }
 
   const gateway: Gateway = {
@@ -251,7 +254,10 @@ export function createGateway(options: CreateGatewayOptions): Gateway {
     async ready() {
       await cluster();
       await Promise.resolve(cache.get()).catch((err: unknown) => refused(events, err, 'the first load'));
+      await checks.start(latest?.tokenPolicies.values() ?? []);
     },
+    health: () => ({ ready: latest !== undefined && checks.ok(), tokenPolicies: checks.results() }),
+    check: async () => checkNow((await cache.get()).compiled),
     async resetAllCaches(resetOptions) {
       const by = typeof resetOptions?.by === 'string' && resetOptions.by !== '' ? resetOptions.by.slice(0, 200) : 'the host';
       const joined = await cluster();
@@ -273,6 +279,7 @@ export function createGateway(options: CreateGatewayOptions): Gateway {
       return forgotten;
     },
     async close() {
+      checks.close();
       await work.close();
       await link?.close();
       // The audit's pending summaries and queued lines, written before the process ends.
@@ -285,7 +292,13 @@ export function createGateway(options: CreateGatewayOptions): Gateway {
     },
   };
 
-  mountAdmin(gateway, options, settings, { ready: () => latest !== undefined, metricsAuth: metrics?.auth, access, work }, () => latest);
+  mountAdmin(
+    gateway,
+    options,
+    settings,
+    { ready: () => latest !== undefined && checks.ok(), metricsAuth: metrics?.auth, access, work },
+    () => latest,
+  );
   // One router layer: the handler decides which requests are the gateway's (Express's own mount
   // matching ignores case) and passes the others on.
   gateway.router.use((req: Request, res: Response, next: NextFunction) => handler(req, res, next));
@@ -306,6 +319,44 @@ function disposeRuntime(old: Runtime, latest: Runtime | undefined, watch: Author
   watch?.retain(live);
   for (const policy of old.tokenPolicies.values()) if (!live.has(policy)) policy.close();
   if (old.traffic.limiter !== latest?.traffic.limiter) void old.traffic.limiter?.close();
+}
+
+/** This instance's ResetAllCaches after its token results went: the configuration read and compiled again. */
+async function reloadRuntime(
+  cache: ConfigCache<Runtime>,
+  tokenResultsCleared: number,
+  events: GatewayLogger | undefined,
+  by: string,
+  failed: (err: unknown) => void,
+): Promise<ResetResult> {
+  let entry;
+  try {
+    entry = await cache.reload();
+  } catch (err) {
+    failed(err);
+    log('ResetAllCaches: %s', (err as Error)?.message ?? String(err));
+    if (events !== undefined) logConfigRefused(events, err, `ResetAllCaches (by ${by})`);
+    throw err instanceof ConfigError ? err : new Error((err as Error)?.message ?? String(err), { cause: err });
+  }
+  const state = cache.state;
+  const result: ResetResult = {
+    loadedAt: entry.loadedAt,
+    apis: [...entry.compiled.apis.keys()],
+    tokenResultsCleared,
+  };
+  if (state.expiresAt !== undefined) result.expiresAt = state.expiresAt;
+  log('ResetAllCaches: %d API(s), %d token result(s) cleared', result.apis.length, tokenResultsCleared);
+  events?.info(
+    { event: 'reset', by, apis: result.apis.length, tokenResultsCleared },
+    `ResetAllCaches by ${by}: ${result.apis.length} API(s) in force`,
+  );
+  return result;
+}
+
+/** A configuration compiled: its warnings logged, its token policies checked (once `ready()` turned the checks on). */
+function compiled(runtime: Runtime, events: GatewayLogger | undefined, checks: TokenPolicyChecks): void {
+  if (events !== undefined) logConfigWarnings(events, runtime.warnings);
+  void checks.track(runtime.tokenPolicies.values());
 }
 
 /**

@@ -5,7 +5,7 @@
  * @module
  */
 export { createGateway } from './create-gateway.js';
-export type { CreateGatewayOptions, Gateway, ResetOptions } from './create-gateway.js';
+export type { CreateGatewayOptions, Gateway, GatewayCheck, GatewayHealth, ResetOptions, TokenPolicyCheckResult } from './create-gateway.js';
 export type { GatewayLogger, LogEvent, LogFields } from '../log.js';
 export { adminRouter } from './admin.js';
 export type { AdminAuthOptions, AdminForgetSelector, AdminTarget, GatewayConfigState, ResetResult } from './admin.js';

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { ConfigError } from '../config/errors.js';
+import { ConfigError, type ConfigIssue } from '../config/errors.js';
 import { GatewayError } from '../errors.js';
 import { errorFields, type GatewayLogger } from '../log.js';
 import { apiKey, type TransactionRecord } from '../record/types.js';
@@ -44,9 +44,12 @@ function serverFault(err: unknown, policy: string, endpoint: AuthorizationServer
 export class AuthorizationServerWatch {
   readonly #log: GatewayLogger;
   readonly #health = new Map<TokenPolicy, Health>();
+  readonly #onUp: ((policy: TokenPolicy) => void) | undefined;
 
-  constructor(log: GatewayLogger) {
+  /** `onUp`: told when a policy's server answers after a failure or for the first time (its check runs again). */
+  constructor(log: GatewayLogger, onUp?: (policy: TokenPolicy) => void) {
     this.#log = log;
+    this.#onUp = onUp;
   }
 
   /** The health of each policy watched (what a readiness check can read). */
@@ -111,6 +114,7 @@ export class AuthorizationServerWatch {
         { event: 'authorization_server_up', policy: policy.name, endpoint, downMs },
         `token policy ${policy.name}: authorization server back (${endpoint} answered)`,
       );
+    this.#onUp?.(policy);
   }
 
   #down(policy: TokenPolicy, health: Health, endpoint: AuthorizationServerEndpoint, cause: string): void {
@@ -160,4 +164,10 @@ export function accessRecord(record: TransactionRecord): Record<string, unknown>
 export function accessLog(log: GatewayLogger): (record: TransactionRecord) => void {
   return (record) =>
     log.info(accessRecord(record), `${record.method} ${record.api === undefined ? '-' : apiKey(record.api)} ${record.status ?? '-'}`);
+}
+
+/** Logs what a configuration just loaded holds that is likely wrong (warnings, with their path). */
+export function logConfigWarnings(events: GatewayLogger, warnings: readonly ConfigIssue[]): void {
+  for (const { path, message } of warnings)
+    events.warn({ event: 'config_warning', path, message }, `configuration warning: ${path}: ${message}`);
 }

@@ -4,6 +4,7 @@
  * the usage (settings.ts); `--version` the version. Logs are JSON lines on stdout (logging.ts).
  * Exit codes: 0 after a clean stop (SIGTERM/SIGINT), 2 for bad usage or an invalid configuration
  * (the field path in the log), 1 for anything else that stops the start. SIGHUP reloads.
+ * `--check-config` checks the configuration and its authorization servers, then exits 0 or 2.
  *
  * @module
  */
@@ -160,9 +161,11 @@ async function serveOne(settings: ServeSettings, adminPassword: string, loggers:
     await closeAll(closing);
     throw err;
   }
+  // Serving even when a token policy fails its check: health/ready says 503 until it passes.
+  const checked = gateway.health().ready ? '' : '; not ready until the token policies logged not_ready pass their checks';
   log.info(
     { event: 'ready', url: server.url, ...(server.adminUrl === undefined ? {} : { adminUrl: server.adminUrl }) },
-    `${who} serving APIs at ${server.url}${server.adminUrl === undefined ? '' : `, admin and console at ${server.adminUrl}`}`,
+    `${who} serving APIs at ${server.url}${server.adminUrl === undefined ? '' : `, admin and console at ${server.adminUrl}`}${checked}`,
   );
   hangup.run = reloadOnHangup(gateway, log);
   const stop = (signal: NodeJS.Signals): void => {
@@ -274,6 +277,10 @@ async function main(argv: string[]): Promise<void> {
   if (settings === 'help' || settings === 'version') {
     process.stdout.write(`${settings === 'help' ? USAGE : packageVersion()}\n`);
     return;
+  }
+  if (settings.checkConfig) {
+    const { checkConfigMain } = await import('./check-config.js');
+    process.exit(await checkConfigMain(settings, (text) => process.stdout.write(text)));
   }
   const loggers = serveLoggers(settings.logLevel, settings.logFormat);
   let adminPassword = process.env.ADMIN_PASSWORD;

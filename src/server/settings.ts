@@ -55,6 +55,11 @@ Options (each also from the environment variable in brackets; the flag wins):
   --access-log            [GATEWAY_ACCESS_LOG=1] one line per exchange: transaction id, API,
                           operation, method, status, outcome, client id, duration, trace id
                           (never a token, cookie or query string)
+  --check-config          [GATEWAY_CHECK_CONFIG=1] check the configuration, then exit without serving:
+                          its policies compiled and each token policy's authorization server reached
+                          (discovery, and the gateway's client authentication by an introspection of
+                          a made-up token); prints "configuration ok" and each result (exit 0), or
+                          each problem with its path or policy (exit 2); warnings are printed too
   --version               the version, then exit
   -h, --help              this text
 
@@ -83,7 +88,9 @@ Environment:
                           variables apply; OTEL_SDK_DISABLED=true exports none)
   DEBUG                   developer tracing, for example DEBUG=express-access-gateway:*
 
-Health (admin port, no credentials): GET /gateway/health/live, GET /gateway/health/ready.
+Health (admin port, no credentials): GET /gateway/health/live, GET /gateway/health/ready (503 while
+a token policy's authorization server cannot be used as configured: the log's not_ready says which
+and why; checked again every 5 to 30 s).
 SIGHUP: read the configuration again and forget the cached token results (ResetAllCaches: on every
 instance with REDIS_URL); an invalid configuration is logged and the one in force stays.
 SIGTERM or SIGINT: stop accepting, let exchanges in flight finish (up to the grace period), exit 0.
@@ -112,6 +119,8 @@ export interface ServeSettings {
   readonly logLevel: LogLevel;
   readonly logFormat: 'json' | 'pretty';
   readonly accessLog: boolean;
+  /** `--check-config`: check the configuration and exit, without serving. */
+  readonly checkConfig: boolean;
 }
 
 /** Bad usage: the command exits 2 with the usage. */
@@ -136,6 +145,7 @@ const OPTIONS = {
   'log-level': { type: 'string' },
   'log-format': { type: 'string' },
   'access-log': { type: 'boolean' },
+  'check-config': { type: 'boolean' },
   version: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
 } as const;
@@ -172,7 +182,7 @@ function oneOf<T extends string>(found: { value: string; from: string } | undefi
   return found.value as T;
 }
 
-/** `GATEWAY_ACCESS_LOG` and its kind: 1/true/yes/on, 0/false/no/off. */
+/** `GATEWAY_ACCESS_LOG`, `GATEWAY_CHECK_CONFIG` and their kind: 1/true/yes/on, 0/false/no/off. */
 function switchOf(flag: boolean | undefined, env: NodeJS.ProcessEnv, name: string): boolean {
   if (flag === true) return true;
   const value = env[name];
@@ -251,5 +261,6 @@ export function settingsOf(argv: string[], env: NodeJS.ProcessEnv): ServeSetting
     logLevel: oneOf(lookup('log-level', 'LOG_LEVEL'), LOG_LEVELS, 'info'),
     logFormat: oneOf(lookup('log-format', 'LOG_FORMAT'), ['json', 'pretty'], 'json'),
     accessLog: switchOf(values['access-log'], env, 'GATEWAY_ACCESS_LOG'),
+    checkConfig: switchOf(values['check-config'], env, 'GATEWAY_CHECK_CONFIG'),
   };
 }

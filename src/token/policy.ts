@@ -25,10 +25,12 @@ import { toTokenInfo, type Claims } from './normalize.js';
 import { resolveMetadata, type ExplicitEndpoints } from './server-metadata.js';
 import { shareTokenData } from './shared.js';
 import { InvalidTokenThrottle } from './throttle.js';
+import { checkFailure, probeIntrospection, type TokenPolicyCheck } from './policy-check.js';
 import type { TokenInfo } from '../context.js';
 
 export type { ClientAuthMethod, ClientPrivateKey, CredentialsAuthMethod } from './client-auth.js';
 export type { ForgetSelector } from './cache.js';
+export type { TokenPolicyCheck } from './policy-check.js';
 
 const log = logger('token');
 
@@ -297,6 +299,31 @@ export class TokenPolicy {
       });
     }
     return dropped;
+  }
+
+  /**
+   * Checks that the authorization server can be used as configured: runs discovery (unless the
+   * metadata is given) and, with introspection on, introspects a made-up token, which proves the
+   * gateway's client authentication (`invalid_client`/401 means a wrong client id or secret;
+   * `active: false` means it authenticated). Resolves with `{ ok: true }` or `{ ok: false, cause }`;
+   * never rejects for a problem of the server, and the cause never holds a token or a secret. The
+   * calls are the policy's own (metrics, traces, the gateway logger's watch see them).
+   */
+  async check(): Promise<TokenPolicyCheck> {
+    try {
+      const { config, bearer } = await this.discover();
+      if (this.introspection) {
+        try {
+          await this.call('introspection', () => probeIntrospection(config));
+        } catch (err) {
+          if (bearer !== undefined && refusedClientAuthentication(err, 'introspection')) bearer.forget();
+          throw err;
+        }
+      }
+      return { ok: true };
+    } catch (err) {
+      return checkFailure(err, this.name);
+    }
   }
 
   /** Drops the policy's cached results (a policy retired by a configuration reload). */

@@ -9,7 +9,7 @@ import { optionChecks, optionKeys, type OptionChecks } from '../../options.js';
 import type { RequestContext } from '../../xacml/request-context.js';
 import type { XacmlObligation } from '../../xacml/index.js';
 import { ApplicationRegistry, type ClientApplications } from '../applications.js';
-import { checkEvaluatorOptions, XacmlPolicySource } from '../policy-source.js';
+import { checkEvaluatorOptions, filePathHint, filePathOf, XacmlPolicySource } from '../policy-source.js';
 import type { XacmlEvaluatorOptions, XacmlPolicyDocuments, XacmlPolicyLoader } from '../policy-source.js';
 import { excludedHeaders, type XacmlSubjectInfo } from '../request-builder.js';
 
@@ -162,6 +162,8 @@ export function authorizeSettings<R extends IncomingMessage>(options: XacmlAutho
     check.fail('policy', 'is the deprecated name of xacmlPolicy: give one of them, not both');
   const policy = xacmlPolicy ?? deprecatedPolicy;
   if (policy === undefined) check.fail('xacmlPolicy', 'is required');
+  const path = typeof policy === 'function' || policy instanceof XacmlPolicySource ? undefined : filePathOf(policy);
+  if (path !== undefined) check.fail(xacmlPolicy === undefined ? 'policy' : 'xacmlPolicy', filePathHint(path));
   const serviceType = check.string(serviceTypeOption, 'serviceType', 'gw');
   const providerType = check.string(providerTypeOption, 'providerType', 'gw');
   const protocol = check.string(protocolOption, 'protocol', 'rest');

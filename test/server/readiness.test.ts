@@ -1,0 +1,207 @@
+/**
+ * The start-up checks of `express-access-gateway serve`: a token policy whose authorization server
+ * cannot be used as configured (wrong issuer, wrong client secret, server down) keeps
+ * `/gateway/health/ready` at 503 with a `not_ready` log line naming the policy and the cause, until
+ * it is fixed (configuration changed and SIGHUP, or the server back); `--check-config` checks
+ * without serving; a designator the gateway never fills is a warning.
+ */
+import { readFile, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { expect } from 'chai';
+import { startDemoAuthServer, type DemoAuthServer } from '../../examples/petstore/auth-server.js';
+import type { GatewayConfig, TokenPolicyConfig } from '../../src/index.js';
+import { echoBackend, exampleCopy } from '../gateway/helpers.js';
+import { cli, freePort, serve, stop, type Served } from './support.js';
+import { spawn } from 'node:child_process';
+
+/** The JSON records of a run's output. */
+function records(served: Served): Array<Record<string, unknown>> {
+  return served
+    .output()
+    .split('\n')
+    .filter((line) => line.startsWith('{'))
+    .map((line) => JSON.parse(line) as Record<string, unknown>);
+}
+
+async function until<T>(find: () => T | undefined | Promise<T | undefined>, what: string, served: Served, timeoutMs = 20_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const found = await find();
+    if (found !== undefined) return found;
+    if (Date.now() > deadline || served.child.exitCode !== null) throw new Error(`no ${what} in time; output:\n${served.output()}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+/** `serve --check-config`: its exit code and output. */
+function checkConfig(file: string, env: Record<string, string> = {}): Promise<{ code: number | null; out: string }> {
+  const child = spawn(process.execPath, [cli, 'serve', '--config', file, '--check-config'], {
+    env: { ...process.env, DEBUG: '', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString('utf8')));
+  child.stderr.on('data', (chunk: Buffer) => (out += chunk.toString('utf8')));
+  return new Promise((resolve) => child.once('exit', (code) => resolve({ code, out })));
+}
+
+describe('express-access-gateway serve: readiness checks', function () {
+  this.timeout(90_000);
+  let as: DemoAuthServer;
+  let echo: Awaited<ReturnType<typeof echoBackend>>;
+  let copy: Awaited<ReturnType<typeof exampleCopy>>;
+
+  const configWith = (policy: TokenPolicyConfig, authorization?: GatewayConfig['apis'][number]['authorization']): GatewayConfig => ({
+    tokenPolicies: { DemoIdP: policy },
+    apis: [
+      {
+        provider: 'Ente',
+        name: 'Echo',
+        version: 1,
+        backend: { url: echo.url },
+        tokenManagement: { enabled: true, policy: 'DemoIdP', introspection: true },
+        ...(authorization === undefined ? {} : { authorization }),
+      },
+    ],
+  });
+
+  /** Serves `config`; resolves with the run and its health URL once it listens. */
+  async function served(config: GatewayConfig): Promise<{ run: Served; health: () => Promise<number>; file: string }> {
+    const file = path.join(copy.dir, `readiness-${Date.now()}.json`);
+    await writeFile(file, JSON.stringify(config));
+    const adminPort = await freePort();
+    const run = serve(['serve', '--config', file, '--port', '0', '--admin-port', String(adminPort)], {
+      LOG_FORMAT: 'json',
+      ADMIN_PASSWORD: 'x',
+    });
+    await until(() => records(run).find((r) => r['event'] === 'ready'), 'ready record', run);
+    const health = async (): Promise<number> => (await fetch(`http://127.0.0.1:${adminPort}/gateway/health/ready`)).status;
+    return { run, health, file };
+  }
+
+  const notReady = (run: Served): Record<string, unknown> | undefined =>
+    records(run).find((r) => r['event'] === 'not_ready' && r['policy'] === 'DemoIdP');
+
+  before(async () => {
+    [as, echo, copy] = await Promise.all([startDemoAuthServer({ port: 0 }), echoBackend(), exampleCopy()]);
+  });
+  after(async () => {
+    await Promise.all([as.stop(), echo.stop(), copy.remove()]);
+  });
+
+  it('a wrong issuer: ready 503, its body nothing but the status, a not_ready line naming the policy and the cause; fixed and SIGHUP: 200', async () => {
+    const good: TokenPolicyConfig = { issuer: as.issuer, clientId: 'gateway', clientSecret: 'gateway-secret' };
+    const { run, health, file } = await served(configWith({ ...good, issuer: `${as.issuer}/nowhere` }));
+    try {
+      const line = notReady(run)!;
+      expect(line, run.output()).to.not.equal(undefined);
+      expect(line).to.include({ level: 'error' });
+      expect(line['cause']).to.match(/^discovery: .*HTTP 404/);
+      expect(line['msg']).to.include('DemoIdP');
+      expect(await health()).to.equal(503);
+      const answer = await fetch(`${String(records(run).find((r) => r['event'] === 'ready')!['adminUrl'])}/gateway/health/ready`);
+      expect(await answer.text()).to.equal('{"status":"unavailable"}');
+      await writeFile(file, JSON.stringify(configWith(good)));
+      run.child.kill('SIGHUP');
+      await until(async () => ((await health()) === 200 ? true : undefined), 'ready 200 after the fix', run);
+    } finally {
+      await stop(run);
+    }
+  });
+
+  it('a wrong client secret: ready 503 with invalid_client in the log (never the secret); the right one and SIGHUP: 200', async () => {
+    const { run, health, file } = await served(configWith({ issuer: as.issuer, clientId: 'gateway', clientSecret: 'not-the-secret' }));
+    try {
+      const line = await until(() => notReady(run), 'not_ready', run);
+      expect(line['cause']).to.match(/^introspection: .*\(HTTP 401, invalid_client\)/);
+      expect(await health()).to.equal(503);
+      await writeFile(file, JSON.stringify(configWith({ issuer: as.issuer, clientId: 'gateway', clientSecret: 'gateway-secret' })));
+      run.child.kill('SIGHUP');
+      await until(async () => ((await health()) === 200 ? true : undefined), 'ready 200 after the fix', run);
+      expect(run.output()).not.to.include('not-the-secret');
+    } finally {
+      await stop(run);
+    }
+  });
+
+  it('an authorization server down: ready 503 while it is; started where the policy looks, ready 200 at the next check, without a request', async () => {
+    const port = await freePort();
+    const { run, health } = await served(
+      configWith({ issuer: `http://127.0.0.1:${port}`, clientId: 'gateway', clientSecret: 'gateway-secret' }),
+    );
+    let back: DemoAuthServer | undefined;
+    try {
+      expect(notReady(run)?.['cause']).to.match(/^discovery: unreachable \(ECONNREFUSED\)/);
+      expect(await health()).to.equal(503);
+      back = await startDemoAuthServer({ port });
+      // The first check again comes 5 s after the failure.
+      await until(async () => ((await health()) === 200 ? true : undefined), 'ready 200 once the server is up', run, 15_000);
+      expect(records(run).some((r) => r['event'] === 'token_policy_ready' && r['policy'] === 'DemoIdP')).to.equal(true);
+    } finally {
+      await stop(run);
+      await back?.stop();
+    }
+  });
+
+  it('--check-config: exit 0 with "configuration ok" and each policy; exit 2 with each problem and its path or policy; nothing served', async () => {
+    const okFile = path.join(copy.dir, 'check-ok.json');
+    await writeFile(okFile, JSON.stringify(configWith({ issuer: as.issuer, clientId: 'gateway', clientSecret: 'gateway-secret' })));
+    const ok = await checkConfig(okFile);
+    expect(ok.code, ok.out).to.equal(0);
+    expect(ok.out).to.include(`configuration ok: ${okFile}`);
+    expect(ok.out).to.include('token policy DemoIdP: ok');
+
+    const badSecret = path.join(copy.dir, 'check-secret.json');
+    await writeFile(badSecret, JSON.stringify(configWith({ issuer: as.issuer, clientId: 'gateway', clientSecret: 'not-the-secret' })));
+    const bad = await checkConfig(badSecret);
+    expect(bad.code, bad.out).to.equal(2);
+    expect(bad.out).to.match(/token policy DemoIdP: introspection: .*HTTP 401, invalid_client/);
+    expect(bad.out).not.to.include('not-the-secret');
+
+    const broken = path.join(copy.dir, 'check-broken.json');
+    await writeFile(
+      broken,
+      JSON.stringify(
+        configWith(
+          { issuer: as.issuer, clientId: 'gateway', clientSecret: 'gateway-secret' },
+          { mode: 'xacml-Policy', policy: 'policies/missing.xml' },
+        ),
+      ),
+    );
+    const invalid = await checkConfig(broken);
+    expect(invalid.code, invalid.out).to.equal(2);
+    expect(invalid.out).to.match(/apis\[0\]\.authorization\.policy: .*missing\.xml/);
+
+    // The environment's switch does the same.
+    expect((await checkConfig(okFile, { GATEWAY_CHECK_CONFIG: '1' })).code).to.equal(0);
+  });
+
+  it('a designator of an org:gateway id the gateway never fills: a warning naming the nearest id, in the log and in --check-config', async () => {
+    const typo = path.join(copy.dir, 'policies', 'typo.xml');
+    await writeFile(
+      typo,
+      (await readFile(copy.policyFile, 'utf8')).replace('org:gateway:subject:token:clientId', 'org:gateway:subject:token:clientID'),
+    );
+    const config = configWith(
+      { issuer: as.issuer, clientId: 'gateway', clientSecret: 'gateway-secret' },
+      { mode: 'xacml-Policy', policy: 'policies/typo.xml' },
+    );
+    const file = path.join(copy.dir, 'check-typo.json');
+    await writeFile(file, JSON.stringify(config));
+    const checked = await checkConfig(file);
+    expect(checked.code, checked.out).to.equal(0);
+    expect(checked.out).to.include(
+      'warning: apis[0].authorization.policy: designator org:gateway:subject:token:clientID names no attribute the gateway puts in its requests (nearest: org:gateway:subject:token:clientId)',
+    );
+    const { run, health } = await served(config);
+    try {
+      const warning = records(run).find((r) => r['event'] === 'config_warning');
+      expect(warning).to.include({ level: 'warn', path: 'apis[0].authorization.policy' });
+      expect(warning?.['message']).to.include('nearest: org:gateway:subject:token:clientId');
+      // A warning does not keep the gateway from being ready.
+      expect(await health()).to.equal(200);
+    } finally {
+      await stop(run);
+    }
+  });
+});
