@@ -73,7 +73,7 @@ describe('monitoring console in headless Chromium', function () {
     expect(records).to.have.length(expected);
     await mkdir(ARTIFACTS, { recursive: true });
     browser = await chromium.launch({ executablePath: CHROMIUM, args: LAUNCH_ARGS });
-    context = await browser.newContext({ viewport: DESKTOP, httpCredentials: CONSOLE_USER, locale: 'en-GB', acceptDownloads: true });
+    context = await browser.newContext({ viewport: DESKTOP, httpCredentials: CONSOLE_USER, locale: 'it-IT', acceptDownloads: true });
     page = await context.newPage();
     page.on('request', (req) => requested.push(req.url()));
     page.on('response', (res) => {
@@ -473,6 +473,34 @@ describe('monitoring console in headless Chromium', function () {
       .and.include('protocol:GATEWAY-1371');
     await page.click('#close');
     await dialog.waitFor({ state: 'hidden' });
+  });
+
+  it("opens in the browser's language when it is Italian or English, else in the gateway's (Italian here)", async () => {
+    for (const [locale, title] of [
+      ['en-GB', 'Gateway monitoring console'],
+      ['it-IT', 'Console di monitoraggio del gateway'],
+      ['fr-FR', 'Console di monitoraggio del gateway'],
+    ] as const) {
+      const other = await browser!.newContext({ viewport: DESKTOP, httpCredentials: CONSOLE_USER, locale });
+      try {
+        const p = await other.newPage();
+        await open(scenario!.consoleUrl, p);
+        expect(await p.title(), locale).to.equal(title);
+        // The choice on the switch wins over the browser's language, and is the configuration console's too.
+        await p.selectOption('#lang', locale === 'en-GB' ? 'it' : 'en');
+        expect(
+          await p.evaluate(() =>
+            (globalThis as unknown as { localStorage: { getItem: (k: string) => string | null } }).localStorage.getItem(
+              'gateway-console-lang',
+            ),
+          ),
+        ).to.equal(locale === 'en-GB' ? 'it' : 'en');
+        await open(scenario!.consoleUrl, p);
+        expect(await p.locator('html').getAttribute('lang'), locale).to.equal(locale === 'en-GB' ? 'it' : 'en');
+      } finally {
+        await other.close();
+      }
+    }
   });
 
   it('at 390x844 rows become cards with status and outcome in view', async () => {

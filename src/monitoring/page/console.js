@@ -131,6 +131,25 @@
     }
   }
 
+  /**
+   * The language the page opens in, the same rule as the configuration console's: the operator's
+   * choice on the switch (remembered by the browser, shared by both consoles), else the first of
+   * the browser's languages that is Italian or English, else the gateway's message language.
+   * @param {string | null} stored
+   * @returns {'it' | 'en'}
+   */
+  function openingLanguage(stored) {
+    if (stored === 'it' || stored === 'en') return stored;
+    var preferred = (navigator.languages && navigator.languages.length ? navigator.languages : [navigator.language || '']).map(
+      function (tag) {
+        return String(tag).slice(0, 2).toLowerCase();
+      },
+    );
+    for (var i = 0; i < preferred.length; i++)
+      if (preferred[i] === 'it' || preferred[i] === 'en') return preferred[i] === 'it' ? 'it' : 'en';
+    return document.documentElement.getAttribute('data-default-lang') === 'en' ? 'en' : 'it';
+  }
+
   function applyLanguage() {
     document.documentElement.lang = state.lang;
     document.title = t('title');
@@ -1308,9 +1327,7 @@
   }
 
   function init() {
-    var stored = recall('lang');
-    var initial = document.documentElement.getAttribute('data-default-lang');
-    state.lang = stored === 'it' || stored === 'en' ? stored : initial === 'en' ? 'en' : 'it';
+    state.lang = openingLanguage(recall('lang'));
     state.zone = recall('zone') === 'utc' ? 'utc' : 'local';
     $('zone').value = state.zone;
     fromLocation();
