@@ -503,6 +503,53 @@ describe('monitoring console in headless Chromium', function () {
     }
   });
 
+  it('at 1366x768 the list fits its box (Node column not clipped) and each report table is one light box with its header', async () => {
+    const ctx = await browser!.newContext({ viewport: DESKTOP, httpCredentials: CONSOLE_USER, locale: 'it-IT' });
+    const p = await ctx.newPage();
+    try {
+      await open(scenario!.consoleUrl, p);
+      const fit = await p.locator('#transactions').evaluate((table) => {
+        const wrap = table.parentElement!;
+        const right = wrap.getBoundingClientRect().right;
+        const cells = [...table.querySelectorAll('td.node, thead th')];
+        return {
+          wrap: { scrollWidth: wrap.scrollWidth, clientWidth: wrap.clientWidth },
+          clipped: cells
+            .filter((c) => c.scrollWidth > c.clientWidth || c.getBoundingClientRect().right > right + 0.5)
+            .map((c) => `${c.tagName} ${c.textContent}`),
+          nodes: table.querySelectorAll('td.node').length,
+        };
+      });
+      expect(fit.nodes).to.be.greaterThan(0);
+      expect(fit.clipped, 'cells clipped or out of the box').to.deep.equal([]);
+      expect(fit.wrap.scrollWidth, 'no horizontal scroll of the list').to.be.at.most(fit.wrap.clientWidth);
+      await p.click('#tab-report');
+      await p.locator('#view-report table').first().waitFor();
+      const tables = await p.locator('#view-report table').evaluateAll((all) =>
+        all.map((table) => {
+          const box = table.getBoundingClientRect();
+          const head = table.querySelector('thead')!.getBoundingClientRect();
+          const rows = table.querySelector('tbody')!.getBoundingClientRect();
+          const style = (
+            globalThis as unknown as { getComputedStyle: (e: unknown) => { display: string; backgroundColor: string } }
+          ).getComputedStyle(table);
+          return {
+            display: style.display,
+            background: style.backgroundColor,
+            headInside: head.left >= box.left - 0.5 && head.right <= box.right + 0.5 && head.top >= box.top - 0.5,
+            headAboveRows: head.bottom <= rows.top + 0.5 && Math.abs(head.width - rows.width) < 1,
+          };
+        }),
+      );
+      expect(tables.length).to.be.greaterThan(3);
+      for (const table of tables) {
+        expect(table).to.deep.equal({ display: 'table', background: 'rgba(0, 0, 0, 0)', headInside: true, headAboveRows: true });
+      }
+    } finally {
+      await ctx.close();
+    }
+  });
+
   it('at 390x844 rows become cards with status and outcome in view', async () => {
     const phone = await browser!.newContext({
       viewport: PHONE,

@@ -692,7 +692,7 @@
     var body =
       entries.length === 0
         ? el('p', { class: 'note', text: t('none') })
-        : el('table', { class: 'top' }, [
+        : el('table', { class: 'top-values' }, [
             el('caption', { class: 'visually-hidden', text: title }),
             el('thead', {}, [
               el('tr', {}, [el('th', { scope: 'col', text: t('value') }), el('th', { scope: 'col', class: 'num', text: t('records') })]),
