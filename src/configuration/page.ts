@@ -12,7 +12,7 @@
  */
 import { Router, type Request, type Response } from 'express';
 import { fillPlaceholders, PAGE_ICON, readPageFile } from '../page-assets/files.js';
-import { readPageTexts } from '../page-assets/texts.js';
+import { readPageTexts, type PageLanguage } from '../page-assets/texts.js';
 import { CONSOLE_CSS } from '../monitoring/page.js';
 import { CONSOLE_REQUEST_HEADER } from '../admin/guard.js';
 import { pageHeaders } from '../admin/headers.js';
@@ -32,8 +32,13 @@ const CONFIGURATION_JS = fillPlaceholders(
   'configuration.js',
 );
 
-/** The page router, mounted at `<basePath>/configuration`. */
-export function configurationPage(): Router {
+/**
+ * The page router, mounted at `<basePath>/configuration`. `language` is the gateway's message
+ * language: the page opens in it when the browser asks for neither Italian nor English (the
+ * monitoring console's rule).
+ */
+export function configurationPage(language: PageLanguage): Router {
+  const html = fillPlaceholders(CONFIGURATION_HTML, { LANGUAGE: language }, 'configuration.html');
   const router = Router();
   router.use(pageHeaders);
   router.get('/', (req: Request, res: Response) => {
@@ -43,7 +48,7 @@ export function configurationPage(): Router {
       res.redirect(301, `${path.slice(path.lastIndexOf('/') + 1)}/`);
       return;
     }
-    res.type('html').send(CONFIGURATION_HTML);
+    res.type('html').send(html);
   });
   router.get('/configuration.js', (_req: Request, res: Response) => void res.type('text/javascript').send(CONFIGURATION_JS));
   router.get('/configuration.css', (_req: Request, res: Response) => void res.type('text/css').send(CONFIGURATION_CSS));

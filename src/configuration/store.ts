@@ -14,6 +14,7 @@ import type { GatewayConfig } from '../config/types.js';
 import { resolveConfig, type ResolveConfigOptions } from '../config/validate.js';
 import { logger } from '../log.js';
 import { configDigest } from './digest.js';
+import { editJson } from './json-edit.js';
 
 const log = logger('configuration');
 
@@ -305,7 +306,11 @@ export class FileConfigStore implements ConfigStore {
     return this.#serial(async () => {
       const latest = await this.#latest();
       if (expected !== undefined && expected !== latest.meta.version) throw new VersionConflictError(expected, latest.meta.version);
-      const document = structuredClone(proposal.document);
+      const onDisk = await readFile(this.file, 'utf8');
+      // The file keeps its own formatting: only the values that changed are rewritten (json-edit.ts).
+      const written = editJson(onDisk, JSON.parse(onDisk), proposal.document);
+      // The version holds the document as the file now reads (its key order), as the next read hashes it.
+      const document = JSON.parse(written) as GatewayConfig;
       const policies: Record<string, string> = {};
       for (const file of policyPaths(document)) {
         const text = proposal.policies?.[file] ?? latest.policies[file];
@@ -316,7 +321,7 @@ export class FileConfigStore implements ConfigStore {
         if (!POLICY_PATH.test(file)) throw new TypeError(`${file}: not a policy path the console writes`);
         if (latest.policies[file] !== text) await writeAtomic(path.join(this.baseDir, file), text);
       }
-      await writeAtomic(this.file, `${JSON.stringify(document, null, 2)}\n`, 0o600);
+      await writeAtomic(this.file, written, 0o600);
       const snapshot: ConfigSnapshot = {
         meta: {
           version: latest.meta.version + 1,

@@ -12,6 +12,7 @@ import { throttleFor } from '../admin/throttle.js';
 import { logger } from '../log.js';
 import type { ClusterResetResult } from '../cluster/reset.js';
 import type { ClusterStatus } from '../cluster/cluster.js';
+import { setAuditDetail } from '../admin/audit-detail.js';
 import { ConfigError } from '../config/errors.js';
 import { operatorOf } from '../operators/access.js';
 import type { ConfigCacheState } from '../config/cache.js';
@@ -130,6 +131,17 @@ export function parseForgetSelector(text: string): AdminForgetSelector | string 
   return key === 'subject' ? { subject: value } : { clientId: value };
 }
 
+/** The instances a cluster reset did not reach or could not apply on, for the audit entry; none: `undefined`. */
+function clusterFailures(result: ResetResult): string | undefined {
+  const cluster = result.cluster;
+  if (cluster === undefined) return undefined;
+  const parts = [
+    ...cluster.nodes.filter((n) => !n.applied).map((n) => `${n.nodeId}: not applied${n.error === undefined ? '' : `: ${n.error}`}`),
+    ...(cluster.missing.length > 0 ? [`no answer from ${cluster.missing.join(', ')}`] : []),
+  ];
+  return parts.length > 0 ? parts.join('; ') : undefined;
+}
+
 /**
  * The admin router (mounted by `createGateway` at `<basePath>/admin`):
  *
@@ -176,13 +188,22 @@ export function adminRouter(target: AdminTarget, options: AdminAuthOptions): Rou
   router.post('/reset-caches', (req: Request, res: Response) => {
     const by = operatorOf(req)?.username;
     target.resetAllCaches(by === undefined ? undefined : { by }).then(
-      (result) => res.status(200).json(result),
+      (result) => {
+        const failed = clusterFailures(result);
+        if (failed !== undefined) setAuditDetail(res, failed);
+        res.status(200).json(result);
+      },
       (err: unknown) => {
         if (err instanceof ConfigError) {
+          // The audit entry says why, as the answer does: each issue's path and message (no value).
+          setAuditDetail(res, `${err.message}; the previous configuration stays in force`);
           problem(res, 422, 'Unprocessable Content', `${err.message}; the previous configuration stays in force`, { issues: err.issues });
           return;
         }
         log('reset failed: %s', (err as Error)?.message ?? String(err));
+        // An unexpected error's message may hold anything (a connection string): only its kind and code.
+        const code = (err as { code?: unknown } | null)?.code;
+        setAuditDetail(res, `reset failed: ${(err as Error)?.name ?? 'error'}${typeof code === 'string' ? ` ${code}` : ''}`);
         problem(res, 500, 'Internal Server Error', 'reset failed');
       },
     );

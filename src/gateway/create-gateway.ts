@@ -516,6 +516,8 @@ function mountAdmin(
   const adminHost =
     settings.adminHostName === undefined ? undefined : adminHostCheck(settings.adminHostName, settings.compileSettings.trustProxy);
   const prefix = basePath === '/' ? '' : basePath;
+  // Both consoles open in the gateway's message language when the browser asks for neither (a set of one's own: Italian, the default's).
+  const language = messages === 'en' || messages === messagesEn ? 'en' : 'it';
   const adminApp = gateway.adminRouter;
   const serverHeader = (_req: Request, res: Response, next: NextFunction): void => {
     res.setHeader('Server', server);
@@ -553,7 +555,7 @@ function mountAdmin(
   adminApp.use(`${prefix}/operators`, serverHeader, operatorsRouter(access));
   if (configStore !== undefined) {
     adminApp.use(`${prefix}/configuration/api`, serverHeader, configurationRouter(access, configStore, gateway, work, trafficInForce));
-    adminApp.use(`${prefix}/configuration`, serverHeader, configurationPage());
+    adminApp.use(`${prefix}/configuration`, serverHeader, configurationPage(language));
   }
   if (options.console === false) return;
   const { authenticate, realm } = access.routerOptions();
@@ -564,8 +566,7 @@ function mountAdmin(
       store: gateway.store,
       authenticate,
       ...(options.admin?.realm === undefined ? {} : { realm }),
-      // The page speaks the gateway's message set (a set of one's own: Italian, the default's).
-      language: messages === 'en' || messages === messagesEn ? 'en' : 'it',
+      language,
     }),
   );
 }

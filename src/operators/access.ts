@@ -10,6 +10,7 @@ import { optionChecks, optionKeys } from '../options.js';
 import { credentialBased, type BasicCredentials, type ConsoleAuthenticate } from '../admin/credentials.js';
 import { throttleFor, type LoginThrottle } from '../admin/throttle.js';
 import type { AdminAuthOptions } from '../admin/gate.js';
+import { auditDetailOf } from '../admin/audit-detail.js';
 import { MemoryAuditLog, watchedAuditLog, type AuditInput, type AuditLog, type AuditResult } from './audit.js';
 import { addressOf } from './http.js';
 import { RefusalAggregator } from './refusals.js';
@@ -271,7 +272,7 @@ export class OperatorAccess {
           target: `${area}${req.path}`,
           result: resultOf(res.statusCode),
           status: res.statusCode,
-          ...(operator === undefined ? { detail: `${req.method} ${area}${req.path} without valid credentials` } : {}),
+          ...(operator === undefined ? { detail: `${req.method} ${area}${req.path} without valid credentials` } : detailOf(res)),
         }).catch(() => undefined);
       });
       next();
@@ -313,6 +314,12 @@ export class OperatorAccess {
     this.#refusals.close();
     await this.audit.close?.();
   }
+}
+
+/** The detail a route set for the audit entry of the request `res` answered (a failure's cause), if any. */
+function detailOf(res: Response): { detail?: string } {
+  const detail = auditDetailOf(res);
+  return detail === undefined ? {} : { detail };
 }
 
 /** The audit result of an HTTP status. */

@@ -14,6 +14,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { expect } from 'chai';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { seriousViolations } from '../support/axe.js';
 import { PASSWORDS, startPetstore, withClient3, type PetstoreGateway } from './helpers.js';
 
 const CHROMIUM = process.env['CHROMIUM_PATH'] ?? '/usr/bin/chromium';
@@ -96,6 +97,26 @@ describe('configuration console in headless Chromium', function () {
   };
 
   let admin: Page;
+
+  it("opens in the browser's language when it is Italian or English, else in the gateway's message language", async () => {
+    // The example gateway keeps the default message set: Italian.
+    for (const [locale, title] of [
+      ['en-GB', 'Gateway configuration console'],
+      ['it-IT', 'Console di configurazione del gateway'],
+      ['fr-FR', 'Console di configurazione del gateway'],
+    ] as const) {
+      const context = await browser.newContext({ locale });
+      try {
+        const page = await context.newPage();
+        await page.goto(pageUrl);
+        await page.locator('#sign-in-panel').waitFor({ state: 'visible' });
+        expect(await page.title(), locale).to.equal(title);
+        expect(await page.locator('html').getAttribute('lang'), locale).to.equal(title.startsWith('Gateway') ? 'en' : 'it');
+      } finally {
+        await context.close();
+      }
+    }
+  });
 
   it('signs in as admin and shows the PetStore API, its token management and its policy in the editor', async () => {
     admin = await open([401, 422]);
@@ -209,6 +230,10 @@ describe('configuration console in headless Chromium', function () {
     await waitFor(async () => (await admin.locator('#status').innerText()).includes('not yet in force'), 'the saved message');
     await waitFor(async () => (await nodeState(admin)) === 'saved, not yet in force', 'the node state');
     expect(await admin.locator('#nodes tr').first().innerText()).to.include('saved, not yet in force');
+    expect(await admin.locator('#policy-errors').innerText()).to.include('not yet in force');
+    // The what-if described the draft against the policy saved before: gone with the save.
+    expect(await admin.locator('#whatif').isVisible()).to.equal(false);
+    expect(await admin.locator('#whatif-changes tr').count()).to.equal(0);
     expect(await admin.locator('#versions tr').first().innerText())
       .to.include('let client3 in')
       .and.include('ada');
@@ -226,6 +251,9 @@ describe('configuration console in headless Chromium', function () {
       new RegExp(`^${pet.server.gateway.nodeId.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: applied, \\d+ token results forgotten$`),
     );
     await waitFor(async () => (await nodeState(admin)) === 'in force', 'in force after the reset');
+    // The editor's note agrees with the node list: no "not yet in force" left on the page.
+    expect(await admin.locator('#policy-errors').innerText()).to.match(/^Saved version \d+: in force on every instance\.$/);
+    expect(await admin.locator('main').innerText()).to.not.include('not yet in force');
     expect((await pet.putPetAs('client3')).status).to.equal(200);
     await admin.locator('section[aria-labelledby=runtime-heading]').screenshot({ path: path.join(ARTIFACTS, 'configuration-reset.png') });
   });
@@ -339,7 +367,7 @@ describe('configuration console in headless Chromium', function () {
     await admin.locator('section[aria-labelledby=audit-heading]').screenshot({ path: path.join(ARTIFACTS, 'configuration-audit.png') });
   });
 
-  it("a viewer sees nothing to change, and the API refuses the viewer's changes with 403", async () => {
+  it("a viewer sees nothing to change but may check a draft, and the API refuses the viewer's changes with 403", async () => {
     const viewer = await open([403]);
     await signIn(viewer, 'vera', PASSWORDS.vera);
     expect(await viewer.locator('#who').innerText()).to.equal('vera (viewer)');
@@ -349,7 +377,7 @@ describe('configuration console in headless Chromium', function () {
       '#forget',
       '#add-api',
       '#policy-save',
-      '#policy-check',
+      '#policy-comment',
       '#policy-whatif',
       '#whatif-limit',
       '#api-form button[type=submit]',
@@ -360,7 +388,15 @@ describe('configuration console in headless Chromium', function () {
     ]) {
       expect(await viewer.locator(selector).isVisible(), selector).to.equal(false);
     }
-    expect(await viewer.locator('#policy-text').getAttribute('readonly')).to.not.equal(null);
+    // Check is a viewer's too (the API's check route is): a draft typed in the editor is checked, never saved.
+    expect(await viewer.locator('#policy-file').innerText()).to.include('You may check a draft here; your role allows no change.');
+    await viewer.fill('#policy-text', '<Policy');
+    await viewer.click('#policy-check');
+    await waitFor(async () => (await viewer.locator('#policy-errors li').count()) > 0, "the viewer's check");
+    expect(await viewer.locator('#policy-errors li').first().getAttribute('class')).to.not.equal('ok');
+    await viewer.fill('#policy-text', original);
+    await viewer.click('#policy-check');
+    await waitFor(async () => (await viewer.locator('#policy-errors').innerText()) === 'The policy is valid.', "the viewer's valid check");
     expect(await viewer.locator('#f-backend-url').getAttribute('readonly')).to.not.equal(null);
     expect(await viewer.locator('#f-tm-enabled').isDisabled()).to.equal(true);
     expect(await viewer.locator('#versions button').count(), 'no rollback').to.equal(0);
@@ -386,6 +422,24 @@ describe('configuration console in headless Chromium', function () {
     expect(reset.status()).to.equal(403);
     expect(await readFile(pet.copy.policyFile, 'utf8')).to.equal(before);
     await viewer.screenshot({ path: path.join(ARTIFACTS, 'configuration-viewer.png') });
+  });
+
+  it("axe-core finds no serious or critical violation on an admin's and a viewer's main view, an error list shown", async () => {
+    // An invalid draft checked: the error list, its line marked in the editor's line numbers.
+    const saved = await admin.inputValue('#policy-text');
+    await admin.fill('#policy-text', saved.replace('</Policy>', '</Polic>'));
+    await admin.click('#policy-check');
+    await admin.locator('#policy-errors li:not(.ok)').first().waitFor();
+    await admin.locator('#gutter span.bad').waitFor();
+    // The error list keeps its list semantics (no role of the live region on the list itself).
+    expect(await admin.locator('#policy-errors').evaluate((ul) => ul.getAttribute('role'))).to.equal('list');
+    expect(await seriousViolations(admin), 'admin').to.deep.equal([]);
+    await admin.fill('#policy-text', saved);
+    const viewer = await open();
+    await signIn(viewer, 'vera', PASSWORDS.vera);
+    await viewer.locator('#api-title').waitFor();
+    expect(await seriousViolations(viewer), 'viewer').to.deep.equal([]);
+    await viewer.close();
   });
 
   it('switches to Italian, and made no request outside its origin and had no page error', async () => {

@@ -73,7 +73,7 @@ describe('monitoring console in headless Chromium', function () {
     expect(records).to.have.length(expected);
     await mkdir(ARTIFACTS, { recursive: true });
     browser = await chromium.launch({ executablePath: CHROMIUM, args: LAUNCH_ARGS });
-    context = await browser.newContext({ viewport: DESKTOP, httpCredentials: CONSOLE_USER, locale: 'en-GB', acceptDownloads: true });
+    context = await browser.newContext({ viewport: DESKTOP, httpCredentials: CONSOLE_USER, locale: 'it-IT', acceptDownloads: true });
     page = await context.newPage();
     page.on('request', (req) => requested.push(req.url()));
     page.on('response', (res) => {
@@ -473,6 +473,81 @@ describe('monitoring console in headless Chromium', function () {
       .and.include('protocol:GATEWAY-1371');
     await page.click('#close');
     await dialog.waitFor({ state: 'hidden' });
+  });
+
+  it("opens in the browser's language when it is Italian or English, else in the gateway's (Italian here)", async () => {
+    for (const [locale, title] of [
+      ['en-GB', 'Gateway monitoring console'],
+      ['it-IT', 'Console di monitoraggio del gateway'],
+      ['fr-FR', 'Console di monitoraggio del gateway'],
+    ] as const) {
+      const other = await browser!.newContext({ viewport: DESKTOP, httpCredentials: CONSOLE_USER, locale });
+      try {
+        const p = await other.newPage();
+        await open(scenario!.consoleUrl, p);
+        expect(await p.title(), locale).to.equal(title);
+        // The choice on the switch wins over the browser's language, and is the configuration console's too.
+        await p.selectOption('#lang', locale === 'en-GB' ? 'it' : 'en');
+        expect(
+          await p.evaluate(() =>
+            (globalThis as unknown as { localStorage: { getItem: (k: string) => string | null } }).localStorage.getItem(
+              'gateway-console-lang',
+            ),
+          ),
+        ).to.equal(locale === 'en-GB' ? 'it' : 'en');
+        await open(scenario!.consoleUrl, p);
+        expect(await p.locator('html').getAttribute('lang'), locale).to.equal(locale === 'en-GB' ? 'it' : 'en');
+      } finally {
+        await other.close();
+      }
+    }
+  });
+
+  it('at 1366x768 the list fits its box (Node column not clipped) and each report table is one light box with its header', async () => {
+    const ctx = await browser!.newContext({ viewport: DESKTOP, httpCredentials: CONSOLE_USER, locale: 'it-IT' });
+    const p = await ctx.newPage();
+    try {
+      await open(scenario!.consoleUrl, p);
+      const fit = await p.locator('#transactions').evaluate((table) => {
+        const wrap = table.parentElement!;
+        const right = wrap.getBoundingClientRect().right;
+        const cells = [...table.querySelectorAll('td.node, thead th')];
+        return {
+          wrap: { scrollWidth: wrap.scrollWidth, clientWidth: wrap.clientWidth },
+          clipped: cells
+            .filter((c) => c.scrollWidth > c.clientWidth || c.getBoundingClientRect().right > right + 0.5)
+            .map((c) => `${c.tagName} ${c.textContent}`),
+          nodes: table.querySelectorAll('td.node').length,
+        };
+      });
+      expect(fit.nodes).to.be.greaterThan(0);
+      expect(fit.clipped, 'cells clipped or out of the box').to.deep.equal([]);
+      expect(fit.wrap.scrollWidth, 'no horizontal scroll of the list').to.be.at.most(fit.wrap.clientWidth);
+      await p.click('#tab-report');
+      await p.locator('#view-report table').first().waitFor();
+      const tables = await p.locator('#view-report table').evaluateAll((all) =>
+        all.map((table) => {
+          const box = table.getBoundingClientRect();
+          const head = table.querySelector('thead')!.getBoundingClientRect();
+          const rows = table.querySelector('tbody')!.getBoundingClientRect();
+          const style = (
+            globalThis as unknown as { getComputedStyle: (e: unknown) => { display: string; backgroundColor: string } }
+          ).getComputedStyle(table);
+          return {
+            display: style.display,
+            background: style.backgroundColor,
+            headInside: head.left >= box.left - 0.5 && head.right <= box.right + 0.5 && head.top >= box.top - 0.5,
+            headAboveRows: head.bottom <= rows.top + 0.5 && Math.abs(head.width - rows.width) < 1,
+          };
+        }),
+      );
+      expect(tables.length).to.be.greaterThan(3);
+      for (const table of tables) {
+        expect(table).to.deep.equal({ display: 'table', background: 'rgba(0, 0, 0, 0)', headInside: true, headAboveRows: true });
+      }
+    } finally {
+      await ctx.close();
+    }
   });
 
   it('at 390x844 rows become cards with status and outcome in view', async () => {

@@ -9,9 +9,10 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
+import type { GatewayConfig } from '../../src/config/types.js';
 import type { AuditEntry } from '../../src/operators/audit.js';
 import type { SessionRevocations } from '../../src/operators/sessions.js';
-import { repoRoot } from '../gateway/helpers.js';
+import { openConfig, repoRoot } from '../gateway/helpers.js';
 import { ADMIN_PASSWORD, basic, OperatorClient, PASSWORDS, startAdmin, type AdminListener } from './helpers.js';
 
 const RESET = '/gateway/admin/reset-caches';
@@ -146,6 +147,39 @@ describe('operators: sessions, roles and the audit log', function () {
     expect(ada.lastSetCookie).to.match(sessionCookies('', 0));
     const replay = await fetch(`${admin.url}/gateway/admin/status`, { headers: { cookie, 'x-gateway-console': '1' } });
     expect(replay.status).to.equal(401);
+  });
+
+  it("writes a failed reset's cause in its audit entry: the configuration's issues, never a secret", async () => {
+    const SECRET = 'pa55-w0rd-never-logged';
+    let broken = false;
+    const own = await startAdmin({
+      config: () =>
+        Promise.resolve(
+          broken
+            ? ({
+                apis: [{ provider: 'Ente', name: 'Echo', version: 1, backend: { url: `ftp://user:${SECRET}@127.0.0.1:9/` } }],
+                tokenPolicies: { Bad: { introspection: { clientSecret: SECRET } } },
+              } as unknown as GatewayConfig)
+            : openConfig('http://127.0.0.1:9'),
+        ),
+    });
+    try {
+      const ada = new OperatorClient(own.url);
+      await ada.signIn('ada', PASSWORDS.ada);
+      broken = true;
+      const reset = await ada.fetch(RESET, { method: 'POST' });
+      expect(reset.status).to.equal(422);
+      const { issues } = (await reset.json()) as { issues: Array<{ path: string; message: string }> };
+      expect(issues.length).to.be.greaterThan(0);
+      const { items } = (await (await ada.fetch('/gateway/operators/audit?limit=100')).json()) as { items: AuditEntry[] };
+      const entry = items.find((e) => e.action === 'reset-caches')!;
+      expect(entry.result).to.not.equal('ok');
+      expect(entry.detail).to.be.a('string').and.include('the previous configuration stays in force');
+      for (const issue of issues) expect(entry.detail).to.include(`${issue.path}: ${issue.message}`);
+      expect(JSON.stringify(items)).to.not.include(SECRET);
+    } finally {
+      await own.stop();
+    }
   });
 
   it('logs every action in the audit log (who, when, from where, what, result), as JSON and as an export', async () => {

@@ -34,6 +34,8 @@
   /** @type {Readonly<Record<string, Readonly<Record<string, string>>>>} The texts by language (any language falls back to en). */
   var TEXTS = __TEXTS__;
   var ROLES = ['viewer', 'operator', 'admin'];
+  // The monitoring console's key: a language chosen in one console is the other's too.
+  var LANG_KEY = 'gateway-console-lang';
   /** @type {Record<string, string>} */
   var HEADERS = { accept: 'application/json', '__CONSOLE_HEADER__': '1' };
   /**
@@ -118,6 +120,7 @@
   /** @param {string} [text] */
   function say(text) {
     $('status').textContent = text || '';
+    $('status').removeAttribute('data-saved');
   }
   /** @param {string | null} role */
   function allows(role) {
@@ -133,6 +136,30 @@
   }
 
   // ---- language ------------------------------------------------------------------------------
+
+  /**
+   * The language the page opens in, the same rule as the monitoring console's: the operator's
+   * choice on the switch (remembered by the browser, shared by both consoles), else the first of
+   * the browser's languages that is Italian or English, else the gateway's message language.
+   * @returns {'it' | 'en'}
+   */
+  function openingLanguage() {
+    var stored = null;
+    try {
+      stored = window.localStorage.getItem(LANG_KEY);
+    } catch (e) {
+      /* private mode */
+    }
+    if (stored === 'it' || stored === 'en') return stored;
+    var preferred = (navigator.languages && navigator.languages.length ? navigator.languages : [navigator.language || '']).map(
+      function (tag) {
+        return String(tag).slice(0, 2).toLowerCase();
+      },
+    );
+    for (var i = 0; i < preferred.length; i++)
+      if (preferred[i] === 'it' || preferred[i] === 'en') return preferred[i] === 'it' ? 'it' : 'en';
+    return document.documentElement.getAttribute('data-default-lang') === 'en' ? 'en' : 'it';
+  }
 
   function translate() {
     document.documentElement.lang = state.lang;
@@ -209,7 +236,8 @@
     Array.prototype.forEach.call(document.querySelectorAll('[data-role]'), function (node) {
       node.hidden = !allows(node.getAttribute('data-role'));
     });
-    $('policy-text').readOnly = !allows('admin');
+    // Every role may write a draft to check it; only an admin's page can save it.
+    $('policy-text').readOnly = false;
     loadAll();
     state.timer = setInterval(function () {
       if (!document.hidden) {
@@ -233,6 +261,7 @@
       }
       var s = a.body.saved;
       state.nodeId = a.body.nodes[0] ? a.body.nodes[0].nodeId : undefined;
+      inForceNotes(s.version, a.body.nodes);
       $('saved-line').textContent =
         t('savedLine', { v: s.version, a: s.author, t: fmtTime(s.time) }) + (s.comment ? ' — ' + s.comment : '');
       $('nodes').replaceChildren.apply(
@@ -252,6 +281,27 @@
           },
         ),
       );
+    });
+  }
+  /**
+   * A "saved, not yet in force" note (an editor's, a form's) says so no longer once the nodes' state
+   * shows its version, still the last saved, in force on every node (after ResetAllCaches, or the
+   * configuration's expiry).
+   * @param {number} savedVersion
+   * @param {any[]} nodes
+   */
+  function inForceNotes(savedVersion, nodes) {
+    var inForce =
+      nodes.length > 0 &&
+      nodes.every(function (n) {
+        return n.state === 'in force';
+      });
+    Array.prototype.forEach.call(document.querySelectorAll('[data-saved]'), function (/** @type {HTMLElement} */ note) {
+      var version = Number(note.getAttribute('data-saved'));
+      if (inForce && version === savedVersion) {
+        note.textContent = t('savedInForce', { v: version });
+        note.removeAttribute('data-saved');
+      }
     });
   }
   function reset() {
@@ -541,8 +591,11 @@
       showIssues(list, answer, after && after.onLine);
       return false;
     }
-    list.replaceChildren(el('li', { class: 'ok', text: t('saved', { v: answer.body.version.version }) }));
+    list.replaceChildren(
+      el('li', { class: 'ok', 'data-saved': String(answer.body.version.version), text: t('saved', { v: answer.body.version.version }) }),
+    );
     say(t('saved', { v: answer.body.version.version }));
+    $('status').setAttribute('data-saved', String(answer.body.version.version));
     return true;
   }
   function refreshAfterSave() {
@@ -695,7 +748,7 @@
       $('policy-file').textContent = t('noPolicy');
       $('policy-text').value = '';
       state.loadedPolicy = null;
-      $('policy-text').disabled = !allows('admin');
+      $('policy-text').disabled = true;
       renderGutter();
       return Promise.resolve();
     }
@@ -705,7 +758,7 @@
         $('policy-file').textContent = detailOf(a);
         return;
       }
-      $('policy-file').textContent = a.body.file + (allows('admin') ? '' : ' — ' + t('readOnly'));
+      $('policy-file').textContent = a.body.file + (allows('admin') ? '' : ' — ' + t('checkOnly'));
       // A draft being edited stays in the editor when the same policy is read again (a language
       // switch, a refresh after another save); otherwise the saved text is shown.
       var loaded = state.loadedPolicy;
@@ -758,6 +811,8 @@
       baseVersion: state.config.version.version,
     }).then(function (a) {
       if (saved(a, $('policy-errors'), { onLine: goToLine })) {
+        // The what-if described the draft against what was saved before: it no longer says anything true.
+        clearWhatIf();
         $('policy-comment').value = '';
         renderGutter();
         return refreshAfterSave().then(function () {
@@ -1417,14 +1472,13 @@
   // ---- wiring --------------------------------------------------------------------------------
 
   function init() {
-    state.lang =
-      (window.localStorage && window.localStorage.getItem('eag-lang')) || ((navigator.language || 'en').slice(0, 2) === 'it' ? 'it' : 'en');
+    state.lang = openingLanguage();
     $('lang').value = state.lang;
     translate();
     $('lang').addEventListener('change', function () {
       state.lang = $('lang').value;
       try {
-        window.localStorage.setItem('eag-lang', state.lang);
+        window.localStorage.setItem(LANG_KEY, state.lang);
       } catch (e) {
         /* private mode */
       }

@@ -207,6 +207,25 @@
     }
   }
 
+  /**
+   * The language the page opens in, the same rule as the configuration console's: the operator's
+   * choice on the switch (remembered by the browser, shared by both consoles), else the first of
+   * the browser's languages that is Italian or English, else the gateway's message language.
+   * @param {string | null} stored
+   * @returns {'it' | 'en'}
+   */
+  function openingLanguage(stored) {
+    if (stored === 'it' || stored === 'en') return stored;
+    var preferred = (navigator.languages && navigator.languages.length ? navigator.languages : [navigator.language || '']).map(
+      function (tag) {
+        return String(tag).slice(0, 2).toLowerCase();
+      },
+    );
+    for (var i = 0; i < preferred.length; i++)
+      if (preferred[i] === 'it' || preferred[i] === 'en') return preferred[i] === 'it' ? 'it' : 'en';
+    return document.documentElement.getAttribute('data-default-lang') === 'en' ? 'en' : 'it';
+  }
+
   function applyLanguage() {
     document.documentElement.lang = state.lang;
     document.title = t('title');
@@ -810,7 +829,7 @@
     var body =
       entries.length === 0
         ? el('p', { class: 'note', text: t('none') })
-        : el('table', { class: 'top' }, [
+        : el('table', { class: 'top-values' }, [
             el('caption', { class: 'visually-hidden', text: title }),
             el('thead', {}, [
               el('tr', {}, [el('th', { scope: 'col', text: t('value') }), el('th', { scope: 'col', class: 'num', text: t('records') })]),
@@ -1496,9 +1515,7 @@
   }
 
   function init() {
-    var stored = recall('lang');
-    var initial = document.documentElement.getAttribute('data-default-lang');
-    state.lang = stored === 'it' || stored === 'en' ? stored : initial === 'en' ? 'en' : 'it';
+    state.lang = openingLanguage(recall('lang'));
     state.zone = recall('zone') === 'utc' ? 'utc' : 'local';
     $('zone').value = state.zone;
     fromLocation();
