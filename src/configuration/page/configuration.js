@@ -14,6 +14,13 @@
  * @typedef {{ nodeId: string, applied: boolean, result?: { tokenResultsCleared: number }, error?: string }} NodeReset
  *   What a node said of a reset of the caches.
  * @typedef {{ path?: string, message: string, line?: number, element?: string }} Issue A problem of a saved document or policy.
+ * @typedef {{ name: string, metric?: string, limit?: number, windowSeconds?: number, window?: string, groupBy?: string[],
+ *   operations?: string[], mode?: string }} TrafficPolicy A traffic policy, as the configuration holds it.
+ * @typedef {Record<string, string | number | string[]>} PolicyDraft A traffic policy as the form holds it (the API checks it).
+ * @typedef {{ group: string, allowed: number, refused: number }} WhatIfGroup A group's requests in a traffic what-if.
+ * @typedef {{ group: string, used: number, limit: number }} UsageGroup A group's use of a traffic policy now.
+ * @typedef {{ policy: string, scope?: string, metric?: string, limit?: number, windowSeconds?: number, window?: string,
+ *   groups: UsageGroup[] }} PolicyUsage A traffic policy's busiest groups.
  * @typedef {{ changes?: { added?: string[], changed?: string[], removed?: string[], unchanged?: string[] },
  *   skipped?: Array<{ path: string, message: string }> }} OpenApiImport What an OpenAPI import changes (or would).
  * @typedef {{ id: string, time?: number, caller: { clientId?: string, subject?: string }, method?: string, operation?: string,
@@ -939,31 +946,41 @@
   function canEditTraffic() {
     return !!(state.config && state.config.canEditTraffic);
   }
+  /** @param {string} key */
   function apiByKey(key) {
     return (
-      ((state.config && state.config.document.apis) || []).filter(function (x) {
-        return keyOf(x) === key;
-      })[0] || null
+      ((state.config && state.config.document.apis) || []).filter(
+        /** @param {ApiKey} x */ function (x) {
+          return keyOf(x) === key;
+        },
+      )[0] || null
     );
   }
   /** The API path of a scope's traffic routes: '' is every API's. */
+  /** @param {string} scope */
   function trafficPath(scope) {
     var api = scope === '' ? null : apiByKey(scope);
     return api ? 'api/apis/' + pathOf(api) + '/traffic' : 'api/traffic';
   }
+  /** @param {string | null | undefined} scope */
   function scopeLabel(scope) {
     return scope === '' || scope === null || scope === undefined ? t('everyApi') : scope;
   }
+  /** @param {string[] | undefined} value */
   function listText(value) {
     return value && value.length ? value.join(', ') : '';
   }
+  /** @param {{ metric?: string, limit?: number, windowSeconds?: number, window?: string }} p */
   function limitText(p) {
     if (p.metric === 'concurrentRequests') return t('inFlightLimit', { l: p.limit });
     return (
       t('perWindow', { l: p.limit, w: p.windowSeconds === undefined ? '?' : p.windowSeconds }) + (p.window ? ' (' + p.window + ')' : '')
     );
   }
-  /** Clears the messages next to a form's fields. */
+  /**
+   * Clears the messages next to a form's fields.
+   * @param {Element} form
+   */
   function clearFieldErrors(form) {
     Array.prototype.forEach.call(form.querySelectorAll('[data-error-for]'), function (node) {
       node.textContent = '';
@@ -972,17 +989,24 @@
       node.removeAttribute('aria-invalid');
     });
   }
-  /** Puts each issue whose path `pattern` maps to a field next to that field (the list has them all). */
+  /**
+   * Puts each issue whose path `pattern` maps to a field next to that field (the list has them all).
+   * @param {Element} form
+   * @param {Answer} answer
+   * @param {RegExp} pattern
+   */
   function showFieldIssues(form, answer, pattern) {
     var issues = (answer.body && answer.body.issues) || [];
-    issues.forEach(function (issue) {
-      var m = pattern.exec(issue.path || '');
-      var target = m && form.querySelector('[data-error-for="' + m[1] + '"]');
-      if (!target) return;
-      target.textContent = (target.textContent ? target.textContent + ' ' : '') + issue.path + ': ' + issue.message;
-      var input = target.parentNode && target.parentNode.querySelector('input, select');
-      if (input) input.setAttribute('aria-invalid', 'true');
-    });
+    issues.forEach(
+      /** @param {Issue} issue */ function (issue) {
+        var m = pattern.exec(issue.path || '');
+        var target = m && form.querySelector('[data-error-for="' + m[1] + '"]');
+        if (!target) return;
+        target.textContent = (target.textContent ? target.textContent + ' ' : '') + issue.path + ': ' + issue.message;
+        var input = target.parentNode && target.parentNode.querySelector('input, select');
+        if (input) input.setAttribute('aria-invalid', 'true');
+      },
+    );
   }
   function renderTraffic() {
     var doc = state.config.document;
@@ -994,17 +1018,24 @@
       if (input.tagName === 'SELECT') input.disabled = !editable;
       else input.readOnly = !editable;
     });
+    /** @type {HTMLElement[]} */
     var rows = [];
     var scopes = [''];
-    (section.policies || []).forEach(function (p) {
-      rows.push(policyRow('', p, editable));
-    });
-    (doc.apis || []).forEach(function (api) {
-      scopes.push(keyOf(api));
-      ((api.trafficControl && api.trafficControl.policies) || []).forEach(function (p) {
-        rows.push(policyRow(keyOf(api), p, editable));
-      });
-    });
+    (section.policies || []).forEach(
+      /** @param {TrafficPolicy} p */ function (p) {
+        rows.push(policyRow('', p, editable));
+      },
+    );
+    (doc.apis || []).forEach(
+      /** @param {ApiKey & { trafficControl?: { policies?: TrafficPolicy[] } }} api */ function (api) {
+        scopes.push(keyOf(api));
+        ((api.trafficControl && api.trafficControl.policies) || []).forEach(
+          /** @param {TrafficPolicy} p */ function (p) {
+            rows.push(policyRow(keyOf(api), p, editable));
+          },
+        );
+      },
+    );
     $('tp-list').replaceChildren.apply($('tp-list'), rows);
     $('tp-none').hidden = rows.length > 0;
     var scope = $('tp-scope');
@@ -1021,6 +1052,11 @@
       else input.readOnly = !editable;
     });
   }
+  /**
+   * @param {string} scope
+   * @param {TrafficPolicy} p
+   * @param {boolean} editable
+   */
   function policyRow(scope, p, editable) {
     var action = el('td', {});
     if (editable) {
@@ -1047,10 +1083,15 @@
       action,
     ]);
   }
+  /**
+   * @param {string} scope
+   * @param {TrafficPolicy | null} p
+   */
   function fillPolicyForm(scope, p) {
     state.tp = p ? { scope: scope, name: p.name } : null;
     $('tp-title').textContent = p ? t('editTrafficPolicy', { n: p.name }) : t('newTrafficPolicy');
     $('tp-scope').value = scope;
+    /** @type {Record<string, unknown>} */
     var values = p || { metric: 'requests' };
     POLICY_FIELDS.forEach(function (f) {
       var input = tpInput(f);
@@ -1062,6 +1103,7 @@
   }
   /** The policy the form holds, as typed: the API checks it (numbers that are not numbers are sent as typed). */
   function readPolicyForm() {
+    /** @type {PolicyDraft} */
     var policy = {};
     POLICY_FIELDS.forEach(function (f) {
       var raw = tpInput(f).value.trim();
@@ -1070,21 +1112,25 @@
       else if (f === 'groupBy' || f === 'operations')
         policy[f] = raw
           .split(',')
-          .map(function (x) {
-            return x.trim();
-          })
+          .map(
+            /** @param {string} x */ function (x) {
+              return x.trim();
+            },
+          )
           .filter(Boolean);
       else policy[f] = raw;
     });
     return policy;
   }
+  /** @param {Event} event */
   function saveTrafficSettings(event) {
     event.preventDefault();
+    /** @type {Record<string, string | number>} */
     var settings = {};
     Array.prototype.forEach.call($('traffic-settings').querySelectorAll('[data-setting]'), function (input) {
       var raw = input.value.trim();
       if (raw === '') return;
-      settings[input.getAttribute('data-setting')] =
+      settings[input.getAttribute('data-setting') || ''] =
         input.getAttribute('data-setting') === 'maxConcurrentRequests' && /^\d+$/.test(raw) ? Number(raw) : raw;
     });
     clearFieldErrors($('traffic-settings'));
@@ -1098,12 +1144,13 @@
       });
     });
   }
+  /** @param {Event} event */
   function saveTrafficPolicy(event) {
     event.preventDefault();
     var scope = $('tp-scope').value;
     var policy = readPolicyForm();
     // A policy edited keeps its place (and may be renamed); one of another scope or a new one is added.
-    var name = state.tp && state.tp.scope === scope ? state.tp.name : policy.name || '';
+    var name = state.tp && state.tp.scope === scope ? state.tp.name : String(policy.name || '');
     clearFieldErrors($('tp-form'));
     return call('PUT', trafficPath(scope) + '/policies/' + encodeURIComponent(name), {
       policy: policy,
@@ -1114,14 +1161,18 @@
         showFieldIssues($('tp-form'), a, /trafficControl\.policies\[\d+\]\.([A-Za-z]+)/);
         return;
       }
-      state.tp = { scope: scope, name: policy.name };
-      $('tp-title').textContent = t('editTrafficPolicy', { n: policy.name });
+      state.tp = { scope: scope, name: String(policy.name) };
+      $('tp-title').textContent = t('editTrafficPolicy', { n: String(policy.name) });
       $('tp-comment').value = '';
       return refreshAfterSave().then(function () {
         saved(a, $('tp-errors'));
       });
     });
   }
+  /**
+   * @param {string} scope
+   * @param {string} name
+   */
   function removeTrafficPolicy(scope, name) {
     if (!window.confirm(t('confirmRemovePolicy', { n: name, s: scopeLabel(scope) }))) return;
     return call('DELETE', trafficPath(scope) + '/policies/' + encodeURIComponent(name), { baseVersion: state.config.version.version }).then(
@@ -1174,13 +1225,15 @@
     $('tw-table-wrap').hidden = r.groups.length === 0;
     $('tw-groups').replaceChildren.apply(
       $('tw-groups'),
-      r.groups.map(function (g) {
-        return el('tr', { 'data-group': g.group }, [
-          el('td', { class: 'mono', text: g.group }),
-          el('td', { class: 'num', text: g.allowed }),
-          el('td', { class: 'num', text: g.refused }),
-        ]);
-      }),
+      r.groups.map(
+        /** @param {WhatIfGroup} g */ function (g) {
+          return el('tr', { 'data-group': g.group }, [
+            el('td', { class: 'mono', text: g.group }),
+            el('td', { class: 'num', text: g.allowed }),
+            el('td', { class: 'num', text: g.refused }),
+          ]);
+        },
+      ),
     );
     var notes = [];
     if (r.truncated) notes.push(el('li', { 'data-note': 'truncated', text: t('twTruncated', { n: r.read }) }));
@@ -1202,39 +1255,43 @@
       $('usage-note').textContent = policies.length === 0 ? t('usageNone') : t(a.body.store === 'redis' ? 'usageRedis' : 'usageLocal');
       $('usage').replaceChildren.apply(
         $('usage'),
-        policies.map(function (p) {
-          var rows = p.groups.map(function (g) {
-            return el('tr', { 'data-group': g.group }, [
-              el('td', { class: 'mono', text: g.group }),
-              el('td', { class: 'used', text: g.used + ' / ' + g.limit }),
-              el('td', {}, [
-                el('meter', {
-                  min: 0,
-                  max: g.limit,
-                  high: Math.max(1, Math.floor(g.limit * 0.8)),
-                  value: Math.min(g.used, g.limit),
-                  'aria-label': t('usedOf', { u: g.used, l: g.limit, g: g.group }),
-                }),
-              ]),
-            ]);
-          });
-          return el('div', { 'data-usage': (p.scope || '') + '|' + p.policy }, [
-            el('h4', { text: p.policy + ' — ' + scopeLabel(p.scope) + ' — ' + limitText(p) }),
-            rows.length === 0
-              ? el('p', { class: 'note', text: t('usageIdle') })
-              : el('table', {}, [
-                  el('caption', { class: 'visually-hidden', text: t('usageCaption', { p: p.policy }) }),
-                  el('thead', {}, [
-                    el('tr', {}, [
-                      el('th', { scope: 'col', text: t('group') }),
-                      el('th', { scope: 'col', text: t('usedLimit') }),
-                      el('th', { scope: 'col', text: t('usageBar') }),
-                    ]),
+        policies.map(
+          /** @param {PolicyUsage} p */ function (p) {
+            var rows = p.groups.map(
+              /** @param {UsageGroup} g */ function (g) {
+                return el('tr', { 'data-group': g.group }, [
+                  el('td', { class: 'mono', text: g.group }),
+                  el('td', { class: 'used', text: g.used + ' / ' + g.limit }),
+                  el('td', {}, [
+                    el('meter', {
+                      min: 0,
+                      max: g.limit,
+                      high: Math.max(1, Math.floor(g.limit * 0.8)),
+                      value: Math.min(g.used, g.limit),
+                      'aria-label': t('usedOf', { u: g.used, l: g.limit, g: g.group }),
+                    }),
                   ]),
-                  el('tbody', {}, rows),
-                ]),
-          ]);
-        }),
+                ]);
+              },
+            );
+            return el('div', { 'data-usage': (p.scope || '') + '|' + p.policy }, [
+              el('h4', { text: p.policy + ' — ' + scopeLabel(p.scope) + ' — ' + limitText(p) }),
+              rows.length === 0
+                ? el('p', { class: 'note', text: t('usageIdle') })
+                : el('table', {}, [
+                    el('caption', { class: 'visually-hidden', text: t('usageCaption', { p: p.policy }) }),
+                    el('thead', {}, [
+                      el('tr', {}, [
+                        el('th', { scope: 'col', text: t('group') }),
+                        el('th', { scope: 'col', text: t('usedLimit') }),
+                        el('th', { scope: 'col', text: t('usageBar') }),
+                      ]),
+                    ]),
+                    el('tbody', {}, rows),
+                  ]),
+            ]);
+          },
+        ),
       );
     });
   }
