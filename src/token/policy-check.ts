@@ -16,7 +16,17 @@ import { classifyClientError } from './classify.js';
  * gateway's client authentication (HTTP 401, invalid_client)`, `discovery: unreachable (ECONNREFUSED)`).
  * The cause never holds a token or a secret.
  */
-export type TokenPolicyCheck = { readonly ok: true } | { readonly ok: false; readonly cause: string };
+export type TokenPolicyCheck =
+  | {
+      /** Discovery answered and the server accepted the gateway's client authentication. */
+      readonly ok: true;
+    }
+  | {
+      /** The policy cannot validate tokens now. */
+      readonly ok: false;
+      /** Why, for example `discovery: HTTP 404` or `invalid_client` (never a secret or a token). */
+      readonly cause: string;
+    };
 
 /**
  * Introspects a made-up token: an answer (`active: false`, or a refusal of that token) means the
