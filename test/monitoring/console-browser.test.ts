@@ -93,11 +93,16 @@ describe('monitoring console in headless Chromium', function () {
   const rows = (p: Page = page) => p.locator('#rows tr');
   const rowIds = async (p: Page = page) => (await rows(p).evaluateAll((trs) => trs.map((tr) => tr.getAttribute('data-id')))) as string[];
   /** Waits for the page's next completed load (list and statistics) after `action`. */
+  // Waits for a load that began after the action, and for the newest load to have ended: an
+  // auto-refresh that was in flight when the action came must not pass for the action's load.
   const loaded = async (action: () => Promise<unknown>, p: Page = page) => {
-    const before = Number((await p.locator('body').getAttribute('data-loaded')) ?? 0);
+    const body = p.locator('body');
+    const seq = async (name: string) => Number((await body.getAttribute(name)) ?? 0);
+    const before = await seq('data-load-started');
     await action();
     for (let i = 0; i < 200; i++) {
-      if (Number((await p.locator('body').getAttribute('data-loaded')) ?? 0) > before) return;
+      const started = await seq('data-load-started');
+      if (started > before && (await seq('data-loaded')) === started) return;
       await new Promise((resolve) => setTimeout(resolve, 25));
     }
     throw new Error('the page did not load');

@@ -556,6 +556,8 @@
   /** @param {boolean} older the next page, rather than the first */
   function load(older) {
     var seq = ++state.seq;
+    // With data-loaded, what scripts driving the page wait on: a load that began after their action has ended.
+    document.body.setAttribute('data-load-started', String(seq));
     var range = older && state.range ? state.range : resolveWindow();
     state.range = range;
     var params = queryParams(range);
