@@ -12,20 +12,15 @@ import type { TrafficPolicy } from './schema.js';
 import type { StoreCheck } from './store.js';
 import type { TrafficFacts } from './types.js';
 
-/** A recorded transaction, as the simulation reads it. */
-export interface SimulatedTransaction {
+/**
+ * A recorded transaction, as the simulation reads it: the facts a decision reads (headers as
+ * recorded instead of a lookup), and when and how long.
+ */
+export interface SimulatedTransaction extends Omit<TrafficFacts, 'header'> {
   /** Epoch milliseconds at which the gateway took the request. */
   readonly startedAt: number;
   /** How long the exchange lasted, milliseconds (for `concurrentRequests`; absent: 0). */
   readonly durationMs?: number | undefined;
-  /** The API's key, `provider/name/vN`. */
-  readonly api: string;
-  readonly operation?: string | undefined;
-  readonly clientId?: string | undefined;
-  readonly subject?: string | undefined;
-  readonly issuer?: string | undefined;
-  readonly clientAddress?: string | undefined;
-  readonly claims?: Readonly<Record<string, unknown>> | undefined;
   /** Request headers recorded (any case), for `header:<name>`. */
   readonly headers?: Readonly<Record<string, string>> | undefined;
 }
