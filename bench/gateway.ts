@@ -19,7 +19,8 @@
  *  (e) gateway.handler with a traffic-control `requests` policy (sliding window, per client id, a
  *      limit never reached) against none: counts in the local store, and in Redis (against the same
  *      gateway on Redis without a policy).
- * BENCH_GROUPS (a comma list, default a,b,c,d,e) measures only some groups.
+ * BENCH_GROUPS (a comma list, default a,b,c,d,e) measures only some groups. BENCH_CPU_PROF=<dir> writes
+ * a V8 CPU profile of each server under test into <dir> (summed by `bench/profile-summary.ts`).
  * Prints the targets: gateway.handler ≥ 0.90 of fastify's relay, and its CPU per request within
  * 1.5x of the dozen-line node:http + undici relay (the 3x-of-Express target is retired);
  * the CPU the chain adds per request inside Express ≤ 2x what it adds on plain node:http; with Redis
@@ -104,8 +105,9 @@ function serverUsage(child: ChildProcess): Promise<ServerUsage> {
 
 function startServer(kind: string, options: Record<string, unknown> = {}): Promise<{ child: ChildProcess; port: number }> {
   return new Promise((resolve, reject) => {
+    const profileDir = process.env.BENCH_CPU_PROF;
     const child = fork(path.join(here, 'servers.ts'), [kind, JSON.stringify(options)], {
-      execArgv: ['--import', 'tsx'],
+      execArgv: ['--import', 'tsx', ...(profileDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${profileDir}`])],
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     });
     child.once('message', (message) => resolve({ child, port: (message as { port: number }).port }));
