@@ -316,7 +316,7 @@ export const ANSWER_FIELDS: unique symbol = Symbol('express-access-gateway.answe
 export interface AnswerFields {
   /** `[name, value]` pairs, names as written on the wire. */
   readonly fields: ReadonlyArray<readonly [name: string, value: string]>;
-  /** The family the fields stand for, on lower-case names: an answer's other fields of it are dropped. */
+  /** The family the fields stand for, matching names in any case: an answer's other fields of it are dropped. */
   readonly replaces: RegExp;
 }
 

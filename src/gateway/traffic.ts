@@ -24,7 +24,7 @@ import type { ResolvedApi } from '../config/types.js';
 import type { RedisConnection } from '../cluster/redis.js';
 import { apiKey } from '../record/types.js';
 import { compileTrafficPolicies, type CompiledTrafficPolicies } from '../traffic/compile.js';
-import type { TrafficPolicyResult } from '../traffic/decision.js';
+import { holdsSlots, type TrafficPolicyResult } from '../traffic/decision.js';
 import { TrafficControlError } from '../traffic/errors.js';
 import { factsOf } from '../traffic/facts.js';
 import { trafficHeaders } from '../traffic/headers.js';
@@ -34,11 +34,11 @@ import type { TrafficDecision } from '../traffic/types.js';
 import type { TrafficSettings } from './traffic-settings.js';
 
 /**
- * The rate-limit fields' family on lower-case names: `RateLimit`, `RateLimit-Policy` (and the
+ * The rate-limit fields' family, in any case: `RateLimit`, `RateLimit-Policy` (and the
  * older drafts' `RateLimit-*`), `X-RateLimit-*`. A backend's are dropped from an answer that
  * carries the gateway's (docs/traffic-control.md).
  */
-const RATE_LIMIT_FIELDS = /^(x-)?ratelimit(-|$)/;
+const RATE_LIMIT_FIELDS = /^(x-)?ratelimit(-|$)/i;
 
 /** A cap no instance reaches: without `maxConcurrentRequests`, requests in flight are still counted (the gauge). */
 const UNCAPPED = Number.MAX_SAFE_INTEGER;
@@ -168,33 +168,29 @@ function trafficStep(
   environment: TrafficEnvironment,
   api: string,
 ): Middleware {
+  const clientAddressOf = (req: IncomingMessage): string | undefined => environment.clientAddress(req);
   return (req, res, next) => {
     const context = gatewayContext(req);
-    // The exchange may end (the client gone) while the decision is made: its slots go back then.
-    let decided: TrafficDecision | undefined;
-    let closed = false;
-    res.once('close', () => {
-      closed = true;
-      decided?.release();
-    });
-    limiter.decide(factsOf(req, context, environment.clientAddress(req), api, undefined), policies).then(
-      (decision) => {
-        decided = decision;
-        context.traffic = decision;
-        if (closed) {
-          decision.release();
-          return;
-        }
-        const fields = trafficHeaders(decision, settings.headers);
-        if (fields.length > 0) {
-          const answer: AnswerFields = { fields, replaces: RATE_LIMIT_FIELDS };
-          (context as { [ANSWER_FIELDS]?: AnswerFields })[ANSWER_FIELDS] = answer;
-        }
-        if (decision.result === 'allowed') next();
-        else next(refusalOf(decision));
-      },
-      (err: unknown) => next(err),
-    );
+    const settle = (decision: TrafficDecision): void => {
+      context.traffic = decision;
+      if (holdsSlots(decision)) {
+        // The exchange ended (the client gone) while the decision was made: its slots go back now.
+        if (res.closed) return decision.release();
+        res.once('close', decision.release);
+      }
+      const fields = trafficHeaders(decision, settings.headers);
+      if (fields.length > 0) {
+        const answer: AnswerFields = { fields, replaces: RATE_LIMIT_FIELDS };
+        (context as { [ANSWER_FIELDS]?: AnswerFields })[ANSWER_FIELDS] = answer;
+      }
+      if (decision.result === 'allowed') next();
+      else next(refusalOf(decision));
+    };
+    const facts = factsOf(req, context, clientAddressOf, api, undefined);
+    // The local store decides in this turn; Redis answers in a later one.
+    const atOnce = limiter.decideAtOnce(facts, policies);
+    if (atOnce !== undefined) settle(atOnce);
+    else limiter.decide(facts, policies).then(settle, (err: unknown) => next(err));
   };
 }
 

@@ -144,6 +144,8 @@ export class GatewayMetricsRecorder implements GatewayMetrics {
   private readonly backendDuration: HistogramFamily;
   private readonly trafficDecisions: CounterFamily;
   private readonly tokenObservers = new Map<string, TokenPolicyObserver>();
+  /** The traffic decisions' series by API, then policy, then result: no key string built per request. */
+  private readonly trafficSeries = new Map<string, Map<string, Partial<Record<TrafficPolicyResult, CounterSeries>>>>();
   private readonly tracer: GatewayTracing;
   /** Where the text comes from: this registry, or the sum over a cluster's workers (see {@link exposeMetricsText}). */
   private source: () => Promise<string> = () => this.registry.metrics();
@@ -364,8 +366,11 @@ export class GatewayMetricsRecorder implements GatewayMetrics {
 
   /** Traffic control decided on one policy for a request of `api` (names from the configuration, result from a fixed set). */
   trafficDecided(api: string, policy: string, result: TrafficPolicyResult): void {
-    const key = `${api}\u0000${policy}\u0000${result}`;
-    (this.trafficDecisions.find(key) ?? this.trafficDecisions.add(key, [api, policy, result])).value++;
+    let byPolicy = this.trafficSeries.get(api);
+    if (byPolicy === undefined) this.trafficSeries.set(api, (byPolicy = new Map()));
+    let byResult = byPolicy.get(policy);
+    if (byResult === undefined) byPolicy.set(policy, (byResult = {}));
+    (byResult[result] ??= this.trafficDecisions.child(api, policy, result)).value++;
   }
 
   /** The observer of one API's backend exchanges. */

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import type { StoreCheck, StoreVerdict } from './store.js';
+import { NOTHING_TO_RELEASE, type StoreCheck, type StoreVerdict } from './store.js';
 import type { PolicyStanding, TrafficDecision } from './types.js';
 
 /** The result a decision gives one policy, for metrics. */
@@ -20,7 +20,7 @@ export const UNCOVERED: TrafficDecision = Object.freeze({
   result: 'allowed',
   standings: NO_STANDINGS,
   storeUnavailable: false,
-  release: () => undefined,
+  release: NOTHING_TO_RELEASE,
 });
 
 function standingOf(check: StoreCheck, used: number, resetMs: number, exceeded: boolean): PolicyStanding {
@@ -40,11 +40,11 @@ function standingOf(check: StoreCheck, used: number, resetMs: number, exceeded: 
 
 /** The decision of a store's verdict (`fallback` when the shared store was not reached). */
 export function decisionOf(checks: readonly StoreCheck[], verdict: StoreVerdict, fallback?: StoreFallback): TrafficDecision {
-  const standings = Object.freeze(
-    checks.map((check, i) => standingOf(check, verdict.results[i]!.used, verdict.results[i]!.resetMs, verdict.results[i]!.exceeded)),
+  const standings = checks.map((check, i) =>
+    standingOf(check, verdict.results[i]!.used, verdict.results[i]!.resetMs, verdict.results[i]!.exceeded),
   );
-  const unavailable = fallback === undefined ? {} : { storeUnavailable: true, fallback };
-  if (verdict.allowed) return { result: 'allowed', standings, storeUnavailable: false, ...unavailable, release: verdict.release };
+  const storeUnavailable = fallback !== undefined;
+  if (verdict.allowed) return { result: 'allowed', standings, storeUnavailable, fallback, release: verdict.release };
   let limitedBy: PolicyStanding | undefined;
   for (const standing of standings) {
     if (standing.exceeded && standing.mode === 'enforce' && (limitedBy === undefined || standing.resetSeconds > limitedBy.resetSeconds)) {
@@ -55,22 +55,27 @@ export function decisionOf(checks: readonly StoreCheck[], verdict: StoreVerdict,
     result: 'limited',
     limitedBy,
     standings,
-    storeUnavailable: false,
-    ...unavailable,
+    storeUnavailable,
+    fallback,
     retryAfterSeconds: Math.max(1, limitedBy?.resetSeconds ?? 1),
     release: verdict.release,
   };
 }
 
+/** Whether a decision holds slots of a `concurrentRequests` policy, to release when its exchange ends. */
+export function holdsSlots(decision: TrafficDecision): boolean {
+  return decision.release !== NOTHING_TO_RELEASE;
+}
+
 /** The decision made without counting, the shared store unreachable: `allow` or `deny`. */
 export function uncountedDecision(checks: readonly StoreCheck[], fallback: 'allow' | 'deny'): TrafficDecision {
-  const standings = Object.freeze(checks.map((check) => standingOf(check, 0, 0, false)));
+  const standings = checks.map((check) => standingOf(check, 0, 0, false));
   return {
     result: fallback === 'allow' ? 'allowed' : 'unavailable',
     standings,
     storeUnavailable: true,
     fallback,
-    release: () => undefined,
+    release: NOTHING_TO_RELEASE,
   };
 }
 

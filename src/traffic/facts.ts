@@ -38,35 +38,92 @@ export function requestHeader(req: IncomingMessage, name: string): string | unde
   return Array.isArray(value) ? value.join(', ') : value;
 }
 
-/** The facts of a request (see the module comment); `override` wins over the context. */
+/** A validator that left claims but no normalized info: the same members, read from the claims. */
+function infoOf(claims: Readonly<Record<string, unknown>> | undefined): TokenFacts {
+  return {
+    clientId: stringClaim(claims, 'azp') ?? stringClaim(claims, 'client_id'),
+    subject: stringClaim(claims, 'sub'),
+    issuer: stringClaim(claims, 'iss'),
+  };
+}
+
+type TokenFacts = Pick<TrafficFacts, 'clientId' | 'subject' | 'issuer'>;
+
+/**
+ * The facts of one request, each read when a policy's grouping first asks for it: a policy by
+ * client id reads neither the claims nor the client's address (`trustProxy` walked).
+ */
+class RequestFacts implements TrafficFacts {
+  readonly #req: IncomingMessage;
+  readonly #context: GatewayContext;
+  readonly #clientAddressOf: (req: IncomingMessage) => string | undefined;
+  readonly #fallbackApi: string;
+  readonly #override: TrafficFactsOverride | undefined;
+  #claims: Readonly<Record<string, unknown>> | undefined | null = null;
+  #info: TokenFacts | undefined;
+
+  constructor(
+    req: IncomingMessage,
+    context: GatewayContext,
+    clientAddressOf: (req: IncomingMessage) => string | undefined,
+    fallbackApi: string,
+    override: TrafficFactsOverride | undefined,
+  ) {
+    this.#req = req;
+    this.#context = context;
+    this.#clientAddressOf = clientAddressOf;
+    this.#fallbackApi = fallbackApi;
+    this.#override = override;
+  }
+
+  get api(): string {
+    return this.#override?.api ?? apiOf(this.#context) ?? this.#fallbackApi;
+  }
+
+  get operation(): string | undefined {
+    return this.#override?.operation ?? this.#context.api?.operation;
+  }
+
+  get clientId(): string | undefined {
+    return this.#override?.clientId ?? this.#token().clientId;
+  }
+
+  get subject(): string | undefined {
+    return this.#override?.subject ?? this.#token().subject;
+  }
+
+  get issuer(): string | undefined {
+    return this.#override?.issuer ?? this.#token().issuer;
+  }
+
+  get clientAddress(): string | undefined {
+    return this.#override?.clientAddress ?? this.#clientAddressOf(this.#req);
+  }
+
+  get claims(): Readonly<Record<string, unknown>> | undefined {
+    if (this.#claims === null) this.#claims = this.#override?.claims ?? claimsOf(this.#context);
+    return this.#claims;
+  }
+
+  header(name: string): string | undefined {
+    return requestHeader(this.#req, name);
+  }
+
+  #token(): TokenFacts {
+    return (this.#info ??= this.#context.token?.info ?? infoOf(this.claims));
+  }
+}
+
+/**
+ * The facts of a request (see the module comment); `override` wins over the context.
+ * `clientAddressOf` is asked only when a policy groups by the client's address.
+ */
 export function factsOf(
   req: IncomingMessage,
   context: GatewayContext,
-  clientAddress: string | undefined,
+  clientAddressOf: (req: IncomingMessage) => string | undefined,
   fallbackApi: string,
   override: TrafficFactsOverride | undefined,
 ): TrafficFacts {
-  let claims: Readonly<Record<string, unknown>> | undefined | null = null;
-  const readClaims = () => {
-    if (claims === null) claims = override?.claims ?? claimsOf(context);
-    return claims;
-  };
-  // A validator that left claims but no normalized info: the same members, read from the claims.
-  const info = context.token?.info ?? {
-    clientId: stringClaim(readClaims(), 'azp') ?? stringClaim(readClaims(), 'client_id'),
-    subject: stringClaim(readClaims(), 'sub'),
-    issuer: stringClaim(readClaims(), 'iss'),
-  };
-  return {
-    api: override?.api ?? apiOf(context) ?? fallbackApi,
-    operation: override?.operation ?? context.api?.operation,
-    clientId: override?.clientId ?? info.clientId,
-    subject: override?.subject ?? info.subject,
-    issuer: override?.issuer ?? info.issuer,
-    clientAddress: override?.clientAddress ?? clientAddress,
-    get claims() {
-      return readClaims();
-    },
-    header: (name) => requestHeader(req, name),
-  };
+  return new RequestFacts(req, context, clientAddressOf, fallbackApi, override);
 }

@@ -14,16 +14,8 @@ export type TrafficHeaderSet = 'both' | 'ietf' | 'legacy' | 'none';
 
 /** A structured-field string (RFC 8941 section 3.3.3). */
 function sfString(value: string): string {
+  if (!value.includes('"') && !value.includes('\\')) return `"${value}"`;
   return `"${value.replace(/[\\"]/g, (c) => `\\${c}`)}"`;
-}
-
-/** The standing whose numbers the legacy fields show: the least remaining, then the longest wait. */
-function nearest(standings: readonly PolicyStanding[]): PolicyStanding {
-  let best = standings[0]!;
-  for (const s of standings) {
-    if (s.remaining < best.remaining || (s.remaining === best.remaining && s.resetSeconds > best.resetSeconds)) best = s;
-  }
-  return best;
 }
 
 /**
@@ -33,15 +25,27 @@ function nearest(standings: readonly PolicyStanding[]): PolicyStanding {
  */
 export function trafficHeaders(decision: TrafficDecision, set: TrafficHeaderSet): Array<[string, string]> {
   if (set === 'none' || (decision.storeUnavailable && decision.fallback !== 'localShare')) return [];
-  const standings = decision.standings.filter((s) => s.metric === 'requests');
-  if (standings.length === 0) return [];
+  let policyField = '';
+  let limitField = '';
+  let shown: PolicyStanding | undefined;
+  for (const s of decision.standings) {
+    if (s.metric !== 'requests') continue;
+    const name = sfString(s.policy);
+    const separator = shown === undefined ? '' : ', ';
+    policyField += `${separator}${name};q=${s.limit};w=${s.windowSeconds ?? 0}`;
+    limitField += `${separator}${name};r=${s.remaining};t=${s.resetSeconds}`;
+    // The legacy fields show the standing nearest its limit: the least remaining, then the longest wait.
+    if (shown === undefined || s.remaining < shown.remaining || (s.remaining === shown.remaining && s.resetSeconds > shown.resetSeconds)) {
+      shown = s;
+    }
+  }
+  if (shown === undefined) return [];
   const fields: Array<[string, string]> = [];
   if (set === 'both' || set === 'ietf') {
-    fields.push(['RateLimit-Policy', standings.map((s) => `${sfString(s.policy)};q=${s.limit};w=${s.windowSeconds ?? 0}`).join(', ')]);
-    fields.push(['RateLimit', standings.map((s) => `${sfString(s.policy)};r=${s.remaining};t=${s.resetSeconds}`).join(', ')]);
+    fields.push(['RateLimit-Policy', policyField]);
+    fields.push(['RateLimit', limitField]);
   }
   if (set === 'both' || set === 'legacy') {
-    const shown = nearest(standings);
     fields.push(['X-RateLimit-Limit', String(shown.limit)]);
     fields.push(['X-RateLimit-Remaining', String(shown.remaining)]);
     fields.push(['X-RateLimit-Reset', String(shown.resetSeconds)]);

@@ -93,23 +93,24 @@ export class TrafficLimiter {
    * Call the decision's `release()` once the exchange ends.
    */
   async decide(facts: TrafficFacts, policies: CompiledTrafficPolicies): Promise<TrafficDecision> {
+    const atOnce = this.decideAtOnce(facts, policies);
+    if (atOnce !== undefined) return atOnce;
+    const checks = checksOf(facts, policies.covering(facts.operation));
+    const verdict = await this.#shared!.take(checks);
+    return this.#reported(facts, verdict === undefined ? this.#withoutStore(checks) : decisionOf(checks, verdict));
+  }
+
+  /**
+   * {@link decide}'s decision when it needs no round trip (no policy covers the request, or the
+   * store is local), so that the request goes on in the same turn; `undefined` when it must ask
+   * Redis.
+   */
+  decideAtOnce(facts: TrafficFacts, policies: CompiledTrafficPolicies): TrafficDecision | undefined {
     const covering = policies.covering(facts.operation);
     if (covering.length === 0) return UNCOVERED;
-    const checks: StoreCheck[] = covering.map((policy) => {
-      const { label, hash } = policy.group(facts);
-      return { policy, hash, group: label, limit: policy.limit };
-    });
-    let decision: TrafficDecision;
-    if (this.#shared === undefined) {
-      decision = decisionOf(checks, this.#local.take(checks));
-    } else {
-      const verdict = await this.#shared.take(checks);
-      decision = verdict === undefined ? this.#withoutStore(checks) : decisionOf(checks, verdict);
-    }
-    if (this.#onPolicyResult !== undefined) {
-      for (const standing of decision.standings) this.#onPolicyResult(facts.api, standing.policy, policyResult(decision, standing));
-    }
-    return decision;
+    if (this.#shared !== undefined) return undefined;
+    const checks = checksOf(facts, covering);
+    return this.#reported(facts, decisionOf(checks, this.#local.take(checks)));
   }
 
   /** The busiest groups of a policy now, most used first (Redis: the groups this instance saw lately). */
@@ -127,6 +128,14 @@ export class TrafficLimiter {
     await this.#shared?.close();
   }
 
+  #reported(facts: TrafficFacts, decision: TrafficDecision): TrafficDecision {
+    if (this.#onPolicyResult !== undefined) {
+      const api = facts.api;
+      for (const standing of decision.standings) this.#onPolicyResult(api, standing.policy, policyResult(decision, standing));
+    }
+    return decision;
+  }
+
   #withoutStore(checks: readonly StoreCheck[]): TrafficDecision {
     const mode = this.onStoreUnavailable;
     if (mode !== 'localShare') return uncountedDecision(checks, mode);
@@ -135,6 +144,14 @@ export class TrafficLimiter {
     const shared = checks.map((check) => ({ ...check, limit: Math.ceil(check.limit / share) }));
     return decisionOf(shared, this.#local.take(shared), 'localShare');
   }
+}
+
+/** One check per covering policy: the request's group in it. */
+function checksOf(facts: TrafficFacts, covering: readonly CompiledTrafficPolicy[]): StoreCheck[] {
+  return covering.map((policy) => {
+    const { label, hash } = policy.group(facts);
+    return { policy, hash, group: label, limit: policy.limit };
+  });
 }
 
 /**

@@ -171,7 +171,7 @@ export function trafficControl(options: TrafficControlOptions = {}): TrafficCont
       releaseDecision?.();
     });
     const context = gatewayContext(req);
-    const facts = factsOf(req, context, clientAddress(req), fallbackApi, override?.(req));
+    const facts = factsOf(req, context, clientAddress, fallbackApi, override?.(req));
     ready.decide(facts, ready.policies).then(
       (decision) => {
         releaseDecision = decision.release;
