@@ -106,6 +106,12 @@ interface Settings {
 
 const FACTORY = 'connectRedis';
 const CLOSE_TIMEOUT_MS = 1000;
+/**
+ * Commands node-redis may hold unwritten or unanswered on a connection this module created; past
+ * it, a command fails at once (a miss, like a timeout). A Redis that hangs stops the sending after
+ * one timeout (see the module comment), so this is reached only by a burst.
+ */
+const MAX_QUEUED_COMMANDS = 10_000;
 
 function messageOf(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
@@ -427,8 +433,11 @@ export async function connectRedis(urlOrClient: string | RedisClientLike, option
     url: urlOrClient,
     // Fail at once while disconnected instead of queueing commands behind the outage.
     disableOfflineQueue: true,
-    // Also bounds node-redis's own queue when a server hangs.
-    commandOptions: { timeout: settings.commandTimeoutMs },
+    // No per-command timeout of node-redis's (by default 5 s: an AbortSignal and a timer each,
+    // more CPU than the command they guard): the connection's own timeout answers for each
+    // command, and this bounds node-redis's queue when a server hangs.
+    commandOptions: { timeout: 0 },
+    commandsQueueMaxLength: MAX_QUEUED_COMMANDS,
     socket: {
       connectTimeout: settings.connectTimeoutMs,
       // Exponential backoff with jitter, capped; never gives up.

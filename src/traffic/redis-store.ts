@@ -56,18 +56,22 @@ export class RedisTrafficStore implements SharedStore {
   readonly #redis: RedisConnection;
   readonly #prefix: string;
   readonly #leaseMs: number;
+  readonly #leaseArg: string;
   readonly #instance = randomBytes(9).toString('base64url');
   #sequence = 0;
   /** Slot keys of this instance's requests in flight, by slot id. */
   readonly #inFlight = new Map<string, string[]>();
   /** Per policy (scope and store name), the latest groups decided here: hash to label. */
   readonly #seen = new Map<string, Map<string, string>>();
+  /** What each compiled policy sends with every decision, made once (see {@link RedisTrafficStore.take}). */
+  readonly #wire = new WeakMap<CompiledTrafficPolicy, PolicyWire>();
   readonly #renewal: NodeJS.Timeout;
 
   constructor(redis: RedisConnection, options: RedisTrafficStoreOptions) {
     this.#redis = redis;
     this.#prefix = `${redis.keyPrefix}traffic:`;
     this.#leaseMs = options.leaseMs;
+    this.#leaseArg = String(options.leaseMs);
     this.#renewal = setInterval(() => void this.#renew(), Math.max(1, Math.floor(options.leaseMs / 3)));
     this.#renewal.unref();
     // Loaded ahead so that the first decisions need no second try; EVALSHA falls back by itself.
@@ -81,17 +85,22 @@ export class RedisTrafficStore implements SharedStore {
 
   async take(checks: readonly StoreCheck[]): Promise<StoreVerdict | undefined> {
     const id = `${this.#instance}.${(this.#sequence++).toString(36)}`;
-    const keys = checks.map((check) => this.keyOf(check.policy, check.hash));
-    const args = [id, String(this.#leaseMs)];
+    const keys: string[] = [];
+    const args = [id, this.#leaseArg];
+    const wires: PolicyWire[] = [];
     for (const check of checks) {
-      args.push(kindOf(check.policy), String(check.limit), String(windowMsOf(check.policy)), check.policy.mode === 'enforce' ? '1' : '0');
+      const wire = this.#wireOf(check.policy);
+      wires.push(wire);
+      keys.push(wire.keyPrefix + check.hash);
+      // Under localShare the limit of a check differs from its policy's.
+      args.push(wire.kind, check.limit === check.policy.limit ? wire.limit : String(check.limit), wire.windowMs, wire.enforce);
     }
     const parsed = verdictOf(await this.#redis.evalScript(DECIDE, keys, args), checks.length);
     if (parsed === undefined) return undefined;
     const slots: string[] = [];
     const results = parsed.results.map((result, i): CheckResult => {
       const check = checks[i]!;
-      this.#remember(check);
+      remember(wires[i]!.seen, check);
       if (parsed.counted[i] === true && check.policy.metric === 'concurrentRequests') slots.push(keys[i]!);
       // Not counted: past its limit when it had no room (as in the local store).
       const exceeded = parsed.counted[i] === true ? result.used > check.limit : result.used >= check.limit;
@@ -154,12 +163,39 @@ export class RedisTrafficStore implements SharedStore {
     if (keys.length > 0) await flush();
   }
 
-  #remember(check: StoreCheck): void {
-    const name = `${check.policy.scope}\n${check.policy.storeName}`;
-    let seen = this.#seen.get(name);
-    if (seen === undefined) this.#seen.set(name, (seen = new Map()));
-    seen.delete(check.hash);
-    seen.set(check.hash, check.group);
-    if (seen.size > USAGE_GROUPS) seen.delete(seen.keys().next().value!);
+  #wireOf(policy: CompiledTrafficPolicy): PolicyWire {
+    let wire = this.#wire.get(policy);
+    if (wire === undefined) {
+      const name = `${policy.scope}\n${policy.storeName}`;
+      let seen = this.#seen.get(name);
+      if (seen === undefined) this.#seen.set(name, (seen = new Map()));
+      wire = {
+        keyPrefix: this.keyOf(policy, ''),
+        kind: kindOf(policy),
+        limit: String(policy.limit),
+        windowMs: String(windowMsOf(policy)),
+        enforce: policy.mode === 'enforce' ? '1' : '0',
+        seen,
+      };
+      this.#wire.set(policy, wire);
+    }
+    return wire;
   }
+}
+
+/** A policy's part of every decision's command, and where its groups seen lately are kept. */
+interface PolicyWire {
+  readonly keyPrefix: string;
+  readonly kind: string;
+  readonly limit: string;
+  readonly windowMs: string;
+  readonly enforce: '1' | '0';
+  readonly seen: Map<string, string>;
+}
+
+/** Keeps a group among the latest {@link USAGE_GROUPS} of its policy decided here. */
+function remember(seen: Map<string, string>, check: StoreCheck): void {
+  seen.delete(check.hash);
+  seen.set(check.hash, check.group);
+  if (seen.size > USAGE_GROUPS) seen.delete(seen.keys().next().value!);
 }
