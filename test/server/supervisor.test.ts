@@ -64,6 +64,18 @@ async function postgresOn(port: number): Promise<{ close(): Promise<void> }> {
   };
 }
 
+/** The status line a CONNECT gets from the APIs' listener. */
+function connectStatusLine(url: string): Promise<string> {
+  const { hostname, port } = new URL(url);
+  return new Promise((resolve, reject) => {
+    const socket = net.connect(Number(port), hostname, () => socket.write('CONNECT example.org:443 HTTP/1.1\r\nHost: example.org\r\n\r\n'));
+    let text = '';
+    socket.on('data', (chunk: Buffer) => (text += chunk.toString('latin1')));
+    socket.on('close', () => resolve(text.split('\r\n')[0]!));
+    socket.on('error', reject);
+  });
+}
+
 describe('serve --workers: the supervisor', function () {
   this.timeout(120_000);
   const suffix = randomBytes(4).toString('hex');
@@ -122,6 +134,28 @@ describe('serve --workers: the supervisor', function () {
     }
   });
 
+  it('SIGTERM while a slot waits to start again: the primary stops at once, exit 0, nothing forked after', async () => {
+    const dbPort = await freePort();
+    const served = serve(['serve', '--config', config, '--port', '0', '--admin-port', '0', '--workers', '2'], {
+      LOG_FORMAT: 'json',
+      DATABASE_URL: `postgres://postgres@127.0.0.1:${dbPort}/test`,
+      DATABASE_SCHEMA: schema,
+    });
+    try {
+      await served.waitFor(/"failures":2,"restartInMs":2000/);
+      const asked = Date.now();
+      served.child.kill('SIGTERM');
+      expect(await served.exited()).to.equal(0);
+      expect(Date.now() - asked).to.be.below(5_000);
+      const log = lines(served);
+      const shutdown = log.findIndex((line) => line.event === 'shutdown');
+      expect(shutdown).to.be.above(-1);
+      expect(log.slice(shutdown).filter((line) => line.event === 'worker_started')).to.have.length(0);
+    } finally {
+      await stop(served);
+    }
+  });
+
   it('PostgreSQL back in time: the workers come up; a replacement worker keeps its slot node id', async () => {
     const dbPort = await freePort();
     const served = serve(['serve', '--config', config, '--port', '0', '--admin-port', '0', '--workers', '2'], {
@@ -150,6 +184,8 @@ describe('serve --workers: the supervisor', function () {
       const again = starts().filter((line) => line.pid !== first.pid && line.nodeId === `sup-${suffix}-w1`);
       expect(again, served.output()).to.have.length(1);
       for (let i = 0; i < 4; i++) expect((await fetch(`${url}/gateway/Ente/Echo/v1/ping`)).status).to.equal(201);
+      // A CONNECT is answered (not a closed socket) and recorded like any refusal.
+      expect(await connectStatusLine(url)).to.equal('HTTP/1.1 501 Not Implemented');
       served.child.kill('SIGTERM');
       expect(await served.exited()).to.equal(0);
       const client = new pg.Client({ connectionString: 'postgres://postgres@127.0.0.1:5432/test' });
@@ -157,6 +193,10 @@ describe('serve --workers: the supervisor', function () {
       try {
         const { rows } = await client.query<{ node_id: string }>(`SELECT DISTINCT node_id FROM "${schema}".gateway_transactions`);
         expect(rows.map((row) => row.node_id)).to.satisfy((ids: string[]) => ids.every((id) => /^sup-[0-9a-f]+-w[12]$/.test(id)));
+        const connects = await client.query<{ status: number }>(
+          `SELECT status::int AS status FROM "${schema}".gateway_transactions WHERE method = 'CONNECT'`,
+        );
+        expect(connects.rows).to.deep.equal([{ status: 501 }]);
       } finally {
         await client.end();
       }
