@@ -105,6 +105,7 @@ export type GatewayErrorCode =
   | 'ERR_BACKEND_TIMEOUT'
   | 'ERR_BAD_REQUEST'
   | 'ERR_PATH_REFUSED'
+  | 'ERR_METHOD_NOT_IMPLEMENTED'
   | 'ERR_URI_TOO_LONG'
   | 'ERR_REQUEST_TOO_LARGE'
   | 'ERR_ADMIN_ORIGIN_REFUSED'
@@ -222,6 +223,13 @@ export const errorCatalogue: Readonly<Record<GatewayErrorCode, ErrorDefinition>>
     gatewayStatus: 'protocol:GATEWAY-400',
     outcome: 'GENERIC_ERROR',
   },
+  // CONNECT (the gateway opens no tunnels) and methods Node's parser does not know (`FOO`, `get`):
+  // RFC 9110 section 9.1 answers a method that is unrecognized or not implemented with 501.
+  ERR_METHOD_NOT_IMPLEMENTED: {
+    status: 501,
+    gatewayStatus: 'protocol:GATEWAY-501',
+    outcome: 'GENERIC_ERROR',
+  },
   ERR_URI_TOO_LONG: {
     status: 414,
     gatewayStatus: 'protocol:GATEWAY-414',
@@ -312,6 +320,7 @@ export const messagesIt: MessageSet = {
   ERR_BACKEND_TIMEOUT: 'Il servizio non ha risposto in tempo',
   ERR_BAD_REQUEST: 'Richiesta non valida',
   ERR_PATH_REFUSED: 'Percorso della richiesta non valido',
+  ERR_METHOD_NOT_IMPLEMENTED: 'Metodo della richiesta non supportato dal gateway',
   ERR_URI_TOO_LONG: "L'indirizzo della richiesta supera la lunghezza massima consentita",
   ERR_REQUEST_TOO_LARGE: 'Il corpo della richiesta supera la dimensione massima consentita',
   ERR_ADMIN_ORIGIN_REFUSED: 'Richiesta amministrativa rifiutata: origine non consentita',
@@ -341,6 +350,7 @@ export const messagesEn: MessageSet = {
   ERR_BACKEND_TIMEOUT: 'The service did not answer in time',
   ERR_BAD_REQUEST: 'Bad request',
   ERR_PATH_REFUSED: 'Invalid request path',
+  ERR_METHOD_NOT_IMPLEMENTED: 'The request method is not supported by the gateway',
   ERR_URI_TOO_LONG: 'The request target exceeds the maximum length allowed',
   ERR_REQUEST_TOO_LARGE: 'The request body exceeds the maximum size allowed',
   ERR_ADMIN_ORIGIN_REFUSED: 'Administrative request refused: origin not allowed',

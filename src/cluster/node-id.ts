@@ -12,10 +12,13 @@ export const NODE_ID = /^[A-Za-z0-9._:@-]{1,200}$/;
 /** The rule in words, for error messages. */
 export const NODE_ID_RULE = 'up to 200 letters, digits and ._:@-';
 
-/** `<host name>-<pid>`, in the characters a node id may have: tells apart instances and `--workers` processes. */
-export function defaultNodeId(): string {
-  const pid = `-${process.pid}`;
+/**
+ * `<host name>-<pid><suffix>`, in the characters a node id may have: tells apart instances and
+ * `--workers` processes (a worker's is its primary's pid and its slot, `suffix` `-w<n>`).
+ */
+export function defaultNodeId(pid: number = process.pid, suffix = ''): string {
+  const tail = `-${pid}${suffix}`;
   return `${hostname()
     .replace(/[^A-Za-z0-9._:@-]/g, '_')
-    .slice(0, 200 - pid.length)}${pid}`;
+    .slice(0, 200 - tail.length)}${tail}`;
 }

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import { METHODS, type IncomingMessage, type ServerResponse } from 'node:http';
 import { gatewayContext, type RecordingContext } from '../context.js';
 import { GatewayError } from '../errors.js';
 import { logger } from '../log.js';
@@ -32,6 +32,20 @@ function recordingOf(recording: CompiledApi['api']['recording']): RecordingConte
       : undefined;
   recordings.set(recording, context);
   return context;
+}
+
+/** The methods Node's parser knows: any other reaches the handler only from `serveGateway`'s listener. */
+const PARSED_METHODS = new Set(METHODS);
+
+/**
+ * 501 `ERR_METHOD_NOT_IMPLEMENTED` for a method no route can serve: CONNECT (no tunnels) or one
+ * Node's parser does not know (what `serveGateway` hands over from its `connect` and `clientError`).
+ */
+function unservedMethod(method: string | undefined): GatewayError | undefined {
+  if (method !== undefined && method !== 'CONNECT' && PARSED_METHODS.has(method)) return undefined;
+  return new GatewayError('ERR_METHOD_NOT_IMPLEMENTED', {
+    diagnostic: `the method ${JSON.stringify(String(method).slice(0, 64))} is not served: no route relays it`,
+  });
 }
 
 /** A plain `node:http` handler that may pass requests it does not serve to `next`. */
@@ -184,11 +198,12 @@ export function createRequestPath(settings: RequestPathSettings): GatewayHandler
     }
     if (target === undefined && !tooLong) target = canonicalTarget(raw, targetRules);
     const refusal =
-      target === undefined
+      unservedMethod(req.method) ??
+      (target === undefined
         ? new GatewayError('ERR_URI_TOO_LONG', {
             diagnostic: `request target of ${raw.length} bytes refused: the limit is ${maxRequestTargetBytes}`,
           })
-        : decide(req, raw, target);
+        : decide(req, raw, target));
     runChain(refusal === undefined ? requestPath : refusalPath(refusal), req, res, (err) => {
       if (err !== undefined && err !== null) errorHandler(err, req, res, outer);
       else if (!res.headersSent)

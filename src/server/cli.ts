@@ -3,7 +3,8 @@
  * `express-access-gateway serve --config <file>`: the gateway as its own server. `--help` prints
  * the usage (settings.ts); `--version` the version. Logs are JSON lines on stdout (logging.ts).
  * Exit codes: 0 after a clean stop (SIGTERM/SIGINT), 2 for bad usage or an invalid configuration
- * (the field path in the log), 1 for anything else that stops the start. SIGHUP reloads.
+ * (the field path in the log), 1 for anything else that stops the start (with `--workers`: a worker
+ * slot that keeps failing to start, supervisor.ts). SIGHUP reloads.
  * `--check-config` checks the configuration and its authorization servers, then exits 0 or 2.
  *
  * @module
@@ -23,8 +24,9 @@ import { serveLoggers } from './logging.js';
 import { serveGateway } from './serve.js';
 import { settingsOf, USAGE, UsageError, type ServeSettings } from './settings.js';
 import { packageVersion } from './version.js';
-import { answerWorkerMetrics, workerMetricsText } from './worker-metrics.js';
-import { relayWorkerSignOuts, workerSignOuts } from './worker-sessions.js';
+import { exitAfterStartFailure, superviseWorkers, workerSlot } from './supervisor.js';
+import { workerMetricsText } from './worker-metrics.js';
+import { workerSignOuts } from './worker-sessions.js';
 
 /** What a SIGHUP does now: nothing until the gateway serves (but never Node's default, exiting). */
 interface Hangup {
@@ -60,7 +62,7 @@ function startTracingRecord(log: GatewayLogger, tracing: TracingExport | undefin
 
 /** The gateway of one serving process. */
 async function gatewayOf(settings: ServeSettings, adminPassword: string, log: GatewayLogger, access: GatewayLogger, closing: Closing) {
-  const instance = await instanceSettings(process.env, cluster.worker?.id);
+  const instance = await instanceSettings(process.env, workerSlot());
   closing.store = instance.store;
   try {
     closing.source = settings.configSource === 'postgres' ? await postgresConfigSource(process.env, settings.configFile) : undefined;
@@ -191,71 +193,12 @@ async function serveOne(settings: ServeSettings, adminPassword: string, loggers:
   process.on('SIGINT', stop);
 }
 
-/** The primary of `--workers n`: forks the workers, replaces those that die, stops them all on a signal. */
-function superviseWorkers(settings: ServeSettings, adminPassword: string, log: GatewayLogger, hangup: Hangup): void {
-  let stopping = false;
-  // The workers share the port of the admin listener: they sign sessions with one secret.
-  const sessionSecret = process.env.GATEWAY_SESSION_SECRET || randomBytes(32).toString('base64url');
-  const fork = (): number | undefined => cluster.fork({ ADMIN_PASSWORD: adminPassword, GATEWAY_SESSION_SECRET: sessionSecret }).process.pid;
-  const live = () => Object.values(cluster.workers ?? {}).filter((worker) => worker !== undefined);
-  cluster.on('exit', (worker, code, signal) => {
-    const pid = worker.process.pid;
-    if (stopping) {
-      if (live().length === 0) {
-        log.info({ event: 'stopped' }, `pid ${process.pid} stopped`);
-        process.exit(process.exitCode ?? 0);
-      }
-      return;
-    }
-    // Exit code 2: the configuration is invalid; forking again would fail the same way.
-    if (code === 2) {
-      log.error({ event: 'worker_exit', pid, code }, `worker ${pid} refused the configuration; stopping`);
-      stopping = true;
-      for (const other of live()) other.process.kill('SIGTERM');
-      process.exitCode = 2;
-      if (live().length === 0) process.exit(2);
-      return;
-    }
-    log.error({ event: 'worker_exit', pid, code, signal }, `worker ${pid} died (${signal ?? `exit ${code}`}); starting another`);
-    const replacement = fork();
-    log.info({ event: 'worker_started', pid: replacement, replaces: pid }, `worker ${replacement} started in place of ${pid}`);
-  });
-  const stop = (signal: NodeJS.Signals): void => {
-    if (stopping) return;
-    stopping = true;
-    log.info({ event: 'shutdown', signal, workers: live().length }, `${signal}: stopping the workers`);
-    for (const worker of live()) worker.process.kill('SIGTERM');
-  };
-  process.on('SIGTERM', stop);
-  process.on('SIGINT', stop);
-  // With Redis one worker's ResetAllCaches reaches every instance, its siblings included.
-  hangup.run = () => {
-    const workers = live();
-    const told = process.env.REDIS_URL ? workers.slice(0, 1) : workers;
-    log.info({ event: 'reload', signal: 'SIGHUP', workers: told.length }, `SIGHUP: ${told.length} worker(s) told to reload`);
-    for (const worker of told) worker.process.kill('SIGHUP');
-  };
-  answerWorkerMetrics();
-  relayWorkerSignOuts();
-  log.info(
-    {
-      event: 'start',
-      version: packageVersion(),
-      port: settings.port,
-      adminPort: settings.adminPort === false ? null : settings.adminPort,
-      workers: settings.workers,
-    },
-    `pid ${process.pid}: starting ${settings.workers} workers`,
-  );
-  for (let i = 0; i < settings.workers; i++) fork();
-}
-
-/** Why the start failed, logged; the exit code it means. */
-function startFailed(log: GatewayLogger, err: unknown): number {
+/** Why the start failed, logged; the exit code it means, and the cause. */
+function startFailed(log: GatewayLogger, err: unknown): { code: number; cause: string } {
   const usage = err instanceof ConfigError || err instanceof EnvironmentError;
   const cause = err instanceof ConfigError ? err.message : err instanceof Error ? err.message : String(err);
   log.error({ event: 'not_ready', cause }, `${err instanceof EnvironmentError ? '' : 'cannot start: '}${cause}`);
-  return usage ? 2 : 1;
+  return { code: usage ? 2 : 1, cause };
 }
 
 async function main(argv: string[]): Promise<void> {
@@ -297,7 +240,9 @@ async function main(argv: string[]): Promise<void> {
   try {
     await serveOne(settings, adminPassword, loggers, hangup);
   } catch (err) {
-    process.exit(startFailed(loggers.log, err));
+    // A worker tells the primary why, so that the primary's log says it when it gives up.
+    const { code, cause } = startFailed(loggers.log, err);
+    exitAfterStartFailure(cause, code);
   }
 }
 

@@ -66,7 +66,7 @@ function where(url: string): string {
 }
 
 /**
- * Reads the environment (`worker`: the number of a `--workers` process). With `DATABASE_URL` the
+ * Reads the environment (`worker`: the slot of a `--workers` process, 1 to n). With `DATABASE_URL` the
  * PostgreSQL store is created and its table migrated now, so that an unreachable database or a
  * refused login stops the start.
  *
@@ -74,8 +74,14 @@ function where(url: string): string {
  */
 export async function instanceSettings(env: NodeJS.ProcessEnv = process.env, worker?: number): Promise<InstanceSettings> {
   const given = set(env, 'GATEWAY_NODE_ID');
-  // The workers of one instance are instances of their own: each gets its own id.
-  const nodeId = given === undefined ? defaultNodeId() : worker === undefined ? given : `${given}-w${worker}`;
+  // The workers of one instance are instances of their own: each slot gets its own id, which the
+  // worker that replaces a dead one keeps (its records and its place in the node list go on).
+  const nodeId =
+    worker === undefined
+      ? (given ?? defaultNodeId())
+      : given === undefined
+        ? defaultNodeId(process.ppid, `-w${worker}`)
+        : `${given}-w${worker}`;
   const redis = set(env, 'REDIS_URL');
   const secrets = redis === undefined ? undefined : clusterSecret(env);
   const redisKeyPrefix = set(env, 'REDIS_KEY_PREFIX');

@@ -11,6 +11,7 @@ import express from 'express';
 import type { Gateway } from '../gateway/create-gateway.js';
 import { adminAdmissionSettings, admitted, type AdminAdmissionOptions } from './admission.js';
 import { InvalidOptionError, optionChecks, optionKeys, type OptionChecks } from '../options.js';
+import { answerUnservedMethods, refuseMethod } from './unserved-methods.js';
 
 /**
  * Timeouts of both listeners, with Node's names (`http.createServer` options). A client that sends
@@ -119,7 +120,9 @@ const SERVE_KEYS = optionKeys<ServeOptions>({
  * Serves a gateway: its APIs with `gateway.handler` on a plain `node:http` server, and its
  * `adminRouter` (admin routes, console, health) on a second listener, so on another origin than
  * any page a backend serves through an API. Both listeners drop slow and idle clients (see
- * {@link ServerTimeouts}). Rejects when a port cannot be bound.
+ * {@link ServerTimeouts}), and answer `CONNECT` and methods Node's parser does not know with 501
+ * problem+json (`ERR_METHOD_NOT_IMPLEMENTED`; recorded on the APIs' listener). Rejects when a port
+ * cannot be bound.
  *
  * @example
  * ```ts
@@ -148,12 +151,13 @@ export async function serveGateway(gateway: Gateway, options: ServeOptions = {})
 
   const servers: Server[] = [];
   try {
-    servers.push(await listen(gateway.handler, port, host, timeouts));
+    // CONNECT and methods Node's parser does not know: 501, recorded (API) or not (admin).
+    servers.push(await listen(gateway.handler, port, host, timeouts, gateway.handler));
     if (adminPort !== false) {
       const adminApp = express();
       adminApp.disable('x-powered-by');
       adminApp.use(gateway.adminRouter);
-      servers.push(await listen(admitted(adminApp, admission), adminPort, adminHost, timeouts));
+      servers.push(await listen(admitted(adminApp, admission), adminPort, adminHost, timeouts, refuseMethod));
     }
   } catch (err) {
     await Promise.all(servers.map((server) => stopServer(server, 0)));
@@ -174,10 +178,17 @@ export async function serveGateway(gateway: Gateway, options: ServeOptions = {})
   };
 }
 
-async function listen(handler: RequestListener, port: number, host: string, timeouts: Required<ServerTimeouts>): Promise<Server> {
+async function listen(
+  handler: RequestListener,
+  port: number,
+  host: string,
+  timeouts: Required<ServerTimeouts>,
+  unservedMethods: RequestListener,
+): Promise<Server> {
   const { keepAliveTimeout, ...requestTimeouts } = timeouts;
   const server = createServer(requestTimeouts, handler);
   server.keepAliveTimeout = keepAliveTimeout;
+  answerUnservedMethods(server, unservedMethods);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, host, () => {

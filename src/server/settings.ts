@@ -40,7 +40,9 @@ Options (each also from the environment variable in brackets; the flag wins):
                           are believed: a TLS-terminating proxy's X-Forwarded-Proto: https makes the
                           session cookie Secure (default none)
   --workers <n|auto>      [WORKERS] processes sharing the ports (node:cluster; auto = one per core;
-                          default 1); a worker that dies is replaced
+                          default 1); a worker that dies is replaced after 1 s, doubled for each
+                          failed start in a row up to 30 s; 5 failed starts of one worker within
+                          120 s stop the gateway (exit 1)
   --grace-period <ms>     [GRACE_PERIOD_MS] how long a stop lets exchanges in flight finish (default 10000)
   --users <file>          [GATEWAY_USERS_FILE] operators with roles (viewer, operator, admin) besides
                           "admin"; edit it with
@@ -68,7 +70,8 @@ Environment:
                           (a random one is generated and printed when unset)
   GATEWAY_SESSION_SECRET  signs the operators' sessions (32+ characters), so that every instance
                           given it accepts them (--workers makes one for its workers)
-  GATEWAY_NODE_ID         this instance's id, on every record and in the node list (default <host>-<pid>)
+  GATEWAY_NODE_ID         this instance's id, on every record and in the node list (default <host>-<pid>;
+                          with --workers, worker n and its replacements: <id>-w<n>)
   REDIS_URL               Redis shared by the instances: token results shared, ResetAllCaches
                           reaching every instance, the live instances in GET /gateway/admin/status
   GATEWAY_CLUSTER_SECRET  required with REDIS_URL: signs what the instances share there (32+
@@ -94,7 +97,8 @@ and why; checked again every 5 to 30 s).
 SIGHUP: read the configuration again and forget the cached token results (ResetAllCaches: on every
 instance with REDIS_URL); an invalid configuration is logged and the one in force stays.
 SIGTERM or SIGINT: stop accepting, let exchanges in flight finish (up to the grace period), exit 0.
-Exit codes: 0 stopped, 2 bad usage or invalid configuration, 1 any other start failure.`;
+Exit codes: 0 stopped, 2 bad usage or invalid configuration, 1 any other start failure (with
+--workers: a worker failing to start 5 times within 120 s).`;
 
 /** Levels of `--log-level`. */
 export const LOG_LEVELS = ['error', 'warn', 'info', 'debug'] as const;
