@@ -3,7 +3,8 @@
  *
  * - Decisions per second and CPU microseconds per decision, local store and Redis store (a
  *   `redis-server` of its own on a free port, BENCH_TRAFFIC_DECISIONS decisions, 64 in flight).
- * - Redis commands per decision: `INFO commandstats` (EVALSHA + EVAL calls) before and after, and
+ * - Redis commands per decision (at most 1: the decisions of one event-loop turn share one):
+ *   `INFO commandstats` (EVALSHA + EVAL calls) before and after, and
  *   the connection's own count; then every key the run left is checked for a TTL.
  * - Memory per group of the local store: heap used (after a full GC) by a million distinct groups
  *   of a sliding and of a fixed window, each holding one request, against LOCAL_BYTES_PER_GROUP_BOUND.

@@ -1,6 +1,6 @@
 /**
- * Counts shared by every instance, in Redis: one script, one round trip, per decision (see
- * redis-scripts.ts). The connection bounds each command by its timeout and, after a failure,
+ * Counts shared by every instance, in Redis: one script, one round trip, per decision, the
+ * decisions of one event-loop turn in one command (see redis-scripts.ts). The connection bounds each command by its timeout and, after a failure,
  * skips Redis at once for a while (its circuit): an unreachable Redis gives `undefined` fast, and
  * the engine follows `onStoreUnavailable`.
  *
@@ -27,6 +27,8 @@ export interface RedisTrafficStoreOptions {
 const USAGE_GROUPS = 1000;
 /** Slots renewed per command. */
 const RENEW_BATCH = 500;
+/** Keys of the decisions of one turn past which they are sent at once (a command stays small). */
+const BATCH_KEYS = 256;
 
 function kindOf(policy: CompiledTrafficPolicy): 's' | 'f' | 'c' {
   if (policy.metric === 'concurrentRequests') return 'c';
@@ -37,18 +39,35 @@ function windowMsOf(policy: CompiledTrafficPolicy): number {
   return (policy.windowSeconds ?? 0) * 1000;
 }
 
-/** The verdict in a reply of the decision script, or `undefined` when it is not one. */
-function verdictOf(reply: unknown, n: number): { allowed: boolean; results: CheckResult[]; counted: boolean[] } | undefined {
-  if (!Array.isArray(reply) || reply.length !== 1 + 3 * n || !reply.every((v) => typeof v === 'number')) return undefined;
-  const values = reply as number[];
+/** A decision's verdict in the script's reply from `at`, or `undefined` when it is not one. */
+function verdictOf(
+  values: readonly unknown[],
+  at: number,
+  n: number,
+): { allowed: boolean; results: CheckResult[]; counted: boolean[] } | undefined {
+  if (values.length < at + 1 + 3 * n) return undefined;
+  const allowed = values[at];
+  if (allowed !== 0 && allowed !== 1) return undefined;
   const results: CheckResult[] = [];
   const counted: boolean[] = [];
   for (let i = 0; i < n; i++) {
-    const [used, resetMs, wasCounted] = [values[1 + 3 * i]!, values[2 + 3 * i]!, values[3 + 3 * i]!];
+    const used = values[at + 1 + 3 * i];
+    const resetMs = values[at + 2 + 3 * i];
+    const wasCounted = values[at + 3 + 3 * i];
+    if (typeof used !== 'number' || typeof resetMs !== 'number' || typeof wasCounted !== 'number') return undefined;
     counted.push(wasCounted === 1);
     results.push({ used, resetMs, exceeded: false });
   }
-  return { allowed: values[0] === 1, results, counted };
+  return { allowed: allowed === 1, results, counted };
+}
+
+/** A decision waiting for its turn's command. */
+interface Pending {
+  readonly id: string;
+  readonly checks: readonly StoreCheck[];
+  readonly keys: string[];
+  readonly wires: PolicyWire[];
+  readonly resolve: (verdict: StoreVerdict | undefined) => void;
 }
 
 /** The shared store (see the module comment). */
@@ -66,6 +85,9 @@ export class RedisTrafficStore implements SharedStore {
   /** What each compiled policy sends with every decision, made once (see {@link RedisTrafficStore.take}). */
   readonly #wire = new WeakMap<CompiledTrafficPolicy, PolicyWire>();
   readonly #renewal: NodeJS.Timeout;
+  /** The decisions of this turn, sent together when it ends. */
+  #pending: Pending[] = [];
+  #pendingKeys = 0;
 
   constructor(redis: RedisConnection, options: RedisTrafficStoreOptions) {
     this.#redis = redis;
@@ -83,20 +105,59 @@ export class RedisTrafficStore implements SharedStore {
     return `${this.#prefix}${policy.storeName}:${hash}`;
   }
 
-  async take(checks: readonly StoreCheck[]): Promise<StoreVerdict | undefined> {
-    const id = `${this.#instance}.${(this.#sequence++).toString(36)}`;
+  /**
+   * Counts a decision: sent with the other decisions of this event-loop turn in one command (a
+   * round trip's CPU shared by them), answered as if alone. `undefined` when Redis did not answer.
+   */
+  take(checks: readonly StoreCheck[]): Promise<StoreVerdict | undefined> {
+    return new Promise((resolve) => {
+      const id = `${this.#instance}.${(this.#sequence++).toString(36)}`;
+      const keys: string[] = [];
+      const wires: PolicyWire[] = [];
+      for (const check of checks) {
+        const wire = this.#wireOf(check.policy);
+        wires.push(wire);
+        keys.push(wire.keyPrefix + check.hash);
+      }
+      this.#pending.push({ id, checks, keys, wires, resolve });
+      this.#pendingKeys += keys.length;
+      if (this.#pendingKeys >= BATCH_KEYS) this.#flush();
+      else if (this.#pending.length === 1) setImmediate(this.#flushSoon);
+    });
+  }
+
+  readonly #flushSoon = (): void => this.#flush();
+
+  /** Sends the decisions waiting, in one command. */
+  #flush(): void {
+    const batch = this.#pending;
+    if (batch.length === 0) return;
+    this.#pending = [];
+    this.#pendingKeys = 0;
     const keys: string[] = [];
-    const args = [id, this.#leaseArg];
-    const wires: PolicyWire[] = [];
-    for (const check of checks) {
-      const wire = this.#wireOf(check.policy);
-      wires.push(wire);
-      keys.push(wire.keyPrefix + check.hash);
-      // Under localShare the limit of a check differs from its policy's.
-      args.push(wire.kind, check.limit === check.policy.limit ? wire.limit : String(check.limit), wire.windowMs, wire.enforce);
+    const args = [this.#leaseArg, String(batch.length)];
+    for (const { id, checks, wires, keys: own } of batch) {
+      args.push(id, String(checks.length));
+      checks.forEach((check, i) => {
+        const wire = wires[i]!;
+        keys.push(own[i]!);
+        // Under localShare the limit of a check differs from its policy's.
+        args.push(wire.kind, check.limit === check.policy.limit ? wire.limit : String(check.limit), wire.windowMs, wire.enforce);
+      });
     }
-    const parsed = verdictOf(await this.#redis.evalScript(DECIDE, keys, args), checks.length);
-    if (parsed === undefined) return undefined;
+    void this.#redis.evalScript(DECIDE, keys, args).then((reply) => {
+      const values: readonly unknown[] = Array.isArray(reply) ? reply : [];
+      let at = 0;
+      for (const pending of batch) {
+        const parsed = Array.isArray(reply) ? verdictOf(values, at, pending.checks.length) : undefined;
+        at += 1 + 3 * pending.checks.length;
+        pending.resolve(parsed === undefined ? undefined : this.#verdict(pending, parsed));
+      }
+    });
+  }
+
+  #verdict(pending: Pending, parsed: NonNullable<ReturnType<typeof verdictOf>>): StoreVerdict {
+    const { id, checks, keys, wires } = pending;
     const slots: string[] = [];
     const results = parsed.results.map((result, i): CheckResult => {
       const check = checks[i]!;

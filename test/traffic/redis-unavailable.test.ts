@@ -90,6 +90,26 @@ describe('traffic control with Redis unavailable', function () {
     stats.destroy();
   });
 
+  it('sends the decisions of one turn in one command, each answered as if alone, in order', async () => {
+    const { limiter, redis } = await instance({});
+    const busy = facts({ clientId: 'turn-busy' });
+    await limiter.decide(facts({ clientId: 'turn-warm' }), policies);
+    const before = redis.stats.commands;
+    // 15 of one group (limit 10) and 3 of another, all decided in the same turn.
+    const decisions = await Promise.all([
+      ...Array.from({ length: 15 }, () => limiter.decide(busy, policies)),
+      ...Array.from({ length: 3 }, () => limiter.decide(facts({ clientId: 'turn-quiet' }), policies)),
+    ]);
+    expect(redis.stats.commands - before, 'commands').to.equal(1);
+    expect(decisions.map((d) => d.result)).to.deep.equal([
+      ...Array<string>(10).fill('allowed'),
+      ...Array<string>(5).fill('limited'),
+      ...Array<string>(3).fill('allowed'),
+    ]);
+    expect(decisions.slice(0, 10).map((d) => d.standings[0]!.remaining)).to.deep.equal([9, 8, 7, 6, 5, 4, 3, 2, 1, 0]);
+    expect(decisions.slice(15).map((d) => d.standings[0]!.remaining)).to.deep.equal([9, 8, 7]);
+  });
+
   it('localShare: each instance allows its share of the limit while Redis is down, then Redis again', async () => {
     const { limiter } = await instance({ onStoreUnavailable: 'localShare' }, () => 3);
     for (let i = 0; i < 2; i++) expect((await timed(limiter)).decision.storeUnavailable).to.equal(false);
