@@ -36,6 +36,12 @@ export interface ConfigCacheOptions<T> {
   compile: (config: ResolvedConfig) => T | Promise<T>;
   /** Releases what `compile` built, once it is replaced. */
   dispose?: (compiled: T) => void | Promise<void>;
+  /**
+   * Told when a load at expiry (not asked by {@link ConfigCache.reload}, whose caller gets the
+   * error) fails: the previous configuration stays in force and the load is tried again after
+   * `retrySeconds`.
+   */
+  onExpiryReloadFailed?: (error: ConfigError) => void;
 }
 
 /** A loaded configuration and what was compiled from it. */
@@ -166,7 +172,10 @@ export class ConfigCache<T> {
       log('configuration reload failed, the previous one stays in force: %s', error.message);
       // Keep serving the previous one; at expiry, try again after a short while rather than at every request.
       this.#cache.set(KEY, previous, onAccess ? this.#retry : this.#ttl);
-      if (onAccess) return previous;
+      if (onAccess) {
+        this.#options.onExpiryReloadFailed?.(error);
+        return previous;
+      }
       throw error;
     }
     if (this.#closed) {

@@ -211,6 +211,9 @@ export function createGateway(options: CreateGatewayOptions): Gateway {
       return latest;
     },
     dispose: (old) => disposeRuntime(old, latest, watch),
+    ...(events === undefined
+      ? {}
+      : { onExpiryReloadFailed: (error) => logConfigRefused(events, error, 'its reload at expiry (the previous one stays in force)') }),
   });
 
   const handler = createRequestPath({

@@ -98,6 +98,20 @@ describe('createGateway: logger and accessLog', () => {
     expect(log.kept.find((r) => r['event'] === 'operator_refused')).to.include({ level: 'warn', action: 'sign-in', result: 'refused' });
   });
 
+  it('a configuration refused at its reload at expiry is logged with its issues, the previous one serving', async () => {
+    const log = keptLogger();
+    let document: GatewayConfig = openConfig(backend.url);
+    const base = await mounted({ config: () => document, configCacheTtlSeconds: 1, logger: log });
+    expect((await fetch(`${base}/gateway/Ente/Echo/v1/ping`)).status).to.equal(201);
+    document = { apis: [{ provider: 'Ente', name: 'Echo', version: 1, backend: { url: 'ftp://nope' } }] };
+    await new Promise((resolve) => setTimeout(resolve, 1_200));
+    expect((await fetch(`${base}/gateway/Ente/Echo/v1/ping`)).status).to.equal(201);
+    const refused = log.kept.find((r) => r['event'] === 'config_error');
+    expect(refused, 'config_error').not.to.equal(undefined);
+    expect(refused!['level']).to.equal('error');
+    expect(String(refused!['msg'])).to.match(/at its reload at expiry \(the previous one stays in force\)[\s\S]*apis\[0\]\.backend\.url/);
+  });
+
   it('accessLog given its own logger writes there, and the events to logger', async () => {
     const events = keptLogger();
     const access = keptLogger();
