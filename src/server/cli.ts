@@ -24,7 +24,7 @@ import { serveLoggers } from './logging.js';
 import { serveGateway } from './serve.js';
 import { settingsOf, USAGE, UsageError, type ServeSettings } from './settings.js';
 import { packageVersion } from './version.js';
-import { exitAfterStartFailure, superviseWorkers, workerSlot } from './supervisor.js';
+import { exitAfterStartFailure, onReloadFromPrimary, superviseWorkers, workerSlot } from './supervisor.js';
 import { workerMetricsText } from './worker-metrics.js';
 import { workerSignOuts } from './worker-sessions.js';
 
@@ -203,8 +203,12 @@ function startFailed(log: GatewayLogger, err: unknown): { code: number; cause: s
 
 async function main(argv: string[]): Promise<void> {
   // Installed first: Node's default for SIGHUP is to exit, and a reload must never stop the gateway.
+  // A worker reloads when its primary says so (supervisor.ts), never on a SIGHUP of its own.
   const hangup: Hangup = { run: undefined };
-  process.on('SIGHUP', () => hangup.run?.());
+  process.on('SIGHUP', () => {
+    if (!cluster.isWorker) hangup.run?.();
+  });
+  if (cluster.isWorker) onReloadFromPrimary(() => hangup.run?.());
   if (argv[0] === 'users') {
     const { usersMain } = await import('../operators/cli.js');
     process.exit(await usersMain(argv.slice(1)));

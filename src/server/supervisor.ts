@@ -40,6 +40,19 @@ export function exitAfterStartFailure(cause: string, code: number): void {
   process.send({ type: START_FAILED, cause: cause.slice(0, 500) } satisfies StartFailed, undefined, {}, exit);
 }
 
+const RELOAD = 'express-access-gateway:reload';
+
+/**
+ * In a worker: calls `reload` when the primary relays a SIGHUP. A worker ignores a SIGHUP of its
+ * own (cli.ts): one sent to the whole process group (`kill -HUP -<pgid>`, `pkill -HUP`) reaches
+ * every worker besides the primary, and would reload each twice.
+ */
+export function onReloadFromPrimary(reload: () => void): void {
+  process.on('message', (message: unknown) => {
+    if ((message as { type?: unknown } | undefined)?.type === RELOAD) reload();
+  });
+}
+
 function isStartFailed(message: unknown): message is StartFailed {
   return (message as StartFailed | undefined)?.type === START_FAILED && typeof (message as StartFailed).cause === 'string';
 }
@@ -173,7 +186,7 @@ export function superviseWorkers(settings: ServeSettings, adminPassword: string,
     const workers = live();
     const told = process.env.REDIS_URL ? workers.slice(0, 1) : workers;
     log.info({ event: 'reload', signal: 'SIGHUP', workers: told.length }, `SIGHUP: ${told.length} worker(s) told to reload`);
-    for (const worker of told) worker.process.kill('SIGHUP');
+    for (const worker of told) worker.send({ type: RELOAD });
   };
   answerWorkerMetrics();
   relayWorkerSignOuts();

@@ -174,7 +174,7 @@ describe('express-access-gateway serve: conventions', function () {
     }
   });
 
-  it('--workers 2: SIGHUP to the primary reloads every worker', async () => {
+  it('--workers 2: SIGHUP to the primary reloads every worker, once each even when the workers get it too', async () => {
     const file = path.join(copy.dir, 'workers-reloaded.json');
     const config: GatewayConfig = openConfig(echo.url);
     await writeFile(file, JSON.stringify(config));
@@ -188,6 +188,15 @@ describe('express-access-gateway serve: conventions', function () {
       await served.waitFor(/(ResetAllCaches by SIGHUP[\s\S]*){2}/);
       // A new connection each time: the primary hands them to the workers in turn.
       for (let i = 0; i < 6; i++) expect((await fetch(url, { headers: { connection: 'close' } })).status, `request ${i}`).to.equal(201);
+      expect(served.child.exitCode).to.equal(null);
+
+      // As `kill -HUP -<process group>` or `pkill -HUP` does: the primary and every worker.
+      const workers = [...served.output().matchAll(/worker (\d+) serving/g)].map((m) => Number(m[1]));
+      expect(workers).to.have.length(2);
+      for (const pid of [served.child.pid!, ...workers]) process.kill(pid, 'SIGHUP');
+      await served.waitFor(/(ResetAllCaches by SIGHUP[\s\S]*){4}/);
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      expect(served.output().match(/ResetAllCaches by SIGHUP/g), 'resets').to.have.length(4);
       expect(served.child.exitCode).to.equal(null);
     } finally {
       await stop(served);
