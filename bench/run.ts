@@ -1,7 +1,8 @@
 /**
  * `npm run bench`: runs every benchmark script of this folder in sequence, each in its own
  * process (so that one's heap and JIT state do not weigh on the next), and prints their tables.
- * Scripts: every `bench/*.ts` except this runner and the helpers it lists.
+ * Scripts: every `bench/*.ts` except this runner and the helpers it lists (the servers under test,
+ * the profile summary).
  */
 import { spawn } from 'node:child_process';
 import { readdir } from 'node:fs/promises';
@@ -10,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 /** Files that are not benchmarks themselves. */
-const HELPERS = new Set(['run.ts', 'servers.ts']);
+const HELPERS = new Set(['run.ts', 'servers.ts', 'profile-summary.ts']);
 
 function runScript(file: string): Promise<number> {
   return new Promise((resolve, reject) => {
