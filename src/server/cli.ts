@@ -20,7 +20,7 @@ import { startTracingExport, type TracingExport } from '../observability/sdk.js'
 import { exposeMetricsText } from '../observability/metrics.js';
 import { EnvironmentError, instanceSettings, postgresConfigSource } from './environment.js';
 import { serveLoggers } from './logging.js';
-import { serveGateway } from './serve.js';
+import { serveGateway, type GatewayServer } from './serve.js';
 import { settingsOf, USAGE, UsageError, type ServeSettings } from './settings.js';
 import { packageVersion } from './version.js';
 import { answerWorkerMetrics, workerMetricsText } from './worker-metrics.js';
@@ -122,6 +122,24 @@ function reloadOnHangup(gateway: Gateway, log: GatewayLogger): () => void {
   return reload;
 }
 
+/** What the primary of `--workers` sends a worker that is to read its TLS files again. */
+const TLS_RELOAD_MESSAGE = 'express-access-gateway:reload-tls';
+
+/** Reads the TLS files again (SIGHUP), logging the outcome; `undefined` without TLS. */
+function tlsReloader(server: GatewayServer, log: GatewayLogger): (() => void) | undefined {
+  if (!server.url.startsWith('https:')) return undefined;
+  return () => {
+    server.reloadTls().then(
+      () => log.info({ event: 'tls_reload' }, 'TLS certificate, key and client CA read again'),
+      (err: unknown) =>
+        log.error(
+          { event: 'tls_reload', error: (err as Error)?.message ?? String(err) },
+          'the TLS files cannot be used; the ones in force stay',
+        ),
+    );
+  };
+}
+
 /** One process serving the gateway until SIGTERM/SIGINT; SIGHUP reloads. */
 async function serveOne(settings: ServeSettings, adminPassword: string, loggers: ReturnType<typeof serveLoggers>, hangup: Hangup) {
   const { log, access } = loggers;
@@ -155,6 +173,7 @@ async function serveOne(settings: ServeSettings, adminPassword: string, loggers:
       adminPort: settings.adminPort,
       adminHost: settings.adminHost,
       gracePeriodMs: settings.gracePeriodMs,
+      ...(settings.tls === undefined ? {} : { tls: settings.tls }),
     });
   } catch (err) {
     await gateway?.close().catch(() => undefined);
@@ -167,7 +186,17 @@ async function serveOne(settings: ServeSettings, adminPassword: string, loggers:
     { event: 'ready', url: server.url, ...(server.adminUrl === undefined ? {} : { adminUrl: server.adminUrl }) },
     `${who} serving APIs at ${server.url}${server.adminUrl === undefined ? '' : `, admin and console at ${server.adminUrl}`}${checked}`,
   );
-  hangup.run = reloadOnHangup(gateway, log);
+  const reloadTls = tlsReloader(server, log);
+  const reset = reloadOnHangup(gateway, log);
+  hangup.run = () => {
+    reset();
+    reloadTls?.();
+  };
+  // A worker the primary did not send the SIGHUP to (one resets every instance through Redis) still reads its TLS files.
+  if (cluster.isWorker && reloadTls !== undefined)
+    process.on('message', (message: unknown) => {
+      if (message === TLS_RELOAD_MESSAGE) reloadTls();
+    });
   const stop = (signal: NodeJS.Signals): void => {
     process.off('SIGTERM', stop);
     process.off('SIGINT', stop);
@@ -234,6 +263,7 @@ function superviseWorkers(settings: ServeSettings, adminPassword: string, log: G
     const told = process.env.REDIS_URL ? workers.slice(0, 1) : workers;
     log.info({ event: 'reload', signal: 'SIGHUP', workers: told.length }, `SIGHUP: ${told.length} worker(s) told to reload`);
     for (const worker of told) worker.process.kill('SIGHUP');
+    if (settings.tls !== undefined) for (const worker of workers.filter((one) => !told.includes(one))) worker.send(TLS_RELOAD_MESSAGE);
   };
   answerWorkerMetrics();
   relayWorkerSignOuts();
