@@ -24,7 +24,7 @@ export interface ServeTlsOptions {
   /**
    * `optional` (the default): a client without a certificate, or whose certificate does not
    * verify, is served (its certificate-bound tokens are refused); `required`: the TLS handshake
-   * fails without a verified certificate. Needs `clientCa`.
+   * fails without a verified certificate (needs `clientCa`).
    */
   clientAuth?: 'optional' | 'required';
 }
@@ -59,7 +59,7 @@ export function tlsSettings(check: OptionChecks, given: ServeTlsOptions | undefi
   check.known(given, 'tls', TLS_KEYS);
   const clientAuth = given.clientAuth ?? 'optional';
   if (clientAuth !== 'optional' && clientAuth !== 'required') check.fail('tls.clientAuth', 'must be optional or required');
-  if (given.clientAuth !== undefined && given.clientCa === undefined) check.fail('tls.clientAuth', 'needs tls.clientCa');
+  if (clientAuth === 'required' && given.clientCa === undefined) check.fail('tls.clientAuth', 'required needs tls.clientCa');
   return {
     cert: source(check, given.cert, 'tls.cert'),
     key: source(check, given.key, 'tls.key'),

@@ -36,8 +36,8 @@ export type ClientCertificate =
 /** Finds the client certificate of a request; `undefined` when it came without one. */
 export type ClientCertificateSource = (req: IncomingMessage) => ClientCertificate | undefined;
 
-/** Largest certificate header read, in bytes: a PEM certificate chain's leaf is far smaller. */
-export const MAX_CERTIFICATE_HEADER_BYTES = 16_384;
+/** Largest certificate header read, in bytes: a URL-encoded PEM leaf certificate (RSA 4096 included) takes under half of it. */
+export const MAX_CERTIFICATE_HEADER_BYTES = 8192;
 
 /** A thumbprint as RFC 8705 writes it: 32 bytes, base64url without padding. */
 const THUMBPRINT = /^[A-Za-z0-9_-]{43}$/;
