@@ -68,7 +68,15 @@ describe('serve over HTTPS (--tls-*)', function () {
       configFile,
       JSON.stringify({
         tokenPolicies: { Strict: { issuer: as.issuer, clientId: 'gateway', clientSecret: 'gateway-secret' } },
-        apis: [{ provider: 'Ente', name: 'Echo', version: 1, backend: { url: backend.url }, tokenManagement: { enabled: true, policy: 'Strict' } }],
+        apis: [
+          {
+            provider: 'Ente',
+            name: 'Echo',
+            version: 1,
+            backend: { url: backend.url },
+            tokenManagement: { enabled: true, policy: 'Strict' },
+          },
+        ],
       }),
     );
     // Files the SIGHUP test replaces.
@@ -80,7 +88,12 @@ describe('serve over HTTPS (--tls-*)', function () {
 
   after(async () => {
     await Promise.all(running.map((served) => stop(served)));
-    await Promise.all([as?.stop(), backend?.stop(), pki?.remove(), dir === undefined ? undefined : rm(dir, { recursive: true, force: true })]);
+    await Promise.all([
+      as?.stop(),
+      backend?.stop(),
+      pki?.remove(),
+      dir === undefined ? undefined : rm(dir, { recursive: true, force: true }),
+    ]);
   });
 
   async function start(args: string[], env: Record<string, string> = {}): Promise<{ served: Served; api: string; admin: string }> {
@@ -153,7 +166,11 @@ describe('serve over HTTPS (--tls-*)', function () {
       [[], { TLS_KEY_FILE: keyFile }, 'TLS_KEY_FILE needs --tls-cert (TLS_CERT_FILE) too'],
       [['--tls-client-ca', pki.ca.certFile], {}, '--tls-client-ca needs --tls-cert and --tls-key'],
       [['--tls-cert', certFile, '--tls-key', keyFile, '--tls-client-auth', 'required'], {}, '--tls-client-auth needs --tls-client-ca'],
-      [['--tls-cert', certFile, '--tls-key', keyFile, '--tls-client-ca', pki.ca.certFile, '--tls-client-auth', 'always'], {}, '--tls-client-auth must be optional or required'],
+      [
+        ['--tls-cert', certFile, '--tls-key', keyFile, '--tls-client-ca', pki.ca.certFile, '--tls-client-auth', 'always'],
+        {},
+        '--tls-client-auth must be optional or required',
+      ],
     ];
     for (const [args, env, message] of cases) {
       const served = serve(['serve', '--config', configFile, '--port', '0', '--admin-port', '0', ...args], env);
@@ -163,7 +180,19 @@ describe('serve over HTTPS (--tls-*)', function () {
   });
 
   it('a certificate file that cannot be read stops the start, naming it', async () => {
-    const served = serve(['serve', '--config', configFile, '--port', '0', '--admin-port', '0', '--tls-cert', path.join(dir, 'missing.pem'), '--tls-key', keyFile]);
+    const served = serve([
+      'serve',
+      '--config',
+      configFile,
+      '--port',
+      '0',
+      '--admin-port',
+      '0',
+      '--tls-cert',
+      path.join(dir, 'missing.pem'),
+      '--tls-key',
+      keyFile,
+    ]);
     expect(await served.exited()).to.equal(1);
     expect(served.output()).to.include('tls.cert: cannot read');
     expect(served.output()).to.include('missing.pem (ENOENT)');

@@ -113,11 +113,14 @@ describe("certificate-bound tokens over the gateway's own HTTPS listener (RFC 87
       ...extra,
     });
     const config: GatewayConfig = {
-      tokenPolicies: { Strict: policy('enforce'), Lenient: policy('ignore') },
+      tokenPolicies: { Strict: policy('enforce'), Lenient: policy('ignore'), Jwt: { ...policy('enforce'), audience: as.jwtAudience } },
       apis: [
         api('Echo', 'Strict'),
         api('Lenient', 'Lenient'),
         api('BoundOnly', 'Strict', { authorization: { mode: 'xacml-Policy', policy: 'bound-only.xml' } }),
+        api('Jwt', 'Jwt', {
+          tokenManagement: { enabled: true, policy: 'Jwt', jwtValidation: true, introspection: false, tokenForward: true },
+        }),
       ],
     };
     const gateway = createGateway({ config, baseDir: dir, metrics: { auth: false } });
@@ -212,5 +215,16 @@ describe("certificate-bound tokens over the gateway's own HTTPS listener (RFC 87
     expect(plain.status).to.equal(403);
     const attributes = (await recordOf(server, plain)).authorization?.request?.subject ?? [];
     expect(attributes.map((a) => a.attributeId)).not.to.include('org:gateway:subject:token:binding');
+  });
+
+  it('a JWT access token validated locally is bound by the cnf of its claims', async () => {
+    const jwt = await as.issueToken('bound', clientA, 'jwt');
+    const url = `${base}/Jwt/v1/pets`;
+    const bound = await httpsCall(url, { ca: pki.ca.cert, certificate: clientA, token: jwt });
+    expect(bound.status).to.equal(201);
+    expect(lastSeen().headers['gateway-token-binding']).to.equal('x5t#S256');
+    const other = await httpsCall(url, { ca: pki.ca.cert, certificate: clientB, token: jwt });
+    expect(other.status).to.equal(401);
+    expect((await recordOf(server, other)).binding).to.include({ result: 'refused', reason: 'mismatch' });
   });
 });

@@ -47,7 +47,10 @@ describe('certificate-bound tokens behind a TLS-terminating proxy (clientCertifi
   let plainToken: string;
 
   /** A gateway whose file says `listener`, served over plain HTTP; its API's base URL. */
-  async function gatewayWith(listener: Partial<GatewayConfig>, options: { trustProxy?: string } = {}): Promise<{ url: string; gateway: Gateway }> {
+  async function gatewayWith(
+    listener: Partial<GatewayConfig>,
+    options: { trustProxy?: string } = {},
+  ): Promise<{ url: string; gateway: Gateway }> {
     const config: GatewayConfig = {
       tokenPolicies: { Strict: { issuer: as.issuer, clientId: 'gateway', clientSecret: 'gateway-secret' } },
       apis: [
@@ -98,7 +101,7 @@ describe('certificate-bound tokens behind a TLS-terminating proxy (clientCertifi
       return (await gateway.store.get(id))!;
     };
 
-    it('the certificate in the header binds: its own passes (in any of the proxies\' encodings), and the header is not relayed', async () => {
+    it("the certificate in the header binds: its own passes (in any of the proxies' encodings), and the header is not relayed", async () => {
       const base64Der = clientA.cert.replace(/-----(BEGIN|END) CERTIFICATE-----|\s/g, '');
       for (const value of [escaped(clientA), base64Der]) {
         const answer = await call(url, { authorization: `Bearer ${boundToken}`, [HEADER]: value });
@@ -180,8 +183,11 @@ describe('certificate-bound tokens behind a TLS-terminating proxy (clientCertifi
     expect((refused as ConfigError).message).to.include('trustProxy: is also given by createGateway');
   });
 
-  it('the file\'s listener settings are checked at load, each problem with its path', async () => {
-    const config = (listener: Record<string, unknown>) => ({ apis: [{ provider: 'Ente', name: 'Echo', version: 1, backend: { url: backend.url } }], ...listener });
+  it("the file's listener settings are checked at load, each problem with its path", async () => {
+    const config = (listener: Record<string, unknown>) => ({
+      apis: [{ provider: 'Ente', name: 'Echo', version: 1, backend: { url: backend.url } }],
+      ...listener,
+    });
     const cases: Array<[Record<string, unknown>, RegExp]> = [
       [{ clientCertificateHeader: 'Bad Header' }, /clientCertificateHeader: must be a header name/],
       [{ clientCertificateHeader: 'Authorization' }, /clientCertificateHeader: cannot be Authorization/],

@@ -19,13 +19,18 @@ export interface MtlsAuthServer {
    * A client_credentials token from the mTLS token endpoint: bound to `certificate` for the bound
    * client (`bound`), a plain bearer token for the other (`plain`).
    */
-  issueToken(clientId: 'bound' | 'plain', certificate: Issued): Promise<string>;
+  issueToken(clientId: 'bound' | 'plain', certificate: Issued, format?: 'opaque' | 'jwt'): Promise<string>;
+  /** The audience of its JWT access tokens (`format: 'jwt'`). */
+  readonly jwtAudience: string;
   stop(): Promise<void>;
 }
 
 interface ProviderLike {
   callback(): (req: unknown, res: unknown) => void;
 }
+
+const OPAQUE_RESOURCE = 'urn:test:api';
+const JWT_RESOURCE = 'urn:test:jwt-api';
 
 export async function startMtlsAuthServer(pki: TestPki): Promise<MtlsAuthServer> {
   const http: Server = createServer();
@@ -51,6 +56,18 @@ export async function startMtlsAuthServer(pki: TestPki): Promise<MtlsAuthServer>
       devInteractions: { enabled: false },
       clientCredentials: { enabled: true },
       introspection: { enabled: true, allowedPolicy: async () => true },
+      // A token asked for the JWT resource is a JWT (its cnf in the claims); any other is opaque.
+      resourceIndicators: {
+        enabled: true,
+        defaultResource: async () => OPAQUE_RESOURCE,
+        useGrantedResource: async () => true,
+        getResourceServerInfo: async (_ctx: unknown, resource: string) => ({
+          scope: 'read',
+          audience: resource === JWT_RESOURCE ? JWT_RESOURCE : OPAQUE_RESOURCE,
+          accessTokenTTL: 600,
+          accessTokenFormat: resource === JWT_RESOURCE ? 'jwt' : 'opaque',
+        }),
+      },
       mTLS: {
         enabled: true,
         certificateBoundAccessTokens: true,
@@ -72,8 +89,12 @@ export async function startMtlsAuthServer(pki: TestPki): Promise<MtlsAuthServer>
   await new Promise<void>((resolve) => https.listen(0, '127.0.0.1', resolve));
   const tokenEndpoint = `https://127.0.0.1:${(https.address() as AddressInfo).port}/token`;
 
-  async function issueToken(clientId: 'bound' | 'plain', certificate: Issued): Promise<string> {
-    const body = new URLSearchParams({ grant_type: 'client_credentials', scope: 'read' }).toString();
+  async function issueToken(clientId: 'bound' | 'plain', certificate: Issued, format: 'opaque' | 'jwt' = 'opaque'): Promise<string> {
+    const body = new URLSearchParams({
+      grant_type: 'client_credentials',
+      scope: 'read',
+      resource: format === 'jwt' ? JWT_RESOURCE : OPAQUE_RESOURCE,
+    }).toString();
     const answer = await new Promise<{ status: number; text: string }>((resolve, reject) => {
       const req = request(
         tokenEndpoint,
@@ -104,6 +125,7 @@ export async function startMtlsAuthServer(pki: TestPki): Promise<MtlsAuthServer>
   return {
     issuer,
     issueToken,
+    jwtAudience: JWT_RESOURCE,
     async stop() {
       for (const server of [http, https]) {
         server.closeAllConnections();
