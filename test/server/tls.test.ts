@@ -11,7 +11,8 @@ import path from 'node:path';
 import type { TLSSocket } from 'node:tls';
 import { expect } from 'chai';
 import { createTestPki, type Issued, type TestPki } from '../support/certificates.js';
-import { echoBackend } from '../gateway/helpers.js';
+import { echoBackend, openConfig } from '../gateway/helpers.js';
+import { createGateway, InvalidOptionError, serveGateway } from '../../src/index.js';
 import { startMtlsAuthServer, type MtlsAuthServer } from '../token/binding/mtls-auth-server.js';
 import { freePort, serve, stop, type Served } from './support.js';
 
@@ -196,5 +197,53 @@ describe('serve over HTTPS (--tls-*)', function () {
     expect(await served.exited()).to.equal(1);
     expect(served.output()).to.include('tls.cert: cannot read');
     expect(served.output()).to.include('missing.pem (ENOENT)');
+  });
+});
+
+describe('serveGateway: tls', function () {
+  this.timeout(60_000);
+  let pki: TestPki;
+  let backend: Awaited<ReturnType<typeof echoBackend>>;
+  before(async () => {
+    pki = await createTestPki();
+    backend = await echoBackend();
+  });
+  after(async () => {
+    await Promise.all([backend?.stop(), pki?.remove()]);
+  });
+
+  it('takes PEM text as well as files; refuses bad settings before listening, naming them', async () => {
+    // The last server's stop() closes the gateway.
+    const gateway = createGateway({ config: openConfig(backend.url), metrics: false });
+    const refusal = (tls: unknown) =>
+      serveGateway(gateway, { port: 0, adminPort: false, tls: tls as never }).then(
+        (server) => server.stop().then(() => undefined),
+        (err: unknown) => err as Error,
+      );
+    const required = await refusal({ cert: pki.server.certFile, key: pki.server.keyFile, clientAuth: 'required' });
+    expect(required).to.be.instanceOf(InvalidOptionError);
+    expect(required?.message).to.include('tls.clientAuth');
+    expect((await refusal({ cert: pki.server.certFile, key: pki.server.keyFile, ca: pki.ca.certFile }))?.message).to.include('tls.ca');
+    expect((await refusal({ cert: pki.server.certFile }))?.message).to.include('tls.key');
+    // A key that is not the certificate's: OpenSSL's reason, never the key.
+    const other = await pki.issue('other', 'server');
+    const mismatch = await refusal({ cert: pki.server.cert, key: other.key });
+    expect(mismatch?.message).to.include('tls: the certificate, key or client CA cannot be used');
+    expect(mismatch?.message).not.to.include('PRIVATE KEY');
+
+    const server = await serveGateway(gateway, {
+      port: 0,
+      adminPort: false,
+      tls: { cert: pki.server.cert, key: Buffer.from(pki.server.key) },
+    });
+    try {
+      expect(server.url).to.match(/^https:/);
+      const answer = await call(`${server.url}/gateway/Ente/Echo/v1/pets`, pki.ca.cert);
+      expect(answer.status).to.equal(201);
+      expect(answer.serverCertificate).to.equal(fingerprint(pki.server));
+      await server.reloadTls();
+    } finally {
+      await server.stop();
+    }
   });
 });
