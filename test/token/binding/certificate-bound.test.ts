@@ -214,7 +214,9 @@ describe("certificate-bound tokens over the gateway's own HTTPS listener (RFC 87
     const plain = await httpsCall(`${base}/BoundOnly/v1/pets`, { ca: pki.ca.cert, certificate: clientA, token: plainToken });
     expect(plain.status).to.equal(403);
     const attributes = (await recordOf(server, plain)).authorization?.request?.subject ?? [];
-    expect(attributes.map((a) => a.attributeId)).not.to.include('org:gateway:subject:token:binding');
+    const ids = attributes.map((a) => a.id);
+    expect(ids).to.include('org:gateway:subject:token:clientId');
+    expect(ids).not.to.include('org:gateway:subject:token:binding');
   });
 
   it('a JWT access token validated locally is bound by the cnf of its claims', async () => {

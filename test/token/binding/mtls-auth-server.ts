@@ -36,7 +36,9 @@ export async function startMtlsAuthServer(pki: TestPki): Promise<MtlsAuthServer>
   const http: Server = createServer();
   await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
   const issuer = `http://127.0.0.1:${(http.address() as AddressInfo).port}`;
-  const { default: Provider } = (await import('oidc-provider')) as unknown as {
+  // The package ships no type declarations: imported by a name the compiler does not resolve.
+  const specifier = 'oidc-provider';
+  const { default: Provider } = (await import(specifier)) as {
     default: new (issuer: string, configuration: Record<string, unknown>) => ProviderLike;
   };
   const client = (id: string, bound: boolean) => ({
