@@ -67,7 +67,8 @@ Options (each also from the environment variable in brackets; the flag wins):
                           its policies compiled and each token policy's authorization server reached
                           (discovery, and the gateway's client authentication by an introspection of
                           a made-up token); prints "configuration ok" and each result (exit 0), or
-                          each problem with its path or policy (exit 2); warnings are printed too
+                          each problem with its path or policy (exit 2); warnings are printed too;
+                          with --tls-*, whether the certificate, key and client CA can be used
   --version               the version, then exit
   -h, --help              this text
 

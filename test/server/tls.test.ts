@@ -180,6 +180,34 @@ describe('serve over HTTPS (--tls-*)', function () {
     }
   });
 
+  it('--check-config checks the TLS files too', async () => {
+    const fine = serve([
+      'serve',
+      '--config',
+      configFile,
+      '--check-config',
+      '--tls-cert',
+      pki.server.certFile,
+      '--tls-key',
+      pki.server.keyFile,
+    ]);
+    expect(await fine.exited()).to.equal(0);
+    expect(fine.output()).to.include('tls: ok');
+    const other = await pki.issue('check-other', 'server');
+    const mismatch = serve([
+      'serve',
+      '--config',
+      configFile,
+      '--check-config',
+      '--tls-cert',
+      pki.server.certFile,
+      '--tls-key',
+      other.keyFile,
+    ]);
+    expect(await mismatch.exited()).to.equal(2);
+    expect(mismatch.output()).to.include('tls: the certificate, key or client CA cannot be used');
+  });
+
   it('a certificate file that cannot be read stops the start, naming it', async () => {
     const served = serve([
       'serve',
