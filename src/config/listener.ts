@@ -66,4 +66,11 @@ export function listenerRules(input: Readonly<Record<string, unknown>>, issues: 
   const header = input.clientCertificateHeader;
   if (typeof header === 'string' && RESERVED_HEADERS.has(header.toLowerCase()))
     issues.push({ path: 'clientCertificateHeader', message: `cannot be ${header}: the gateway reads or writes it for another purpose` });
+  // Everyone, or a hop count, trusts whoever connects: any client could name any certificate.
+  if (typeof header === 'string' && (trust === true || typeof trust === 'number'))
+    issues.push({
+      path: 'trustProxy',
+      message:
+        "must list the proxies (addresses or subnets) with clientCertificateHeader: true or a hop count would believe any client's certificate header",
+    });
 }

@@ -193,6 +193,8 @@ describe('certificate-bound tokens behind a TLS-terminating proxy (clientCertifi
       [{ clientCertificateHeader: 'Authorization' }, /clientCertificateHeader: cannot be Authorization/],
       [{ trustProxy: 'not-an-address' }, /trustProxy: has an invalid address/],
       [{ trustProxy: { a: 1 } }, /trustProxy: must be a boolean, a hop count, or addresses/],
+      [{ trustProxy: true, clientCertificateHeader: HEADER }, /trustProxy: must list the proxies/],
+      [{ trustProxy: 1, clientCertificateHeader: HEADER }, /trustProxy: must list the proxies/],
       [{ publicBaseUrl: 'https://api.example.org/path' }, /publicBaseUrl: must be an origin/],
     ];
     for (const [listener, message] of cases) {
