@@ -247,6 +247,7 @@ export type {
   ResolveConfigOptions,
   ResolvedApi,
   ResolvedConfig,
+  ResolvedListener,
   ResolvedOperation,
   ResolvedTokenPolicy,
   FileForwardInfoMode,
