@@ -141,6 +141,25 @@ describe('serve over HTTPS (--tls-*)', function () {
     await stop(served);
   });
 
+  it('--workers: SIGHUP makes every worker read the TLS files again', async () => {
+    const workerCert = path.join(dir, 'workers.pem');
+    const workerKey = path.join(dir, 'workers.key');
+    await Promise.all([copyFile(pki.server.certFile, workerCert), copyFile(pki.server.keyFile, workerKey)]);
+    const { served, api } = await start(['--workers', '2', '--tls-cert', workerCert, '--tls-key', workerKey]);
+    // Both workers serve before the signal.
+    await served.waitFor(/serving APIs at[\s\S]*serving APIs at/);
+    const url = `${api}/gateway/health/live`;
+    const renewed = await pki.issue('server-workers', 'server');
+    await Promise.all([copyFile(renewed.certFile, workerCert), copyFile(renewed.keyFile, workerKey)]);
+    served.child.kill('SIGHUP');
+    await served.waitFor(/TLS certificate, key and client CA read again[\s\S]*TLS certificate, key and client CA read again/);
+    // New connections are shared between the workers: every one gets the renewed certificate.
+    const seen = new Set<string>();
+    for (let i = 0; i < 8; i++) seen.add((await call(url, pki.ca.cert).catch(() => ({ serverCertificate: 'none' }))).serverCertificate);
+    expect([...seen]).to.deep.equal([fingerprint(renewed)]);
+    await stop(served);
+  });
+
   it('--tls-client-auth required: a client without a certificate does not get through the handshake', async () => {
     const { api } = await start([
       '--tls-cert',

@@ -10,6 +10,7 @@ import { createServer, type Server } from 'node:http';
 import { createServer as createHttpsServer, request, type Server as HttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { TLSSocket } from 'node:tls';
+import { exportJWK, generateKeyPair } from 'jose';
 import type { Issued, TestPki } from '../../support/certificates.js';
 
 export interface MtlsAuthServer {
@@ -50,7 +51,10 @@ export async function startMtlsAuthServer(pki: TestPki): Promise<MtlsAuthServer>
     scope: 'read',
     ...(bound ? { tls_client_certificate_bound_access_tokens: true } : {}),
   });
+  const { privateKey } = await generateKeyPair('RS256', { extractable: true });
   const provider = new Provider(issuer, {
+    jwks: { keys: [{ ...(await exportJWK(privateKey)), kid: 'mtls-test', alg: 'RS256', use: 'sig' }] },
+    ttl: { ClientCredentials: 600 },
     clients: [client('bound', true), client('plain', false), client('gateway', false)],
     cookies: { keys: [randomBytes(32).toString('base64url')] },
     scopes: ['read'],
