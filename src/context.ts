@@ -91,7 +91,45 @@ export interface TokenContext {
   userInfo?: Record<string, unknown>;
   /** Milliseconds spent validating the token (0 on a cache hit is possible). */
   processTimeMs?: number;
+  /**
+   * The token's sender constraint (its `cnf` claim), as `introspect` checked it on this request:
+   * absent for a token that names none.
+   */
+  binding?: TokenBinding;
 }
+
+/**
+ * A token bound to its sender (`cnf`), and what the check of this request found. Thumbprints are
+ * not secrets (digests of public keys or certificates): records and diagnostics may show them.
+ */
+export interface TokenBinding {
+  /**
+   * The confirmation method: `x5t#S256`, a certificate-bound token (RFC 8705): the request must
+   * come with the client certificate of that SHA-256 thumbprint.
+   */
+  kind: 'x5t#S256';
+  /** The token's thumbprint (base64url), as its `cnf` gives it. */
+  thumbprint: string;
+  /**
+   * `verified`: the request proved the binding; `refused`: it did not (answered 401
+   * `invalid_token`); `ignored`: the token policy does not check this kind of binding.
+   */
+  result: 'verified' | 'refused' | 'ignored';
+  /** Why the binding was refused: a {@link BindingRefusalReason}. */
+  reason?: BindingRefusalReason;
+  /** The thumbprint of the client certificate the request came with, when it came with one. */
+  presented?: string;
+}
+
+/**
+ * Why a sender-constrained token was refused (also the `reason` label of
+ * `gateway_token_binding_refusals_total`): `no_certificate` (the request came without a client
+ * certificate), `unverified_certificate` (its certificate did not verify against the listener's
+ * client CA), `bad_certificate_header` (the proxy's certificate header was malformed, too large or
+ * repeated), `mismatch` (another certificate), `invalid_cnf` (the token's `cnf` holds an unusable
+ * thumbprint, or two that differ).
+ */
+export type BindingRefusalReason = 'no_certificate' | 'unverified_certificate' | 'bad_certificate_header' | 'mismatch' | 'invalid_cnf';
 
 /** An XACML decision for the current request. */
 export interface AuthorizationContext {

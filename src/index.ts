@@ -34,6 +34,7 @@ export { addDiagnostic, diagnosticCodes, gatewayContext } from './context.js';
 export type {
   ApiContext,
   AuthorizationContext,
+  BindingRefusalReason,
   Diagnostic,
   DiagnosticCode,
   DiagnosticEvent,
@@ -41,6 +42,7 @@ export type {
   GatewayContext,
   Middleware,
   RecordingContext,
+  TokenBinding,
   TokenContext,
   TokenInfo,
   TokenMethod,
@@ -53,6 +55,8 @@ export type { RequireTokenOptions } from './token/extract.js';
 export type { TokenMiddleware } from './token/middleware.js';
 export { introspect } from './token/introspect.js';
 export type { IntrospectOptions } from './token/introspect.js';
+export { certificateThumbprint } from './token/binding/certificate.js';
+export type { CertificateBoundTokens, ClientCertificate, ClientCertificateSource } from './token/binding/certificate.js';
 export { TokenPolicy, createTokenPolicy } from './token/policy.js';
 export type { TokenPolicyCheck, TokenValidation } from './token/policy.js';
 export type { AuthorizationServerMetadata, InvalidTokenThrottleOptions, TokenPolicyOptions } from './token/policy-options.js';
@@ -147,6 +151,7 @@ export type {
   TransactionPage,
   TransactionQuery,
   TransactionRecord,
+  TransactionBinding,
   TransactionSender,
   TransactionStats,
   TransactionStatsBucket,
@@ -242,6 +247,7 @@ export type {
   ResolveConfigOptions,
   ResolvedApi,
   ResolvedConfig,
+  ResolvedListener,
   ResolvedOperation,
   ResolvedTokenPolicy,
   FileForwardInfoMode,
@@ -262,7 +268,7 @@ export type { GatewayMetrics, GatewayMetricsOptions } from './observability/metr
 
 // The gateway as a server
 export { serveGateway } from './server/index.js';
-export type { AdminAdmissionOptions, GatewayServer, ServeOptions, ServerTimeouts } from './server/index.js';
+export type { AdminAdmissionOptions, GatewayServer, ServeOptions, ServeTlsOptions, ServerTimeouts } from './server/index.js';
 
 // Operators of the admin listener (users, roles, sessions, audit log) and the configuration console
 export { FileConfigStore, PostgresConfigSource, VersionConflictError } from './configuration/index.js';

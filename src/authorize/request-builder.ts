@@ -92,6 +92,8 @@ export interface TokenAttributes {
   readonly claims: readonly RequestAttribute[];
   /** Subject: the token and UserInfo attributes and the flattened UserInfo claims (after subject-id). */
   readonly subject: readonly RequestAttribute[];
+  /** The sender constraint the request proved, which the subject attributes name (see {@link provenBinding}). */
+  readonly binding: string | undefined;
 }
 
 /**
@@ -115,6 +117,7 @@ export function tokenAttributes(token: TokenContext | undefined): TokenAttribute
   addValues(subject, A.tokenSubject, optional(facts.subject));
   addValues(subject, A.tokenUsername, optional(facts.username));
   addValues(subject, A.tokenClientId, optional(facts.clientId));
+  addValues(subject, A.tokenBinding, optional(provenBinding(token)));
   addValues(subject, A.userInfoFullName, optional(facts.userInfo.fullName));
   addValues(subject, A.userInfoFirstName, optional(facts.userInfo.firstName));
   addValues(subject, A.userInfoMiddleName, optional(facts.userInfo.middleName));
@@ -127,6 +130,7 @@ export function tokenAttributes(token: TokenContext | undefined): TokenAttribute
     audienceAndScope: toAttributes(audienceAndScope, raw),
     claims: toAttributes(claims, raw),
     subject: toAttributes(subject, raw),
+    binding: provenBinding(token),
   };
 }
 
@@ -349,6 +353,11 @@ function parseUrl(url: string): { pathname: string; searchParams: URLSearchParam
   // such as `//host/x` stays a path instead of becoming a host.
   const parsed = new URL(url.startsWith('/') ? `http://gateway.invalid${url}` : url);
   return { pathname: parsed.pathname, searchParams: parsed.searchParams };
+}
+
+/** The kind of the sender constraint the request proved (`x5t#S256`), if any. */
+export function provenBinding(token: TokenContext | undefined): string | undefined {
+  return token?.binding?.result === 'verified' ? token.binding.kind : undefined;
 }
 
 function optional(value: string | undefined): string[] {

@@ -14,6 +14,7 @@ import { NonEmptyString, OneOf, PositiveInteger, PositiveNumber } from '../schem
 import { TokenForwardSchema } from '../token/forward/schema.js';
 import { TokenPolicySchema } from '../token/policy-schema.js';
 import { ApiTrafficControlSchema, TrafficControlSchema } from '../traffic/schema.js';
+import { ClientCertificateHeaderSchema, PublicBaseUrlSchema, TrustProxySchema } from './listener.js';
 
 /** HTTP methods an operation can declare. */
 export const HTTP_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const;
@@ -106,6 +107,9 @@ export const GatewayConfigSchema = Type.Object(
     apis: Type.Array(ApiSchema, { description: 'The registered APIs.' }),
     applications: Type.Optional(ApplicationsSchema),
     trafficControl: Type.Optional(TrafficControlSchema),
+    trustProxy: Type.Optional(TrustProxySchema),
+    publicBaseUrl: Type.Optional(PublicBaseUrlSchema),
+    clientCertificateHeader: Type.Optional(ClientCertificateHeaderSchema),
   },
   {
     additionalProperties: false,

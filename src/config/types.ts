@@ -99,6 +99,11 @@ export interface TokenPolicyConfig {
   invalidTokenThrottle?: false | InvalidTokenThrottleOptions;
   /** Seconds a token valid at its last check may still be served while the server is down; `0` (default) is off. */
   staleIfErrorSeconds?: number;
+  /**
+   * Certificate-bound tokens (RFC 8705): `enforce` (the default) accepts a token whose `cnf` holds
+   * `x5t#S256` only with that client certificate; `ignore` accepts it as a bearer token.
+   */
+  certificateBoundTokens?: 'enforce' | 'ignore';
 }
 
 /**
@@ -271,6 +276,19 @@ export interface GatewayConfig {
   applications?: Record<string, ClientApplication>;
   /** Traffic control: settings, and policies that apply to every API. */
   trafficControl?: TrafficControlConfig;
+  /**
+   * Whose `X-Forwarded-*`, `Forwarded` and client certificate headers are believed, with the values
+   * of `createGateway`'s `trustProxy` (give it in one of the two only). Default: nobody's.
+   */
+  trustProxy?: boolean | number | string | string[];
+  /** The origin clients reach the gateway at, such as `https://api.example.org`. */
+  publicBaseUrl?: string;
+  /**
+   * The header in which a TLS-terminating proxy sends the client certificate (URL-encoded PEM, as
+   * nginx's `$ssl_client_escaped_cert`), such as `X-SSL-Client-Cert`: read only from peers
+   * `trustProxy` trusts, for certificate-bound tokens, and never relayed to a backend.
+   */
+  clientCertificateHeader?: string;
 }
 
 /** An operation with its path template compiled. */
@@ -368,6 +386,18 @@ export interface ResolvedConfig {
   readonly applications: Readonly<Record<string, ClientApplication>>;
   /** Traffic control of every API (its policies empty when the file has none). */
   readonly trafficControl: ResolvedTrafficControl;
+  /** The listener's settings the file gives (`undefined`: not given). */
+  readonly listener: ResolvedListener;
+}
+
+/** The top-level `trustProxy`, `publicBaseUrl` and `clientCertificateHeader`, as the file gives them. */
+export interface ResolvedListener {
+  /** Whose forwarded headers are believed; `undefined`: as `createGateway`'s `trustProxy` says. */
+  readonly trustProxy: boolean | number | string | readonly string[] | undefined;
+  /** The origin clients use, without a trailing slash. */
+  readonly publicBaseUrl: string | undefined;
+  /** The proxy's client certificate header. */
+  readonly clientCertificateHeader: string | undefined;
 }
 
 /** A traffic policy after validation: `mode` and `groupBy` given (defaults `enforce` and none), `window` for a `requests` policy (default `sliding`). */

@@ -24,6 +24,7 @@ import { tokenPolicyIssues } from './token-policy.js';
 import { compilePathTemplate } from '../url/template.js';
 import type { ConfigIssue } from './errors.js';
 import { resolvedTrafficControl, resolvedTrafficPolicies, trafficRules } from './traffic.js';
+import { listenerRules } from './listener.js';
 import type { GatewayConfig, ResolvedApi, ResolvedConfig, ResolvedTokenPolicy, TokenForwardConfig } from './types.js';
 
 export { CLIENT_SECRET_ENV_PREFIX };
@@ -178,6 +179,7 @@ function documentIssues(input: unknown): { issues: ConfigIssue[]; secrets: Map<s
     else seen.set(key, i);
   });
   trafficRules(input, fromRules);
+  listenerRules(input, fromRules);
   return { issues: inDocumentOrder(input, mergeIssues(fromSchema, fromRules)), secrets };
 }
 
@@ -256,6 +258,7 @@ export function checkConfig(
   apis: CheckedApi[];
   applications: Record<string, ClientApplication>;
   trafficControl: ResolvedConfig['trafficControl'];
+  listener: ResolvedConfig['listener'];
 } {
   const { issues, secrets } = documentIssues(input);
   if (issues.length > 0) throw new ConfigError(issues, source);
@@ -283,6 +286,11 @@ export function checkConfig(
     apis: document.apis.map(checkedApi),
     applications,
     trafficControl: resolvedTrafficControl(document.trafficControl),
+    listener: {
+      trustProxy: document.trustProxy === undefined ? undefined : structuredClone(document.trustProxy),
+      publicBaseUrl: document.publicBaseUrl?.replace(/\/$/, ''),
+      clientCertificateHeader: document.clientCertificateHeader,
+    },
   };
 }
 
@@ -309,7 +317,7 @@ const RESOLVE_CONFIG_KEYS = optionKeys<ResolveConfigOptions>({ baseDir: true, so
  */
 export async function resolveConfig(input: GatewayConfig | unknown, options: ResolveConfigOptions = {}): Promise<ResolvedConfig> {
   refuseUnknownKeys('resolveConfig: options', options, RESOLVE_CONFIG_KEYS);
-  const { tokenPolicies, apis, applications, trafficControl } = checkConfig(input, options.source);
+  const { tokenPolicies, apis, applications, trafficControl, listener } = checkConfig(input, options.source);
   const baseDir = options.baseDir ?? process.cwd();
   const issues: ConfigIssue[] = [];
   const { policies } = options;
@@ -346,5 +354,5 @@ export async function resolveConfig(input: GatewayConfig | unknown, options: Res
     }),
   );
   if (issues.length > 0) throw new ConfigError(issues, options.source);
-  return { tokenPolicies, apis: resolved, applications, trafficControl };
+  return { tokenPolicies, apis: resolved, applications, trafficControl, listener };
 }

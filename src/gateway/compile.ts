@@ -13,6 +13,7 @@ import { requireScopes } from '../authorize/scopes.js';
 import { xacmlAuthorize } from '../authorize/xacml-authorize/index.js';
 import { forwardTokenHeaders } from '../token/forward/forward-token-headers.js';
 import { introspect } from '../token/introspect.js';
+import { clientCertificateSource } from '../token/binding/certificate.js';
 import { createTokenPolicy, type TokenPolicy, type TokenPolicyObserver } from '../token/policy.js';
 import type { TokenPolicyOptions } from '../token/policy-options.js';
 import { requireToken } from '../token/require-token.js';
@@ -118,7 +119,14 @@ const tokenManagement: Step = ({ api, config, settings, tokenPolicy }) => {
   policy.observe(settings.watchTokenPolicy?.(policy, observer) ?? observer);
   return [
     requireToken({ policy }),
-    tracing.step('gateway token validation', introspect({ policy, clientAddress: settings.clientAddress })),
+    tracing.step(
+      'gateway token validation',
+      introspect({
+        policy,
+        clientAddress: settings.clientAddress,
+        clientCertificate: clientCertificateSource({ header: config.listener.clientCertificateHeader, trust: settings.trustProxy }),
+      }),
+    ),
   ];
 };
 
@@ -188,8 +196,9 @@ const tokenForward: Step = ({ api }) => {
 };
 
 /** The relay to the API's backend (spec 4.2.4). */
-const relay: Step = ({ api, settings }) => {
+const relay: Step = ({ api, config, settings }) => {
   const prefix = `/${apiKey(api)}`;
+  const certificateHeader = config.listener.clientCertificateHeader;
   return [
     observedRelay(
       {
@@ -198,6 +207,7 @@ const relay: Step = ({ api, settings }) => {
         timeoutMs: api.backend.timeoutMs,
         server: settings.server,
         trustProxy: settings.trustProxy,
+        ...(certificateHeader === undefined ? {} : { dropHeaders: [certificateHeader] }),
         ...(settings.keepUnderscoreHeaders === undefined ? {} : { keepUnderscoreHeaders: settings.keepUnderscoreHeaders }),
         ...(settings.maxDrainBytes === undefined ? {} : { maxDrainBytes: settings.maxDrainBytes }),
         resourceUrl: (req) => {

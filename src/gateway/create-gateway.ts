@@ -204,7 +204,9 @@ export function createGateway(options: CreateGatewayOptions): Gateway {
     ...(options.baseDir === undefined ? {} : { baseDir: options.baseDir }),
     ...(configCacheTtlSeconds === undefined ? {} : { ttlSeconds: configCacheTtlSeconds }),
     compile: async (config) => {
+      const trust = settings.listenerTrust.forConfig(config.listener);
       latest = compileRuntime(config, latest, withCluster(compileSettings, await cluster()));
+      settings.listenerTrust.use(trust);
       latestDigest = configDigest(config);
       inFlight.use(latest.traffic.cap);
       compiled(latest, events, checks);

@@ -67,6 +67,8 @@ export interface BackendHeaderRules {
    * a forged copy of a gateway header.
    */
   readonly keepUnderscoreHeaders: boolean;
+  /** Client headers never relayed (lower-case names), such as a proxy's client certificate header. */
+  readonly dropped?: ReadonlySet<string> | undefined;
 }
 
 /**
@@ -82,7 +84,7 @@ export function requestHeadersForBackend(headers: IncomingHttpHeaders, rules: Ba
   const listed = connectionTokens(headers.connection);
   const out: Record<string, string | string[]> = {};
   for (const name in headers) {
-    if (REQUEST_DROPPED.has(name) || listed?.has(name)) continue;
+    if (REQUEST_DROPPED.has(name) || listed?.has(name) || rules.dropped?.has(name)) continue;
     if (!rules.keepUnderscoreHeaders && name.includes('_')) continue;
     if (PROXY_HEADERS.has(name) || TRACE_HEADERS.has(name)) continue;
     const value = name === 'cookie' ? clientCookies(headers.cookie) : headers[name];

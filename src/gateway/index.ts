@@ -30,6 +30,7 @@ export type {
   RecordingConfig,
   ResolvedApi,
   ResolvedConfig,
+  ResolvedListener,
   ResolvedOperation,
   ResolvedTokenPolicy,
   FileForwardInfoMode,

@@ -75,6 +75,7 @@ export class AuthorizationServerWatch {
     const watched = health;
     return {
       validated: (source, result) => inner.validated(source, result),
+      bindingRefused: (kind, reason) => inner.bindingRefused?.(kind, reason),
       call: async (endpoint, run) => {
         let value;
         try {

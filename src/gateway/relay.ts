@@ -72,6 +72,12 @@ export interface RelayOptions {
    */
   keepUnderscoreHeaders?: boolean;
   /**
+   * Client headers never relayed, whoever sent them, such as the header in which a TLS-terminating
+   * proxy sends the client certificate (`createGateway` drops its `clientCertificateHeader`).
+   * Default: none.
+   */
+  dropHeaders?: readonly string[];
+  /**
    * The resource path to request from the backend (below `target`'s path), query string included.
    * Default: `req.url` as the relay sees it (so mount the relay where `req.url` is the resource
    * path). `createGateway` passes the part after `/<provider>/<api>/v<n>`.
@@ -290,6 +296,7 @@ const RELAY_KEYS = optionKeys<RelayOptions>({
   forwardedHeaders: true,
   trustProxy: true,
   keepUnderscoreHeaders: true,
+  dropHeaders: true,
   resourceUrl: true,
   server: true,
   idHeaders: true,
@@ -341,6 +348,7 @@ export function observedRelay(options: RelayOptions, observability: RelayObserva
   const trust = compileTrust(options.trustProxy, check, 'trustProxy');
   const headerRules: BackendHeaderRules = {
     keepUnderscoreHeaders: check.boolean(options.keepUnderscoreHeaders, 'keepUnderscoreHeaders', false),
+    dropped: droppedHeaders(check, options.dropHeaders),
   };
   const resourceUrl = options.resourceUrl ?? ((req: IncomingMessage) => req.url ?? '/');
   const origin = target.origin;
@@ -425,4 +433,12 @@ function ended({ tracing, backend }: RelayObservability): ExchangeSettings['ende
     backend?.done(error === undefined ? exchange.status : undefined, (performance.now() - exchange.started) / 1000);
     if (exchange.span !== undefined) endRelaySpan(exchange.span, exchange.status, error);
   };
+}
+
+/** `dropHeaders`, checked: lower-case names, `undefined` when none. */
+function droppedHeaders(check: OptionChecks, given: readonly string[] | undefined): ReadonlySet<string> | undefined {
+  if (given === undefined) return undefined;
+  if (!Array.isArray(given)) check.fail('dropHeaders', 'must be an array of header names');
+  const names = given.map((name: unknown, i) => check.headerName(name, `dropHeaders[${i}]`).toLowerCase());
+  return names.length === 0 ? undefined : new Set(names);
 }

@@ -28,6 +28,7 @@ import type { ResolvedTokenPolicy, TrafficControlConfig } from '../config/types.
 import { checkedTrafficOption } from './traffic-settings.js';
 import { clientAddressOf, compileTrust, type TrustProxy } from '../trust-proxy.js';
 import { HOST_NAME } from '../admin/host.js';
+import { ListenerTrust } from './listener-trust.js';
 
 /** Options of {@link createGateway}. */
 export interface CreateGatewayOptions {
@@ -249,6 +250,8 @@ export interface GatewaySettings {
   readonly adminHostName: string | undefined;
   /** The bounds of the configuration console's work in worker threads. */
   readonly operatorWork: OperatorWorkLimits;
+  /** Whose forwarded headers are believed: the option's, or the file's in force (`compileSettings.trustProxy` asks it). */
+  readonly listenerTrust: ListenerTrust;
   /** The host's structured logger, when given. */
   readonly logger: GatewayLogger | undefined;
   /** Where the access log goes; `undefined`: none. */
@@ -365,7 +368,9 @@ export function gatewaySettings(options: CreateGatewayOptions): GatewaySettings 
     relayOptions.connections === undefined ? undefined : check.positive(relayOptions.connections, 'relay.connections', 0, true);
   const keepAliveTimeoutMs = check.positive(relayOptions.keepAliveTimeoutMs, 'relay.keepAliveTimeoutMs', 4_000);
   // Compiled once here so that a bad value fails at start; each relay gets the compiled function.
-  const trustProxy = compileTrust(options.trustProxy, check, 'trustProxy');
+  // The file's top-level trustProxy may replace it when a configuration is put in force.
+  const listenerTrust = new ListenerTrust(compileTrust(options.trustProxy, check, 'trustProxy'), options.trustProxy !== undefined);
+  const trustProxy = listenerTrust.trust;
   const metricsOptions =
     options.metrics === false
       ? undefined
@@ -449,5 +454,6 @@ export function gatewaySettings(options: CreateGatewayOptions): GatewaySettings 
     configStore,
     adminHostName,
     operatorWork,
+    listenerTrust,
   };
 }

@@ -139,6 +139,7 @@ export class GatewayMetricsRecorder implements GatewayMetrics {
   private readonly requests: CounterFamily;
   private readonly requestDuration: HistogramFamily;
   private readonly validations: CounterFamily;
+  private readonly bindingRefusals: CounterFamily;
   private readonly serverDuration: HistogramFamily;
   private readonly decisions: CounterFamily;
   private readonly backendDuration: HistogramFamily;
@@ -173,6 +174,12 @@ export class GatewayMetricsRecorder implements GatewayMetrics {
       'gateway_token_validations_total',
       'Token validations by token policy, where the answer came from (local_cache, shared_cache, negative_cache, introspection, jwt, userinfo) and result (valid, invalid, unavailable).',
       ['policy', 'source', 'result'],
+      registry,
+    );
+    this.bindingRefusals = new CounterFamily(
+      'gateway_token_binding_refusals_total',
+      'Sender-constrained tokens refused by token policy, kind of binding (x5t#S256: certificate-bound) and reason (no_certificate, unverified_certificate, bad_certificate_header, mismatch, invalid_cnf).',
+      ['policy', 'kind', 'reason'],
       registry,
     );
     this.serverDuration = new HistogramFamily(
@@ -337,6 +344,7 @@ export class GatewayMetricsRecorder implements GatewayMetrics {
     if (observer === undefined) {
       // Bound at first use, once per policy: then the request path adds to a series it holds.
       const validations = this.validations;
+      const bindingRefusals = this.bindingRefusals;
       const bound = new Map<string, CounterSeries>();
       const calls = new Map<string, HistogramSeries>();
       const serverDuration = this.serverDuration;
@@ -347,6 +355,9 @@ export class GatewayMetricsRecorder implements GatewayMetrics {
           let series = bound.get(key);
           if (series === undefined) bound.set(key, (series = validations.child(policy, source, result)));
           series.value++;
+        },
+        bindingRefused(kind, reason) {
+          bindingRefusals.child(policy, kind, reason).value++;
         },
         async call(endpoint, run) {
           let series = calls.get(endpoint);

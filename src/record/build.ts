@@ -10,6 +10,7 @@ import {
   type Diagnostic,
   type DiagnosticCode,
   type GatewayContext,
+  type TokenBinding,
   type TokenContext,
 } from '../context.js';
 import { outcomeLabels, type OutcomeCode } from '../errors.js';
@@ -18,7 +19,7 @@ import { deepFreeze, memoPerToken, sharedTokenData } from '../token/shared.js';
 import { budgetOf, copyBounded, fit, truncate, type Budget, type RecordLimits } from './bounds.js';
 import { REDACTED, redactHeaders, scrubSecret } from './redact.js';
 import { rememberSize } from './size.js';
-import type { TransactionAuthorization, TransactionRecord, TransactionSender, TransactionTokenInfo } from './types.js';
+import type { TransactionAuthorization, TransactionBinding, TransactionRecord, TransactionSender, TransactionTokenInfo } from './types.js';
 import { recordXacmlRequest } from './xacml-request.js';
 import { backendMessageOf, keptReceivedHeaders } from '../exchange/capture.js';
 import { trafficSection } from './traffic.js';
@@ -327,6 +328,7 @@ export function buildRecord(req: IncomingMessage, res: ServerResponse, context: 
   }
   const tokenInfo = sections !== undefined ? sections.tokenInfo : token === undefined ? undefined : tokenInfoOf(token, raw, limits);
   if (tokenInfo !== undefined) record.tokenInfo = deepFreeze(tokenInfo);
+  if (token?.binding !== undefined) record.binding = bindingSection(token.binding);
   if (authorization !== undefined) record.authorization = authorization;
   const traffic = context.traffic === undefined ? undefined : trafficSection(context.traffic, raw, limits);
   if (traffic !== undefined) record.traffic = traffic;
@@ -366,4 +368,12 @@ function namesOf(headers: Record<string, string>): Map<string, string> {
 function hasAny(headers: Record<string, string>): boolean {
   for (const _ in headers) return true;
   return false;
+}
+
+/** The record's copy of a token's binding (thumbprints are digests: nothing to scrub). */
+function bindingSection(binding: TokenBinding): TransactionBinding {
+  const section: TransactionBinding = { kind: binding.kind, thumbprint: binding.thumbprint.slice(0, 64), result: binding.result };
+  if (binding.reason !== undefined) section.reason = binding.reason;
+  if (binding.presented !== undefined) section.presented = binding.presented.slice(0, 64);
+  return Object.freeze(section);
 }

@@ -31,6 +31,7 @@ export type {
   TransactionPage,
   TransactionQuery,
   TransactionRecord,
+  TransactionBinding,
   TransactionSender,
   TransactionStats,
   TransactionStatsBucket,

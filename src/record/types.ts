@@ -65,6 +65,20 @@ export interface TransactionTokenInfo {
   userInfo?: Record<string, unknown>;
 }
 
+/** A token's sender constraint as the gateway checked it on the request (see `TokenBinding`). */
+export interface TransactionBinding {
+  /** `x5t#S256`: a certificate-bound token (RFC 8705). */
+  kind: string;
+  /** The thumbprint the token is bound to (base64url). */
+  thumbprint: string;
+  /** `verified`, `refused` or `ignored`. */
+  result: 'verified' | 'refused' | 'ignored';
+  /** Why it was refused (`no_certificate`, `unverified_certificate`, `bad_certificate_header`, `mismatch`, `invalid_cnf`). */
+  reason?: string;
+  /** The thumbprint of the client certificate the request came with, when it came with one. */
+  presented?: string;
+}
+
 /** One attribute of a {@link RecordedXacmlRequest}. */
 export interface RecordedXacmlAttribute {
   /** `AttributeId`, for example `org:gateway:subject:token:clientId`. */
@@ -199,6 +213,13 @@ export interface TransactionRecord {
   sender: TransactionSender;
   /** Token claims, when a token was validated. */
   tokenInfo?: TransactionTokenInfo;
+  /**
+   * The token's sender constraint, when its `cnf` names one: which kind (`x5t#S256`, a
+   * certificate-bound token), the thumbprint it is bound to, what the check found
+   * (`verified`, `refused` with its `reason`, or `ignored` by the token policy) and the
+   * thumbprint of the client certificate the request came with.
+   */
+  binding?: TransactionBinding;
   /** The XACML decision, when authorization ran (with its explanation and request when not Permit). */
   authorization?: TransactionAuthorization;
   /** What traffic control decided, when a policy covered the request. */

@@ -12,6 +12,7 @@ import { createGateway } from '../gateway/create-gateway.js';
 import type { GatewayCheck } from '../gateway/readiness.js';
 import { postgresConfigSource } from './environment.js';
 import type { ServeSettings } from './settings.js';
+import { readTls } from './tls.js';
 
 /** The lines of a check's result, and whether it passed. */
 export function checkReport(where: string, result: GatewayCheck): { ok: boolean; lines: string[] } {
@@ -26,6 +27,17 @@ export function checkReport(where: string, result: GatewayCheck): { ok: boolean;
   return { ok: result.ok, lines };
 }
 
+/** With `--tls-*`: whether the certificate, key and client CA can be read and used together. */
+async function tlsCheck(settings: ServeSettings): Promise<{ ok: boolean; lines: string[] }> {
+  if (settings.tls === undefined) return { ok: true, lines: [] };
+  try {
+    await readTls({ cert: settings.tls.cert, key: settings.tls.key, clientCa: settings.tls.clientCa, clientAuth: settings.tls.clientAuth });
+    return { ok: true, lines: ['  tls: ok'] };
+  } catch (err) {
+    return { ok: false, lines: [`  tls: ${(err as Error).message.replace(/^serveGateway: /, '')}`] };
+  }
+}
+
 /** Checks the configuration of `settings`; resolves with the exit code (0 usable, 2 not). */
 export async function checkConfigMain(settings: ServeSettings, write: (text: string) => void): Promise<number> {
   let source: PostgresConfigSource | undefined;
@@ -38,8 +50,9 @@ export async function checkConfigMain(settings: ServeSettings, write: (text: str
     });
     try {
       const { ok, lines } = checkReport(where, await gateway.check());
-      write(`${lines.join('\n')}\n`);
-      return ok ? 0 : 2;
+      const tls = await tlsCheck(settings);
+      write(`${[...lines, ...tls.lines].join('\n')}\n`);
+      return ok && tls.ok ? 0 : 2;
     } finally {
       await gateway.close();
     }

@@ -21,7 +21,7 @@ import { startTracingExport, type TracingExport } from '../observability/sdk.js'
 import { exposeMetricsText } from '../observability/metrics.js';
 import { EnvironmentError, instanceSettings, postgresConfigSource } from './environment.js';
 import { serveLoggers } from './logging.js';
-import { serveGateway } from './serve.js';
+import { serveGateway, type GatewayServer } from './serve.js';
 import { settingsOf, USAGE, UsageError, type ServeSettings } from './settings.js';
 import { packageVersion } from './version.js';
 import { exitAfterStartFailure, onReloadFromPrimary, superviseWorkers, workerSlot } from './supervisor.js';
@@ -31,6 +31,8 @@ import { workerSignOuts } from './worker-sessions.js';
 /** What a SIGHUP does now: nothing until the gateway serves (but never Node's default, exiting). */
 interface Hangup {
   run: (() => void) | undefined;
+  /** Reads the TLS files again, alone: a worker told so while another resets every instance through Redis. */
+  tls?: (() => void) | undefined;
 }
 
 /** What a serving process has to close at the end, in order. */
@@ -124,6 +126,21 @@ function reloadOnHangup(gateway: Gateway, log: GatewayLogger): () => void {
   return reload;
 }
 
+/** Reads the TLS files again (SIGHUP), logging the outcome; `undefined` without TLS. */
+function tlsReloader(server: GatewayServer, log: GatewayLogger): (() => void) | undefined {
+  if (!server.url.startsWith('https:')) return undefined;
+  return () => {
+    server.reloadTls().then(
+      () => log.info({ event: 'tls_reload' }, 'TLS certificate, key and client CA read again'),
+      (err: unknown) =>
+        log.error(
+          { event: 'tls_reload', error: (err as Error)?.message ?? String(err) },
+          'the TLS files cannot be used; the ones in force stay',
+        ),
+    );
+  };
+}
+
 /** One process serving the gateway until SIGTERM/SIGINT; SIGHUP reloads. */
 async function serveOne(settings: ServeSettings, adminPassword: string, loggers: ReturnType<typeof serveLoggers>, hangup: Hangup) {
   const { log, access } = loggers;
@@ -157,6 +174,7 @@ async function serveOne(settings: ServeSettings, adminPassword: string, loggers:
       adminPort: settings.adminPort,
       adminHost: settings.adminHost,
       gracePeriodMs: settings.gracePeriodMs,
+      ...(settings.tls === undefined ? {} : { tls: settings.tls }),
     });
   } catch (err) {
     await gateway?.close().catch(() => undefined);
@@ -169,7 +187,13 @@ async function serveOne(settings: ServeSettings, adminPassword: string, loggers:
     { event: 'ready', url: server.url, ...(server.adminUrl === undefined ? {} : { adminUrl: server.adminUrl }) },
     `${who} serving APIs at ${server.url}${server.adminUrl === undefined ? '' : `, admin and console at ${server.adminUrl}`}${checked}`,
   );
-  hangup.run = reloadOnHangup(gateway, log);
+  const reloadTls = tlsReloader(server, log);
+  const reset = reloadOnHangup(gateway, log);
+  hangup.run = () => {
+    reset();
+    reloadTls?.();
+  };
+  hangup.tls = reloadTls;
   const stop = (signal: NodeJS.Signals): void => {
     process.off('SIGTERM', stop);
     process.off('SIGINT', stop);
@@ -208,7 +232,7 @@ async function main(argv: string[]): Promise<void> {
   process.on('SIGHUP', () => {
     if (!cluster.isWorker) hangup.run?.();
   });
-  if (cluster.isWorker) onReloadFromPrimary(() => hangup.run?.());
+  if (cluster.isWorker) onReloadFromPrimary((configuration) => (configuration ? hangup.run : hangup.tls)?.());
   if (argv[0] === 'users') {
     const { usersMain } = await import('../operators/cli.js');
     process.exit(await usersMain(argv.slice(1)));

@@ -6,3 +6,4 @@
 export { serveGateway } from './serve.js';
 export type { GatewayServer, ServeOptions, ServerTimeouts } from './serve.js';
 export type { AdminAdmissionOptions } from './admission.js';
+export type { ServeTlsOptions } from './tls.js';

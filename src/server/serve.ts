@@ -6,11 +6,13 @@
  * @module
  */
 import { createServer, type IncomingMessage, type RequestListener, type Server, type ServerResponse } from 'node:http';
+import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import express from 'express';
 import type { Gateway } from '../gateway/create-gateway.js';
 import { adminAdmissionSettings, admitted, type AdminAdmissionOptions } from './admission.js';
 import { InvalidOptionError, optionChecks, optionKeys, type OptionChecks } from '../options.js';
+import { contextOptions, readTls, tlsSettings, type ServeTlsOptions, type TlsMaterial, type TlsSettings } from './tls.js';
 import { answerUnservedMethods, refuseMethod } from './unserved-methods.js';
 
 /**
@@ -64,6 +66,12 @@ export interface ServeOptions {
    * their connections. Default `10000`.
    */
   gracePeriodMs?: number;
+  /**
+   * HTTPS: both listeners speak TLS with this certificate and key; with `clientCa` the APIs'
+   * listener asks clients for a certificate (certificate-bound tokens, RFC 8705). Files are read
+   * again by {@link GatewayServer.reloadTls}. Default: plain HTTP.
+   */
+  tls?: ServeTlsOptions;
 }
 
 /** A running gateway server. */
@@ -76,6 +84,12 @@ export interface GatewayServer {
   readonly adminUrl: string | undefined;
   /** The gateway served. */
   readonly gateway: Gateway;
+  /**
+   * Reads the `tls` files again and uses them for new connections (open ones keep theirs): a
+   * renewed certificate without a restart. Rejects, leaving the ones in force, when a file cannot
+   * be read or used. Without `tls`, resolves and does nothing.
+   */
+  reloadTls(): Promise<void>;
   /**
    * Stops: no new connection is accepted, exchanges in flight finish (up to `gracePeriodMs`, then
    * their connections are closed), then the gateway closes. Resolves once everything is closed.
@@ -114,6 +128,7 @@ const SERVE_KEYS = optionKeys<ServeOptions>({
   adminAdmission: true,
   timeouts: true,
   gracePeriodMs: true,
+  tls: true,
 });
 
 /**
@@ -148,34 +163,58 @@ export async function serveGateway(gateway: Gateway, options: ServeOptions = {})
   const timeouts = checkedTimeouts(check, options.timeouts);
   const gracePeriodMs = check.nonNegative(options.gracePeriodMs, 'gracePeriodMs', 10_000);
   const admission = adminAdmissionSettings(check, options.adminAdmission);
+  const tls = tlsSettings(check, options.tls);
+  const material = tls === undefined ? undefined : await readTls(tls);
 
   const servers: Server[] = [];
   try {
     // CONNECT and methods Node's parser does not know: 501, recorded (API) or not (admin).
-    servers.push(await listen(gateway.handler, port, host, timeouts, gateway.handler));
+    servers.push(await listen(gateway.handler, port, host, timeouts, gateway.handler, material && { material, settings: tls!, api: true }));
     if (adminPort !== false) {
       const adminApp = express();
       adminApp.disable('x-powered-by');
       adminApp.use(gateway.adminRouter);
-      servers.push(await listen(admitted(adminApp, admission), adminPort, adminHost, timeouts, refuseMethod));
+      servers.push(
+        await listen(
+          admitted(adminApp, admission),
+          adminPort,
+          adminHost,
+          timeouts,
+          refuseMethod,
+          material && { material, settings: tls!, api: false },
+        ),
+      );
     }
   } catch (err) {
     await Promise.all(servers.map((server) => stopServer(server, 0)));
     throw err;
   }
+  const scheme = tls === undefined ? 'http' : 'https';
   const origin = (server: Server, name: string): string =>
-    `http://${name.includes(':') ? `[${name}]` : name}:${(server.address() as AddressInfo).port}`;
+    `${scheme}://${name.includes(':') ? `[${name}]` : name}:${(server.address() as AddressInfo).port}`;
   let stopping: Promise<void> | undefined;
   return {
     url: origin(servers[0]!, host),
     port: (servers[0]!.address() as AddressInfo).port,
     adminUrl: servers[1] === undefined ? undefined : origin(servers[1], adminHost),
     gateway,
+    async reloadTls() {
+      if (tls === undefined) return;
+      const fresh = await readTls(tls);
+      servers.forEach((server, i) => (server as unknown as HttpsServer).setSecureContext(contextOptions(fresh, i === 0)));
+    },
     stop() {
       stopping ??= Promise.all(servers.map((server) => stopServer(server, gracePeriodMs))).then(() => gateway.close());
       return stopping;
     },
   };
+}
+
+/** A listener's TLS: the material read, the settings, and whether it is the APIs' listener (the one that asks for client certificates). */
+interface ListenerTls {
+  material: TlsMaterial;
+  settings: TlsSettings;
+  api: boolean;
 }
 
 async function listen(
@@ -184,9 +223,10 @@ async function listen(
   host: string,
   timeouts: Required<ServerTimeouts>,
   unservedMethods: RequestListener,
+  tls: ListenerTls | undefined,
 ): Promise<Server> {
   const { keepAliveTimeout, ...requestTimeouts } = timeouts;
-  const server = createServer(requestTimeouts, handler);
+  const server: Server = tls === undefined ? createServer(requestTimeouts, handler) : httpsServer(handler, requestTimeouts, tls);
   server.keepAliveTimeout = keepAliveTimeout;
   answerUnservedMethods(server, unservedMethods);
   await new Promise<void>((resolve, reject) => {
@@ -197,6 +237,26 @@ async function listen(
     });
   });
   return server;
+}
+
+/**
+ * An HTTPS server: the listener's certificate and key; on the APIs' listener with a client CA,
+ * client certificates asked for (required or not); a TLS handshake bounded by `headersTimeout`.
+ */
+function httpsServer(handler: RequestListener, timeouts: Omit<Required<ServerTimeouts>, 'keepAliveTimeout'>, tls: ListenerTls): Server {
+  const askClients = tls.api && tls.material.clientCa !== undefined;
+  const server = createHttpsServer(
+    {
+      ...timeouts,
+      ...contextOptions(tls.material, tls.api),
+      handshakeTimeout: timeouts.headersTimeout,
+      requestCert: askClients,
+      // An unverified certificate lets the client in under `optional`; it never binds a token.
+      rejectUnauthorized: askClients && tls.settings.clientAuth === 'required',
+    },
+    handler,
+  );
+  return server as unknown as Server;
 }
 
 /** Answers a request that arrives on an open connection during the stop, then closes it. */

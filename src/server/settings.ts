@@ -39,6 +39,14 @@ Options (each also from the environment variable in brackets; the flag wins):
                           loopback, uniquelocal...) of the proxies whose X-Forwarded-For/-Host/-Proto
                           are believed: a TLS-terminating proxy's X-Forwarded-Proto: https makes the
                           session cookie Secure (default none)
+  --tls-cert <pem>        [TLS_CERT_FILE] certificate (chain) of both listeners, PEM: they speak HTTPS
+                          (with --tls-key; both read again on SIGHUP)
+  --tls-key <pem>         [TLS_KEY_FILE] its private key, PEM
+  --tls-client-ca <pem>   [TLS_CLIENT_CA_FILE] CA certificates the APIs' listener asks clients for a
+                          certificate against: the certificate of certificate-bound tokens (RFC 8705)
+  --tls-client-auth <m>   [TLS_CLIENT_AUTH] optional (the default: a client without a verified
+                          certificate is served, its certificate-bound tokens refused) or required
+                          (the TLS handshake fails without one)
   --workers <n|auto>      [WORKERS] processes sharing the ports (node:cluster; auto = one per core;
                           default 1); a worker that dies is replaced after 1 s, doubled for each
                           failed start in a row up to 30 s; 5 failed starts of one worker within
@@ -61,7 +69,8 @@ Options (each also from the environment variable in brackets; the flag wins):
                           its policies compiled and each token policy's authorization server reached
                           (discovery, and the gateway's client authentication by an introspection of
                           a made-up token); prints "configuration ok" and each result (exit 0), or
-                          each problem with its path or policy (exit 2); warnings are printed too
+                          each problem with its path or policy (exit 2); warnings are printed too;
+                          with --tls-*, whether the certificate, key and client CA can be used
   --version               the version, then exit
   -h, --help              this text
 
@@ -95,7 +104,8 @@ Health (admin port, no credentials): GET /gateway/health/live, GET /gateway/heal
 a token policy's authorization server cannot be used as configured: the log's not_ready says which
 and why; checked again every 5 to 30 s).
 SIGHUP: read the configuration again and forget the cached token results (ResetAllCaches: on every
-instance with REDIS_URL); an invalid configuration is logged and the one in force stays.
+instance with REDIS_URL); an invalid configuration is logged and the one in force stays. The TLS
+files are read again too (new connections use them; unusable ones are logged and the ones in force stay).
 SIGTERM or SIGINT: stop accepting, let exchanges in flight finish (up to the grace period), exit 0.
 Exit codes: 0 stopped, 2 bad usage or invalid configuration, 1 any other start failure (with
 --workers: a worker failing to start 5 times within 120 s).`;
@@ -115,6 +125,9 @@ export interface ServeSettings {
   readonly adminHost: string;
   readonly adminHostName: string | undefined;
   readonly trustProxy: string[] | undefined;
+  /** HTTPS (`--tls-*`): absolute file paths; `undefined`: plain HTTP. */
+  readonly tls:
+    { readonly cert: string; readonly key: string; readonly clientCa?: string; readonly clientAuth: 'optional' | 'required' } | undefined;
   readonly workers: number;
   readonly gracePeriodMs: number;
   readonly usersFile: string | undefined;
@@ -141,6 +154,10 @@ const OPTIONS = {
   'admin-host': { type: 'string' },
   'admin-host-name': { type: 'string' },
   'trust-proxy': { type: 'string' },
+  'tls-cert': { type: 'string' },
+  'tls-key': { type: 'string' },
+  'tls-client-ca': { type: 'string' },
+  'tls-client-auth': { type: 'string' },
   workers: { type: 'string' },
   'grace-period': { type: 'string' },
   users: { type: 'string' },
@@ -216,6 +233,31 @@ function trustedProxies(found: { value: string; from: string } | undefined): str
   return list;
 }
 
+/** `--tls-*`: the certificate and key together, the client CA and its mode only with them. */
+function tlsOf(lookup: Lookup): ServeSettings['tls'] {
+  const cert = lookup('tls-cert', 'TLS_CERT_FILE');
+  const key = lookup('tls-key', 'TLS_KEY_FILE');
+  const clientCa = lookup('tls-client-ca', 'TLS_CLIENT_CA_FILE');
+  const clientAuth = lookup('tls-client-auth', 'TLS_CLIENT_AUTH');
+  if (cert === undefined && key === undefined) {
+    const stray = clientCa ?? clientAuth;
+    if (stray !== undefined) throw new UsageError(`${stray.from} needs --tls-cert and --tls-key (TLS_CERT_FILE, TLS_KEY_FILE)`);
+    return undefined;
+  }
+  if (cert === undefined || key === undefined)
+    throw new UsageError(
+      `${(cert ?? key)!.from} needs ${cert === undefined ? '--tls-cert (TLS_CERT_FILE)' : '--tls-key (TLS_KEY_FILE)'} too`,
+    );
+  if (clientAuth !== undefined && clientCa === undefined)
+    throw new UsageError(`${clientAuth.from} needs --tls-client-ca (TLS_CLIENT_CA_FILE)`);
+  return {
+    cert: fileOption(cert)!,
+    key: fileOption(key)!,
+    ...(clientCa === undefined ? {} : { clientCa: fileOption(clientCa)! }),
+    clientAuth: oneOf(clientAuth, ['optional', 'required'], 'optional'),
+  };
+}
+
 /** Where the configuration comes from, checked. */
 function configOf(lookup: Lookup, env: NodeJS.ProcessEnv): Pick<ServeSettings, 'configFile' | 'configSource'> {
   const configSource = oneOf(lookup('config-source', 'GATEWAY_CONFIG_SOURCE'), ['file', 'postgres'], 'file');
@@ -257,6 +299,7 @@ export function settingsOf(argv: string[], env: NodeJS.ProcessEnv): ServeSetting
     adminHost: lookup('admin-host', 'ADMIN_HOST')?.value ?? '127.0.0.1',
     adminHostName: adminHostName?.value,
     trustProxy: trustedProxies(lookup('trust-proxy', 'TRUST_PROXY', 'GATEWAY_TRUST_PROXY')),
+    tls: tlsOf(lookup),
     workers: workers?.value === 'auto' ? availableParallelism() : integer(workers, 1, 1, 256),
     gracePeriodMs: integer(lookup('grace-period', 'GRACE_PERIOD_MS'), 10_000, 0, 3_600_000),
     usersFile: fileOption(lookup('users', 'GATEWAY_USERS_FILE')),

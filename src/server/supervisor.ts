@@ -42,14 +42,21 @@ export function exitAfterStartFailure(cause: string, code: number): void {
 
 const RELOAD = 'express-access-gateway:reload';
 
+/** A SIGHUP the primary relays: the configuration and the TLS files, or (`configuration` false) the TLS files alone. */
+interface Reload {
+  type: typeof RELOAD;
+  configuration: boolean;
+}
+
 /**
  * In a worker: calls `reload` when the primary relays a SIGHUP. A worker ignores a SIGHUP of its
  * own (cli.ts): one sent to the whole process group (`kill -HUP -<pgid>`, `pkill -HUP`) reaches
  * every worker besides the primary, and would reload each twice.
  */
-export function onReloadFromPrimary(reload: () => void): void {
+export function onReloadFromPrimary(reload: (configuration: boolean) => void): void {
   process.on('message', (message: unknown) => {
-    if ((message as { type?: unknown } | undefined)?.type === RELOAD) reload();
+    const asked = message as Partial<Reload> | undefined;
+    if (asked?.type === RELOAD) reload(asked.configuration !== false);
   });
 }
 
@@ -186,7 +193,11 @@ export function superviseWorkers(settings: ServeSettings, adminPassword: string,
     const workers = live();
     const told = process.env.REDIS_URL ? workers.slice(0, 1) : workers;
     log.info({ event: 'reload', signal: 'SIGHUP', workers: told.length }, `SIGHUP: ${told.length} worker(s) told to reload`);
-    for (const worker of told) worker.send({ type: RELOAD });
+    for (const worker of workers) {
+      const configuration = told.includes(worker);
+      // With TLS, a worker not told to reset (Redis resets every instance) still reads its TLS files.
+      if (configuration || settings.tls !== undefined) worker.send({ type: RELOAD, configuration } satisfies Reload);
+    }
   };
   answerWorkerMetrics();
   relayWorkerSignOuts();

@@ -12,6 +12,12 @@ import { optionChecks, optionKeys } from '../options.js';
 import { extractOptions, findToken, type ExtractOptions, type RequireTokenOptions } from './extract.js';
 import type { TokenMiddleware } from './middleware.js';
 import { TokenPolicy, type TokenValidation } from './policy.js';
+import {
+  checkCertificateBinding,
+  tlsClientCertificate,
+  type CertificateBindingCheck,
+  type ClientCertificateSource,
+} from './binding/certificate.js';
 
 const log = logger('token');
 
@@ -31,11 +37,23 @@ export interface IntrospectOptions {
    * `trust proxy` set), or switch the throttle off.
    */
   clientAddress?: (req: IncomingMessage) => string | undefined;
+  /**
+   * Where the request's client certificate is found, for certificate-bound tokens (the policy's
+   * `certificateBoundTokens`). Default: the certificate the client presented on the request's
+   * own TLS connection, when it verified against the listener's client CA. Behind a
+   * TLS-terminating proxy, `createGateway` reads it from its `clientCertificateHeader`.
+   */
+  clientCertificate?: ClientCertificateSource;
 }
 
 const socketAddress = (req: IncomingMessage): string | undefined => req.socket?.remoteAddress;
 
-const INTROSPECT_KEYS = optionKeys<IntrospectOptions>({ policy: true, extraction: true, clientAddress: true });
+const INTROSPECT_KEYS = optionKeys<IntrospectOptions>({
+  policy: true,
+  extraction: true,
+  clientAddress: true,
+  clientCertificate: true,
+});
 const EXTRACTION_KEYS = optionKeys<NonNullable<IntrospectOptions['extraction']>>({
   methods: true,
   maxBodySize: true,
@@ -49,7 +67,8 @@ const EXTRACTION_KEYS = optionKeys<NonNullable<IntrospectOptions['extraction']>>
  * `req.gateway.token` (`info`, `introspection`, `jwt`, `userInfo`, `processTimeMs`). When no token
  * was found yet it extracts it first, as `requireToken` does.
  *
- * Errors (through `next(err)`): 401 `ERR_TOKEN_INVALID` / `ERR_TOKEN_EXPIRED` (`protocol:GATEWAY-1367`),
+ * Errors (through `next(err)`): 401 `ERR_TOKEN_INVALID` / `ERR_TOKEN_EXPIRED` (`protocol:GATEWAY-1367`; also a
+ * certificate-bound token, RFC 8705, without its client certificate: see the policy's `certificateBoundTokens`),
  * 429 `ERR_TOKEN_THROTTLED` (`protocol:GATEWAY-1370`, an address that sent too many invalid tokens,
  * see the policy's `invalidTokenThrottle`), 503 `ERR_AUTHORIZATION_SERVER_UNAVAILABLE`
  * (`protocol:GATEWAY-1369`, cause in diagnostics), plus the 400s of `requireToken`. No error lets
@@ -79,11 +98,20 @@ export function introspect(options: IntrospectOptions): TokenMiddleware {
   const extract: ExtractOptions = extractOptions(check, check.object(options.extraction, 'extraction', {}), policy.name, 'extraction.');
   const clientAddress =
     check.optionalFunction<(req: IncomingMessage) => string | undefined>(options.clientAddress, 'clientAddress') ?? socketAddress;
+  const binding: CertificateBindingCheck = {
+    mode: policy.certificateBoundTokens,
+    source: check.optionalFunction<ClientCertificateSource>(options.clientCertificate, 'clientCertificate') ?? tlsClientCertificate,
+    realm: policy.name,
+    refused: (reason) => policy.bindingRefused('x5t#S256', reason),
+  };
   const validMessage = `token validated by policy ${policy.name}`;
   const cachedMessage = `${validMessage} (cached)`;
 
-  /** Puts a successful validation on the request's token context, with its diagnostic. */
-  function accept(req: IncomingMessage, token: TokenContext, validation: TokenValidation, started: number): void {
+  /**
+   * Puts a successful validation on the request's token context, with its diagnostic; returns the
+   * error to answer with when the token's sender constraint is not met on this request.
+   */
+  function accept(req: IncomingMessage, token: TokenContext, validation: TokenValidation, started: number): GatewayError | undefined {
     token.policy = policy.name;
     token.info = validation.info;
     if (validation.introspection !== undefined) token.introspection = validation.introspection;
@@ -109,6 +137,7 @@ export function introspect(options: IntrospectOptions): TokenMiddleware {
         policy.name,
         validation.cached ? ', cached' : validation.stale ? ', stale' : '',
       );
+    return checkCertificateBinding(req, token, binding);
   }
 
   /** The error to answer with when validation failed: a GatewayError as is, anything else a 503 that leaks nothing. */
@@ -139,8 +168,7 @@ export function introspect(options: IntrospectOptions): TokenMiddleware {
         return;
       }
       if (validation !== undefined) {
-        accept(req, found, validation, started);
-        next();
+        next(accept(req, found, validation, started));
         return;
       }
     }
@@ -158,7 +186,8 @@ export function introspect(options: IntrospectOptions): TokenMiddleware {
       } catch (err) {
         throw failure(req, token, err, started);
       }
-      accept(req, token, validation, started);
+      const refused = accept(req, token, validation, started);
+      if (refused !== undefined) throw refused;
     }
   };
 }

@@ -189,6 +189,15 @@ export interface TokenPolicyOptions {
    */
   staleIfErrorSeconds?: number;
   /**
+   * Certificate-bound tokens (RFC 8705). `enforce` (the default): a token whose `cnf` (in its
+   * introspection answer or its JWT claims) holds `x5t#S256` is accepted only from a request that
+   * came with that client certificate (the SHA-256 of its DER, base64url): the gateway's TLS
+   * listener asks clients for one (`serveGateway`'s `tls.clientCa`), or a TLS-terminating proxy
+   * sends it (`createGateway`'s `clientCertificateHeader`); otherwise 401 `invalid_token`.
+   * `ignore`: such a token is accepted as a bearer token. See docs/sender-constrained-tokens.md.
+   */
+  certificateBoundTokens?: 'enforce' | 'ignore';
+  /**
    * Token results shared between gateway instances; see `createGateway({ redis })`. A second
    * cache level behind the policy's own: a token validated by one instance is not validated again
    * by the others (valid results and refusals, for the same lifetimes as here), and concurrent

@@ -200,6 +200,13 @@ export const TokenPolicyOptionsSchema = Type.Object(
     staleIfErrorSeconds: Type.Optional(
       Seconds('Seconds a token valid at its last check may still be served while the server is down; `0` is off.', 0),
     ),
+    certificateBoundTokens: Type.Optional(
+      OneOf(['enforce', 'ignore'] as const, {
+        description:
+          'Certificate-bound tokens (RFC 8705): `enforce` accepts a token whose `cnf` holds `x5t#S256` only with that client certificate; `ignore` accepts it as a bearer token.',
+        default: 'enforce',
+      }),
+    ),
     shared: Type.Optional(CodeOnly<SharedTokenResults>('Token results shared between gateway instances (`GatewayCluster.tokenResults`).')),
   },
   { additionalProperties: false },
@@ -274,6 +281,7 @@ export const TokenPolicySchema = Type.Object(
     maxConcurrentCalls: options.maxConcurrentCalls,
     invalidTokenThrottle: options.invalidTokenThrottle,
     staleIfErrorSeconds: options.staleIfErrorSeconds,
+    certificateBoundTokens: options.certificateBoundTokens,
   },
   {
     additionalProperties: false,

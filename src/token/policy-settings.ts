@@ -42,6 +42,7 @@ export interface TokenPolicySettings {
   readonly maxResponseSize: number;
   readonly insecure: boolean;
   readonly staleIfErrorSeconds: number;
+  readonly certificateBoundTokens: 'enforce' | 'ignore';
   /** The valid-result cache, `undefined` when off. */
   readonly cache: { readonly ttlSeconds: number; readonly maxEntries: number; readonly maxBytes: number } | undefined;
   /** The refusal cache, `undefined` when off. */
@@ -232,6 +233,7 @@ export function tokenPolicySettings(options: TokenPolicyOptions): TokenPolicySet
     maxResponseSize: options.maxResponseSize ?? defaultOf(OPTIONS.maxResponseSize),
     insecure: options.allowInsecureRequests ?? isLoopback(issuerUrl.hostname),
     staleIfErrorSeconds: options.staleIfErrorSeconds ?? defaultOf(OPTIONS.staleIfErrorSeconds),
+    certificateBoundTokens: options.certificateBoundTokens ?? defaultOf(OPTIONS.certificateBoundTokens),
     cache,
     negativeCache,
     maxConcurrentCalls: options.maxConcurrentCalls ?? defaultOf(OPTIONS.maxConcurrentCalls),

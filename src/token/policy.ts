@@ -26,7 +26,7 @@ import { resolveMetadata, type ExplicitEndpoints } from './server-metadata.js';
 import { shareTokenData } from './shared.js';
 import { InvalidTokenThrottle } from './throttle.js';
 import { checkFailure, probeIntrospection, type TokenPolicyCheck } from './policy-check.js';
-import type { TokenInfo } from '../context.js';
+import type { BindingRefusalReason, TokenBinding, TokenInfo } from '../context.js';
 
 export type { ClientAuthMethod, ClientPrivateKey, CredentialsAuthMethod } from './client-auth.js';
 export type { ForgetSelector } from './cache.js';
@@ -91,6 +91,8 @@ export interface TokenPolicyObserver {
   validated(source: TokenValidationSource, result: TokenValidationResult): void;
   /** Runs one call to the authorization server (timed, traced). */
   call<T>(endpoint: AuthorizationServerEndpoint, run: () => Promise<T>): Promise<T>;
+  /** A sender-constrained token refused on a request, by the kind of its binding and why. */
+  bindingRefused?(kind: TokenBinding['kind'], reason: BindingRefusalReason): void;
 }
 
 /** The step of a validation that failed, on its error (shared by the requests that waited for the same flight). */
@@ -126,6 +128,8 @@ export class TokenPolicy {
   private readonly timeoutMs: number;
   private readonly insecure: boolean;
   private readonly staleIfError: number;
+  /** What `introspect` does with certificate-bound tokens (option `certificateBoundTokens`). */
+  readonly certificateBoundTokens: 'enforce' | 'ignore';
   private readonly cache: TokenCache<CachedValidation>;
   private readonly limiter: CallLimiter | undefined;
   private readonly throttle: InvalidTokenThrottle | undefined;
@@ -162,6 +166,7 @@ export class TokenPolicy {
     this.timeoutMs = settings.timeoutMs;
     this.insecure = settings.insecure;
     this.staleIfError = settings.staleIfErrorSeconds;
+    this.certificateBoundTokens = settings.certificateBoundTokens;
     this.cache = new TokenCache<CachedValidation>(
       cache === undefined
         ? undefined
@@ -225,6 +230,11 @@ export class TokenPolicy {
   /** Sets (or removes) the observer of validations and authorization server calls.  @internal */
   observe(observer: TokenPolicyObserver | undefined): void {
     this.observer = observer;
+  }
+
+  /** Counts a sender-constrained token refused on a request (`gateway_token_binding_refusals_total`).  @internal */
+  bindingRefused(kind: TokenBinding['kind'], reason: BindingRefusalReason): void {
+    this.observer?.bindingRefused?.(kind, reason);
   }
 
   /** Where an uncached validation's answer comes from when it succeeds: the step that decides. */

@@ -393,6 +393,13 @@ describe('monitoring console in headless Chromium', function () {
         policy: 'demo-idp',
         introspection: { active: true, exp: 1e20, iat: -1e300, big: 1.2345678901234568e29, note: 'z'.repeat(20_000) },
       },
+      binding: {
+        kind: 'x5t#S256',
+        thumbprint: '<i>bound</i>',
+        result: 'refused',
+        reason: 'mismatch',
+        presented: 'qDUZHhMABFkGUuYkWdUv9RIC3kbqoC-9ZCBqVlgSkXU',
+      },
     });
     scenario!.store.save(hostile);
     await open(scenario!.consoleUrl);
@@ -403,7 +410,13 @@ describe('monitoring console in headless Chromium', function () {
     await first.click();
     const dialog = page.locator('dialog#detail');
     await dialog.waitFor({ state: 'visible' });
-    expect(await dialog.locator('section[aria-labelledby=d-token]').innerText()).to.include('100000000000000000000');
+    const token = await dialog.locator('section[aria-labelledby=d-token]').innerText();
+    expect(token).to.include('100000000000000000000');
+    // The token's sender binding, as the gateway checked it.
+    expect(token).to.match(/x5t#S256: refused \(mismatch\)/);
+    expect(token).to.include('<i>bound</i>');
+    expect(token).to.include('qDUZHhMABFkGUuYkWdUv9RIC3kbqoC-9ZCBqVlgSkXU');
+    expect(await dialog.locator('section[aria-labelledby=d-token] i').count()).to.equal(0);
     await page.click('#close');
     await dialog.waitFor({ state: 'hidden' });
     records.unshift(hostile);

@@ -34,6 +34,7 @@ const PUBLIC_VALUES = [
   'apiKey',
   'bearerChallenge',
   'buildXacmlRequest',
+  'certificateThumbprint',
   'connectRedis',
   'createGateway',
   'createGatewayCluster',

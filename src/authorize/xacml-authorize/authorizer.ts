@@ -15,7 +15,7 @@ import type { Pdp, XacmlExplanation, XacmlObligation, XacmlResponse } from '../.
 import { decisionText, explanationText } from '../decision.js';
 import { DecisionMemo, decisionKeyPlan, keyPart, type DecisionKeyPlan } from '../decision-memo.js';
 import type { XacmlPolicyState } from '../policy-source.js';
-import { assembleXacmlRequest, attributeSelection, tokenAttributes } from '../request-builder.js';
+import { assembleXacmlRequest, attributeSelection, provenBinding, tokenAttributes } from '../request-builder.js';
 import type { AttributeSelection, TokenAttributes, XacmlInvocation } from '../request-builder.js';
 import { defaultOperation, definedOnly, invocationUrl } from './invocation.js';
 import type { AuthorizeSettings } from './options.js';
@@ -60,7 +60,10 @@ interface InvocationNames {
 export class Authorizer<R extends IncomingMessage> {
   readonly #settings: AuthorizeSettings<R>;
   // The token-derived attributes, computed once per cached token result and shared (frozen).
-  readonly #tokenPart = memoPerToken<TokenAttributes>((token) => deepFreeze(tokenAttributes(token)));
+  readonly #tokenPart = memoPerToken<TokenAttributes>(
+    (token) => deepFreeze(tokenAttributes(token)),
+    (known, token) => known.binding === provenBinding(token),
+  );
   // One plan per compiled policy version, collected with it.
   readonly #plans = new WeakMap<Pdp, PolicyPlan>();
   // Decisions per compiled policy, cached token result and decision key (see decision-memo.ts).

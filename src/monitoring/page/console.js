@@ -18,12 +18,14 @@
  * @typedef {{ id: string, values: unknown }} XacmlAttribute An attribute of a recorded XACML request.
  * @typedef {{ decision: string, text: string, explanation?: XacmlExplanation,
  *   request?: Record<string, XacmlAttribute[] | undefined> & { incomplete?: boolean } }} Authorization A record's authorization.
+ * @typedef {{ kind: string, thumbprint: string, result: string, reason?: string, presented?: string }} Binding
+ *   A token's sender constraint as the gateway checked it (certificate-bound: `x5t#S256`).
  * @typedef {{ method?: string, policy?: string, introspection?: unknown, jwt?: unknown, userInfo?: unknown }} TokenInfo
  *   The token a record keeps (its claims, never the token).
  * @typedef {{ id: string, messageId?: string, traceId?: unknown, startedAt: number, durationMs?: number, api?: ApiRef,
  *   operation?: string, method: string, url: string, status: number | null, gatewayStatus?: string, errorCode?: string,
  *   problemDetail?: unknown, outcome?: Outcome, sender?: Sender, clientAddress?: string, nodeId?: string,
- *   authorization?: Authorization, tokenInfo?: TokenInfo, diagnostics?: Diagnostic[],
+ *   authorization?: Authorization, tokenInfo?: TokenInfo, binding?: Binding, diagnostics?: Diagnostic[],
  *   incoming?: { headers?: Record<string, unknown> }, outgoing?: { headers?: Record<string, unknown> },
  *   requestBody?: RecordedBody, responseBody?: RecordedBody, traffic?: Traffic }} Transaction A transaction record.
  * @typedef {{ policy: string, mode: string, metric: string, group: string, limit: number, windowSeconds?: number,
@@ -1248,6 +1250,15 @@
           [t('tokenPolicy'), info.policy],
         ]),
       );
+      var binding = r.binding;
+      if (binding)
+        tokenParts.push(
+          kv([
+            [t('binding'), binding.kind + ': ' + binding.result + (binding.reason ? ' (' + binding.reason + ')' : '')],
+            [t('bindingThumbprint'), binding.thumbprint],
+            [t('bindingPresented'), binding.presented],
+          ]),
+        );
       if (info.introspection)
         tokenParts.push(el('h4', { text: t('introspectionClaims') }), claimsTable(t('introspectionClaims'), info.introspection));
       if (info.jwt) tokenParts.push(el('h4', { text: t('jwtClaims') }), claimsTable(t('jwtClaims'), info.jwt));

@@ -28,7 +28,10 @@ class TokenForwarder {
     this.#settings = settings;
     const tokenForward = (token: TokenContext | undefined): TokenForward => this.tokenForward(token);
     // Not memoized with a dateFormat function: it is called for every request, as documented.
-    this.#tokenForwardOf = typeof settings.dateFormat === 'function' ? tokenForward : memoPerToken(tokenForward);
+    this.#tokenForwardOf =
+      typeof settings.dateFormat === 'function'
+        ? tokenForward
+        : memoPerToken(tokenForward, (known, token) => known.items.get('binding') === provenKind(token));
   }
 
   /** One header to set: its name, lower-case name, value, and the value recorded (token redacted). */
@@ -191,4 +194,9 @@ type HeaderEntry = readonly [name: string, lower: string, value: string, recorde
 interface TokenForward {
   readonly items: Map<ForwardedItem, ForwardedValue>;
   readonly headers: readonly HeaderEntry[];
+}
+
+/** The kind of the sender constraint the request proved, as the `binding` item says it. */
+function provenKind(token: TokenContext): string | undefined {
+  return token.binding?.result === 'verified' ? token.binding.kind : undefined;
 }
