@@ -99,6 +99,11 @@ export interface TokenPolicyConfig {
   invalidTokenThrottle?: false | InvalidTokenThrottleOptions;
   /** Seconds a token valid at its last check may still be served while the server is down; `0` (default) is off. */
   staleIfErrorSeconds?: number;
+  /**
+   * Least time between two fetches of the JWKS for JWTs signed with a key it does not hold, in
+   * seconds (key rotation); such a JWT is refused meanwhile. Default `30`.
+   */
+  jwksCooldownSeconds?: number;
 }
 
 /**

@@ -200,6 +200,13 @@ export const TokenPolicyOptionsSchema = Type.Object(
     staleIfErrorSeconds: Type.Optional(
       Seconds('Seconds a token valid at its last check may still be served while the server is down; `0` is off.', 0),
     ),
+    jwksCooldownSeconds: Type.Optional(
+      PositiveNumber({
+        description:
+          'Least time between two fetches of the JWKS for JWTs signed with a key it does not hold, in seconds; such a JWT is refused meanwhile, and remembered refused no longer.',
+        default: 30,
+      }),
+    ),
     shared: Type.Optional(CodeOnly<SharedTokenResults>('Token results shared between gateway instances (`GatewayCluster.tokenResults`).')),
   },
   { additionalProperties: false },
@@ -274,6 +281,7 @@ export const TokenPolicySchema = Type.Object(
     maxConcurrentCalls: options.maxConcurrentCalls,
     invalidTokenThrottle: options.invalidTokenThrottle,
     staleIfErrorSeconds: options.staleIfErrorSeconds,
+    jwksCooldownSeconds: options.jwksCooldownSeconds,
   },
   {
     additionalProperties: false,
