@@ -84,6 +84,12 @@ export const ApiSchema = Type.Object(
     authorization: Type.Optional(AuthorizationSchema),
     recording: Type.Optional(RecordingSchema),
     trafficControl: Type.Optional(ApiTrafficControlSchema),
+    protectedResourceMetadata: Type.Optional(
+      Type.Boolean({
+        description:
+          "Answer `GET /.well-known/oauth-protected-resource<basePath>/<provider>/<name>/v<version>` with this API's protected resource metadata (RFC 9728), and name it in the API's 401 challenges (`resource_metadata`). Needs token management and `publicBaseUrl`. Default `false`.",
+      }),
+    ),
     requiredScopes: Type.Optional(
       requiredScopesSchema(
         "Scopes the token's `scope` must all hold: otherwise 403 `insufficient_scope`, before XACML. Needs token management.",
@@ -106,6 +112,15 @@ export const GatewayConfigSchema = Type.Object(
     apis: Type.Array(ApiSchema, { description: 'The registered APIs.' }),
     applications: Type.Optional(ApplicationsSchema),
     trafficControl: Type.Optional(TrafficControlSchema),
+    publicBaseUrl: Type.Optional(
+      Type.String({
+        minLength: 1,
+        pattern: '^[hH][tT][tT][pP][sS]?://[^?#]+$',
+        description:
+          'The origin (and path prefix) clients call the gateway at, such as `https://api.example.org`: DPoP proofs are checked against it.',
+        errorMessage: 'must be an http(s) URL without query or fragment',
+      }),
+    ),
   },
   {
     additionalProperties: false,

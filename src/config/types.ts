@@ -247,6 +247,12 @@ export interface ApiConfig {
   /** This API's traffic policies, checked with those of the top-level `trafficControl`. */
   trafficControl?: ApiTrafficControlConfig;
   /**
+   * `true`: the gateway answers `GET /.well-known/oauth-protected-resource<basePath>/<provider>/<name>/v<version>`
+   * with this API's protected resource metadata (RFC 9728), and its 401 challenges carry
+   * `resource_metadata="<that URL>"`. Needs token management and `publicBaseUrl`. Default `false`.
+   */
+  protectedResourceMetadata?: boolean;
+  /**
    * Scopes the token's `scope` must all hold (`requireScopes`): otherwise 403 `insufficient_scope`,
    * before XACML. Needs token management.
    */
@@ -276,6 +282,13 @@ export interface GatewayConfig {
   applications?: Record<string, ClientApplication>;
   /** Traffic control: settings, and policies that apply to every API. */
   trafficControl?: TrafficControlConfig;
+  /**
+   * The origin (and path prefix, if any) clients call the gateway at, such as
+   * `https://api.example.org`: DPoP proofs' `htu` are checked against it, never against the
+   * request's `Host`. Required by a token policy with `dpop` on (unless the host gives
+   * `createGateway`'s `publicBaseUrl`).
+   */
+  publicBaseUrl?: string;
 }
 
 /** An operation with its path template compiled. */
@@ -342,6 +355,8 @@ export interface ResolvedApi {
     /** Its policies, in file order, defaults applied. */
     readonly policies: readonly ResolvedTrafficPolicy[];
   };
+  /** Whether the gateway serves the API's protected resource metadata (RFC 9728) and names it in its 401 challenges. */
+  readonly protectedResourceMetadata: boolean;
   /** Scopes every request's token must hold (empty: none). */
   readonly requiredScopes: readonly string[];
   /** Claims every request's token must hold, name → allowed values (empty: none). */
@@ -373,6 +388,8 @@ export interface ResolvedConfig {
   readonly applications: Readonly<Record<string, ClientApplication>>;
   /** Traffic control of every API (its policies empty when the file has none). */
   readonly trafficControl: ResolvedTrafficControl;
+  /** The file's `publicBaseUrl`, if it has one. */
+  readonly publicBaseUrl?: string;
 }
 
 /** A traffic policy after validation: `mode` and `groupBy` given (defaults `enforce` and none), `window` for a `requests` policy (default `sliding`). */

@@ -120,6 +120,9 @@ function apiRules(api: Obj, at: string, policies: ReadonlySet<string>, issues: R
   for (const issue of scopeRuleIssues(api)) issues.push({ path: issuePath(at, issue.path), message: issue.message });
   if (typeof api.provider === 'string' && RESERVED_PROVIDERS.has(api.provider))
     issues.push({ path: `${at}.provider`, message: `"${api.provider}" is reserved for the gateway's own routes` });
+  // RFC 8615's well-known URIs (the protected resource metadata is answered there).
+  if (api.provider === '.well-known')
+    issues.push({ path: `${at}.provider`, message: '".well-known" is reserved for well-known URIs (RFC 8615)' });
   if (isObj(api.backend) && typeof api.backend.url === 'string' && !isHttpUrl(api.backend.url))
     issues.push({ path: `${at}.backend.url`, message: 'must be an http(s) URL' });
   const tm = isObj(api.tokenManagement) ? api.tokenManagement : { enabled: false };
@@ -153,6 +156,11 @@ function apiRules(api: Obj, at: string, policies: ReadonlySet<string>, issues: R
   if (!enabled) {
     if (api.requiredScopes !== undefined) issues.push({ path: `${at}.requiredScopes`, message: NEEDS_TOKEN });
     if (api.requiredClaims !== undefined) issues.push({ path: `${at}.requiredClaims`, message: NEEDS_TOKEN });
+    if (api.protectedResourceMetadata === true)
+      issues.push({
+        path: `${at}.protectedResourceMetadata`,
+        message: 'needs token management enabled (the metadata names its authorization server)',
+      });
   }
 }
 
@@ -239,6 +247,7 @@ function checkedApi(api: ApiDocument): CheckedApi {
       xacmlRequests: r.xacmlRequests ?? 'denied',
     },
     trafficControl: { policies: resolvedTrafficPolicies(api.trafficControl?.policies) },
+    protectedResourceMetadata: api.protectedResourceMetadata ?? false,
     requiredScopes: [...(api.requiredScopes ?? [])],
     requiredClaims: structuredClone(api.requiredClaims ?? {}),
   };
@@ -256,6 +265,7 @@ export function checkConfig(
   apis: CheckedApi[];
   applications: Record<string, ClientApplication>;
   trafficControl: ResolvedConfig['trafficControl'];
+  publicBaseUrl?: string;
 } {
   const { issues, secrets } = documentIssues(input);
   if (issues.length > 0) throw new ConfigError(issues, source);
@@ -283,6 +293,7 @@ export function checkConfig(
     apis: document.apis.map(checkedApi),
     applications,
     trafficControl: resolvedTrafficControl(document.trafficControl),
+    ...(document.publicBaseUrl === undefined ? {} : { publicBaseUrl: document.publicBaseUrl }),
   };
 }
 
@@ -309,7 +320,7 @@ const RESOLVE_CONFIG_KEYS = optionKeys<ResolveConfigOptions>({ baseDir: true, so
  */
 export async function resolveConfig(input: GatewayConfig | unknown, options: ResolveConfigOptions = {}): Promise<ResolvedConfig> {
   refuseUnknownKeys('resolveConfig: options', options, RESOLVE_CONFIG_KEYS);
-  const { tokenPolicies, apis, applications, trafficControl } = checkConfig(input, options.source);
+  const { tokenPolicies, apis, applications, trafficControl, publicBaseUrl } = checkConfig(input, options.source);
   const baseDir = options.baseDir ?? process.cwd();
   const issues: ConfigIssue[] = [];
   const { policies } = options;
@@ -346,5 +357,5 @@ export async function resolveConfig(input: GatewayConfig | unknown, options: Res
     }),
   );
   if (issues.length > 0) throw new ConfigError(issues, options.source);
-  return { tokenPolicies, apis: resolved, applications, trafficControl };
+  return { tokenPolicies, apis: resolved, applications, trafficControl, ...(publicBaseUrl === undefined ? {} : { publicBaseUrl }) };
 }
