@@ -152,6 +152,8 @@ export class TokenPolicy {
   private readonly jwksCooldownMs: number;
   /** When the last JWKS fetch started (a failed one too): the cool-down counts from it. */
   private jwksFetchedAt = Number.NEGATIVE_INFINITY;
+  /** Why the last use of the JWKS failed, until it works again. */
+  private jwksFailure: { cause: unknown } | undefined;
   private observer: TokenPolicyObserver | undefined;
 
   constructor(options: TokenPolicyOptions) {
@@ -275,6 +277,7 @@ export class TokenPolicy {
     if (options.discovery === true) {
       this.resolved = undefined;
       this.jwks = undefined;
+      this.jwksFailure = undefined;
     }
     log('policy %s: cache cleared', this.name);
   }
@@ -747,7 +750,9 @@ export class TokenPolicy {
    * signed with a key the set lacks makes one fetch of the set when the last fetch (failed ones
    * too) started at least `jwksCooldownSeconds` ago; concurrent ones share that fetch. jose's own
    * cool-down is never used: it counts only from a successful fetch, so a failing server would be
-   * asked again for every unknown `kid`.
+   * asked again for every unknown `kid`. Likewise, while the set has to be fetched (none yet, or
+   * older than jose's 10 minutes) and the last fetch failed within the cool-down, JWTs get that
+   * failure again (503) without a fetch.
    */
   private keySet(config: Configuration): JWTVerifyGetKey {
     if (this.jwks === undefined) {
@@ -768,9 +773,14 @@ export class TokenPolicy {
         },
       });
       this.jwks = async (header, token) => {
+        const failure = this.jwksFailure;
+        if (failure !== undefined && !remote.fresh && Date.now() < this.jwksFetchedAt + this.jwksCooldownMs)
+          throw new KeySetUnavailableError(failure.cause);
         try {
           try {
-            return await remote(header, token);
+            const key = await remote(header, token);
+            this.jwksFailure = undefined;
+            return key;
           } catch (err) {
             if (!(err instanceof joseErrors.JWKSNoMatchingKey) || Date.now() < this.jwksFetchedAt + this.jwksCooldownMs) throw err;
             // A key the set lacks, past the cool-down: the server may have added it (key rotation).
@@ -781,6 +791,7 @@ export class TokenPolicy {
         } catch (err) {
           // "No key for this token" is the token's fault; anything else is the key source's.
           if (err instanceof joseErrors.JWKSNoMatchingKey || err instanceof joseErrors.JWKSMultipleMatchingKeys) throw err;
+          this.jwksFailure = { cause: err };
           throw new KeySetUnavailableError(err);
         }
       };

@@ -219,6 +219,25 @@ describe('token policies: JWKS key rotation and the refetch cool-down', function
     expect((await get(app, await issuer.sign(keyA))).status).to.equal(200);
   });
 
+  it('before any successful fetch, a failing JWKS endpoint is asked at most once per cool-down, whatever the tokens', async () => {
+    issuer.failing = true;
+    const app = await appWith({ jwksCooldownSeconds: 0.3 });
+    const started = Date.now();
+    const statuses: number[] = [];
+    for (let i = 0; i < 60; i++) {
+      const token = i % 2 === 0 ? await issuer.sign(keyA) : await issuer.sign(keyA, { kid: randomUUID() });
+      statuses.push((await get(app, token)).status);
+    }
+    const elapsed = Date.now() - started;
+    // The keys cannot be obtained: fail closed, every token.
+    expect(new Set(statuses)).to.deep.equal(new Set([503]));
+    expect(issuer.jwksFetches, `${issuer.jwksFetches} fetches in ${elapsed} ms`).to.be.at.most(1 + Math.floor(elapsed / 300) + 1);
+    // The server back: the next fetch, once the cool-down allows it, serves the tokens.
+    issuer.failing = false;
+    await sleep(350);
+    expect((await get(app, await issuer.sign(keyA))).status).to.equal(200);
+  });
+
   it('refuses a jwksCooldownSeconds that is not a positive number at creation', () => {
     for (const bad of [0, -1, 'soon', Number.NaN]) {
       expect(() =>
