@@ -85,6 +85,12 @@ export const ApiSchema = Type.Object(
     authorization: Type.Optional(AuthorizationSchema),
     recording: Type.Optional(RecordingSchema),
     trafficControl: Type.Optional(ApiTrafficControlSchema),
+    protectedResourceMetadata: Type.Optional(
+      Type.Boolean({
+        description:
+          "Answer `GET /.well-known/oauth-protected-resource<basePath>/<provider>/<name>/v<version>` with this API's protected resource metadata (RFC 9728), and name it in the API's 401 challenges (`resource_metadata`). Needs token management and `publicBaseUrl`. Default `false`.",
+      }),
+    ),
     requiredScopes: Type.Optional(
       requiredScopesSchema(
         "Scopes the token's `scope` must all hold: otherwise 403 `insufficient_scope`, before XACML. Needs token management.",

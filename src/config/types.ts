@@ -104,6 +104,11 @@ export interface TokenPolicyConfig {
    * `x5t#S256` only with that client certificate; `ignore` accepts it as a bearer token.
    */
   certificateBoundTokens?: 'enforce' | 'ignore';
+  /**
+   * Least time between two fetches of the JWKS for JWTs signed with a key it does not hold, in
+   * seconds (key rotation); such a JWT is refused meanwhile. Default `30`.
+   */
+  jwksCooldownSeconds?: number;
 }
 
 /**
@@ -247,6 +252,12 @@ export interface ApiConfig {
   /** This API's traffic policies, checked with those of the top-level `trafficControl`. */
   trafficControl?: ApiTrafficControlConfig;
   /**
+   * `true`: the gateway answers `GET /.well-known/oauth-protected-resource<basePath>/<provider>/<name>/v<version>`
+   * with this API's protected resource metadata (RFC 9728), and its 401 challenges carry
+   * `resource_metadata="<that URL>"`. Needs token management and `publicBaseUrl`. Default `false`.
+   */
+  protectedResourceMetadata?: boolean;
+  /**
    * Scopes the token's `scope` must all hold (`requireScopes`): otherwise 403 `insufficient_scope`,
    * before XACML. Needs token management.
    */
@@ -281,7 +292,11 @@ export interface GatewayConfig {
    * of `createGateway`'s `trustProxy` (give it in one of the two only). Default: nobody's.
    */
   trustProxy?: boolean | number | string | string[];
-  /** The origin clients reach the gateway at, such as `https://api.example.org`. */
+  /**
+   * The origin (and path prefix, if any) clients call the gateway at, such as
+   * `https://api.example.org`: DPoP proofs' `htu` are checked against it, never against the
+   * request's `Host`, and protected resource metadata is named from it.
+   */
   publicBaseUrl?: string;
   /**
    * The header in which a TLS-terminating proxy sends the client certificate (URL-encoded PEM, as
@@ -355,6 +370,8 @@ export interface ResolvedApi {
     /** Its policies, in file order, defaults applied. */
     readonly policies: readonly ResolvedTrafficPolicy[];
   };
+  /** Whether the gateway serves the API's protected resource metadata (RFC 9728) and names it in its 401 challenges. */
+  readonly protectedResourceMetadata: boolean;
   /** Scopes every request's token must hold (empty: none). */
   readonly requiredScopes: readonly string[];
   /** Claims every request's token must hold, name → allowed values (empty: none). */

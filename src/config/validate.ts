@@ -121,6 +121,9 @@ function apiRules(api: Obj, at: string, policies: ReadonlySet<string>, issues: R
   for (const issue of scopeRuleIssues(api)) issues.push({ path: issuePath(at, issue.path), message: issue.message });
   if (typeof api.provider === 'string' && RESERVED_PROVIDERS.has(api.provider))
     issues.push({ path: `${at}.provider`, message: `"${api.provider}" is reserved for the gateway's own routes` });
+  // RFC 8615's well-known URIs (the protected resource metadata is answered there).
+  if (api.provider === '.well-known')
+    issues.push({ path: `${at}.provider`, message: '".well-known" is reserved for well-known URIs (RFC 8615)' });
   if (isObj(api.backend) && typeof api.backend.url === 'string' && !isHttpUrl(api.backend.url))
     issues.push({ path: `${at}.backend.url`, message: 'must be an http(s) URL' });
   const tm = isObj(api.tokenManagement) ? api.tokenManagement : { enabled: false };
@@ -154,6 +157,11 @@ function apiRules(api: Obj, at: string, policies: ReadonlySet<string>, issues: R
   if (!enabled) {
     if (api.requiredScopes !== undefined) issues.push({ path: `${at}.requiredScopes`, message: NEEDS_TOKEN });
     if (api.requiredClaims !== undefined) issues.push({ path: `${at}.requiredClaims`, message: NEEDS_TOKEN });
+    if (api.protectedResourceMetadata === true)
+      issues.push({
+        path: `${at}.protectedResourceMetadata`,
+        message: 'needs token management enabled (the metadata names its authorization server)',
+      });
   }
 }
 
@@ -241,6 +249,7 @@ function checkedApi(api: ApiDocument): CheckedApi {
       xacmlRequests: r.xacmlRequests ?? 'denied',
     },
     trafficControl: { policies: resolvedTrafficPolicies(api.trafficControl?.policies) },
+    protectedResourceMetadata: api.protectedResourceMetadata ?? false,
     requiredScopes: [...(api.requiredScopes ?? [])],
     requiredClaims: structuredClone(api.requiredClaims ?? {}),
   };

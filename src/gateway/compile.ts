@@ -30,6 +30,7 @@ import type { TrustFunction } from '../trust-proxy.js';
 import type { TrafficControlSection } from '../traffic/schema.js';
 import { trafficSettings } from './traffic-settings.js';
 import { runtimeTraffic, trafficSteps, type RuntimeTraffic, type TrafficEnvironment } from './traffic.js';
+import { resourceMetadata, type ResourceMetadata } from './resource-metadata.js';
 import type { RedisConnection } from '../cluster/redis.js';
 
 /** One registered API, ready to serve. */
@@ -37,6 +38,8 @@ export interface CompiledApi {
   readonly api: ResolvedApi;
   /** Its steps, in the order of spec 4.2. */
   readonly chain: readonly Middleware[];
+  /** Its protected resource metadata (RFC 9728), when the API opts in. */
+  readonly metadata?: ResourceMetadata | undefined;
 }
 
 /** What a configuration compiles into. */
@@ -83,6 +86,10 @@ export interface CompileSettings {
   readonly trafficOption: TrafficControlSection | undefined;
   /** Whether the gateway has Redis (a store `redis` needs it). */
   readonly hasRedis: boolean;
+  /** `createGateway`'s `publicBaseUrl` (the file's wins). */
+  readonly publicBaseUrl?: string | undefined;
+  /** The base path of the APIs (normalized), for the protected resource metadata. Default `/`. */
+  readonly basePath?: string | undefined;
 }
 
 /** Compiling one API: where it is in the file, and the token policies known so far. */
@@ -295,19 +302,30 @@ export function compileRuntime(config: ResolvedConfig, previous: Runtime | undef
   const warnings: ConfigIssue[] = [];
   try {
     config.apis.forEach((api, i) => {
+      const at = `apis[${i}]`;
+      let used: { policy: TokenPolicy; options: TokenPolicyOptions } | undefined;
       const compilation: ApiCompilation = {
         api,
-        at: `apis[${i}]`,
+        at,
         config,
         settings,
         applications,
-        tokenPolicy,
+        tokenPolicy: (name, entry) => {
+          const policy = tokenPolicy(name, entry);
+          used = { policy, options: entry[1] };
+          return policy;
+        },
         warnings,
         traffic,
         trafficEnvironment,
       };
       const chain = STEPS.flatMap(([, step]) => step(compilation));
-      apis.set(apiKey(api), { api, chain });
+      // The resolved configuration allows the metadata only with token management (so a policy).
+      const metadata =
+        api.protectedResourceMetadata && used !== undefined
+          ? resourceMetadata(api, at, used, config.listener.publicBaseUrl ?? settings.publicBaseUrl, settings.basePath ?? '/')
+          : undefined;
+      apis.set(apiKey(api), { api, chain, metadata });
     });
   } catch (err) {
     for (const policy of created) policy.close();

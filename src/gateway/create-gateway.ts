@@ -224,6 +224,7 @@ export function createGateway(options: CreateGatewayOptions): Gateway {
     maxRequestTargetBytes,
     record,
     errorHandler,
+    server: settings.server,
     admit: (res) => inFlight.admit(res),
     runtime: () => {
       const entry = cache.get();

@@ -17,6 +17,8 @@ import { canonicalTarget, isRefused, type CanonicalTarget, type RefusedTarget, t
 import { apiKey } from '../record/types.js';
 import { keepReceivedHeaders } from '../exchange/capture.js';
 import { findOperation, parseInvocation } from './routing.js';
+import { challengeResourceMetadata } from '../problem/render.js';
+import { metadataAnswer, RESOURCE_METADATA_PATH } from './resource-metadata.js';
 
 const log = logger('gateway');
 
@@ -48,6 +50,32 @@ function unservedMethod(method: string | undefined): GatewayError | undefined {
   });
 }
 
+/** What {@link createRequestPath}'s decision says of a request for an API's protected resource metadata. */
+const METADATA: unique symbol = Symbol('protected resource metadata');
+
+/** Serves a request with the runtime in force. */
+type Serve = (runtime: Runtime, req: IncomingMessage, res: ServerResponse, next: (err?: unknown) => void) => void;
+
+/** Runs `serve` with the runtime in force, once there is one. */
+function withRuntime(settings: Pick<RequestPathSettings, 'runtime'>, serve: Serve): Middleware {
+  return (req, res, next) => {
+    const runtime = settings.runtime();
+    if (!(runtime instanceof Promise)) {
+      serve(runtime, req, res, next);
+      return;
+    }
+    runtime.then(
+      (loaded) => serve(loaded, req, res, next),
+      (err: unknown) => {
+        // No configuration was ever loaded: fail closed, the cause in diagnostics and logs only.
+        const cause = (err as Error)?.message ?? String(err);
+        log('no configuration in force: %s', cause);
+        next(new GatewayError('ERR_INTERNAL', { diagnostic: `no configuration in force: ${cause}`, cause: err }));
+      },
+    );
+  };
+}
+
 /** A plain `node:http` handler that may pass requests it does not serve to `next`. */
 export type GatewayHandler = (req: IncomingMessage, res: ServerResponse, next?: (err?: unknown) => void) => void;
 
@@ -63,6 +91,8 @@ export interface RequestPathSettings {
   readonly record: Middleware;
   /** Renders errors as problem+json. */
   readonly errorHandler: ErrorHandler;
+  /** The `Server` header of the gateway's own answers (the protected resource metadata); none when undefined. */
+  readonly server?: string | undefined;
   /** The runtime in force (a promise while the first configuration loads). */
   runtime(): Runtime | Promise<Runtime>;
   /**
@@ -76,6 +106,13 @@ export interface RequestPathSettings {
 export function createRequestPath(settings: RequestPathSettings): GatewayHandler {
   const { basePath, targetRules, maxRequestTargetBytes, record, errorHandler } = settings;
   const baseLower = basePath.toLowerCase();
+  /** Where the APIs' protected resource metadata is (RFC 9728 section 3.1): the well-known segment, then the base path. */
+  const metadataPrefix = `${RESOURCE_METADATA_PATH}${basePath === '/' ? '' : basePath}/`;
+
+  /** Whether a canonical path is one of the APIs' metadata (`<metadataPrefix><provider>/<name>/v<version>`, any API). */
+  function isMetadataPath(path: string): boolean {
+    return path.startsWith(metadataPrefix);
+  }
 
   /** Whether the raw path is under the base path the way Express's mount matched it (any case). */
   function claimsRaw(url: string): boolean {
@@ -98,9 +135,11 @@ export function createRequestPath(settings: RequestPathSettings): GatewayHandler
    * otherwise `req.url` (below the base path) and `req.originalUrl` become the canonical form,
    * which the recorder, routing, XACML and the relay all read.
    */
-  function decide(req: IncomingMessage, raw: string, target: CanonicalTarget | RefusedTarget): GatewayError | undefined {
+  function decide(req: IncomingMessage, raw: string, target: CanonicalTarget | RefusedTarget): GatewayError | typeof METADATA | undefined {
     if (isRefused(target)) return new GatewayError('ERR_PATH_REFUSED', { diagnostic: `request target refused: ${target.refused}` });
-    const rest = under(target.path);
+    // Before the base path: with base path `/` a metadata path is under it too, and never an API's.
+    const metadata = isMetadataPath(target.path);
+    const rest = metadata ? target.path : under(target.path);
     if (rest === undefined) {
       return new GatewayError('ERR_API_NOT_FOUND', {
         diagnostic: `${target.path} is not under the base path ${basePath} (paths are case-sensitive)`,
@@ -113,7 +152,7 @@ export function createRequestPath(settings: RequestPathSettings): GatewayHandler
     const mount = typeof original === 'string' && original.endsWith(raw) ? original.slice(0, original.length - raw.length) : '';
     req.url = rest + query;
     withOriginal.originalUrl = mount + target.path + query;
-    return undefined;
+    return metadata ? METADATA : undefined;
   }
 
   function route(runtime: Runtime, req: IncomingMessage, res: ServerResponse, next: (err?: unknown) => void): void {
@@ -137,6 +176,8 @@ export function createRequestPath(settings: RequestPathSettings): GatewayHandler
       }
       operation = found.name;
     }
+    // RFC 9728 section 5.1: the API's 401 challenges name its metadata.
+    if (compiled.metadata !== undefined) challengeResourceMetadata(req, compiled.metadata.url);
     const context = gatewayContext(req);
     context.api = { provider: api.provider, name: api.name, version: api.version, resourcePath: parsed.resourcePath };
     if (operation !== undefined) context.api.operation = operation;
@@ -149,25 +190,9 @@ export function createRequestPath(settings: RequestPathSettings): GatewayHandler
     runChain(compiled.chain, req, res, next);
   }
 
-  const dispatch: Middleware = (req, res, next) => {
-    const runtime = settings.runtime();
-    if (!(runtime instanceof Promise)) {
-      route(runtime, req, res, next);
-      return;
-    }
-    runtime.then(
-      (loaded) => route(loaded, req, res, next),
-      (err: unknown) => {
-        // No configuration was ever loaded: fail closed, the cause in diagnostics and logs only.
-        const cause = (err as Error)?.message ?? String(err);
-        log('no configuration in force: %s', cause);
-        next(new GatewayError('ERR_INTERNAL', { diagnostic: `no configuration in force: ${cause}`, cause: err }));
-      },
-    );
-  };
-
   // The recorder first (refusals are recorded too), then the API's steps.
-  const requestPath: readonly Middleware[] = [record, dispatch];
+  const requestPath: readonly Middleware[] = [record, withRuntime(settings, route)];
+  const metadataPath: readonly Middleware[] = [record, withRuntime(settings, metadataAnswer(metadataPrefix, settings.server))];
   const refusalPath = (error: GatewayError): readonly Middleware[] => [record, (_req, _res, next) => next(error)];
 
   const admit = settings.admit;
@@ -180,7 +205,7 @@ export function createRequestPath(settings: RequestPathSettings): GatewayHandler
     let target: CanonicalTarget | RefusedTarget | undefined;
     if (next !== undefined && !claimsRaw(raw)) {
       target = tooLong ? undefined : canonicalTarget(raw, targetRules);
-      if (target === undefined || isRefused(target) || under(target.path) === undefined) {
+      if (target === undefined || isRefused(target) || (under(target.path) === undefined && !isMetadataPath(target.path))) {
         next();
         return;
       }
@@ -204,7 +229,8 @@ export function createRequestPath(settings: RequestPathSettings): GatewayHandler
             diagnostic: `request target of ${raw.length} bytes refused: the limit is ${maxRequestTargetBytes}`,
           })
         : decide(req, raw, target));
-    runChain(refusal === undefined ? requestPath : refusalPath(refusal), req, res, (err) => {
+    const path = refusal === undefined ? requestPath : refusal === METADATA ? metadataPath : refusalPath(refusal);
+    runChain(path, req, res, (err) => {
       if (err !== undefined && err !== null) errorHandler(err, req, res, outer);
       else if (!res.headersSent)
         errorHandler(new GatewayError('ERR_INTERNAL', { diagnostic: 'the request path ended without an answer' }), req, res, outer);

@@ -78,8 +78,9 @@ export function quoteAuthParam(value: string): string {
  * challenge: `Bearer realm="<realm>", error="…", error_description="…"` (RFC 6750 section 3).
  * An `insufficient_scope` error that names the scopes required (a string `scope` property, as
  * `requireScopes` gives it) also carries `scope="<scopes>"` after `error` (RFC 6750 section 3.1).
+ * With `resourceMetadata`, a 401 challenge ends with `resource_metadata="<url>"` (RFC 9728 section 5.1).
  */
-export function bearerChallenge(error: GatewayError): string | undefined {
+export function bearerChallenge(error: GatewayError, resourceMetadata?: string): string | undefined {
   const challenge = error.definition.challenge;
   if (challenge === undefined) return undefined;
   const params: string[] = [];
@@ -88,6 +89,7 @@ export function bearerChallenge(error: GatewayError): string | undefined {
   const scope = (error as { scope?: unknown }).scope;
   if (challenge.error === 'insufficient_scope' && typeof scope === 'string' && scope !== '') params.push(`scope=${quoteAuthParam(scope)}`);
   params.push(`error_description=${quoteAuthParam(challenge.description)}`);
+  if (resourceMetadata !== undefined && error.status === 401) params.push(`resource_metadata=${quoteAuthParam(resourceMetadata)}`);
   return `Bearer ${params.join(', ')}`;
 }
 
@@ -98,8 +100,22 @@ const CANONICAL_NAMES: Readonly<Record<string, string>> = {
   'retry-after': 'Retry-After',
 };
 
-/** Renders an error with a message set: status, headers (without the per-request ones) and body. */
-export function renderProblem(error: GatewayError, messages: MessageSet): RenderedProblem {
+/**
+ * The URL of the protected resource metadata (RFC 9728) of the API a request is for, when it has
+ * one: its 401 challenges name it. Set by the gateway's routing.
+ */
+const resourceMetadataUrls = new WeakMap<IncomingMessage, string>();
+
+/** Names the protected resource metadata of the request's API in its 401 challenges.  @internal */
+export function challengeResourceMetadata(req: IncomingMessage, url: string): void {
+  resourceMetadataUrls.set(req, url);
+}
+
+/**
+ * Renders an error with a message set: status, headers (without the per-request ones) and body.
+ * `resourceMetadata`: the URL a 401 challenge names (see {@link bearerChallenge}).
+ */
+export function renderProblem(error: GatewayError, messages: MessageSet, resourceMetadata?: string): RenderedProblem {
   const status = error.status;
   const body: ProblemBody = {
     type: `https://httpstatuses.com/${status}`,
@@ -109,7 +125,7 @@ export function renderProblem(error: GatewayError, messages: MessageSet): Render
     gateway_status: error.gatewayStatus,
   };
   const headers: Record<string, string> = { 'content-type': PROBLEM_CONTENT_TYPE };
-  const challenge = bearerChallenge(error);
+  const challenge = bearerChallenge(error, resourceMetadata);
   if (challenge !== undefined) headers['www-authenticate'] = challenge;
   // `?? definition`: a GatewayError of another copy of the package has no retryAfter field.
   const retryAfter = error.retryAfter ?? error.definition.retryAfter;
@@ -142,8 +158,8 @@ export function sendProblem(res: ServerResponse, error: GatewayError, options: P
 
 /** {@link sendProblem} with its options resolved; returns the body sent.  @internal */
 export function writeProblem(res: ServerResponse, error: GatewayError, messages: MessageSet, server: string | undefined): ProblemBody {
-  const { status, headers, body } = renderProblem(error, messages);
   const req = (res as ServerResponse & { req?: IncomingMessage }).req;
+  const { status, headers, body } = renderProblem(error, messages, req === undefined ? undefined : resourceMetadataUrls.get(req));
   const context = req === undefined ? undefined : gatewayContext(req);
   res.statusCode = status;
   for (const [name, value] of Object.entries(headers)) res.setHeader(CANONICAL_NAMES[name] ?? name, value);

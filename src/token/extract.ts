@@ -189,7 +189,8 @@ export interface RequireTokenOptions {
   maxTokenLength?: number;
 }
 
-const ALL_METHODS: readonly TokenMethod[] = ['header', 'body', 'query'];
+/** Every place RFC 6750 lets a token be sent: the default of `requireToken`.  @internal */
+export const ALL_METHODS: readonly TokenMethod[] = ['header', 'body', 'query'];
 
 /**
  * Checks the token-finding options (at `prefix` below `options`: `''` for `requireToken`'s own,

@@ -198,6 +198,15 @@ export interface TokenPolicyOptions {
    */
   certificateBoundTokens?: 'enforce' | 'ignore';
   /**
+   * Key rotation: least time between two fetches of the issuer's JWKS caused by JWTs signed with a
+   * key (`kid`) the fetched set does not hold, in seconds. The first such JWT after
+   * the cool-down makes one fetch (concurrent ones share it): a key the authorization server has
+   * just added is then accepted. Meanwhile such JWTs are refused (401) without a fetch, so that
+   * made-up `kid`s cannot make the gateway hammer the server, and their refusal is remembered
+   * (`negativeCache`) only until the cool-down ends. A failed fetch counts too. Default 30.
+   */
+  jwksCooldownSeconds?: number;
+  /**
    * Token results shared between gateway instances; see `createGateway({ redis })`. A second
    * cache level behind the policy's own: a token validated by one instance is not validated again
    * by the others (valid results and refusals, for the same lifetimes as here), and concurrent

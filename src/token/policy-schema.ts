@@ -207,6 +207,13 @@ export const TokenPolicyOptionsSchema = Type.Object(
         default: 'enforce',
       }),
     ),
+    jwksCooldownSeconds: Type.Optional(
+      PositiveNumber({
+        description:
+          'Least time between two fetches of the JWKS for JWTs signed with a key it does not hold, in seconds; such a JWT is refused meanwhile, and remembered refused no longer.',
+        default: 30,
+      }),
+    ),
     shared: Type.Optional(CodeOnly<SharedTokenResults>('Token results shared between gateway instances (`GatewayCluster.tokenResults`).')),
   },
   { additionalProperties: false },
@@ -282,6 +289,7 @@ export const TokenPolicySchema = Type.Object(
     invalidTokenThrottle: options.invalidTokenThrottle,
     staleIfErrorSeconds: options.staleIfErrorSeconds,
     certificateBoundTokens: options.certificateBoundTokens,
+    jwksCooldownSeconds: options.jwksCooldownSeconds,
   },
   {
     additionalProperties: false,

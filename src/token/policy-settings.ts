@@ -51,6 +51,8 @@ export interface TokenPolicySettings {
   readonly throttle: { readonly maxRefusals: number; readonly windowSeconds: number; readonly maxAddresses: number } | undefined;
   readonly clockSkew: number;
   readonly timeoutMs: number;
+  /** Least time between two JWKS fetches for unknown keys, milliseconds. */
+  readonly jwksCooldownMs: number;
   readonly shared: SharedTokenResults | undefined;
 }
 
@@ -240,6 +242,7 @@ export function tokenPolicySettings(options: TokenPolicyOptions): TokenPolicySet
     throttle: invalidTokenThrottle === false ? undefined : withDefaults(InvalidTokenThrottleSchema, invalidTokenThrottle),
     clockSkew: options.clockSkew ?? defaultOf(OPTIONS.clockSkew),
     timeoutMs: options.timeoutMs ?? defaultOf(OPTIONS.timeoutMs),
+    jwksCooldownMs: (options.jwksCooldownSeconds ?? defaultOf<number>(OPTIONS.jwksCooldownSeconds)) * 1000,
     shared: options.shared,
   };
 }

@@ -6,7 +6,7 @@
  * @module
  */
 import { hash } from 'node:crypto';
-import { createRemoteJWKSet, customFetch, jwtVerify, type JWTVerifyGetKey } from 'jose';
+import { createRemoteJWKSet, customFetch, errors as joseErrors, jwtVerify, type JWTVerifyGetKey } from 'jose';
 import * as client from 'openid-client';
 import type { Configuration, ServerMetadata } from 'openid-client';
 import { SharedTokenResults, type SharedLookup, type SharedTicket } from '../cluster/shared-token-results.js';
@@ -95,6 +95,14 @@ export interface TokenPolicyObserver {
   bindingRefused?(kind: TokenBinding['kind'], reason: BindingRefusalReason): void;
 }
 
+/** What a validation saw on its way, for its refusal: the server's claims, the step, an unknown signing key. */
+interface Seen {
+  claims?: Claims;
+  step?: TokenValidationSource;
+  /** Set when the JWT's key is not in the JWKS: when the cool-down lets the JWKS be fetched again (epoch ms). */
+  keyUnknownUntil?: number;
+}
+
 /** The step of a validation that failed, on its error (shared by the requests that waited for the same flight). */
 const failedSources = new WeakMap<object, TokenValidationSource>();
 
@@ -144,6 +152,12 @@ export class TokenPolicy {
   private sharedForget: Promise<unknown> | undefined;
   private resolved: Promise<Resolved> | undefined;
   private jwks: JWTVerifyGetKey | undefined;
+  /** Least time between two JWKS fetches for unknown keys (option `jwksCooldownSeconds`), ms. */
+  private readonly jwksCooldownMs: number;
+  /** When the last JWKS fetch started (a failed one too): the cool-down counts from it. */
+  private jwksFetchedAt = Number.NEGATIVE_INFINITY;
+  /** Why the last use of the JWKS failed, until it works again. */
+  private jwksFailure: { cause: unknown } | undefined;
   private observer: TokenPolicyObserver | undefined;
 
   constructor(options: TokenPolicyOptions) {
@@ -164,6 +178,7 @@ export class TokenPolicy {
     this.fetch = boundedFetch(settings.maxResponseSize);
     this.clockSkew = settings.clockSkew;
     this.timeoutMs = settings.timeoutMs;
+    this.jwksCooldownMs = settings.jwksCooldownMs;
     this.insecure = settings.insecure;
     this.staleIfError = settings.staleIfErrorSeconds;
     this.certificateBoundTokens = settings.certificateBoundTokens;
@@ -272,6 +287,7 @@ export class TokenPolicy {
     if (options.discovery === true) {
       this.resolved = undefined;
       this.jwks = undefined;
+      this.jwksFailure = undefined;
     }
     log('policy %s: cache cleared', this.name);
   }
@@ -513,7 +529,7 @@ export class TokenPolicy {
     generation: number,
     ticket: SharedTicket | undefined,
   ): Promise<Flight> {
-    const seen: { claims?: Claims; step?: TokenValidationSource } = {};
+    const seen: Seen = {};
     let slot = false;
     try {
       if (this.limiter !== undefined) {
@@ -534,8 +550,9 @@ export class TokenPolicy {
       const error = err instanceof GatewayError ? err : undefined;
       if (error !== undefined && seen.step !== undefined && !failedSources.has(error)) failedSources.set(error, seen.step);
       if (error?.code === 'ERR_TOKEN_INVALID' || error?.code === 'ERR_TOKEN_EXPIRED') {
-        const { answer, refusal } = this.refused(key, error, seen.claims, generation, address);
-        this.share(ticket, token, generation, { refusal });
+        const { answer, refusal } = this.refused(key, error, seen, generation, address);
+        // A key unknown now may be published by the next fetch: this instance's own key set says so, not the cluster's.
+        if (seen.keyUnknownUntil === undefined) this.share(ticket, token, generation, { refusal });
         if (answer !== error && seen.step !== undefined) failedSources.set(answer, seen.step);
         throw answer;
       }
@@ -560,10 +577,11 @@ export class TokenPolicy {
   private refused(
     key: string,
     error: GatewayError,
-    claims: Claims | undefined,
+    seen: Seen,
     generation: number,
     address: string | undefined,
   ): { answer: GatewayError; refusal: Refusal } {
+    const { claims, keyUnknownUntil } = seen;
     let answer = error;
     const known = this.cache.knownExpiry(key);
     if (error.code === 'ERR_TOKEN_INVALID' && isExpired(known, Math.floor(Date.now() / 1000), this.clockSkew)) {
@@ -580,7 +598,13 @@ export class TokenPolicy {
       ...(info?.subject === undefined ? {} : { subject: info.subject }),
       ...(info?.clientId === undefined ? {} : { clientId: info.clientId }),
     };
-    this.cache.refuse(key, refusal, generation);
+    // Signed with a key the JWKS lacks: remembered only until the cool-down lets the JWKS be fetched again.
+    this.cache.refuse(
+      key,
+      refusal,
+      generation,
+      keyUnknownUntil === undefined ? undefined : Math.min(this.refusalTtlMs ?? 0, keyUnknownUntil - Date.now()),
+    );
     this.throttle?.refused(address);
     return { answer, refusal };
   }
@@ -599,7 +623,7 @@ export class TokenPolicy {
     };
   }
 
-  private async validateUncached(token: string, seen: { claims?: Claims; step?: TokenValidationSource }): Promise<CachedValidation> {
+  private async validateUncached(token: string, seen: Seen): Promise<CachedValidation> {
     seen.step = this.serverSource;
     const { config, issuer, bearer } = await this.discover();
     const checks = { realm: this.name, clockSkew: this.clockSkew, audience: this.audience, issuer };
@@ -625,6 +649,7 @@ export class TokenPolicy {
         }
         value.jwt = { ...payload };
       } catch (err) {
+        if (err instanceof joseErrors.JWKSNoMatchingKey) seen.keyUnknownUntil = this.jwksFetchedAt + this.jwksCooldownMs;
         throw classifyJwtError(err, this.name);
       }
       checkTimeClaims(value.jwt, this.name, 'jwt');
@@ -730,7 +755,15 @@ export class TokenPolicy {
     return { config: configure(bearer.auth()), issuer: metadata.issuer, bearer };
   }
 
-  /** The policy's key getter over the issuer's JWKS (one `createRemoteJWKSet` per policy). */
+  /**
+   * The policy's key getter over the issuer's JWKS (one `createRemoteJWKSet` per policy). A JWT
+   * signed with a key the set lacks makes one fetch of the set when the last fetch (failed ones
+   * too) started at least `jwksCooldownSeconds` ago; concurrent ones share that fetch. jose's own
+   * cool-down is never used: it counts only from a successful fetch, so a failing server would be
+   * asked again for every unknown `kid`. Likewise, while the set has to be fetched (none yet, or
+   * older than jose's 10 minutes) and the last fetch failed within the cool-down, JWTs get that
+   * failure again (503) without a fetch.
+   */
   private keySet(config: Configuration): JWTVerifyGetKey {
     if (this.jwks === undefined) {
       const uri = config.serverMetadata().jwks_uri;
@@ -742,20 +775,33 @@ export class TokenPolicy {
       }
       const remote = createRemoteJWKSet(new URL(uri), {
         timeoutDuration: Math.round(this.timeoutMs),
+        cooldownDuration: Number.POSITIVE_INFINITY,
         // Each fetch of the key set is a call to the authorization server (timed, traced).
-        [customFetch]: (...args: Parameters<typeof fetch>) => this.call('jwks', () => fetch(...args)),
+        [customFetch]: (...args: Parameters<typeof fetch>) => {
+          this.jwksFetchedAt = Date.now();
+          return this.call('jwks', () => fetch(...args));
+        },
       });
       this.jwks = async (header, token) => {
+        const failure = this.jwksFailure;
+        if (failure !== undefined && !remote.fresh && Date.now() < this.jwksFetchedAt + this.jwksCooldownMs)
+          throw new KeySetUnavailableError(failure.cause);
         try {
-          return await remote(header, token);
+          try {
+            const key = await remote(header, token);
+            this.jwksFailure = undefined;
+            return key;
+          } catch (err) {
+            if (!(err instanceof joseErrors.JWKSNoMatchingKey) || Date.now() < this.jwksFetchedAt + this.jwksCooldownMs) throw err;
+            // A key the set lacks, past the cool-down: the server may have added it (key rotation).
+            if (!remote.reloading) log('policy %s: a JWT names a key the JWKS lacks: fetching the JWKS again', this.name);
+            await remote.reload();
+            return await remote(header, token);
+          }
         } catch (err) {
           // "No key for this token" is the token's fault; anything else is the key source's.
-          if (
-            err instanceof Error &&
-            'code' in err &&
-            (err.code === 'ERR_JWKS_NO_MATCHING_KEY' || err.code === 'ERR_JWKS_MULTIPLE_MATCHING_KEYS')
-          )
-            throw err;
+          if (err instanceof joseErrors.JWKSNoMatchingKey || err instanceof joseErrors.JWKSMultipleMatchingKeys) throw err;
+          this.jwksFailure = { cause: err };
           throw new KeySetUnavailableError(err);
         }
       };

@@ -123,7 +123,7 @@ describe('gateway configuration', () => {
     document.tokenPolicies.idp!.clientSecret = '';
     expect(await issuesOf(document)).to.have.members([
       'tokenPolicies.idp.clientSecret: must be a non-empty string',
-      'apis[0].timeout: unknown field (allowed: provider, name, version, backend, operations, tokenManagement, authorization, recording, trafficControl, requiredScopes, requiredClaims)',
+      'apis[0].timeout: unknown field (allowed: provider, name, version, backend, operations, tokenManagement, authorization, recording, trafficControl, protectedResourceMetadata, requiredScopes, requiredClaims)',
       'apis[0].provider: must be a non-empty string of letters, digits, ".", "_", "~" or "-"',
       'apis[0].version: is required',
       'apis[0].tokenManagement.policy: names no token policy (defined: idp)',

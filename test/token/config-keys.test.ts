@@ -73,6 +73,14 @@ describe('configuration: token-policy keys of issue 14', () => {
     expect(options).to.deep.include({ negativeCache: false, invalidTokenThrottle: false });
   });
 
+  it('jwksCooldownSeconds (issue 31, key rotation) is passed to the token policy; 0 is refused', async () => {
+    const config = await resolveConfig(document({ jwksCooldownSeconds: 5 }));
+    const api = config.apis[0]!;
+    const [, options] = tokenPolicyOptionsFor(config.tokenPolicies['idp']!, api as typeof api & { tokenManagement: { enabled: true } });
+    expect(options).to.deep.include({ jwksCooldownSeconds: 5 });
+    expect(await issuesOf({ jwksCooldownSeconds: 0 })).to.deep.equal(['tokenPolicies.idp.jwksCooldownSeconds: must be a positive number']);
+  });
+
   it('refuses bad values, naming them', async () => {
     expect(
       await issuesOf({
