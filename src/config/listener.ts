@@ -38,9 +38,10 @@ export const TrustProxySchema = Type.Union(
 
 /** `publicBaseUrl`: the origin clients use. */
 export const PublicBaseUrlSchema = Type.String({
-  pattern: '^https?://[^/?#\\s@]+/?$',
-  description: 'The origin clients reach the gateway at, such as `https://api.example.org` (DPoP `htu`, metadata URLs).',
-  errorMessage: 'must be an origin like https://api.example.org (scheme, host and port only)',
+  pattern: '^[hH][tT][tT][pP][sS]?://[^/?#\\s@]+(/[^?#\\s]*)?$',
+  description:
+    'The origin (and path prefix, if any) clients reach the gateway at, such as `https://api.example.org`: DPoP proofs are checked against it, protected resource metadata is named from it.',
+  errorMessage: 'must be an http(s) URL without query or fragment',
 });
 
 /** `clientCertificateHeader`: a header name. */

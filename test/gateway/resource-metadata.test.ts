@@ -80,6 +80,8 @@ describe('protected resource metadata (RFC 9728)', function () {
         authorization_servers: [as.issuer],
         scopes_supported: ['read', 'write'],
         bearer_methods_supported: ['header', 'body', 'query'],
+        // The token policy enforces certificate-bound tokens (the default, RFC 8705).
+        tls_client_certificate_bound_access_tokens: true,
       });
       const head = await fetch(`${server.url}/.well-known/oauth-protected-resource/gateway/Ente/PetStore/v1`, { method: 'HEAD' });
       expect(head.status).to.equal(200);
