@@ -331,6 +331,16 @@ export interface TransactionPage {
  * and its failures are logged and counted, never thrown into a request. `docs/console.md` shows a
  * complete example.
  */
+/**
+ * Where a store that keeps a record journal (`PostgresTransactionStore`'s `journal`) takes the
+ * record of an answer about to end: it writes it down, then runs `send` (the answer's end), and
+ * returns the record to {@link TransactionStore.save} once the exchange is over.  @internal
+ */
+export const RECORD_JOURNAL = Symbol.for('express-access-gateway.recordJournal');
+
+/** The journal entry point of a store (see {@link RECORD_JOURNAL}).  @internal */
+export type JournalEntry = (record: TransactionRecord, send: () => void) => TransactionRecord;
+
 export interface TransactionStore {
   /** Stores one record (its `id` is unique). */
   save(record: TransactionRecord): void | Promise<void>;

@@ -60,9 +60,25 @@ export class InvalidRecordError extends TypeError {
  * @throws InvalidRecordError when a record cannot be written as JSON.
  */
 export function recordsJson(records: readonly TransactionRecord[]): string {
+  // Records written to the journal already have their JSON: the batch is those lines joined.
+  if (journaled.has(records[0] ?? {})) {
+    try {
+      return `[${records.map((record) => journaled.get(record) ?? safeJson(record)).join(',')}]`;
+    } catch (error) {
+      throw new InvalidRecordError(`A record cannot be stored: ${error instanceof Error ? error.message : String(error)}`);
+    }
+  }
   try {
     return safeJson(records);
   } catch (error) {
     throw new InvalidRecordError(`A record cannot be stored: ${error instanceof Error ? error.message : String(error)}`);
   }
+}
+
+/** The JSON of records written to the journal (the same text as {@link safeJson}'s). */
+const journaled = new WeakMap<object, string>();
+
+/** Keeps `json`, the {@link safeJson} text of `record`, for its insert. */
+export function rememberJson(record: TransactionRecord, json: string): void {
+  journaled.set(record, json);
 }
