@@ -50,6 +50,19 @@ function clusterSecret(env: NodeJS.ProcessEnv): string[] {
   return secrets;
 }
 
+/**
+ * The record journal of the PostgreSQL store: `RECORD_JOURNAL` `on` (default), `fsync` (each write
+ * synced to the disk) or `off`; in `RECORD_JOURNAL_DIR` (default: the temporary directory).
+ */
+function recordJournal(env: NodeJS.ProcessEnv): false | { directory?: string; fsync: boolean } {
+  const mode = set(env, 'RECORD_JOURNAL') ?? 'on';
+  if (mode !== 'on' && mode !== 'off' && mode !== 'fsync')
+    throw new EnvironmentError(`RECORD_JOURNAL must be on, fsync or off, got ${JSON.stringify(mode.slice(0, 40))}`);
+  if (mode === 'off') return false;
+  const directory = set(env, 'RECORD_JOURNAL_DIR');
+  return { ...(directory === undefined ? {} : { directory }), fsync: mode === 'fsync' };
+}
+
 function set(env: NodeJS.ProcessEnv, name: string): string | undefined {
   const value = env[name];
   return value === undefined || value === '' ? undefined : value;
@@ -82,13 +95,23 @@ export async function instanceSettings(env: NodeJS.ProcessEnv = process.env, wor
   const redisCommandTimeoutMs = milliseconds(env, 'REDIS_COMMAND_TIMEOUT_MS');
   const databaseUrl = set(env, 'DATABASE_URL');
   const schema = set(env, 'DATABASE_SCHEMA');
+  const journal = databaseUrl === undefined ? false : recordJournal(env);
   const store =
     databaseUrl === undefined
       ? undefined
-      : await PostgresTransactionStore.create({ connectionString: databaseUrl, nodeId, ...(schema === undefined ? {} : { schema }) });
+      : await PostgresTransactionStore.create({
+          connectionString: databaseUrl,
+          nodeId,
+          journal,
+          ...(schema === undefined ? {} : { schema }),
+        });
   const parts = [`node ${nodeId}`];
   parts.push(redis === undefined ? 'token cache local' : `token results shared in Redis at ${where(redis)}`);
-  parts.push(store === undefined ? 'records in memory' : `records in PostgreSQL at ${where(databaseUrl!)}`);
+  parts.push(
+    store === undefined
+      ? 'records in memory'
+      : `records in PostgreSQL at ${where(databaseUrl!)}${journal === false ? '' : journal.fsync ? ', journaled (synced)' : ', journaled'}`,
+  );
   return {
     options: {
       nodeId,
