@@ -19,7 +19,7 @@ import { closeSync, fsyncSync, openSync, unlinkSync, writeSync } from 'node:fs';
 import type { Logger } from '../../log.js';
 import type { TransactionRecord } from '../types.js';
 import { describe } from '../../postgres/failure.js';
-import { rememberJson, safeJson } from './rows.js';
+import { journaled, safeJson, type Journaled } from './rows.js';
 import { releaseSpillPath } from './spill.js';
 
 /** Settings of a {@link RecordJournal}. */
@@ -38,6 +38,10 @@ export interface JournalCounters {
   written: number;
   /** Bytes written to the journal. */
   bytes: number;
+  /** Writes (one per event-loop turn in which answers ended). */
+  writes: number;
+  /** Journal files opened. */
+  segments: number;
   /** Records not written because the journal could not be written (their answers went out anyway). */
   failed: number;
 }
@@ -52,15 +56,15 @@ class Segment {
 }
 
 export class RecordJournal {
-  readonly counters: JournalCounters = { written: 0, bytes: 0, failed: 0 };
+  readonly counters: JournalCounters = { written: 0, bytes: 0, writes: 0, segments: 0, failed: 0 };
   private current: Segment | undefined;
   private next = 0;
-  /** Segment of each record written and not confirmed. */
-  private readonly open = new Map<string, Segment>();
-  /** The lines and answer ends of this turn. */
+  /** Records written and not confirmed. */
+  private unconfirmed = 0;
+  /** The lines, records and answer ends of this turn. */
   private lines: string[] = [];
   private sends: Array<() => void> = [];
-  private ids: string[] = [];
+  private entries: Journaled[] = [];
   private scheduled = false;
   private closed = false;
   private failing = false;
@@ -85,9 +89,11 @@ export class RecordJournal {
       this.counters.failed++;
       return send();
     }
-    rememberJson(record, line);
+    // Beside the record: its line (the insert reuses it) and, once written, its segment.
+    const entry: Journaled = { json: line, segment: undefined };
+    journaled.set(record, entry);
     this.lines.push(line);
-    this.ids.push(record.id);
+    this.entries.push(entry);
     this.sends.push(send);
     if (!this.scheduled) {
       this.scheduled = true;
@@ -97,11 +103,13 @@ export class RecordJournal {
 
   /** The records are in the database or the spill file: their lines are done. */
   confirm(records: readonly TransactionRecord[]): void {
-    if (this.open.size === 0) return;
+    if (this.unconfirmed === 0) return;
     for (const record of records) {
-      const segment = this.open.get(record.id);
+      const entry = journaled.get(record);
+      const segment = entry?.segment as Segment | undefined;
       if (segment === undefined) continue;
-      this.open.delete(record.id);
+      entry!.segment = undefined;
+      this.unconfirmed--;
       if (--segment.outstanding === 0) this.done(segment);
     }
   }
@@ -124,11 +132,11 @@ export class RecordJournal {
   /** Writes the turn's lines in one write, then ends their answers. */
   private flush(): void {
     this.scheduled = false;
-    const { lines, sends, ids } = this;
+    const { lines, sends, entries } = this;
     if (lines.length === 0) return;
     this.lines = [];
     this.sends = [];
-    this.ids = [];
+    this.entries = [];
     const data = `${lines.join('\n')}\n`;
     try {
       const segment = this.segment();
@@ -141,13 +149,15 @@ export class RecordJournal {
       }
       if (this.settings.fsync) fsyncSync(segment.fd!);
       segment.bytes += length;
-      segment.outstanding += ids.length;
-      for (const id of ids) this.open.set(id, segment);
-      this.counters.written += ids.length;
+      segment.outstanding += entries.length;
+      this.unconfirmed += entries.length;
+      for (const entry of entries) entry.segment = segment;
+      this.counters.written += entries.length;
       this.counters.bytes += length;
+      this.counters.writes++;
       this.failing = false;
     } catch (error) {
-      this.counters.failed += ids.length;
+      this.counters.failed += entries.length;
       if (!this.failing) this.log('journal cannot be written (%s): answers go out unjournaled', describe(error));
       this.failing = true;
       // A segment cut short: the next write starts a new one (a cut line is skipped at replay).
@@ -179,6 +189,7 @@ export class RecordJournal {
     if (segment === undefined) {
       segment = new Segment(this.settings.segmentPath(this.next++));
       segment.fd = openSync(segment.path, 'a', 0o600);
+      this.counters.segments++;
       this.current = segment;
     }
     return segment;
