@@ -65,6 +65,32 @@ function load(url: string, clients: number): { seen: Seen; stop(): Promise<void>
   };
 }
 
+/**
+ * Answers cut mid-answer: requests to the backend's `/hold`, which sends a first part and keeps the
+ * rest; resolves with their transaction ids once each has its head (before the kill).
+ */
+async function heldAnswers(base: string, count: number, seen: Seen): Promise<void> {
+  const agent = new Agent({ keepAlive: false });
+  await Promise.all(
+    Array.from(
+      { length: count },
+      () =>
+        new Promise<void>((started) => {
+          const req = get(`${base}/gateway/Ente/Echo/v1/hold`, { agent }, (res) => {
+            const id = res.headers['gateway-transaction-id'] as string;
+            res.once('data', () => started());
+            const settle = (): void => void (res.complete ? seen.complete.add(id) : seen.cut.add(id));
+            res.on('end', settle);
+            res.on('error', settle);
+            res.on('aborted', settle);
+            res.on('close', settle);
+          });
+          req.on('error', () => started());
+        }),
+    ),
+  );
+}
+
 describe('serve: the record journal keeps the records of answered exchanges through a crash', function () {
   this.timeout(120_000);
   const suffix = randomBytes(4).toString('hex');
@@ -162,6 +188,7 @@ describe('serve: the record journal keeps the records of answered exchanges thro
       const record = found.get(id);
       if (record === undefined) continue;
       expect(record.count, id).to.equal(1);
+      expect(record.outcome, id).to.not.equal('OK');
       cutRecorded++;
     }
     expect(seen.complete.size).to.be.greaterThan(200);
@@ -176,9 +203,12 @@ describe('serve: the record journal keeps the records of answered exchanges thro
     const first = await start(port);
     const traffic = load(`http://127.0.0.1:${port}/gateway/Ente/Echo/v1/ping`, 16);
     await sleep(1_500);
+    await heldAnswers(`http://127.0.0.1:${port}`, 4, traffic.seen);
     first.child.kill('SIGKILL');
     await first.exited();
     await traffic.stop();
+    await sleep(100);
+    expect(traffic.seen.cut.size).to.equal(4);
     expect(await journalFiles()).to.not.deep.equal([]);
     await start(port);
     const figures = await expectRecorded(traffic.seen);
@@ -214,6 +244,7 @@ describe('serve: the record journal keeps the records of answered exchanges thro
     const pids = [...served.output().matchAll(/worker (\d+) serving APIs/g)].map((m) => Number(m[1]));
     const traffic = load(`http://127.0.0.1:${port}/gateway/Ente/Echo/v1/ping`, 16);
     await sleep(1_500);
+    await heldAnswers(`http://127.0.0.1:${port}`, 4, traffic.seen);
     served.child.kill('SIGKILL');
     await served.exited();
     // The workers see the primary gone and exit.
