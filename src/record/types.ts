@@ -326,12 +326,6 @@ export interface TransactionPage {
 }
 
 /**
- * Where records go. Implement it to keep records elsewhere (a database, a log pipeline); every
- * method may be synchronous or return a promise. `save` is called after the response is finished
- * and its failures are logged and counted, never thrown into a request. `docs/console.md` shows a
- * complete example.
- */
-/**
  * Where a store that keeps a record journal (`PostgresTransactionStore`'s `journal`) takes the
  * record of an answer about to end: it writes it down, then runs `send` (the answer's end), and
  * returns the record to {@link TransactionStore.save} once the exchange is over.  @internal
@@ -341,6 +335,12 @@ export const RECORD_JOURNAL = Symbol.for('express-access-gateway.recordJournal')
 /** The journal entry point of a store (see {@link RECORD_JOURNAL}).  @internal */
 export type JournalEntry = (record: TransactionRecord, send: () => void) => TransactionRecord;
 
+/**
+ * Where records go. Implement it to keep records elsewhere (a database, a log pipeline); every
+ * method may be synchronous or return a promise. `save` is called after the response is finished
+ * and its failures are logged and counted, never thrown into a request. `docs/console.md` shows a
+ * complete example.
+ */
 export interface TransactionStore {
   /** Stores one record (its `id` is unique). */
   save(record: TransactionRecord): void | Promise<void>;
