@@ -209,18 +209,12 @@ export function recordTransaction(options: RecordTransactionOptions = {}): Recor
         tokenSections,
         nodeId,
       });
-    // With a journal, the record of an answer the gateway ends is built when it ends, written down,
-    // and then the answer ends (see endAnswer); it is saved as it is once the answer is sent.
+    // With a journal, the record of an answer the gateway ends is built at the end of the turn in
+    // which it ends (all that makes it is known then), written down, and then the answer ends (see
+    // endAnswer); that record is saved as it is once the answer is sent.
     let answered: TransactionRecord | undefined;
     if (journal !== undefined) {
-      setAnswerGate(context, (send) => {
-        try {
-          answered = journal(build(false), send);
-        } catch (error) {
-          log('record %s not journaled: %s', context.transactionId, error instanceof Error ? error.message : String(error));
-          send();
-        }
-      });
+      setAnswerGate(context, (send) => journal(() => (answered = build(false)), send));
     }
     // A server response always emits 'close': right after 'finish' (on the next tick) when it was
     // sent, or alone when the client went away first. One listener covers both (no 'once'

@@ -326,14 +326,15 @@ export interface TransactionPage {
 }
 
 /**
- * Where a store that keeps a record journal (`PostgresTransactionStore`'s `journal`) takes the
- * record of an answer about to end: it writes it down, then runs `send` (the answer's end), and
- * returns the record to {@link TransactionStore.save} once the exchange is over.  @internal
+ * Where a store that keeps a record journal (`PostgresTransactionStore`'s `journal`) takes an
+ * answer about to end: at the end of the turn it builds the answer's record with `build`, writes it
+ * down, then runs `send` (the answer's end). The recorder saves the record `build` returned once
+ * the exchange is over.  @internal
  */
 export const RECORD_JOURNAL = Symbol.for('express-access-gateway.recordJournal');
 
 /** The journal entry point of a store (see {@link RECORD_JOURNAL}).  @internal */
-export type JournalEntry = (record: TransactionRecord, send: () => void) => TransactionRecord;
+export type JournalEntry = (build: () => TransactionRecord, send: () => void) => void;
 
 /**
  * Where records go. Implement it to keep records elsewhere (a database, a log pipeline); every

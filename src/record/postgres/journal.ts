@@ -61,10 +61,9 @@ export class RecordJournal {
   private next = 0;
   /** Records written and not confirmed. */
   private unconfirmed = 0;
-  /** The lines, records and answer ends of this turn. */
-  private lines: string[] = [];
+  /** The records to build and the answer ends of this turn. */
+  private builds: Array<() => TransactionRecord> = [];
   private sends: Array<() => void> = [];
-  private entries: Journaled[] = [];
   private scheduled = false;
   private closed = false;
   private failing = false;
@@ -76,24 +75,13 @@ export class RecordJournal {
   ) {}
 
   /**
-   * Writes `record` down, then runs `send` (the end of its answer): in this turn's write, at the
-   * end of the turn. When the record cannot be written, the answer still goes (counted in
-   * `failed`). After `close`, `send` runs at once.
+   * At the end of this turn, builds a record with `build`, writes it down with the others of the
+   * turn, then runs `send` (the end of its answer). When the record cannot be built or written, the
+   * answer still goes (counted in `failed`). After `close`, `send` runs at once.
    */
-  append(record: TransactionRecord, send: () => void): void {
+  append(build: () => TransactionRecord, send: () => void): void {
     if (this.closed) return send();
-    let line: string;
-    try {
-      line = safeJson(record);
-    } catch {
-      this.counters.failed++;
-      return send();
-    }
-    // Beside the record: its line (the insert reuses it) and, once written, its segment.
-    const entry: Journaled = { json: line, segment: undefined };
-    journaled.set(record, entry);
-    this.lines.push(line);
-    this.entries.push(entry);
+    this.builds.push(build);
     this.sends.push(send);
     if (!this.scheduled) {
       this.scheduled = true;
@@ -129,14 +117,45 @@ export class RecordJournal {
     }
   }
 
-  /** Writes the turn's lines in one write, then ends their answers. */
+  /** Builds the turn's records, writes their lines in one write, then ends their answers. */
   private flush(): void {
     this.scheduled = false;
-    const { lines, sends, entries } = this;
-    if (lines.length === 0) return;
-    this.lines = [];
+    const { builds, sends } = this;
+    if (builds.length === 0) return;
+    this.builds = [];
     this.sends = [];
-    this.entries = [];
+    const { lines, entries } = this.lines(builds);
+    if (lines.length > 0) this.write(lines, entries);
+    for (const send of sends) {
+      try {
+        send();
+      } catch (error) {
+        this.log('ending an answer failed: %s', describe(error));
+      }
+    }
+  }
+
+  /** The records' lines, each record given its entry (its line, reused by the insert). */
+  private lines(builds: ReadonlyArray<() => TransactionRecord>): { lines: string[]; entries: Journaled[] } {
+    const lines: string[] = [];
+    const entries: Journaled[] = [];
+    for (const build of builds) {
+      try {
+        const record = build();
+        const entry: Journaled = { json: safeJson(record), segment: undefined };
+        journaled.set(record, entry);
+        lines.push(entry.json);
+        entries.push(entry);
+      } catch (error) {
+        this.counters.failed++;
+        this.log('a record cannot be journaled: %s', describe(error));
+      }
+    }
+    return { lines, entries };
+  }
+
+  /** Appends the lines in one write; on failure the answers go unjournaled. */
+  private write(lines: string[], entries: Journaled[]): void {
     const data = `${lines.join('\n')}\n`;
     try {
       const segment = this.segment();
@@ -166,13 +185,6 @@ export class RecordJournal {
         this.current = undefined;
         this.closeFile(segment);
         if (segment.outstanding === 0) this.remove(segment);
-      }
-    }
-    for (const send of sends) {
-      try {
-        send();
-      } catch (error) {
-        this.log('ending an answer failed: %s', describe(error));
       }
     }
   }

@@ -188,6 +188,8 @@ export class PostgresTransactionStore implements TransactionStore {
   private purging: Promise<number> | undefined;
   private closing: Promise<void> | undefined;
   private readonly journal: RecordJournal | undefined;
+  /** Journaled records given this store's `nodeId`: the copy written down, by the record the recorder saves. */
+  private readonly preparedOf = new WeakMap<TransactionRecord, TransactionRecord>();
   /** Where the recorder writes an answer's record down before the answer ends (with `journal`).  @internal */
   readonly [RECORD_JOURNAL]: JournalEntry | undefined;
 
@@ -232,11 +234,14 @@ export class PostgresTransactionStore implements TransactionStore {
         },
         log,
       );
-      const entry: JournalEntry = (record, send) => {
-        const prepared = this.prepare(record);
-        this.journal!.append(prepared, send);
-        return prepared;
-      };
+      const entry: JournalEntry = (build, send) =>
+        this.journal!.append(() => {
+          const record = build();
+          const prepared = this.prepare(record);
+          // Saved later as `record`: the same object is stored (its journal line reused, its entry trimmed).
+          if (prepared !== record) this.preparedOf.set(record, prepared);
+          return prepared;
+        }, send);
       this[RECORD_JOURNAL] = entry;
     }
 
@@ -319,7 +324,7 @@ export class PostgresTransactionStore implements TransactionStore {
     if (this.closing !== undefined) throw new Error('PostgresTransactionStore: closed');
     if (record === null || typeof record !== 'object' || typeof record.id !== 'string')
       throw new TypeError('PostgresTransactionStore: a record needs a string id');
-    this.writer.save(this.prepare(record));
+    this.writer.save(this.preparedOf.get(record) ?? this.prepare(record));
   }
 
   /** Counters of the record journal (records and bytes written), when the store keeps one. */

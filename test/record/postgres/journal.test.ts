@@ -74,7 +74,10 @@ describe('PostgresTransactionStore: the record journal', () => {
         const journal = (await Promise.all((await segments()).map((name) => readFile(join(dir, name), 'utf8')))).join('');
         const lines = journal.split('\n').filter((line) => line.includes(id));
         expect(lines, `${path} ${res.status}`).to.have.length(1);
-        expect((JSON.parse(lines[0]!) as { status: number }).status).to.equal(res.status);
+        const record = JSON.parse(lines[0]!) as { status: number; problemDetail?: string };
+        expect(record.status).to.equal(res.status);
+        // A refusal's record says what the client read (set once the problem is written).
+        if (res.status >= 400) expect(record.problemDetail).to.be.a('string').and.not.equal('');
       }
     });
     expect(store.journalCounters!.written).to.equal(2);
