@@ -148,7 +148,9 @@ const POSTGRES_STORE_KEYS = optionKeys<PostgresTransactionStoreOptions>({
  * is replayed in order, then removed. A replay never duplicates a record (ids are unique; a record
  * saved again with a known id is ignored). Records are dropped (and counted in `counters.dropped`)
  * only past `maxSpillBytes`, past `maxQueue` while the spill file cannot be written, or when the
- * database refuses them. `DEBUG=express-access-gateway:record:postgres` logs what happens.
+ * database refuses them. With `journal`, the record of each answer the gateway ends is also written
+ * to a local journal before the answer's last byte leaves, so that a crash of the process loses none
+ * (see the option). `DEBUG=express-access-gateway:record:postgres` logs what happens.
  *
  * `query` pages newest first by insertion order; `get` also finds records still queued. Records
  * older than `retentionDays` are deleted every hour by one instance at a time.
@@ -327,7 +329,7 @@ export class PostgresTransactionStore implements TransactionStore {
     this.writer.save(this.preparedOf.get(record) ?? this.prepare(record));
   }
 
-  /** Counters of the record journal (records and bytes written), when the store keeps one. */
+  /** Counters of the record journal (records, bytes and writes; files; records not journaled), when the store keeps one. */
   get journalCounters(): Readonly<JournalCounters> | undefined {
     return this.journal === undefined ? undefined : { ...this.journal.counters };
   }
