@@ -9,6 +9,7 @@
 import type { CreateGatewayOptions } from '../gateway/create-gateway.js';
 import { defaultNodeId } from '../cluster/node-id.js';
 import { MIN_CLUSTER_SECRET_LENGTH } from '../cluster/seal.js';
+import { accessSync, constants, statSync } from 'node:fs';
 import { PostgresConfigSource } from '../configuration/postgres-source.js';
 import { PostgresTransactionStore } from '../record/postgres/store.js';
 
@@ -60,6 +61,17 @@ function recordJournal(env: NodeJS.ProcessEnv): false | { directory?: string; fs
     throw new EnvironmentError(`RECORD_JOURNAL must be on, fsync or off, got ${JSON.stringify(mode.slice(0, 40))}`);
   if (mode === 'off') return false;
   const directory = set(env, 'RECORD_JOURNAL_DIR');
+  if (directory !== undefined) {
+    // Checked now: a journal that cannot be written would let answers go unjournaled.
+    try {
+      if (!statSync(directory).isDirectory()) throw new Error('not a directory');
+      accessSync(directory, constants.W_OK);
+    } catch (error) {
+      throw new EnvironmentError(
+        `RECORD_JOURNAL_DIR must be a directory this process can write to: ${JSON.stringify(directory.slice(0, 200))} (${error instanceof Error ? error.message : String(error)})`,
+      );
+    }
+  }
   return { ...(directory === undefined ? {} : { directory }), fsync: mode === 'fsync' };
 }
 

@@ -298,4 +298,22 @@ describe('serve: the record journal keeps the records of answered exchanges thro
       `      PostgreSQL away: ${figures.complete} complete answers (${figures.complete - before} of them recorded after the restart), all recorded; ${figures.cut} cut (${figures.cutRecorded} recorded)`,
     );
   });
+
+  it('refuses a journal it could not write, or an unknown RECORD_JOURNAL, at start (exit 2 naming the variable)', async () => {
+    for (const [name, value, expected] of [
+      ['RECORD_JOURNAL_DIR', path.join(journalDir, 'missing'), /RECORD_JOURNAL_DIR must be a directory/],
+      ['RECORD_JOURNAL', 'always', /RECORD_JOURNAL must be on, fsync or off/],
+    ] as const) {
+      const served = serve(['serve', '--config', configFile, '--port', '0', '--admin-port', '0'], {
+        ADMIN_PASSWORD: 'journal-admin',
+        DATABASE_URL: `postgres://postgres@127.0.0.1:${pgProxy.port}/test`,
+        DATABASE_SCHEMA: `${schema}_${tableCount}`,
+        RECORD_JOURNAL_DIR: journalDir,
+        [name]: value,
+      });
+      running.push(served);
+      expect(await served.exited(), served.output()).to.equal(2);
+      expect(served.output()).to.match(expected);
+    }
+  });
 });
