@@ -136,7 +136,8 @@ describe('serve: the record journal keeps the records of answered exchanges thro
   });
 
   after(async () => {
-    await db?.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`).catch(() => undefined);
+    // Each test's schema.
+    for (let n = 1; n <= tableCount; n++) await db?.query(`DROP SCHEMA IF EXISTS "${schema}_${n}" CASCADE`).catch(() => undefined);
     await db?.end();
     await Promise.all([pgProxy?.close(), echo?.stop(), copy?.remove()]);
   });
