@@ -13,8 +13,8 @@
  *      nginx proxy_pass when nginx is on the PATH;
  *  (c) gateway.handler with everything in memory (the baseline), with token results shared in Redis
  *      (BENCH_REDIS_URL, default redis://127.0.0.1:6379), and with records in PostgreSQL
- *      (BENCH_DATABASE_URL, default postgres://postgres@127.0.0.1:5432/test); skipped when they
- *      do not answer;
+ *      (BENCH_DATABASE_URL, default postgres://postgres@127.0.0.1:5432/test), without and with the
+ *      record journal; skipped when they do not answer;
  *  (d) gateway.handler with its Prometheus metrics on (the default) and off, no OpenTelemetry SDK;
  *  (e) gateway.handler with a traffic-control `requests` policy (sliding window, per client id, a
  *      limit never reached) against none: counts in the local store, and in Redis (against the same
@@ -26,7 +26,8 @@
  * the CPU the chain adds per request inside Express ≤ 2x what it adds on plain node:http; with Redis
  * behind the local cache, ≥ 0.95 of the CPU-per-request ratio of memory only; with records in
  * PostgreSQL, ≥ 0.90 of the gateway process's CPU-per-request ratio of records in memory (with
- * PostgreSQL's own CPU per record printed beside it); with metrics on, ≥ 0.97 of the req/s with
+ * PostgreSQL's own CPU per record printed beside it), and with the record journal on ≤ 1.05 of the
+ * CPU per request without it (the journal's bytes per record printed beside it); with metrics on, ≥ 0.97 of the req/s with
  * metrics off; a traffic policy on the local store ≥ 0.97 of the req/s without, on Redis ≥ 0.90 of
  * the req/s and ≤ 1.10 of the CPU per request without.
  *
@@ -232,6 +233,23 @@ async function measureRound(c: Case): Promise<void> {
 async function measureGroup(cases: Case[]): Promise<void> {
   for (let round = 0; round < ROUNDS; round++) {
     for (let i = 0; i < cases.length; i++) await measureRound(cases[(round + i) % cases.length]!);
+  }
+}
+
+/**
+ * Bytes the journal writes per record: the JSON line of a record (as the store writes it) of a
+ * sample of the journaled case's records.
+ */
+async function journalBytesPerRecord(databaseUrl: string, schema: string): Promise<number | undefined> {
+  const pool = new pg.Pool({ connectionString: databaseUrl, max: 1 });
+  try {
+    const { rows } = await pool.query<{ record: unknown }>(`SELECT record FROM ${schema}.gateway_transactions LIMIT 200`);
+    if (rows.length === 0) return undefined;
+    return rows.reduce((n, row) => n + Buffer.byteLength(JSON.stringify(row.record)) + 1, 0) / rows.length;
+  } catch {
+    return undefined;
+  } finally {
+    await pool.end();
   }
 }
 
@@ -448,8 +466,9 @@ async function main(): Promise<void> {
       const databaseUrl = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
       const databaseSchema = `gateway_bench_${process.pid}`;
       const groupC: Case[] = [];
-      let shared: { redis: Case; postgres: Case; local: Case } | undefined;
+      let shared: { redis: Case; postgres: Case; local: Case; journaled: Case } | undefined;
       let databasePerRecord: number | undefined;
+      let journalBytes: number | undefined;
       try {
         groupC.push(await startCase('gateway.handler, memory only', 'gateway-handler', { configFile }, url, bearer(opaque)));
         groupC.push(
@@ -470,10 +489,20 @@ async function main(): Promise<void> {
             bearer(opaque),
           ),
         );
+        groupC.push(
+          await startCase(
+            'gateway.handler, records in PostgreSQL, journaled',
+            'gateway-handler',
+            { configFile, databaseUrl, databaseSchema: `${databaseSchema}_journal`, journal: true },
+            url,
+            bearer(opaque),
+          ),
+        );
         const databaseBefore = await postgresCpu();
         await measureGroup(groupC);
         const databaseAfter = await postgresCpu();
-        shared = { local: groupC[0]!, redis: groupC[1]!, postgres: groupC[2]! };
+        shared = { local: groupC[0]!, redis: groupC[1]!, postgres: groupC[2]!, journaled: groupC[3]! };
+        journalBytes = await journalBytesPerRecord(databaseUrl, `${databaseSchema}_journal`);
         if (databaseBefore !== undefined && databaseAfter !== undefined) {
           databasePerRecord = (databaseAfter - databaseBefore) / requestsOf(shared.postgres);
         }
@@ -483,6 +512,7 @@ async function main(): Promise<void> {
         for (const c of groupC) await stopServer(c.child);
         const pool = new pg.Pool({ connectionString: databaseUrl, max: 1 });
         await pool.query(`DROP SCHEMA IF EXISTS ${databaseSchema} CASCADE`).catch(() => undefined);
+        await pool.query(`DROP SCHEMA IF EXISTS ${databaseSchema}_journal CASCADE`).catch(() => undefined);
         await pool.end();
       }
       if (shared !== undefined) {
@@ -496,6 +526,12 @@ async function main(): Promise<void> {
         );
         console.log(
           `  records in PostgreSQL / in memory          ${postgresRatio.cpu.toFixed(2)}  CPU per request ratio of the gateway process (target ≥ 0.90) ${postgresRatio.cpu >= 0.9 ? 'met' : 'NOT MET'}; req/s ratio ${postgresRatio.rps.toFixed(2)}; PostgreSQL's own CPU ${databasePerRecord === undefined ? 'not measured' : `${Math.round(databasePerRecord)} µs per record`}; rounds ${rounds(postgresRatio)}`,
+        );
+        // CPU per request of the journaled case over the plain one (ratios() gives plain/journaled).
+        const journalRatio = ratios(shared.journaled, shared.postgres);
+        const journalCost = 1 / journalRatio.cpu;
+        console.log(
+          `  records in PostgreSQL, journal / without   ${journalCost.toFixed(2)}  CPU per request of the gateway process (target ≤ 1.05) ${journalCost <= 1.05 ? 'met' : 'NOT MET'}; req/s ratio ${journalRatio.rps.toFixed(2)}; journal ${journalBytes === undefined ? 'not measured' : `${Math.round(journalBytes)} bytes per record`}; rounds ${rounds(journalRatio)}`,
         );
       }
     }

@@ -51,6 +51,8 @@ interface Options {
   /** `gateway-handler`: records in PostgreSQL (this connection string, this schema) instead of memory. */
   databaseUrl?: string;
   databaseSchema?: string;
+  /** `gateway-handler` with `databaseUrl`: the record journal on. */
+  journal?: boolean;
 }
 
 const [kind, json] = process.argv.slice(2);
@@ -253,6 +255,7 @@ async function start(): Promise<number> {
               connectionString: options.databaseUrl,
               schema: options.databaseSchema ?? 'bench',
               retentionDays: 0,
+              ...(options.journal === true ? { journal: true } : {}),
             });
       await store?.ready();
       const gateway = createGateway({

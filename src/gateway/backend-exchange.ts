@@ -14,6 +14,7 @@ import type { Dispatcher } from 'undici';
 import { addDiagnostic } from '../context.js';
 import type { GatewayError } from '../errors.js';
 import type { BodyCapture } from '../exchange/capture.js';
+import { endAnswer } from '../exchange/answer-end.js';
 
 /** What an exchange needs from its relay, settled once per relay. */
 export interface ExchangeSettings {
@@ -46,6 +47,13 @@ export class BackendExchange implements Dispatcher.DispatchHandler {
   /** The head of the answer was written to the client. */
   #started = false;
   #done = false;
+  /**
+   * Bytes of the body still due by the backend's `Content-Length` (-1: no length). The chunk that
+   * completes the body is held and sent by the answer's end: its last byte leaves with the end,
+   * after the exchange was written down (see `endAnswer`).
+   */
+  #left = -1;
+  #held: Buffer | undefined;
   readonly #resume = (): void => this.#controller?.resume();
   readonly #onClose = (): void => this.#clientClosed();
   /** `performance.now()` at the start, when the relay times its exchanges. */
@@ -87,6 +95,8 @@ export class BackendExchange implements Dispatcher.DispatchHandler {
       const type = headers['content-type'];
       this.capture.contentType = typeof type === 'string' ? type : undefined;
     }
+    const length = headers['content-length'];
+    this.#left = typeof length === 'string' && /^\d{1,15}$/.test(length) ? Number(length) : -1;
     this.res.writeHead(statusCode, this.settings.head(statusCode, headers, this.req));
     this.#started = true;
   }
@@ -94,6 +104,15 @@ export class BackendExchange implements Dispatcher.DispatchHandler {
   onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
     if (this.#done) return;
     this.capture?.add(chunk);
+    if (this.#held !== undefined) {
+      // More than the length said: what was held goes first.
+      this.res.write(this.#held);
+      this.#held = undefined;
+    }
+    if (this.#left >= 0 && (this.#left -= chunk.length) <= 0) {
+      this.#held = chunk;
+      return;
+    }
     if (!this.res.write(chunk)) {
       controller.pause();
       this.res.once('drain', this.#resume);
@@ -104,7 +123,9 @@ export class BackendExchange implements Dispatcher.DispatchHandler {
     if (this.#done) return;
     this.#finish();
     this.settings.ended?.(this, undefined);
-    this.res.end();
+    const held = this.#held;
+    this.#held = undefined;
+    endAnswer(this.res, this.req.gateway, held);
     if (this.streamed) this.settings.settleUpload(this.req, this.res);
   }
 

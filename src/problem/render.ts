@@ -9,6 +9,7 @@ import { gatewayContext } from '../context.js';
 import { GatewayError, messageSets, renderMessage, type MessageSet } from '../errors.js';
 import { optionChecks, optionKeys, type OptionChecks } from '../options.js';
 import { setIdentityHead } from '../exchange/head.js';
+import { endAnswer } from '../exchange/answer-end.js';
 
 /** The media type of every problem answer (RFC 9457).  @internal */
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
@@ -168,6 +169,6 @@ export function writeProblem(res: ServerResponse, error: GatewayError, messages:
   setIdentityHead(res, context, status, server);
   const payload = JSON.stringify(body);
   res.setHeader('Content-Length', Buffer.byteLength(payload));
-  res.end(payload);
+  endAnswer(res, context, payload);
   return body;
 }

@@ -12,9 +12,11 @@ export type {
   PgClientLike,
   PgPoolLike,
   PgResultLike,
+  JournalCounters,
   PostgresStoreCounters,
   PostgresStoreDropCounts,
   PostgresTransactionStoreOptions,
+  RecordJournalOptions,
 } from './postgres/index.js';
 export { apiKey } from './types.js';
 export { toXacmlRequest, xacmlRequestOf } from './xacml-request.js';

@@ -14,7 +14,8 @@ import { buildRecord, tokenSectionCache } from './build.js';
 import { hookIdentityHead } from '../exchange/head.js';
 import { MemoryTransactionStore } from './memory-store.js';
 import { DEFAULT_REDACTED_HEADERS, stripAccessToken } from './redact.js';
-import type { TransactionRecord, TransactionStore } from './types.js';
+import { RECORD_JOURNAL, type JournalEntry, type TransactionRecord, type TransactionStore } from './types.js';
+import { setAnswerGate } from '../exchange/answer-end.js';
 
 const log = logger('record');
 
@@ -159,6 +160,7 @@ export function recordTransaction(options: RecordTransactionOptions = {}): Recor
   const setsIdHeaders = check.boolean(options.idHeaders, 'idHeaders', true);
   const nodeId = options.nodeId === undefined ? undefined : check.string(options.nodeId, 'nodeId');
   const observer = options.observer;
+  const journal = (store as { [RECORD_JOURNAL]?: JournalEntry })[RECORD_JOURNAL];
 
   const stats: RecordTransactionStats = { recorded: 0, failed: 0 };
   // Token sections of records, built once per cached token validation (see buildRecord).
@@ -195,6 +197,25 @@ export function recordTransaction(options: RecordTransactionOptions = {}): Recor
     }
 
     let done = false;
+    const build = (aborted: boolean): TransactionRecord =>
+      buildRecord(req, res, context, {
+        url,
+        clientAddress,
+        aborted,
+        endedAt: Date.now(),
+        recordOutgoingHeaders: context.recording?.outgoingHeaders === true,
+        redactedHeaders,
+        limits,
+        tokenSections,
+        nodeId,
+      });
+    // With a journal, the record of an answer the gateway ends is built at the end of the turn in
+    // which it ends (all that makes it is known then), written down, and then the answer ends (see
+    // endAnswer); that record is saved as it is once the answer is sent.
+    let answered: TransactionRecord | undefined;
+    if (journal !== undefined) {
+      setAnswerGate(context, (send) => journal(() => (answered = build(false)), send));
+    }
     // A server response always emits 'close': right after 'finish' (on the next tick) when it was
     // sent, or alone when the client went away first. One listener covers both (no 'once'
     // wrappers, one closure: the record is built at most once anyway).
@@ -204,17 +225,7 @@ export function recordTransaction(options: RecordTransactionOptions = {}): Recor
       const aborted = !res.writableFinished;
       let record: TransactionRecord | undefined;
       try {
-        record = buildRecord(req, res, context, {
-          url,
-          clientAddress,
-          aborted,
-          endedAt: Date.now(),
-          recordOutgoingHeaders: context.recording?.outgoingHeaders === true,
-          redactedHeaders,
-          limits,
-          tokenSections,
-          nodeId,
-        });
+        record = answered !== undefined && !aborted ? answered : build(aborted);
         const saved = store.save(record);
         if (saved !== undefined && typeof (saved as Promise<void>).then === 'function') {
           const built = record;

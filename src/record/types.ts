@@ -347,6 +347,17 @@ export interface TransactionPage {
 }
 
 /**
+ * Where a store that keeps a record journal (`PostgresTransactionStore`'s `journal`) takes an
+ * answer about to end: at the end of the turn it builds the answer's record with `build`, writes it
+ * down, then runs `send` (the answer's end). The recorder saves the record `build` returned once
+ * the exchange is over.  @internal
+ */
+export const RECORD_JOURNAL = Symbol.for('express-access-gateway.recordJournal');
+
+/** The journal entry point of a store (see {@link RECORD_JOURNAL}).  @internal */
+export type JournalEntry = (build: () => TransactionRecord, send: () => void) => void;
+
+/**
  * Where records go. Implement it to keep records elsewhere (a database, a log pipeline); every
  * method may be synchronous or return a promise. `save` is called after the response is finished
  * and its failures are logged and counted, never thrown into a request. `docs/console.md` shows a

@@ -9,6 +9,7 @@
 import type { CreateGatewayOptions } from '../gateway/create-gateway.js';
 import { defaultNodeId } from '../cluster/node-id.js';
 import { MIN_CLUSTER_SECRET_LENGTH } from '../cluster/seal.js';
+import { accessSync, constants, statSync } from 'node:fs';
 import { PostgresConfigSource } from '../configuration/postgres-source.js';
 import { PostgresTransactionStore } from '../record/postgres/store.js';
 
@@ -50,6 +51,30 @@ function clusterSecret(env: NodeJS.ProcessEnv): string[] {
   return secrets;
 }
 
+/**
+ * The record journal of the PostgreSQL store: `RECORD_JOURNAL` `on` (default), `fsync` (each write
+ * synced to the disk) or `off`; in `RECORD_JOURNAL_DIR` (default: the temporary directory).
+ */
+function recordJournal(env: NodeJS.ProcessEnv): false | { directory?: string; fsync: boolean } {
+  const mode = set(env, 'RECORD_JOURNAL') ?? 'on';
+  if (mode !== 'on' && mode !== 'off' && mode !== 'fsync')
+    throw new EnvironmentError(`RECORD_JOURNAL must be on, fsync or off, got ${JSON.stringify(mode.slice(0, 40))}`);
+  if (mode === 'off') return false;
+  const directory = set(env, 'RECORD_JOURNAL_DIR');
+  if (directory !== undefined) {
+    // Checked now: a journal that cannot be written would let answers go unjournaled.
+    try {
+      if (!statSync(directory).isDirectory()) throw new Error('not a directory');
+      accessSync(directory, constants.W_OK);
+    } catch (error) {
+      throw new EnvironmentError(
+        `RECORD_JOURNAL_DIR must be a directory this process can write to: ${JSON.stringify(directory.slice(0, 200))} (${error instanceof Error ? error.message : String(error)})`,
+      );
+    }
+  }
+  return { ...(directory === undefined ? {} : { directory }), fsync: mode === 'fsync' };
+}
+
 function set(env: NodeJS.ProcessEnv, name: string): string | undefined {
   const value = env[name];
   return value === undefined || value === '' ? undefined : value;
@@ -88,13 +113,23 @@ export async function instanceSettings(env: NodeJS.ProcessEnv = process.env, wor
   const redisCommandTimeoutMs = milliseconds(env, 'REDIS_COMMAND_TIMEOUT_MS');
   const databaseUrl = set(env, 'DATABASE_URL');
   const schema = set(env, 'DATABASE_SCHEMA');
+  const journal = databaseUrl === undefined ? false : recordJournal(env);
   const store =
     databaseUrl === undefined
       ? undefined
-      : await PostgresTransactionStore.create({ connectionString: databaseUrl, nodeId, ...(schema === undefined ? {} : { schema }) });
+      : await PostgresTransactionStore.create({
+          connectionString: databaseUrl,
+          nodeId,
+          journal,
+          ...(schema === undefined ? {} : { schema }),
+        });
   const parts = [`node ${nodeId}`];
   parts.push(redis === undefined ? 'token cache local' : `token results shared in Redis at ${where(redis)}`);
-  parts.push(store === undefined ? 'records in memory' : `records in PostgreSQL at ${where(databaseUrl!)}`);
+  parts.push(
+    store === undefined
+      ? 'records in memory'
+      : `records in PostgreSQL at ${where(databaseUrl!)}${journal === false ? '' : journal.fsync ? ', journaled (synced)' : ', journaled'}`,
+  );
   return {
     options: {
       nodeId,

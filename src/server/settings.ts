@@ -92,6 +92,10 @@ Environment:
   DATABASE_URL            PostgreSQL for the transaction records (table created and migrated at start),
                           and for the configuration with --config-source postgres
   DATABASE_SCHEMA         schema of the records and configuration tables (default public)
+  RECORD_JOURNAL          with DATABASE_URL: on (default), each answer's record written to a local
+                          journal before the answer's last byte leaves, replayed at the next start
+                          after a crash; fsync: each write also synced to the disk; off
+  RECORD_JOURNAL_DIR      directory of the journal (default: the temporary directory)
   GATEWAY_SECRET_*        the client secrets that token policies name with clientSecretEnv (no other
                           variable can be named)
   OTEL_EXPORTER_OTLP_ENDPOINT, OTEL_EXPORTER_OTLP_TRACES_ENDPOINT

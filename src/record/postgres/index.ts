@@ -4,5 +4,11 @@
  * @module
  */
 export { PostgresTransactionStore } from './store.js';
-export type { PostgresStoreCounters, PostgresStoreDropCounts, PostgresTransactionStoreOptions } from './store.js';
+export type {
+  JournalCounters,
+  PostgresStoreCounters,
+  PostgresStoreDropCounts,
+  PostgresTransactionStoreOptions,
+  RecordJournalOptions,
+} from './store.js';
 export type { PgClientLike, PgPoolLike, PgResultLike } from '../../postgres/pool.js';

@@ -42,6 +42,19 @@ export const ROW_COLUMNS = {
 // An escape is one when an even number of backslashes (escaped backslashes) comes before it.
 const UNSAFE_ESCAPE = /(?<!\\)((?:\\\\)*)\\u(?:0000|[dD][89a-fA-F][0-9a-fA-F]{2})/g;
 
+/**
+ * The journal entry of a record written to the record journal: its JSON line (the same text as
+ * {@link safeJson}'s, reused by the insert) and the journal file holding it until it is stored
+ * (the journal's). Records are frozen: the entry is kept beside them.
+ */
+export interface Journaled {
+  readonly json: string;
+  segment: object | undefined;
+}
+
+/** The journal entries of records (see {@link Journaled}). */
+export const journaled = new WeakMap<object, Journaled>();
+
 /** The JSON text of values, with the strings PostgreSQL would refuse made safe (U+FFFD in their place). */
 export function safeJson(value: unknown): string {
   const json = JSON.stringify(value);
@@ -60,6 +73,14 @@ export class InvalidRecordError extends TypeError {
  * @throws InvalidRecordError when a record cannot be written as JSON.
  */
 export function recordsJson(records: readonly TransactionRecord[]): string {
+  // Records written to the journal carry their JSON: the batch is those lines joined.
+  if (records.length > 0 && journaled.has(records[0]!)) {
+    try {
+      return `[${records.map((record) => journaled.get(record)?.json ?? safeJson(record)).join(',')}]`;
+    } catch (error) {
+      throw new InvalidRecordError(`A record cannot be stored: ${error instanceof Error ? error.message : String(error)}`);
+    }
+  }
   try {
     return safeJson(records);
   } catch (error) {

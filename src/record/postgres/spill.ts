@@ -273,10 +273,19 @@ function alive(pid: number): boolean {
  * Only default paths are searched: an explicit `spillFile` is replayed by the store given it.
  */
 export async function claimOrphans(ownPath: string, schema: string, table: string): Promise<string[]> {
+  if (!basename(ownPath).startsWith(defaultPrefix(schema, table))) return [];
+  return claimOrphansIn(dirname(ownPath), schema, table, ownPath);
+}
+
+/**
+ * The default spill files and the journal segments of `schema`.`table` in `dir` left by processes
+ * gone (or by closed stores of this process), each claimed by renaming it (see {@link claimOrphans}).
+ */
+export async function claimOrphansIn(dir: string, schema: string, table: string, ownPath?: string): Promise<string[]> {
   const prefix = defaultPrefix(schema, table);
-  if (!basename(ownPath).startsWith(prefix)) return [];
-  const dir = dirname(ownPath);
-  const pattern = new RegExp(`^${prefix.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}(\\d+)(?:-\\d+)?\\.jsonl(?:\\.claimed-\\d+-\\d+)?$`);
+  const pattern = new RegExp(
+    `^${prefix.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}(\\d+)(?:-\\d+|-journal-\\d+-\\d+)?\\.jsonl(?:\\.claimed-\\d+-\\d+)?$`,
+  );
   let names: string[];
   try {
     names = await readdir(dir);
@@ -306,3 +315,18 @@ export async function claimOrphans(ownPath: string, schema: string, table: strin
 }
 
 let claimCounter = 0;
+let journalCounter = 0;
+
+/**
+ * The segment paths of a new journal of `schema`.`table` in `dir` (default: the system's temporary
+ * directory): `...-<pid>-journal-<journal>-<n>.jsonl`, each claimed when asked for (given back when
+ * the segment is removed), so that the spill files' replay takes them over once this process is gone.
+ */
+export function journalSegmentPaths(dir: string | undefined, schema: string, table: string): (n: number) => string {
+  const base = join(dir ?? tmpdir(), `${defaultPrefix(schema, table)}${process.pid}-journal-${journalCounter++}-`);
+  return (n) => {
+    const path = `${base}${n}.jsonl`;
+    inUse.add(path);
+    return path;
+  };
+}

@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { tmpdir } from 'node:os';
 import { logger, type Logger } from '../../log.js';
 import { optionChecks, optionKeys } from '../../options.js';
 import { statsWindow } from '../stats.js';
@@ -16,6 +17,8 @@ import {
   type TransactionStats,
   type TransactionStatsQuery,
   type TransactionStore,
+  RECORD_JOURNAL,
+  type JournalEntry,
 } from '../types.js';
 import { postgresConnection } from '../../postgres/connection.js';
 import { describe, isSchemaMissing, withTimeout } from '../../postgres/failure.js';
@@ -25,7 +28,8 @@ import { purgeOld } from './retention.js';
 import { recordsJson } from './rows.js';
 import { tableNames, type TableNames } from '../../postgres/schema.js';
 import { migrate } from './schema.js';
-import { claimOrphans, claimSpillPath, releaseSpillPath, SpillFile } from './spill.js';
+import { claimOrphans, claimOrphansIn, claimSpillPath, journalSegmentPaths, releaseSpillPath, SpillFile } from './spill.js';
+import { RecordJournal, type JournalCounters } from './journal.js';
 import { RecordWriter, type PostgresStoreCounters } from './writer.js';
 
 const log: Logger = logger('record:postgres');
@@ -62,6 +66,17 @@ export interface PostgresTransactionStoreOptions {
    * the table and the process; a new process replays the default files of processes gone.
    */
   spillFile?: string;
+  /**
+   * The record journal: the record of every answer the gateway ends (`createGateway`'s answers,
+   * relayed or refused) is appended to a local file before the answer's last byte leaves, and
+   * removed from it once in the database (or the spill file); the next start replays what it still
+   * holds, each record once (its transaction id is the key). A crash of the process then loses no
+   * record of an answered exchange. `true`, or the journal's settings: `directory` (default: the
+   * system's temporary directory; the spill files' replay takes over the journals of processes gone
+   * found there), `fsync` (sync each write to the disk, for a power loss too; default `false`),
+   * `segmentBytes` (size of a journal file before the next, default 4 MiB). Default `false`.
+   */
+  journal?: boolean | RecordJournalOptions;
   /** Largest size of the spill file; records beyond it are dropped (counted). Default 256 MiB. */
   maxSpillBytes?: number;
   /** Days records are kept (older ones deleted hourly); `0` keeps them forever. Default 30. */
@@ -76,6 +91,19 @@ export interface PostgresTransactionStoreOptions {
   /** Longest wait (ms) between two checks of an unavailable database (the first comes after 100 ms, then doubling). Default 5,000. */
   retryMaxDelayMs?: number;
 }
+
+/** Settings of the record journal ({@link PostgresTransactionStoreOptions.journal}). */
+export interface RecordJournalOptions {
+  /** Directory of the journal's files. Default: the system's temporary directory. */
+  directory?: string;
+  /** Sync every write to the disk (a power loss then loses no record written). Default `false`. */
+  fsync?: boolean;
+  /** Size of a journal file past which the next records go to a new one. Default 4 MiB. */
+  segmentBytes?: number;
+}
+
+/** Counters of the record journal ({@link PostgresTransactionStore.journalCounters}). */
+export type { JournalCounters } from './journal.js';
 
 /** Counters of a {@link PostgresTransactionStore}'s write path. */
 export type { PostgresStoreCounters, PostgresStoreDropCounts } from './writer.js';
@@ -101,6 +129,7 @@ const POSTGRES_STORE_KEYS = optionKeys<PostgresTransactionStoreOptions>({
   flushDelayMs: true,
   maxQueue: true,
   spillFile: true,
+  journal: true,
   maxSpillBytes: true,
   retentionDays: true,
   nodeId: true,
@@ -119,7 +148,9 @@ const POSTGRES_STORE_KEYS = optionKeys<PostgresTransactionStoreOptions>({
  * is replayed in order, then removed. A replay never duplicates a record (ids are unique; a record
  * saved again with a known id is ignored). Records are dropped (and counted in `counters.dropped`)
  * only past `maxSpillBytes`, past `maxQueue` while the spill file cannot be written, or when the
- * database refuses them. `DEBUG=express-access-gateway:record:postgres` logs what happens.
+ * database refuses them. With `journal`, the record of each answer the gateway ends is also written
+ * to a local journal before the answer's last byte leaves, so that a crash of the process loses none
+ * (see the option). `DEBUG=express-access-gateway:record:postgres` logs what happens.
  *
  * `query` pages newest first by insertion order; `get` also finds records still queued. Records
  * older than `retentionDays` are deleted every hour by one instance at a time.
@@ -158,6 +189,11 @@ export class PostgresTransactionStore implements TransactionStore {
   private retentionTimer: NodeJS.Timeout | undefined;
   private purging: Promise<number> | undefined;
   private closing: Promise<void> | undefined;
+  private readonly journal: RecordJournal | undefined;
+  /** Journaled records given this store's `nodeId`: the copy written down, by the record the recorder saves. */
+  private readonly preparedOf = new WeakMap<TransactionRecord, TransactionRecord>();
+  /** Where the recorder writes an answer's record down before the answer ends (with `journal`).  @internal */
+  readonly [RECORD_JOURNAL]: JournalEntry | undefined;
 
   /**
    * Makes the store and starts it; records can be saved at once. `await store.ready()` (or use
@@ -190,6 +226,26 @@ export class PostgresTransactionStore implements TransactionStore {
 
     this.hostPool = pool;
     this.connectionString = connectionString;
+    const journal = journalSettings(check, options.journal);
+    if (journal !== undefined) {
+      this.journal = new RecordJournal(
+        {
+          segmentPath: journalSegmentPaths(journal.directory, this.schema, this.table),
+          fsync: journal.fsync,
+          segmentBytes: journal.segmentBytes,
+        },
+        log,
+      );
+      const entry: JournalEntry = (build, send) =>
+        this.journal!.append(() => {
+          const record = build();
+          const prepared = this.prepare(record);
+          // Saved later as `record`: the same object is stored (its journal line reused, its entry trimmed).
+          if (prepared !== record) this.preparedOf.set(record, prepared);
+          return prepared;
+        }, send);
+      this[RECORD_JOURNAL] = entry;
+    }
 
     const insert = insertSql(this.names);
     this.writer = new RecordWriter(
@@ -215,7 +271,13 @@ export class PostgresTransactionStore implements TransactionStore {
       new SpillFile(spillPath, maxSpillBytes),
       { batchSize, flushDelayMs, maxQueue, retryDelayMs: Math.min(RETRY_DELAY_MS, retryMaxDelayMs), retryMaxDelayMs },
       log,
-      async () => (await claimOrphans(spillPath, this.schema, this.table)).map((path) => new SpillFile(path, Number.MAX_SAFE_INTEGER)),
+      async () => {
+        const paths = await claimOrphans(spillPath, this.schema, this.table);
+        // The journals of processes gone: in their directory (already searched when the spill file's).
+        if (journal !== undefined) paths.push(...(await claimOrphansIn(journal.directory ?? tmpdir(), this.schema, this.table)));
+        return paths.map((path) => new SpillFile(path, Number.MAX_SAFE_INTEGER));
+      },
+      this.journal === undefined ? undefined : (records) => this.journal!.confirm(records),
     );
     if (this.retentionDays > 0) {
       this.retentionTimer = setInterval(() => void this.purgeQuietly(), RETENTION_INTERVAL_MS);
@@ -264,7 +326,17 @@ export class PostgresTransactionStore implements TransactionStore {
     if (this.closing !== undefined) throw new Error('PostgresTransactionStore: closed');
     if (record === null || typeof record !== 'object' || typeof record.id !== 'string')
       throw new TypeError('PostgresTransactionStore: a record needs a string id');
-    this.writer.save(this.nodeId !== undefined && record.nodeId === undefined ? { ...record, nodeId: this.nodeId } : record);
+    this.writer.save(this.preparedOf.get(record) ?? this.prepare(record));
+  }
+
+  /** Counters of the record journal (records, bytes and writes; files; records not journaled), when the store keeps one. */
+  get journalCounters(): Readonly<JournalCounters> | undefined {
+    return this.journal === undefined ? undefined : { ...this.journal.counters };
+  }
+
+  /** The record as stored: with this store's `nodeId` when it has none. */
+  private prepare(record: TransactionRecord): TransactionRecord {
+    return this.nodeId !== undefined && record.nodeId === undefined ? { ...record, nodeId: this.nodeId } : record;
   }
 
   /** The record with that transaction id (also one still queued in memory; not one in the spill file). */
@@ -351,6 +423,7 @@ export class PostgresTransactionStore implements TransactionStore {
     this.closing ??= (async () => {
       clearInterval(this.retentionTimer);
       await this.writer.close();
+      this.journal?.close();
       releaseSpillPath(this.spillFile);
       await this.purging?.catch(() => undefined);
       if (this.ownPool !== undefined) {
@@ -403,3 +476,21 @@ export class PostgresTransactionStore implements TransactionStore {
     }
   }
 }
+
+/** The journal's settings, checked; `undefined` without a journal. */
+function journalSettings(
+  check: ReturnType<typeof optionChecks>,
+  value: boolean | RecordJournalOptions | undefined,
+): { directory: string | undefined; fsync: boolean; segmentBytes: number } | undefined {
+  if (value === undefined || value === false) return undefined;
+  if (value === true) return { directory: undefined, fsync: false, segmentBytes: 4 * MiB };
+  check.object(value, 'journal');
+  check.known(value, 'journal', JOURNAL_KEYS);
+  return {
+    directory: value.directory === undefined ? undefined : check.string(value.directory, 'journal.directory'),
+    fsync: check.boolean(value.fsync, 'journal.fsync', false),
+    segmentBytes: check.positive(value.segmentBytes, 'journal.segmentBytes', 4 * MiB, true),
+  };
+}
+
+const JOURNAL_KEYS = optionKeys<RecordJournalOptions>({ directory: true, fsync: true, segmentBytes: true });

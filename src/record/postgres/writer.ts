@@ -137,6 +137,8 @@ export class RecordWriter {
     private readonly log: Logger,
     /** The spill files to take over, found at start (see `claimOrphans`). */
     findOrphans: () => Promise<SpillFile[]>,
+    /** Told of the records out of memory for good: stored, refused, or in the spill file (the journal's trim). */
+    private readonly confirmed: (records: readonly TransactionRecord[]) => void = () => undefined,
   ) {
     this.retryDelay = settings.retryDelayMs;
     this.started = (async () => {
@@ -342,6 +344,7 @@ export class RecordWriter {
     try {
       this.count(await this.store(batch.records), false);
       this.live.delete(batch);
+      this.confirmed(batch.records);
     } catch (caught) {
       const failure = caught as BatchFailure;
       this.count(failure.done, false);
@@ -349,7 +352,9 @@ export class RecordWriter {
       // Copied to the spill file when the queue overflowed: the copy stands for it.
       if (flight.spilled !== undefined && (await flight.spilled)) {
         this.live.delete(batch);
+        this.confirmed(batch.records);
       } else {
+        this.confirmed(batch.records.slice(0, batch.records.length - failure.remaining.length));
         batch.from += batch.records.length - failure.remaining.length;
         batch.records = failure.remaining;
         this.stuck = [batch, ...this.stuck].sort((a, b) => a.from - b.from);
@@ -391,6 +396,7 @@ export class RecordWriter {
       }
       this.spillFailing = false;
       this.live.delete(batch);
+      this.confirmed(batch.records);
       return true;
     } catch (error) {
       if (!this.spillFailing) this.log('spill file %s cannot be written: %s', this.own.path, describe(error));

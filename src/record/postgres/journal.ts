@@ -1,0 +1,240 @@
+/**
+ * The record journal: every answer's record, appended to a local file before the answer's last
+ * byte leaves, so that a crash of the process loses no record of an answered exchange. The file
+ * has the spill file's format (one JSON record per line), and a process that finds the journal of
+ * a process gone replays it as it replays a spill file (records whose id is stored are skipped:
+ * each is stored once).
+ *
+ * Writes are gathered: the records of every answer ending in one turn of the event loop are
+ * written by one `write`, then those answers end. No `fsync` unless asked: once written, the
+ * bytes are the operating system's, which keeps them whatever happens to the process; a power
+ * loss can take what it had not yet put on disk.
+ *
+ * The journal is a series of segment files. A record confirmed (in the database, or in the spill
+ * file, synced) is done; a segment whose records are all done is removed.
+ *
+ * @module
+ */
+import { closeSync, fsyncSync, openSync, unlinkSync, writeSync } from 'node:fs';
+import type { Logger } from '../../log.js';
+import type { TransactionRecord } from '../types.js';
+import { describe } from '../../postgres/failure.js';
+import { journaled, safeJson, type Journaled } from './rows.js';
+import { releaseSpillPath } from './spill.js';
+
+/** Settings of a {@link RecordJournal}. */
+export interface JournalSettings {
+  /** Path of segment `n` (claimed: no other store of this process uses it). */
+  segmentPath(n: number): string;
+  /** Sync each write to the disk (a power loss then loses nothing written). */
+  fsync: boolean;
+  /** A segment this large takes no more records: the next goes to a new one. */
+  segmentBytes: number;
+}
+
+/** Counters of a journal. */
+export interface JournalCounters {
+  /** Records written to the journal. */
+  written: number;
+  /** Bytes written to the journal. */
+  bytes: number;
+  /** Writes (one per event-loop turn in which answers ended). */
+  writes: number;
+  /** Journal files opened. */
+  segments: number;
+  /** Records not written because the journal could not be written (their answers went out anyway). */
+  failed: number;
+}
+
+/** One segment file. */
+class Segment {
+  fd: number | undefined;
+  bytes = 0;
+  /** Records written (or about to be) and not yet confirmed. */
+  outstanding = 0;
+  constructor(readonly path: string) {}
+}
+
+export class RecordJournal {
+  readonly counters: JournalCounters = { written: 0, bytes: 0, writes: 0, segments: 0, failed: 0 };
+  private current: Segment | undefined;
+  private next = 0;
+  /** Records written and not confirmed. */
+  private unconfirmed = 0;
+  /** The records to build and the answer ends of this turn. */
+  private builds: Array<() => TransactionRecord> = [];
+  private sends: Array<() => void> = [];
+  private scheduled = false;
+  private closed = false;
+  private failing = false;
+  private readonly flushNow = (): void => this.flush();
+
+  constructor(
+    private readonly settings: JournalSettings,
+    private readonly log: Logger,
+  ) {}
+
+  /**
+   * At the end of this turn, builds a record with `build`, writes it down with the others of the
+   * turn, then runs `send` (the end of its answer). When the record cannot be built or written, the
+   * answer still goes (counted in `failed`). After `close`, `send` runs at once.
+   */
+  append(build: () => TransactionRecord, send: () => void): void {
+    if (this.closed) return send();
+    this.builds.push(build);
+    this.sends.push(send);
+    if (!this.scheduled) {
+      this.scheduled = true;
+      setImmediate(this.flushNow);
+    }
+  }
+
+  /** The records are in the database or the spill file: their lines are done. */
+  confirm(records: readonly TransactionRecord[]): void {
+    if (this.unconfirmed === 0) return;
+    for (const record of records) {
+      const entry = journaled.get(record);
+      const segment = entry?.segment as Segment | undefined;
+      if (segment === undefined) continue;
+      entry!.segment = undefined;
+      this.unconfirmed--;
+      if (--segment.outstanding === 0) this.done(segment);
+    }
+  }
+
+  /**
+   * Writes what this turn gathered, then stops: later records are not journaled. Segments holding
+   * records not confirmed stay for the next start; the others are removed.
+   */
+  close(): void {
+    this.flush();
+    this.closed = true;
+    const segment = this.current;
+    this.current = undefined;
+    if (segment !== undefined) {
+      if (segment.outstanding === 0) this.remove(segment);
+      else this.closeFile(segment);
+    }
+  }
+
+  /** Builds the turn's records, writes their lines in one write, then ends their answers. */
+  private flush(): void {
+    this.scheduled = false;
+    const { builds, sends } = this;
+    if (builds.length === 0) return;
+    this.builds = [];
+    this.sends = [];
+    const { lines, entries } = this.lines(builds);
+    if (lines.length > 0) this.write(lines, entries);
+    for (const send of sends) {
+      try {
+        send();
+      } catch (error) {
+        this.log('ending an answer failed: %s', describe(error));
+      }
+    }
+  }
+
+  /** The records' lines, each record given its entry (its line, reused by the insert). */
+  private lines(builds: ReadonlyArray<() => TransactionRecord>): { lines: string[]; entries: Journaled[] } {
+    const lines: string[] = [];
+    const entries: Journaled[] = [];
+    for (const build of builds) {
+      try {
+        const record = build();
+        const entry: Journaled = { json: safeJson(record), segment: undefined };
+        journaled.set(record, entry);
+        lines.push(entry.json);
+        entries.push(entry);
+      } catch (error) {
+        this.counters.failed++;
+        this.log('a record cannot be journaled: %s', describe(error));
+      }
+    }
+    return { lines, entries };
+  }
+
+  /** Appends the lines in one write; on failure the answers go unjournaled. */
+  private write(lines: string[], entries: Journaled[]): void {
+    const data = `${lines.join('\n')}\n`;
+    try {
+      const segment = this.segment();
+      let bytes = writeSync(segment.fd!, data);
+      const length = Buffer.byteLength(data);
+      // A regular file takes the whole write; should one be short, the rest follows.
+      if (bytes < length) {
+        const buffer = Buffer.from(data);
+        while (bytes < length) bytes += writeSync(segment.fd!, buffer, bytes);
+      }
+      if (this.settings.fsync) fsyncSync(segment.fd!);
+      segment.bytes += length;
+      segment.outstanding += entries.length;
+      this.unconfirmed += entries.length;
+      for (const entry of entries) entry.segment = segment;
+      this.counters.written += entries.length;
+      this.counters.bytes += length;
+      this.counters.writes++;
+      this.failing = false;
+    } catch (error) {
+      this.counters.failed += entries.length;
+      if (!this.failing) this.log('journal cannot be written (%s): answers go out unjournaled', describe(error));
+      this.failing = true;
+      // A segment cut short: the next write starts a new one (a cut line is skipped at replay).
+      if (this.current !== undefined) {
+        const segment = this.current;
+        this.current = undefined;
+        this.closeFile(segment);
+        if (segment.outstanding === 0) this.remove(segment);
+      }
+    }
+  }
+
+  /** The segment to write to: the current one, or a new one when it is full or there is none. */
+  private segment(): Segment {
+    let segment = this.current;
+    if (segment !== undefined && segment.bytes >= this.settings.segmentBytes) {
+      this.current = undefined;
+      this.closeFile(segment);
+      if (segment.outstanding === 0) this.remove(segment);
+      segment = undefined;
+    }
+    if (segment === undefined) {
+      segment = new Segment(this.settings.segmentPath(this.next++));
+      segment.fd = openSync(segment.path, 'a', 0o600);
+      this.counters.segments++;
+      this.current = segment;
+    }
+    return segment;
+  }
+
+  /**
+   * Every record of `segment` is confirmed: it is removed (the current one too: the next record
+   * opens a new one). A quiet gateway keeps no file; a busy one removes a segment about every
+   * `segmentBytes`.
+   */
+  private done(segment: Segment): void {
+    if (segment === this.current) this.current = undefined;
+    this.remove(segment);
+  }
+
+  private closeFile(segment: Segment): void {
+    if (segment.fd === undefined) return;
+    try {
+      closeSync(segment.fd);
+    } catch {
+      // Closed already.
+    }
+    segment.fd = undefined;
+  }
+
+  private remove(segment: Segment): void {
+    this.closeFile(segment);
+    try {
+      unlinkSync(segment.path);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT')
+        this.log('journal segment %s cannot be removed: %s', segment.path, describe(error));
+    }
+    releaseSpillPath(segment.path);
+  }
+}

@@ -1,0 +1,152 @@
+/**
+ * The record journal of `PostgresTransactionStore` under `createGateway`: an answer's record is in
+ * the journal before the answer arrives whole, the journal is trimmed once the records are stored,
+ * and a journal left by a process gone is replayed, each record once.
+ */
+import { spawnSync } from 'node:child_process';
+import { createServer } from 'node:http';
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { hostname, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { expect } from 'chai';
+import type pg from 'pg';
+import { createGateway } from '../../../src/index.js';
+import { PostgresTransactionStore } from '../../../src/record/postgres/index.js';
+import { close, echoBackend, listen, openConfig } from '../../gateway/helpers.js';
+import { makeRecord } from '../helpers.js';
+import { adminPool, databaseUrl, dropSchema, testSchema, until } from '../../postgres/helpers.js';
+
+describe('PostgresTransactionStore: the record journal', () => {
+  const schema = testSchema();
+  let admin: pg.Pool;
+  let echo: Awaited<ReturnType<typeof echoBackend>>;
+  let dir: string;
+  const stores: PostgresTransactionStore[] = [];
+
+  before(async () => {
+    admin = adminPool();
+    echo = await echoBackend();
+  });
+  beforeEach(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'gateway-journal-'));
+  });
+  afterEach(async () => {
+    for (const store of stores.splice(0)) await store.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+  after(async () => {
+    await dropSchema(admin, schema);
+    await admin.end();
+    await echo.stop();
+  });
+
+  const segments = async (): Promise<string[]> => (await readdir(dir)).filter((name) => name.includes('-journal-'));
+
+  /** A gateway on node:http recording in `store`; runs `run` with its base URL. */
+  async function withGateway(store: PostgresTransactionStore, run: (base: string) => Promise<void>): Promise<void> {
+    const gateway = createGateway({ config: openConfig(echo.url), store });
+    const server = createServer((req, res) => gateway.handler(req, res));
+    try {
+      await run(`${await listen(server)}/gateway/Ente/Echo/v1`);
+    } finally {
+      await close(server);
+      await gateway.close();
+    }
+  }
+
+  it('writes the record of an answer (relayed or refused) before the answer arrives whole', async () => {
+    // No insert within the test: what is in the journal was put there by the answer's end.
+    const store = new PostgresTransactionStore({
+      connectionString: databaseUrl(),
+      schema,
+      table: 'held',
+      retentionDays: 0,
+      flushDelayMs: 60_000,
+      journal: { directory: dir },
+    });
+    stores.push(store);
+    await store.ready();
+    await withGateway(store, async (base) => {
+      for (const path of ['/pet/1', '/%zz']) {
+        const res = await fetch(`${base}${path}`);
+        const id = res.headers.get('gateway-transaction-id')!;
+        await res.arrayBuffer();
+        const journal = (await Promise.all((await segments()).map((name) => readFile(join(dir, name), 'utf8')))).join('');
+        const lines = journal.split('\n').filter((line) => line.includes(id));
+        expect(lines, `${path} ${res.status}`).to.have.length(1);
+        const record = JSON.parse(lines[0]!) as { status: number; problemDetail?: string };
+        expect(record.status).to.equal(res.status);
+        // A refusal's record says what the client read (set once the problem is written).
+        if (res.status >= 400) expect(record.problemDetail).to.be.a('string').and.not.equal('');
+      }
+    });
+    expect(store.journalCounters!.written).to.equal(2);
+    expect(store.journalCounters!.bytes).to.be.greaterThan(200);
+  });
+
+  it('removes the journal once its records are stored, and stores each record once', async () => {
+    const store = new PostgresTransactionStore({
+      connectionString: databaseUrl(),
+      schema,
+      table: 'trimmed',
+      retentionDays: 0,
+      flushDelayMs: 10,
+      journal: { directory: dir, segmentBytes: 4096 },
+    });
+    stores.push(store);
+    await store.ready();
+    const ids: string[] = [];
+    await withGateway(store, async (base) => {
+      await Promise.all(
+        Array.from({ length: 60 }, async (_, i) => {
+          const res = await fetch(`${base}/pet/${i}`);
+          ids.push(res.headers.get('gateway-transaction-id')!);
+          await res.arrayBuffer();
+        }),
+      );
+    });
+    await store.flush();
+    await until(async () => (await segments()).length === 0, 'the journal trimmed');
+    const { rows } = await admin.query(`SELECT id FROM "${schema}".trimmed`);
+    expect(rows.map((row: { id: string }) => row.id).sort()).to.deep.equal(ids.sort());
+    expect(store.journalCounters!.written).to.equal(60);
+  });
+
+  it('replays the journal of a process gone, each record once, then removes it', async () => {
+    const gone = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], { encoding: 'utf8' }).stdout;
+    const host = hostname().replace(/[^A-Za-z0-9_.-]/g, '_');
+    const left = Array.from({ length: 30 }, () => makeRecord());
+    const first = new PostgresTransactionStore({ connectionString: databaseUrl(), schema, table: 'replayed', retentionDays: 0 });
+    stores.push(first);
+    // Ten of them reached the database before the crash.
+    for (const record of left.slice(0, 10)) first.save(record);
+    await first.flush();
+    const orphan = join(dir, `express-access-gateway-${host}-${schema}.replayed-${gone}-journal-0-3.jsonl`);
+    // The last line cut short by the crash.
+    await writeFile(orphan, `${left.map((r) => JSON.stringify(r)).join('\n')}\n{"id":"cut`);
+    const store = new PostgresTransactionStore({
+      connectionString: databaseUrl(),
+      schema,
+      table: 'replayed',
+      retentionDays: 0,
+      journal: { directory: dir },
+    });
+    stores.push(store);
+    await store.ready();
+    await until(() => store.counters.replayed === 20, 'the journal replayed');
+    await until(async () => (await readdir(dir)).length === 0, 'the journal removed');
+    const { rows } = await admin.query(`SELECT id, count(*) AS n FROM "${schema}".replayed GROUP BY id`);
+    expect(rows).to.have.length(30);
+    expect(rows.every((row: { n: string }) => row.n === '1')).to.equal(true);
+  });
+
+  it('refuses a malformed journal option', () => {
+    expect(
+      () => new PostgresTransactionStore({ connectionString: databaseUrl(), schema, journal: { fsync: 'yes' as unknown as boolean } }),
+    ).to.throw(TypeError, /journal\.fsync/);
+    expect(
+      () =>
+        new PostgresTransactionStore({ connectionString: databaseUrl(), schema, journal: { every: 1 } as unknown as { fsync: boolean } }),
+    ).to.throw(TypeError, /journal/);
+  });
+});
