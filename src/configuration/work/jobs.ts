@@ -13,7 +13,8 @@ import { compilePolicy, policyIssues } from '../policy-check.js';
 import { proposalIssues, type ProposalIssue } from '../proposal.js';
 import type { ConfigProposal, ConfigSnapshot } from '../store.js';
 import { evaluateWhatIf, type WhatIfRecords, type WhatIfReport } from '../what-if.js';
-import type { SimulatedTransaction, TrafficSimulation } from '../../traffic/simulate.js';
+import type { TrafficSimulation } from '../../traffic/simulate.js';
+import type { TransactionRows } from '../traffic-rows.js';
 import { trafficWhatIf, type TrafficDraft } from '../traffic-what-if.js';
 
 /** A policy and its references, as the gateway compiles them, and where an issue is reported. */
@@ -57,7 +58,7 @@ export interface Jobs {
   };
   /** A draft traffic policy checked with the configuration and simulated over recorded transactions, or its issues. */
   trafficWhatIf: {
-    input: { draft: TrafficDraft; transactions: SimulatedTransaction[] };
+    input: { draft: TrafficDraft; rows: TransactionRows };
     output: { simulation: TrafficSimulation } | { issues: ProposalIssue[] };
   };
   /** The line differences of two versions. */
@@ -89,6 +90,6 @@ export const jobs: { [K in JobKind]: (input: Jobs[K]['input']) => Jobs[K]['outpu
     if (compiled.issues !== undefined) return { issues: compiled.issues };
     return { report: evaluateWhatIf(compiled.pdp, clock, api, limit, read) };
   },
-  trafficWhatIf: ({ draft, transactions }) => trafficWhatIf(draft, transactions),
+  trafficWhatIf: ({ draft, rows }) => trafficWhatIf(draft, rows),
   diff: ({ from, to, label }) => snapshotDiff(from, to, label),
 };
