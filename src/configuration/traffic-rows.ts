@@ -54,8 +54,9 @@ export class TransactionRowsWriter {
   }
 
   /**
-   * Adds a transaction to the page. Its claims and headers are written as JSON (what the
-   * transaction store hands out: values that JSON cannot write are not in a record).
+   * Adds a transaction to the page. Its claims and headers are written as JSON; a claim that JSON
+   * cannot write (a cycle or a BigInt, which no token's JSON holds) is written as `"?"`, the group
+   * value the policy gives it.
    */
   add(t: SimulatedTransaction): void {
     this.#row.push(
@@ -67,7 +68,7 @@ export class TransactionRowsWriter {
       this.#number(t.subject),
       this.#number(t.issuer),
       this.#number(t.clientAddress),
-      this.#number(t.claims === undefined ? undefined : JSON.stringify(t.claims)),
+      this.#number(t.claims === undefined ? undefined : claimsJson(t.claims)),
       this.#number(t.headers === undefined ? undefined : JSON.stringify(t.headers)),
     );
   }
@@ -78,6 +79,22 @@ export class TransactionRowsWriter {
     this.rows.pages.push({ strings: JSON.stringify(this.#fresh), rows: Float64Array.from(this.#row) });
     this.#fresh = [];
     this.#row = [];
+  }
+}
+
+function claimsJson(claims: Readonly<Record<string, unknown>>): string {
+  try {
+    return JSON.stringify(claims);
+  } catch {
+    const writable = (value: unknown): unknown => {
+      try {
+        JSON.stringify(value);
+        return value;
+      } catch {
+        return '?';
+      }
+    };
+    return JSON.stringify(Object.fromEntries(Object.entries(claims).map(([name, value]) => [name, writable(value)])));
   }
 }
 

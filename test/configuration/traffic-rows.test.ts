@@ -95,6 +95,19 @@ describe('configuration: the transactions a traffic what-if hands to its worker'
     ]);
   });
 
+  it('write a claim that JSON cannot write as "?", the group the policy gives it', () => {
+    const cycle: Record<string, unknown> = {};
+    cycle['self'] = cycle;
+    const writer = new TransactionRowsWriter();
+    writer.add({ startedAt: 1, api: 'A/B/v1', claims: { big: 10n, cycle, tenant: 't1' } });
+    writer.endPage();
+    expect(readTransactionRows(writer.rows)[0]!.claims).to.deep.equal({ big: '?', cycle: '?', tenant: 't1' });
+    const policy = { name: 'p', metric: 'requests', limit: 1, windowSeconds: 1, groupBy: ['claim:big', 'claim:cycle'] } as TrafficPolicy;
+    const simulated = simulateTrafficPolicy(policy, readTransactionRows(writer.rows));
+    expect(simulated.groupCount).to.equal(1);
+    expect(simulateTrafficPolicy(policy, [{ startedAt: 1, api: 'A/B/v1', claims: { big: 10n, cycle } }])).to.deep.equal(simulated);
+  });
+
   const policies: TrafficPolicy[] = [
     { name: 'tenant', metric: 'requests', limit: 3, windowSeconds: 10, groupBy: ['claim:tenant'] },
     { name: 'nested', metric: 'requests', limit: 4, windowSeconds: 10, groupBy: ['claim:org.unit', 'claim:a.b', 'claim:org'] },
