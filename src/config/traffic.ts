@@ -104,3 +104,6 @@ export function resolvedTrafficControl(section: TrafficControlSection | undefine
     policies: resolvedTrafficPolicies(section?.policies),
   };
 }
+
+/** The problem of `trafficControl.store: "redis"` in a gateway without Redis (refused at load, and at a save of the console). */
+export const NO_REDIS_STORE = 'is redis, and the gateway has no Redis (give serve REDIS_URL, or createGateway its redis option)';

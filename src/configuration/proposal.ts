@@ -7,6 +7,7 @@
  */
 import { ConfigError, type ConfigIssue } from '../config/errors.js';
 import type { GatewayConfig } from '../config/types.js';
+import { NO_REDIS_STORE } from '../config/traffic.js';
 import { checkConfig } from '../config/validate.js';
 import { policyIssues } from './policy-check.js';
 import { POLICY_PATH, type ConfigProposal, type ConfigSnapshot } from './store.js';
@@ -21,16 +22,25 @@ export interface ProposalIssue extends ConfigIssue {
   readonly line?: number;
 }
 
+/** What the gateway that will load a proposal has, beside the file: what some settings need. */
+export interface ProposalGateway {
+  /** Whether the gateway has Redis (`store: "redis"` of traffic control needs it); `undefined`: not checked. */
+  readonly hasRedis?: boolean;
+}
+
 /**
  * Every problem of a proposal, in document order; none means it may be saved. A policy the
  * proposal does not upload is read from `saved`'s. With `maxCompileMs`, an API's policy whose
  * compilation takes longer is a problem too: the gateway compiles the policies in force on the
- * thread that serves the APIs, so what a save may put in force is bounded by that time.
+ * thread that serves the APIs, so what a save may put in force is bounded by that time. With
+ * `gateway`, what the gateway lacks for a setting is a problem too (it would refuse the
+ * configuration when putting it in force).
  */
 export function proposalIssues(
   proposal: ConfigProposal,
   saved: Pick<ConfigSnapshot, 'policies'>,
   maxCompileMs = Number.POSITIVE_INFINITY,
+  gateway: ProposalGateway = {},
 ): ProposalIssue[] {
   const issues: ProposalIssue[] = [];
   try {
@@ -40,6 +50,8 @@ export function proposalIssues(
     issues.push(...err.issues);
   }
   const document = proposal.document as GatewayConfig;
+  if (gateway.hasRedis === false && document?.trafficControl?.store === 'redis')
+    issues.push({ path: 'trafficControl.store', message: NO_REDIS_STORE });
   const apis = Array.isArray(document?.apis) ? document.apis : [];
   apis.forEach((api, i) => {
     const az = api?.authorization;

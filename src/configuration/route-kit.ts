@@ -15,7 +15,7 @@ import { problem } from '../admin/problem.js';
 import { BodyError, readJson, titleOf } from '../operators/http.js';
 import type { OperatorWorkPool } from './work/pool.js';
 import { renderProblem } from '../problem/render.js';
-import type { ProposalIssue } from './proposal.js';
+import type { ProposalGateway, ProposalIssue } from './proposal.js';
 import { restoreSecrets } from './masking.js';
 import { trafficChanges } from './traffic-changes.js';
 import { VersionConflictError, type ConfigProposal, type ConfigSnapshot, type ConfigStore } from './store.js';
@@ -129,7 +129,8 @@ export interface RouteKit {
   readonly maxBody: number;
 }
 
-export function routeKit(access: OperatorAccess, store: ConfigStore, work: OperatorWorkPool): RouteKit {
+/** `gateway`: what the gateway has beside the file, checked at each save (its Redis). */
+export function routeKit(access: OperatorAccess, store: ConfigStore, work: OperatorWorkPool, gateway: ProposalGateway = {}): RouteKit {
   const maxBody = Math.max(work.limits.maxPolicyBytes, work.limits.maxOpenApiBytes) + BODY_SLACK;
   const read = (handler: (req: Request, signal: AbortSignal) => Promise<unknown>) => (req: Request, res: Response) => {
     handler(req, operatorGone(res)).then(
@@ -188,7 +189,7 @@ export function routeKit(access: OperatorAccess, store: ConfigStore, work: Opera
           const kept = restoreSecrets(proposal.document, latest.document);
           const checked = await work.run(
             'checkProposal',
-            { proposal, saved: { policies: latest.policies }, maxCompileMs: work.limits.maxCompileMs },
+            { proposal, saved: { policies: latest.policies }, maxCompileMs: work.limits.maxCompileMs, gateway },
             signal,
           );
           const issues: ProposalIssue[] = [...kept, ...checked.filter((i) => !kept.some((k) => k.path === i.path))].map(

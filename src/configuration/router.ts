@@ -18,7 +18,7 @@ import type { ClusterStatus } from '../cluster/cluster.js';
 import type { TransactionStore } from '../record/types.js';
 import type { OperatorWorkPool } from './work/pool.js';
 import { readWhatIfRecords, WHAT_IF_DEFAULT, WHAT_IF_MAX, whatIfSummary } from './what-if.js';
-import type { ProposalIssue } from './proposal.js';
+import type { ProposalGateway, ProposalIssue } from './proposal.js';
 import { withoutSecrets } from './masking.js';
 import type { ConfigSnapshot, ConfigStore } from './store.js';
 import {
@@ -83,6 +83,8 @@ export function configurationRouter(
   target: ConfigurationTarget,
   work: OperatorWorkPool,
   trafficInForce: () => TrafficInForce | undefined = () => undefined,
+  /** What the gateway has beside the file (its Redis): a save that needs what it lacks is refused. */
+  gateway: ProposalGateway = {},
 ): Router {
   const router = Router();
   router.use(pageHeaders);
@@ -98,7 +100,7 @@ export function configurationRouter(
     ),
   );
 
-  const kit = routeKit(access, store, work);
+  const kit = routeKit(access, store, work, gateway);
   readingRoutes(router, kit, store, target, work);
   changeRoutes(router, kit, store, work);
   policyRoutes(router, kit, access, store, target, work);

@@ -176,7 +176,7 @@ export function trafficWhatIfRoutes(router: Router, { fail, maxBody }: RouteKit,
           throw new RequestError(503, 'the recorded transactions could not be read');
         });
         const draft = { document, at: `${base}.policies[${list.indexOf(policy)}]`, policy, api };
-        const ran = await deps.work.run('trafficWhatIf', { draft, transactions: read.transactions }, signal);
+        const ran = await deps.work.run('trafficWhatIf', { draft, rows: read.rows }, signal);
         if ('issues' in ran)
           throw new RequestError(422, `${ran.issues.length} problem(s): ${ran.issues.map((i) => `${i.path}: ${i.message}`).join('; ')}`, {
             issues: ran.issues,
@@ -189,7 +189,6 @@ export function trafficWhatIfRoutes(router: Router, { fail, maxBody }: RouteKit,
           status: 200,
           detail: whatIfLine(name, minutes, read, simulation),
         });
-        const times = read.transactions.map((t) => t.startedAt);
         res.status(200).json({
           scope: api ?? null,
           policy: name,
@@ -200,7 +199,7 @@ export function trafficWhatIfRoutes(router: Router, { fail, maxBody }: RouteKit,
           read: read.read,
           truncated: read.truncated,
           beforeTrafficControl: read.beforeTrafficControl,
-          ...(times.length === 0 ? {} : { oldest: Math.min(...times), newest: Math.max(...times) }),
+          ...(read.oldest === undefined ? {} : { oldest: read.oldest, newest: read.newest }),
           covered: simulation.covered,
           refused: simulation.refused,
           groupCount: simulation.groupCount,

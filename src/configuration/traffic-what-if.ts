@@ -1,10 +1,11 @@
 /**
  * What-if of a draft traffic policy: how many of the transactions recorded over a past window it
  * would have refused, and in which groups. The transactions are read from the store on the
- * gateway's event loop, one page at a time, newest first, at most a bounded number of them
- * ({@link readTrafficWhatIfRecords}), keeping only the facts a policy reads; the draft is checked
- * with the configuration and simulated ({@link simulateTrafficPolicy}) in an operators' worker
- * thread ({@link trafficWhatIf}). Nothing is saved, nothing is counted in the live store.
+ * gateway's event loop, one page at a time with a turn of the loop between pages, newest first, at
+ * most a bounded number of them ({@link readTrafficWhatIfRecords}), keeping only the facts the
+ * policy reads, in a compact form that is cheap to hand over (`traffic-rows.ts`); the draft is
+ * checked with the configuration and simulated ({@link simulateTrafficPolicy}) in an operators'
+ * worker thread ({@link trafficWhatIf}). Nothing is saved, nothing is counted in the live store.
  *
  * @module
  */
@@ -16,6 +17,7 @@ import { apiKey, MAX_PAGE_SIZE, type TransactionRecord, type TransactionStore } 
 import type { TrafficPolicy } from '../traffic/schema.js';
 import { simulateTrafficPolicy, type SimulatedTransaction, type TrafficSimulation } from '../traffic/simulate.js';
 import type { ProposalIssue } from './proposal.js';
+import { readTransactionRows, TransactionRowsWriter, type TransactionRows } from './traffic-rows.js';
 
 /** Minutes of the window when the request names none. */
 export const TRAFFIC_WHAT_IF_MINUTES = 60;
@@ -36,35 +38,77 @@ const BEFORE_TRAFFIC: ReadonlySet<OutcomeCode> = new Set<OutcomeCode>(['TOKEN_FA
 
 /** The transactions a traffic what-if simulates, as {@link readTrafficWhatIfRecords} found them. */
 export interface TrafficWhatIfRecords {
-  /** The transactions, newest first, with only the facts a policy reads. */
-  transactions: SimulatedTransaction[];
+  /** The transactions, newest first, with only the facts the policy reads, in their compact form (see `traffic-rows.ts`). */
+  rows: TransactionRows;
   /** Records of the window read (those left out included). */
   read: number;
   /** Of those, records of requests that never reached traffic control (refused at the token, the instance cap, or unknown). */
   beforeTrafficControl: number;
   /** Set when the window holds more records than `limit`: only the newest were read. */
   truncated: boolean;
+  /** `startedAt` of the oldest and the newest of the transactions, when there are some. */
+  oldest?: number;
+  newest?: number;
 }
 
 /** What a draft policy reads of a record besides the fixed facts. */
 export interface FactsNeeded {
-  /** The token's claims (`claim:<name>` in `groupBy`). */
-  claims: boolean;
-  /** The recorded request headers (`header:<name>` in `groupBy`). */
-  headers: boolean;
+  /** The token's claims it reads (`claim:<name>` in `groupBy`): each name, and the first member of a dotted one. */
+  claims: ReadonlySet<string>;
+  /** The recorded request headers it reads (`header:<name>` in `groupBy`), in lower case. */
+  headers: ReadonlySet<string>;
 }
 
 /** What `policy` reads of a record besides the fixed facts. */
 export function factsNeeded(policy: { groupBy?: unknown }): FactsNeeded {
   const groupBy = Array.isArray(policy.groupBy) ? policy.groupBy.filter((g): g is string => typeof g === 'string') : [];
-  return { claims: groupBy.some((g) => g.startsWith('claim:')), headers: groupBy.some((g) => g.startsWith('header:')) };
+  const claims = new Set<string>();
+  const headers = new Set<string>();
+  for (const by of groupBy) {
+    if (by.startsWith('claim:')) {
+      const name = by.slice('claim:'.length);
+      claims.add(name).add(name.split('.')[0]!);
+    } else if (by.startsWith('header:')) headers.add(by.slice('header:'.length).toLowerCase());
+  }
+  return { claims, headers };
+}
+
+/** Sets `name` on `out` as an own member (a claim or a header may be named `__proto__`). */
+function put(out: Record<string, unknown>, name: string, value: unknown): void {
+  Object.defineProperty(out, name, { value, enumerable: true, writable: true, configurable: true });
+}
+
+/** Whether `values` has `name` as merging it (`{ ...values }`) would copy it. */
+function owns(values: unknown, name: string): values is Record<string, unknown> {
+  return (
+    typeof values === 'object' && values !== null && Object.hasOwn(values, name) && Object.prototype.propertyIsEnumerable.call(values, name)
+  );
+}
+
+/**
+ * The claims the policy reads, as the gateway's facts merge them (introspection's over the JWT's
+ * over UserInfo's); only those go to the worker.
+ */
+function claimsOf(token: TransactionRecord['tokenInfo'], names: ReadonlySet<string>): Record<string, unknown> | undefined {
+  if (names.size === 0 || token === undefined) return undefined;
+  const out: Record<string, unknown> = {};
+  for (const name of names) {
+    if (owns(token.introspection, name)) put(out, name, token.introspection[name]);
+    else if (owns(token.jwt, name)) put(out, name, token.jwt[name]);
+    else if (owns(token.userInfo, name)) put(out, name, token.userInfo[name]);
+  }
+  return out;
+}
+
+/** The recorded headers the policy reads (any case), in their order. */
+function headersOf(recorded: Record<string, string> | undefined, names: ReadonlySet<string>): Record<string, string> | undefined {
+  if (names.size === 0 || recorded === undefined) return undefined;
+  const out: Record<string, string> = {};
+  for (const name in recorded) if (Object.hasOwn(recorded, name) && names.has(name.toLowerCase())) put(out, name, recorded[name]);
+  return out;
 }
 
 function simulated(record: TransactionRecord & { api: NonNullable<TransactionRecord['api']> }, needed: FactsNeeded): SimulatedTransaction {
-  const token = record.tokenInfo;
-  // The claims as the gateway's facts read them: introspection's over the JWT's over UserInfo's.
-  const claims = needed.claims && token !== undefined ? { ...token.userInfo, ...token.jwt, ...token.introspection } : undefined;
-  const headers = needed.headers ? record.incoming?.headers : undefined;
   return {
     startedAt: record.startedAt,
     durationMs: record.durationMs,
@@ -74,15 +118,21 @@ function simulated(record: TransactionRecord & { api: NonNullable<TransactionRec
     subject: record.sender.subject,
     issuer: record.sender.issuer,
     clientAddress: record.clientAddress,
-    ...(claims === undefined ? {} : { claims }),
-    ...(headers === undefined ? {} : { headers }),
+    claims: claimsOf(record.tokenInfo, needed.claims),
+    headers: headersOf(record.incoming?.headers, needed.headers),
   };
 }
 
+/** Records read in one turn of the event loop. */
+const TURN_RECORDS = 100;
+
+/** A turn of the event loop (a memory store answers at once: its pages would follow each other in one turn). */
+const turn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
 /**
  * Reads the transactions that started in `[from, to]` (of `api` only, when given), newest first, at
- * most `limit`, one page at a time (the event loop gets a turn between pages), keeping only what
- * the simulation reads: they are handed to another thread.
+ * most `limit`, one page at a time, the event loop getting a turn every {@link TURN_RECORDS}
+ * records; keeps only what the simulation reads, in the compact form handed to another thread.
  */
 export async function readTrafficWhatIfRecords(
   store: TransactionStore,
@@ -91,7 +141,8 @@ export async function readTrafficWhatIfRecords(
   api: string | undefined,
   needed: FactsNeeded,
 ): Promise<TrafficWhatIfRecords> {
-  const out: TrafficWhatIfRecords = { transactions: [], read: 0, beforeTrafficControl: 0, truncated: false };
+  const out: TrafficWhatIfRecords = { rows: { pages: [] }, read: 0, beforeTrafficControl: 0, truncated: false };
+  const rows = new TransactionRowsWriter();
   let cursor: string | undefined;
   do {
     const page = await store.query({
@@ -102,7 +153,9 @@ export async function readTrafficWhatIfRecords(
       limit: Math.min(MAX_PAGE_SIZE, limit - out.read + 1),
       ...(cursor === undefined ? {} : { cursor }),
     });
-    for (const record of page.items) {
+    for (let i = 0; i < page.items.length; i++) {
+      if (i > 0 && i % TURN_RECORDS === 0) await turn();
+      const record = page.items[i]!;
       // The store's `api` filter matches by prefix (`v1` also finds `v10`): another API's records are not read.
       if (record.api === undefined || (api !== undefined && apiKey(record.api) !== api)) continue;
       if (out.read >= limit) {
@@ -111,10 +164,17 @@ export async function readTrafficWhatIfRecords(
       }
       out.read++;
       if (BEFORE_TRAFFIC.has(record.outcome.code) || record.errorCode === 'ERR_INSTANCE_BUSY') out.beforeTrafficControl++;
-      else out.transactions.push(simulated(record as TransactionRecord & { api: NonNullable<TransactionRecord['api']> }, needed));
+      else {
+        rows.add(simulated(record as TransactionRecord & { api: NonNullable<TransactionRecord['api']> }, needed));
+        out.oldest = Math.min(out.oldest ?? record.startedAt, record.startedAt);
+        out.newest = Math.max(out.newest ?? record.startedAt, record.startedAt);
+      }
     }
+    rows.endPage();
     cursor = page.next;
+    await turn();
   } while (cursor !== undefined && !out.truncated);
+  out.rows = rows.rows;
   return out;
 }
 
@@ -134,10 +194,7 @@ export interface TrafficDraft {
  * The worker's part: the draft checked with the configuration (the issues at its path), then
  * simulated over the transactions.
  */
-export function trafficWhatIf(
-  draft: TrafficDraft,
-  transactions: readonly SimulatedTransaction[],
-): { simulation: TrafficSimulation } | { issues: ProposalIssue[] } {
+export function trafficWhatIf(draft: TrafficDraft, rows: TransactionRows): { simulation: TrafficSimulation } | { issues: ProposalIssue[] } {
   try {
     checkConfig(draft.document);
   } catch (err) {
@@ -147,7 +204,7 @@ export function trafficWhatIf(
     if (own.length > 0) return { issues: own };
   }
   return {
-    simulation: simulateTrafficPolicy(draft.policy, transactions, {
+    simulation: simulateTrafficPolicy(draft.policy, readTransactionRows(rows), {
       ...(draft.api === undefined ? {} : { api: draft.api }),
       topGroups: TRAFFIC_WHAT_IF_GROUPS,
     }),

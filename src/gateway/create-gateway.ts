@@ -560,7 +560,11 @@ function mountAdmin(
   adminApp.use(`${prefix}/admin`, serverHeader, access.auditTrail('admin'), adminRouter(gateway, access.routerOptions()));
   adminApp.use(`${prefix}/operators`, serverHeader, operatorsRouter(access));
   if (configStore !== undefined) {
-    adminApp.use(`${prefix}/configuration/api`, serverHeader, configurationRouter(access, configStore, gateway, work, trafficInForce));
+    adminApp.use(
+      `${prefix}/configuration/api`,
+      serverHeader,
+      configurationRouter(access, configStore, gateway, work, trafficInForce, { hasRedis: settings.compileSettings.hasRedis }),
+    );
     adminApp.use(`${prefix}/configuration`, serverHeader, configurationPage(language));
   }
   if (options.console === false) return;

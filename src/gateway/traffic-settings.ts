@@ -17,7 +17,7 @@ import { schemaIssues } from '../schema.js';
 import { ConfigError } from '../config/errors.js';
 import type { ConfigIssue } from '../config/errors.js';
 import type { ResolvedApi, ResolvedConfig, ResolvedTrafficPolicy } from '../config/types.js';
-import { resolvedTrafficPolicies } from '../config/traffic.js';
+import { NO_REDIS_STORE, resolvedTrafficPolicies } from '../config/traffic.js';
 import { TrafficControlSchema, trafficPolicyIssues, type TrafficControlSection } from '../traffic/schema.js';
 
 /** Where an issue of the option is said to be, in a {@link ConfigError} of the load. */
@@ -91,11 +91,7 @@ export function trafficSettings(config: ResolvedConfig, option: TrafficControlSe
     issues.push(...optionOperationIssues(option, config.apis));
   }
   const store = option?.store ?? file.store ?? (hasRedis ? 'redis' : 'local');
-  if (store === 'redis' && !hasRedis)
-    issues.push({
-      path: 'trafficControl.store',
-      message: 'is redis, and the gateway has no Redis (give serve REDIS_URL, or createGateway its redis option)',
-    });
+  if (store === 'redis' && !hasRedis) issues.push({ path: 'trafficControl.store', message: NO_REDIS_STORE });
   if (issues.length > 0) throw new ConfigError(issues);
   return {
     maxConcurrentRequests: option?.maxConcurrentRequests ?? file.maxConcurrentRequests,

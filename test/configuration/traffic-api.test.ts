@@ -8,6 +8,7 @@ import { readFile } from 'node:fs/promises';
 import { expect } from 'chai';
 import type { GatewayConfig } from '../../src/index.js';
 import type { AuditEntry } from '../../src/operators/audit.js';
+import { CLUSTER_SECRET, cleanPrefix, REDIS_URL, testPrefix } from '../cluster/helpers.js';
 import { OperatorClient, PASSWORDS, startPetstore, type PetstoreGateway } from './helpers.js';
 
 const API = '/gateway/configuration/api';
@@ -164,6 +165,34 @@ describe('configuration API: traffic control', function () {
     // null (or absent) removes a setting: its default applies.
     expect((await otto.json(`${API}/traffic/settings`, 'PUT', { settings: { store: 'local' } })).status).to.equal(200);
     expect((await pet.onDisk()).trafficControl).to.deep.equal({ store: 'local', policies: [{ ...perClient, limit: 10, window: 'fixed' }] });
+  });
+
+  it('refuses store "redis" at the save in a gateway without Redis (422 at trafficControl.store, nothing saved, audited); one with Redis saves it', async () => {
+    const before = await pet.onDisk();
+    const noRedis = 'is redis, and the gateway has no Redis (give serve REDIS_URL, or createGateway its redis option)';
+    for (const dryRun of [true, false]) {
+      const res = await otto.json(`${API}/traffic/settings`, 'PUT', { settings: { store: 'redis' }, dryRun });
+      expect(res.status).to.equal(422);
+      const body = (await res.json()) as { detail: string; issues: Issue[] };
+      expect(body.issues).to.deep.equal([{ path: 'trafficControl.store', message: noRedis }]);
+      expect(body.detail).to.equal(`1 problem(s): trafficControl.store: ${noRedis}`);
+    }
+    expect(await pet.onDisk()).to.deep.equal(before);
+    const refused = (await audit()).find((e) => e.action === 'traffic.settings' && e.result === 'refused');
+    expect(refused).to.include({ actor: 'otto', status: 422 });
+    expect(refused!.detail).to.include(`trafficControl.store: ${noRedis}`);
+    // A gateway with Redis: the same setting is saved.
+    const prefix = testPrefix('console-store');
+    const shared = await startPetstore({ redis: REDIS_URL, clusterSecret: CLUSTER_SECRET, redisKeyPrefix: prefix });
+    try {
+      const operator = new OperatorClient(shared.server.adminUrl!);
+      await operator.signIn('otto', PASSWORDS.otto);
+      expect((await operator.json(`${API}/traffic/settings`, 'PUT', { settings: { store: 'redis' } })).status).to.equal(200);
+      expect((await shared.onDisk()).trafficControl).to.deep.equal({ store: 'redis' });
+    } finally {
+      await shared.stop();
+      await cleanPrefix(prefix);
+    }
   });
 
   it('removes policies: the section goes with its last policy; an unknown one is 404', async () => {

@@ -82,7 +82,7 @@ describe('configuration console in headless Chromium: traffic control', function
   }
   const versions = async () => (await readdir(`${pet.copy.configFile}.versions`)).length;
 
-  it('an operator sees traffic control with no policy, and a bad policy is refused next to its field, saving nothing', async () => {
+  it('an operator sees traffic control with no policy; a bad policy, and store "redis" without Redis, are refused next to their field, saving nothing', async () => {
     otto = await open([422]);
     await signIn(otto, 'otto', PASSWORDS.otto);
     expect(await otto.locator('#who').innerText()).to.equal('otto (operator)');
@@ -101,6 +101,19 @@ describe('configuration console in headless Chromium: traffic control', function
     expect(await otto.locator('#tp-errors li').first().innerText()).to.include('trafficControl.policies[0].limit');
     expect(await versions()).to.equal(before);
     expect((await pet.onDisk()).trafficControl).to.equal(undefined);
+    // A store this gateway cannot have (it has no Redis): refused at the save, next to its field.
+    await otto.selectOption('#ts-store', 'redis');
+    await otto.click('#ts-save');
+    const storeError = otto.locator('#ts-store-error');
+    await waitFor(
+      async () => (await storeError.innerText()).includes('is redis, and the gateway has no Redis'),
+      'the error next to the store',
+    );
+    expect(await otto.locator('#ts-store').getAttribute('aria-invalid')).to.equal('true');
+    expect(await otto.locator('#ts-errors li').first().innerText()).to.include('trafficControl.store');
+    expect(await versions()).to.equal(before);
+    expect((await pet.onDisk()).trafficControl).to.equal(undefined);
+    await otto.selectOption('#ts-store', '');
   });
 
   it('runs the what-if of the draft over the recorded traffic: 20 of client1 refused', async () => {

@@ -10,10 +10,11 @@ import { snapshotDiff, type DiffLine } from '../diff.js';
 import { OperationOrderError } from '../operation-order.js';
 import { mergeOperations, operationsFromOpenApi, type ImportMode, type OpenApiImport, type OperationChanges } from '../openapi.js';
 import { compilePolicy, policyIssues } from '../policy-check.js';
-import { proposalIssues, type ProposalIssue } from '../proposal.js';
+import { proposalIssues, type ProposalGateway, type ProposalIssue } from '../proposal.js';
 import type { ConfigProposal, ConfigSnapshot } from '../store.js';
 import { evaluateWhatIf, type WhatIfRecords, type WhatIfReport } from '../what-if.js';
-import type { SimulatedTransaction, TrafficSimulation } from '../../traffic/simulate.js';
+import type { TrafficSimulation } from '../../traffic/simulate.js';
+import type { TransactionRows } from '../traffic-rows.js';
 import { trafficWhatIf, type TrafficDraft } from '../traffic-what-if.js';
 
 /** A policy and its references, as the gateway compiles them, and where an issue is reported. */
@@ -42,7 +43,7 @@ export interface Jobs {
   checkPolicy: { input: PolicyDraft; output: ProposalIssue[] };
   /** A save's proposal checked as the file is, every policy compiled: its issues. */
   checkProposal: {
-    input: { proposal: ConfigProposal; saved: Pick<ConfigSnapshot, 'policies'>; maxCompileMs: number };
+    input: { proposal: ConfigProposal; saved: Pick<ConfigSnapshot, 'policies'>; maxCompileMs: number; gateway: ProposalGateway };
     output: ProposalIssue[];
   };
   /** An OpenAPI document read (at most `maxBytes`) and merged into an API's operations. */
@@ -57,7 +58,7 @@ export interface Jobs {
   };
   /** A draft traffic policy checked with the configuration and simulated over recorded transactions, or its issues. */
   trafficWhatIf: {
-    input: { draft: TrafficDraft; transactions: SimulatedTransaction[] };
+    input: { draft: TrafficDraft; rows: TransactionRows };
     output: { simulation: TrafficSimulation } | { issues: ProposalIssue[] };
   };
   /** The line differences of two versions. */
@@ -70,7 +71,7 @@ export type JobKind = keyof Jobs;
 /** The functions, by job. */
 export const jobs: { [K in JobKind]: (input: Jobs[K]['input']) => Jobs[K]['output'] | Promise<Jobs[K]['output']> } = {
   checkPolicy: ({ text, references, file, at }) => policyIssues(text, references, file, at),
-  checkProposal: ({ proposal, saved, maxCompileMs }) => proposalIssues(proposal, saved, maxCompileMs),
+  checkProposal: ({ proposal, saved, maxCompileMs, gateway }) => proposalIssues(proposal, saved, maxCompileMs, gateway),
   async importOpenApi({ text, maxBytes, existing, mode }) {
     const read = await operationsFromOpenApi(text, maxBytes);
     if (read.issues.length > 0) return { read };
@@ -89,6 +90,6 @@ export const jobs: { [K in JobKind]: (input: Jobs[K]['input']) => Jobs[K]['outpu
     if (compiled.issues !== undefined) return { issues: compiled.issues };
     return { report: evaluateWhatIf(compiled.pdp, clock, api, limit, read) };
   },
-  trafficWhatIf: ({ draft, transactions }) => trafficWhatIf(draft, transactions),
+  trafficWhatIf: ({ draft, rows }) => trafficWhatIf(draft, rows),
   diff: ({ from, to, label }) => snapshotDiff(from, to, label),
 };

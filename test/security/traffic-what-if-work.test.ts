@@ -1,0 +1,170 @@
+/**
+ * The traffic what-if reads up to 20,000 recorded transactions and simulates a draft over them:
+ * played over real HTTP against a gateway process whose store holds 20,000 transactions of the
+ * last 30 minutes (its memory store, and PostgreSQL behind `serve`), while an unrelated API call
+ * with a valid token is measured: it may wait at most 100 ms.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { expect } from 'chai';
+import pg from 'pg';
+import { startDemoAuthServer, type DemoAuthServer } from '../../examples/petstore/auth-server.js';
+import { doggie, startPetstoreBackend, type PetstoreBackend } from '../../examples/petstore/backend.js';
+import { PostgresTransactionStore, type GatewayConfig } from '../../src/index.js';
+import { latencyDuring } from '../authorize/helpers/gateway-process.js';
+import { editJson, exampleCopy } from '../gateway/helpers.js';
+import { ADMIN_PASSWORD, OperatorClient, PASSWORDS, testUsers } from '../operators/helpers.js';
+import { freePort, serve, stop, type Served } from '../server/support.js';
+import { trafficRecords } from './support/traffic-records.js';
+
+const WHAT_IF = '/gateway/configuration/api/traffic/what-if';
+const RECORDS = 20_000;
+/** The most an unrelated API call may wait while the what-if runs. */
+const BOUND_MS = 100;
+const DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/test';
+/** A draft that reads a claim and a header of each record besides the fixed facts: 20 tenants at some 33 requests a minute each. */
+const DRAFT = { name: 'per-tenant', metric: 'requests', limit: 20, windowSeconds: 60, groupBy: ['claim:tenant', 'header:x-tenant'] };
+
+interface Gateway {
+  url: string;
+  adminUrl: string;
+  stop(): Promise<void>;
+}
+
+/** The gateway process of support/recorded-gateway.ts, its memory store holding `RECORDS` transactions. */
+async function memoryGateway(configFile: string, usersFile: string): Promise<Gateway> {
+  const main = fileURLToPath(new URL('support/recorded-gateway.ts', import.meta.url));
+  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', main], {
+    env: { ...process.env, DEBUG: '', CONFIG: configFile, USERS: usersFile, ADMIN_PASSWORD, RECORDS: String(RECORDS) },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const stopChild = async (): Promise<void> => {
+    if (child.exitCode === null && child.signalCode === null) {
+      child.kill('SIGKILL');
+      await once(child, 'exit');
+    }
+  };
+  const urls = await new Promise<{ url: string; adminUrl: string }>((resolve, reject) => {
+    let out = '';
+    child.stdout!.setEncoding('utf8');
+    child.stdout!.on('data', (chunk: string) => {
+      out += chunk;
+      const line = out.split('\n').find((l) => l.startsWith('{"url"'));
+      if (line !== undefined && out.includes('\n')) resolve(JSON.parse(line) as { url: string; adminUrl: string });
+    });
+    child.once('exit', (code) => reject(new Error(`the gateway process exited with ${code}`)));
+  }).catch(async (err: unknown) => {
+    await stopChild();
+    throw err;
+  });
+  return { ...urls, stop: stopChild };
+}
+
+/** `serve` recording in PostgreSQL (schema `schema`), the table holding `RECORDS` transactions written beforehand. */
+async function postgresGateway(configFile: string, usersFile: string, schema: string): Promise<Gateway> {
+  const store = await PostgresTransactionStore.create({ connectionString: DATABASE_URL, schema });
+  const records = trafficRecords(RECORDS, Date.now());
+  for (let i = 0; i < records.length; i += 2000) {
+    for (const record of records.slice(i, i + 2000)) store.save(record);
+    await store.flush();
+  }
+  await store.close();
+  const [port, adminPort] = [await freePort(), await freePort()];
+  const served: Served = serve(
+    ['serve', '--config', configFile, '--port', String(port), '--admin-port', String(adminPort), '--users', usersFile],
+    { ADMIN_PASSWORD, DATABASE_URL, DATABASE_SCHEMA: schema },
+  );
+  await served.waitFor(/serving APIs at/);
+  return { url: `http://127.0.0.1:${port}`, adminUrl: `http://127.0.0.1:${adminPort}`, stop: () => stop(served) };
+}
+
+describe('security: a traffic what-if over 20,000 recorded transactions never stalls the APIs', function () {
+  this.timeout(240_000);
+  let as: DemoAuthServer;
+  let backend: PetstoreBackend;
+  let copy: Awaited<ReturnType<typeof exampleCopy>>;
+  let usersFile: string;
+
+  before(async () => {
+    as = await startDemoAuthServer({ port: 0 });
+    backend = await startPetstoreBackend({ port: 0 });
+    copy = await exampleCopy();
+    await editJson<GatewayConfig>(copy.configFile, (config) => {
+      config.tokenPolicies!.DemoIdP!.issuer = as.issuer;
+      config.apis[0]!.backend.url = backend.url;
+    });
+    usersFile = path.join(copy.dir, 'users.json');
+    await writeFile(usersFile, JSON.stringify({ users: await testUsers() }));
+  });
+  after(async () => {
+    await backend?.stop();
+    await as?.stop();
+    await copy?.remove();
+  });
+
+  /** Runs the what-if of {@link DRAFT} over the newest 20,000 transactions while an API call is measured. */
+  async function measured(gateway: Gateway): Promise<void> {
+    const token = await as.issueToken('client1', 'client1-secret');
+    const api = `${gateway.url}/gateway/Ente/PetStore/v1`;
+    const put = await fetch(`${api}/pet?access_token=${encodeURIComponent(token)}`, {
+      method: 'PUT',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(doggie),
+    });
+    expect(put.status).to.equal(200);
+    const probe = `${api}/pet/${doggie.id}?access_token=${encodeURIComponent(token)}`;
+    const otto = new OperatorClient(gateway.adminUrl);
+    expect((await otto.signIn('otto', PASSWORDS.otto)).status).to.equal(200);
+    const whatIf = (signal: AbortSignal) =>
+      otto.fetch(WHAT_IF, {
+        method: 'POST',
+        body: JSON.stringify({ policy: DRAFT, minutes: 60, limit: RECORDS }),
+        headers: { 'content-type': 'application/json' },
+        signal,
+      });
+    // Once unmeasured: the first run loads the worker's code.
+    const report = await latencyDuring(whatIf, probe, { patienceMs: 120_000, warmUp: true });
+    expect(report.attack, 'the operator got an answer').to.have.property('status', 200);
+    const answer = JSON.parse((report.attack as { body: string }).body) as Record<string, unknown>;
+    expect(answer).to.include({ read: RECORDS, truncated: true });
+    expect(answer['covered']).to.equal(RECORDS - (answer['beforeTrafficControl'] as number));
+    expect(answer['refused']).to.be.above(0);
+    const shown = report.latencies.map((l) => l.toFixed(1)).join(', ');
+    expect(Math.max(...report.latencies), `unrelated API call latencies (ms): ${shown}`).to.be.at.most(BOUND_MS);
+    expect(new Set(report.statuses), 'the unrelated calls were relayed').to.deep.equal(new Set([200]));
+  }
+
+  describe('the memory store (a gateway process)', () => {
+    let gateway: Gateway | undefined;
+    before(async () => {
+      gateway = await memoryGateway(copy.configFile, usersFile);
+    });
+    after(() => gateway?.stop());
+
+    it('the what-if answers, and the API call waits at most 100 ms', async () => {
+      await measured(gateway!);
+    });
+  });
+
+  describe('PostgreSQL (serve)', () => {
+    const schema = `gw_traffic_what_if_${process.pid}_${Date.now().toString(36)}`;
+    let gateway: Gateway | undefined;
+    before(async () => {
+      gateway = await postgresGateway(copy.configFile, usersFile, schema);
+    });
+    after(async () => {
+      await gateway?.stop();
+      const client = new pg.Client({ connectionString: DATABASE_URL });
+      await client.connect();
+      await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+      await client.end();
+    });
+
+    it('the what-if answers, and the API call waits at most 100 ms', async () => {
+      await measured(gateway!);
+    });
+  });
+});
