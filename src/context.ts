@@ -66,6 +66,14 @@ export interface TokenInfo {
   userInfo: UserInfo;
 }
 
+/** What a token is bound to (RFC 9449 DPoP), as the record, XACML and the forwarded token information say it. */
+export interface TokenBinding {
+  /** `dpop`: the token is bound to the key of the request's DPoP proof. */
+  readonly kind: 'dpop';
+  /** The key's JWK SHA-256 thumbprint (RFC 7638), base64url: the token's `cnf.jkt`. */
+  readonly jkt: string;
+}
+
 /** The token of the current request. */
 export interface TokenContext {
   /**
@@ -75,8 +83,15 @@ export interface TokenContext {
   readonly raw: string;
   /** Where the client put it. */
   readonly method: TokenMethod;
+  /** `DPoP` when it came as `Authorization: DPoP <token>` (RFC 9449); absent for a Bearer token. */
+  readonly scheme?: 'DPoP';
   /** The token policy name (the realm). */
   policy?: string;
+  /**
+   * What the token is bound to, once checked: `{ kind: 'dpop', jkt }` for a token bound to the key
+   * of the request's DPoP proof (RFC 9449). Absent for an unbound token.
+   */
+  binding?: TokenBinding;
   /**
    * Normalized information, once validated. Set by `introspect` to the token policy's cached
    * result, deeply frozen (as are the claims below) because every request with the same token
@@ -348,11 +363,13 @@ export function gatewayContext(req: IncomingMessage): GatewayContext {
 class RequestToken implements TokenContext {
   readonly #raw: string;
   readonly method: TokenMethod;
+  readonly scheme?: 'DPoP';
   policy?: string;
 
-  constructor(raw: string, method: TokenMethod, policy: string | undefined) {
+  constructor(raw: string, method: TokenMethod, policy: string | undefined, scheme: 'DPoP' | undefined) {
     this.#raw = raw;
     this.method = method;
+    if (scheme !== undefined) this.scheme = scheme;
     if (policy !== undefined) this.policy = policy;
   }
 
@@ -362,8 +379,8 @@ class RequestToken implements TokenContext {
 }
 
 /** Creates the token context with the raw token kept out of its own (enumerable or not) properties.  @internal */
-export function createTokenContext(raw: string, method: TokenMethod, policy?: string): TokenContext {
-  return new RequestToken(raw, method, policy);
+export function createTokenContext(raw: string, method: TokenMethod, policy?: string, scheme?: 'DPoP'): TokenContext {
+  return new RequestToken(raw, method, policy, scheme);
 }
 
 /** Appends a diagnostic line to the request's context. */

@@ -61,6 +61,8 @@ export const XacmlAttributes = {
   tokenUsername: `${GW}:subject:token:username`,
   /** `azp` of the token, else `client_id`. */
   tokenClientId: `${GW}:subject:token:clientId`,
+  /** What the token is bound to, when it is: `dpop` (the key of the request's DPoP proof, RFC 9449). */
+  tokenBinding: `${GW}:subject:token:binding`,
   /** UserInfo full name. */
   userInfoFullName: `${GW}:subject:token:userInfo:fullName`,
   /** UserInfo first name. */

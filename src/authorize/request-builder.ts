@@ -115,6 +115,8 @@ export function tokenAttributes(token: TokenContext | undefined): TokenAttribute
   addValues(subject, A.tokenSubject, optional(facts.subject));
   addValues(subject, A.tokenUsername, optional(facts.username));
   addValues(subject, A.tokenClientId, optional(facts.clientId));
+  // A property of the token (its cnf), the same for every request with it: refused otherwise.
+  addValues(subject, A.tokenBinding, optional(token?.binding?.kind));
   addValues(subject, A.userInfoFullName, optional(facts.userInfo.fullName));
   addValues(subject, A.userInfoFirstName, optional(facts.userInfo.firstName));
   addValues(subject, A.userInfoMiddleName, optional(facts.userInfo.middleName));

@@ -106,6 +106,14 @@ export const GatewayConfigSchema = Type.Object(
     apis: Type.Array(ApiSchema, { description: 'The registered APIs.' }),
     applications: Type.Optional(ApplicationsSchema),
     trafficControl: Type.Optional(TrafficControlSchema),
+    publicBaseUrl: Type.Optional(
+      Type.String({
+        minLength: 1,
+        pattern: '^[hH][tT][tT][pP][sS]?://[^?#]+$',
+        description: 'The origin (and path prefix) clients call the gateway at, such as `https://api.example.org`: DPoP proofs are checked against it.',
+        errorMessage: 'must be an http(s) URL without query or fragment',
+      }),
+    ),
   },
   {
     additionalProperties: false,

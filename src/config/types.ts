@@ -99,6 +99,17 @@ export interface TokenPolicyConfig {
   invalidTokenThrottle?: false | InvalidTokenThrottleOptions;
   /** Seconds a token valid at its last check may still be served while the server is down; `0` (default) is off. */
   staleIfErrorSeconds?: number;
+  /**
+   * DPoP (RFC 9449): `off` (default), `allowed` (DPoP-bound tokens with their proof beside Bearer
+   * ones), `required` (DPoP only). Needs the top-level `publicBaseUrl`. See docs/sender-constrained-tokens.md.
+   */
+  dpop?: 'off' | 'allowed' | 'required';
+  /** JWS algorithms a DPoP proof may be signed with. Default `["ES256", "PS256", "EdDSA"]`. */
+  dpopSigningAlgs?: string[];
+  /** Oldest DPoP proof accepted, seconds since its `iat`. Default `300`. */
+  dpopProofMaxAgeSeconds?: number;
+  /** `true`: the gateway issues DPoP nonces (`use_dpop_nonce`, `DPoP-Nonce`). Default `false`. */
+  dpopNonce?: boolean;
 }
 
 /**
@@ -271,6 +282,13 @@ export interface GatewayConfig {
   applications?: Record<string, ClientApplication>;
   /** Traffic control: settings, and policies that apply to every API. */
   trafficControl?: TrafficControlConfig;
+  /**
+   * The origin (and path prefix, if any) clients call the gateway at, such as
+   * `https://api.example.org`: DPoP proofs' `htu` are checked against it, never against the
+   * request's `Host`. Required by a token policy with `dpop` on (unless the host gives
+   * `createGateway`'s `publicBaseUrl`).
+   */
+  publicBaseUrl?: string;
 }
 
 /** An operation with its path template compiled. */
@@ -368,6 +386,8 @@ export interface ResolvedConfig {
   readonly applications: Readonly<Record<string, ClientApplication>>;
   /** Traffic control of every API (its policies empty when the file has none). */
   readonly trafficControl: ResolvedTrafficControl;
+  /** The file's `publicBaseUrl`, if it has one. */
+  readonly publicBaseUrl?: string;
 }
 
 /** A traffic policy after validation: `mode` and `groupBy` given (defaults `enforce` and none), `window` for a `requests` policy (default `sliding`). */

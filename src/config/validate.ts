@@ -256,6 +256,7 @@ export function checkConfig(
   apis: CheckedApi[];
   applications: Record<string, ClientApplication>;
   trafficControl: ResolvedConfig['trafficControl'];
+  publicBaseUrl?: string;
 } {
   const { issues, secrets } = documentIssues(input);
   if (issues.length > 0) throw new ConfigError(issues, source);
@@ -283,6 +284,7 @@ export function checkConfig(
     apis: document.apis.map(checkedApi),
     applications,
     trafficControl: resolvedTrafficControl(document.trafficControl),
+    ...(document.publicBaseUrl === undefined ? {} : { publicBaseUrl: document.publicBaseUrl }),
   };
 }
 
@@ -309,7 +311,7 @@ const RESOLVE_CONFIG_KEYS = optionKeys<ResolveConfigOptions>({ baseDir: true, so
  */
 export async function resolveConfig(input: GatewayConfig | unknown, options: ResolveConfigOptions = {}): Promise<ResolvedConfig> {
   refuseUnknownKeys('resolveConfig: options', options, RESOLVE_CONFIG_KEYS);
-  const { tokenPolicies, apis, applications, trafficControl } = checkConfig(input, options.source);
+  const { tokenPolicies, apis, applications, trafficControl, publicBaseUrl } = checkConfig(input, options.source);
   const baseDir = options.baseDir ?? process.cwd();
   const issues: ConfigIssue[] = [];
   const { policies } = options;
@@ -346,5 +348,5 @@ export async function resolveConfig(input: GatewayConfig | unknown, options: Res
     }),
   );
   if (issues.length > 0) throw new ConfigError(issues, options.source);
-  return { tokenPolicies, apis: resolved, applications, trafficControl };
+  return { tokenPolicies, apis: resolved, applications, trafficControl, ...(publicBaseUrl === undefined ? {} : { publicBaseUrl }) };
 }

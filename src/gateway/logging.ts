@@ -75,6 +75,7 @@ export class AuthorizationServerWatch {
     const watched = health;
     return {
       validated: (source, result) => inner.validated(source, result),
+      bindingRefused: (reason) => inner.bindingRefused?.(reason),
       call: async (endpoint, run) => {
         let value;
         try {

@@ -148,6 +148,13 @@ export interface CreateGatewayOptions {
    * with the connection's: Express's `trust proxy` values. Default `false` (nobody's).
    */
   trustProxy?: TrustProxy;
+  /**
+   * The origin (and path prefix, if any) clients call the gateway at, such as
+   * `https://api.example.org`: DPoP proofs' `htu` are checked against it and the request's path
+   * (never against the request's `Host`). The configuration file's top-level `publicBaseUrl`, when
+   * it has one, wins. A token policy with `dpop` on needs one of them. Default: none.
+   */
+  publicBaseUrl?: string;
   /** Connections to backends. */
   relay?: {
     /**
@@ -291,6 +298,7 @@ const GATEWAY_KEYS = optionKeys<CreateGatewayOptions>({
   operatorWork: true,
   recording: true,
   trustProxy: true,
+  publicBaseUrl: true,
   relay: true,
   tokenPolicyOptions: true,
   metrics: true,
@@ -307,6 +315,19 @@ const GATEWAY_RELAY_KEYS = optionKeys<NonNullable<CreateGatewayOptions['relay']>
   dispatcher: true,
 });
 const METRICS_KEYS = optionKeys<GatewayMetricsOptions>({ auth: true, clientLabel: true, processMetrics: true });
+
+/** `publicBaseUrl`: an http(s) URL without query or fragment. */
+function checkedPublicBaseUrl(check: OptionChecks, value: unknown): string {
+  let url: URL | undefined;
+  try {
+    url = typeof value === 'string' ? new URL(value) : undefined;
+  } catch {
+    // Said below.
+  }
+  if (url === undefined || (url.protocol !== 'https:' && url.protocol !== 'http:') || url.search !== '' || url.hash !== '')
+    check.fail('publicBaseUrl', 'must be an http(s) URL without query or fragment, such as https://api.example.org');
+  return value as string;
+}
 
 /** Checks the options of {@link createGateway}, throwing `InvalidOptionError` that names the option. */
 export function gatewaySettings(options: CreateGatewayOptions): GatewaySettings {
@@ -381,7 +402,9 @@ export function gatewaySettings(options: CreateGatewayOptions): GatewaySettings 
           processMetrics: check.boolean(metricsOptions.processMetrics, 'metrics.processMetrics', true),
         };
   const trafficControl = checkedTrafficOption(options.trafficControl, check, options.redis !== undefined);
+  const publicBaseUrl = options.publicBaseUrl === undefined ? undefined : checkedPublicBaseUrl(check, options.publicBaseUrl);
   const compileSettings: GatewaySettings['compileSettings'] = {
+    publicBaseUrl,
     trafficOption: trafficControl,
     hasRedis: options.redis !== undefined,
     server,

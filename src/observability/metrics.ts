@@ -139,6 +139,7 @@ export class GatewayMetricsRecorder implements GatewayMetrics {
   private readonly requests: CounterFamily;
   private readonly requestDuration: HistogramFamily;
   private readonly validations: CounterFamily;
+  private readonly bindingRefusals: CounterFamily;
   private readonly serverDuration: HistogramFamily;
   private readonly decisions: CounterFamily;
   private readonly backendDuration: HistogramFamily;
@@ -171,6 +172,12 @@ export class GatewayMetricsRecorder implements GatewayMetrics {
       'gateway_token_validations_total',
       'Token validations by token policy, where the answer came from (local_cache, shared_cache, negative_cache, introspection, jwt, userinfo) and result (valid, invalid, unavailable).',
       ['policy', 'source', 'result'],
+      registry,
+    );
+    this.bindingRefusals = new CounterFamily(
+      'gateway_dpop_refusals_total',
+      'Requests refused by the DPoP checks (RFC 9449), by token policy and reason.',
+      ['policy', 'reason'],
       registry,
     );
     this.serverDuration = new HistogramFamily(
@@ -339,7 +346,11 @@ export class GatewayMetricsRecorder implements GatewayMetrics {
       const calls = new Map<string, HistogramSeries>();
       const serverDuration = this.serverDuration;
       const tracer = this.tracer.tracer;
+      const refusals = this.bindingRefusals;
       observer = {
+        bindingRefused(reason) {
+          refusals.child(policy, reason).value++;
+        },
         validated(source, result) {
           const key = `${source} ${result}`;
           let series = bound.get(key);

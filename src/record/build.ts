@@ -46,6 +46,8 @@ interface TokenSections {
   readonly secret: string;
   readonly method: string;
   readonly policy: string | undefined;
+  /** The key thumbprint the token is bound to, if any (the sections say the binding). */
+  readonly jkt: string | undefined;
   readonly sender: TransactionSender;
   readonly tokenInfo: TransactionTokenInfo;
 }
@@ -71,6 +73,7 @@ export function tokenSectionCache(limits: RecordLimits): TokenSectionCache {
         secret,
         method: context.method,
         policy: context.policy,
+        jkt: context.binding?.jkt,
         sender: deepFreeze(sender),
         tokenInfo: deepFreeze(tokenInfo),
       };
@@ -80,7 +83,8 @@ export function tokenSectionCache(limits: RecordLimits): TokenSectionCache {
     },
     // The sections also hold how the token came and under which policy: the same cached result
     // reached through another method or policy gets sections of its own.
-    (known, token) => known.secret === token.raw && known.method === token.method && known.policy === token.policy,
+    (known, token) =>
+      known.secret === token.raw && known.method === token.method && known.policy === token.policy && known.jkt === token.binding?.jkt,
   );
 }
 
@@ -116,6 +120,8 @@ function senderOf(token: TokenContext | undefined, limits: RecordLimits): Transa
 function tokenInfoOf(token: TokenContext, secret: string | undefined, limits: RecordLimits): TransactionTokenInfo {
   const info: TransactionTokenInfo = { method: token.method };
   if (token.policy !== undefined) info.policy = copyBounded(token.policy, secret, limits);
+  // Which kind of binding and the key's thumbprint (a public value, never the token).
+  if (token.binding !== undefined) info.binding = { kind: token.binding.kind, jkt: truncate(String(token.binding.jkt), 64) };
   // Copies, scrubbed and bounded as they are made: the record must not change if a middleware keeps
   // mutating the context afterwards, nor share the token policy's frozen cached claims, nor hold
   // whatever size of claims the authorization server sent. One budget per claims set.

@@ -57,6 +57,16 @@ export interface TransactionTokenInfo {
   method?: TokenMethod;
   /** The token policy (realm) that validated it. */
   policy?: string;
+  /**
+   * What the token was bound to, when it was: `{ kind: 'dpop', jkt }`, the key of the request's
+   * DPoP proof (RFC 9449) and its JWK SHA-256 thumbprint.
+   */
+  binding?: {
+    /** `dpop`: bound to the key of a DPoP proof. */
+    kind: 'dpop';
+    /** The key's JWK SHA-256 thumbprint (RFC 7638), base64url. */
+    jkt: string;
+  };
   /** Claims of the introspection response, as returned (including `scope`). */
   introspection?: Record<string, unknown>;
   /** Claims of the validated JWT, when JWT validation is on. */

@@ -76,7 +76,13 @@ export function introspect(options: IntrospectOptions): TokenMiddleware {
   check.known(options.extraction, 'extraction', EXTRACTION_KEYS);
   if (!(options.policy instanceof TokenPolicy)) check.fail('policy', 'must be a TokenPolicy (see createTokenPolicy)');
   const { policy } = options;
-  const extract: ExtractOptions = extractOptions(check, check.object(options.extraction, 'extraction', {}), policy.name, 'extraction.');
+  const extract: ExtractOptions = extractOptions(
+    check,
+    check.object(options.extraction, 'extraction', {}),
+    policy.name,
+    'extraction.',
+    policy.dpop !== 'off',
+  );
   const clientAddress =
     check.optionalFunction<(req: IncomingMessage) => string | undefined>(options.clientAddress, 'clientAddress') ?? socketAddress;
   const validMessage = `token validated by policy ${policy.name}`;
@@ -126,25 +132,32 @@ export function introspect(options: IntrospectOptions): TokenMiddleware {
     });
   }
 
+  /** The error passed on: with the policy's DPoP challenge when it has DPoP on. */
+  const refuse = (req: IncomingMessage, next: (err?: unknown) => void) => (err: unknown) => next(policy.withChallenge(req, err));
+
   return function introspectMiddleware(req, _res, next) {
     const found = gatewayContext(req).token;
     if (found !== undefined) {
       // A cached result is answered synchronously: no promise, no extra turn of the event loop.
       const started = performance.now();
       let validation: TokenValidation | undefined;
+      let binding: Promise<void> | undefined;
       try {
         validation = policy.validateFromCache(found.raw);
+        // How the token is bound, checked against the request: nothing left to do for most tokens.
+        if (validation !== undefined) binding = policy.checkBinding(req, found, validation);
       } catch (err) {
-        next(failure(req, found, err, started));
+        refuse(req, next)(failure(req, found, err, started));
         return;
       }
       if (validation !== undefined) {
         accept(req, found, validation, started);
-        next();
+        if (binding === undefined) next();
+        else binding.then(() => next(), next);
         return;
       }
     }
-    run().then(() => next(), next);
+    run().then(() => next(), refuse(req, next));
 
     async function run(): Promise<void> {
       const context = gatewayContext(req);
@@ -158,7 +171,9 @@ export function introspect(options: IntrospectOptions): TokenMiddleware {
       } catch (err) {
         throw failure(req, token, err, started);
       }
+      const binding = policy.checkBinding(req, token, validation);
       accept(req, token, validation, started);
+      if (binding !== undefined) await binding;
     }
   };
 }

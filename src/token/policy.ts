@@ -6,6 +6,7 @@
  * @module
  */
 import { hash } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
 import { createRemoteJWKSet, customFetch, jwtVerify, type JWTVerifyGetKey } from 'jose';
 import * as client from 'openid-client';
 import type { Configuration, ServerMetadata } from 'openid-client';
@@ -26,7 +27,8 @@ import { resolveMetadata, type ExplicitEndpoints } from './server-metadata.js';
 import { shareTokenData } from './shared.js';
 import { InvalidTokenThrottle } from './throttle.js';
 import { checkFailure, probeIntrospection, type TokenPolicyCheck } from './policy-check.js';
-import type { TokenInfo } from '../context.js';
+import type { TokenContext, TokenInfo } from '../context.js';
+import { boundKey, DpopGuard, dpopRefusalReason, type DpopRefusalReason } from './binding/dpop.js';
 
 export type { ClientAuthMethod, ClientPrivateKey, CredentialsAuthMethod } from './client-auth.js';
 export type { ForgetSelector } from './cache.js';
@@ -91,6 +93,8 @@ export interface TokenPolicyObserver {
   validated(source: TokenValidationSource, result: TokenValidationResult): void;
   /** Runs one call to the authorization server (timed, traced). */
   call<T>(endpoint: AuthorizationServerEndpoint, run: () => Promise<T>): Promise<T>;
+  /** One request refused by the sender-constraint checks (DPoP), by reason. */
+  bindingRefused?(reason: DpopRefusalReason): void;
 }
 
 /** The step of a validation that failed, on its error (shared by the requests that waited for the same flight). */
@@ -141,6 +145,8 @@ export class TokenPolicy {
   private resolved: Promise<Resolved> | undefined;
   private jwks: JWTVerifyGetKey | undefined;
   private observer: TokenPolicyObserver | undefined;
+  /** The DPoP checks, when `dpop` is on. */
+  private readonly dpopGuard: DpopGuard | undefined;
 
   constructor(options: TokenPolicyOptions) {
     const settings = tokenPolicySettings(options);
@@ -177,6 +183,61 @@ export class TokenPolicy {
     // Nothing to share without a cache.
     this.shared = this.validTtlMs === undefined && this.refusalTtlMs === undefined ? undefined : settings.shared;
     this.sharedScope = `${encodeURIComponent(name)}:${this.fingerprint()}`;
+    this.dpopGuard =
+      settings.dpop === undefined ? undefined : new DpopGuard(settings.dpop, name, this.clockSkew, options.clientSecret ?? undefined);
+  }
+
+  /** DPoP (RFC 9449): `off`, `allowed` or `required` (option `dpop`). */
+  get dpop(): 'off' | 'allowed' | 'required' {
+    return this.dpopGuard === undefined ? 'off' : this.dpopGuard.acceptsBearer ? 'allowed' : 'required';
+  }
+
+  /**
+   * Checks how a validated token is bound against the request (the one call of sender-constrained
+   * tokens): a DPoP-bound token (`cnf.jkt`) passes only under the DPoP scheme with a valid proof
+   * of its key, which sets `token.binding`. Returns `undefined` when nothing is left to check,
+   * else the promise of the proof's checks; throws or rejects with the refusal (DPoP challenge
+   * attached).  @internal
+   */
+  checkBinding(req: IncomingMessage, token: TokenContext, validation: TokenValidation): Promise<void> | undefined {
+    try {
+      if (this.dpopGuard === undefined) {
+        // DPoP off: a token bound to a key is not usable as a bearer token (RFC 9449 section 7.2).
+        if (boundKey(validation, this.name) !== undefined)
+          throw new GatewayError('ERR_TOKEN_INVALID', { realm: this.name, diagnostic: 'dpop: a DPoP-bound token (cnf.jkt) and DPoP is off for this policy' });
+        return undefined;
+      }
+      const pending = this.dpopGuard.check(req, token, validation);
+      return pending === undefined ? undefined : pending.catch((err: unknown) => Promise.reject(this.bindingFailure(req, err)));
+    } catch (err) {
+      throw this.bindingFailure(req, err);
+    }
+  }
+
+  /** A refusal of the binding checks, counted, with the policy's challenge. */
+  private bindingFailure(req: IncomingMessage, err: unknown): unknown {
+    const reason = dpopRefusalReason(err);
+    if (reason !== undefined) this.observer?.bindingRefused?.(reason);
+    return this.withChallenge(req, err);
+  }
+
+  /**
+   * The error to answer with for a request of this policy: with DPoP on, a token error carries the
+   * DPoP challenge (`algs`; the error told in it when the request used DPoP or Bearer is refused;
+   * `DPoP-Nonce` for a missing nonce).  @internal
+   */
+  withChallenge(req: IncomingMessage, err: unknown): unknown {
+    const guard = this.dpopGuard;
+    if (guard === undefined || !(err instanceof GatewayError) || err.definition.challenge === undefined || err.dpop !== undefined) return err;
+    const scheme = (req as { gateway?: { token?: TokenContext } }).gateway?.token?.scheme;
+    return new GatewayError(err.code, {
+      params: err.params,
+      ...(err.realm === undefined ? {} : { realm: err.realm }),
+      ...(err.diagnostic === undefined ? {} : { diagnostic: err.diagnostic }),
+      ...(err.retryAfter === undefined ? {} : { retryAfter: err.retryAfter }),
+      cause: err.cause ?? err,
+      dpop: guard.challenge(scheme, err.code === 'ERR_DPOP_NONCE_REQUIRED'),
+    });
   }
 
   /**

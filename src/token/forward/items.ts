@@ -24,6 +24,7 @@ export type ForwardedItem =
   | 'middleName'
   | 'familyName'
   | 'eMail'
+  | 'binding'
   | 'processTime';
 
 /** Default header of each item in `headers` mode. */
@@ -44,6 +45,7 @@ export const defaultForwardedHeaderNames: Readonly<Record<ForwardedItem, string>
   middleName: 'Gateway-Token-MiddleName',
   familyName: 'Gateway-Token-FamilyName',
   eMail: 'Gateway-Token-EMail',
+  binding: 'Gateway-Token-Binding',
   processTime: 'Gateway-Token-ProcessTime',
 };
 
@@ -101,6 +103,8 @@ export function collectItems(token: TokenContext | undefined, dateFormat: Forwar
   put('middleName', facts.userInfo.middleName);
   put('familyName', facts.userInfo.familyName);
   put('eMail', facts.userInfo.eMail);
+  // What the token is bound to (`dpop`), checked against the request: absent for an unbound token.
+  put('binding', token.binding?.kind);
   put('processTime', token.processTimeMs);
   return items;
 }
