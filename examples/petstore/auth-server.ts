@@ -402,7 +402,12 @@ export async function startDemoAuthServer(options: DemoAuthServerOptions = {}): 
       ctx.status = 200;
       ctx.body =
         payload !== undefined && allowed
-          ? { ...payload, active: true, client_id: clientId, token_type: (payload.cnf as { jkt?: unknown } | undefined)?.jkt ? 'DPoP' : 'Bearer' }
+          ? {
+              ...payload,
+              active: true,
+              client_id: clientId,
+              token_type: (payload.cnf as { jkt?: unknown } | undefined)?.jkt ? 'DPoP' : 'Bearer',
+            }
           : { active: false };
       return;
     }

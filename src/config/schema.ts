@@ -110,7 +110,8 @@ export const GatewayConfigSchema = Type.Object(
       Type.String({
         minLength: 1,
         pattern: '^[hH][tT][tT][pP][sS]?://[^?#]+$',
-        description: 'The origin (and path prefix) clients call the gateway at, such as `https://api.example.org`: DPoP proofs are checked against it.',
+        description:
+          'The origin (and path prefix) clients call the gateway at, such as `https://api.example.org`: DPoP proofs are checked against it.',
         errorMessage: 'must be an http(s) URL without query or fragment',
       }),
     ),

@@ -249,7 +249,8 @@ export function tokenPolicyOptionsFor(
   const { jwtValidation, introspection, userInfo } = api.tokenManagement;
   let policyOptions = tokenPolicyOptionsOf(config.name, config, { introspection, jwtValidation, userInfo });
   // The gateway's public origin, for DPoP proofs (only a policy with DPoP on reads it).
-  if (publicBaseUrl !== undefined && config.dpop !== undefined && config.dpop !== 'off') policyOptions = { ...policyOptions, publicBaseUrl };
+  if (publicBaseUrl !== undefined && config.dpop !== undefined && config.dpop !== 'off')
+    policyOptions = { ...policyOptions, publicBaseUrl };
   // Same settings, same policy object: a reload keeps discovery state; the key is never logged.
   const key = JSON.stringify(policyOptions);
   if (adjust !== undefined) policyOptions = adjust(policyOptions, config);

@@ -177,7 +177,8 @@ function onlyOne(
       diagnostic: `token sent with more than one method: ${methods.join(', ')}`,
     });
   }
-  if (header !== undefined) return header.scheme === 'DPoP' ? { raw: header.value, method: 'header', scheme: 'DPoP' } : { raw: header.value, method: 'header' };
+  if (header !== undefined)
+    return header.scheme === 'DPoP' ? { raw: header.value, method: 'header', scheme: 'DPoP' } : { raw: header.value, method: 'header' };
   if (query !== undefined) return { raw: query, method: 'query' };
   if (body !== undefined) return { raw: body, method: 'body' };
   return undefined;

@@ -220,7 +220,10 @@ export const TokenPolicyOptionsSchema = Type.Object(
       }),
     ),
     dpopProofMaxAgeSeconds: Type.Optional(
-      PositiveNumber({ description: "Oldest DPoP proof accepted, seconds since its `iat` (its `jti` is remembered as long).", default: 300 }),
+      PositiveNumber({
+        description: 'Oldest DPoP proof accepted, seconds since its `iat` (its `jti` is remembered as long).',
+        default: 300,
+      }),
     ),
     dpopNonce: Type.Optional(Type.Boolean({ description: 'Issue DPoP nonces (`use_dpop_nonce`, `DPoP-Nonce`).', default: false })),
     publicBaseUrl: Type.Optional(Url('The origin clients call the gateway at (DPoP `htu`); the gateway gives its own `publicBaseUrl`.')),

@@ -204,7 +204,10 @@ export class TokenPolicy {
       if (this.dpopGuard === undefined) {
         // DPoP off: a token bound to a key is not usable as a bearer token (RFC 9449 section 7.2).
         if (boundKey(validation, this.name) !== undefined)
-          throw new GatewayError('ERR_TOKEN_INVALID', { realm: this.name, diagnostic: 'dpop: a DPoP-bound token (cnf.jkt) and DPoP is off for this policy' });
+          throw new GatewayError('ERR_TOKEN_INVALID', {
+            realm: this.name,
+            diagnostic: 'dpop: a DPoP-bound token (cnf.jkt) and DPoP is off for this policy',
+          });
         return undefined;
       }
       const pending = this.dpopGuard.check(req, token, validation);
@@ -228,7 +231,8 @@ export class TokenPolicy {
    */
   withChallenge(req: IncomingMessage, err: unknown): unknown {
     const guard = this.dpopGuard;
-    if (guard === undefined || !(err instanceof GatewayError) || err.definition.challenge === undefined || err.dpop !== undefined) return err;
+    if (guard === undefined || !(err instanceof GatewayError) || err.definition.challenge === undefined || err.dpop !== undefined)
+      return err;
     const scheme = (req as { gateway?: { token?: TokenContext } }).gateway?.token?.scheme;
     return new GatewayError(err.code, {
       params: err.params,

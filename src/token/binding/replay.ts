@@ -62,7 +62,14 @@ export class RedisReplayStore implements DpopReplayStore {
   }
 
   async remember(key: string, ttlMs: number): Promise<boolean | undefined> {
-    const reply = await this.#redis.command(['SET', `${this.#redis.keyPrefix}dpop:${key}`, '1', 'NX', 'PX', String(Math.max(1, Math.ceil(ttlMs)))]);
+    const reply = await this.#redis.command([
+      'SET',
+      `${this.#redis.keyPrefix}dpop:${key}`,
+      '1',
+      'NX',
+      'PX',
+      String(Math.max(1, Math.ceil(ttlMs))),
+    ]);
     if (reply === undefined) return undefined;
     return reply === 'OK';
   }

@@ -58,18 +58,24 @@ describe('DPoP-bound tokens (RFC 9449) against oidc-provider', function () {
 
   const dpopCall = (app: TestApp, token: string, proofValue: string | string[] | undefined) => {
     const call = request(app.url).get('/pets').set('Authorization', `DPoP ${token}`);
-    return proofValue === undefined ? call : call.set('DPoP', proofValue);
+    // An array sends one DPoP line per value (superagent's typing allows it for Cookie only).
+    return proofValue === undefined ? call : call.set('DPoP', proofValue as string);
   };
 
   /** Expects a refusal of the proof: 401, the DPoP challenge with `algs` and the error (and, given, the cause in the diagnostics). */
   function refusedProof(res: request.Response, error = 'invalid_dpop_proof', app?: TestApp, cause?: RegExp): void {
     expect(res.status, res.text).to.equal(401);
     if (app !== undefined && cause !== undefined) {
-      const said = app.contexts.at(-1)!.diagnostics.map((d) => d.message).join('\n');
+      const said = app.contexts
+        .at(-1)!
+        .diagnostics.map((d) => d.message)
+        .join('\n');
       expect(said, said).to.match(cause);
     }
     expect(res.headers['content-type']).to.match(/^application\/problem\+json/);
-    expect(res.headers['www-authenticate']).to.match(new RegExp(`^DPoP realm="PetStore IdP", ${ALGS}, error="${error}", error_description="[^"]+"`));
+    expect(res.headers['www-authenticate']).to.match(
+      new RegExp(`^DPoP realm="PetStore IdP", ${ALGS}, error="${error}", error_description="[^"]+"`),
+    );
   }
 
   describe('a valid request', () => {
@@ -133,7 +139,9 @@ describe('DPoP-bound tokens (RFC 9449) against oidc-provider', function () {
         .set('Authorization', `Bearer ${bound}`)
         .set('DPoP', await proof(key, { method: 'GET', url: URL_OF_PETS, token: bound }));
       expect(res.status).to.equal(401);
-      expect(res.headers['www-authenticate']).to.match(/^Bearer realm="PetStore IdP", error="invalid_token", .*, DPoP realm="PetStore IdP", algs="ES256 PS256 EdDSA"$/);
+      expect(res.headers['www-authenticate']).to.match(
+        /^Bearer realm="PetStore IdP", error="invalid_token", .*, DPoP realm="PetStore IdP", algs="ES256 PS256 EdDSA"$/,
+      );
     });
 
     it('refuses a DPoP-bound token as Bearer when the policy has DPoP off too', async () => {
@@ -171,10 +179,18 @@ describe('DPoP-bound tokens (RFC 9449) against oidc-provider', function () {
       proof(signer, { method: 'GET', url: URL_OF_PETS, token: bound, ...parts });
 
     it('1: no DPoP header', async () => refusedProof(await dpopCall(app, bound, undefined), 'invalid_dpop_proof', app, /no DPoP header/));
-    it('1: two DPoP headers', async () => refusedProof(await dpopCall(app, bound, [await good(), await good()]), 'invalid_dpop_proof', app, /2 DPoP headers/));
+    it('1: two DPoP headers', async () =>
+      refusedProof(await dpopCall(app, bound, [await good(), await good()]), 'invalid_dpop_proof', app, /2 DPoP headers/));
     it('2: not a JWT', async () => refusedProof(await dpopCall(app, bound, 'not-a-jwt'), 'invalid_dpop_proof', app, /not a compact JWS/));
-    it('2: three parts that are not base64url JSON', async () => refusedProof(await dpopCall(app, bound, 'a.b.c'), 'invalid_dpop_proof', app, /header is not a JSON object/));
-    it('2: a header that is not JSON', async () => refusedProof(await dpopCall(app, bound, rawJws('{not json', { htm: 'GET' })), 'invalid_dpop_proof', app, /header is not a JSON object/));
+    it('2: three parts that are not base64url JSON', async () =>
+      refusedProof(await dpopCall(app, bound, 'a.b.c'), 'invalid_dpop_proof', app, /header is not a JSON object/));
+    it('2: a header that is not JSON', async () =>
+      refusedProof(
+        await dpopCall(app, bound, rawJws('{not json', { htm: 'GET' })),
+        'invalid_dpop_proof',
+        app,
+        /header is not a JSON object/,
+      ));
     it('2: a payload that is not JSON, signed all the same', async () => {
       const { CompactSign } = await import('jose');
       const signed = await new CompactSign(Buffer.from('[1,'))
@@ -182,9 +198,17 @@ describe('DPoP-bound tokens (RFC 9449) against oidc-provider', function () {
         .sign(key.privateKey);
       refusedProof(await dpopCall(app, bound, signed), 'invalid_dpop_proof', app, /not a valid JWT/);
     });
-    it('2: an oversized proof', async () => refusedProof(await dpopCall(app, bound, await good({ claims: { pad: 'x'.repeat(9000) } })), 'invalid_dpop_proof', app, /longer than 8192/));
-    it('3: no jti', async () => refusedProof(await dpopCall(app, bound, await good({ claims: { jti: undefined } })), 'invalid_dpop_proof', app, /jti is not/));
-    it('4: typ is not dpop+jwt', async () => refusedProof(await dpopCall(app, bound, await good({ header: { typ: 'JWT' } })), 'invalid_dpop_proof', app, /typ is not dpop\+jwt/));
+    it('2: an oversized proof', async () =>
+      refusedProof(
+        await dpopCall(app, bound, await good({ claims: { pad: 'x'.repeat(9000) } })),
+        'invalid_dpop_proof',
+        app,
+        /longer than 8192/,
+      ));
+    it('3: no jti', async () =>
+      refusedProof(await dpopCall(app, bound, await good({ claims: { jti: undefined } })), 'invalid_dpop_proof', app, /jti is not/));
+    it('4: typ is not dpop+jwt', async () =>
+      refusedProof(await dpopCall(app, bound, await good({ header: { typ: 'JWT' } })), 'invalid_dpop_proof', app, /typ is not dpop\+jwt/));
     it('5: alg none', async () => {
       const [, payload] = (await good()).split('.');
       const header = Buffer.from(JSON.stringify({ typ: 'dpop+jwt', alg: 'none', jwk: key.publicJwk })).toString('base64url');
@@ -194,24 +218,43 @@ describe('DPoP-bound tokens (RFC 9449) against oidc-provider', function () {
     });
     it('5: an algorithm outside dpopSigningAlgs (ES384)', async () => {
       const es384 = await dpopKey('ES384');
-      refusedProof(await dpopCall(app, bound, await proof(es384, { method: 'GET', url: URL_OF_PETS, token: bound })), 'invalid_dpop_proof', app, /alg is not one of/);
+      refusedProof(
+        await dpopCall(app, bound, await proof(es384, { method: 'GET', url: URL_OF_PETS, token: bound })),
+        'invalid_dpop_proof',
+        app,
+        /alg is not one of/,
+      );
     });
     it('5: HS256 with the jwk as a symmetric key', async () => {
       const header = { typ: 'dpop+jwt', alg: 'HS256', jwk: { kty: 'oct', k: 'c2VjcmV0' } };
-      refusedProof(await dpopCall(app, bound, rawJws(header, { jti: 'x', htm: 'GET', htu: URL_OF_PETS, iat: Date.now() / 1000 })), 'invalid_dpop_proof', app, /alg is not one of/);
+      refusedProof(
+        await dpopCall(app, bound, rawJws(header, { jti: 'x', htm: 'GET', htu: URL_OF_PETS, iat: Date.now() / 1000 })),
+        'invalid_dpop_proof',
+        app,
+        /alg is not one of/,
+      );
     });
-    it('6: a signature by another key than the jwk header', async () => refusedProof(await dpopCall(app, bound, await good({ signWith: other })), 'invalid_dpop_proof', app, /signature does not verify/));
+    it('6: a signature by another key than the jwk header', async () =>
+      refusedProof(await dpopCall(app, bound, await good({ signWith: other })), 'invalid_dpop_proof', app, /signature does not verify/));
     it('6: a tampered payload', async () => {
       const [header, , signature] = (await good()).split('.');
-      const payload = Buffer.from(JSON.stringify({ jti: 'x', htm: 'GET', htu: URL_OF_PETS, iat: Math.floor(Date.now() / 1000), ath: ath(bound) })).toString('base64url');
+      const payload = Buffer.from(
+        JSON.stringify({ jti: 'x', htm: 'GET', htu: URL_OF_PETS, iat: Math.floor(Date.now() / 1000), ath: ath(bound) }),
+      ).toString('base64url');
       refusedProof(await dpopCall(app, bound, `${header}.${payload}.${signature}`), 'invalid_dpop_proof', app, /signature does not verify/);
     });
     it('7: a jwk holding the private key', async () => {
       const { exportJWK } = await import('jose');
       const privateJwk = await exportJWK(key.privateKey);
-      refusedProof(await dpopCall(app, bound, await good({ header: { jwk: privateJwk } })), 'invalid_dpop_proof', app, /private or symmetric key/);
+      refusedProof(
+        await dpopCall(app, bound, await good({ header: { jwk: privateJwk } })),
+        'invalid_dpop_proof',
+        app,
+        /private or symmetric key/,
+      );
     });
-    it('8: htm is not the method', async () => refusedProof(await dpopCall(app, bound, await good({ method: 'POST' })), 'invalid_dpop_proof', app, /htm is not/));
+    it('8: htm is not the method', async () =>
+      refusedProof(await dpopCall(app, bound, await good({ method: 'POST' })), 'invalid_dpop_proof', app, /htm is not/));
     it('9: htu names the Host the client sent, not publicBaseUrl', async () => {
       const res = await request(app.url)
         .get('/pets')
@@ -220,14 +263,28 @@ describe('DPoP-bound tokens (RFC 9449) against oidc-provider', function () {
         .set('DPoP', await good({ url: 'http://api.example.org/pets' }));
       refusedProof(res, 'invalid_dpop_proof', app, /htu is not/);
     });
-    it('9: htu names another path', async () => refusedProof(await dpopCall(app, bound, await good({ url: `${PUBLIC}/other` })), 'invalid_dpop_proof', app, /htu is not/));
-    it('9: htu is not a URL', async () => refusedProof(await dpopCall(app, bound, await good({ url: 'pets' })), 'invalid_dpop_proof', app, /htu is not/));
+    it('9: htu names another path', async () =>
+      refusedProof(await dpopCall(app, bound, await good({ url: `${PUBLIC}/other` })), 'invalid_dpop_proof', app, /htu is not/));
+    it('9: htu is not a URL', async () =>
+      refusedProof(await dpopCall(app, bound, await good({ url: 'pets' })), 'invalid_dpop_proof', app, /htu is not/));
     it('11: iat older than dpopProofMaxAgeSeconds', async () =>
-      refusedProof(await dpopCall(app, bound, await good({ claims: { iat: Math.floor(Date.now() / 1000) - 400 } })), 'invalid_dpop_proof', app, /older than 300 s/));
+      refusedProof(
+        await dpopCall(app, bound, await good({ claims: { iat: Math.floor(Date.now() / 1000) - 400 } })),
+        'invalid_dpop_proof',
+        app,
+        /older than 300 s/,
+      ));
     it('11: iat in the future', async () =>
-      refusedProof(await dpopCall(app, bound, await good({ claims: { iat: Math.floor(Date.now() / 1000) + 120 } })), 'invalid_dpop_proof', app, /iat is in the future/));
-    it('12: no ath', async () => refusedProof(await dpopCall(app, bound, await good({ token: undefined })), 'invalid_dpop_proof', app, /ath is not/));
-    it('12: ath of another token', async () => refusedProof(await dpopCall(app, bound, await good({ token: unbound })), 'invalid_dpop_proof', app, /ath is not/));
+      refusedProof(
+        await dpopCall(app, bound, await good({ claims: { iat: Math.floor(Date.now() / 1000) + 120 } })),
+        'invalid_dpop_proof',
+        app,
+        /iat is in the future/,
+      ));
+    it('12: no ath', async () =>
+      refusedProof(await dpopCall(app, bound, await good({ token: undefined })), 'invalid_dpop_proof', app, /ath is not/));
+    it('12: ath of another token', async () =>
+      refusedProof(await dpopCall(app, bound, await good({ token: unbound })), 'invalid_dpop_proof', app, /ath is not/));
     it('replay: the same proof twice', async () => {
       const once = await good();
       expect((await dpopCall(app, bound, once)).status).to.equal(200);
@@ -252,7 +309,10 @@ describe('DPoP-bound tokens (RFC 9449) against oidc-provider', function () {
   describe('options', () => {
     it('refuses dpop without publicBaseUrl, HMAC proof algorithms and a bad publicBaseUrl at creation', () => {
       const base = { name: 'p', issuer: as.issuer, clientId: 'gateway', clientSecret: 'gateway-secret' };
-      expect(() => createTokenPolicy({ ...base, dpop: 'required' })).to.throw(TypeError, /options\.publicBaseUrl is required with dpop 'required'/);
+      expect(() => createTokenPolicy({ ...base, dpop: 'required' })).to.throw(
+        TypeError,
+        /options\.publicBaseUrl is required with dpop 'required'/,
+      );
       expect(() => createTokenPolicy({ ...base, dpop: 'allowed', publicBaseUrl: PUBLIC, dpopSigningAlgs: ['HS256'] })).to.throw(
         TypeError,
         /options\.dpopSigningAlgs/,

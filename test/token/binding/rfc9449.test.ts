@@ -92,10 +92,7 @@ describe('RFC 9449 examples', function () {
     const example = fixture.resourceRequest;
     clockAt(example.iat + 1);
     const url = await gateway('https://resource.example.org', '/protectedresource', { token_type: 'DPoP', cnf: { jkt: fixture.jkt } });
-    const res = await request(url)
-      .get('/protectedresource')
-      .set('Authorization', `DPoP ${example.accessToken}`)
-      .set('DPoP', example.proof);
+    const res = await request(url).get('/protectedresource').set('Authorization', `DPoP ${example.accessToken}`).set('DPoP', example.proof);
     expect(res.status, res.text).to.equal(200);
     expect(res.body.binding).to.deep.equal({ kind: 'dpop', jkt: fixture.jkt });
     // Once only.
@@ -133,7 +130,10 @@ describe('RFC 9449 examples', function () {
       const example = fixture.resourceRequest;
       clockAt(example.iat + 1);
       const url = await gateway('https://resource.example.org', '/protectedresource', { token_type: tokenType, cnf: { jkt: fixture.jkt } });
-      const res = await request(url).get('/protectedresource').set('Authorization', `DPoP ${example.accessToken}`).set('DPoP', example.proof);
+      const res = await request(url)
+        .get('/protectedresource')
+        .set('Authorization', `DPoP ${example.accessToken}`)
+        .set('DPoP', example.proof);
       expect(res.status).to.equal(401);
       expect(res.headers['www-authenticate']).to.match(/^DPoP realm="rfc", algs="[^"]+", error="invalid_token"/);
     });
