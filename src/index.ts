@@ -19,6 +19,7 @@ export {
 } from './errors.js';
 export type {
   BearerErrorCode,
+  DpopChallenge,
   ErrorDefinition,
   GatewayErrorCode,
   GatewayErrorOptions,
@@ -41,6 +42,7 @@ export type {
   GatewayContext,
   Middleware,
   RecordingContext,
+  TokenBinding,
   TokenContext,
   TokenInfo,
   TokenMethod,
@@ -56,6 +58,7 @@ export type { IntrospectOptions } from './token/introspect.js';
 export { TokenPolicy, createTokenPolicy } from './token/policy.js';
 export type { TokenPolicyCheck, TokenValidation } from './token/policy.js';
 export type { AuthorizationServerMetadata, InvalidTokenThrottleOptions, TokenPolicyOptions } from './token/policy-options.js';
+export type { DpopReplayStore } from './token/binding/replay.js';
 export type { ClientAuthMethod, ClientPrivateKey } from './token/client-auth.js';
 export { defaultForwardedHeaderNames, forwardTokenHeaders } from './token/forward/index.js';
 export type {
