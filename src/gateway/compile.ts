@@ -16,7 +16,7 @@ import { introspect } from '../token/introspect.js';
 import { createTokenPolicy, type TokenPolicy, type TokenPolicyObserver } from '../token/policy.js';
 import type { TokenPolicyOptions } from '../token/policy-options.js';
 import { requireToken } from '../token/require-token.js';
-import { RedisReplayStore } from '../token/binding/replay.js';
+import { RedisReplayStore, type DpopReplayStore } from '../token/binding/replay.js';
 import type { Middleware } from '../context.js';
 import { ConfigError, type ConfigIssue } from '../config/errors.js';
 import { tokenPolicyOptionsOf } from '../config/token-policy.js';
@@ -85,6 +85,8 @@ export interface CompileSettings {
   readonly hasRedis: boolean;
   /** `createGateway`'s `publicBaseUrl` (the file's wins). */
   readonly publicBaseUrl?: string | undefined;
+  /** `createGateway`'s `dpopReplay`: where DPoP proof ids go without Redis. */
+  readonly dpopReplay?: DpopReplayStore | undefined;
 }
 
 /** Compiling one API: where it is in the file, and the token policies known so far. */
@@ -259,9 +261,10 @@ export function tokenPolicyOptionsFor(
 
 /** A policy's options with what the gateway shares between instances: token results, and DPoP proof ids on Redis. */
 function withGatewayStores(options: TokenPolicyOptions, settings: CompileSettings): TokenPolicyOptions {
-  let out = settings.shared === undefined ? options : { ...options, shared: settings.shared };
-  if (settings.redis !== undefined && out.dpop !== undefined && out.dpop !== 'off' && out.dpopReplay === undefined)
-    out = { ...out, dpopReplay: new RedisReplayStore(settings.redis) };
+  const out = settings.shared === undefined ? options : { ...options, shared: settings.shared };
+  if (out.dpop === undefined || out.dpop === 'off' || out.dpopReplay !== undefined) return out;
+  if (settings.redis !== undefined) return { ...out, dpopReplay: new RedisReplayStore(settings.redis) };
+  if (settings.dpopReplay !== undefined) return { ...out, dpopReplay: settings.dpopReplay };
   return out;
 }
 

@@ -25,6 +25,7 @@ import { settingsOf, USAGE, UsageError, type ServeSettings } from './settings.js
 import { packageVersion } from './version.js';
 import { answerWorkerMetrics, workerMetricsText } from './worker-metrics.js';
 import { relayWorkerSignOuts, workerSignOuts } from './worker-sessions.js';
+import { answerWorkerProofs, workerProofs } from './worker-proofs.js';
 
 /** What a SIGHUP does now: nothing until the gateway serves (but never Node's default, exiting). */
 interface Hangup {
@@ -84,6 +85,8 @@ async function gatewayOf(settings: ServeSettings, adminPassword: string, log: Ga
     ...(settings.trustProxy === undefined ? {} : { trustProxy: settings.trustProxy }),
     logger: log,
     accessLog: settings.accessLog ? access : false,
+    // Workers without Redis remember DPoP proofs in the primary, so that no two accept one proof.
+    ...(cluster.isWorker && instance.options.redis === undefined ? { dpopReplay: workerProofs() } : {}),
     ...instance.options,
   });
   const configuration = source === undefined ? settings.configFile : source.label;
@@ -237,6 +240,7 @@ function superviseWorkers(settings: ServeSettings, adminPassword: string, log: G
   };
   answerWorkerMetrics();
   relayWorkerSignOuts();
+  answerWorkerProofs();
   log.info(
     {
       event: 'start',

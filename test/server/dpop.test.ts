@@ -108,6 +108,33 @@ describe('serve: DPoP-bound tokens over several instances (Redis)', function () 
     expect(two.status).to.equal(401);
   });
 
+  it('serve --workers 2 without Redis: a proof accepted by one worker is refused by the other', async () => {
+    const [port, adminPort] = [await freePort(), await freePort()];
+    const served = serve(
+      ['serve', '--config', copy.configFile, '--port', String(port), '--admin-port', String(adminPort), '--workers', '2'],
+      {
+        ADMIN_PASSWORD: 'dpop-admin',
+      },
+    );
+    try {
+      await served.waitFor(/serving APIs at/);
+      const solo: Instance = { api: `http://127.0.0.1:${port}`, served };
+      const token = await as.issueToken('client1', 'client1-secret', { dpop: key });
+      const once = await proof(key, { method: 'GET', url: `${PUBLIC}${PATH}`, token });
+      expect((await call(solo, token, once)).status).to.equal(201);
+      // New connections, spread over the workers by the primary: every replay is refused.
+      for (let i = 0; i < 6; i++) {
+        const res = await fetch(`${solo.api}${PATH}`, { headers: { authorization: `DPoP ${token}`, dpop: once, connection: 'close' } });
+        await res.arrayBuffer();
+        expect(res.status).to.equal(401);
+      }
+      const fresh = await call(solo, token, await proof(key, { method: 'GET', url: `${PUBLIC}${PATH}`, token }));
+      expect(fresh.status, fresh.body).to.equal(201);
+    } finally {
+      await stop(served);
+    }
+  });
+
   it('refuses to load dpop without publicBaseUrl', async () => {
     const broken = await exampleCopy();
     try {
