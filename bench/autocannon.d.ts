@@ -9,6 +9,8 @@ declare module 'autocannon' {
       duration?: number;
       method?: string;
       body?: string;
+      /** A sequence of requests; `setupRequest` rebuilds one before each send (per-request headers). */
+      requests?: Array<{ setupRequest?: (request: { headers?: Record<string, string> }) => { headers?: Record<string, string> } }>;
     }
     interface Histogram {
       average: number;

@@ -18,8 +18,13 @@
  *  (d) gateway.handler with its Prometheus metrics on (the default) and off, no OpenTelemetry SDK;
  *  (e) gateway.handler with a traffic-control `requests` policy (sliding window, per client id, a
  *      limit never reached) against none: counts in the local store, and in Redis (against the same
- *      gateway on Redis without a policy).
- * BENCH_GROUPS (a comma list, default a,b,c,d,e) measures only some groups. BENCH_CPU_PROF=<dir> writes
+ *      gateway on Redis without a policy);
+ *  (f) gateway.handler with a DPoP token policy (`dpop: allowed`): a DPoP request (a bound token,
+ *      cached, with a fresh ES256 proof each request, made by the load generator) against a Bearer
+ *      request of an unbound token of the same client on the same gateway (a bound token is never
+ *      accepted as Bearer), which carries an unchecked proof too so that both are paced alike;
+ *      target: CPU per request ≤ 1.5x, with the proof checks' share printed.
+ * BENCH_GROUPS (a comma list, default a,b,c,d,e,f) measures only some groups. BENCH_CPU_PROF=<dir> writes
  * a V8 CPU profile of each server under test into <dir> (summed by `bench/profile-summary.ts`).
  * Prints the targets: gateway.handler ≥ 0.90 of fastify's relay, and its CPU per request within
  * 1.5x of the dozen-line node:http + undici relay (the 3x-of-Express target is retired);
@@ -56,7 +61,9 @@ import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { EventLoopUtilization } from 'node:perf_hooks';
+import { createHash, createPrivateKey, createPublicKey, sign, verify, type JsonWebKey } from 'node:crypto';
 import autocannon from 'autocannon';
+import { exportJWK, generateKeyPair, type CryptoKey, type JWK } from 'jose';
 import pg from 'pg';
 import { startDemoAuthServer } from '../examples/petstore/auth-server.js';
 
@@ -68,7 +75,7 @@ const DURATION = Number(process.env.BENCH_DURATION ?? 2);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 9);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 16);
 // BENCH_GROUPS=b,c measures only those groups (all by default), to iterate on one target.
-const GROUPS = new Set((process.env.BENCH_GROUPS ?? 'a,b,c,d,e').split(',').map((g) => g.trim().toLowerCase()));
+const GROUPS = new Set((process.env.BENCH_GROUPS ?? 'a,b,c,d,e,f').split(',').map((g) => g.trim().toLowerCase()));
 
 interface Result {
   name: string;
@@ -124,8 +131,18 @@ function stopServer(child: ChildProcess): Promise<void> {
   });
 }
 
-async function load(url: string, headers: Record<string, string>, duration: number): Promise<autocannon.Result> {
-  return autocannon({ url, headers, connections: CONNECTIONS, pipelining: 1, duration });
+async function load(
+  url: string,
+  headers: Record<string, string>,
+  duration: number,
+  perRequest?: () => Record<string, string>,
+): Promise<autocannon.Result> {
+  // Headers that change with every request (a DPoP proof) are made as each request is built.
+  const requests =
+    perRequest === undefined
+      ? undefined
+      : [{ setupRequest: (request: { headers?: Record<string, string> }) => ({ ...request, headers: { ...headers, ...perRequest() } }) }];
+  return autocannon({ url, headers, connections: CONNECTIONS, pipelining: 1, duration, ...(requests === undefined ? {} : { requests }) });
 }
 
 /** A server under test: started once, warmed up, then measured round after round. */
@@ -137,6 +154,8 @@ interface Case {
   url: string;
   headers: Record<string, string>;
   rounds: Result[];
+  /** Headers made anew for each request (a DPoP proof), merged over `headers`. */
+  perRequest?: () => Record<string, string>;
 }
 
 async function startCase(
@@ -151,9 +170,9 @@ async function startCase(
 }
 
 async function warmCase(c: Case): Promise<Case> {
-  const probe = await fetch(c.url, { headers: c.headers });
+  const probe = await fetch(c.url, { headers: { ...c.headers, ...c.perRequest?.() } });
   if (probe.status !== 200) throw new Error(`${c.name}: ${c.url} answered ${probe.status} ${await probe.text()}`);
-  await load(c.url, c.headers, 1); // warm-up
+  await load(c.url, c.headers, 1, c.perRequest); // warm-up
   return c;
 }
 
@@ -209,7 +228,7 @@ function freePort(): Promise<number> {
 async function measureRound(c: Case): Promise<void> {
   const before = await c.usage();
   const started = performance.now();
-  const result = await load(c.url, c.headers, DURATION);
+  const result = await load(c.url, c.headers, DURATION, c.perRequest);
   const elapsedMs = performance.now() - started;
   const after = await c.usage();
   const cpu = after.cpu - before.cpu;
@@ -614,6 +633,62 @@ async function main(): Promise<void> {
       );
     }
 
+    // (f) DPoP: the proof checks on top of a cached token's path.
+    if (GROUPS.has('f')) {
+      const publicBaseUrl = 'https://api.bench.example';
+      const dpopFile = path.join(dir, 'gateway.dpop.json');
+      const dpopConfig = { ...config, publicBaseUrl, tokenPolicies: {} as Record<string, unknown> };
+      for (const [name, policy] of Object.entries(config.tokenPolicies)) dpopConfig.tokenPolicies[name] = { ...policy, dpop: 'allowed' };
+      await writeFile(dpopFile, JSON.stringify(dpopConfig));
+      const client = await dpopClient(`${publicBaseUrl}${url}`);
+      const bound = await as.issueToken('client1', 'client1-secret', { dpop: client.key });
+      const groupF: Case[] = [];
+      try {
+        // The Bearer request carries a proof too (not looked at under Bearer): both cases are paced
+        // alike by the load generator, which signs a proof for every request, and are the same size.
+        const bearerCase = await startServer('gateway-handler', { configFile: dpopFile });
+        groupF.push(
+          await warmCase({
+            name: 'gateway.handler, dpop allowed, Bearer (unbound token)',
+            usage: () => serverUsage(bearerCase.child),
+            child: bearerCase.child,
+            url: `http://127.0.0.1:${bearerCase.port}${url}`,
+            headers: bearer(opaque),
+            perRequest: () => ({ DPoP: client.proof(opaque) }),
+            rounds: [],
+          }),
+        );
+        const dpopCase = await startServer('gateway-handler', { configFile: dpopFile });
+        groupF.push(
+          await warmCase({
+            name: 'gateway.handler, dpop allowed, DPoP (ES256 proof)',
+            usage: () => serverUsage(dpopCase.child),
+            child: dpopCase.child,
+            url: `http://127.0.0.1:${dpopCase.port}${url}`,
+            headers: { Authorization: `DPoP ${bound}` },
+            perRequest: () => ({ DPoP: client.proof(bound) }),
+            rounds: [],
+          }),
+        );
+        await measureGroup(groupF);
+      } finally {
+        for (const c of groupF) await stopServer(c.child);
+      }
+      unsaturated.push(...groupF);
+      const [bearerCase, dpopCase] = groupF as [Case, Case];
+      console.log(`\n  ${'(f) DPoP against Bearer, GET /pet/10'.padEnd(58)} ${HEADINGS}`);
+      for (const c of groupF) console.log(row(c, bearerCase));
+      const dpopRatio = ratios(dpopCase, bearerCase);
+      const dpopCpu = 1 / dpopRatio.cpu;
+      const [withProof, without] = [summary(dpopCase).cpuPerRequest, summary(bearerCase).cpuPerRequest];
+      console.log(
+        `  DPoP / Bearer, gateway.handler            ${dpopCpu.toFixed(2)}x CPU per request (target ≤ 1.5) ${dpopCpu <= 1.5 ? 'met' : 'NOT MET'}; the proof checks ${Math.round(withProof - without)} µs, ${Math.round((100 * (withProof - without)) / withProof)}% of a DPoP request's ${Math.round(withProof)} µs; req/s ratio ${dpopRatio.rps.toFixed(2)}; rounds ${rounds(dpopRatio)}`,
+      );
+      console.log(
+        `  of which the ES256 signature check alone  ${Math.round(client.verifyCost(bound))} µs (node:crypto verify, measured in this process): the floor of a proof's cost`,
+      );
+    }
+
     const notSaturated = unsaturated
       .map(summary)
       .filter((r) => r.busyPercent < 90)
@@ -628,6 +703,44 @@ async function main(): Promise<void> {
     await as.stop();
     await rm(dir, { recursive: true, force: true });
   }
+}
+
+/**
+ * A DPoP client for the load generator: its ES256 key (as jose wants it for the token request) and
+ * a proof for `htu` made with node:crypto, synchronously, for each request (a fresh `jti` and `iat`).
+ */
+async function dpopClient(htu: string): Promise<{
+  key: { privateKey: CryptoKey; publicJwk: JWK; alg: string };
+  proof: (token: string) => string;
+  /** CPU µs of one signature check of a proof, over a few hundred. */
+  verifyCost: (token: string) => number;
+}> {
+  const { privateKey, publicKey } = await generateKeyPair('ES256', { extractable: true });
+  const publicJwk = await exportJWK(publicKey);
+  const signer = createPrivateKey({ key: (await exportJWK(privateKey)) as JsonWebKey, format: 'jwk' });
+  const header = Buffer.from(JSON.stringify({ typ: 'dpop+jwt', alg: 'ES256', jwk: publicJwk })).toString('base64url');
+  const hashes = new Map<string, string>();
+  let sent = 0;
+  const verifier = createPublicKey({ key: publicJwk as JsonWebKey, format: 'jwk' });
+  const client = {
+    key: { privateKey, publicJwk, alg: 'ES256' },
+    verifyCost(token: string): number {
+      const proofs = Array.from({ length: 500 }, () => client.proof(token).split('.'));
+      const started = process.cpuUsage();
+      for (const [h, p, signature] of proofs)
+        verify('sha256', Buffer.from(`${h}.${p}`), { key: verifier, dsaEncoding: 'ieee-p1363' }, Buffer.from(signature!, 'base64url'));
+      const used = process.cpuUsage(started);
+      return (used.user + used.system) / proofs.length;
+    },
+    proof(token: string): string {
+      let ath = hashes.get(token);
+      if (ath === undefined) hashes.set(token, (ath = createHash('sha256').update(token).digest('base64url')));
+      const claims = { jti: `${process.pid}-${++sent}`, htm: 'GET', htu, iat: Math.floor(Date.now() / 1000), ath };
+      const input = `${header}.${Buffer.from(JSON.stringify(claims)).toString('base64url')}`;
+      return `${input}.${sign('sha256', Buffer.from(input), { key: signer, dsaEncoding: 'ieee-p1363' }).toString('base64url')}`;
+    },
+  };
+  return client;
 }
 
 main().catch((err: unknown) => {

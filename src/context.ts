@@ -75,6 +75,8 @@ export interface TokenContext {
   readonly raw: string;
   /** Where the client put it. */
   readonly method: TokenMethod;
+  /** `DPoP` when it came as `Authorization: DPoP <token>` (RFC 9449); absent for a Bearer token. */
+  readonly scheme?: 'DPoP';
   /** The token policy name (the realm). */
   policy?: string;
   /**
@@ -104,10 +106,12 @@ export interface TokenContext {
  */
 export interface TokenBinding {
   /**
-   * The confirmation method: `x5t#S256`, a certificate-bound token (RFC 8705): the request must
-   * come with the client certificate of that SHA-256 thumbprint.
+   * The confirmation method, named as the token's `cnf` member: `x5t#S256`, a certificate-bound
+   * token (RFC 8705): the request must come with the client certificate of that SHA-256
+   * thumbprint; `jkt`, a DPoP-bound token (RFC 9449): the request must come under the `DPoP`
+   * scheme with a proof signed by the key of that JWK SHA-256 thumbprint (RFC 7638).
    */
-  kind: 'x5t#S256';
+  kind: 'x5t#S256' | 'jkt';
   /** The token's thumbprint (base64url), as its `cnf` gives it. */
   thumbprint: string;
   /**
@@ -117,19 +121,49 @@ export interface TokenBinding {
   result: 'verified' | 'refused' | 'ignored';
   /** Why the binding was refused: a {@link BindingRefusalReason}. */
   reason?: BindingRefusalReason;
-  /** The thumbprint of the client certificate the request came with, when it came with one. */
+  /** The thumbprint of the client certificate the request came with, when it came with one (`x5t#S256`). */
   presented?: string;
 }
 
 /**
- * Why a sender-constrained token was refused (also the `reason` label of
- * `gateway_token_binding_refusals_total`): `no_certificate` (the request came without a client
- * certificate), `unverified_certificate` (its certificate did not verify against the listener's
- * client CA), `bad_certificate_header` (the proxy's certificate header was malformed, too large or
- * repeated), `mismatch` (another certificate), `invalid_cnf` (the token's `cnf` holds an unusable
- * thumbprint, or two that differ).
+ * Why a certificate-bound token (`x5t#S256`) was refused: `no_certificate` (the request came
+ * without a client certificate), `unverified_certificate` (its certificate did not verify against
+ * the listener's client CA), `bad_certificate_header` (the proxy's certificate header was
+ * malformed, too large or repeated), `mismatch` (another certificate), `invalid_cnf` (the token's
+ * `cnf` holds an unusable thumbprint, or two that differ).
  */
-export type BindingRefusalReason = 'no_certificate' | 'unverified_certificate' | 'bad_certificate_header' | 'mismatch' | 'invalid_cnf';
+export type CertificateRefusalReason = 'no_certificate' | 'unverified_certificate' | 'bad_certificate_header' | 'mismatch' | 'invalid_cnf';
+
+/**
+ * Why a request was refused by the DPoP checks (`jkt`): no proof, a malformed one, a bad header
+ * or signature, bad claims, `htm`, `htu`, `iat`, `ath` or `nonce` not right, a proof by another
+ * key than `cnf.jkt` (`key_mismatch`), a proof used before (`replayed`), a DPoP-bound token sent
+ * as Bearer (`bearer_for_bound_token`), a Bearer token where DPoP is required (`bearer_refused`),
+ * a token bound to no key (or a malformed `cnf.jkt`) under the DPoP scheme (`unbound_token`).
+ */
+export type DpopRefusalReason =
+  | 'missing_proof'
+  | 'malformed_proof'
+  | 'bad_header'
+  | 'bad_signature'
+  | 'bad_claims'
+  | 'htm'
+  | 'htu'
+  | 'iat'
+  | 'ath'
+  | 'nonce'
+  | 'key_mismatch'
+  | 'replayed'
+  | 'bearer_for_bound_token'
+  | 'bearer_refused'
+  | 'unbound_token';
+
+/**
+ * Why a sender-constrained token was refused (also the `reason` label of
+ * `gateway_token_binding_refusals_total`, beside `kind`): a {@link CertificateRefusalReason} for
+ * `x5t#S256`, a {@link DpopRefusalReason} for `jkt`.
+ */
+export type BindingRefusalReason = CertificateRefusalReason | DpopRefusalReason;
 
 /** An XACML decision for the current request. */
 export interface AuthorizationContext {
@@ -386,11 +420,13 @@ export function gatewayContext(req: IncomingMessage): GatewayContext {
 class RequestToken implements TokenContext {
   readonly #raw: string;
   readonly method: TokenMethod;
+  readonly scheme?: 'DPoP';
   policy?: string;
 
-  constructor(raw: string, method: TokenMethod, policy: string | undefined) {
+  constructor(raw: string, method: TokenMethod, policy: string | undefined, scheme: 'DPoP' | undefined) {
     this.#raw = raw;
     this.method = method;
+    if (scheme !== undefined) this.scheme = scheme;
     if (policy !== undefined) this.policy = policy;
   }
 
@@ -400,8 +436,8 @@ class RequestToken implements TokenContext {
 }
 
 /** Creates the token context with the raw token kept out of its own (enumerable or not) properties.  @internal */
-export function createTokenContext(raw: string, method: TokenMethod, policy?: string): TokenContext {
-  return new RequestToken(raw, method, policy);
+export function createTokenContext(raw: string, method: TokenMethod, policy?: string, scheme?: 'DPoP'): TokenContext {
+  return new RequestToken(raw, method, policy, scheme);
 }
 
 /** Appends a diagnostic line to the request's context. */

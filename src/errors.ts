@@ -97,6 +97,8 @@ export type GatewayErrorCode =
   | 'ERR_TOKEN_INVALID'
   | 'ERR_TOKEN_EXPIRED'
   | 'ERR_TOKEN_THROTTLED'
+  | 'ERR_DPOP_PROOF_INVALID'
+  | 'ERR_DPOP_NONCE_REQUIRED'
   | 'ERR_INSUFFICIENT_SCOPE'
   | 'ERR_AUTHORIZATION_DENIED'
   | 'ERR_AUTHORIZATION_SERVER_UNAVAILABLE'
@@ -117,8 +119,11 @@ export type GatewayErrorCode =
   | 'ERR_OPERATOR_WORK_OVER_BUDGET'
   | 'ERR_INTERNAL';
 
-/** The `error` parameter of a `WWW-Authenticate: Bearer` challenge (RFC 6750 section 3.1). */
-export type BearerErrorCode = 'invalid_request' | 'invalid_token' | 'insufficient_scope';
+/**
+ * The `error` parameter of a `WWW-Authenticate` challenge: RFC 6750 section 3.1's, and the two of
+ * DPoP (RFC 9449 sections 7.1 and 9), sent only in a `DPoP` challenge.
+ */
+export type BearerErrorCode = 'invalid_request' | 'invalid_token' | 'insufficient_scope' | 'invalid_dpop_proof' | 'use_dpop_nonce';
 
 /** One entry of the catalogue. */
 export interface ErrorDefinition {
@@ -179,6 +184,20 @@ export const errorCatalogue: Readonly<Record<GatewayErrorCode, ErrorDefinition>>
     gatewayStatus: 'protocol:GATEWAY-1370',
     outcome: 'TOKEN_FAILED',
     retryAfter: 10,
+  },
+  // DPoP (RFC 9449): a missing, malformed, replayed or mismatched proof, and a proof without the
+  // nonce the gateway asks for (the answer carries a `DPoP-Nonce` header).
+  ERR_DPOP_PROOF_INVALID: {
+    status: 401,
+    gatewayStatus: 'protocol:GATEWAY-1367',
+    outcome: 'TOKEN_FAILED',
+    challenge: { error: 'invalid_dpop_proof', description: 'DPoP proof invalid' },
+  },
+  ERR_DPOP_NONCE_REQUIRED: {
+    status: 401,
+    gatewayStatus: 'protocol:GATEWAY-1367',
+    outcome: 'TOKEN_FAILED',
+    challenge: { error: 'use_dpop_nonce', description: 'Resource server requires nonce in DPoP proof' },
   },
   ERR_INSUFFICIENT_SCOPE: {
     status: 403,
@@ -312,6 +331,8 @@ export const messagesIt: MessageSet = {
   ERR_TOKEN_INVALID: 'Token non valido',
   ERR_TOKEN_EXPIRED: 'Token non valido',
   ERR_TOKEN_THROTTLED: 'Troppi token non validi da questo indirizzo: riprovare più tardi',
+  ERR_DPOP_PROOF_INVALID: 'Prova DPoP non valida',
+  ERR_DPOP_NONCE_REQUIRED: 'La prova DPoP deve contenere il nonce indicato dal gateway',
   ERR_INSUFFICIENT_SCOPE: 'Il token non ha gli scope o i claim richiesti dal servizio',
   ERR_AUTHORIZATION_DENIED: deniedIt,
   ERR_AUTHORIZATION_SERVER_UNAVAILABLE: 'Servizio di validazione del token temporaneamente non disponibile',
@@ -342,6 +363,8 @@ export const messagesEn: MessageSet = {
   ERR_TOKEN_INVALID: 'Token not valid',
   ERR_TOKEN_EXPIRED: 'Token not valid',
   ERR_TOKEN_THROTTLED: 'Too many invalid tokens from this address: try again later',
+  ERR_DPOP_PROOF_INVALID: 'DPoP proof not valid',
+  ERR_DPOP_NONCE_REQUIRED: 'The DPoP proof must carry the nonce the gateway gave',
   ERR_INSUFFICIENT_SCOPE: 'The token lacks the scopes or claims the service requires',
   ERR_AUTHORIZATION_DENIED: deniedEn,
   ERR_AUTHORIZATION_SERVER_UNAVAILABLE: 'Token validation service temporarily unavailable',
@@ -385,6 +408,23 @@ export interface GatewayErrorOptions {
   cause?: unknown;
   /** Seconds for `Retry-After`, when this occurrence knows better than the catalogue's default. */
   retryAfter?: number;
+  /**
+   * The DPoP challenge of a token policy with DPoP on (RFC 9449 section 7.1): the challenge is
+   * `WWW-Authenticate: DPoP`, beside a Bearer one when the policy still accepts Bearer tokens.
+   */
+  dpop?: DpopChallenge;
+}
+
+/** What the `WWW-Authenticate: DPoP` challenge of an error says (see {@link GatewayErrorOptions.dpop}). */
+export interface DpopChallenge {
+  /** The `algs` parameter: the proof signing algorithms accepted. */
+  readonly algs: readonly string[];
+  /** Whether the error is told in the DPoP challenge (the request used DPoP, or Bearer is not accepted), else in a Bearer one beside it. */
+  readonly errorInDpop: boolean;
+  /** Whether a Bearer challenge is offered too (the policy's `dpop` is `allowed`). */
+  readonly bearer: boolean;
+  /** A fresh nonce for the `DPoP-Nonce` header, when the policy issues nonces. */
+  readonly nonce?: string;
 }
 
 /** Renders the `detail` of an error code with a message set. */
@@ -419,6 +459,8 @@ export class GatewayError extends Error {
   readonly diagnostic: string | undefined;
   /** Seconds for `Retry-After`: this error's own, else the catalogue's (none for permanent errors). */
   readonly retryAfter: number | undefined;
+  /** The DPoP challenge, when the token policy has DPoP on. */
+  readonly dpop: DpopChallenge | undefined;
 
   constructor(code: GatewayErrorCode, options: GatewayErrorOptions = {}) {
     super(renderMessage(messagesEn, code, options.params), options.cause === undefined ? undefined : { cause: options.cause });
@@ -432,6 +474,7 @@ export class GatewayError extends Error {
     this.realm = options.realm;
     this.diagnostic = options.diagnostic;
     this.retryAfter = options.retryAfter ?? definition.retryAfter;
+    this.dpop = options.dpop;
   }
 
   /** The catalogue entry of this error. */

@@ -19,6 +19,7 @@ export {
 } from './errors.js';
 export type {
   BearerErrorCode,
+  DpopChallenge,
   ErrorDefinition,
   GatewayErrorCode,
   GatewayErrorOptions,
@@ -35,10 +36,12 @@ export type {
   ApiContext,
   AuthorizationContext,
   BindingRefusalReason,
+  CertificateRefusalReason,
   Diagnostic,
   DiagnosticCode,
   DiagnosticEvent,
   DiagnosticLevel,
+  DpopRefusalReason,
   GatewayContext,
   Middleware,
   RecordingContext,
@@ -60,6 +63,7 @@ export type { CertificateBoundTokens, ClientCertificate, ClientCertificateSource
 export { TokenPolicy, createTokenPolicy } from './token/policy.js';
 export type { TokenPolicyCheck, TokenValidation } from './token/policy.js';
 export type { AuthorizationServerMetadata, InvalidTokenThrottleOptions, TokenPolicyOptions } from './token/policy-options.js';
+export type { DpopReplayStore } from './token/binding/replay.js';
 export type { ClientAuthMethod, ClientPrivateKey } from './token/client-auth.js';
 export { defaultForwardedHeaderNames, forwardTokenHeaders } from './token/forward/index.js';
 export type {

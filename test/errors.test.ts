@@ -55,10 +55,14 @@ describe('docs/errors.md', () => {
       expect(gatewayStatus).to.equal(`\`${definition.gatewayStatus}\``);
       expect(it).to.equal(documentedDetail(messagesIt, code));
       expect(en).to.equal(documentedDetail(messagesEn, code));
+      // The DPoP errors are told only in a DPoP challenge (RFC 9449 section 7.1), with its `algs`.
+      const dpopOnly = definition.challenge?.error === 'invalid_dpop_proof' || definition.challenge?.error === 'use_dpop_nonce';
       const expectedChallenge =
         definition.challenge === undefined
           ? ''
-          : `\`Bearer realm="<policy>", error="${definition.challenge.error}", error_description="${definition.challenge.description}"\``;
+          : dpopOnly
+            ? `\`DPoP realm="<policy>", algs="<algs>", error="${definition.challenge.error}", error_description="${definition.challenge.description}"\``
+            : `\`Bearer realm="<policy>", error="${definition.challenge.error}", error_description="${definition.challenge.description}"\``;
       expect(challenge).to.equal(expectedChallenge);
       expect(retryAfter).to.equal(definition.retryAfter === undefined ? '' : String(definition.retryAfter));
     });

@@ -44,7 +44,17 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createLocalJWKSet, decodeProtectedHeader, exportJWK, generateKeyPair, jwtVerify, type JWK, type JWTPayload } from 'jose';
+import {
+  createLocalJWKSet,
+  decodeProtectedHeader,
+  exportJWK,
+  generateKeyPair,
+  jwtVerify,
+  SignJWT,
+  type CryptoKey,
+  type JWK,
+  type JWTPayload,
+} from 'jose';
 
 /** A client registered at the demo authorization server. */
 export interface DemoClient {
@@ -125,7 +135,19 @@ export interface DemoAuthServer {
    * Obtains an access token with the client_credentials grant, over real HTTP, authenticating as the
    * client is registered (`client_secret_basic` or `client_secret_post`).
    */
-  issueToken(clientId: string, clientSecret: string, options?: { scope?: string; format?: 'opaque' | 'jwt' }): Promise<string>;
+  issueToken(
+    clientId: string,
+    clientSecret: string,
+    options?: {
+      scope?: string;
+      format?: 'opaque' | 'jwt';
+      /**
+       * Binds the token to this key (RFC 9449, oidc-provider's `dPoP` feature): the token request
+       * carries a DPoP proof signed with it, and the token's `cnf.jkt` is the key's thumbprint.
+       */
+      dpop?: { privateKey: CryptoKey; publicJwk: JWK; alg: string };
+    },
+  ): Promise<string>;
   /**
    * Revokes a token (RFC 7009) over real HTTP. Works for JWT access tokens too: the server records
    * their `jti`, so introspection then answers `active: false` for them.
@@ -379,7 +401,14 @@ export async function startDemoAuthServer(options: DemoAuthServerOptions = {}): 
       const allowed = clientId !== undefined && (introspectors.has(client.clientId) || client.clientId === clientId);
       ctx.status = 200;
       ctx.body =
-        payload !== undefined && allowed ? { ...payload, active: true, client_id: clientId, token_type: 'Bearer' } : { active: false };
+        payload !== undefined && allowed
+          ? {
+              ...payload,
+              active: true,
+              client_id: clientId,
+              token_type: (payload.cnf as { jkt?: unknown } | undefined)?.jkt ? 'DPoP' : 'Bearer',
+            }
+          : { active: false };
       return;
     }
     // Revocation: a client revokes its own tokens; an expired one needs no revoking.
@@ -460,10 +489,20 @@ export async function startDemoAuthServer(options: DemoAuthServerOptions = {}): 
   };
 
   const secrets = new Map(clients.map((c) => [c.clientId, c]));
-  async function post(url: string, clientId: string, clientSecret: string, params: Record<string, string>): Promise<Response> {
+  async function post(
+    url: string,
+    clientId: string,
+    clientSecret: string,
+    params: Record<string, string>,
+    extraHeaders: Record<string, string> = {},
+  ): Promise<Response> {
     const method = secrets.get(clientId)?.tokenEndpointAuthMethod ?? 'client_secret_basic';
     const body = new URLSearchParams(params);
-    const headers: Record<string, string> = { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' };
+    const headers: Record<string, string> = {
+      'content-type': 'application/x-www-form-urlencoded',
+      accept: 'application/json',
+      ...extraHeaders,
+    };
     if (method === 'client_secret_post') {
       body.set('client_id', clientId);
       body.set('client_secret', clientSecret);
@@ -485,7 +524,17 @@ export async function startDemoAuthServer(options: DemoAuthServerOptions = {}): 
       const params: Record<string, string> = { grant_type: 'client_credentials' };
       if (tokenOptions.scope !== undefined) params['scope'] = tokenOptions.scope;
       params['resource'] = tokenOptions.format === 'jwt' ? resources.jwt : resources.opaque;
-      const response = await post(endpoints.token, clientId, clientSecret, params);
+      const key = tokenOptions.dpop;
+      const proof: Record<string, string> =
+        key === undefined
+          ? {}
+          : {
+              dpop: await new SignJWT({ htm: 'POST', htu: endpoints.token, jti: randomUUID() })
+                .setProtectedHeader({ alg: key.alg, typ: 'dpop+jwt', jwk: key.publicJwk })
+                .setIssuedAt()
+                .sign(key.privateKey),
+            };
+      const response = await post(endpoints.token, clientId, clientSecret, params, proof);
       const json = (await response.json()) as { access_token?: string; error?: string; error_description?: string };
       if (!response.ok || typeof json.access_token !== 'string') {
         throw new Error(`token request failed: ${response.status} ${json.error ?? ''} ${json.error_description ?? ''}`.trim());

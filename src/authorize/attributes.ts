@@ -61,7 +61,7 @@ export const XacmlAttributes = {
   tokenUsername: `${GW}:subject:token:username`,
   /** `azp` of the token, else `client_id`. */
   tokenClientId: `${GW}:subject:token:clientId`,
-  /** The token's sender constraint the request proved (`x5t#S256`: certificate-bound); absent for a bearer token. */
+  /** The token's sender constraint the request proved (`x5t#S256`: certificate-bound, RFC 8705; `jkt`: DPoP-bound, RFC 9449); absent for a bearer token. */
   tokenBinding: `${GW}:subject:token:binding`,
   /** UserInfo full name. */
   userInfoFullName: `${GW}:subject:token:userInfo:fullName`,

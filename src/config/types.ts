@@ -101,7 +101,8 @@ export interface TokenPolicyConfig {
   staleIfErrorSeconds?: number;
   /**
    * Certificate-bound tokens (RFC 8705): `enforce` (the default) accepts a token whose `cnf` holds
-   * `x5t#S256` only with that client certificate; `ignore` accepts it as a bearer token.
+   * `x5t#S256` only with that client certificate, and one whose `cnf` holds `jkt` only with a DPoP
+   * proof of that key; `ignore` accepts either as a bearer token.
    */
   certificateBoundTokens?: 'enforce' | 'ignore';
   /**
@@ -109,6 +110,17 @@ export interface TokenPolicyConfig {
    * seconds (key rotation); such a JWT is refused meanwhile. Default `30`.
    */
   jwksCooldownSeconds?: number;
+  /**
+   * DPoP (RFC 9449): `off` (default), `allowed` (DPoP-bound tokens with their proof beside Bearer
+   * ones), `required` (DPoP only). Needs the top-level `publicBaseUrl`. See docs/sender-constrained-tokens.md.
+   */
+  dpop?: 'off' | 'allowed' | 'required';
+  /** JWS algorithms a DPoP proof may be signed with. Default `["ES256", "PS256", "EdDSA"]`. */
+  dpopSigningAlgs?: string[];
+  /** Oldest DPoP proof accepted, seconds since its `iat`. Default `300`. */
+  dpopProofMaxAgeSeconds?: number;
+  /** `true`: the gateway issues DPoP nonces (`use_dpop_nonce`, `DPoP-Nonce`). Default `false`. */
+  dpopNonce?: boolean;
 }
 
 /**

@@ -17,6 +17,7 @@ import { clientCertificateSource } from '../token/binding/certificate.js';
 import { createTokenPolicy, type TokenPolicy, type TokenPolicyObserver } from '../token/policy.js';
 import type { TokenPolicyOptions } from '../token/policy-options.js';
 import { requireToken } from '../token/require-token.js';
+import { RedisReplayStore, type DpopReplayStore } from '../token/binding/replay.js';
 import type { Middleware } from '../context.js';
 import { ConfigError, type ConfigIssue } from '../config/errors.js';
 import { tokenPolicyOptionsOf } from '../config/token-policy.js';
@@ -90,6 +91,8 @@ export interface CompileSettings {
   readonly publicBaseUrl?: string | undefined;
   /** The base path of the APIs (normalized), for the protected resource metadata. Default `/`. */
   readonly basePath?: string | undefined;
+  /** `createGateway`'s `dpopReplay`: where DPoP proof ids go without Redis. */
+  readonly dpopReplay?: DpopReplayStore | undefined;
 }
 
 /** Compiling one API: where it is in the file, and the token policies known so far. */
@@ -119,7 +122,12 @@ const tokenManagement: Step = ({ api, config, settings, tokenPolicy }) => {
   if (!tm.enabled) return [];
   const policy = tokenPolicy(
     tm.policy,
-    tokenPolicyOptionsFor(config.tokenPolicies[tm.policy]!, { ...api, tokenManagement: tm }, settings.tokenPolicyOptions),
+    tokenPolicyOptionsFor(
+      config.tokenPolicies[tm.policy]!,
+      { ...api, tokenManagement: tm },
+      settings.tokenPolicyOptions,
+      config.listener.publicBaseUrl ?? settings.publicBaseUrl,
+    ),
   );
   const { metrics, tracing } = settings;
   const observer = metrics?.tokenObserver(policy.name) ?? tracingTokenObserver(tracing, policy.name);
@@ -253,13 +261,26 @@ export function tokenPolicyOptionsFor(
   config: ResolvedTokenPolicy,
   api: ResolvedApi & { tokenManagement: { enabled: true } },
   adjust?: (options: TokenPolicyOptions, config: ResolvedTokenPolicy) => TokenPolicyOptions,
+  publicBaseUrl?: string,
 ): [key: string, options: TokenPolicyOptions] {
   const { jwtValidation, introspection, userInfo } = api.tokenManagement;
   let policyOptions = tokenPolicyOptionsOf(config.name, config, { introspection, jwtValidation, userInfo });
+  // The gateway's public origin, for DPoP proofs (only a policy with DPoP on reads it).
+  if (publicBaseUrl !== undefined && config.dpop !== undefined && config.dpop !== 'off')
+    policyOptions = { ...policyOptions, publicBaseUrl };
   // Same settings, same policy object: a reload keeps discovery state; the key is never logged.
   const key = JSON.stringify(policyOptions);
   if (adjust !== undefined) policyOptions = adjust(policyOptions, config);
   return [key, policyOptions];
+}
+
+/** A policy's options with what the gateway shares between instances: token results, and DPoP proof ids on Redis. */
+function withGatewayStores(options: TokenPolicyOptions, settings: CompileSettings): TokenPolicyOptions {
+  const out = settings.shared === undefined ? options : { ...options, shared: settings.shared };
+  if (out.dpop === undefined || out.dpop === 'off' || out.dpopReplay !== undefined) return out;
+  if (settings.redis !== undefined) return { ...out, dpopReplay: new RedisReplayStore(settings.redis) };
+  if (settings.dpopReplay !== undefined) return { ...out, dpopReplay: settings.dpopReplay };
+  return out;
 }
 
 /**
@@ -289,9 +310,14 @@ export function compileRuntime(config: ResolvedConfig, previous: Runtime | undef
     let policy = tokenPolicies.get(key) ?? known.get(key);
     if (policy === undefined) {
       try {
-        policy = createTokenPolicy(settings.shared === undefined ? options : { ...options, shared: settings.shared });
+        policy = createTokenPolicy(withGatewayStores(options, settings));
       } catch (err) {
-        throw new ConfigError([{ path: `tokenPolicies.${name}`, message: (err as Error).message }], undefined, { cause: err });
+        const message = (err as Error).message;
+        // The file's policy gets its publicBaseUrl from the gateway: say where to give it.
+        const missing = /options\.publicBaseUrl is required/.test(message)
+          ? `dpop needs publicBaseUrl at the top of the configuration (or createGateway's publicBaseUrl)`
+          : message;
+        throw new ConfigError([{ path: `tokenPolicies.${name}`, message: missing }], undefined, { cause: err });
       }
       created.push(policy);
     }

@@ -24,10 +24,17 @@ const HOP_BY_HOP = new Set([
 ]);
 
 /**
- * Headers of the client's request that the relay does not pass on: hop-by-hop ones, `host` (the
- * backend's own is sent) and `expect` (Node answers `100-continue` itself; undici refuses it).
+ * Proofs of possession the gateway checks and the backend has no use for: the DPoP proof (RFC
+ * 9449), bound to the gateway's public URL and single-use, never relayed.
  */
-const REQUEST_DROPPED = new Set([...HOP_BY_HOP, 'host', 'expect']);
+const SENDER_PROOFS = ['dpop'];
+
+/**
+ * Headers of the client's request that the relay does not pass on: hop-by-hop ones, `host` (the
+ * backend's own is sent), `expect` (Node answers `100-continue` itself; undici refuses it) and
+ * the sender proofs.
+ */
+const REQUEST_DROPPED = new Set([...HOP_BY_HOP, 'host', 'expect', ...SENDER_PROOFS]);
 
 /**
  * Headers of the backend's response that the gateway replaces with its own: `server` and the

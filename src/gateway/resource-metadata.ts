@@ -32,20 +32,8 @@ export interface ResourceMetadata {
   readonly body: string;
 }
 
-/**
- * The sender-constraint settings a token policy may have (DPoP, RFC 9449; certificate binding,
- * RFC 8705): read when the policy object has them, so that the document says what the policy
- * enforces. `dpopSigningAlgs` is the list of algorithms of DPoP proofs the policy accepts.
- */
-interface SenderConstraints {
-  readonly dpop?: 'off' | 'allowed' | 'required';
-  readonly dpopSigningAlgs?: readonly string[];
-  readonly certificateBoundTokens?: 'enforce' | 'ignore';
-}
-
 /** The fields of RFC 9728 section 2 that come from the token policy's sender constraints. */
-function senderConstraintFields(policy: TokenPolicy): Record<string, unknown> {
-  const facts = policy as TokenPolicy & SenderConstraints;
+function senderConstraintFields(facts: TokenPolicy): Record<string, unknown> {
   const fields: Record<string, unknown> = {};
   if (facts.dpop === 'allowed' || facts.dpop === 'required') {
     if (facts.dpopSigningAlgs !== undefined) fields['dpop_signing_alg_values_supported'] = [...facts.dpopSigningAlgs];

@@ -12,6 +12,7 @@ import { MemoryTransactionStore } from '../record/memory-store.js';
 import type { RecordTransactionOptions } from '../record/record-transaction.js';
 import type { TransactionStore } from '../record/types.js';
 import type { TokenPolicyOptions } from '../token/policy-options.js';
+import type { DpopReplayStore } from '../token/binding/replay.js';
 import type { RequestTargetRules } from '../url/request-target.js';
 import { defaultNodeId, NODE_ID, NODE_ID_RULE } from '../cluster/node-id.js';
 import type { RedisClientLike } from '../cluster/redis.js';
@@ -156,6 +157,12 @@ export interface CreateGatewayOptions {
    * it has one, wins. A token policy with `dpop` on needs one of them. Default: none.
    */
   publicBaseUrl?: string;
+  /**
+   * Where the token policies with DPoP on remember proof `jti`s when the gateway has no Redis
+   * (with `redis`, they are remembered there). Default: each policy in this process's memory.
+   * `serve --workers` gives one kept by the primary process.
+   */
+  dpopReplay?: DpopReplayStore;
   /** Connections to backends. */
   relay?: {
     /**
@@ -302,6 +309,7 @@ const GATEWAY_KEYS = optionKeys<CreateGatewayOptions>({
   recording: true,
   trustProxy: true,
   publicBaseUrl: true,
+  dpopReplay: true,
   relay: true,
   tokenPolicyOptions: true,
   metrics: true,
@@ -330,6 +338,13 @@ function checkedPublicBaseUrl(check: OptionChecks, value: unknown): string {
   if (url === undefined || (url.protocol !== 'https:' && url.protocol !== 'http:') || url.search !== '' || url.hash !== '')
     check.fail('publicBaseUrl', 'must be an http(s) URL without query or fragment, such as https://api.example.org');
   return value as string;
+}
+
+/** `dpopReplay`: a {@link DpopReplayStore}, when given. */
+function checkedDpopReplay(check: OptionChecks, value: unknown): DpopReplayStore | undefined {
+  if (value !== undefined && (typeof value !== 'object' || value === null || typeof (value as DpopReplayStore).remember !== 'function'))
+    check.fail('dpopReplay', 'must be a DpopReplayStore (an object with remember(key, ttlMs))');
+  return value as DpopReplayStore | undefined;
 }
 
 /** Checks the options of {@link createGateway}, throwing `InvalidOptionError` that names the option. */
@@ -408,9 +423,11 @@ export function gatewaySettings(options: CreateGatewayOptions): GatewaySettings 
         };
   const trafficControl = checkedTrafficOption(options.trafficControl, check, options.redis !== undefined);
   const publicBaseUrl = options.publicBaseUrl === undefined ? undefined : checkedPublicBaseUrl(check, options.publicBaseUrl);
+  const dpopReplay = checkedDpopReplay(check, options.dpopReplay);
   const compileSettings: GatewaySettings['compileSettings'] = {
     publicBaseUrl,
     basePath,
+    dpopReplay,
     trafficOption: trafficControl,
     hasRedis: options.redis !== undefined,
     server,

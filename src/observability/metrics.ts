@@ -178,7 +178,7 @@ export class GatewayMetricsRecorder implements GatewayMetrics {
     );
     this.bindingRefusals = new CounterFamily(
       'gateway_token_binding_refusals_total',
-      'Sender-constrained tokens refused by token policy, kind of binding (x5t#S256: certificate-bound) and reason (no_certificate, unverified_certificate, bad_certificate_header, mismatch, invalid_cnf).',
+      'Sender-constrained tokens refused by token policy, kind of binding (x5t#S256: certificate-bound, RFC 8705; jkt: DPoP-bound, RFC 9449) and reason (no_certificate, unverified_certificate, bad_certificate_header, mismatch, invalid_cnf for x5t#S256; missing_proof, replayed, bearer_for_bound_token and the other DPoP refusals for jkt).',
       ['policy', 'kind', 'reason'],
       registry,
     );

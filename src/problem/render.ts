@@ -43,7 +43,7 @@ export interface ProblemOptions {
 export interface RenderedProblem {
   /** HTTP status. */
   status: number;
-  /** `content-type`, and `www-authenticate` / `retry-after` when the catalogue has them (lower-case names). */
+  /** `content-type`, and `www-authenticate` / `retry-after` / `dpop-nonce` when the error has them (lower-case names). */
   headers: Record<string, string>;
   /** The problem+json body. */
   body: ProblemBody;
@@ -79,19 +79,32 @@ export function quoteAuthParam(value: string): string {
  * challenge: `Bearer realm="<realm>", error="…", error_description="…"` (RFC 6750 section 3).
  * An `insufficient_scope` error that names the scopes required (a string `scope` property, as
  * `requireScopes` gives it) also carries `scope="<scopes>"` after `error` (RFC 6750 section 3.1).
- * With `resourceMetadata`, a 401 challenge ends with `resource_metadata="<url>"` (RFC 9728 section 5.1).
+ * An error of a token policy with DPoP on ({@link GatewayError.dpop}) is challenged with
+ * `DPoP realm="<realm>", algs="<algs>", error="…", error_description="…"` (RFC 9449 section 7.1),
+ * after a Bearer challenge when the policy still accepts Bearer tokens. With `resourceMetadata`,
+ * every challenge of a 401 ends with `resource_metadata="<url>"` (RFC 9728 section 5.1).
  */
 export function bearerChallenge(error: GatewayError, resourceMetadata?: string): string | undefined {
   const challenge = error.definition.challenge;
   if (challenge === undefined) return undefined;
-  const params: string[] = [];
-  if (error.realm !== undefined) params.push(`realm=${quoteAuthParam(error.realm)}`);
-  params.push(`error=${quoteAuthParam(challenge.error)}`);
+  const dpop = error.dpop;
+  const realm = error.realm === undefined ? undefined : `realm=${quoteAuthParam(error.realm)}`;
+  const told: string[] = [`error=${quoteAuthParam(challenge.error)}`];
   const scope = (error as { scope?: unknown }).scope;
-  if (challenge.error === 'insufficient_scope' && typeof scope === 'string' && scope !== '') params.push(`scope=${quoteAuthParam(scope)}`);
-  params.push(`error_description=${quoteAuthParam(challenge.description)}`);
-  if (resourceMetadata !== undefined && error.status === 401) params.push(`resource_metadata=${quoteAuthParam(resourceMetadata)}`);
-  return `Bearer ${params.join(', ')}`;
+  if (challenge.error === 'insufficient_scope' && typeof scope === 'string' && scope !== '') told.push(`scope=${quoteAuthParam(scope)}`);
+  told.push(`error_description=${quoteAuthParam(challenge.description)}`);
+  // RFC 9728 section 5.1: every challenge of a 401 names the resource's metadata.
+  const meta = resourceMetadata !== undefined && error.status === 401 ? [`resource_metadata=${quoteAuthParam(resourceMetadata)}`] : [];
+  const realmParams = realm === undefined ? [] : [realm];
+  const scheme = (name: string, params: readonly string[]): string => (params.length === 0 ? name : `${name} ${params.join(', ')}`);
+  const dpopOnly = challenge.error === 'invalid_dpop_proof' || challenge.error === 'use_dpop_nonce';
+  if (dpop === undefined && !dpopOnly) return scheme('Bearer', [...realmParams, ...told, ...meta]);
+  const dpopParams = [...realmParams, `algs=${quoteAuthParam((dpop?.algs ?? []).join(' '))}`];
+  if (dpopOnly || dpop === undefined || dpop.errorInDpop) {
+    const dpopChallenge = scheme('DPoP', [...dpopParams, ...told, ...meta]);
+    return dpop?.bearer === true ? `${dpopChallenge}, ${scheme('Bearer', [...realmParams, ...meta])}` : dpopChallenge;
+  }
+  return `${scheme('Bearer', [...realmParams, ...told, ...meta])}, ${scheme('DPoP', [...dpopParams, ...meta])}`;
 }
 
 /** The names as sent on the wire by {@link sendProblem} ({@link renderProblem} keys them in lower case, as Node reads headers). */
@@ -99,6 +112,7 @@ const CANONICAL_NAMES: Readonly<Record<string, string>> = {
   'content-type': 'Content-Type',
   'www-authenticate': 'WWW-Authenticate',
   'retry-after': 'Retry-After',
+  'dpop-nonce': 'DPoP-Nonce',
 };
 
 /**
@@ -131,6 +145,8 @@ export function renderProblem(error: GatewayError, messages: MessageSet, resourc
   // `?? definition`: a GatewayError of another copy of the package has no retryAfter field.
   const retryAfter = error.retryAfter ?? error.definition.retryAfter;
   if (retryAfter !== undefined) headers['retry-after'] = String(retryAfter);
+  // RFC 9449 section 9: the nonce the next proof must carry.
+  if (error.dpop?.nonce !== undefined) headers['dpop-nonce'] = error.dpop.nonce;
   return { status, headers, body };
 }
 

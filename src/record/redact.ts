@@ -14,10 +14,12 @@ export { REDACTED };
 
 /**
  * Headers redacted by default in recorded outgoing contents: they carry credentials of the client
- * or of the gateway (`Gateway-JWT` is a signed assertion the backend trusts).
+ * or of the gateway (`Gateway-JWT` is a signed assertion the backend trusts; `DPoP` a proof of
+ * possession, usable until its `jti` is used).
  */
 export const DEFAULT_REDACTED_HEADERS: readonly string[] = [
   'authorization',
+  'dpop',
   'proxy-authorization',
   'cookie',
   'set-cookie',

@@ -67,13 +67,13 @@ export interface TransactionTokenInfo {
 
 /** A token's sender constraint as the gateway checked it on the request (see `TokenBinding`). */
 export interface TransactionBinding {
-  /** `x5t#S256`: a certificate-bound token (RFC 8705). */
+  /** `x5t#S256`: a certificate-bound token (RFC 8705); `jkt`: a DPoP-bound token (RFC 9449). */
   kind: string;
   /** The thumbprint the token is bound to (base64url). */
   thumbprint: string;
   /** `verified`, `refused` or `ignored`. */
   result: 'verified' | 'refused' | 'ignored';
-  /** Why it was refused (`no_certificate`, `unverified_certificate`, `bad_certificate_header`, `mismatch`, `invalid_cnf`). */
+  /** Why it was refused (`no_certificate`, `unverified_certificate`, `bad_certificate_header`, `mismatch`, `invalid_cnf`; see `BindingRefusalReason`). */
   reason?: string;
   /** The thumbprint of the client certificate the request came with, when it came with one. */
   presented?: string;

@@ -27,6 +27,7 @@ import { packageVersion } from './version.js';
 import { exitAfterStartFailure, onReloadFromPrimary, superviseWorkers, workerSlot } from './supervisor.js';
 import { workerMetricsText } from './worker-metrics.js';
 import { workerSignOuts } from './worker-sessions.js';
+import { workerProofs } from './worker-proofs.js';
 
 /** What a SIGHUP does now: nothing until the gateway serves (but never Node's default, exiting). */
 interface Hangup {
@@ -88,6 +89,8 @@ async function gatewayOf(settings: ServeSettings, adminPassword: string, log: Ga
     ...(settings.trustProxy === undefined ? {} : { trustProxy: settings.trustProxy }),
     logger: log,
     accessLog: settings.accessLog ? access : false,
+    // Workers without Redis remember DPoP proofs in the primary, so that no two accept one proof.
+    ...(cluster.isWorker && instance.options.redis === undefined ? { dpopReplay: workerProofs() } : {}),
     ...instance.options,
   });
   const configuration = source === undefined ? settings.configFile : source.label;

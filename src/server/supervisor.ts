@@ -13,6 +13,7 @@ import type { ServeSettings } from './settings.js';
 import { packageVersion } from './version.js';
 import { answerWorkerMetrics } from './worker-metrics.js';
 import { relayWorkerSignOuts } from './worker-sessions.js';
+import { answerWorkerProofs } from './worker-proofs.js';
 
 /** The variable that gives a worker its slot (1 to n); read in workers only. */
 const SLOT_VARIABLE = 'GATEWAY_WORKER_SLOT';
@@ -201,6 +202,7 @@ export function superviseWorkers(settings: ServeSettings, adminPassword: string,
   };
   answerWorkerMetrics();
   relayWorkerSignOuts();
+  answerWorkerProofs();
   log.info(
     {
       event: 'start',

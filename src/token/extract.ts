@@ -1,6 +1,7 @@
 /**
  * RFC 6750 section 2: finds the bearer token of a request in the `Authorization` header, the
- * urlencoded form body or the query string, rejects ambiguous or malformed requests, and puts the
+ * urlencoded form body or the query string (and, for a token policy with DPoP on, the token of
+ * `Authorization: DPoP`, RFC 9449 section 7.1), rejects ambiguous or malformed requests, and puts the
  * token found on the request's context. The token lookup of `requireToken` and `introspect`.
  *
  * @module
@@ -19,6 +20,8 @@ const log = logger('token');
 export interface ExtractedToken {
   raw: string;
   method: TokenMethod;
+  /** `DPoP` for `Authorization: DPoP <token>` (RFC 9449 section 7.1). */
+  scheme?: 'DPoP';
 }
 
 /** What {@link extractToken} needs to know. */
@@ -31,6 +34,8 @@ export interface ExtractOptions {
   form: FormBounds;
   /** Longest token accepted, in characters, whatever the method. */
   maxTokenLength: number;
+  /** Whether `Authorization: DPoP <token>` is accepted too (the token policy has DPoP on). */
+  dpop: boolean;
 }
 
 // RFC 6750 section 2.1: b64token = 1*( ALPHA / DIGIT / "-" / "." / "_" / "~" / "+" / "/" ) *"="
@@ -38,6 +43,9 @@ const B64TOKEN = /^[A-Za-z0-9\-._~+/]+=*$/;
 /** An `Authorization` value of the Bearer scheme (case-insensitive, RFC 9110 11.1), whatever follows it. */
 export const BEARER_SCHEME = /^\s*bearer(\s|$)/i;
 const BEARER_CREDENTIALS = /^\s*bearer(?:\s+(.*))?$/is;
+/** An `Authorization` value of the DPoP scheme (RFC 9449 section 7.1), case-insensitive. */
+const DPOP_SCHEME = /^\s*dpop(\s|$)/i;
+const DPOP_CREDENTIALS = /^\s*dpop(?:\s+(.*))?$/is;
 
 /** Whether an `Authorization` header value uses the Bearer scheme (it carries a token). */
 export function isBearer(value: string): boolean {
@@ -57,36 +65,51 @@ function isAuthorizationName(name: string): boolean {
   return name.length === 13 && (name === 'Authorization' || name === 'authorization' || name.toLowerCase() === 'authorization');
 }
 
-/** The bearer token of the `Authorization` header, `undefined` when the header is absent or not Bearer. */
-function headerToken(req: IncomingMessage, realm: string | undefined, maxLength: number): string | undefined {
+/** A token of the `Authorization` header and its scheme. */
+interface HeaderToken {
+  value: string;
+  scheme: 'Bearer' | 'DPoP';
+}
+
+/**
+ * The token of the `Authorization` header (Bearer, or DPoP when `dpop`), `undefined` when the
+ * header is absent or of another scheme.
+ */
+function headerToken(req: IncomingMessage, realm: string | undefined, maxLength: number, dpop: boolean): HeaderToken | undefined {
   // Every Authorization line as sent: Node keeps only the first in `req.headers`.
   const raw = req.rawHeaders;
   let lines = 0;
-  let bearer: string | undefined;
-  let bearers = 0;
+  let ours: string | undefined;
+  let count = 0;
+  let scheme: HeaderToken['scheme'] = 'Bearer';
   for (let i = 0; i + 1 < raw.length; i += 2) {
     if (!isAuthorizationName(raw[i]!)) continue;
     lines++;
     const value = raw[i + 1]!;
     if (BEARER_SCHEME.test(value)) {
-      bearers++;
-      bearer = value;
+      count++;
+      ours = value;
+      scheme = 'Bearer';
+    } else if (dpop && DPOP_SCHEME.test(value)) {
+      count++;
+      ours = value;
+      scheme = 'DPoP';
     }
   }
   if (lines === 0) return undefined;
   if (lines > 1) {
-    if (bearers > 0) throw malformed(realm, `${lines} Authorization headers in one request`);
+    if (count > 0) throw malformed(realm, `${lines} Authorization headers in one request`);
     return undefined;
   }
-  if (bearer === undefined) return undefined; // another scheme (Basic, ...): not ours
-  const match = BEARER_CREDENTIALS.exec(bearer);
+  if (ours === undefined) return undefined; // another scheme (Basic, ...): not ours
+  const match = (scheme === 'Bearer' ? BEARER_CREDENTIALS : DPOP_CREDENTIALS).exec(ours);
   const credentials = match?.[1]?.trim() ?? '';
-  if (credentials === '') throw malformed(realm, 'Authorization: Bearer without a token');
-  if (credentials.length > maxLength) throw malformed(realm, `Authorization: Bearer token longer than ${maxLength} characters`);
+  if (credentials === '') throw malformed(realm, `Authorization: ${scheme} without a token`);
+  if (credentials.length > maxLength) throw malformed(realm, `Authorization: ${scheme} token longer than ${maxLength} characters`);
   if (!B64TOKEN.test(credentials)) {
-    throw malformed(realm, 'Authorization: Bearer value does not match the b64token syntax of RFC 6750');
+    throw malformed(realm, `Authorization: ${scheme} value does not match the b64token syntax of RFC 6750`);
   }
-  return credentials;
+  return { value: credentials, scheme };
 }
 
 function single(values: string[], where: string, options: ExtractOptions): string | undefined {
@@ -127,7 +150,7 @@ export function extractToken(
   options: ExtractOptions,
 ): ExtractedToken | undefined | Promise<ExtractedToken | undefined> {
   const { realm, methods } = options;
-  const header = methods.has('header') ? headerToken(req, realm, options.maxTokenLength) : undefined;
+  const header = methods.has('header') ? headerToken(req, realm, options.maxTokenLength, options.dpop) : undefined;
   const query = methods.has('query') ? single(queryValues(req), 'query string', options) : undefined;
   // The body is read only when it can carry the token: method enabled, a method whose body RFC 6750 allows it in, urlencoded.
   if (methods.has('body') && BODY_METHODS.has(req.method ?? '') && isUrlencoded(req)) {
@@ -138,7 +161,7 @@ export function extractToken(
 
 /** The one token found, by method; `ERR_TOKEN_MULTIPLE_METHODS` when there are several. */
 function onlyOne(
-  header: string | undefined,
+  header: HeaderToken | undefined,
   query: string | undefined,
   body: string | undefined,
   realm: string | undefined,
@@ -154,7 +177,8 @@ function onlyOne(
       diagnostic: `token sent with more than one method: ${methods.join(', ')}`,
     });
   }
-  if (header !== undefined) return { raw: header, method: 'header' };
+  if (header !== undefined)
+    return header.scheme === 'DPoP' ? { raw: header.value, method: 'header', scheme: 'DPoP' } : { raw: header.value, method: 'header' };
   if (query !== undefined) return { raw: query, method: 'query' };
   if (body !== undefined) return { raw: body, method: 'body' };
   return undefined;
@@ -201,6 +225,7 @@ export function extractOptions(
   options: Omit<RequireTokenOptions, 'policy'>,
   realm: string | undefined,
   prefix = '',
+  dpop = false,
 ): ExtractOptions {
   const methods = options.methods ?? ALL_METHODS;
   if (!Array.isArray(methods) || methods.length === 0 || methods.some((m) => !ALL_METHODS.includes(m))) {
@@ -214,11 +239,13 @@ export function extractOptions(
       maxFields: check.positive(options.maxBodyFields, `${prefix}maxBodyFields`, 1000, true),
     },
     maxTokenLength: check.positive(options.maxTokenLength, `${prefix}maxTokenLength`, 16 * 1024, true),
+    dpop,
   };
 }
 
 /** The TOKEN_RECEIVED diagnostic of each method (built once, not per request). */
-const RECEIVED: Readonly<Record<TokenMethod, string>> = {
+const RECEIVED: Readonly<Record<TokenMethod | 'dpop', string>> = {
+  dpop: 'DPoP-bound token received (header)',
   header: 'bearer token received (header)',
   body: 'bearer token received (body)',
   query: 'bearer token received (query)',
@@ -233,10 +260,10 @@ export function acceptToken(req: IncomingMessage, token: ExtractedToken | undefi
     });
   }
   const context = gatewayContext(req);
-  context.token = createTokenContext(token.raw, token.method, extract.realm);
-  addDiagnostic(req, 'info', 'TOKEN_RECEIVED', RECEIVED[token.method]);
+  context.token = createTokenContext(token.raw, token.method, extract.realm, token.scheme);
+  addDiagnostic(req, 'info', 'TOKEN_RECEIVED', RECEIVED[token.scheme === 'DPoP' ? 'dpop' : token.method]);
   // Checked first: on every request, even the arguments of a disabled log cost.
-  if (log.enabled) log('%s token received by %s', context.transactionId, token.method);
+  if (log.enabled) log('%s token received by %s%s', context.transactionId, token.method, token.scheme === 'DPoP' ? ' (DPoP)' : '');
 }
 
 /** Extracts the token into the request's context, or throws the GatewayError to answer with. */

@@ -95,7 +95,13 @@ export function introspect(options: IntrospectOptions): TokenMiddleware {
   check.known(options.extraction, 'extraction', EXTRACTION_KEYS);
   if (!(options.policy instanceof TokenPolicy)) check.fail('policy', 'must be a TokenPolicy (see createTokenPolicy)');
   const { policy } = options;
-  const extract: ExtractOptions = extractOptions(check, check.object(options.extraction, 'extraction', {}), policy.name, 'extraction.');
+  const extract: ExtractOptions = extractOptions(
+    check,
+    check.object(options.extraction, 'extraction', {}),
+    policy.name,
+    'extraction.',
+    policy.dpop !== 'off',
+  );
   const clientAddress =
     check.optionalFunction<(req: IncomingMessage) => string | undefined>(options.clientAddress, 'clientAddress') ?? socketAddress;
   const binding: CertificateBindingCheck = {
@@ -155,6 +161,9 @@ export function introspect(options: IntrospectOptions): TokenMiddleware {
     });
   }
 
+  /** The error passed on: with the policy's DPoP challenge when it has DPoP on. */
+  const refuse = (req: IncomingMessage, next: (err?: unknown) => void) => (err: unknown) => next(policy.withChallenge(req, err));
+
   return function introspectMiddleware(req, _res, next) {
     const found = gatewayContext(req).token;
     if (found !== undefined) {
@@ -164,15 +173,29 @@ export function introspect(options: IntrospectOptions): TokenMiddleware {
       try {
         validation = policy.validateFromCache(found.raw);
       } catch (err) {
-        next(failure(req, found, err, started));
+        refuse(req, next)(failure(req, found, err, started));
         return;
       }
       if (validation !== undefined) {
-        next(accept(req, found, validation, started));
+        const refused = accept(req, found, validation, started);
+        if (refused !== undefined) {
+          refuse(req, next)(refused);
+          return;
+        }
+        // How the token is bound to a key, checked against the request: nothing left to do for most tokens.
+        let binding: Promise<void> | undefined;
+        try {
+          binding = policy.checkBinding(req, found, validation);
+        } catch (err) {
+          refuse(req, next)(failure(req, found, err, started));
+          return;
+        }
+        if (binding === undefined) next();
+        else binding.then(() => next(), refuse(req, next));
         return;
       }
     }
-    run().then(() => next(), next);
+    run().then(() => next(), refuse(req, next));
 
     async function run(): Promise<void> {
       const context = gatewayContext(req);
@@ -188,6 +211,13 @@ export function introspect(options: IntrospectOptions): TokenMiddleware {
       }
       const refused = accept(req, token, validation, started);
       if (refused !== undefined) throw refused;
+      let binding: Promise<void> | undefined;
+      try {
+        binding = policy.checkBinding(req, token, validation);
+      } catch (err) {
+        throw failure(req, token, err, started);
+      }
+      if (binding !== undefined) await binding;
     }
   };
 }

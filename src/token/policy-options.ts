@@ -7,6 +7,7 @@
  * @module
  */
 import type { SharedTokenResults } from '../cluster/shared-token-results.js';
+import type { DpopReplayStore } from './binding/replay.js';
 import type { ClientAuthMethod, ClientPrivateKey } from './client-auth.js';
 
 /**
@@ -215,4 +216,36 @@ export interface TokenPolicyOptions {
    * Results are shared between policies of the same name and the same validation settings.
    */
   shared?: SharedTokenResults;
+  /**
+   * DPoP (RFC 9449), sender-constrained tokens: `off` (the default) accepts Bearer tokens only;
+   * `allowed` also accepts `Authorization: DPoP <token>` with a `DPoP` proof, and Bearer for
+   * tokens that are not bound to a key; `required` accepts DPoP only. Every proof is checked as
+   * RFC 9449 sections 4.3 and 7.1 ask (see `docs/sender-constrained-tokens.md`); a token bound to a
+   * key (`cnf.jkt`) passes only with a proof signed by that key, never as Bearer (unless
+   * {@link TokenPolicyOptions.certificateBoundTokens} is `ignore`). Needs
+   * {@link TokenPolicyOptions.publicBaseUrl}.
+   */
+  dpop?: 'off' | 'allowed' | 'required';
+  /** JWS algorithms a DPoP proof may be signed with (asymmetric only). Default `['ES256', 'PS256', 'EdDSA']`. */
+  dpopSigningAlgs?: string[];
+  /** Oldest DPoP proof accepted, seconds since its `iat` (also how long its `jti` is remembered). Default 300. */
+  dpopProofMaxAgeSeconds?: number;
+  /**
+   * `true`: the gateway issues DPoP nonces (RFC 9449 section 9): a proof without a current one is
+   * refused with `error="use_dpop_nonce"` and a `DPoP-Nonce` header. Default `false`.
+   */
+  dpopNonce?: boolean;
+  /**
+   * The origin (and path prefix, if any) clients call the gateway at, such as
+   * `https://api.example.org`: a DPoP proof's `htu` is checked against it and the request's path,
+   * never against the request's `Host`. Needed with {@link TokenPolicyOptions.dpop}; the gateway
+   * gives its own (`publicBaseUrl`).
+   */
+  publicBaseUrl?: string | URL;
+  /**
+   * Where the `jti`s of DPoP proofs are remembered, for the proof's lifetime: default this
+   * process's memory; the gateway gives one on its Redis connection when it has one, so that a
+   * proof accepted by one instance is refused by every other.
+   */
+  dpopReplay?: DpopReplayStore;
 }

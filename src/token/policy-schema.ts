@@ -11,6 +11,7 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import type { SharedTokenResults } from '../cluster/shared-token-results.js';
 import { NonEmptyString, NonNegativeNumber, OneOf, PositiveInteger, PositiveNumber } from '../schema.js';
+import type { DpopReplayStore } from './binding/replay.js';
 import type { ClientPrivateKey } from './client-auth.js';
 import type { AuthorizationServerMetadata, TokenPolicyOptions } from './policy-options.js';
 
@@ -33,7 +34,10 @@ export const DEFAULT_JWT_ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS38
  * The options that take an http(s) URL. Code may give a `URL` object, checked as its `href`; the
  * schema says the string, the rules its scheme, host and fragment.
  */
-export const URL_OPTIONS = ['issuer', 'introspectionEndpoint', 'jwksUri', 'userinfoEndpoint', 'tokenEndpoint'] as const;
+export const URL_OPTIONS = ['issuer', 'introspectionEndpoint', 'jwksUri', 'userinfoEndpoint', 'tokenEndpoint', 'publicBaseUrl'] as const;
+
+/** The DPoP proof algorithms accepted unless told otherwise (DESIGN: ES256, PS256, EdDSA). */
+export const DEFAULT_DPOP_ALGORITHMS = ['ES256', 'PS256', 'EdDSA'];
 
 const Url = (description: string) => NonEmptyString({ description });
 
@@ -203,7 +207,7 @@ export const TokenPolicyOptionsSchema = Type.Object(
     certificateBoundTokens: Type.Optional(
       OneOf(['enforce', 'ignore'] as const, {
         description:
-          'Certificate-bound tokens (RFC 8705): `enforce` accepts a token whose `cnf` holds `x5t#S256` only with that client certificate; `ignore` accepts it as a bearer token.',
+          'Sender-constrained tokens: `enforce` accepts a token whose `cnf` holds `x5t#S256` only with that client certificate (RFC 8705), one whose `cnf` holds `jkt` only with a DPoP proof of that key (RFC 9449); `ignore` accepts either as a bearer token.',
         default: 'enforce',
       }),
     ),
@@ -215,6 +219,31 @@ export const TokenPolicyOptionsSchema = Type.Object(
       }),
     ),
     shared: Type.Optional(CodeOnly<SharedTokenResults>('Token results shared between gateway instances (`GatewayCluster.tokenResults`).')),
+    dpop: Type.Optional(
+      OneOf(['off', 'allowed', 'required'] as const, {
+        description: 'DPoP (RFC 9449): `allowed` accepts DPoP-bound tokens beside Bearer ones, `required` DPoP only.',
+        default: 'off',
+      }),
+    ),
+    dpopSigningAlgs: Type.Optional(
+      Type.Array(NonEmptyString(), {
+        minItems: 1,
+        description: 'JWS algorithms a DPoP proof may be signed with; never `none` or HMAC.',
+        default: DEFAULT_DPOP_ALGORITHMS,
+        errorMessage: 'must be a non-empty array of asymmetric JWS algorithms',
+      }),
+    ),
+    dpopProofMaxAgeSeconds: Type.Optional(
+      PositiveNumber({
+        description: 'Oldest DPoP proof accepted, seconds since its `iat` (its `jti` is remembered as long).',
+        default: 300,
+      }),
+    ),
+    dpopNonce: Type.Optional(Type.Boolean({ description: 'Issue DPoP nonces (`use_dpop_nonce`, `DPoP-Nonce`).', default: false })),
+    publicBaseUrl: Type.Optional(
+      Url('The origin (and path prefix, if any) clients call the gateway at (DPoP `htu`); the gateway gives its own `publicBaseUrl`.'),
+    ),
+    dpopReplay: Type.Optional(CodeOnly<DpopReplayStore>('Where DPoP proof `jti`s are remembered (the gateway gives one on its Redis).')),
   },
   { additionalProperties: false },
 );
@@ -290,6 +319,10 @@ export const TokenPolicySchema = Type.Object(
     staleIfErrorSeconds: options.staleIfErrorSeconds,
     certificateBoundTokens: options.certificateBoundTokens,
     jwksCooldownSeconds: options.jwksCooldownSeconds,
+    dpop: options.dpop,
+    dpopSigningAlgs: options.dpopSigningAlgs,
+    dpopProofMaxAgeSeconds: options.dpopProofMaxAgeSeconds,
+    dpopNonce: options.dpopNonce,
   },
   {
     additionalProperties: false,

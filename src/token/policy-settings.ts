@@ -22,6 +22,7 @@ import {
   URL_OPTIONS,
 } from './policy-schema.js';
 import type { ExplicitEndpoints } from './server-metadata.js';
+import type { DpopSettings } from './binding/dpop.js';
 
 /** What a token policy works with, its options checked and defaults applied.  @internal */
 export interface TokenPolicySettings {
@@ -54,6 +55,8 @@ export interface TokenPolicySettings {
   /** Least time between two JWKS fetches for unknown keys, milliseconds. */
   readonly jwksCooldownMs: number;
   readonly shared: SharedTokenResults | undefined;
+  /** DPoP, `undefined` when `dpop` is `off`. */
+  readonly dpop: DpopSettings | undefined;
 }
 
 /** Options as a caller may give them: not checked yet, any member may be of any type. */
@@ -150,6 +153,19 @@ function authenticationRules(options: UncheckedTokenPolicyOptions, issues: RuleI
   }
 }
 
+/** DPoP: asymmetric proof algorithms, an http(s) `publicBaseUrl` without query or fragment, a replay store. */
+function dpopRules(options: UncheckedTokenPolicyOptions, issues: RuleIssue[]): void {
+  const algorithms = options.dpopSigningAlgs;
+  if (Array.isArray(algorithms) && algorithms.some((a) => typeof a !== 'string' || a === 'none' || /^HS/i.test(a)))
+    issues.push({ path: 'dpopSigningAlgs', message: 'must be a non-empty array of asymmetric JWS algorithms' });
+  const base = options.publicBaseUrl;
+  const url = typeof base === 'string' ? httpUrl(base, true) : undefined;
+  if (typeof url === 'string') issues.push({ path: 'publicBaseUrl', message: url });
+  const replay = options.dpopReplay;
+  if (replay !== undefined && (!isObject(replay) || typeof replay.remember !== 'function'))
+    issues.push({ path: 'dpopReplay', message: 'must be a DpopReplayStore (an object with remember(jti, ttlMs))' });
+}
+
 /** What a validation accepts: one switch on at least, asymmetric algorithms, an audience for JWTs, `typ` values. */
 function validationRules(options: UncheckedTokenPolicyOptions, issues: RuleIssue[]): void {
   // A value that is not a boolean is the schema's to refuse: taken as on here, so as not to say more.
@@ -184,6 +200,7 @@ export function tokenPolicyRuleIssues(options: UncheckedTokenPolicyOptions): Rul
   endpointRules(options, issues);
   authenticationRules(options, issues);
   validationRules(options, issues);
+  dpopRules(options, issues);
   const stale = options.staleIfErrorSeconds;
   if (typeof stale === 'number' && stale > 0 && options.cache === false)
     issues.push({ path: 'staleIfErrorSeconds', message: 'needs the cache (options.cache is false)' });
@@ -244,5 +261,22 @@ export function tokenPolicySettings(options: TokenPolicyOptions): TokenPolicySet
     timeoutMs: options.timeoutMs ?? defaultOf(OPTIONS.timeoutMs),
     jwksCooldownMs: (options.jwksCooldownSeconds ?? defaultOf<number>(OPTIONS.jwksCooldownSeconds)) * 1000,
     shared: options.shared,
+    dpop: dpopSettingsOf(options),
+  };
+}
+
+/** The DPoP settings of checked options; `dpop` on without `publicBaseUrl` is refused here (the file's policies get it from the gateway). */
+function dpopSettingsOf(options: TokenPolicyOptions): DpopSettings | undefined {
+  const mode = options.dpop ?? defaultOf<'off'>(OPTIONS.dpop);
+  if (mode === 'off') return undefined;
+  if (options.publicBaseUrl === undefined)
+    optionChecks(FACTORY).fail('publicBaseUrl', `is required with dpop '${mode}' (the origin clients call, for the proofs' htu)`);
+  return {
+    mode,
+    algorithms: [...(options.dpopSigningAlgs ?? defaultOf<string[]>(OPTIONS.dpopSigningAlgs))],
+    maxAgeSeconds: options.dpopProofMaxAgeSeconds ?? defaultOf(OPTIONS.dpopProofMaxAgeSeconds),
+    nonce: options.dpopNonce ?? defaultOf(OPTIONS.dpopNonce),
+    publicBaseUrl: new URL(String(options.publicBaseUrl)),
+    replay: options.dpopReplay,
   };
 }

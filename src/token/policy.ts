@@ -6,6 +6,7 @@
  * @module
  */
 import { hash } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
 import { createRemoteJWKSet, customFetch, errors as joseErrors, jwtVerify, type JWTVerifyGetKey } from 'jose';
 import * as client from 'openid-client';
 import type { Configuration, ServerMetadata } from 'openid-client';
@@ -26,7 +27,8 @@ import { resolveMetadata, type ExplicitEndpoints } from './server-metadata.js';
 import { shareTokenData } from './shared.js';
 import { InvalidTokenThrottle } from './throttle.js';
 import { checkFailure, probeIntrospection, type TokenPolicyCheck } from './policy-check.js';
-import type { BindingRefusalReason, TokenBinding, TokenInfo } from '../context.js';
+import type { BindingRefusalReason, TokenBinding, TokenContext, TokenInfo } from '../context.js';
+import { boundBearerRefusal, boundKey, DpopGuard, dpopRefusalReason } from './binding/dpop.js';
 
 export type { ClientAuthMethod, ClientPrivateKey, CredentialsAuthMethod } from './client-auth.js';
 export type { ForgetSelector } from './cache.js';
@@ -159,6 +161,8 @@ export class TokenPolicy {
   /** Why the last use of the JWKS failed, until it works again. */
   private jwksFailure: { cause: unknown } | undefined;
   private observer: TokenPolicyObserver | undefined;
+  /** The DPoP checks, when `dpop` is on. */
+  private readonly dpopGuard: DpopGuard | undefined;
 
   constructor(options: TokenPolicyOptions) {
     const settings = tokenPolicySettings(options);
@@ -197,6 +201,73 @@ export class TokenPolicy {
     // Nothing to share without a cache.
     this.shared = this.validTtlMs === undefined && this.refusalTtlMs === undefined ? undefined : settings.shared;
     this.sharedScope = `${encodeURIComponent(name)}:${this.fingerprint()}`;
+    this.dpopGuard =
+      settings.dpop === undefined ? undefined : new DpopGuard(settings.dpop, name, this.clockSkew, options.clientSecret ?? undefined);
+  }
+
+  /** DPoP (RFC 9449): `off`, `allowed` or `required` (option `dpop`). */
+  get dpop(): 'off' | 'allowed' | 'required' {
+    return this.dpopGuard === undefined ? 'off' : this.dpopGuard.acceptsBearer ? 'allowed' : 'required';
+  }
+
+  /** The JWS algorithms a DPoP proof may be signed with (option `dpopSigningAlgs`); `undefined` with `dpop` off. */
+  get dpopSigningAlgs(): readonly string[] | undefined {
+    return this.dpopGuard?.algorithms;
+  }
+
+  /**
+   * Checks how a validated token is bound against the request (the one call of sender-constrained
+   * tokens): a DPoP-bound token (`cnf.jkt`) passes only under the DPoP scheme with a valid proof
+   * of its key, which sets `token.binding`; sent as Bearer, it is refused, unless the policy's
+   * `certificateBoundTokens` is `ignore` (then it is a bearer token, its binding noted `ignored`,
+   * where the policy accepts Bearer tokens). Returns `undefined` when nothing is left to check,
+   * else the promise of the proof's checks; throws or rejects with the refusal (DPoP challenge
+   * attached).  @internal
+   */
+  checkBinding(req: IncomingMessage, token: TokenContext, validation: TokenValidation): Promise<void> | undefined {
+    try {
+      const guard = this.dpopGuard;
+      if (token.scheme !== 'DPoP' && (guard === undefined || guard.acceptsBearer)) {
+        // A Bearer token the policy accepts as such, unless it is bound to a key (RFC 9449 section 7.2).
+        const jkt = boundKey(validation, this.name);
+        if (jkt === undefined) return undefined;
+        if (this.certificateBoundTokens === 'enforce') throw boundBearerRefusal(this.name, guard === undefined);
+        token.binding = { kind: 'jkt', thumbprint: jkt, result: 'ignored' };
+        return undefined;
+      }
+      if (guard === undefined) throw boundBearerRefusal(this.name, true);
+      const pending = guard.check(req, token, validation);
+      return pending === undefined ? undefined : pending.catch((err: unknown) => Promise.reject(this.bindingFailure(req, err)));
+    } catch (err) {
+      throw this.bindingFailure(req, err);
+    }
+  }
+
+  /** A refusal of the binding checks, counted, with the policy's challenge. */
+  private bindingFailure(req: IncomingMessage, err: unknown): unknown {
+    const reason = dpopRefusalReason(err);
+    if (reason !== undefined) this.observer?.bindingRefused?.('jkt', reason);
+    return this.withChallenge(req, err);
+  }
+
+  /**
+   * The error to answer with for a request of this policy: with DPoP on, a token error carries the
+   * DPoP challenge (`algs`; the error told in it when the request used DPoP or Bearer is refused;
+   * `DPoP-Nonce` for a missing nonce).  @internal
+   */
+  withChallenge(req: IncomingMessage, err: unknown): unknown {
+    const guard = this.dpopGuard;
+    if (guard === undefined || !(err instanceof GatewayError) || err.definition.challenge === undefined || err.dpop !== undefined)
+      return err;
+    const scheme = (req as { gateway?: { token?: TokenContext } }).gateway?.token?.scheme;
+    return new GatewayError(err.code, {
+      params: err.params,
+      ...(err.realm === undefined ? {} : { realm: err.realm }),
+      ...(err.diagnostic === undefined ? {} : { diagnostic: err.diagnostic }),
+      ...(err.retryAfter === undefined ? {} : { retryAfter: err.retryAfter }),
+      cause: err.cause ?? err,
+      dpop: guard.challenge(scheme, err.code === 'ERR_DPOP_NONCE_REQUIRED'),
+    });
   }
 
   /**

@@ -3,10 +3,12 @@
  *
  * @module
  */
+import type { IncomingMessage } from 'node:http';
 import { gatewayContext } from '../context.js';
 import { optionChecks, optionKeys } from '../options.js';
 import { acceptToken, extractOptions, extractToken, type ExtractedToken, type RequireTokenOptions } from './extract.js';
 import type { TokenMiddleware } from './middleware.js';
+import { TokenPolicy } from './policy.js';
 
 export type { TokenMiddleware } from './middleware.js';
 export type { RequireTokenOptions } from './extract.js';
@@ -57,7 +59,13 @@ export function requireToken(options: RequireTokenOptions = {}): TokenMiddleware
   if (typeof policy === 'string') realm = policy;
   else if (policy !== undefined && policy !== null && typeof policy === 'object' && typeof policy.name === 'string') realm = policy.name;
   else if (policy !== undefined) check.fail('policy', 'must be a TokenPolicy or a policy name');
-  const extract = extractOptions(check, options, realm);
+  // A policy with DPoP on: `Authorization: DPoP` is accepted too, and refusals carry its challenge.
+  const dpopPolicy = policy instanceof TokenPolicy && policy.dpop !== 'off' ? policy : undefined;
+  const extract = extractOptions(check, options, realm, '', dpopPolicy !== undefined);
+  const fail =
+    dpopPolicy === undefined
+      ? (_req: IncomingMessage, next: (err?: unknown) => void, err: unknown): void => next(err)
+      : (req: IncomingMessage, next: (err?: unknown) => void, err: unknown): void => next(dpopPolicy.withChallenge(req, err));
   return function requireTokenMiddleware(req, _res, next) {
     const context = gatewayContext(req);
     if (context.token !== undefined) {
@@ -73,10 +81,15 @@ export function requireToken(options: RequireTokenOptions = {}): TokenMiddleware
         return;
       }
     } catch (err) {
-      next(err);
+      fail(req, next, err);
       return;
     }
     // The token may be in a form body: read first.
-    found.then((token) => acceptToken(req, token, extract)).then(() => next(), next);
+    found
+      .then((token) => acceptToken(req, token, extract))
+      .then(
+        () => next(),
+        (err: unknown) => fail(req, next, err),
+      );
   };
 }

@@ -146,6 +146,39 @@ describe('protected resource metadata (RFC 9728)', function () {
     });
   });
 
+  it('says what a token policy with DPoP on accepts, and names the metadata in both challenges of its 401s', async () => {
+    const document = config();
+    document.tokenPolicies!.DemoIdP = {
+      ...document.tokenPolicies!.DemoIdP!,
+      dpop: 'allowed',
+      dpopSigningAlgs: ['ES256', 'EdDSA'],
+      certificateBoundTokens: 'ignore',
+    };
+    const gateway = createGateway({ config: document, messages: 'en' });
+    await gateway.ready();
+    const server = await serveGateway(gateway, { port: 0, adminPort: 0 });
+    try {
+      const res = await fetch(`${server.url}/.well-known/oauth-protected-resource/gateway/Ente/PetStore/v1`);
+      expect(await res.json()).to.deep.equal({
+        resource: 'https://api.example.org/gateway/Ente/PetStore/v1',
+        authorization_servers: [as.issuer],
+        scopes_supported: ['read', 'write'],
+        bearer_methods_supported: ['header', 'body', 'query'],
+        dpop_signing_alg_values_supported: ['ES256', 'EdDSA'],
+        dpop_bound_access_tokens_required: false,
+      });
+      const refused = await fetch(`${server.url}/gateway/Ente/PetStore/v1/pet/1`, { headers: { authorization: 'Bearer not-a-token' } });
+      expect(refused.status).to.equal(401);
+      expect(refused.headers.get('www-authenticate')).to.equal(
+        `${INVALID}, resource_metadata="${METADATA_URL}", DPoP realm="DemoIdP", algs="ES256 EdDSA", resource_metadata="${METADATA_URL}"`,
+      );
+      const plain = await fetch(`${server.url}/gateway/Ente/Plain/v1/pet/1`, { headers: { authorization: 'Bearer not-a-token' } });
+      expect(plain.headers.get('www-authenticate')).to.equal(`${INVALID}, DPoP realm="DemoIdP", algs="ES256 EdDSA"`);
+    } finally {
+      await server.stop();
+    }
+  });
+
   it("with base path / and createGateway's publicBaseUrl (path prefix kept), in an Express app after the host's own routes", async () => {
     const gateway = createGateway({
       config: config({ publicBaseUrl: undefined }),

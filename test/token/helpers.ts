@@ -47,6 +47,8 @@ export async function startTestApp(options: TestAppOptions): Promise<TestApp> {
     const token = req.gateway?.token;
     res.json({
       method: token?.method,
+      scheme: token?.scheme,
+      binding: token?.binding,
       policy: token?.policy,
       info: token?.info,
       introspection: token?.introspection,

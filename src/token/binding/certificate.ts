@@ -9,7 +9,7 @@
 import { createHash, X509Certificate } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { TLSSocket } from 'node:tls';
-import type { BindingRefusalReason, TokenBinding, TokenContext } from '../../context.js';
+import type { CertificateRefusalReason, TokenBinding, TokenContext } from '../../context.js';
 import { GatewayError } from '../../errors.js';
 import type { TrustFunction } from '../../trust-proxy.js';
 
@@ -30,7 +30,7 @@ export type ClientCertificate =
     }
   | {
       /** The request came with a certificate that cannot stand for the client. */
-      unusable: Extract<BindingRefusalReason, 'unverified_certificate' | 'bad_certificate_header'>;
+      unusable: Extract<CertificateRefusalReason, 'unverified_certificate' | 'bad_certificate_header'>;
     };
 
 /** Finds the client certificate of a request; `undefined` when it came without one. */
@@ -141,10 +141,10 @@ export interface CertificateBindingCheck {
   /** The token policy (the realm of the refusal). */
   readonly realm: string;
   /** Counts a refusal (the metric of refusals by reason). */
-  readonly refused?: ((reason: BindingRefusalReason) => void) | undefined;
+  readonly refused?: ((reason: CertificateRefusalReason) => void) | undefined;
 }
 
-const REASON_TEXT: Readonly<Record<BindingRefusalReason, string>> = {
+const REASON_TEXT: Readonly<Record<CertificateRefusalReason, string>> = {
   no_certificate: 'the request came without a client certificate',
   unverified_certificate: "the request's client certificate did not verify against the listener's client CA",
   bad_certificate_header: "the proxy's client certificate header is malformed, too large or repeated",
@@ -174,7 +174,7 @@ export function checkCertificateBinding(
   }
   const presented = bound === null ? undefined : check.source(req);
   const thumbprint = presented !== undefined && 'thumbprint' in presented ? presented.thumbprint : undefined;
-  const reason: BindingRefusalReason | undefined =
+  const reason: CertificateRefusalReason | undefined =
     bound === null
       ? 'invalid_cnf'
       : presented === undefined

@@ -195,7 +195,7 @@ describe('certificate-bound tokens behind a TLS-terminating proxy (clientCertifi
       [{ trustProxy: { a: 1 } }, /trustProxy: must be a boolean, a hop count, or addresses/],
       [{ trustProxy: true, clientCertificateHeader: HEADER }, /trustProxy: must list the proxies/],
       [{ trustProxy: 1, clientCertificateHeader: HEADER }, /trustProxy: must list the proxies/],
-      [{ publicBaseUrl: 'https://api.example.org/path' }, /publicBaseUrl: must be an origin/],
+      [{ publicBaseUrl: 'https://api.example.org/path?x=1' }, /publicBaseUrl: must be an http\(s\) URL without query or fragment/],
     ];
     for (const [listener, message] of cases) {
       const gateway = createGateway({ config: config(listener), metrics: false });

@@ -1,0 +1,88 @@
+/**
+ * DPoP proof identifiers between the workers of `serve --workers <n>` without Redis: a proof
+ * accepted by one worker must be refused by the others, so the workers remember `jti`s in one
+ * place, the primary, asked over IPC (with Redis, the gateway remembers them there instead).
+ *
+ * @module
+ */
+import cluster from 'node:cluster';
+import { MemoryReplayStore, type DpopReplayStore } from '../token/binding/replay.js';
+
+const ASK = 'express-access-gateway:dpop-proof';
+const ANSWER = 'express-access-gateway:dpop-proof-answer';
+/** Longest wait for the primary's answer: past it the proof is refused (503), never let through twice. */
+const ANSWER_TIMEOUT_MS = 2000;
+
+interface Ask {
+  type: typeof ASK;
+  id: number;
+  key: string;
+  ttlMs: number;
+}
+
+interface Answer {
+  type: typeof ANSWER;
+  id: number;
+  fresh: boolean | null;
+}
+
+function isAsk(message: unknown): message is Ask {
+  const m = message as Ask | undefined;
+  return (
+    m?.type === ASK &&
+    Number.isSafeInteger(m.id) &&
+    typeof m.key === 'string' &&
+    m.key.length <= 128 &&
+    typeof m.ttlMs === 'number' &&
+    m.ttlMs > 0 &&
+    m.ttlMs <= 86_400_000
+  );
+}
+
+function isAnswer(message: unknown): message is Answer {
+  const m = message as Answer | undefined;
+  return m?.type === ANSWER && Number.isSafeInteger(m.id);
+}
+
+/** In the primary: remembers the workers' proof identifiers and answers whether each is new. */
+export function answerWorkerProofs(): void {
+  const store = new MemoryReplayStore();
+  cluster.on('message', (from, message: unknown) => {
+    if (!isAsk(message) || !from.isConnected()) return;
+    const fresh = store.remember(message.key, message.ttlMs);
+    from.send({ type: ANSWER, id: message.id, fresh: fresh ?? null } satisfies Answer);
+  });
+}
+
+/** In a worker: the proof identifiers remembered by the primary. */
+export function workerProofs(): DpopReplayStore {
+  const pending = new Map<number, (fresh: boolean | undefined) => void>();
+  let next = 0;
+  process.on('message', (message: unknown) => {
+    if (!isAnswer(message)) return;
+    const settle = pending.get(message.id);
+    pending.delete(message.id);
+    settle?.(message.fresh === null ? undefined : message.fresh === true);
+  });
+  return {
+    remember(key, ttlMs) {
+      return new Promise<boolean | undefined>((resolve) => {
+        const id = ++next;
+        const timer = setTimeout(() => {
+          pending.delete(id);
+          resolve(undefined);
+        }, ANSWER_TIMEOUT_MS);
+        timer.unref();
+        pending.set(id, (fresh) => {
+          clearTimeout(timer);
+          resolve(fresh);
+        });
+        if (process.send?.({ type: ASK, id, key, ttlMs } satisfies Ask) !== true) {
+          pending.delete(id);
+          clearTimeout(timer);
+          resolve(undefined);
+        }
+      });
+    },
+  };
+}

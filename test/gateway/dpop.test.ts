@@ -1,0 +1,124 @@
+/**
+ * DPoP through `createGateway` (a configuration object, the demo authorization server issuing
+ * bound tokens): the record says the binding (kind and thumbprint), the XACML request carries
+ * `org:gateway:subject:token:binding` (a policy can require a bound token), the backend gets
+ * `Gateway-Token-Binding` and never the proof, and refusals are counted by reason.
+ */
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { createServer, type Server } from 'node:http';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { expect } from 'chai';
+import { startDemoAuthServer, type DemoAuthServer } from '../../examples/petstore/auth-server.js';
+import { createGateway, MemoryTransactionStore, type Gateway, type GatewayConfig, type TransactionRecord } from '../../src/index.js';
+import { parsePrometheusText } from '../observability/prometheus-text.js';
+import { dpopKey, proof, type DpopKey } from '../token/binding/support.js';
+import { close, echoBackend, listen } from './helpers.js';
+
+const PUBLIC = 'https://api.example.org/edge';
+const STRING = 'http://www.w3.org/2001/XMLSchema#string';
+/** Permits only tokens bound by DPoP. */
+const BOUND_ONLY = `<Policy xmlns="urn:oasis:names:tc:xacml:2.0:policy:schema:os" PolicyId="bound-only"
+  RuleCombiningAlgId="urn:oasis:names:tc:xacml:1.0:rule-combining-algorithm:first-applicable">
+  <Target/>
+  <Rule RuleId="bound" Effect="Permit">
+    <Condition>
+      <Apply FunctionId="urn:oasis:names:tc:xacml:1.0:function:string-is-in">
+        <AttributeValue DataType="${STRING}">jkt</AttributeValue>
+        <SubjectAttributeDesignator AttributeId="org:gateway:subject:token:binding" DataType="${STRING}"/>
+      </Apply>
+    </Condition>
+  </Rule>
+  <Rule RuleId="otherwise" Effect="Deny"/>
+</Policy>`;
+
+describe('createGateway: DPoP in the record, XACML, forwarding and metrics', function () {
+  this.timeout(60_000);
+  let as: DemoAuthServer;
+  let echo: Awaited<ReturnType<typeof echoBackend>>;
+  let dir: string;
+  let key: DpopKey;
+  let gateway: Gateway;
+  let server: Server;
+  let base: string;
+  const store = new MemoryTransactionStore();
+
+  before(async () => {
+    [as, echo, dir] = await Promise.all([startDemoAuthServer({ port: 0 }), echoBackend(), mkdtemp(path.join(tmpdir(), 'gateway-dpop-'))]);
+    key = await dpopKey();
+    await writeFile(path.join(dir, 'bound-only.xml'), BOUND_ONLY);
+    const config: GatewayConfig = {
+      tokenPolicies: { DemoIdP: { issuer: as.issuer, clientId: 'gateway', clientSecret: 'gateway-secret', dpop: 'allowed' } },
+      apis: [
+        {
+          provider: 'Ente',
+          name: 'Pets',
+          version: 1,
+          backend: { url: echo.url },
+          tokenManagement: { enabled: true, policy: 'DemoIdP', introspection: true, tokenForward: true },
+          authorization: { mode: 'xacml-Policy', policy: 'bound-only.xml' },
+          recording: { xacmlRequests: 'all', incomingHeaders: true },
+        },
+      ],
+    };
+    gateway = createGateway({ config, baseDir: dir, store, publicBaseUrl: PUBLIC });
+    server = createServer((req, res) => gateway.handler(req, res));
+    base = await listen(server);
+  });
+  after(async () => {
+    await close(server);
+    await gateway.close();
+    await Promise.all([as.stop(), echo.stop(), rm(dir, { recursive: true, force: true })]);
+  });
+
+  const PATH = '/gateway/Ente/Pets/v1/pets/1';
+  async function lastRecord(): Promise<TransactionRecord> {
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const { items } = await store.query({ limit: 1 });
+    return items[0]!;
+  }
+
+  it('a bound token with its proof: relayed, the binding recorded, in the XACML request and forwarded; the proof kept from the backend', async () => {
+    const token = await as.issueToken('client1', 'client1-secret', { dpop: key });
+    const seen = echo.seen.length;
+    const res = await fetch(`${base}${PATH}`, {
+      headers: { authorization: `DPoP ${token}`, dpop: await proof(key, { method: 'GET', url: `${PUBLIC}${PATH}`, token }) },
+    });
+    expect(res.status, await res.text()).to.equal(201);
+    const relayed = echo.seen[seen]!;
+    expect(relayed.headers['dpop']).to.equal(undefined);
+    expect(relayed.headers['gateway-token-binding']).to.equal('jkt');
+    const record = await lastRecord();
+    expect(record.binding).to.deep.equal({ kind: 'jkt', thumbprint: key.jkt, result: 'verified' });
+    const attributes = record.authorization?.request?.subject ?? [];
+    expect(attributes.find((a) => a.id === 'org:gateway:subject:token:binding')?.values).to.deep.equal(['jkt']);
+    // The recorded incoming headers redact the proof like any credential, and the token appears nowhere.
+    expect(record.incoming?.headers?.['dpop']).to.equal('[redacted]');
+    expect(JSON.stringify(record)).to.not.include(token);
+  });
+
+  it('an unbound token as Bearer: no binding anywhere, and the policy that asks for one denies', async () => {
+    const token = await as.issueToken('client1', 'client1-secret');
+    const res = await fetch(`${base}${PATH}`, { headers: { authorization: `Bearer ${token}` } });
+    expect(res.status).to.equal(403);
+    const record = await lastRecord();
+    expect(record.binding).to.equal(undefined);
+    expect((record.authorization?.request?.subject ?? []).some((a) => a.id === 'org:gateway:subject:token:binding')).to.equal(false);
+  });
+
+  it('counts refusals by reason in gateway_token_binding_refusals_total (kind jkt)', async () => {
+    const token = await as.issueToken('client1', 'client1-secret', { dpop: key });
+    const once = await proof(key, { method: 'GET', url: `${PUBLIC}${PATH}`, token });
+    const send = (init: Record<string, string>) => fetch(`${base}${PATH}`, { headers: init }).then((r) => r.status);
+    expect(await send({ authorization: `DPoP ${token}`, dpop: once })).to.equal(201);
+    expect(await send({ authorization: `DPoP ${token}`, dpop: once })).to.equal(401);
+    expect(await send({ authorization: `DPoP ${token}` })).to.equal(401);
+    expect(await send({ authorization: `Bearer ${token}` })).to.equal(401);
+    const metrics = parsePrometheusText(await gateway.metrics!.registry.metrics());
+    expect(metrics.value('gateway_token_binding_refusals_total', { policy: 'DemoIdP', kind: 'jkt', reason: 'replayed' })).to.equal(1);
+    expect(metrics.value('gateway_token_binding_refusals_total', { policy: 'DemoIdP', kind: 'jkt', reason: 'missing_proof' })).to.equal(1);
+    expect(
+      metrics.value('gateway_token_binding_refusals_total', { policy: 'DemoIdP', kind: 'jkt', reason: 'bearer_for_bound_token' }),
+    ).to.equal(1);
+  });
+});
