@@ -222,8 +222,18 @@ export class RedisConnection {
     return new Promise((resolve) => {
       let settled = false;
       // The timer's turn can come after a blocked event loop, with the reply already read off the
-      // socket but not yet handled (timers run before I/O): the verdict waits for the I/O of that turn.
-      const timer = setTimeout(() => {
+      // socket but not yet handled (timers run before I/O): the verdict waits for the I/O of that
+      // turn. A timer late by more than half the timeout means the loop was blocked, perhaps before
+      // the command was even written: Redis is given the whole timeout once more.
+      const startedAt = performance.now();
+      let extended = false;
+      const expire = (): void => {
+        const lateMs = performance.now() - startedAt - this.commandTimeoutMs * (extended ? 2 : 1);
+        if (!extended && lateMs > this.commandTimeoutMs / 2) {
+          extended = true;
+          timer = setTimeout(expire, this.commandTimeoutMs);
+          return;
+        }
         setImmediate(() => {
           if (settled) return;
           settled = true;
@@ -231,7 +241,8 @@ export class RedisConnection {
           this.#fail(name, `no reply within ${this.commandTimeoutMs} ms`);
           resolve(undefined);
         });
-      }, this.commandTimeoutMs);
+      };
+      let timer = setTimeout(expire, this.commandTimeoutMs);
       let reply = this.#sendNow(args);
       if (whenNoScript !== undefined) {
         reply = reply.catch((err: unknown) => {

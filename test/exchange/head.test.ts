@@ -117,7 +117,7 @@ describe('response head: the identity of every gateway answer', () => {
         ['RateLimit-Policy', '"p";q=10;w=60'],
         ['RateLimit', '"p";r=9;t=60'],
       ],
-      replaces: /^(x-)?ratelimit(-|$)/,
+      replaces: /^(x-)?ratelimit(-|$)/i,
     };
     const withFields = (context: GatewayContext): GatewayContext => {
       (context as { [ANSWER_FIELDS]?: AnswerFields })[ANSWER_FIELDS] = answer;
