@@ -156,16 +156,14 @@ export class RecordJournal {
 
   /** Appends the lines in one write; on failure the answers go unjournaled. */
   private write(lines: string[], entries: Journaled[]): void {
-    const data = `${lines.join('\n')}\n`;
+    // Encoded once: its length is then known without a second pass over the text.
+    const data = Buffer.from(`${lines.join('\n')}\n`);
+    const length = data.length;
     try {
       const segment = this.segment();
       let bytes = writeSync(segment.fd!, data);
-      const length = Buffer.byteLength(data);
       // A regular file takes the whole write; should one be short, the rest follows.
-      if (bytes < length) {
-        const buffer = Buffer.from(data);
-        while (bytes < length) bytes += writeSync(segment.fd!, buffer, bytes);
-      }
+      while (bytes < length) bytes += writeSync(segment.fd!, data, bytes);
       if (this.settings.fsync) fsyncSync(segment.fd!);
       segment.bytes += length;
       segment.outstanding += entries.length;
