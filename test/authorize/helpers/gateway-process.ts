@@ -75,13 +75,14 @@ export interface LatencyReport {
 
 /**
  * Sends `attack`, and while it is in flight, unrelated requests to `probeUrl` every 10 ms (at
- * least three, the first at once): each unrelated request is given `patienceMs` before it counts
- * as not answered (`Infinity`). Returns once the attack is answered or the patience ran out
- * while an unrelated request waited. Five unrelated requests go first, unmeasured: the first
- * requests of a new process are slow (code loaded and compiled on first use) whatever the attack.
- * With `warmUp`, the attack is also sent once first, unmeasured, for the same reason (the first
- * request with 1,500 headers takes some 100 ms in any Express app); if that one is not answered
- * within `patienceMs`, the report says so.
+ * least three), from a process of its own (latency-probe-main.ts: timed from this one, a
+ * collection pause of the test runner would count as the gateway's delay); each unrelated request
+ * is given `patienceMs` before it counts as not answered (`Infinity`). Returns once the attack is
+ * answered or the patience ran out while an unrelated request waited. Five unrelated requests go
+ * first, unmeasured: the first requests of a new process are slow (code loaded and compiled on
+ * first use) whatever the attack. With `warmUp`, the attack is also sent once first, unmeasured,
+ * for the same reason (the first request with 1,500 headers takes some 100 ms in any Express app);
+ * if that one is not answered within `patienceMs`, the report says so.
  */
 export async function latencyDuring(
   attack: (signal: AbortSignal) => Promise<Response>,
@@ -96,32 +97,56 @@ export async function latencyDuring(
       return { attack: { error: `the first attack request: ${(e as Error).message}` }, latencies: [Infinity], statuses: [] };
     }
   }
-  const attackAbort = new AbortController();
-  let attackDone = false;
-  const attackResult = attack(attackAbort.signal).then(
-    async (res) => ({ status: res.status, body: await res.text() }),
-    (e: unknown) => ({ error: (e as Error).message }),
-  );
-  void attackResult.then(() => (attackDone = true));
+  const main = fileURLToPath(new URL('latency-probe-main.ts', import.meta.url));
+  const prober = spawn(process.execPath, ['--import', 'tsx', main, probeUrl, String(patienceMs)], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const exited = once(prober, 'exit');
   const latencies: number[] = [];
   const statuses: number[] = [];
-  const probe = async (): Promise<void> => {
-    const start = performance.now();
-    try {
-      const res = await fetch(probeUrl, { signal: AbortSignal.timeout(patienceMs) });
-      await res.arrayBuffer();
-      latencies.push(performance.now() - start);
-      statuses.push(res.status);
-    } catch {
-      latencies.push(Infinity);
+  let counting = false;
+  let waiting: (() => void) | undefined;
+  const attackAbort = new AbortController();
+  let pending = '';
+  prober.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+    pending += chunk;
+    const lines = pending.split('\n');
+    pending = lines.pop()!;
+    for (const line of lines) {
+      // The lines before the attack began are the prober's own warm-up.
+      if (counting) {
+        if (line === 'timeout') {
+          latencies.push(Infinity);
+          attackAbort.abort();
+        } else {
+          const [ms, status] = line.split(' ');
+          latencies.push(Number(ms));
+          statuses.push(Number(status));
+        }
+      }
+      waiting?.();
     }
-  };
-  let sent = 0;
-  while (sent < 3 || !attackDone) {
-    await Promise.all([probe(), new Promise((r) => setTimeout(r, 10))]);
-    sent++;
-    if (latencies.includes(Infinity)) break;
+  });
+  const nextLine = (): Promise<void> =>
+    new Promise((resolve, reject) => {
+      waiting = resolve;
+      void exited.then(() => reject(new Error('the prober exited')));
+    });
+  try {
+    await nextLine();
+    counting = true;
+    let attackDone = false;
+    const attackResult = attack(attackAbort.signal).then(
+      async (res) => ({ status: res.status, body: await res.text() }),
+      (e: unknown) => ({ error: (e as Error).message }),
+    );
+    void attackResult.then(() => {
+      attackDone = true;
+      waiting?.();
+    });
+    while ((latencies.length < 3 || !attackDone) && !latencies.includes(Infinity)) await nextLine();
+    if (!attackDone) attackAbort.abort();
+    return { attack: await attackResult, latencies, statuses };
+  } finally {
+    prober.stdin.end();
+    await exited;
   }
-  if (!attackDone) attackAbort.abort();
-  return { attack: await attackResult, latencies, statuses };
 }
