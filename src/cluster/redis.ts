@@ -228,8 +228,7 @@ export class RedisConnection {
       const startedAt = performance.now();
       let extended = false;
       const expire = (): void => {
-        const lateMs = performance.now() - startedAt - this.commandTimeoutMs * (extended ? 2 : 1);
-        if (!extended && lateMs > this.commandTimeoutMs / 2) {
+        if (!extended && performance.now() - startedAt > this.commandTimeoutMs * 1.5) {
           extended = true;
           timer = setTimeout(expire, this.commandTimeoutMs);
           return;

@@ -93,10 +93,10 @@ export class TrafficLimiter {
    * Call the decision's `release()` once the exchange ends.
    */
   async decide(facts: TrafficFacts, policies: CompiledTrafficPolicies): Promise<TrafficDecision> {
-    const atOnce = this.decideAtOnce(facts, policies);
-    if (atOnce !== undefined) return atOnce;
-    const checks = checksOf(facts, policies.covering(facts.operation));
-    const verdict = await this.#shared!.take(checks);
+    const covering = policies.covering(facts.operation);
+    if (covering.length === 0 || this.#shared === undefined) return this.#atOnce(facts, covering);
+    const checks = checksOf(facts, covering);
+    const verdict = await this.#shared.take(checks);
     return this.#reported(facts, verdict === undefined ? this.#withoutStore(checks) : decisionOf(checks, verdict));
   }
 
@@ -107,8 +107,12 @@ export class TrafficLimiter {
    */
   decideAtOnce(facts: TrafficFacts, policies: CompiledTrafficPolicies): TrafficDecision | undefined {
     const covering = policies.covering(facts.operation);
+    return covering.length === 0 || this.#shared === undefined ? this.#atOnce(facts, covering) : undefined;
+  }
+
+  /** The decision over `covering` that needs no round trip: none covers the request, or the store is local. */
+  #atOnce(facts: TrafficFacts, covering: readonly CompiledTrafficPolicy[]): TrafficDecision {
     if (covering.length === 0) return UNCOVERED;
-    if (this.#shared !== undefined) return undefined;
     const checks = checksOf(facts, covering);
     return this.#reported(facts, decisionOf(checks, this.#local.take(checks)));
   }
