@@ -13,7 +13,7 @@ import type { Gateway } from '../gateway/create-gateway.js';
 import { adminAdmissionSettings, admitted, type AdminAdmissionOptions } from './admission.js';
 import { InvalidOptionError, optionChecks, optionKeys, type OptionChecks } from '../options.js';
 import { contextOptions, readTls, tlsSettings, type ServeTlsOptions, type TlsMaterial, type TlsSettings } from './tls.js';
-import { answerUnservedMethods, refuseMethod } from './unserved-methods.js';
+import { answerUnservedMethods, refuseMethod, type UnservedAnswers } from './unserved-methods.js';
 
 /**
  * Timeouts of both listeners, with Node's names (`http.createServer` options). A client that sends
@@ -167,6 +167,13 @@ export async function serveGateway(gateway: Gateway, options: ServeOptions = {})
   const material = tls === undefined ? undefined : await readTls(tls);
 
   const servers: Server[] = [];
+  // Connections node:http handed over (CONNECT, unknown methods), by server: a stop waits for them too.
+  const unserved = new Map<Server, UnservedAnswers>();
+  const listen = async (...args: Parameters<typeof listenOn>): Promise<Server> => {
+    const { server, answers } = await listenOn(...args);
+    unserved.set(server, answers);
+    return server;
+  };
   try {
     // CONNECT and methods Node's parser does not know: 501, recorded (API) or not (admin).
     servers.push(await listen(gateway.handler, port, host, timeouts, gateway.handler, material && { material, settings: tls!, api: true }));
@@ -186,7 +193,7 @@ export async function serveGateway(gateway: Gateway, options: ServeOptions = {})
       );
     }
   } catch (err) {
-    await Promise.all(servers.map((server) => stopServer(server, 0)));
+    await Promise.all(servers.map((server) => stopServer(server, unserved.get(server)!, 0)));
     throw err;
   }
   const scheme = tls === undefined ? 'http' : 'https';
@@ -204,7 +211,9 @@ export async function serveGateway(gateway: Gateway, options: ServeOptions = {})
       servers.forEach((server, i) => (server as unknown as HttpsServer).setSecureContext(contextOptions(fresh, i === 0)));
     },
     stop() {
-      stopping ??= Promise.all(servers.map((server) => stopServer(server, gracePeriodMs))).then(() => gateway.close());
+      stopping ??= Promise.all(servers.map((server) => stopServer(server, unserved.get(server)!, gracePeriodMs))).then(() =>
+        gateway.close(),
+      );
       return stopping;
     },
   };
@@ -217,18 +226,19 @@ interface ListenerTls {
   api: boolean;
 }
 
-async function listen(
+/** A server listening, and the connections it handed over to answer requests it does not serve. */
+async function listenOn(
   handler: RequestListener,
   port: number,
   host: string,
   timeouts: Required<ServerTimeouts>,
   unservedMethods: RequestListener,
   tls: ListenerTls | undefined,
-): Promise<Server> {
+): Promise<{ server: Server; answers: UnservedAnswers }> {
   const { keepAliveTimeout, ...requestTimeouts } = timeouts;
   const server: Server = tls === undefined ? createServer(requestTimeouts, handler) : httpsServer(handler, requestTimeouts, tls);
   server.keepAliveTimeout = keepAliveTimeout;
-  answerUnservedMethods(server, unservedMethods);
+  const answers = answerUnservedMethods(server, unservedMethods);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, host, () => {
@@ -236,7 +246,7 @@ async function listen(
       resolve();
     });
   });
-  return server;
+  return { server, answers };
 }
 
 /**
@@ -268,17 +278,23 @@ function closeAfterAnswer(_req: IncomingMessage, res: ServerResponse): void {
  * Stops accepting, lets the exchanges in flight finish, closing each connection as it falls idle,
  * and closes what is left after `gracePeriodMs`.
  */
-function stopServer(server: Server, gracePeriodMs: number): Promise<void> {
+function stopServer(server: Server, unserved: UnservedAnswers, gracePeriodMs: number): Promise<void> {
   if (!server.listening) return Promise.resolve();
   return new Promise<void>((resolve) => {
     server.prependListener('request', closeAfterAnswer);
     // close() closes only the connections idle now; the others become idle as their answer ends.
     const sweep = setInterval(() => server.closeIdleConnections(), 100);
-    const deadline = setTimeout(() => server.closeAllConnections(), gracePeriodMs);
+    const deadline = setTimeout(() => {
+      server.closeAllConnections();
+      unserved.closeAll();
+    }, gracePeriodMs);
     server.close(() => {
       clearInterval(sweep);
-      clearTimeout(deadline);
-      resolve();
+      // The connections answering a CONNECT or an unknown method close as their answer is sent.
+      void unserved.settled().then(() => {
+        clearTimeout(deadline);
+        resolve();
+      });
     });
   });
 }

@@ -89,6 +89,17 @@ function requestOfRawHead(raw: Buffer, socket: Socket): IncomingMessage | undefi
   return req;
 }
 
+/**
+ * The connections answering such requests: `node:http` hands them over (`server.close()` does not
+ * wait for them), so that a stop waits for them here, lest their record come after the store closed.
+ */
+export interface UnservedAnswers {
+  /** Resolves once every connection answering now has closed (each within its answer timeout). */
+  settled(): Promise<void>;
+  /** Closes those connections at once (the stop's grace period is over). */
+  closeAll(): void;
+}
+
 /** Answers `req` on `socket` through `handler`, then closes the connection. */
 function answerOn(socket: Socket, req: IncomingMessage, handler: RequestListener): void {
   // The request has no body the gateway reads: the connection closes after the answer.
@@ -119,8 +130,19 @@ export const refuseMethod: RequestListener = (_req, res) => {
 };
 
 /** Answers the CONNECT requests and unknown methods of `server` with `handler`. */
-export function answerUnservedMethods(server: Server, handler: RequestListener): void {
-  server.on('connect', (req: IncomingMessage, socket: Duplex) => answerOn(socket as Socket, req, handler));
+export function answerUnservedMethods(server: Server, handler: RequestListener): UnservedAnswers {
+  const open = new Set<Socket>();
+  const waiting: Array<() => void> = [];
+  const answer = (socket: Socket, req: IncomingMessage): void => {
+    open.add(socket);
+    socket.once('close', () => {
+      open.delete(socket);
+      // After the turn: the response's 'close' (the record's cue) comes on the next tick.
+      if (open.size === 0) setImmediate(() => open.size === 0 && waiting.splice(0).forEach((resolve) => resolve()));
+    });
+    answerOn(socket, req, handler);
+  };
+  server.on('connect', (req: IncomingMessage, socket: Duplex) => answer(socket as Socket, req));
   const answered = new WeakSet<Duplex>();
   server.on('clientError', (err: NodeJS.ErrnoException & { rawPacket?: unknown }, socket: Duplex) => {
     // The parser stays in its error state: more data on the socket is the same error again.
@@ -132,11 +154,17 @@ export function answerUnservedMethods(server: Server, handler: RequestListener):
         ? requestOfRawHead(err.rawPacket, socket as Socket)
         : undefined;
     if (req !== undefined) {
-      answerOn(socket as Socket, req, handler);
+      answer(socket as Socket, req);
       return;
     }
     // Node's own answer to every other client error, as when no listener takes them.
     if (socket.writable && inFlight?.headersSent !== true) socket.write(defaultAnswer(err.code));
     socket.destroy(err);
   });
+  return {
+    settled: () => (open.size === 0 ? Promise.resolve() : new Promise<void>((resolve) => waiting.push(resolve))),
+    closeAll: () => {
+      for (const socket of open) socket.destroy();
+    },
+  };
 }

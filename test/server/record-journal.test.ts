@@ -7,6 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { Agent, get, type IncomingMessage } from 'node:http';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
@@ -69,6 +70,17 @@ function load(url: string, clients: number): { seen: Seen; busy(): Promise<void>
       agent.destroy();
     },
   };
+}
+
+/** The status line a CONNECT gets from the APIs' listener on `port`, once the server closed the connection. */
+function connectStatusLine(port: number): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(port, '127.0.0.1', () => socket.write('CONNECT example.org:443 HTTP/1.1\r\nHost: example.org\r\n\r\n'));
+    let text = '';
+    socket.on('data', (chunk: Buffer) => (text += chunk.toString('latin1')));
+    socket.on('close', () => resolve(text.split('\r\n')[0]!));
+    socket.on('error', reject);
+  });
 }
 
 /**
@@ -298,6 +310,33 @@ describe('serve: the record journal keeps the records of answered exchanges thro
     console.log(
       `      PostgreSQL away: ${figures.complete} complete answers (${figures.complete - before} of them recorded after the restart), all recorded; ${figures.cut} cut (${figures.cutRecorded} recorded)`,
     );
+  });
+
+  it('stopped by SIGTERM under load (with and without --workers): every complete answer is in PostgreSQL before the exit (a CONNECT answered just before too), no journal left', async () => {
+    for (const [round, workers] of [undefined, 2].entries()) {
+      const port = await freePort();
+      const served = await start(port, workers);
+      const traffic = load(`http://127.0.0.1:${port}/gateway/Ente/Echo/v1/ping`, 16);
+      await traffic.busy();
+      // A CONNECT (its connection node:http hands over) answered right before the stop.
+      expect(await connectStatusLine(port)).to.equal('HTTP/1.1 501 Not Implemented');
+      served.child.kill('SIGTERM');
+      expect(await served.exited(), served.output()).to.equal(0);
+      await traffic.stop();
+      // No restart, no wait: what the stopped server left is all there is.
+      const found = await records();
+      const { rows } = await db.query(`SELECT status FROM "${schema}_${tableCount}".${table} WHERE method = 'CONNECT'`);
+      // One table for both rounds: this round's CONNECT and the one before.
+      expect(rows).to.deep.equal(Array.from({ length: round + 1 }, () => ({ status: 501 })));
+      const missing = [...traffic.seen.complete].filter((id) => !found.has(id));
+      expect(missing, `of ${traffic.seen.complete.size} complete answers`).to.deep.equal([]);
+      for (const id of traffic.seen.complete) expect(found.get(id)!.count, id).to.equal(1);
+      expect(traffic.seen.complete.size).to.be.greaterThan(100);
+      expect(await journalFiles()).to.deep.equal([]);
+      console.log(
+        `      SIGTERM${workers === undefined ? '' : ` (--workers ${workers})`}: ${traffic.seen.complete.size} complete answers, all recorded before the exit`,
+      );
+    }
   });
 
   it('refuses a journal it could not write, or an unknown RECORD_JOURNAL, at start (exit 2 naming the variable)', async () => {
