@@ -237,16 +237,27 @@ export class TokenPolicy {
       }
       if (guard === undefined) throw boundBearerRefusal(this.name, true);
       const pending = guard.check(req, token, validation);
-      return pending === undefined ? undefined : pending.catch((err: unknown) => Promise.reject(this.bindingFailure(req, err)));
+      return pending === undefined
+        ? undefined
+        : pending.catch((err: unknown) => Promise.reject(this.bindingFailure(req, token, validation, err)));
     } catch (err) {
-      throw this.bindingFailure(req, err);
+      throw this.bindingFailure(req, token, validation, err);
     }
   }
 
-  /** A refusal of the binding checks, counted, with the policy's challenge. */
-  private bindingFailure(req: IncomingMessage, err: unknown): unknown {
+  /** A refusal of the binding checks: noted on the token (for the record), counted, with the policy's challenge. */
+  private bindingFailure(req: IncomingMessage, token: TokenContext, validation: TokenValidation, err: unknown): unknown {
     const reason = dpopRefusalReason(err);
-    if (reason !== undefined) this.observer?.bindingRefused?.('jkt', reason);
+    if (reason !== undefined) {
+      let thumbprint = '';
+      try {
+        thumbprint = boundKey(validation, this.name) ?? '';
+      } catch {
+        // A malformed cnf: refused for that, no thumbprint to tell.
+      }
+      token.binding = { kind: 'jkt', thumbprint, result: 'refused', reason };
+      this.observer?.bindingRefused?.('jkt', reason);
+    }
     return this.withChallenge(req, err);
   }
 

@@ -106,14 +106,23 @@ describe('createGateway: DPoP in the record, XACML, forwarding and metrics', fun
     expect((record.authorization?.request?.subject ?? []).some((a) => a.id === 'org:gateway:subject:token:binding')).to.equal(false);
   });
 
-  it('counts refusals by reason in gateway_token_binding_refusals_total (kind jkt)', async () => {
+  it('records each refusal with its binding and reason, and counts it in gateway_token_binding_refusals_total (kind jkt)', async () => {
     const token = await as.issueToken('client1', 'client1-secret', { dpop: key });
     const once = await proof(key, { method: 'GET', url: `${PUBLIC}${PATH}`, token });
     const send = (init: Record<string, string>) => fetch(`${base}${PATH}`, { headers: init }).then((r) => r.status);
     expect(await send({ authorization: `DPoP ${token}`, dpop: once })).to.equal(201);
     expect(await send({ authorization: `DPoP ${token}`, dpop: once })).to.equal(401);
+    // The refusal's record says which binding and why, as the metric does.
+    expect((await lastRecord()).binding).to.deep.equal({ kind: 'jkt', thumbprint: key.jkt, result: 'refused', reason: 'replayed' });
     expect(await send({ authorization: `DPoP ${token}` })).to.equal(401);
+    expect((await lastRecord()).binding).to.deep.equal({ kind: 'jkt', thumbprint: key.jkt, result: 'refused', reason: 'missing_proof' });
     expect(await send({ authorization: `Bearer ${token}` })).to.equal(401);
+    expect((await lastRecord()).binding).to.deep.equal({
+      kind: 'jkt',
+      thumbprint: key.jkt,
+      result: 'refused',
+      reason: 'bearer_for_bound_token',
+    });
     const metrics = parsePrometheusText(await gateway.metrics!.registry.metrics());
     expect(metrics.value('gateway_token_binding_refusals_total', { policy: 'DemoIdP', kind: 'jkt', reason: 'replayed' })).to.equal(1);
     expect(metrics.value('gateway_token_binding_refusals_total', { policy: 'DemoIdP', kind: 'jkt', reason: 'missing_proof' })).to.equal(1);
