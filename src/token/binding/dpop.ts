@@ -8,7 +8,7 @@
  *
  * @module
  */
-import { createHash, createPublicKey, hash, verify, type JsonWebKey, type KeyObject } from 'node:crypto';
+import { createPublicKey, hash, verify, type JsonWebKey, type KeyObject } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { calculateJwkThumbprint, decodeProtectedHeader, importJWK, jwtVerify, type JWK } from 'jose';
 import type { DpopRefusalReason, TokenContext } from '../../context.js';
@@ -209,11 +209,7 @@ export class DpopGuard {
     this.#checkClaims(req, payload, token.raw);
     if (thumbprint !== jkt) this.#refuse('key_mismatch', 'the proof is signed by a key other than the one the token is bound to (cnf.jkt)');
     const ttlMs = (this.#settings.maxAgeSeconds + 2 * this.#clockSkew) * 1000;
-    const key = createHash('sha256')
-      .update(thumbprint)
-      .update('\n')
-      .update(payload['jti'] as string)
-      .digest('base64url');
+    const key = hash('sha256', `${thumbprint}\n${payload['jti'] as string}`, 'base64url');
     const fresh = await this.#replay.remember(key, ttlMs);
     if (fresh === undefined)
       throw new GatewayError('ERR_AUTHORIZATION_SERVER_UNAVAILABLE', {
