@@ -214,7 +214,7 @@ export class DpopGuard {
     if (fresh === undefined)
       throw new GatewayError('ERR_AUTHORIZATION_SERVER_UNAVAILABLE', {
         realm: this.#realm,
-        diagnostic: 'dpop: the store of proof identifiers (jti) did not answer',
+        diagnostic: `dpop: the store of proof identifiers (jti) did not answer${this.#replay.unavailable === undefined ? '' : ` (${this.#replay.unavailable})`}`,
       });
     if (!fresh) this.#refuse('replayed', 'the proof was used before (its jti is known)');
     token.binding = { kind: 'jkt', thumbprint: jkt, result: 'verified' };

@@ -16,6 +16,8 @@ export interface DpopReplayStore {
    * is then refused: the gateway fails closed).
    */
   remember(key: string, ttlMs: number): Promise<boolean | undefined> | boolean | undefined;
+  /** Why the store did not answer, when it can tell (said in the refusal's diagnostic). */
+  readonly unavailable?: string | undefined;
 }
 
 /** Most identifiers a process keeps; past it, expired ones are dropped, then new proofs refused (503) until some expire. */
@@ -25,6 +27,8 @@ const MAX_ENTRIES = 200_000;
 export class MemoryReplayStore implements DpopReplayStore {
   readonly #until = new Map<string, number>();
   readonly #maxEntries: number;
+  /** The last proof was refused for want of room. */
+  #full = false;
 
   constructor(maxEntries = MAX_ENTRIES) {
     this.#maxEntries = maxEntries;
@@ -40,11 +44,19 @@ export class MemoryReplayStore implements DpopReplayStore {
         if (end > now) break;
         this.#until.delete(known);
       }
-      if (this.#until.size >= this.#maxEntries) return undefined;
+      this.#full = this.#until.size >= this.#maxEntries;
+      if (this.#full) return undefined;
     }
     this.#until.delete(key);
     this.#until.set(key, now + ttlMs);
     return true;
+  }
+
+  /** Said when full: the identifiers of every proof still within its lifetime are kept, none is forgotten early (that would let a replay through). */
+  get unavailable(): string | undefined {
+    return this.#full
+      ? `full: ${this.#maxEntries} proofs within their lifetime in this process; use Redis, or a shorter dpopProofMaxAgeSeconds`
+      : undefined;
   }
 
   /** Identifiers remembered now (expired ones included until they are dropped). */

@@ -15,9 +15,13 @@ describe('DPoP proof identifiers', () => {
     expect(store.remember('a', 50)).to.equal(true);
     expect(store.remember('a', 50)).to.equal(false);
     expect(store.remember('b', 50)).to.equal(true);
+    expect(store.unavailable).to.equal(undefined);
     expect(store.remember('c', 50)).to.equal(undefined);
+    // Why it cannot answer, for the 503's diagnostic.
+    expect(store.unavailable).to.match(/^full: 2 proofs within their lifetime in this process; use Redis/);
     await new Promise((resolve) => setTimeout(resolve, 60));
     expect(store.remember('c', 50)).to.equal(true);
+    expect(store.unavailable).to.equal(undefined);
     expect(store.remember('a', 50)).to.equal(true);
   });
 
