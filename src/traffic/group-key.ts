@@ -124,10 +124,36 @@ export function compileGroupKey(groupBy: readonly string[], scope: string): Grou
   }
   const readers = groupBy.map(factReader);
   const names = groupBy.map((by) => `${by}=`);
+  if (readers.length === 1) return oneFactGroupKey(readers[0]!, names[0]!, scope);
   return (facts) => {
     const values = readers.map((read) => read(facts));
     let label = '';
     for (let i = 0; i < values.length; i++) label += `${i === 0 ? '' : ', '}${names[i]!}${labelValue(values[i])}`;
     return { label, hash: hashOf(scope, values) };
+  };
+}
+
+/** Groups remembered by a one-fact policy (most requests come from a few clients); past it, forgotten at once. */
+const REMEMBERED_GROUPS = 4096;
+/** The longest value whose group is remembered (a longer one is hashed each time). */
+const REMEMBERED_VALUE_CHARS = 256;
+
+/**
+ * The group function of a policy grouping by one fact: the group of a value seen lately is
+ * remembered, so that the usual request (the same client again) costs a lookup, not a hash.
+ */
+function oneFactGroupKey(read: Reader, name: string, scope: string): GroupKeyFunction {
+  const remembered = new Map<string | undefined, GroupKey>();
+  return (facts) => {
+    const value = read(facts);
+    let key = remembered.get(value);
+    if (key === undefined) {
+      key = Object.freeze({ label: `${name}${labelValue(value)}`, hash: hashOf(scope, [value]) });
+      if (value === undefined || value.length <= REMEMBERED_VALUE_CHARS) {
+        if (remembered.size >= REMEMBERED_GROUPS) remembered.clear();
+        remembered.set(value, key);
+      }
+    }
+    return key;
   };
 }

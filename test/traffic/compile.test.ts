@@ -139,6 +139,18 @@ describe('traffic policy groups', () => {
     );
   });
 
+  it('a one-fact policy gives a value seen before the group it gave then, past its memory of groups too', () => {
+    const group = compileTrafficPolicies([{ ...perClient, groupBy: ['header:x-tenant'] }]).all[0]!.group;
+    const values = [undefined, '-', 'acme', 'x'.repeat(300), ...Array.from({ length: 5000 }, (_, i) => `tenant-${i}`)];
+    const first = values.map((value) => group(facts({}, value === undefined ? {} : { 'x-tenant': value })));
+    for (const [i, value] of values.entries()) {
+      const again = group(facts({}, value === undefined ? {} : { 'x-tenant': value }));
+      expect(again).to.deep.equal(first[i]);
+      expect(again).to.deep.equal(groupOf(['header:x-tenant'], facts({}, value === undefined ? {} : { 'x-tenant': value })));
+    }
+    expect(new Set(first.map((key) => key.hash)).size).to.equal(values.length);
+  });
+
   it('gives hostile values a hash of the same fixed length and a short, printable label', () => {
     const huge = 'x'.repeat(1024 * 1024);
     const claims = { note: 'line1\nline2\r\u2028\u0000', big: { deep: huge } };
