@@ -13,6 +13,8 @@
  * - `TOKEN_FAILED`: "Gestione Token Fallita" (token missing or invalid).
  * - `AUTHORIZATION_DENIED`: "Autorizzazione Negata" (XACML not Permit).
  * - `INSUFFICIENT_SCOPE`: the token lacks a scope or claim value the API requires.
+ * - `INSUFFICIENT_USER_AUTHENTICATION`: the user authentication behind the token is not the one the
+ *   API requires (`acr`) or is too old (`auth_time`): step-up authentication (RFC 9470).
  * - `AUTHORIZATION_SERVER_ERROR`: the authorization server could not be used.
  * - `CONNECTION_ERROR`: "Errore di Connessione" (backend unreachable or timing out).
  * - `NOT_FOUND`: no registered API at that path.
@@ -28,6 +30,7 @@ export type OutcomeCode =
   | 'TOKEN_FAILED'
   | 'AUTHORIZATION_DENIED'
   | 'INSUFFICIENT_SCOPE'
+  | 'INSUFFICIENT_USER_AUTHENTICATION'
   | 'AUTHORIZATION_SERVER_ERROR'
   | 'CONNECTION_ERROR'
   | 'NOT_FOUND'
@@ -53,6 +56,7 @@ export const outcomeLabels: Readonly<
   TOKEN_FAILED: { it: 'Gestione Token Fallita', en: 'Token handling failed' },
   AUTHORIZATION_DENIED: { it: 'Autorizzazione Negata', en: 'Authorization denied' },
   INSUFFICIENT_SCOPE: { it: 'Scope Insufficienti', en: 'Insufficient scope' },
+  INSUFFICIENT_USER_AUTHENTICATION: { it: 'Autenticazione Utente Insufficiente', en: 'Insufficient user authentication' },
   AUTHORIZATION_SERVER_ERROR: { it: 'Authorization Server Non Disponibile', en: 'Authorization server unavailable' },
   CONNECTION_ERROR: { it: 'Errore di Connessione', en: 'Connection error' },
   NOT_FOUND: { it: 'API Non Trovata', en: 'API not found' },
@@ -100,6 +104,7 @@ export type GatewayErrorCode =
   | 'ERR_DPOP_PROOF_INVALID'
   | 'ERR_DPOP_NONCE_REQUIRED'
   | 'ERR_INSUFFICIENT_SCOPE'
+  | 'ERR_INSUFFICIENT_USER_AUTHENTICATION'
   | 'ERR_AUTHORIZATION_DENIED'
   | 'ERR_AUTHORIZATION_SERVER_UNAVAILABLE'
   | 'ERR_API_NOT_FOUND'
@@ -120,10 +125,12 @@ export type GatewayErrorCode =
   | 'ERR_INTERNAL';
 
 /**
- * The `error` parameter of a `WWW-Authenticate` challenge: RFC 6750 section 3.1's, and the two of
- * DPoP (RFC 9449 sections 7.1 and 9), sent only in a `DPoP` challenge.
+ * The `error` parameter of a `WWW-Authenticate` challenge: RFC 6750 section 3.1's, step-up
+ * authentication's (RFC 9470 section 3), and the two of DPoP (RFC 9449 sections 7.1 and 9), sent
+ * only in a `DPoP` challenge.
  */
-export type BearerErrorCode = 'invalid_request' | 'invalid_token' | 'insufficient_scope' | 'invalid_dpop_proof' | 'use_dpop_nonce';
+export type BearerErrorCode =
+  'invalid_request' | 'invalid_token' | 'insufficient_scope' | 'insufficient_user_authentication' | 'invalid_dpop_proof' | 'use_dpop_nonce';
 
 /** One entry of the catalogue. */
 export interface ErrorDefinition {
@@ -204,6 +211,17 @@ export const errorCatalogue: Readonly<Record<GatewayErrorCode, ErrorDefinition>>
     gatewayStatus: 'protocol:GATEWAY-1368',
     outcome: 'INSUFFICIENT_SCOPE',
     challenge: { error: 'insufficient_scope', description: 'The request requires higher privileges than provided by the access token' },
+  },
+  // Step-up authentication (RFC 9470): the token is valid, the user authentication behind it is
+  // not the one required (`acr`) or too old (`auth_time`). The challenge names what is required.
+  ERR_INSUFFICIENT_USER_AUTHENTICATION: {
+    status: 401,
+    gatewayStatus: 'protocol:GATEWAY-1374',
+    outcome: 'INSUFFICIENT_USER_AUTHENTICATION',
+    challenge: {
+      error: 'insufficient_user_authentication',
+      description: 'A different authentication level or a more recent authentication is required',
+    },
   },
   ERR_AUTHORIZATION_DENIED: {
     status: 403,
@@ -334,6 +352,7 @@ export const messagesIt: MessageSet = {
   ERR_DPOP_PROOF_INVALID: 'Prova DPoP non valida',
   ERR_DPOP_NONCE_REQUIRED: 'La prova DPoP deve contenere il nonce indicato dal gateway',
   ERR_INSUFFICIENT_SCOPE: 'Il token non ha gli scope o i claim richiesti dal servizio',
+  ERR_INSUFFICIENT_USER_AUTHENTICATION: "L'autenticazione dell'utente non è del livello richiesto dal servizio o non è abbastanza recente",
   ERR_AUTHORIZATION_DENIED: deniedIt,
   ERR_AUTHORIZATION_SERVER_UNAVAILABLE: 'Servizio di validazione del token temporaneamente non disponibile',
   ERR_API_NOT_FOUND: 'Nessuna API registrata corrisponde alla richiesta',
@@ -366,6 +385,7 @@ export const messagesEn: MessageSet = {
   ERR_DPOP_PROOF_INVALID: 'DPoP proof not valid',
   ERR_DPOP_NONCE_REQUIRED: 'The DPoP proof must carry the nonce the gateway gave',
   ERR_INSUFFICIENT_SCOPE: 'The token lacks the scopes or claims the service requires',
+  ERR_INSUFFICIENT_USER_AUTHENTICATION: "The user's authentication is not of the level the service requires, or not recent enough",
   ERR_AUTHORIZATION_DENIED: deniedEn,
   ERR_AUTHORIZATION_SERVER_UNAVAILABLE: 'Token validation service temporarily unavailable',
   ERR_API_NOT_FOUND: 'No registered API matches the request',

@@ -14,6 +14,7 @@ import {
   InvalidOptionError,
   recordTransaction,
   requireScopes,
+  requireUserAuthentication,
   requireToken,
   serveGateway,
   type DiagnosticCode,
@@ -34,6 +35,12 @@ expectTypeOf(requireToken({})).toMatchTypeOf<Middleware>();
 expectTypeOf(forwardTokenHeaders({})).toMatchTypeOf<Middleware>();
 expectTypeOf(recordTransaction({})).toMatchTypeOf<Middleware>();
 expectTypeOf(requireScopes({ requiredScopes: ['read'] })).toMatchTypeOf<Middleware>();
+expectTypeOf(
+  requireUserAuthentication({
+    requiredAcrValues: ['urn:mace:incommon:iap:silver'],
+    operations: [{ name: 'transfer', maxAuthenticationAge: 300 }],
+  }),
+).toMatchTypeOf<Middleware>();
 // xacmlAuthorize's hooks see Express's Request by default (it mounts with app.use), and a plain
 // Node request when asked: then it is the one Middleware shape too.
 const policy = '<Policy/>';

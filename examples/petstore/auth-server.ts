@@ -76,6 +76,14 @@ export interface DemoClient {
    * profile: `name`, `given_name`, `middle_name`, `family_name`, `email`, `preferred_username`).
    */
   profile?: Record<string, unknown>;
+  /**
+   * The user authentication this client's tokens say is behind them, as the tokens of an
+   * interactive login carry it (OpenID Connect `acr` and `auth_time`, read by step-up
+   * authentication, RFC 9470): the claims go into its JWT access tokens and the introspection
+   * answers of its opaque ones. `authTime` is given the current time (seconds since the epoch) when
+   * a token is issued, so that "an hour ago" stays an hour ago. Default: neither claim.
+   */
+  authentication?: { acr?: string; authTime?: (nowSeconds: number) => number };
 }
 
 /** Options of {@link startDemoAuthServer}. */
@@ -330,6 +338,16 @@ export async function startDemoAuthServer(options: DemoAuthServerOptions = {}): 
     revokedJwts.set(payload.jti as string, payload.exp as number);
   }
 
+  const authentications = new Map(clients.map((c) => [c.clientId, c.authentication]));
+  /** `acr` and `auth_time` of a client's tokens, as {@link DemoClient.authentication} gives them. */
+  function authenticationClaims(clientId: string): { acr?: string; auth_time?: number } {
+    const authentication = authentications.get(clientId);
+    const claims: { acr?: string; auth_time?: number } = {};
+    if (authentication?.acr !== undefined) claims.acr = authentication.acr;
+    if (authentication?.authTime !== undefined) claims.auth_time = authentication.authTime(Math.floor(Date.now() / 1000));
+    return claims;
+  }
+
   const { default: Provider, errors } = await loadProvider();
   const provider = new Provider(issuer, {
     adapter: memoryAdapterFactory(),
@@ -378,9 +396,13 @@ export async function startDemoAuthServer(options: DemoAuthServerOptions = {}): 
         },
       },
     },
-    // `azp` on every token; `sub` = client id on client_credentials ones (user tokens have theirs).
-    extraTokenClaims: async (_ctx: unknown, token: OidcToken) =>
-      token.kind === 'ClientCredentials' ? { azp: token.clientId, sub: token.clientId } : { azp: token.clientId },
+    // `azp` on every token; `sub` = client id on client_credentials ones (user tokens have theirs);
+    // `acr` and `auth_time` for a client given an authentication.
+    extraTokenClaims: async (_ctx: unknown, token: OidcToken) => ({
+      azp: token.clientId,
+      ...(token.kind === 'ClientCredentials' ? { sub: token.clientId } : {}),
+      ...authenticationClaims(token.clientId),
+    }),
     clockTolerance: 0,
   });
 

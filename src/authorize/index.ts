@@ -8,6 +8,8 @@ export { xacmlAuthorize } from './xacml-authorize/index.js';
 export type { XacmlAuthorizeMiddleware, XacmlAuthorizeOptions, XacmlObligationHandler } from './xacml-authorize/index.js';
 export { requireScopes, InsufficientScopeError } from './scopes.js';
 export type { OperationScopeRules, RequireScopesOptions, RequiredClaims, ScopeRules } from './scopes.js';
+export { requireUserAuthentication, InsufficientUserAuthenticationError } from './step-up.js';
+export type { OperationStepUpRules, RequireUserAuthenticationOptions, StepUpRules } from './step-up.js';
 export { ApplicationRegistry, identifyApplication } from './applications.js';
 export type { ClientApplication, ClientApplications, IdentifyApplicationOptions } from './applications.js';
 export { XacmlPolicySource } from './policy-source.js';

@@ -1,14 +1,16 @@
 /**
  * The schemas of authorization in the configuration file: an API's `authorization` (spec 2.2),
- * the scope and claim rules of an API or operation (`requireScopes`), and the registry of client
+ * the scope and claim rules of an API or operation (`requireScopes`), its step-up rules
+ * (`requireUserAuthentication`), and the registry of client
  * applications. Rules the schemas cannot say (a client id that is blank) stay in
- * `applicationIssues` and `scopeRuleIssues`, run after them.
+ * `applicationIssues`, `scopeRuleIssues` and `stepUpRuleIssues`, run after them.
  *
  * @module
  */
 import { Type, type Static } from '@sinclair/typebox';
 import { NonEmptyString } from '../schema.js';
 import { SCOPE_TOKEN } from './scopes.js';
+import { MAX_AUTHENTICATION_AGE_LIMIT } from './step-up.js';
 
 /** `requiredScopes`: scopes the token must all hold. */
 export function requiredScopesSchema(description: string) {
@@ -31,6 +33,24 @@ export function requiredClaimsSchema(description: string) {
     }),
     { errorMessage: 'must be an object mapping claim names to allowed values', description },
   );
+}
+
+/** `requiredAcrValues`: the `acr` values one of which the token's must be (step-up authentication). */
+export function requiredAcrValuesSchema(description: string) {
+  return Type.Array(
+    Type.String({ pattern: SCOPE_TOKEN.source, errorMessage: 'must be an acr value: printable ASCII characters, no space, " or \\' }),
+    { minItems: 1, errorMessage: 'must be a non-empty array of acr values', description },
+  );
+}
+
+/** `maxAuthenticationAge`: the most seconds since the user authenticated (step-up authentication). */
+export function maxAuthenticationAgeSchema(description: string) {
+  return Type.Integer({
+    exclusiveMinimum: 0,
+    maximum: MAX_AUTHENTICATION_AGE_LIMIT,
+    errorMessage: `must be a whole number of seconds from 1 to ${MAX_AUTHENTICATION_AGE_LIMIT} (one year)`,
+    description,
+  });
 }
 
 /** `apis[i].authorization`. */

@@ -8,7 +8,14 @@
  * @module
  */
 import { Type, type Static } from '@sinclair/typebox';
-import { ApplicationsSchema, AuthorizationSchema, requiredClaimsSchema, requiredScopesSchema } from '../authorize/schema.js';
+import {
+  ApplicationsSchema,
+  AuthorizationSchema,
+  maxAuthenticationAgeSchema,
+  requiredAcrValuesSchema,
+  requiredClaimsSchema,
+  requiredScopesSchema,
+} from '../authorize/schema.js';
 import { RecordingSchema } from '../record/schema.js';
 import { NonEmptyString, OneOf, PositiveInteger, PositiveNumber } from '../schema.js';
 import { TokenForwardSchema } from '../token/forward/schema.js';
@@ -51,6 +58,16 @@ export const OperationSchema = Type.Object(
     ),
     requiredClaims: Type.Optional(
       requiredClaimsSchema("Claim name → allowed values the token must hold for this operation, on top of the API's `requiredClaims`."),
+    ),
+    requiredAcrValues: Type.Optional(
+      requiredAcrValuesSchema(
+        "Step-up authentication: the `acr` values accepted for this operation, replacing the API's `requiredAcrValues` (otherwise 401 `insufficient_user_authentication`).",
+      ),
+    ),
+    maxAuthenticationAge: Type.Optional(
+      maxAuthenticationAgeSchema(
+        "Step-up authentication: the most seconds since the user authenticated (`auth_time`) for this operation; the smaller of it and the API's applies.",
+      ),
     ),
   },
   { additionalProperties: false },
@@ -99,6 +116,16 @@ export const ApiSchema = Type.Object(
     requiredClaims: Type.Optional(
       requiredClaimsSchema(
         "Claim name → allowed values; the token's claim must hold one of them. A dotted name reads nested members. Needs token management.",
+      ),
+    ),
+    requiredAcrValues: Type.Optional(
+      requiredAcrValuesSchema(
+        "Step-up authentication (RFC 9470): the token's `acr` must be one of these, otherwise 401 `insufficient_user_authentication` naming them in `acr_values`, before the scope rules and XACML. Needs token management.",
+      ),
+    ),
+    maxAuthenticationAge: Type.Optional(
+      maxAuthenticationAgeSchema(
+        "Step-up authentication (RFC 9470): the token's `auth_time` must be present and at most this many seconds ago (the token policy's `clockSkew` tolerated), otherwise 401 `insufficient_user_authentication` with `max_age`. Needs token management.",
       ),
     ),
   },

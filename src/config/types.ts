@@ -227,6 +227,13 @@ export interface OperationConfig {
   requiredScopes?: string[];
   /** Claim name → allowed values the token must hold for this operation, on top of the API's `requiredClaims`. */
   requiredClaims?: Record<string, string[]>;
+  /**
+   * Step-up authentication: the `acr` values accepted for this operation; they **replace** the
+   * API's `requiredAcrValues` for its requests.
+   */
+  requiredAcrValues?: string[];
+  /** Step-up authentication: the most seconds since the user authenticated, for this operation; the smaller of it and the API's applies. */
+  maxAuthenticationAge?: number;
 }
 
 /**
@@ -279,6 +286,18 @@ export interface ApiConfig {
    * dotted name reads nested members (`realm_access.roles`). Needs token management.
    */
   requiredClaims?: Record<string, string[]>;
+  /**
+   * Step-up authentication (RFC 9470, `requireUserAuthentication`): the token's `acr` must be one
+   * of these, otherwise 401 `insufficient_user_authentication` with `acr_values`, before the scope
+   * rules and XACML. Needs token management.
+   */
+  requiredAcrValues?: string[];
+  /**
+   * Step-up authentication (RFC 9470): the token's `auth_time` must be present and at most this
+   * many seconds ago (the token policy's `clockSkew` tolerated), otherwise 401
+   * `insufficient_user_authentication` with `max_age`. At most one year. Needs token management.
+   */
+  maxAuthenticationAge?: number;
 }
 
 /**
@@ -388,6 +407,10 @@ export interface ResolvedApi {
   readonly requiredScopes: readonly string[];
   /** Claims every request's token must hold, name → allowed values (empty: none). */
   readonly requiredClaims: Readonly<Record<string, readonly string[]>>;
+  /** The `acr` values one of which every request's token must carry (`undefined`: none required). */
+  readonly requiredAcrValues: readonly string[] | undefined;
+  /** The most seconds since the user authenticated (`undefined`: no limit). */
+  readonly maxAuthenticationAge: number | undefined;
   /** Message recording. */
   readonly recording: {
     /** Record the headers the client sent. */

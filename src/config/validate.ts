@@ -13,6 +13,7 @@ import path from 'node:path';
 import { applicationIssues, type ClientApplication } from '../authorize/applications.js';
 import { issuePath, memberPath, type RuleIssue } from '../issues.js';
 import { scopeRuleIssues } from '../authorize/scopes.js';
+import { stepUpOperationIssues, stepUpRuleIssues } from '../authorize/step-up.js';
 import { RESERVED_PROVIDERS } from '../admin/areas.js';
 import { ConfigError } from './errors.js';
 import { optionKeys, refuseUnknownKeys } from '../options.js';
@@ -118,7 +119,8 @@ const NEEDS_TOKEN = 'needs token management enabled (the rules read the validate
 
 /** The rules of one API beside its schema. */
 function apiRules(api: Obj, at: string, policies: ReadonlySet<string>, issues: RuleIssue[]): void {
-  for (const issue of scopeRuleIssues(api)) issues.push({ path: issuePath(at, issue.path), message: issue.message });
+  for (const issue of [...scopeRuleIssues(api), ...stepUpRuleIssues(api)])
+    issues.push({ path: issuePath(at, issue.path), message: issue.message });
   if (typeof api.provider === 'string' && RESERVED_PROVIDERS.has(api.provider))
     issues.push({ path: `${at}.provider`, message: `"${api.provider}" is reserved for the gateway's own routes` });
   // RFC 8615's well-known URIs (the protected resource metadata is answered there).
@@ -146,17 +148,21 @@ function apiRules(api: Obj, at: string, policies: ReadonlySet<string>, issues: R
     });
   }
   const operations = Array.isArray(api.operations) ? api.operations : [];
+  for (const issue of stepUpOperationIssues(operations)) issues.push({ path: issuePath(at, issue.path), message: issue.message });
   operations.forEach((op: unknown, i) => {
     if (!isObj(op)) return;
     const opAt = `${at}.operations[${i}]`;
-    for (const issue of scopeRuleIssues(op)) issues.push({ path: issuePath(opAt, issue.path), message: issue.message });
-    // Scope and claim rules read the validated token: without token management there is none.
+    for (const issue of [...scopeRuleIssues(op), ...stepUpRuleIssues(op)])
+      issues.push({ path: issuePath(opAt, issue.path), message: issue.message });
+    // Scope, claim and step-up rules read the validated token: without token management there is none.
     if (!enabled && (op.requiredScopes !== undefined || op.requiredClaims !== undefined))
       issues.push({ path: opAt, message: `requiredScopes/requiredClaims ${NEEDS_TOKEN.replace('needs', 'need')}` });
+    if (!enabled && (op.requiredAcrValues !== undefined || op.maxAuthenticationAge !== undefined))
+      issues.push({ path: opAt, message: `requiredAcrValues/maxAuthenticationAge ${NEEDS_TOKEN.replace('needs', 'need')}` });
   });
   if (!enabled) {
-    if (api.requiredScopes !== undefined) issues.push({ path: `${at}.requiredScopes`, message: NEEDS_TOKEN });
-    if (api.requiredClaims !== undefined) issues.push({ path: `${at}.requiredClaims`, message: NEEDS_TOKEN });
+    for (const key of ['requiredScopes', 'requiredClaims', 'requiredAcrValues', 'maxAuthenticationAge'] as const)
+      if (api[key] !== undefined) issues.push({ path: `${at}.${key}`, message: NEEDS_TOKEN });
     if (api.protectedResourceMetadata === true)
       issues.push({
         path: `${at}.protectedResourceMetadata`,
@@ -229,11 +235,12 @@ function checkedApi(api: ApiDocument): CheckedApi {
     name: api.name,
     version: api.version,
     backend: { url: api.backend.url, timeoutMs: api.backend.timeoutMs ?? 30_000 },
-    operations: api.operations?.map(({ requiredScopes, requiredClaims, ...op }) => ({
+    operations: api.operations?.map(({ requiredScopes, requiredClaims, requiredAcrValues, ...op }) => ({
       ...op,
       pattern: compilePathTemplate(op.path),
       ...(requiredScopes === undefined ? {} : { requiredScopes: [...requiredScopes] }),
       ...(requiredClaims === undefined ? {} : { requiredClaims: structuredClone(requiredClaims) }),
+      ...(requiredAcrValues === undefined ? {} : { requiredAcrValues: [...requiredAcrValues] }),
     })),
     tokenManagement,
     authorization:
@@ -252,6 +259,8 @@ function checkedApi(api: ApiDocument): CheckedApi {
     protectedResourceMetadata: api.protectedResourceMetadata ?? false,
     requiredScopes: [...(api.requiredScopes ?? [])],
     requiredClaims: structuredClone(api.requiredClaims ?? {}),
+    requiredAcrValues: api.requiredAcrValues === undefined ? undefined : [...api.requiredAcrValues],
+    maxAuthenticationAge: api.maxAuthenticationAge,
   };
 }
 

@@ -224,7 +224,8 @@ export interface OperationChanges {
 /**
  * The API's operations after an import: `merge` keeps the API's own and adds or updates the
  * document's by name; `replace` keeps only the document's. An operation the API already had keeps
- * its `requiredScopes` and `requiredClaims` (the gateway's rules, not the document's). A new
+ * its `requiredScopes`, `requiredClaims`, `requiredAcrValues` and `maxAuthenticationAge` (the
+ * gateway's rules, not the document's). A new
  * operation goes before one whose template would take its requests, as OpenAPI matches concrete
  * paths before templated ones. Throws `OperationOrderError` when the templates overlap too much to
  * be ordered in bounded time.
@@ -242,6 +243,8 @@ export function mergeOperations(
     const next: OperationConfig = { ...op };
     if (before?.requiredScopes !== undefined) next.requiredScopes = before.requiredScopes;
     if (before?.requiredClaims !== undefined) next.requiredClaims = before.requiredClaims;
+    if (before?.requiredAcrValues !== undefined) next.requiredAcrValues = before.requiredAcrValues;
+    if (before?.maxAuthenticationAge !== undefined) next.maxAuthenticationAge = before.maxAuthenticationAge;
     if (before === undefined) changes.added.push(op.name);
     else if (before.method === op.method && before.path === op.path) changes.unchanged.push(op.name);
     else changes.changed.push(op.name);

@@ -10,6 +10,7 @@ import type { Dispatcher } from 'undici';
 import { ApplicationRegistry, identifyApplication } from '../authorize/applications.js';
 import { unknownGatewayDesignators } from '../authorize/designators.js';
 import { requireScopes } from '../authorize/scopes.js';
+import { requireUserAuthentication } from '../authorize/step-up.js';
 import { xacmlAuthorize } from '../authorize/xacml-authorize/index.js';
 import { forwardTokenHeaders } from '../token/forward/forward-token-headers.js';
 import { introspect } from '../token/introspect.js';
@@ -150,13 +151,30 @@ const trafficControl: Step = ({ api, at, traffic, trafficEnvironment }) => traff
 
 /**
  * Who the caller is and what it may do without XACML: the registered client application
- * (`req.gateway.application`, for the record and XACML), then the API's and operation's required
- * scopes and claims (403 `insufficient_scope`), on cached token results too, before XACML.
+ * (`req.gateway.application`, for the record and XACML), then the API's and operation's step-up
+ * rules (401 `insufficient_user_authentication`: the user authentication, before what the token
+ * may do), then their required scopes and claims (403 `insufficient_scope`), on cached token
+ * results too, before XACML.
  */
 const callerRules: Step = ({ api, applications }) => {
   if (!api.tokenManagement.enabled) return [];
   const steps: Middleware[] = [identifyApplication({ applications })];
   const operations = api.operations ?? [];
+  const anyStepUp = (rules: { requiredAcrValues?: readonly string[] | undefined; maxAuthenticationAge?: number | undefined }): boolean =>
+    rules.requiredAcrValues !== undefined || rules.maxAuthenticationAge !== undefined;
+  if (anyStepUp(api) || operations.some(anyStepUp)) {
+    steps.push(
+      requireUserAuthentication({
+        ...(api.requiredAcrValues === undefined ? {} : { requiredAcrValues: api.requiredAcrValues }),
+        ...(api.maxAuthenticationAge === undefined ? {} : { maxAuthenticationAge: api.maxAuthenticationAge }),
+        operations: operations.filter(anyStepUp).map(({ name, requiredAcrValues, maxAuthenticationAge }) => ({
+          name,
+          ...(requiredAcrValues === undefined ? {} : { requiredAcrValues }),
+          ...(maxAuthenticationAge === undefined ? {} : { maxAuthenticationAge }),
+        })),
+      }),
+    );
+  }
   const anyRule = (rules: { requiredScopes?: readonly string[]; requiredClaims?: Readonly<Record<string, readonly string[]>> }): boolean =>
     (rules.requiredScopes?.length ?? 0) > 0 || Object.keys(rules.requiredClaims ?? {}).length > 0;
   if (anyRule(api) || operations.some(anyRule)) {

@@ -79,6 +79,8 @@ export function quoteAuthParam(value: string): string {
  * challenge: `Bearer realm="<realm>", error="…", error_description="…"` (RFC 6750 section 3).
  * An `insufficient_scope` error that names the scopes required (a string `scope` property, as
  * `requireScopes` gives it) also carries `scope="<scopes>"` after `error` (RFC 6750 section 3.1).
+ * An `insufficient_user_authentication` error (step-up, RFC 9470 section 3) carries
+ * `acr_values="<values>"` and/or `max_age="<seconds>"` after `error_description`.
  * An error of a token policy with DPoP on ({@link GatewayError.dpop}) is challenged with
  * `DPoP realm="<realm>", algs="<algs>", error="…", error_description="…"` (RFC 9449 section 7.1),
  * after a Bearer challenge when the policy still accepts Bearer tokens. With `resourceMetadata`,
@@ -92,7 +94,8 @@ export function bearerChallenge(error: GatewayError, resourceMetadata?: string):
   const told: string[] = [`error=${quoteAuthParam(challenge.error)}`];
   const scope = (error as { scope?: unknown }).scope;
   if (challenge.error === 'insufficient_scope' && typeof scope === 'string' && scope !== '') told.push(`scope=${quoteAuthParam(scope)}`);
-  told.push(`error_description=${quoteAuthParam(challenge.description)}`);
+  if (challenge.error === 'insufficient_user_authentication') told.push(...stepUpParams(error, challenge.description));
+  else told.push(`error_description=${quoteAuthParam(challenge.description)}`);
   // RFC 9728 section 5.1: every challenge of a 401 names the resource's metadata.
   const meta = resourceMetadata !== undefined && error.status === 401 ? [`resource_metadata=${quoteAuthParam(resourceMetadata)}`] : [];
   const realmParams = realm === undefined ? [] : [realm];
@@ -105,6 +108,22 @@ export function bearerChallenge(error: GatewayError, resourceMetadata?: string):
     return dpop?.bearer === true ? `${dpopChallenge}, ${scheme('Bearer', [...realmParams, ...meta])}` : dpopChallenge;
   }
   return `${scheme('Bearer', [...realmParams, ...told, ...meta])}, ${scheme('DPoP', [...dpopParams, ...meta])}`;
+}
+
+/**
+ * The parameters of an `insufficient_user_authentication` challenge (RFC 9470 section 3), after
+ * `error`: `error_description` (the error's own `challengeDescription` when it has a non-empty
+ * one, else the catalogue's), then `acr_values="<values>"` and `max_age="<seconds>"` when the error
+ * names them (string `acrValues`, non-negative integer `maxAge`, as `requireUserAuthentication`
+ * gives them), quoted as in the RFC's examples.
+ */
+function stepUpParams(error: GatewayError, fallback: string): string[] {
+  const { challengeDescription, acrValues, maxAge } = error as { challengeDescription?: unknown; acrValues?: unknown; maxAge?: unknown };
+  const description = typeof challengeDescription === 'string' && challengeDescription !== '' ? challengeDescription : fallback;
+  const params = [`error_description=${quoteAuthParam(description)}`];
+  if (typeof acrValues === 'string' && acrValues !== '') params.push(`acr_values=${quoteAuthParam(acrValues)}`);
+  if (typeof maxAge === 'number' && Number.isSafeInteger(maxAge) && maxAge >= 0) params.push(`max_age=${quoteAuthParam(String(maxAge))}`);
+  return params;
 }
 
 /** The names as sent on the wire by {@link sendProblem} ({@link renderProblem} keys them in lower case, as Node reads headers). */

@@ -12,6 +12,7 @@ import { optionChecks, optionKeys } from '../options.js';
 import { extractOptions, findToken, type ExtractOptions, type RequireTokenOptions } from './extract.js';
 import type { TokenMiddleware } from './middleware.js';
 import { TokenPolicy, type TokenValidation } from './policy.js';
+import { noteValidatingPolicy } from './validated-by.js';
 import {
   checkCertificateBinding,
   tlsClientCertificate,
@@ -119,6 +120,7 @@ export function introspect(options: IntrospectOptions): TokenMiddleware {
    */
   function accept(req: IncomingMessage, token: TokenContext, validation: TokenValidation, started: number): GatewayError | undefined {
     token.policy = policy.name;
+    noteValidatingPolicy(req, policy);
     token.info = validation.info;
     if (validation.introspection !== undefined) token.introspection = validation.introspection;
     if (validation.jwt !== undefined) token.jwt = validation.jwt;

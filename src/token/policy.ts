@@ -11,7 +11,7 @@ import { createRemoteJWKSet, customFetch, errors as joseErrors, jwtVerify, type 
 import * as client from 'openid-client';
 import type { Configuration, ServerMetadata } from 'openid-client';
 import { SharedTokenResults, type SharedLookup, type SharedTicket } from '../cluster/shared-token-results.js';
-import { GatewayError } from '../errors.js';
+import { GatewayError, type DpopChallenge } from '../errors.js';
 import { logger } from '../log.js';
 import { optionChecks } from '../options.js';
 import { boundedFetch } from './bounded-fetch.js';
@@ -208,6 +208,21 @@ export class TokenPolicy {
   /** DPoP (RFC 9449): `off`, `allowed` or `required` (option `dpop`). */
   get dpop(): 'off' | 'allowed' | 'required' {
     return this.dpopGuard === undefined ? 'off' : this.dpopGuard.acceptsBearer ? 'allowed' : 'required';
+  }
+
+  /** Tolerated clock difference, in seconds, for the token's times (option `clockSkew`, default 5). */
+  get clockTolerance(): number {
+    return this.clockSkew;
+  }
+
+  /**
+   * The DPoP challenge an error of this policy's token carries on `req` (RFC 9449 section 7.1):
+   * `undefined` when the policy has DPoP off. For a refusal raised after validation (step-up
+   * authentication) that must be challenged as the policy's own refusals are.  @internal
+   */
+  dpopChallenge(req: IncomingMessage): DpopChallenge | undefined {
+    const scheme = (req as { gateway?: { token?: TokenContext } }).gateway?.token?.scheme;
+    return this.dpopGuard?.challenge(scheme, false);
   }
 
   /** The JWS algorithms a DPoP proof may be signed with (option `dpopSigningAlgs`); `undefined` with `dpop` off. */

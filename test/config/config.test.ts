@@ -123,7 +123,7 @@ describe('gateway configuration', () => {
     document.tokenPolicies.idp!.clientSecret = '';
     expect(await issuesOf(document)).to.have.members([
       'tokenPolicies.idp.clientSecret: must be a non-empty string',
-      'apis[0].timeout: unknown field (allowed: provider, name, version, backend, operations, tokenManagement, authorization, recording, trafficControl, protectedResourceMetadata, requiredScopes, requiredClaims)',
+      'apis[0].timeout: unknown field (allowed: provider, name, version, backend, operations, tokenManagement, authorization, recording, trafficControl, protectedResourceMetadata, requiredScopes, requiredClaims, requiredAcrValues, maxAuthenticationAge)',
       'apis[0].provider: must be a non-empty string of letters, digits, ".", "_", "~" or "-"',
       'apis[0].version: is required',
       'apis[0].tokenManagement.policy: names no token policy (defined: idp)',
@@ -222,6 +222,65 @@ describe('gateway configuration', () => {
     expect(await issuesOf(open)).to.have.members([
       'apis[0].requiredScopes: needs token management enabled (the rules read the validated token)',
       'apis[0].operations[0]: requiredScopes/requiredClaims need token management enabled (the rules read the validated token)',
+    ]);
+  });
+
+  it('keeps the step-up rules of an API and its operations (default none), and refuses bad ones, naming them', async () => {
+    const plain = await resolveConfig(valid(), { baseDir: exampleDir });
+    expect(plain.apis[0]).to.deep.include({ requiredAcrValues: undefined, maxAuthenticationAge: undefined });
+    const document = valid();
+    Object.assign(document.apis[0]!, {
+      requiredAcrValues: ['urn:mace:incommon:iap:silver', 'urn:mace:incommon:iap:gold'],
+      maxAuthenticationAge: 3600,
+      operations: [
+        { name: 'getPet', method: 'GET', path: '/pet/{petId}' },
+        { name: 'updatePet', method: 'PUT', path: '/pet', requiredAcrValues: ['urn:mace:incommon:iap:gold'], maxAuthenticationAge: 300 },
+      ],
+    });
+    const api = (await resolveConfig(document, { baseDir: exampleDir })).apis[0]!;
+    expect(api).to.deep.include({
+      requiredAcrValues: ['urn:mace:incommon:iap:silver', 'urn:mace:incommon:iap:gold'],
+      maxAuthenticationAge: 3600,
+    });
+    expect(api.operations![0]).not.to.have.property('requiredAcrValues');
+    expect(api.operations![1]).to.deep.include({ requiredAcrValues: ['urn:mace:incommon:iap:gold'], maxAuthenticationAge: 300 });
+
+    const bad = valid() as unknown as { apis: Array<Record<string, unknown>> };
+    Object.assign(bad.apis[0]!, {
+      requiredAcrValues: ['silver', '', 'two words', 'silver', 7],
+      maxAuthenticationAge: 0,
+      operations: [
+        { name: 'getPet', method: 'GET', path: '/pet/{petId}', requiredAcrValues: [], maxAuthenticationAge: 31_536_001 },
+        { name: 'updatePet', method: 'PUT', path: '/pet', maxAuthenticationAge: 1.5 },
+        { name: 'updatePet', method: 'PATCH', path: '/pet', maxAuthenticationAge: 60 },
+        { name: 'deletePet', method: 'DELETE', path: '/pet', requiredAcrValues: 'gold' },
+      ],
+    });
+    const acrValue = 'must be an acr value: printable ASCII characters, no space, " or \\';
+    const age = 'must be a whole number of seconds from 1 to 31536000 (one year)';
+    expect(await issuesOf(bad)).to.have.members([
+      `apis[0].requiredAcrValues[1]: ${acrValue}`,
+      `apis[0].requiredAcrValues[2]: ${acrValue}`,
+      'apis[0].requiredAcrValues[3]: duplicates requiredAcrValues[0]',
+      `apis[0].requiredAcrValues[4]: ${acrValue}`,
+      `apis[0].maxAuthenticationAge: ${age}`,
+      'apis[0].operations[0].requiredAcrValues: must be a non-empty array of acr values',
+      `apis[0].operations[0].maxAuthenticationAge: ${age}`,
+      `apis[0].operations[1].maxAuthenticationAge: ${age}`,
+      'apis[0].operations[2]: operations[1] of the same name already has step-up rules: give them once',
+      'apis[0].operations[3].requiredAcrValues: must be a non-empty array of acr values',
+    ]);
+
+    const open = valid() as unknown as { apis: Array<Record<string, unknown>> };
+    Object.assign(open.apis[0]!, {
+      tokenManagement: { enabled: false },
+      authorization: { mode: 'none' },
+      maxAuthenticationAge: 60,
+      operations: [{ name: 'updatePet', method: 'PUT', path: '/pet', requiredAcrValues: ['gold'] }],
+    });
+    expect(await issuesOf(open)).to.have.members([
+      'apis[0].maxAuthenticationAge: needs token management enabled (the rules read the validated token)',
+      'apis[0].operations[0]: requiredAcrValues/maxAuthenticationAge need token management enabled (the rules read the validated token)',
     ]);
   });
 

@@ -154,11 +154,11 @@ describe('operations from an OpenAPI 3 document', () => {
     expect(large.issues).to.deep.equal([{ path: '', message: 'the document is larger than 2097152 bytes' }]);
   });
 
-  it("merges into an API's operations by name (keeping its scope rules), or replaces them, concrete paths before templated ones", () => {
+  it("merges into an API's operations by name (keeping its scope and step-up rules), or replaces them, concrete paths before templated ones", () => {
     const own = [
       { name: 'addPet', method: 'POST' as const, path: '/pet', requiredScopes: ['pets:write'] },
       { name: 'legacy', method: 'GET' as const, path: '/old' },
-      { name: 'getPetById', method: 'GET' as const, path: '/pets/{id}' },
+      { name: 'getPetById', method: 'GET' as const, path: '/pets/{id}', requiredAcrValues: ['gold'], maxAuthenticationAge: 300 },
     ];
     const imported = PETSTORE_OPERATIONS as Parameters<typeof mergeOperations>[1];
     const merged = mergeOperations(own, imported, 'merge');
@@ -173,7 +173,7 @@ describe('operations from an OpenAPI 3 document', () => {
       { name: 'addPet', method: 'POST', path: '/pet', requiredScopes: ['pets:write'] },
       { name: 'legacy', method: 'GET', path: '/old' },
       { name: 'findPetsByStatus', method: 'GET', path: '/pet/findByStatus' },
-      { name: 'getPetById', method: 'GET', path: '/pet/{petId}' },
+      { name: 'getPetById', method: 'GET', path: '/pet/{petId}', requiredAcrValues: ['gold'], maxAuthenticationAge: 300 },
       { name: 'updatePet', method: 'PUT', path: '/pet' },
       { name: 'deletePet', method: 'DELETE', path: '/pet/{petId}' },
     ]);
