@@ -18,7 +18,6 @@ import { apiKey } from '../record/types.js';
 import { ALL_METHODS } from '../token/extract.js';
 import type { TokenPolicy } from '../token/policy.js';
 import type { TokenPolicyOptions } from '../token/policy-options.js';
-import type { Runtime } from './compile.js';
 import { parseInvocation } from './routing.js';
 
 /** The well-known URI suffix of RFC 9728 section 3. */
@@ -87,6 +86,11 @@ export function resourceMetadata(
   return { url: `${base.origin}${RESOURCE_METADATA_PATH}${path}`, body: JSON.stringify(document) };
 }
 
+/** The APIs the answer reads: the compiled configuration's, by their key (`apiKey`). */
+interface ApisWithMetadata {
+  readonly apis: ReadonlyMap<string, { readonly metadata?: ResourceMetadata | undefined }>;
+}
+
 /**
  * Answers the protected resource metadata of the API a path names (RFC 9728), from the gateway
  * itself (never relayed): 200 JSON for an API that opts in, else the error given to `next`
@@ -96,7 +100,7 @@ export function resourceMetadata(
 export function metadataAnswer(
   prefix: string,
   server: string | undefined,
-): (runtime: Runtime, req: IncomingMessage, res: ServerResponse, next: (err?: unknown) => void) => void {
+): (runtime: ApisWithMetadata, req: IncomingMessage, res: ServerResponse, next: (err?: unknown) => void) => void {
   return (runtime, req, res, next) => {
     const path = (req.url ?? '/').split('?')[0]!;
     const named = path.slice(prefix.length - 1);
