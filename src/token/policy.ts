@@ -794,8 +794,10 @@ export class TokenPolicy {
     if (this.jwtValidation || this.signedIntrospection !== undefined) needs.push('jwks_uri');
     if (this.userInfo) needs.push('userinfo_endpoint');
     if (this.authMethod === 'bearer' && this.introspection) needs.push('token_endpoint');
-    const metadata = await this.call('discovery', () =>
-      resolveMetadata({
+    const signed = this.signedIntrospection;
+    let algorithms: string[] = [];
+    const metadata = await this.call('discovery', async () => {
+      const found = await resolveMetadata({
         realm: this.name,
         issuer: this.issuerUrl,
         issuerId: String(options.issuer ?? options.metadata?.issuer),
@@ -805,14 +807,13 @@ export class TokenPolicy {
         fetch: this.fetch,
         timeout: this.timeoutMs / 1000,
         insecure: this.insecure,
-      }),
-    );
+      });
+      // Metadata that allows no algorithm the gateway accepts fails as discovery does (the server is unusable as it says).
+      if (signed !== undefined)
+        algorithms = introspectionAlgorithms(signed.algorithms, found.introspection_signing_alg_values_supported, this.name);
+      return found;
+    });
     const clientMetadata = options.clientSecret !== undefined ? { client_secret: options.clientSecret } : {};
-    const signed = this.signedIntrospection;
-    const algorithms =
-      signed === undefined
-        ? []
-        : introspectionAlgorithms(signed.algorithms, metadata.introspection_signing_alg_values_supported, this.name);
     /** A configuration; `introspects`: the one of the introspection calls (signed answers asked and verified there). */
     const configure = (auth: client.ClientAuth, introspects = true): Configuration => {
       const config = new client.Configuration(metadata, options.clientId, clientMetadata, auth);

@@ -215,6 +215,29 @@ describe('signed introspection answers (RFC 9701): algorithms and bounds', funct
     expect((await policy.validate(as.issue({ sub: 'old', exp: now() + 600 }))).info.subject).to.equal('old');
   });
 
+  it('metadata listing no asymmetric algorithm: 503 that says so, without a call; algorithms given override it', async () => {
+    const metadata = {
+      issuer: as.issuer,
+      introspection_endpoint: `${as.issuer}/introspect`,
+      jwks_uri: `${as.issuer}/jwks`,
+      introspection_signing_alg_values_supported: ['HS256', 'none'],
+    };
+    const options = { name: 'hmac-only', metadata, clientId: 'gateway', clientSecret: 'gateway-secret' };
+    const token = as.issue({ sub: 'listed', exp: now() + 600 });
+    const introspections = as.calls['/introspect'] ?? 0;
+    const err = await createTokenPolicy({ ...options, signedIntrospection: true })
+      .validate(token)
+      .catch((e: unknown) => e);
+    expect(err).to.include({
+      code: 'ERR_AUTHORIZATION_SERVER_UNAVAILABLE',
+      diagnostic:
+        "introspection: signed answer refused (RFC 9701): the server's introspection_signing_alg_values_supported names no asymmetric algorithm (give signedIntrospection.algorithms)",
+    });
+    expect(as.calls['/introspect'] ?? 0).to.equal(introspections);
+    const given = createTokenPolicy({ ...options, signedIntrospection: { algorithms: ['ES256'] } });
+    expect((await given.validate(token)).info.subject).to.equal('listed');
+  });
+
   it('without signedIntrospection the gateway asks plain JSON and accepts it', async () => {
     const policy = createTokenPolicy({ name: 'plain', issuer: as.issuer, clientId: 'gateway', clientSecret: 'gateway-secret' });
     const accepted = as.accepts.length;
