@@ -42,7 +42,9 @@ export type Misbehaviour =
   /** No `token_introspection` claim (the introspection claims at the top level). */
   | 'no-token-introspection'
   /** The right JWS, served as `application/json`. */
-  | 'jwt-as-json';
+  | 'jwt-as-json'
+  /** `token_introspection.active` the string `"true"`. */
+  | 'active-string';
 
 export interface Rfc9701Server {
   /** `http://127.0.0.1:<port>`: also the issuer. */
@@ -57,6 +59,10 @@ export interface Rfc9701Server {
   issue(claims: Record<string, unknown>): string;
   /** Makes a token inactive. */
   revoke(token: string): void;
+  /** Signs with a new key from now on, published in the JWKS beside the old one. */
+  rotate(): Promise<void>;
+  /** JWKS requests answered. */
+  readonly jwksFetches: number;
   stop(): Promise<void>;
 }
 
@@ -88,6 +94,8 @@ function authenticate(req: IncomingMessage, form: URLSearchParams): string | und
 
 interface Keys {
   es: { privateKey: CryptoKey; jwk: JWK };
+  /** Published beside `es`: the keys of before a rotation. */
+  retired: JWK[];
   rsa: { privateKey: CryptoKey; jwk: JWK };
   /** Not published. */
   stranger: CryptoKey;
@@ -99,6 +107,7 @@ async function makeKeys(): Promise<Keys> {
   const stranger = await generateKeyPair('ES256');
   return {
     es: { privateKey: es.privateKey, jwk: { ...(await exportJWK(es.publicKey)), kid: 'as-es256', alg: 'ES256', use: 'sig' } },
+    retired: [],
     rsa: { privateKey: rsa.privateKey, jwk: { ...(await exportJWK(rsa.publicKey)), kid: 'as-rs256', alg: 'RS256', use: 'sig' } },
     stranger: stranger.privateKey,
   };
@@ -117,7 +126,9 @@ async function signedAnswer(
     iss: misbehaviour === 'wrong-iss' ? 'https://elsewhere.example' : issuer,
     aud: misbehaviour === 'wrong-aud' ? 'other-rs' : client,
     ...(misbehaviour === 'no-iat' ? {} : { iat: misbehaviour === 'old-iat' ? now - 600 : misbehaviour === 'future-iat' ? now + 600 : now }),
-    ...(misbehaviour === 'no-token-introspection' ? answer : { token_introspection: answer }),
+    ...(misbehaviour === 'no-token-introspection'
+      ? answer
+      : { token_introspection: misbehaviour === 'active-string' ? { ...answer, active: String(answer['active']) } : answer }),
   };
   const typ = misbehaviour === 'wrong-typ' ? 'JWT' : 'token-introspection+jwt';
   if (misbehaviour === 'alg-none') {
@@ -181,7 +192,8 @@ export async function startRfc9701Server(): Promise<Rfc9701Server> {
         });
       } else if (path === '/jwks') {
         res.writeHead(200, { 'content-type': 'application/jwk-set+json' });
-        res.end(JSON.stringify({ keys: [keys.es.jwk, keys.rsa.jwk] }));
+        state.jwksFetches += 1;
+        res.end(JSON.stringify({ keys: [keys.es.jwk, ...keys.retired, keys.rsa.jwk] }));
       } else if (path === '/introspect' && req.method === 'POST') {
         introspect(req, res, body).catch(() => res.writeHead(500).end());
       } else {
@@ -190,9 +202,11 @@ export async function startRfc9701Server(): Promise<Rfc9701Server> {
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const state: Rfc9701Server = {
+  let rotations = 0;
+  const state: Rfc9701Server & { jwksFetches: number } = {
     issuer: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     misbehaviour: 'none',
+    jwksFetches: 0,
     calls,
     accepts,
     issue(claims) {
@@ -202,6 +216,15 @@ export async function startRfc9701Server(): Promise<Rfc9701Server> {
     },
     revoke(token) {
       tokens.delete(token);
+    },
+    async rotate() {
+      const next = await generateKeyPair('ES256');
+      rotations += 1;
+      keys.retired.push(keys.es.jwk);
+      keys.es = {
+        privateKey: next.privateKey,
+        jwk: { ...(await exportJWK(next.publicKey)), kid: `as-es256-${rotations}`, alg: 'ES256', use: 'sig' },
+      };
     },
     stop: () =>
       new Promise((resolve) => {

@@ -49,6 +49,7 @@ const MISBEHAVIOURS: Array<[Misbehaviour, string]> = [
   ['hs256', 'its alg is not one of the allowed algorithms'],
   ['unlisted-alg', 'its alg is not one of the allowed algorithms'],
   ['no-token-introspection', 'its token_introspection is missing or not an object'],
+  ['active-string', 'its token_introspection has no boolean active'],
 ];
 
 describe('signed introspection answers (RFC 9701) through the gateway', function () {
@@ -236,6 +237,31 @@ describe('signed introspection answers (RFC 9701): algorithms and bounds', funct
     expect(as.calls['/introspect'] ?? 0).to.equal(introspections);
     const given = createTokenPolicy({ ...options, signedIntrospection: { algorithms: ['ES256'] } });
     expect((await given.validate(token)).info.subject).to.equal('listed');
+  });
+
+  it("key rotation: the policy's JWKS is fetched again for the new kid, at most once per cool-down", async () => {
+    const policy = createTokenPolicy({
+      name: 'rotation',
+      issuer: as.issuer,
+      clientId: 'gateway',
+      clientSecret: 'gateway-secret',
+      signedIntrospection: true,
+      jwksCooldownSeconds: 1,
+    });
+    const fetches = as.jwksFetches;
+    expect((await policy.validate(as.issue({ sub: 'before', exp: now() + 600 }))).info.subject).to.equal('before');
+    expect(as.jwksFetches - fetches, 'the first answer fetches the JWKS').to.equal(1);
+    await as.rotate();
+    // Within the cool-down the new kid is not looked for: 503, the JWKS not asked again.
+    const early = await policy.validate(as.issue({ sub: 'early', exp: now() + 600 })).catch((e: unknown) => e);
+    expect(early).to.include({
+      code: 'ERR_AUTHORIZATION_SERVER_UNAVAILABLE',
+      diagnostic: "introspection: signed answer refused (RFC 9701): no key of the issuer's JWKS matches its header (kid, alg)",
+    });
+    expect(as.jwksFetches - fetches).to.equal(1);
+    await new Promise((resolve) => setTimeout(resolve, 1100));
+    expect((await policy.validate(as.issue({ sub: 'after', exp: now() + 600 }))).info.subject).to.equal('after');
+    expect(as.jwksFetches - fetches, 'one fetch for the new kid').to.equal(2);
   });
 
   it('without signedIntrospection the gateway asks plain JSON and accepts it', async () => {
