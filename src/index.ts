@@ -62,7 +62,12 @@ export { certificateThumbprint } from './token/binding/certificate.js';
 export type { CertificateBoundTokens, ClientCertificate, ClientCertificateSource } from './token/binding/certificate.js';
 export { TokenPolicy, createTokenPolicy } from './token/policy.js';
 export type { TokenPolicyCheck, TokenValidation } from './token/policy.js';
-export type { AuthorizationServerMetadata, InvalidTokenThrottleOptions, TokenPolicyOptions } from './token/policy-options.js';
+export type {
+  AuthorizationServerMetadata,
+  InvalidTokenThrottleOptions,
+  SignedIntrospectionOptions,
+  TokenPolicyOptions,
+} from './token/policy-options.js';
 export type { DpopReplayStore } from './token/binding/replay.js';
 export type { ClientAuthMethod, ClientPrivateKey } from './token/client-auth.js';
 export { defaultForwardedHeaderNames, forwardTokenHeaders } from './token/forward/index.js';

@@ -6,7 +6,7 @@
  */
 
 import type { ClientApplication } from '../authorize/applications.js';
-import type { InvalidTokenThrottleOptions } from '../token/policy-options.js';
+import type { InvalidTokenThrottleOptions, SignedIntrospectionOptions } from '../token/policy-options.js';
 import type { PathTemplate } from '../url/template.js';
 import type { ForwardInfoMode, OriginalTokenMode } from '../token/forward/options.js';
 import type { AuthorizationSection } from '../authorize/schema.js';
@@ -110,6 +110,12 @@ export interface TokenPolicyConfig {
    * seconds (key rotation); such a JWT is refused meanwhile. Default `30`.
    */
   jwksCooldownSeconds?: number;
+  /**
+   * Signed introspection answers (RFC 9701): `true`, or `{ algorithms?, maxAgeSeconds? }`. The
+   * gateway asks for a JWT answer and accepts only one signed by a key of the issuer's JWKS, for
+   * this policy's `clientId`; any other answer is 503. See docs/signed-introspection.md. Default `false`.
+   */
+  signedIntrospection?: boolean | SignedIntrospectionOptions;
   /**
    * DPoP (RFC 9449): `off` (default), `allowed` (DPoP-bound tokens with their proof beside Bearer
    * ones), `required` (DPoP only). Needs the top-level `publicBaseUrl`. See docs/sender-constrained-tokens.md.

@@ -39,6 +39,21 @@ export interface InvalidTokenThrottleOptions {
   maxAddresses?: number;
 }
 
+/**
+ * Signed introspection answers (RFC 9701): the members of the token policy's
+ * `signedIntrospection` option (and configuration key) when it is an object.
+ */
+export interface SignedIntrospectionOptions {
+  /**
+   * JWS algorithms the signed answer may be signed with; asymmetric only (never `none` or HMAC).
+   * Default: the authorization server's `introspection_signing_alg_values_supported` (its
+   * asymmetric members), else the asymmetric ones of {@link TokenPolicyOptions.jwtAlgorithms}'s default.
+   */
+  algorithms?: string[];
+  /** Oldest signed answer accepted, seconds since its `iat` (the clock skew allowed on top). Default 300. */
+  maxAgeSeconds?: number;
+}
+
 /** Options of {@link createTokenPolicy}. */
 export interface TokenPolicyOptions {
   /** Policy name: the realm of the `WWW-Authenticate` challenges. */
@@ -207,6 +222,19 @@ export interface TokenPolicyOptions {
    * (`negativeCache`) only until the cool-down ends. A failed fetch counts too. Default 30.
    */
   jwksCooldownSeconds?: number;
+  /**
+   * JWT response for token introspection (RFC 9701). `true` (or an object that sets it, see
+   * {@link SignedIntrospectionOptions}): introspection asks `Accept: application/token-introspection+jwt`
+   * and accepts only an answer of that type, a JWS verified with a key of the issuer's JWKS
+   * (`jwks_uri`, the same key set and cool-down as JWT validation), of `typ`
+   * `token-introspection+jwt`, an allowed algorithm, `iss` the issuer, `aud` the policy's
+   * `clientId`, an `iat` neither in the future nor older than `maxAgeSeconds` (each with
+   * `clockSkew`), whose `token_introspection` object is then the introspection answer. Anything
+   * else (plain JSON, another key, another `typ`, `iss` or `aud`...) means the authorization
+   * server cannot be trusted now: 503 `ERR_AUTHORIZATION_SERVER_UNAVAILABLE`, never a valid
+   * token, never cached. Unused with `introspection` off. Default `false`.
+   */
+  signedIntrospection?: boolean | SignedIntrospectionOptions;
   /**
    * Token results shared between gateway instances; see `createGateway({ redis })`. A second
    * cache level behind the policy's own: a token validated by one instance is not validated again

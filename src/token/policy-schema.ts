@@ -118,6 +118,22 @@ export const InvalidTokenThrottleSchema = Type.Object(
   { additionalProperties: false },
 );
 
+/** `signedIntrospection`, when given as an object: RFC 9701 JWT introspection answers. */
+export const SignedIntrospectionSchema = Type.Object(
+  {
+    algorithms: Type.Optional(
+      Type.Array(NonEmptyString(), {
+        minItems: 1,
+        description:
+          "JWS algorithms the signed answer may use; never `none` or HMAC. Default: the server's `introspection_signing_alg_values_supported` (its asymmetric ones), else the asymmetric ones.",
+        errorMessage: 'must be a non-empty array of asymmetric JWS algorithms',
+      }),
+    ),
+    maxAgeSeconds: Type.Optional(PositiveNumber({ description: 'Oldest signed answer accepted, seconds since its `iat`.', default: 300 })),
+  },
+  { additionalProperties: false },
+);
+
 /** A section that `false` turns off and an object sets (its members default). */
 function Section<T extends TSchema>(section: T, description: string, errorMessage: string) {
   return Type.Union([Type.Literal(false), section], { description, errorMessage });
@@ -209,6 +225,14 @@ export const TokenPolicyOptionsSchema = Type.Object(
         description:
           'Sender-constrained tokens: `enforce` accepts a token whose `cnf` holds `x5t#S256` only with that client certificate (RFC 8705), one whose `cnf` holds `jkt` only with a DPoP proof of that key (RFC 9449); `ignore` accepts either as a bearer token.',
         default: 'enforce',
+      }),
+    ),
+    signedIntrospection: Type.Optional(
+      Type.Union([Type.Boolean(), SignedIntrospectionSchema], {
+        description:
+          'Ask introspection answers as JWTs signed by the authorization server (RFC 9701) and accept nothing else; `true`, or an object that sets them.',
+        default: false,
+        errorMessage: 'must be a boolean or an object { algorithms?, maxAgeSeconds? }',
       }),
     ),
     jwksCooldownSeconds: Type.Optional(
@@ -319,6 +343,7 @@ export const TokenPolicySchema = Type.Object(
     staleIfErrorSeconds: options.staleIfErrorSeconds,
     certificateBoundTokens: options.certificateBoundTokens,
     jwksCooldownSeconds: options.jwksCooldownSeconds,
+    signedIntrospection: options.signedIntrospection,
     dpop: options.dpop,
     dpopSigningAlgs: options.dpopSigningAlgs,
     dpopProofMaxAgeSeconds: options.dpopProofMaxAgeSeconds,
@@ -358,5 +383,6 @@ export const TOKEN_POLICY_TYPES_AGREE: [
   SameKeys<SectionOf<TokenPolicyOptions['cache']>, Static<typeof CacheOptionsSchema>>,
   SameKeys<SectionOf<TokenPolicyOptions['negativeCache']>, Static<typeof NegativeCacheOptionsSchema>>,
   SameKeys<SectionOf<TokenPolicyOptions['invalidTokenThrottle']>, Static<typeof InvalidTokenThrottleSchema>>,
+  SameKeys<Exclude<TokenPolicyOptions['signedIntrospection'], boolean | undefined>, Static<typeof SignedIntrospectionSchema>>,
   SameShape<UnmappedFileKey, never>,
-] = [true, true, true, true, true, true, true];
+] = [true, true, true, true, true, true, true, true];

@@ -18,6 +18,7 @@ import {
   CacheOptionsSchema,
   InvalidTokenThrottleSchema,
   NegativeCacheOptionsSchema,
+  SignedIntrospectionSchema,
   TokenPolicyOptionsSchema,
   URL_OPTIONS,
 } from './policy-schema.js';
@@ -57,6 +58,16 @@ export interface TokenPolicySettings {
   readonly shared: SharedTokenResults | undefined;
   /** DPoP, `undefined` when `dpop` is `off`. */
   readonly dpop: DpopSettings | undefined;
+  /** Signed introspection answers (RFC 9701), `undefined` when off (or introspection is). */
+  readonly signedIntrospection: SignedIntrospectionSettings | undefined;
+}
+
+/** What signed introspection answers (RFC 9701) are checked against.  @internal */
+export interface SignedIntrospectionSettings {
+  /** The algorithms given; `undefined`: the server's (`introspection_signing_alg_values_supported`), else the asymmetric ones. */
+  readonly algorithms: readonly string[] | undefined;
+  /** Oldest answer accepted, seconds since its `iat`. */
+  readonly maxAgeSeconds: number;
 }
 
 /** Options as a caller may give them: not checked yet, any member may be of any type. */
@@ -153,10 +164,15 @@ function authenticationRules(options: UncheckedTokenPolicyOptions, issues: RuleI
   }
 }
 
+/** Whether a JWS algorithm is one no signature of the authorization server may use: `none`, or HMAC (a shared secret). */
+function notAsymmetric(algorithm: unknown): boolean {
+  return typeof algorithm !== 'string' || algorithm === 'none' || /^HS/i.test(algorithm);
+}
+
 /** DPoP: asymmetric proof algorithms, an http(s) `publicBaseUrl` without query or fragment, a replay store. */
 function dpopRules(options: UncheckedTokenPolicyOptions, issues: RuleIssue[]): void {
   const algorithms = options.dpopSigningAlgs;
-  if (Array.isArray(algorithms) && algorithms.some((a) => typeof a !== 'string' || a === 'none' || /^HS/i.test(a)))
+  if (Array.isArray(algorithms) && algorithms.some(notAsymmetric))
     issues.push({ path: 'dpopSigningAlgs', message: 'must be a non-empty array of asymmetric JWS algorithms' });
   const base = options.publicBaseUrl;
   const url = typeof base === 'string' ? httpUrl(base, true) : undefined;
@@ -174,8 +190,12 @@ function validationRules(options: UncheckedTokenPolicyOptions, issues: RuleIssue
   if (!on(options.introspection, defaultOf(OPTIONS.introspection)) && !jwtValidation && !on(options.userInfo, defaultOf(OPTIONS.userInfo)))
     issues.push({ path: '', message: 'must switch on at least one of introspection, jwtValidation, userInfo' });
   const algorithms = options.jwtAlgorithms;
-  if (Array.isArray(algorithms) && algorithms.some((a) => typeof a !== 'string' || a === 'none' || /^HS/i.test(a)))
+  if (Array.isArray(algorithms) && algorithms.some(notAsymmetric))
     issues.push({ path: 'jwtAlgorithms', message: 'must be a non-empty array of asymmetric JWS algorithms' });
+  const signed = options.signedIntrospection;
+  const signedAlgorithms = isObject(signed) ? signed.algorithms : undefined;
+  if (Array.isArray(signedAlgorithms) && signedAlgorithms.some(notAsymmetric))
+    issues.push({ path: 'signedIntrospection.algorithms', message: 'must be a non-empty array of asymmetric JWS algorithms' });
   const { audience } = options;
   const hasAudience = audience !== undefined && !(Array.isArray(audience) && audience.length === 0);
   if (options.anyAudience === true && hasAudience)
@@ -262,6 +282,18 @@ export function tokenPolicySettings(options: TokenPolicyOptions): TokenPolicySet
     jwksCooldownMs: (options.jwksCooldownSeconds ?? defaultOf<number>(OPTIONS.jwksCooldownSeconds)) * 1000,
     shared: options.shared,
     dpop: dpopSettingsOf(options),
+    signedIntrospection: signedIntrospectionOf(options),
+  };
+}
+
+/** The settings of signed introspection answers, `undefined` when off or when introspection is. */
+function signedIntrospectionOf(options: TokenPolicyOptions): SignedIntrospectionSettings | undefined {
+  const given = options.signedIntrospection ?? defaultOf<boolean>(OPTIONS.signedIntrospection);
+  if (given === false || options.introspection === false) return undefined;
+  const members = given === true ? {} : given;
+  return {
+    algorithms: members.algorithms === undefined ? undefined : [...members.algorithms],
+    maxAgeSeconds: members.maxAgeSeconds ?? defaultOf<number>(SignedIntrospectionSchema.properties.maxAgeSeconds),
   };
 }
 

@@ -21,7 +21,8 @@ import { classifyClientError, classifyJwtError, KeySetUnavailableError, refusedC
 import { BearerTokenSource, credentialsAuth, type ClientAuthMethod, type CredentialsAuthMethod } from './client-auth.js';
 import { CallLimiter } from './limiter.js';
 import type { TokenPolicyOptions } from './policy-options.js';
-import { normalizeTyp, tokenPolicySettings } from './policy-settings.js';
+import { normalizeTyp, tokenPolicySettings, type SignedIntrospectionSettings } from './policy-settings.js';
+import { introspectionAlgorithms, signedIntrospectionFetch } from './signed-introspection.js';
 import { toTokenInfo, type Claims } from './normalize.js';
 import { resolveMetadata, type ExplicitEndpoints } from './server-metadata.js';
 import { shareTokenData } from './shared.js';
@@ -133,6 +134,8 @@ export class TokenPolicy {
   private readonly algorithms: string[];
   private readonly audience: string[];
   private readonly jwtTypes: ReadonlySet<string> | undefined;
+  /** Signed introspection answers (RFC 9701, option `signedIntrospection`), `undefined` when off. */
+  private readonly signedIntrospection: SignedIntrospectionSettings | undefined;
   private readonly fetch: ReturnType<typeof boundedFetch>;
   private readonly clockSkew: number;
   private readonly timeoutMs: number;
@@ -179,6 +182,7 @@ export class TokenPolicy {
     this.algorithms = [...settings.algorithms];
     this.audience = [...settings.audience];
     this.jwtTypes = settings.jwtTypes;
+    this.signedIntrospection = settings.signedIntrospection;
     this.fetch = boundedFetch(settings.maxResponseSize);
     this.clockSkew = settings.clockSkew;
     this.timeoutMs = settings.timeoutMs;
@@ -313,6 +317,7 @@ export class TokenPolicy {
       audience: this.audience,
       jwtTypes: this.jwtTypes === undefined ? undefined : [...this.jwtTypes],
       clockSkew: this.clockSkew,
+      signedIntrospection: this.signedIntrospection,
     };
     return hash('sha256', JSON.stringify(settings), 'base64url').slice(0, 16);
   }
@@ -812,11 +817,13 @@ export class TokenPolicy {
     const { options } = this;
     const needs: Array<keyof ExplicitEndpoints> = [];
     if (this.introspection) needs.push('introspection_endpoint');
-    if (this.jwtValidation) needs.push('jwks_uri');
+    if (this.jwtValidation || this.signedIntrospection !== undefined) needs.push('jwks_uri');
     if (this.userInfo) needs.push('userinfo_endpoint');
     if (this.authMethod === 'bearer' && this.introspection) needs.push('token_endpoint');
-    const metadata = await this.call('discovery', () =>
-      resolveMetadata({
+    const signed = this.signedIntrospection;
+    let algorithms: string[] = [];
+    const metadata = await this.call('discovery', async () => {
+      const found = await resolveMetadata({
         realm: this.name,
         issuer: this.issuerUrl,
         issuerId: String(options.issuer ?? options.metadata?.issuer),
@@ -826,12 +833,29 @@ export class TokenPolicy {
         fetch: this.fetch,
         timeout: this.timeoutMs / 1000,
         insecure: this.insecure,
-      }),
-    );
+      });
+      // Metadata that allows no algorithm the gateway accepts fails as discovery does (the server is unusable as it says).
+      if (signed !== undefined)
+        algorithms = introspectionAlgorithms(signed.algorithms, found.introspection_signing_alg_values_supported, this.name);
+      return found;
+    });
     const clientMetadata = options.clientSecret !== undefined ? { client_secret: options.clientSecret } : {};
-    const configure = (auth: client.ClientAuth): Configuration => {
+    /** A configuration; `introspects`: the one of the introspection calls (signed answers asked and verified there). */
+    const configure = (auth: client.ClientAuth, introspects = true): Configuration => {
       const config = new client.Configuration(metadata, options.clientId, clientMetadata, auth);
-      config[client.customFetch] = this.fetch;
+      config[client.customFetch] =
+        signed === undefined || !introspects
+          ? this.fetch
+          : signedIntrospectionFetch(this.fetch, {
+              realm: this.name,
+              endpoint: new URL(metadata.introspection_endpoint!).href,
+              issuer: metadata.issuer,
+              clientId: options.clientId,
+              algorithms,
+              maxAgeSeconds: signed.maxAgeSeconds,
+              clockSkew: this.clockSkew,
+              keys: () => this.keySet(config),
+            });
       if (this.insecure) client.allowInsecureRequests(config);
       // openid-client counts in seconds; our options, like the configuration file, in milliseconds.
       config.timeout = this.timeoutMs / 1000;
@@ -845,7 +869,7 @@ export class TokenPolicy {
       };
     }
     const bearer = new BearerTokenSource(
-      configure(credentialsAuth(this.bearerAuth.method, options.clientSecret, options.privateKey)),
+      configure(credentialsAuth(this.bearerAuth.method, options.clientSecret, options.privateKey), false),
       this.bearerAuth.scope,
       this.name,
     );

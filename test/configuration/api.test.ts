@@ -156,6 +156,13 @@ describe('configuration API', function () {
     expect(((await env.json()) as { issues: Array<{ path: string; message: string }> }).issues).to.deep.equal([
       { path: 'tokenPolicies.DemoIdP.clientSecretEnv', message: 'environment variable GATEWAY_SECRET_EAG_TEST_UNSET is not set' },
     ]);
+    const signed = await ada.json(`${API}/token-policies/DemoIdP`, 'PUT', {
+      policy: { ...policy, signedIntrospection: { algorithms: ['HS256'] } },
+    });
+    expect(signed.status).to.equal(422);
+    expect(((await signed.json()) as { issues: Array<{ path: string; message: string }> }).issues).to.deep.equal([
+      { path: 'tokenPolicies.DemoIdP.signedIntrospection.algorithms', message: 'must be a non-empty array of asymmetric JWS algorithms' },
+    ]);
   });
 
   it('lists versions, shows the diff between two (secrets masked), and rolls back as a new version', async () => {

@@ -342,6 +342,23 @@ describe('configuration console in headless Chromium', function () {
     await waitFor(async () => (await nodeState(admin)) === 'in force', 'in force after the reset');
   });
 
+  it("shows a token policy's signed introspection (RFC 9701) and saves it, then its removal", async () => {
+    const box = '#tp-DemoIdP-signedIntrospection';
+    const form = '#token-policies [data-policy="DemoIdP"]';
+    const signed = async () => (await pet.onDisk()).tokenPolicies!['DemoIdP']!.signedIntrospection;
+    expect(await admin.isChecked(box)).to.equal(false);
+    await admin.check(box);
+    await admin.click(`${form} button[type=submit]`);
+    await waitFor(async () => (await signed()) === true, 'signedIntrospection saved');
+    await waitFor(async () => admin.isChecked(box), 'the box checked after the save');
+    expect((await pet.onDisk()).tokenPolicies!['DemoIdP']).to.include({ clientSecret: 'gateway-secret' });
+    await admin.uncheck(box);
+    await admin.click(`${form} button[type=submit]`);
+    await waitFor(async () => (await signed()) === undefined, 'signedIntrospection removed');
+    await admin.click('#reset');
+    await waitFor(async () => (await nodeState(admin)) === 'in force', 'in force after the reset');
+  });
+
   it('the audit log shows each step: sign-ins, the refused upload, the saved one, the reset', async () => {
     await admin.click('#audit-refresh');
     await waitFor(async () => (await admin.locator('#audit tr').count()) >= 5, 'audit rows');

@@ -1337,6 +1337,18 @@
                 }),
               )
               .concat([
+                // RFC 9701: `true`, or an object of its settings (kept as it is while the box stays checked).
+                el('label', { class: 'check' }, [
+                  el('input', {
+                    type: 'checkbox',
+                    id: id + '-signedIntrospection',
+                    name: 'signedIntrospection',
+                    checked: p.signedIntrospection !== undefined && p.signedIntrospection !== false ? 'checked' : undefined,
+                    disabled: editable ? undefined : 'disabled',
+                  }),
+                  ' ',
+                  el('span', { text: t('signedIntrospection') }),
+                ]),
                 el('p', { class: 'note' }, [
                   t('clientSecret') + ': ',
                   el('span', { class: 'secret-state', text: secretText(state.config.secrets[name]) }),
@@ -1365,6 +1377,8 @@
               if (v === '') delete next[k];
               else next[k] = /^\d+(\.\d+)?$/.test(v) ? Number(v) : v;
             });
+            if (!form.elements.signedIntrospection.checked) delete next.signedIntrospection;
+            else if (next.signedIntrospection === undefined || next.signedIntrospection === false) next.signedIntrospection = true;
             var secret = form.elements.clientSecret.value;
             if (secret !== '') {
               next.clientSecret = secret;
