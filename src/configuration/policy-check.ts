@@ -8,7 +8,17 @@ import { createPdp, type Pdp, type PdpOptions } from '../xacml/pdp.js';
 import { XacmlSyntaxError } from '../xacml/errors.js';
 // Paths are written as the evaluator writes them: its rules, not a copy.
 import { ID_ATTRS, SINGLETONS } from '../xacml/xml.js';
-import type { ProposalIssue } from './proposal.js';
+import type { ConfigIssue } from '../config/errors.js';
+
+/** A problem of a proposal: a field of the document, or a place in a policy. */
+export interface ProposalIssue extends ConfigIssue {
+  /** The policy file, for a policy problem. */
+  readonly file?: string;
+  /** The element's path in the policy (`/Policy[@PolicyId="p"]/Rule[@RuleId="ok"]/Condition`). */
+  readonly element?: string;
+  /** The line of the policy the problem is at, when known. */
+  readonly line?: number;
+}
 
 const START_TAG = /<([A-Za-z_][\w.-]*:)?([A-Za-z_][\w.-]*)((?:\s+[^\s=/>]+\s*=\s*(?:"[^"]*"|'[^']*'))*)\s*(\/?)>/y;
 const ATTR = /([^\s=/>]+)\s*=\s*(?:"([^"]*)"|'([^']*)')/g;

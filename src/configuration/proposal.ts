@@ -5,22 +5,14 @@
  *
  * @module
  */
-import { ConfigError, type ConfigIssue } from '../config/errors.js';
+import { ConfigError } from '../config/errors.js';
 import type { GatewayConfig } from '../config/types.js';
 import { NO_REDIS_STORE } from '../config/traffic.js';
 import { checkConfig } from '../config/validate.js';
-import { policyIssues } from './policy-check.js';
+import { policyIssues, type ProposalIssue } from './policy-check.js';
 import { POLICY_PATH, type ConfigProposal, type ConfigSnapshot } from './store.js';
 
-/** A problem of a proposal: a field of the document, or a place in a policy. */
-export interface ProposalIssue extends ConfigIssue {
-  /** The policy file, for a policy problem. */
-  readonly file?: string;
-  /** The element's path in the policy (`/Policy[@PolicyId="p"]/Rule[@RuleId="ok"]/Condition`). */
-  readonly element?: string;
-  /** The line of the policy the problem is at, when known. */
-  readonly line?: number;
-}
+export type { ProposalIssue };
 
 /** What the gateway that will load a proposal has, beside the file: what some settings need. */
 export interface ProposalGateway {

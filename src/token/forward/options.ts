@@ -11,6 +11,7 @@ import type { ForwardDateFormat, ForwardedItem } from './items.js';
 import { firstLetter, isBearer, type HeaderFilter } from './request-edits.js';
 import { issuePath } from '../../issues.js';
 import { schemaIssues } from '../../schema.js';
+import type { Static } from '@sinclair/typebox';
 import { FORWARD_INFO_MODES, OriginalTokenSchema } from './schema.js';
 
 /** How the collected token information travels: one header per item, a base64 JSON, or a signed JWT. */
@@ -31,6 +32,14 @@ export type OriginalTokenMode =
       /** Name of the header that carries the bare token, for example `X-Access-Token`. */
       header: string;
     };
+
+type SameShape<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+
+/** The option types of `forwardTokenHeaders`, written out for the API reference, are the schemas' of schema.ts (the build fails otherwise).  @internal */
+export const FORWARD_TYPES_AGREE: [
+  SameShape<ForwardInfoMode, (typeof FORWARD_INFO_MODES)[number]>,
+  SameShape<OriginalTokenMode | 'none' | false, Static<typeof OriginalTokenSchema>>,
+] = [true, true];
 
 /** The signing key of `jws` mode. */
 export interface ForwardJwsOptions {

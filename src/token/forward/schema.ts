@@ -7,7 +7,6 @@
  * @module
  */
 import { Type, type Static } from '@sinclair/typebox';
-import type { ForwardInfoMode, OriginalTokenMode } from './options.js';
 
 /** How the collected token information travels: one header per item, a base64 JSON, or a signed JWT. */
 export const FORWARD_INFO_MODES = ['headers', 'json', 'jws'] as const;
@@ -68,14 +67,6 @@ export const TokenForwardSchema = Type.Union(
     errorMessage: 'must be a boolean or an object { enabled?, mode?, originalToken? }',
   },
 );
-
-type SameShape<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
-
-/** The option types of `forwardTokenHeaders`, written out for the API reference, are these schemas' (the build fails otherwise).  @internal */
-export const FORWARD_TYPES_AGREE: [
-  SameShape<ForwardInfoMode, (typeof FORWARD_INFO_MODES)[number]>,
-  SameShape<OriginalTokenMode | 'none' | false, Static<typeof OriginalTokenSchema>>,
-] = [true, true];
 
 /** The file's token forwarding, as written. */
 export type TokenForwardSection = Static<typeof TokenForwardSchema>;
