@@ -36,7 +36,7 @@ export interface StepUpRules {
   /**
    * The most seconds since the user last authenticated: the token's `auth_time` claim must be
    * present and `now - auth_time` at most this (plus the token policy's `clockSkew`). A positive
-   * integer, at most {@link MAX_AUTHENTICATION_AGE_LIMIT}.
+   * integer, at most 31,536,000 (one year).
    */
   readonly maxAuthenticationAge?: number;
 }
