@@ -8,7 +8,13 @@
  * @module
  */
 import { Type, type Static } from '@sinclair/typebox';
-import { ApplicationsSchema, AuthorizationSchema, requiredClaimsSchema, requiredScopesSchema } from '../authorize/schema.js';
+import {
+  ApplicationsSchema,
+  AuthorizationSchema,
+  requiredClaimsSchema,
+  requiredScopesSchema,
+  scopeAlternativesSchema,
+} from '../authorize/schema.js';
 import { RecordingSchema } from '../record/schema.js';
 import { NonEmptyString, OneOf, PositiveInteger, PositiveNumber } from '../schema.js';
 import { TokenForwardSchema } from '../token/forward/schema.js';
@@ -48,6 +54,11 @@ export const OperationSchema = Type.Object(
     }),
     requiredScopes: Type.Optional(
       requiredScopesSchema("Scopes the token must all hold for this operation, on top of the API's `requiredScopes`."),
+    ),
+    scopeAlternatives: Type.Optional(
+      scopeAlternativesSchema(
+        "Ways to pass (OpenAPI `security`): the token must hold every scope of one alternative, on top of the API's rules and this operation's `requiredScopes`; `[]` needs none.",
+      ),
     ),
     requiredClaims: Type.Optional(
       requiredClaimsSchema("Claim name → allowed values the token must hold for this operation, on top of the API's `requiredClaims`."),
@@ -94,6 +105,11 @@ export const ApiSchema = Type.Object(
     requiredScopes: Type.Optional(
       requiredScopesSchema(
         "Scopes the token's `scope` must all hold: otherwise 403 `insufficient_scope`, before XACML. Needs token management.",
+      ),
+    ),
+    scopeAlternatives: Type.Optional(
+      scopeAlternativesSchema(
+        'Ways to pass (OpenAPI `security`): the token must hold every scope of one alternative, besides `requiredScopes`; `[]` needs none. Needs token management.',
       ),
     ),
     requiredClaims: Type.Optional(

@@ -151,11 +151,12 @@ function apiRules(api: Obj, at: string, policies: ReadonlySet<string>, issues: R
     const opAt = `${at}.operations[${i}]`;
     for (const issue of scopeRuleIssues(op)) issues.push({ path: issuePath(opAt, issue.path), message: issue.message });
     // Scope and claim rules read the validated token: without token management there is none.
-    if (!enabled && (op.requiredScopes !== undefined || op.requiredClaims !== undefined))
-      issues.push({ path: opAt, message: `requiredScopes/requiredClaims ${NEEDS_TOKEN.replace('needs', 'need')}` });
+    if (!enabled && (op.requiredScopes !== undefined || op.scopeAlternatives !== undefined || op.requiredClaims !== undefined))
+      issues.push({ path: opAt, message: `requiredScopes/scopeAlternatives/requiredClaims ${NEEDS_TOKEN.replace('needs', 'need')}` });
   });
   if (!enabled) {
     if (api.requiredScopes !== undefined) issues.push({ path: `${at}.requiredScopes`, message: NEEDS_TOKEN });
+    if (api.scopeAlternatives !== undefined) issues.push({ path: `${at}.scopeAlternatives`, message: NEEDS_TOKEN });
     if (api.requiredClaims !== undefined) issues.push({ path: `${at}.requiredClaims`, message: NEEDS_TOKEN });
     if (api.protectedResourceMetadata === true)
       issues.push({
@@ -229,10 +230,11 @@ function checkedApi(api: ApiDocument): CheckedApi {
     name: api.name,
     version: api.version,
     backend: { url: api.backend.url, timeoutMs: api.backend.timeoutMs ?? 30_000 },
-    operations: api.operations?.map(({ requiredScopes, requiredClaims, ...op }) => ({
+    operations: api.operations?.map(({ requiredScopes, scopeAlternatives, requiredClaims, ...op }) => ({
       ...op,
       pattern: compilePathTemplate(op.path),
       ...(requiredScopes === undefined ? {} : { requiredScopes: [...requiredScopes] }),
+      ...(scopeAlternatives === undefined ? {} : { scopeAlternatives: scopeAlternatives.map((way) => [...way]) }),
       ...(requiredClaims === undefined ? {} : { requiredClaims: structuredClone(requiredClaims) }),
     })),
     tokenManagement,
@@ -251,6 +253,7 @@ function checkedApi(api: ApiDocument): CheckedApi {
     trafficControl: { policies: resolvedTrafficPolicies(api.trafficControl?.policies) },
     protectedResourceMetadata: api.protectedResourceMetadata ?? false,
     requiredScopes: [...(api.requiredScopes ?? [])],
+    ...(api.scopeAlternatives === undefined ? {} : { scopeAlternatives: api.scopeAlternatives.map((way) => [...way]) }),
     requiredClaims: structuredClone(api.requiredClaims ?? {}),
   };
 }

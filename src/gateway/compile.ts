@@ -9,7 +9,7 @@ import type { IncomingMessage } from 'node:http';
 import type { Dispatcher } from 'undici';
 import { ApplicationRegistry, identifyApplication } from '../authorize/applications.js';
 import { unknownGatewayDesignators } from '../authorize/designators.js';
-import { requireScopes } from '../authorize/scopes.js';
+import { requireScopes, requiresSomething } from '../authorize/scopes.js';
 import { xacmlAuthorize } from '../authorize/xacml-authorize/index.js';
 import { forwardTokenHeaders } from '../token/forward/forward-token-headers.js';
 import { introspect } from '../token/introspect.js';
@@ -157,11 +157,21 @@ const callerRules: Step = ({ api, applications }) => {
   if (!api.tokenManagement.enabled) return [];
   const steps: Middleware[] = [identifyApplication({ applications })];
   const operations = api.operations ?? [];
-  const anyRule = (rules: { requiredScopes?: readonly string[]; requiredClaims?: Readonly<Record<string, readonly string[]>> }): boolean =>
-    (rules.requiredScopes?.length ?? 0) > 0 || Object.keys(rules.requiredClaims ?? {}).length > 0;
-  if (anyRule(api) || operations.some(anyRule)) {
-    const rules = operations.map(({ name, requiredScopes, requiredClaims }) => ({ name, requiredScopes, requiredClaims }));
-    steps.push(requireScopes({ requiredScopes: api.requiredScopes, requiredClaims: api.requiredClaims, operations: rules }));
+  if (requiresSomething(api) || operations.some((operation) => requiresSomething(operation))) {
+    const rules = operations.map(({ name, requiredScopes, scopeAlternatives, requiredClaims }) => ({
+      name,
+      requiredScopes,
+      scopeAlternatives,
+      requiredClaims,
+    }));
+    steps.push(
+      requireScopes({
+        requiredScopes: api.requiredScopes,
+        scopeAlternatives: api.scopeAlternatives,
+        requiredClaims: api.requiredClaims,
+        operations: rules,
+      }),
+    );
   }
   return steps;
 };

@@ -123,7 +123,7 @@ describe('gateway configuration', () => {
     document.tokenPolicies.idp!.clientSecret = '';
     expect(await issuesOf(document)).to.have.members([
       'tokenPolicies.idp.clientSecret: must be a non-empty string',
-      'apis[0].timeout: unknown field (allowed: provider, name, version, backend, operations, tokenManagement, authorization, recording, trafficControl, protectedResourceMetadata, requiredScopes, requiredClaims)',
+      'apis[0].timeout: unknown field (allowed: provider, name, version, backend, operations, tokenManagement, authorization, recording, trafficControl, protectedResourceMetadata, requiredScopes, scopeAlternatives, requiredClaims)',
       'apis[0].provider: must be a non-empty string of letters, digits, ".", "_", "~" or "-"',
       'apis[0].version: is required',
       'apis[0].tokenManagement.policy: names no token policy (defined: idp)',
@@ -221,7 +221,7 @@ describe('gateway configuration', () => {
     });
     expect(await issuesOf(open)).to.have.members([
       'apis[0].requiredScopes: needs token management enabled (the rules read the validated token)',
-      'apis[0].operations[0]: requiredScopes/requiredClaims need token management enabled (the rules read the validated token)',
+      'apis[0].operations[0]: requiredScopes/scopeAlternatives/requiredClaims need token management enabled (the rules read the validated token)',
     ]);
   });
 
