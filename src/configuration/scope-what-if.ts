@@ -51,7 +51,7 @@ export interface ScopeWhatIfRecords {
   calls: ScopeWhatIfRows;
   /** Records of the window read (those left out included). */
   read: number;
-  /** Of those, calls without a validated token (refused before, or without token management): not checked. */
+  /** Of those, calls without a validated token (refused before, or without token management), or whose URL does not name the API: not checked. */
   noToken: number;
   /** Set when the window holds more records than `limit`: only the newest were read. */
   truncated: boolean;
