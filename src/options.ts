@@ -189,7 +189,8 @@ export function nearestKey(given: string, known: readonly string[]): string | un
     for (let from = 0; from < words.length; from++) {
       for (let to = from + 1; to <= words.length; to++) {
         if (from === 0 && to === words.length) continue;
-        const part = editDistance(wanted, words.slice(from, to).join(''));
+        const joined = words.slice(from, to).join('');
+        const part = Math.min(editDistance(wanted, joined), editDistance(singular(wanted), singular(joined)));
         // A part of a key is a weaker match than the whole key at the same distance.
         if (part <= Math.floor(wanted.length / 4)) score = Math.min(score, part + 0.5);
       }

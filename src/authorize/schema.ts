@@ -9,7 +9,7 @@
  */
 import { Type, type Static } from '@sinclair/typebox';
 import { NonEmptyString } from '../schema.js';
-import { SCOPE_TOKEN } from './scopes.js';
+import { MAX_SCOPE_ALTERNATIVES, SCOPE_TOKEN } from './scopes.js';
 import { MAX_AUTHENTICATION_AGE_LIMIT } from './step-up.js';
 
 /** `requiredScopes`: scopes the token must all hold. */
@@ -21,6 +21,16 @@ export function requiredScopesSchema(description: string) {
       description,
     },
   );
+}
+
+/** `scopeAlternatives`: ways to pass, each an array of scopes the token must all hold (`[]`: none). */
+export function scopeAlternativesSchema(description: string) {
+  return Type.Array(requiredScopesSchema('Scopes this alternative needs, all of them (`[]`: none).'), {
+    minItems: 1,
+    maxItems: MAX_SCOPE_ALTERNATIVES,
+    errorMessage: `must be an array of 1 to ${MAX_SCOPE_ALTERNATIVES} alternatives, each an array of scopes ([] for none)`,
+    description,
+  });
 }
 
 /** `requiredClaims`: claim name → allowed values. */

@@ -25,6 +25,14 @@ export interface ScopeRules {
   /** Scopes the token's `scope` must all hold, for example `["pets:read"]`. */
   readonly requiredScopes?: readonly string[];
   /**
+   * Ways to pass, as OpenAPI's `security` lists them: the token must hold every scope of at least
+   * one alternative (and `requiredScopes` besides), for example
+   * `[["pets:read"], ["pets:admin"]]`. An empty alternative (`[]`, OpenAPI's `{}` or a requirement
+   * naming no scope) needs no scope: the rule's scopes then pass every validated token. At most
+   * {@link MAX_SCOPE_ALTERNATIVES}.
+   */
+  readonly scopeAlternatives?: ReadonlyArray<readonly string[]>;
+  /**
    * Claims the token must hold, each with at least one of the listed values, for example
    * `{ "tenant": ["acme"], "realm_access.roles": ["clerk", "manager"] }`. A claim is read from the
    * validated JWT, then from the introspection answer; a name with dots that is not a claim of its
@@ -58,31 +66,58 @@ export class InsufficientScopeError extends GatewayError {
    * parameter (RFC 6750 section 3); `undefined` when only claims are required.
    */
   readonly scope: string | undefined;
+  /**
+   * Every way to pass when there are several (`scopeAlternatives`), each the full list of scopes
+   * it needs, in the order of the rules: the problem+json body's `scope_alternatives`. The
+   * challenge's `scope` names one of them.
+   */
+  readonly scopeAlternatives: ReadonlyArray<readonly string[]> | undefined;
 
-  constructor(scope: string | undefined, options: { realm?: string; diagnostic: string }) {
+  constructor(
+    scope: string | undefined,
+    options: { realm?: string; diagnostic: string; scopeAlternatives?: ReadonlyArray<readonly string[]> },
+  ) {
     super('ERR_INSUFFICIENT_SCOPE', { ...(options.realm === undefined ? {} : { realm: options.realm }), diagnostic: options.diagnostic });
     this.scope = scope;
+    this.scopeAlternatives = options.scopeAlternatives;
   }
 }
 
 /** RFC 6749 section 3.3 `scope-token`: printable ASCII but space, `"` and `\`. */
 export const SCOPE_TOKEN = /^[\x21\x23-\x5b\x5d-\x7e]+$/;
 
+/** Most alternatives of one rule's `scopeAlternatives`. */
+export const MAX_SCOPE_ALTERNATIVES = 16;
+
+const SCOPE_MESSAGE = 'must be a scope: printable ASCII characters, no space, " or \\';
+
+function scopeListIssues(scopes: unknown, at: string, issues: RuleIssue[]): void {
+  if (!Array.isArray(scopes)) issues.push({ path: at, message: 'must be an array of scopes' });
+  else
+    scopes.forEach((scope: unknown, i) => {
+      if (typeof scope !== 'string' || !SCOPE_TOKEN.test(scope)) issues.push({ path: `${at}[${i}]`, message: SCOPE_MESSAGE });
+    });
+}
+
 /**
  * The problems of a rule set (`requiredScopes`, `requiredClaims`), every one of them; paths are
  * relative to the object that holds the two keys (`requiredScopes[1]`, `requiredClaims.tenant`).
  */
-export function scopeRuleIssues(rules: { readonly requiredScopes?: unknown; readonly requiredClaims?: unknown }): RuleIssue[] {
+export function scopeRuleIssues(rules: {
+  readonly requiredScopes?: unknown;
+  readonly scopeAlternatives?: unknown;
+  readonly requiredClaims?: unknown;
+}): RuleIssue[] {
   const issues: RuleIssue[] = [];
-  const scopes = rules.requiredScopes;
-  if (scopes !== undefined) {
-    if (!Array.isArray(scopes)) issues.push({ path: 'requiredScopes', message: 'must be an array of scopes' });
-    else
-      scopes.forEach((scope: unknown, i) => {
-        if (typeof scope !== 'string' || !SCOPE_TOKEN.test(scope)) {
-          issues.push({ path: `requiredScopes[${i}]`, message: 'must be a scope: printable ASCII characters, no space, " or \\' });
-        }
+  if (rules.requiredScopes !== undefined) scopeListIssues(rules.requiredScopes, 'requiredScopes', issues);
+  const alternatives = rules.scopeAlternatives;
+  if (alternatives !== undefined) {
+    if (!Array.isArray(alternatives) || alternatives.length === 0 || alternatives.length > MAX_SCOPE_ALTERNATIVES)
+      issues.push({
+        path: 'scopeAlternatives',
+        message: `must be an array of 1 to ${MAX_SCOPE_ALTERNATIVES} alternatives, each an array of scopes ([] for none)`,
       });
+    else alternatives.forEach((alternative: unknown, i) => scopeListIssues(alternative, `scopeAlternatives[${i}]`, issues));
   }
   const claims = rules.requiredClaims;
   if (claims !== undefined) {
@@ -105,14 +140,61 @@ export function scopeRuleIssues(rules: { readonly requiredScopes?: unknown; read
   return issues;
 }
 
-const REQUIRE_SCOPES_KEYS = optionKeys<RequireScopesOptions>({ requiredScopes: true, requiredClaims: true, operations: true });
-const OPERATION_RULE_KEYS = optionKeys<OperationScopeRules>({ name: true, requiredScopes: true, requiredClaims: true });
+const REQUIRE_SCOPES_KEYS = optionKeys<RequireScopesOptions>({
+  requiredScopes: true,
+  scopeAlternatives: true,
+  requiredClaims: true,
+  operations: true,
+});
+const OPERATION_RULE_KEYS = optionKeys<OperationScopeRules>({
+  name: true,
+  requiredScopes: true,
+  scopeAlternatives: true,
+  requiredClaims: true,
+});
 
-/** A rule set ready to check: the scopes to find, the claims with their allowed values. */
+/**
+ * The ways a token may pass the scopes of rule sets checked together (an API's and an
+ * operation's): each a full list of scopes, the sets' `requiredScopes` with one alternative of
+ * each set that has `scopeAlternatives`, in the order the alternatives are written (the first of
+ * each first). One way, without alternatives; one empty way, without any scope.
+ */
+export function scopeWays(...sets: ScopeRules[]): string[][] {
+  const base = sets.flatMap((set) => set.requiredScopes ?? []);
+  let ways: string[][] = [base];
+  for (const set of sets) {
+    const alternatives = set.scopeAlternatives;
+    if (alternatives === undefined || alternatives.length === 0) continue;
+    ways = ways.flatMap((way) => alternatives.map((alternative) => [...way, ...alternative]));
+  }
+  const seen = new Set<string>();
+  const out: string[][] = [];
+  for (const way of ways) {
+    const scopes = [...new Set(way)];
+    const key = [...scopes].sort().join(' ');
+    if (seen.has(key)) continue;
+    seen.add(key);
+    out.push(scopes);
+  }
+  return out;
+}
+
+/** Whether a rule set asks anything of a token: a scope on every way, or a claim. */
+export function requiresSomething(...sets: ScopeRules[]): boolean {
+  return sets.some((set) => Object.keys(set.requiredClaims ?? {}).length > 0) || scopeWays(...sets).every((way) => way.length > 0);
+}
+
+/** The first way of `ways` whose scopes `held` all holds, or `undefined`. */
+export function heldWay(ways: ReadonlyArray<readonly string[]>, held: readonly string[]): readonly string[] | undefined {
+  return ways.find((way) => way.every((scope) => held.includes(scope)));
+}
+
+/** A rule set ready to check: the ways of its scopes, the claims with their allowed values. */
 interface CompiledRule {
-  readonly scopes: readonly string[];
-  /** Space-separated scopes of the challenge, or `undefined` without any. */
-  readonly challenge: string | undefined;
+  /** At least one: `[[]]` when no scope is required. */
+  readonly ways: readonly string[][];
+  /** Whether a scope is read at all (no way is empty). */
+  readonly needsScope: boolean;
   readonly claims: ReadonlyArray<{
     readonly name: string;
     readonly path: readonly string[] | undefined;
@@ -121,14 +203,14 @@ interface CompiledRule {
 }
 
 function compile(...sets: ScopeRules[]): CompiledRule {
-  const scopes = [...new Set(sets.flatMap((set) => set.requiredScopes ?? []))];
+  const ways = scopeWays(...sets);
   const claims: Array<CompiledRule['claims'][number]> = [];
   for (const set of sets) {
     for (const [name, values] of Object.entries(set.requiredClaims ?? {})) {
       claims.push({ name, path: name.includes('.') ? name.split('.') : undefined, allowed: new Set(values) });
     }
   }
-  return { scopes, challenge: scopes.length === 0 ? undefined : scopes.join(' '), claims };
+  return { ways, needsScope: ways.every((way) => way.length > 0), claims };
 }
 
 function checkRules(check: OptionChecks, rules: ScopeRules, path: string): void {
@@ -143,6 +225,13 @@ function checkRules(check: OptionChecks, rules: ScopeRules, path: string): void 
  * outcome `INSUFFICIENT_SCOPE`) with
  * `WWW-Authenticate: Bearer realm="<token policy>", error="insufficient_scope", scope="<required scopes>", error_description="…"`.
  * The diagnostic names what was missing (scope names, claim names; never claim values).
+ *
+ * With `scopeAlternatives` (OpenAPI's `security`: any one requirement suffices), a token passes
+ * when it holds every scope of one alternative; the API's rules and the operation's must each
+ * pass, so the ways to pass are the API's alternatives crossed with the operation's. A refusal's
+ * `scope` names one way, the one whose scopes the token holds (when it lacks a claim), else the
+ * first in the order written; with several ways the problem+json body lists them all in
+ * `scope_alternatives` (an array of scope arrays).
  *
  * Put it after `introspect` (it reads `req.gateway.token`, cached results included) and before
  * `xacmlAuthorize`. Without a validated token it fails closed (500 `ERR_INTERNAL`: the chain is
@@ -184,19 +273,16 @@ export function requireScopes(options: RequireScopesOptions): Middleware {
   const apiRule = compile(options);
   const byOperation = new Map<string, ScopeRules[]>();
   for (const operation of operations) {
-    if (operation.requiredScopes === undefined && operation.requiredClaims === undefined) continue;
+    if (operation.requiredScopes === undefined && operation.scopeAlternatives === undefined && operation.requiredClaims === undefined)
+      continue;
     byOperation.set(operation.name, [...(byOperation.get(operation.name) ?? []), operation]);
   }
   const operationRules = new Map<string, CompiledRule>([...byOperation].map(([name, sets]) => [name, compile(options, ...sets)]));
   // A rule set that requires nothing would let every token through: a mistake, refused here.
-  if (
-    apiRule.scopes.length === 0 &&
-    apiRule.claims.length === 0 &&
-    [...operationRules.values()].every((rule) => rule.scopes.length === 0 && rule.claims.length === 0)
-  ) {
+  if (!requiresSomething(options) && [...byOperation.values()].every((sets) => !requiresSomething(options, ...sets))) {
     check.fail(
       '',
-      'require no scope and no claim: give requiredScopes, requiredClaims or operations[].requiredScopes/requiredClaims (a rule set without a rule would let every token through)',
+      'require no scope and no claim: give requiredScopes, scopeAlternatives, requiredClaims or the same of operations[] (a rule set without a rule would let every token through; an empty alternative needs no scope)',
     );
   }
 
@@ -209,27 +295,41 @@ export function requireScopes(options: RequireScopesOptions): Middleware {
     }
     const operation = context.api?.operation;
     const rule = (operation === undefined ? undefined : operationRules.get(operation)) ?? apiRule;
-    const missing = shortfall(rule, token);
+    const held = rule.needsScope ? tokenFacts(token).scopes : [];
+    const way = rule.needsScope ? heldWay(rule.ways, held) : rule.ways[0];
+    const missing = shortfall(rule, token, way, held);
     if (missing === undefined) {
       next();
       return;
     }
     log('insufficient scope: %s', missing);
+    // The challenge names one way to pass: the one the token holds (it lacks a claim), else the first.
+    const named = way ?? rule.ways[0]!;
     next(
-      new InsufficientScopeError(rule.challenge, {
+      new InsufficientScopeError(named.length === 0 ? undefined : named.join(' '), {
         ...(token.policy === undefined ? {} : { realm: token.policy }),
         diagnostic: `the token lacks what the API requires: ${missing}`,
+        ...(rule.ways.length > 1 ? { scopeAlternatives: rule.ways } : {}),
       }),
     );
   };
 }
 
-/** What the token lacks of `rule` (scope names, claim names), or `undefined` when it has it all. */
-function shortfall(rule: CompiledRule, token: TokenContext): string | undefined {
+/**
+ * What the token lacks of `rule` (scope names, claim names), or `undefined` when it has it all;
+ * `way`: the way of its scopes the token holds, if any.
+ */
+function shortfall(
+  rule: CompiledRule,
+  token: TokenContext,
+  way: readonly string[] | undefined,
+  held: readonly string[],
+): string | undefined {
   let missing: string[] | undefined;
-  if (rule.scopes.length > 0) {
-    const held = tokenFacts(token).scopes;
-    for (const scope of rule.scopes) if (!held.includes(scope)) (missing ??= []).push(`scope ${scope}`);
+  if (way === undefined) {
+    if (rule.ways.length === 1) for (const scope of rule.ways[0]!) if (!held.includes(scope)) (missing ??= []).push(`scope ${scope}`);
+    if (rule.ways.length > 1)
+      missing = [`the scopes of any of ${rule.ways.length} alternatives (${rule.ways.map((w) => w.join(' ')).join(' | ')})`];
   }
   for (const claim of rule.claims) {
     if (

@@ -15,6 +15,7 @@ import {
   requiredAcrValuesSchema,
   requiredClaimsSchema,
   requiredScopesSchema,
+  scopeAlternativesSchema,
 } from '../authorize/schema.js';
 import { RecordingSchema } from '../record/schema.js';
 import { NonEmptyString, OneOf, PositiveInteger, PositiveNumber } from '../schema.js';
@@ -55,6 +56,11 @@ export const OperationSchema = Type.Object(
     }),
     requiredScopes: Type.Optional(
       requiredScopesSchema("Scopes the token must all hold for this operation, on top of the API's `requiredScopes`."),
+    ),
+    scopeAlternatives: Type.Optional(
+      scopeAlternativesSchema(
+        "Ways to pass (OpenAPI `security`): the token must hold every scope of one alternative, on top of the API's rules and this operation's `requiredScopes`; `[]` needs none.",
+      ),
     ),
     requiredClaims: Type.Optional(
       requiredClaimsSchema("Claim name → allowed values the token must hold for this operation, on top of the API's `requiredClaims`."),
@@ -111,6 +117,11 @@ export const ApiSchema = Type.Object(
     requiredScopes: Type.Optional(
       requiredScopesSchema(
         "Scopes the token's `scope` must all hold: otherwise 403 `insufficient_scope`, before XACML. Needs token management.",
+      ),
+    ),
+    scopeAlternatives: Type.Optional(
+      scopeAlternativesSchema(
+        'Ways to pass (OpenAPI `security`): the token must hold every scope of one alternative, besides `requiredScopes`; `[]` needs none. Needs token management.',
       ),
     ),
     requiredClaims: Type.Optional(

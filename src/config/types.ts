@@ -231,6 +231,11 @@ export interface OperationConfig {
   path: string;
   /** Scopes the token must all hold for this operation, on top of the API's `requiredScopes`. */
   requiredScopes?: string[];
+  /**
+   * Ways to pass (OpenAPI `security`): the token must hold every scope of one alternative, on top
+   * of the API's rules and this operation's `requiredScopes`; `[]` needs none.
+   */
+  scopeAlternatives?: string[][];
   /** Claim name → allowed values the token must hold for this operation, on top of the API's `requiredClaims`. */
   requiredClaims?: Record<string, string[]>;
   /**
@@ -287,6 +292,12 @@ export interface ApiConfig {
    * before XACML. Needs token management.
    */
   requiredScopes?: string[];
+  /**
+   * Ways to pass (OpenAPI `security`): the token must hold every scope of one alternative, besides
+   * `requiredScopes`, for example `[["pets:read"], ["pets:admin"]]`; `[]` needs none. Needs token
+   * management.
+   */
+  scopeAlternatives?: string[][];
   /**
    * Claim name → allowed values; the token's claim must hold one of them (`requireScopes`). A
    * dotted name reads nested members (`realm_access.roles`). Needs token management.
@@ -411,6 +422,8 @@ export interface ResolvedApi {
   readonly protectedResourceMetadata: boolean;
   /** Scopes every request's token must hold (empty: none). */
   readonly requiredScopes: readonly string[];
+  /** Ways to pass of every request's token, one of which it must hold (absent: none). */
+  readonly scopeAlternatives?: ReadonlyArray<readonly string[]>;
   /** Claims every request's token must hold, name → allowed values (empty: none). */
   readonly requiredClaims: Readonly<Record<string, readonly string[]>>;
   /** The `acr` values one of which every request's token must carry (`undefined`: none required). */

@@ -155,13 +155,13 @@ function apiRules(api: Obj, at: string, policies: ReadonlySet<string>, issues: R
     for (const issue of [...scopeRuleIssues(op), ...stepUpRuleIssues(op)])
       issues.push({ path: issuePath(opAt, issue.path), message: issue.message });
     // Scope, claim and step-up rules read the validated token: without token management there is none.
-    if (!enabled && (op.requiredScopes !== undefined || op.requiredClaims !== undefined))
-      issues.push({ path: opAt, message: `requiredScopes/requiredClaims ${NEEDS_TOKEN.replace('needs', 'need')}` });
+    if (!enabled && (op.requiredScopes !== undefined || op.scopeAlternatives !== undefined || op.requiredClaims !== undefined))
+      issues.push({ path: opAt, message: `requiredScopes/scopeAlternatives/requiredClaims ${NEEDS_TOKEN.replace('needs', 'need')}` });
     if (!enabled && (op.requiredAcrValues !== undefined || op.maxAuthenticationAge !== undefined))
       issues.push({ path: opAt, message: `requiredAcrValues/maxAuthenticationAge ${NEEDS_TOKEN.replace('needs', 'need')}` });
   });
   if (!enabled) {
-    for (const key of ['requiredScopes', 'requiredClaims', 'requiredAcrValues', 'maxAuthenticationAge'] as const)
+    for (const key of ['requiredScopes', 'scopeAlternatives', 'requiredClaims', 'requiredAcrValues', 'maxAuthenticationAge'] as const)
       if (api[key] !== undefined) issues.push({ path: `${at}.${key}`, message: NEEDS_TOKEN });
     if (api.protectedResourceMetadata === true)
       issues.push({
@@ -235,10 +235,11 @@ function checkedApi(api: ApiDocument): CheckedApi {
     name: api.name,
     version: api.version,
     backend: { url: api.backend.url, timeoutMs: api.backend.timeoutMs ?? 30_000 },
-    operations: api.operations?.map(({ requiredScopes, requiredClaims, requiredAcrValues, ...op }) => ({
+    operations: api.operations?.map(({ requiredScopes, scopeAlternatives, requiredClaims, requiredAcrValues, ...op }) => ({
       ...op,
       pattern: compilePathTemplate(op.path),
       ...(requiredScopes === undefined ? {} : { requiredScopes: [...requiredScopes] }),
+      ...(scopeAlternatives === undefined ? {} : { scopeAlternatives: scopeAlternatives.map((way) => [...way]) }),
       ...(requiredClaims === undefined ? {} : { requiredClaims: structuredClone(requiredClaims) }),
       ...(requiredAcrValues === undefined ? {} : { requiredAcrValues: [...requiredAcrValues] }),
     })),
@@ -258,6 +259,7 @@ function checkedApi(api: ApiDocument): CheckedApi {
     trafficControl: { policies: resolvedTrafficPolicies(api.trafficControl?.policies) },
     protectedResourceMetadata: api.protectedResourceMetadata ?? false,
     requiredScopes: [...(api.requiredScopes ?? [])],
+    ...(api.scopeAlternatives === undefined ? {} : { scopeAlternatives: api.scopeAlternatives.map((way) => [...way]) }),
     requiredClaims: structuredClone(api.requiredClaims ?? {}),
     requiredAcrValues: api.requiredAcrValues === undefined ? undefined : [...api.requiredAcrValues],
     maxAuthenticationAge: api.maxAuthenticationAge,

@@ -14,6 +14,12 @@ import { OperationOrder } from './operation-order.js';
 export interface ImportedOperation extends OperationConfig {
   /** Where it is in the document: `paths./pet/{petId}.get`. */
   readonly from: string;
+  /**
+   * Whether the document says what the operation needs (its own `security`, else the document's):
+   * then its scope rule (`requiredScopes` or `scopeAlternatives`, or none when a requirement
+   * names no scope) replaces the API's rule of the operation on import; else the API's stays.
+   */
+  readonly security?: true;
 }
 
 /** A problem of an OpenAPI document: where in it, and what. */
@@ -59,6 +65,51 @@ const METHODS: ReadonlyArray<[string, HttpMethod | undefined]> = [
 ];
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+
+/** Security schemes whose requirements list scopes the token must hold; others list roles the gateway does not check. */
+const SCOPED_SCHEMES: ReadonlySet<string> = new Set(['oauth2', 'openIdConnect']);
+
+/** The scope rule of a `security` list: one way → `requiredScopes`, several → `scopeAlternatives`, an empty way → none. */
+type ScopeRule = Pick<OperationConfig, 'requiredScopes' | 'scopeAlternatives'>;
+
+/**
+ * The scope rule of a list of security requirements (`at`: where the list is). A requirement is
+ * an alternative; its scopes are those its `oauth2` and `openIdConnect` schemes list, together
+ * (`http`, `apiKey` and `mutualTLS` schemes ask only for the token the gateway always requires).
+ * A requirement that names no scope (`{}`, or only schemes without scopes) lets any valid token
+ * through, so the whole list asks for no scope. A scheme not in `components.securitySchemes` is
+ * an issue.
+ */
+function scopeRuleOf(requirements: Json, schemes: Record<string, Json>, at: string, issues: OpenApiIssue[]): ScopeRule {
+  if (!Array.isArray(requirements)) return {};
+  const ways: string[][] = [];
+  requirements.forEach((requirement, i) => {
+    if (requirement === null || typeof requirement !== 'object' || Array.isArray(requirement)) return;
+    const way = new Set<string>();
+    for (const [name, scopes] of Object.entries(requirement)) {
+      const scheme = Object.hasOwn(schemes, name) ? schemes[name] : undefined;
+      if (scheme === undefined || scheme === null || typeof scheme !== 'object' || Array.isArray(scheme)) {
+        issues.push({
+          path: child(child(child(at, 'security'), i), name),
+          message: `names no security scheme of components.securitySchemes (defined: ${Object.keys(schemes).join(', ') || 'none'})`,
+        });
+        continue;
+      }
+      if (!SCOPED_SCHEMES.has(String(scheme['type'])) || !Array.isArray(scopes)) continue;
+      for (const scope of scopes) if (typeof scope === 'string') way.add(scope);
+    }
+    ways.push([...way]);
+  });
+  if (ways.length === 0 || ways.some((way) => way.length === 0)) return {};
+  // The same alternative written twice (in another order) is one: the first as written.
+  const byKey = new Map<string, string[]>();
+  for (const way of ways) {
+    const key = [...way].sort().join(' ');
+    if (!byKey.has(key)) byKey.set(key, way);
+  }
+  const distinct = [...byKey.values()];
+  return distinct.length === 1 ? { requiredScopes: distinct[0]! } : { scopeAlternatives: distinct };
+}
 
 function failed(path: string, message: string): OpenApiImport {
   return { operations: [], skipped: [], issues: [{ path, message }] };
@@ -169,6 +220,11 @@ export async function operationsFromOpenApi(text: string, maxBytes = MAX_OPENAPI
   const issues: OpenApiIssue[] = [];
   const names = new Map<string, string>();
   const paths = (dereferenced['paths'] ?? {}) as Record<string, Json>;
+  const components = (dereferenced['components'] ?? {}) as Record<string, Json>;
+  const schemes = (components['securitySchemes'] ?? {}) as Record<string, Json>;
+  // The document's own security, read once: its issues are reported at its place, once.
+  const documentSecurity = dereferenced['security'] as Json | undefined;
+  const documentRule = scopeRuleOf(documentSecurity ?? null, schemes, '', issues);
   for (const template of Object.keys(paths)) {
     const item = paths[template];
     if (item === null || typeof item !== 'object' || Array.isArray(item)) continue;
@@ -195,7 +251,10 @@ export async function operationsFromOpenApi(text: string, maxBytes = MAX_OPENAPI
         continue;
       }
       names.set(id, from);
-      operations.push({ name: id, method: gatewayMethod, path: template, from });
+      const own = (op as Record<string, Json>)['security'];
+      const rule = own === undefined ? documentRule : scopeRuleOf(own, schemes, from, issues);
+      const declared = Array.isArray(own) || Array.isArray(documentSecurity);
+      operations.push({ name: id, method: gatewayMethod, path: template, ...rule, from, ...(declared ? { security: true } : {}) });
     }
   }
   if (issues.length === 0 && operations.length === 0) issues.push({ path: 'paths', message: 'has no operation the gateway can relay' });
@@ -221,11 +280,19 @@ export interface OperationChanges {
   removed: string[];
 }
 
+/** An operation's scope rule as one text, to compare. */
+function ruleText(op: Pick<OperationConfig, 'requiredScopes' | 'scopeAlternatives'> | undefined): string {
+  return JSON.stringify([op?.requiredScopes ?? null, op?.scopeAlternatives ?? null]);
+}
+
 /**
  * The API's operations after an import: `merge` keeps the API's own and adds or updates the
- * document's by name; `replace` keeps only the document's. An operation the API already had keeps
- * its `requiredScopes`, `requiredClaims`, `requiredAcrValues` and `maxAuthenticationAge` (the
- * gateway's rules, not the document's). A new
+ * document's by name; `replace` keeps only the document's. An operation's scope rule
+ * (`requiredScopes`, `scopeAlternatives`) is the document's when the document declares `security`
+ * for it (its own or the document's), none when that security names no scope; otherwise an
+ * operation the API already had keeps its own. Its `requiredClaims`, `requiredAcrValues` and
+ * `maxAuthenticationAge` stay (the gateway's rules: OpenAPI has none of them). An operation whose
+ * method, path or scope rule changes is `changed`. A new
  * operation goes before one whose template would take its requests, as OpenAPI matches concrete
  * paths before templated ones. Throws `OperationOrderError` when the templates overlap too much to
  * be ordered in bounded time.
@@ -238,15 +305,18 @@ export function mergeOperations(
   const own = new Map((existing ?? []).map((op) => [op.name, op]));
   const changes: OperationChanges = { added: [], changed: [], unchanged: [], removed: [] };
   const fromDocument = new Map<string, OperationConfig>();
-  for (const { from: _from, ...op } of imported) {
+  for (const { from: _from, security, ...op } of imported) {
     const before = own.get(op.name);
     const next: OperationConfig = { ...op };
-    if (before?.requiredScopes !== undefined) next.requiredScopes = before.requiredScopes;
+    if (security !== true) {
+      if (before?.requiredScopes !== undefined) next.requiredScopes = before.requiredScopes;
+      if (before?.scopeAlternatives !== undefined) next.scopeAlternatives = before.scopeAlternatives;
+    }
     if (before?.requiredClaims !== undefined) next.requiredClaims = before.requiredClaims;
     if (before?.requiredAcrValues !== undefined) next.requiredAcrValues = before.requiredAcrValues;
     if (before?.maxAuthenticationAge !== undefined) next.maxAuthenticationAge = before.maxAuthenticationAge;
     if (before === undefined) changes.added.push(op.name);
-    else if (before.method === op.method && before.path === op.path) changes.unchanged.push(op.name);
+    else if (before.method === op.method && before.path === op.path && ruleText(before) === ruleText(next)) changes.unchanged.push(op.name);
     else changes.changed.push(op.name);
     fromDocument.set(op.name, next);
   }

@@ -18,6 +18,14 @@ import type { ClusterStatus } from '../cluster/cluster.js';
 import type { TransactionStore } from '../record/types.js';
 import type { OperatorWorkPool } from './work/pool.js';
 import { readWhatIfRecords, WHAT_IF_DEFAULT, WHAT_IF_MAX, whatIfSummary } from './what-if.js';
+import {
+  readScopeWhatIfRecords,
+  SCOPE_WHAT_IF_DEFAULT,
+  SCOPE_WHAT_IF_MAX,
+  SCOPE_WHAT_IF_MAX_MINUTES,
+  SCOPE_WHAT_IF_MINUTES,
+  scopeWhatIfLine,
+} from './scope-what-if.js';
 import type { ProposalGateway, ProposalIssue } from './proposal.js';
 import { withoutSecrets } from './masking.js';
 import type { ConfigSnapshot, ConfigStore } from './store.js';
@@ -102,7 +110,7 @@ export function configurationRouter(
 
   const kit = routeKit(access, store, work, gateway);
   readingRoutes(router, kit, store, target, work);
-  changeRoutes(router, kit, store, work);
+  changeRoutes(router, kit, store, work, target.store);
   policyRoutes(router, kit, access, store, target, work);
   trafficEditRoutes(router, kit);
   trafficWhatIfRoutes(router, kit, { access, store, transactions: target.store, work });
@@ -197,8 +205,12 @@ function readingRoutes(router: Router, { read }: RouteKit, store: ConfigStore, t
   );
 }
 
-/** The operations of an API imported from an OpenAPI document (read and merged in a worker). */
-function importRoute(router: Router, change: RouteKit['change'], work: OperatorWorkPool): void {
+/**
+ * The operations of an API imported from an OpenAPI document (read and merged in a worker). With
+ * `whatIf` (`true` or `{ minutes?, limit? }`), the answer also tells which calls recorded over
+ * the window the API's scope rules after the import would refuse (`scopeWhatIf`).
+ */
+function importRoute(router: Router, change: RouteKit['change'], work: OperatorWorkPool, transactions: TransactionStore): void {
   router.post(
     '/apis/:provider/:name/:version/operations/openapi',
     change('operations.import', async (latest, body, req, signal) => {
@@ -206,6 +218,7 @@ function importRoute(router: Router, change: RouteKit['change'], work: OperatorW
       if (typeof text !== 'string') throw new RequestError(400, 'text must be the OpenAPI document (JSON or YAML)');
       const mode = body['mode'] ?? 'merge';
       if (mode !== 'merge' && mode !== 'replace') throw new RequestError(400, 'mode must be merge or replace');
+      const whatIf = scopeWhatIfAsked(body['whatIf']);
       checkSize(text, 'the OpenAPI document', 'an OpenAPI document', work.limits.maxOpenApiBytes);
       const document = structuredClone(latest.document);
       const index = findApi(document, req);
@@ -225,6 +238,7 @@ function importRoute(router: Router, change: RouteKit['change'], work: OperatorW
       }
       const { operations, changes } = merged;
       api.operations = operations;
+      const scopeWhatIf = whatIf === undefined ? undefined : await runScopeWhatIf(api, whatIf, transactions, work, signal);
       const fromOf = new Map(read.operations.map((op) => [op.name, op.from]));
       const at = `apis[${index}].operations[`;
       const named = [
@@ -236,7 +250,13 @@ function importRoute(router: Router, change: RouteKit['change'], work: OperatorW
         proposal: { document },
         target: `${apiKeyOf(api)} operations`,
         comment: `operations imported from OpenAPI${read.title === undefined ? '' : ` ${read.title}${read.version === undefined ? '' : ` ${read.version}`}`}: ${named.join(', ') || 'no change'}`,
-        extra: { mode, changes, operations: read.operations, skipped: read.skipped },
+        extra: {
+          mode,
+          changes,
+          operations: read.operations.map(({ security: _security, ...op }) => op),
+          skipped: read.skipped,
+          ...(scopeWhatIf === undefined ? {} : { scopeWhatIf }),
+        },
         explain: (issue) => {
           if (!issue.path.startsWith(at)) return issue;
           const k = Number(issue.path.slice(at.length).split(']')[0]);
@@ -248,8 +268,59 @@ function importRoute(router: Router, change: RouteKit['change'], work: OperatorW
   );
 }
 
+/** The window of an import's scope what-if, from the body's `whatIf`; `undefined` when not asked. */
+function scopeWhatIfAsked(value: unknown): { minutes: number; limit: number; requestedLimit: number } | undefined {
+  if (value === undefined || value === false) return undefined;
+  const asked = value === true ? {} : value;
+  if (asked === null || typeof asked !== 'object' || Array.isArray(asked))
+    throw new RequestError(400, 'whatIf must be true or an object { minutes?, limit? }');
+  const { minutes = SCOPE_WHAT_IF_MINUTES, limit = SCOPE_WHAT_IF_DEFAULT } = asked as Record<string, unknown>;
+  if (!Number.isSafeInteger(minutes) || (minutes as number) < 1 || (minutes as number) > SCOPE_WHAT_IF_MAX_MINUTES)
+    throw new RequestError(400, `whatIf.minutes must be a whole number from 1 to ${SCOPE_WHAT_IF_MAX_MINUTES}`);
+  if (!Number.isSafeInteger(limit) || (limit as number) < 1)
+    throw new RequestError(400, `whatIf.limit must be a whole number of transactions from 1 (at most ${SCOPE_WHAT_IF_MAX} are read)`);
+  return { minutes: minutes as number, limit: Math.min(limit as number, SCOPE_WHAT_IF_MAX), requestedLimit: limit as number };
+}
+
+/** The calls of the window read here (the store is this thread's), checked against the API's scope rules after the import in a worker. */
+async function runScopeWhatIf(
+  api: ApiConfig,
+  asked: { minutes: number; limit: number; requestedLimit: number },
+  transactions: TransactionStore,
+  work: OperatorWorkPool,
+  signal: AbortSignal,
+): Promise<Record<string, unknown>> {
+  const to = Date.now();
+  const window = { from: to - asked.minutes * 60_000, to };
+  const read = await readScopeWhatIfRecords(transactions, window, asked.limit, apiKeyOf(api)).catch((err: unknown) => {
+    log('scope what-if: the transaction store failed: %s', (err as Error)?.message ?? String(err));
+    throw new RequestError(503, 'the recorded transactions could not be read');
+  });
+  const rules = {
+    ...(api.requiredScopes === undefined ? {} : { requiredScopes: api.requiredScopes }),
+    ...(api.scopeAlternatives === undefined ? {} : { scopeAlternatives: api.scopeAlternatives }),
+  };
+  const report = await work.run('scopeWhatIf', { api: rules, operations: api.operations, calls: read.calls }, signal);
+  return {
+    window: { minutes: asked.minutes, ...window },
+    limit: asked.limit,
+    ...(asked.requestedLimit !== asked.limit ? { requestedLimit: asked.requestedLimit } : {}),
+    read: read.read,
+    noToken: read.noToken,
+    ...(read.truncated ? { truncated: true } : {}),
+    ...report,
+    summary: scopeWhatIfLine(asked.minutes, read, report),
+  };
+}
+
 /** The changes of the document: the whole, APIs, operations (OpenAPI import too), token policies, a rollback. */
-function changeRoutes(router: Router, { change }: RouteKit, store: ConfigStore, work: OperatorWorkPool): void {
+function changeRoutes(
+  router: Router,
+  { change }: RouteKit,
+  store: ConfigStore,
+  work: OperatorWorkPool,
+  transactions: TransactionStore,
+): void {
   // ---- changes -------------------------------------------------------------------------------
 
   router.put(
@@ -327,7 +398,7 @@ function changeRoutes(router: Router, { change }: RouteKit, store: ConfigStore, 
       201,
     ),
   );
-  importRoute(router, change, work);
+  importRoute(router, change, work, transactions);
   router.delete(
     '/apis/:provider/:name/:version/operations/:operation',
     change('operation.remove', (latest, _body, req) => {

@@ -9,7 +9,7 @@ import type { IncomingMessage } from 'node:http';
 import type { Dispatcher } from 'undici';
 import { ApplicationRegistry, identifyApplication } from '../authorize/applications.js';
 import { unknownGatewayDesignators } from '../authorize/designators.js';
-import { requireScopes } from '../authorize/scopes.js';
+import { requireScopes, requiresSomething } from '../authorize/scopes.js';
 import { requireUserAuthentication } from '../authorize/step-up.js';
 import { xacmlAuthorize } from '../authorize/xacml-authorize/index.js';
 import { forwardTokenHeaders } from '../token/forward/forward-token-headers.js';
@@ -175,11 +175,21 @@ const callerRules: Step = ({ api, applications }) => {
       }),
     );
   }
-  const anyRule = (rules: { requiredScopes?: readonly string[]; requiredClaims?: Readonly<Record<string, readonly string[]>> }): boolean =>
-    (rules.requiredScopes?.length ?? 0) > 0 || Object.keys(rules.requiredClaims ?? {}).length > 0;
-  if (anyRule(api) || operations.some(anyRule)) {
-    const rules = operations.map(({ name, requiredScopes, requiredClaims }) => ({ name, requiredScopes, requiredClaims }));
-    steps.push(requireScopes({ requiredScopes: api.requiredScopes, requiredClaims: api.requiredClaims, operations: rules }));
+  if (requiresSomething(api) || operations.some((operation) => requiresSomething(operation))) {
+    const rules = operations.map(({ name, requiredScopes, scopeAlternatives, requiredClaims }) => ({
+      name,
+      requiredScopes,
+      scopeAlternatives,
+      requiredClaims,
+    }));
+    steps.push(
+      requireScopes({
+        requiredScopes: api.requiredScopes,
+        scopeAlternatives: api.scopeAlternatives,
+        requiredClaims: api.requiredClaims,
+        operations: rules,
+      }),
+    );
   }
   return steps;
 };

@@ -45,7 +45,11 @@ function senderConstraintFields(facts: TokenPolicy): Record<string, unknown> {
 /** The scopes the API's rules ask for, the API's then its operations', each once (`scopes_supported`). */
 function scopesOf(api: ResolvedApi): string[] {
   const scopes = new Set(api.requiredScopes);
-  for (const operation of api.operations ?? []) for (const scope of operation.requiredScopes ?? []) scopes.add(scope);
+  for (const way of api.scopeAlternatives ?? []) for (const scope of way) scopes.add(scope);
+  for (const operation of api.operations ?? []) {
+    for (const scope of operation.requiredScopes ?? []) scopes.add(scope);
+    for (const way of operation.scopeAlternatives ?? []) for (const scope of way) scopes.add(scope);
+  }
   return [...scopes];
 }
 

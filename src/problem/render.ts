@@ -26,6 +26,11 @@ export interface ProblemBody {
   detail: string;
   /** `protocol:GATEWAY-…` / `integration:GATEWAY-…`. */
   gateway_status: string;
+  /**
+   * An `insufficient_scope` answer of a rule with several ways to pass (`scopeAlternatives`): each
+   * way's scopes, any one of which suffices (the challenge's `scope` names one of them).
+   */
+  scope_alternatives?: string[][];
 }
 
 /** Options shared by {@link sendProblem} and `problemJsonErrorHandler`. */
@@ -158,6 +163,9 @@ export function renderProblem(error: GatewayError, messages: MessageSet, resourc
     detail: renderMessage(messages, error.code, error.params),
     gateway_status: error.gatewayStatus,
   };
+  const alternatives = (error as { scopeAlternatives?: unknown }).scopeAlternatives;
+  if (error.definition.challenge?.error === 'insufficient_scope' && Array.isArray(alternatives))
+    body.scope_alternatives = alternatives.map((way: readonly string[]) => [...way]);
   const headers: Record<string, string> = { 'content-type': PROBLEM_CONTENT_TYPE };
   const challenge = bearerChallenge(error, resourceMetadata);
   if (challenge !== undefined) headers['www-authenticate'] = challenge;

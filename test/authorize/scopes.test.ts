@@ -1,10 +1,17 @@
 /** requireScopes without a server: its option checks, how it reads scopes and claims, what it answers. */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { expect } from 'chai';
-import { InsufficientScopeError, requireScopes, scopeRuleIssues, type RequireScopesOptions } from '../../src/authorize/scopes.js';
+import {
+  InsufficientScopeError,
+  requireScopes,
+  requiresSomething,
+  scopeRuleIssues,
+  scopeWays,
+  type RequireScopesOptions,
+} from '../../src/authorize/scopes.js';
 import { createTokenContext, type TokenContext } from '../../src/context.js';
-import { GatewayError } from '../../src/errors.js';
-import { bearerChallenge } from '../../src/problem/render.js';
+import { GatewayError, messageSets } from '../../src/errors.js';
+import { bearerChallenge, renderProblem } from '../../src/problem/render.js';
 
 /** Runs the middleware on a request carrying `token` (and `operation`); resolves with what it passed to next. */
 function run(options: RequireScopesOptions, token: Partial<TokenContext> | undefined, operation?: string): unknown {
@@ -154,8 +161,20 @@ describe('requireScopes', () => {
       ],
       [
         { requiredScopes: ['a'], anyOf: ['b'] },
-        'requireScopes: options.anyOf is not an option (options: requiredScopes, requiredClaims, operations)',
+        'requireScopes: options.anyOf is not an option (options: requiredScopes, scopeAlternatives, requiredClaims, operations)',
       ],
+      [{ scopeAlternatives: [] }, 'requireScopes: options.scopeAlternatives must be an array of 1 to 16 alternatives'],
+      [{ scopeAlternatives: [['a'], 'b'] }, 'requireScopes: options.scopeAlternatives[1] must be an array of scopes'],
+      [
+        { operations: [{ name: 'u', scopeAlternatives: [['a b']] }] },
+        'requireScopes: options.operations[0].scopeAlternatives[0][0] must be a scope',
+      ],
+      [
+        { scopeAlternatives: Array.from({ length: 17 }, (_, i) => [`s${i}`]) },
+        'requireScopes: options.scopeAlternatives must be an array of 1 to 16',
+      ],
+      // An empty alternative needs no scope: a rule set of it alone lets every token through.
+      [{ scopeAlternatives: [['a'], []] }, 'requireScopes: options require no scope and no claim'],
     ];
     for (const [options, message] of cases) {
       expect(() => requireScopes(options as RequireScopesOptions), message)
@@ -172,5 +191,85 @@ describe('requireScopes', () => {
       { path: 'requiredClaims.b[1]', message: 'must be a string' },
     ]);
     expect(scopeRuleIssues({})).to.deep.equal([]);
+    expect(scopeRuleIssues({ scopeAlternatives: [['ok'], [], ['x y'], {}] })).to.deep.equal([
+      { path: 'scopeAlternatives[2][0]', message: 'must be a scope: printable ASCII characters, no space, " or \\' },
+      { path: 'scopeAlternatives[3]', message: 'must be an array of scopes' },
+    ]);
+  });
+});
+
+describe('requireScopes with scopeAlternatives (OpenAPI security: any one requirement suffices)', () => {
+  const rules: RequireScopesOptions = {
+    scopeAlternatives: [['pets:read'], ['pets:admin', 'audit']],
+    operations: [
+      { name: 'deletePet', requiredScopes: ['pets:delete'] },
+      { name: 'updatePet', scopeAlternatives: [['pets:write'], ['pets:admin']] },
+      { name: 'open', scopeAlternatives: [[], ['never']] },
+    ],
+  };
+
+  it('passes a token holding all the scopes of any one alternative, the API and the operation each', () => {
+    expect(run(rules, { info: info(['pets:read']) })).to.equal(undefined);
+    expect(run(rules, { info: info(['audit', 'pets:admin']) })).to.equal(undefined);
+    expect(run(rules, { info: info(['pets:read', 'pets:delete']) }, 'deletePet')).to.equal(undefined);
+    expect(run(rules, { info: info(['pets:admin', 'audit', 'pets:delete']) }, 'deletePet')).to.equal(undefined);
+    expect(run(rules, { info: info(['pets:read', 'pets:write']) }, 'updatePet')).to.equal(undefined);
+    expect(run(rules, { info: info(['pets:admin', 'audit']) }, 'updatePet')).to.equal(undefined);
+    // An empty alternative needs no scope of the operation: the API's rule still holds.
+    expect(run(rules, { info: info(['pets:read']) }, 'open')).to.equal(undefined);
+    expect(run(rules, { info: info([]) }, 'open')).to.be.instanceOf(InsufficientScopeError);
+  });
+
+  it('refuses a token short of every alternative, its challenge naming the first way, the body listing them all', () => {
+    const err = run(rules, { info: info(['pets:admin']) }) as InsufficientScopeError;
+    expect(err).to.be.instanceOf(InsufficientScopeError);
+    expect(err.scope).to.equal('pets:read');
+    expect(err.scopeAlternatives).to.deep.equal([['pets:read'], ['pets:admin', 'audit']]);
+    expect(err.diagnostic).to.equal(
+      'the token lacks what the API requires: the scopes of any of 2 alternatives (pets:read | pets:admin audit)',
+    );
+    expect(bearerChallenge(err)).to.equal(
+      'Bearer realm="idp", error="insufficient_scope", scope="pets:read", error_description="The request requires higher privileges than provided by the access token"',
+    );
+    expect(renderProblem(err, messageSets.en).body.scope_alternatives).to.deep.equal([['pets:read'], ['pets:admin', 'audit']]);
+    // The API's alternatives crossed with the operation's: four ways, the API's first with the operation's first first.
+    const update = run(rules, { info: info(['pets:read']) }, 'updatePet') as InsufficientScopeError;
+    expect(update.scope).to.equal('pets:read pets:write');
+    expect(update.scopeAlternatives).to.deep.equal([
+      ['pets:read', 'pets:write'],
+      ['pets:read', 'pets:admin'],
+      ['pets:admin', 'audit', 'pets:write'],
+      ['pets:admin', 'audit'],
+    ]);
+    const del = run(rules, { info: info(['pets:read']) }, 'deletePet') as InsufficientScopeError;
+    expect(del.scope).to.equal('pets:delete pets:read');
+    expect(del.scopeAlternatives).to.deep.equal([
+      ['pets:delete', 'pets:read'],
+      ['pets:delete', 'pets:admin', 'audit'],
+    ]);
+  });
+
+  it('names the way the token holds when it lacks a claim; one way only: no scope_alternatives member', () => {
+    const withClaim: RequireScopesOptions = { scopeAlternatives: [['a'], ['b']], requiredClaims: { tenant: ['acme'] } };
+    const err = run(withClaim, { info: info(['b']), introspection: { tenant: 'other' } }) as InsufficientScopeError;
+    expect(err.scope).to.equal('b');
+    expect(err.diagnostic).to.equal('the token lacks what the API requires: claim tenant');
+    const single = run({ requiredScopes: ['a'] }, { info: info([]) }) as InsufficientScopeError;
+    expect(single.scopeAlternatives).to.equal(undefined);
+    expect(renderProblem(single, messageSets.en).body).to.not.have.property('scope_alternatives');
+  });
+
+  it('scopeWays and requiresSomething: the ways to pass of rule sets checked together', () => {
+    expect(scopeWays({ requiredScopes: ['a'] })).to.deep.equal([['a']]);
+    expect(scopeWays({})).to.deep.equal([[]]);
+    expect(scopeWays({ requiredScopes: ['a'], scopeAlternatives: [['b'], ['a']] }, { scopeAlternatives: [['c'], []] })).to.deep.equal([
+      ['a', 'b', 'c'],
+      ['a', 'b'],
+      ['a', 'c'],
+      ['a'],
+    ]);
+    expect(requiresSomething({ scopeAlternatives: [['a'], []] })).to.equal(false);
+    expect(requiresSomething({ scopeAlternatives: [['a'], []] }, { requiredScopes: ['b'] })).to.equal(true);
+    expect(requiresSomething({ scopeAlternatives: [[]], requiredClaims: { t: ['x'] } })).to.equal(true);
   });
 });

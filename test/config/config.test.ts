@@ -123,7 +123,7 @@ describe('gateway configuration', () => {
     document.tokenPolicies.idp!.clientSecret = '';
     expect(await issuesOf(document)).to.have.members([
       'tokenPolicies.idp.clientSecret: must be a non-empty string',
-      'apis[0].timeout: unknown field (allowed: provider, name, version, backend, operations, tokenManagement, authorization, recording, trafficControl, protectedResourceMetadata, requiredScopes, requiredClaims, requiredAcrValues, maxAuthenticationAge)',
+      'apis[0].timeout: unknown field (allowed: provider, name, version, backend, operations, tokenManagement, authorization, recording, trafficControl, protectedResourceMetadata, requiredScopes, scopeAlternatives, requiredClaims, requiredAcrValues, maxAuthenticationAge)',
       'apis[0].provider: must be a non-empty string of letters, digits, ".", "_", "~" or "-"',
       'apis[0].version: is required',
       'apis[0].tokenManagement.policy: names no token policy (defined: idp)',
@@ -221,7 +221,44 @@ describe('gateway configuration', () => {
     });
     expect(await issuesOf(open)).to.have.members([
       'apis[0].requiredScopes: needs token management enabled (the rules read the validated token)',
-      'apis[0].operations[0]: requiredScopes/requiredClaims need token management enabled (the rules read the validated token)',
+      'apis[0].operations[0]: requiredScopes/scopeAlternatives/requiredClaims need token management enabled (the rules read the validated token)',
+    ]);
+  });
+
+  it('keeps scopeAlternatives of an API and its operations (a copy), and refuses bad ones, naming them', async () => {
+    const document = valid() as GatewayConfig;
+    Object.assign(document.apis[0]!, {
+      scopeAlternatives: [['read'], ['admin', 'audit']],
+      operations: [
+        { name: 'getPet', method: 'GET', path: '/pet/{petId}', scopeAlternatives: [['read'], []] },
+        { name: 'updatePet', method: 'PUT', path: '/pet' },
+      ],
+    });
+    const config = await resolveConfig(document, { baseDir: exampleDir });
+    const api = config.apis[0]!;
+    expect(api.scopeAlternatives).to.deep.equal([['read'], ['admin', 'audit']]);
+    expect(api.operations![0]!.scopeAlternatives).to.deep.equal([['read'], []]);
+    expect(api.operations![1]).not.to.have.property('scopeAlternatives');
+    document.apis[0]!.scopeAlternatives![0]!.push('changed');
+    expect(api.scopeAlternatives).to.deep.equal([['read'], ['admin', 'audit']]);
+    const bad = valid() as unknown as { apis: Array<Record<string, unknown>> };
+    Object.assign(bad.apis[0]!, {
+      scopeAlternatives: [],
+      operations: [
+        { name: 'getPet', method: 'GET', path: '/pet/{petId}', scopeAlternatives: [['read'], 'write', ['two words']] },
+        { name: 'updatePet', method: 'PUT', path: '/pet', scopeAlternatives: Array.from({ length: 17 }, () => ['x']) },
+      ],
+    });
+    expect(await issuesOf(bad)).to.have.members([
+      'apis[0].scopeAlternatives: must be an array of 1 to 16 alternatives, each an array of scopes ([] for none)',
+      'apis[0].operations[0].scopeAlternatives[1]: must be an array of scopes',
+      'apis[0].operations[0].scopeAlternatives[2][0]: must be a scope: printable ASCII characters, no space, " or \\',
+      'apis[0].operations[1].scopeAlternatives: must be an array of 1 to 16 alternatives, each an array of scopes ([] for none)',
+    ]);
+    const open = valid() as unknown as { apis: Array<Record<string, unknown>> };
+    Object.assign(open.apis[0]!, { tokenManagement: { enabled: false }, authorization: { mode: 'none' }, scopeAlternatives: [['read']] });
+    expect(await issuesOf(open)).to.have.members([
+      'apis[0].scopeAlternatives: needs token management enabled (the rules read the validated token)',
     ]);
   });
 

@@ -189,4 +189,104 @@ describe('operations from an OpenAPI 3 document', () => {
     ]);
     expect(mergeOperations(undefined, imported, 'merge').operations).to.have.length(5);
   });
+
+  describe("scope rules from the document's security", () => {
+    const FIXTURES = path.dirname(FIXTURE);
+
+    it("OpenAPI 3.0: each operation its own security, else the document's; alternatives kept; a requirement naming no scope lets any token through", async () => {
+      const read = await operationsFromOpenApi(await readFile(path.join(FIXTURES, 'petstore-scopes-3.0.yaml'), 'utf8'));
+      expect(read.issues).to.deep.equal([]);
+      expect(read.operations).to.deep.equal([
+        // The document's security: read, or write.
+        {
+          name: 'getPetById',
+          method: 'GET',
+          path: '/pet/{petId}',
+          scopeAlternatives: [['read'], ['write']],
+          from: 'paths./pet/{petId}.get',
+          security: true,
+        },
+        {
+          name: 'deletePet',
+          method: 'DELETE',
+          path: '/pet/{petId}',
+          scopeAlternatives: [['write'], ['admin']],
+          from: 'paths./pet/{petId}.delete',
+          security: true,
+        },
+        // Two schemes in one requirement: the scopes of both.
+        { name: 'updatePet', method: 'PUT', path: '/pet', requiredScopes: ['write', 'openid'], from: 'paths./pet.put', security: true },
+        // An API key names no scope: that way any valid token passes.
+        { name: 'addPet', method: 'POST', path: '/pet', from: 'paths./pet.post', security: true },
+        // security: [] — no scope; the gateway still requires a valid token.
+        { name: 'getInventory', method: 'GET', path: '/store/inventory', from: 'paths./store/inventory.get', security: true },
+      ]);
+    });
+
+    it("OpenAPI 3.1: {} among the requirements needs no scope, roles of an http scheme are not scopes, the same alternative twice is one, no security at all keeps the API's rule", async () => {
+      const read = await operationsFromOpenApi(await readFile(path.join(FIXTURES, 'petstore-scopes-3.1.json'), 'utf8'));
+      expect(read.issues).to.deep.equal([]);
+      expect(
+        read.operations.map(({ name, requiredScopes, scopeAlternatives, security }) => ({
+          name,
+          requiredScopes,
+          scopeAlternatives,
+          security,
+        })),
+      ).to.deep.equal([
+        { name: 'listPets', requiredScopes: undefined, scopeAlternatives: [['read'], ['write']], security: true },
+        { name: 'createPet', requiredScopes: ['write'], scopeAlternatives: undefined, security: true },
+        { name: 'showPet', requiredScopes: undefined, scopeAlternatives: undefined, security: true },
+        { name: 'removePet', requiredScopes: undefined, scopeAlternatives: [['write', 'openid'], ['admin']], security: true },
+        { name: 'health', requiredScopes: undefined, scopeAlternatives: undefined, security: undefined },
+      ]);
+    });
+
+    it('a requirement naming a scheme not in components.securitySchemes is an issue at its place, nothing imported', async () => {
+      const oauth = { type: 'oauth2', flows: { clientCredentials: { tokenUrl: 'https://idp.example/token', scopes: {} } } };
+      const read = await operationsFromOpenApi(
+        document(
+          {
+            '/a': { get: { operationId: 'a', security: [{ auth: ['x'] }, { missing: ['y'] }], ...ok } },
+            '/b': { get: { operationId: 'b', ...ok } },
+          },
+          { security: [{ gone: [] }], components: { securitySchemes: { auth: oauth } } },
+        ),
+      );
+      expect(read.operations).to.deep.equal([]);
+      expect(read.issues).to.deep.equal([
+        { path: 'security.0.gone', message: 'names no security scheme of components.securitySchemes (defined: auth)' },
+        { path: 'paths./a.get.security.1.missing', message: 'names no security scheme of components.securitySchemes (defined: auth)' },
+      ]);
+    });
+
+    it("merging: the document's scope rule replaces the operation's when the document declares security, else the API's stays; claims stay", () => {
+      const own = [
+        { name: 'getPetById', method: 'GET' as const, path: '/pet/{petId}', requiredScopes: ['old'], requiredClaims: { tenant: ['acme'] } },
+        { name: 'health', method: 'GET' as const, path: '/health', requiredScopes: ['ops'] },
+        { name: 'addPet', method: 'POST' as const, path: '/pet', scopeAlternatives: [['a'], ['b']] },
+      ];
+      const merged = mergeOperations(
+        own,
+        [
+          { name: 'getPetById', method: 'GET', path: '/pet/{petId}', scopeAlternatives: [['read'], ['write']], from: 'x', security: true },
+          { name: 'health', method: 'GET', path: '/health', from: 'y' },
+          { name: 'addPet', method: 'POST', path: '/pet', from: 'z', security: true },
+        ],
+        'merge',
+      );
+      expect(merged.operations).to.deep.equal([
+        {
+          name: 'getPetById',
+          method: 'GET',
+          path: '/pet/{petId}',
+          scopeAlternatives: [['read'], ['write']],
+          requiredClaims: { tenant: ['acme'] },
+        },
+        { name: 'health', method: 'GET', path: '/health', requiredScopes: ['ops'] },
+        { name: 'addPet', method: 'POST', path: '/pet' },
+      ]);
+      expect(merged.changes).to.deep.equal({ added: [], changed: ['getPetById', 'addPet'], unchanged: ['health'], removed: [] });
+    });
+  });
 });

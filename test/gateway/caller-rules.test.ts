@@ -119,6 +119,59 @@ describe('createGateway: caller rules of the configuration', () => {
   });
 });
 
+describe('createGateway: scope alternatives of an API and of an operation', () => {
+  it('passes a token holding one way of the API crossed with the operation, refuses others naming the first way and listing all', async () => {
+    const as = await startDemoAuthServer({ port: 0 });
+    const echo = await echoBackend();
+    const config: GatewayConfig = {
+      tokenPolicies: { DemoIdP: { issuer: as.issuer, clientId: 'gateway', clientSecret: 'gateway-secret' } },
+      apis: [
+        {
+          provider: 'Ente',
+          name: 'Pets',
+          version: 1,
+          backend: { url: echo.url },
+          tokenManagement: { enabled: true, policy: 'DemoIdP' },
+          scopeAlternatives: [['read'], ['write']],
+          operations: [
+            { name: 'getPet', method: 'GET', path: '/pet/{id}' },
+            { name: 'addPet', method: 'POST', path: '/pet', scopeAlternatives: [['write'], []] },
+          ],
+        },
+      ],
+    };
+    const gateway = createGateway({ config, messages: 'en' });
+    await gateway.ready();
+    const server = createServer(gateway.handler);
+    const base = await listen(server);
+    try {
+      const token = async (scope?: string) =>
+        `Bearer ${await as.issueToken('client1', 'client1-secret', scope === undefined ? {} : { scope })}`;
+      const seen = echo.seen.length;
+      for (const scope of ['read', 'write']) {
+        const res = await fetch(`${base}/gateway/Ente/Pets/v1/pet/1`, { headers: { authorization: await token(scope) } });
+        expect(res.status, scope).to.equal(201);
+      }
+      // addPet's empty alternative needs nothing more than the API's rule.
+      const add = await fetch(`${base}/gateway/Ente/Pets/v1/pet`, { method: 'POST', headers: { authorization: await token('read') } });
+      expect(add.status).to.equal(201);
+      expect(echo.seen.length - seen, 'requests relayed').to.equal(3);
+      const refused = await fetch(`${base}/gateway/Ente/Pets/v1/pet`, { method: 'POST', headers: { authorization: await token() } });
+      expect(refused.status).to.equal(403);
+      expect(refused.headers.get('www-authenticate')).to.match(/^Bearer realm="DemoIdP", error="insufficient_scope", scope="read write",/);
+      expect(await refused.json()).to.deep.include({
+        gateway_status: 'protocol:GATEWAY-1368',
+        scope_alternatives: [['read', 'write'], ['read'], ['write']],
+      });
+      expect(echo.seen.length - seen, 'requests relayed').to.equal(3);
+    } finally {
+      await close(server);
+      await gateway.close();
+      await Promise.all([as.stop(), echo.stop()]);
+    }
+  });
+});
+
 describe('createGateway: the invalid-token throttle behind a trusted proxy', () => {
   it('keys the throttle on the forwarded client address when trustProxy trusts the peer', async () => {
     const as = await startDemoAuthServer({ port: 0 });

@@ -22,7 +22,14 @@
  * @typedef {{ policy: string, scope?: string, metric?: string, limit?: number, windowSeconds?: number, window?: string,
  *   groups: UsageGroup[] }} PolicyUsage A traffic policy's busiest groups.
  * @typedef {{ changes?: { added?: string[], changed?: string[], removed?: string[], unchanged?: string[] },
- *   skipped?: Array<{ path: string, message: string }> }} OpenApiImport What an OpenAPI import changes (or would).
+ *   skipped?: Array<{ path: string, message: string }>, scopeWhatIf?: ScopeWhatIf }} OpenApiImport What an OpenAPI import changes (or would).
+ * @typedef {{ id: string, time: number, method: string, path: string, subject?: string, clientId?: string, scopes: string[],
+ *   status: number | null }} ScopeRefusal A recorded call the imported scope rules would refuse.
+ * @typedef {{ operation?: string, ways: string[][], checked: number, refused: number, newlyRefused: number,
+ *   sample: ScopeRefusal[] }} ScopeRefusals The refusals of one operation.
+ * @typedef {{ window: { minutes: number }, read: number, noToken: number, checked: number, refused: number, newlyRefused: number,
+ *   noOperation: number, truncated?: boolean, operations: ScopeRefusals[] }} ScopeWhatIf
+ *   Which recorded calls an import's scope rules would refuse.
  * @typedef {{ id: string, time?: number, caller: { clientId?: string, subject?: string }, method?: string, operation?: string,
  *   status?: number, incomplete?: boolean, recorded: { decision: string, rule?: string },
  *   draft: { decision: string, rule?: string, policy?: string, path?: string[], statusMessage?: string } }} WhatIfChange
@@ -669,6 +676,58 @@
       items.push(el('li', { text: t('opsSkipped', { p: s.path, m: s.message }) }));
     });
     $('openapi-result').replaceChildren.apply($('openapi-result'), items);
+    renderScopeRefusals(body.scopeWhatIf);
+  }
+  /** @param {ScopeWhatIf | undefined} r */
+  function renderScopeRefusals(r) {
+    $('openapi-refusals').hidden = !r;
+    if (!r) return;
+    var m = r.window.minutes;
+    $('openapi-refusals-summary').textContent =
+      r.read === 0
+        ? t('scopeRefusalsNoCalls', { m: m })
+        : r.refused === 0
+          ? t('scopeRefusalsNone', { n: r.read, m: m, c: r.checked })
+          : t('scopeRefusalsSummary', { n: r.read, m: m, c: r.checked, r: r.refused, x: r.newlyRefused });
+    $('openapi-refusals-wrap').hidden = r.operations.length === 0;
+    $('openapi-refusals-rows').replaceChildren.apply(
+      $('openapi-refusals-rows'),
+      r.operations.map(
+        /** @param {ScopeRefusals} o */ function (o) {
+          var ways = o.ways.map(function (w) {
+            return el('li', { class: 'mono', text: w.length === 0 ? t('noScopeNeeded') : w.join(' ') });
+          });
+          var sample = o.sample.map(function (c) {
+            return el('li', { 'data-transaction': c.id }, [
+              el('a', { href: '../console/#/transactions/' + encodeURIComponent(c.id), class: 'mono', text: c.id.slice(0, 8) }),
+              document.createTextNode(
+                ' ' +
+                  t('scopeRefusalsSample', {
+                    m: c.method,
+                    p: c.path,
+                    who: c.clientId || c.subject || '?',
+                    s: c.scopes.length === 0 ? t('noScopes') : c.scopes.join(' '),
+                    st: c.status === null ? '—' : c.status,
+                  }),
+              ),
+            ]);
+          });
+          return el('tr', { 'data-operation': o.operation || '' }, [
+            el('td', { class: 'mono', text: o.operation || keyOf(currentApi()) }),
+            el('td', {}, [el('ul', { role: 'list', class: 'ways' }, ways)]),
+            el('td', { class: 'num', text: o.checked }),
+            el('td', { class: 'num', text: o.refused }),
+            el('td', { class: 'num', text: o.newlyRefused }),
+            el('td', {}, [el('ul', { role: 'list', class: 'sample' }, sample)]),
+          ]);
+        },
+      ),
+    );
+    var notes = [];
+    if (r.truncated) notes.push(el('li', { 'data-note': 'truncated', text: t('twTruncated', { n: r.read }) }));
+    if (r.noToken > 0) notes.push(el('li', { 'data-note': 'no-token', text: t('scopeRefusalsNoToken', { n: r.noToken }) }));
+    if (r.noOperation > 0) notes.push(el('li', { 'data-note': 'no-operation', text: t('scopeRefusalsNoOperation', { n: r.noOperation }) }));
+    $('openapi-refusals-notes').replaceChildren.apply($('openapi-refusals-notes'), notes);
   }
   /** @param {boolean} dryRun */
   function importOpenApi(dryRun) {
@@ -677,6 +736,7 @@
     var file = files && files[0];
     $('openapi-result').replaceChildren();
     $('openapi-errors').replaceChildren();
+    $('openapi-refusals').hidden = true;
     if (!api) return Promise.resolve();
     if (!file) {
       $('openapi-errors').replaceChildren(el('li', { text: t('chooseFile') }));
@@ -692,6 +752,7 @@
         text: text,
         mode: $('openapi-mode').value,
         dryRun: dryRun,
+        whatIf: dryRun ? { minutes: Number($('openapi-minutes').value) } : undefined,
         comment: $('api-comment').value,
         baseVersion: state.config.version.version,
       };

@@ -1,7 +1,7 @@
 /**
  * The operators' jobs: pure functions of plain data (what structured clone carries) that compile
  * policies, read OpenAPI documents, evaluate what-ifs (of XACML policies and of traffic policies),
- * check a save's proposal and compare versions. They run in a worker thread (see `pool.ts`), never on the event loop that serves APIs.
+ * check a save's proposal, replay scope rules over recorded calls and compare versions. They run in a worker thread (see `pool.ts`), never on the event loop that serves APIs.
  *
  * @module
  */
@@ -16,6 +16,8 @@ import { evaluateWhatIf, type WhatIfRecords, type WhatIfReport } from '../what-i
 import type { TrafficSimulation } from '../../traffic/simulate.js';
 import type { TransactionRows } from '../traffic-rows.js';
 import { trafficWhatIf, type TrafficDraft } from '../traffic-what-if.js';
+import type { ScopeRules } from '../../authorize/scopes.js';
+import { scopeWhatIf, type ScopeWhatIfReport, type ScopeWhatIfRows } from '../scope-what-if.js';
 
 /** A policy and its references, as the gateway compiles them, and where an issue is reported. */
 export interface PolicyDraft {
@@ -61,6 +63,11 @@ export interface Jobs {
     input: { draft: TrafficDraft; rows: TransactionRows };
     output: { simulation: TrafficSimulation } | { issues: ProposalIssue[] };
   };
+  /** Recorded calls routed to an API's operations and checked against its scope rules: the refusals, by operation. */
+  scopeWhatIf: {
+    input: { api: ScopeRules; operations: OperationConfig[] | undefined; calls: ScopeWhatIfRows };
+    output: ScopeWhatIfReport;
+  };
   /** The line differences of two versions. */
   diff: { input: { from: ConfigSnapshot; to: ConfigSnapshot; label: string }; output: Array<{ file: string; lines: DiffLine[] }> };
 }
@@ -91,5 +98,6 @@ export const jobs: { [K in JobKind]: (input: Jobs[K]['input']) => Jobs[K]['outpu
     return { report: evaluateWhatIf(compiled.pdp, clock, api, limit, read) };
   },
   trafficWhatIf: ({ draft, rows }) => trafficWhatIf(draft, rows),
+  scopeWhatIf: ({ api, operations, calls }) => scopeWhatIf(api, operations, calls),
   diff: ({ from, to, label }) => snapshotDiff(from, to, label),
 };
