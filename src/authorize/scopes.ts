@@ -29,7 +29,7 @@ export interface ScopeRules {
    * one alternative (and `requiredScopes` besides), for example
    * `[["pets:read"], ["pets:admin"]]`. An empty alternative (`[]`, OpenAPI's `{}` or a requirement
    * naming no scope) needs no scope: the rule's scopes then pass every validated token. At most
-   * {@link MAX_SCOPE_ALTERNATIVES}.
+   * 16.
    */
   readonly scopeAlternatives?: ReadonlyArray<readonly string[]>;
   /**
