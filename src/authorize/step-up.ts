@@ -263,7 +263,7 @@ export function requireUserAuthentication(options: RequireUserAuthenticationOpti
       next();
       return;
     }
-    const policy = validatingPolicy(req);
+    const policy = validatingPolicy(token);
     const found = shortfall(rule, token, Date.now() / 1000, policy?.clockTolerance ?? 0);
     if (found === undefined) {
       next();

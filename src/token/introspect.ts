@@ -120,7 +120,7 @@ export function introspect(options: IntrospectOptions): TokenMiddleware {
    */
   function accept(req: IncomingMessage, token: TokenContext, validation: TokenValidation, started: number): GatewayError | undefined {
     token.policy = policy.name;
-    noteValidatingPolicy(req, policy);
+    noteValidatingPolicy(token, policy);
     token.info = validation.info;
     if (validation.introspection !== undefined) token.introspection = validation.introspection;
     if (validation.jwt !== undefined) token.jwt = validation.jwt;

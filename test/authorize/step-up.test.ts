@@ -40,7 +40,7 @@ function run(
   const context = gatewayContext(req);
   if (token !== undefined) context.token = Object.assign(createTokenContext('raw-token-value', 'header', 'idp'), token);
   if (operation !== undefined) context.api = { provider: 'Ente', name: 'Payments', version: 1, operation };
-  if (policy !== undefined) noteValidatingPolicy(req, policy);
+  if (policy !== undefined && context.token !== undefined) noteValidatingPolicy(context.token, policy);
   let passed: unknown = 'not called';
   requireUserAuthentication(options)(req, {} as ServerResponse, (err?: unknown) => {
     passed = err;
