@@ -1,12 +1,13 @@
 /**
- * The traffic what-if reads up to 20,000 recorded transactions and simulates a draft over them:
- * played over real HTTP against a gateway process whose store holds 20,000 transactions of the
- * last 30 minutes (its memory store, and PostgreSQL behind `serve`), while an unrelated API call
- * with a valid token is measured: it may wait at most 100 ms.
+ * The traffic what-if reads up to 20,000 recorded transactions and simulates a draft over them, and
+ * an OpenAPI import's preview checks the scopes of as many recorded calls: played over real HTTP
+ * against a gateway process whose store holds 20,000 transactions of the last 30 minutes (its
+ * memory store, and PostgreSQL behind `serve`), while an unrelated API call with a valid token is
+ * measured: it may wait at most 100 ms.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { expect } from 'chai';
@@ -21,6 +22,9 @@ import { freePort, serve, stop, type Served } from '../server/support.js';
 import { trafficRecords } from './support/traffic-records.js';
 
 const WHAT_IF = '/gateway/configuration/api/traffic/what-if';
+const OPENAPI_IMPORT = '/gateway/configuration/api/apis/Ente/PetStore/1/operations/openapi';
+/** A document whose security lists alternatives (read or write; write and openid for updates). */
+const SCOPES_DOCUMENT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', 'fixtures', 'openapi', 'petstore-scopes-3.0.yaml');
 const RECORDS = 20_000;
 /** The most an unrelated API call may wait while the what-if runs. */
 const BOUND_MS = 100;
@@ -81,7 +85,7 @@ async function postgresGateway(configFile: string, usersFile: string, schema: st
   return { url: `http://127.0.0.1:${port}`, adminUrl: `http://127.0.0.1:${adminPort}`, stop: () => stop(served) };
 }
 
-describe('security: a traffic what-if over 20,000 recorded transactions never stalls the APIs', function () {
+describe('security: a what-if over 20,000 recorded transactions (a traffic draft, the scopes of an OpenAPI import) never stalls the APIs', function () {
   this.timeout(240_000);
   let as: DemoAuthServer;
   let backend: PetstoreBackend;
@@ -132,6 +136,38 @@ describe('security: a traffic what-if over 20,000 recorded transactions never st
     expect(answer).to.include({ read: RECORDS, truncated: true });
     expect(answer['covered']).to.equal(RECORDS - (answer['beforeTrafficControl'] as number));
     expect(answer['refused']).to.be.above(0);
+    expect(report.latencies.length, 'the unrelated calls ran').to.be.above(0);
+    const shown = report.latencies.map((l) => l.toFixed(1)).join(', ');
+    expect(Math.max(...report.latencies), `unrelated API call latencies (ms): ${shown}`).to.be.at.most(BOUND_MS);
+    expect(new Set(report.statuses), 'the unrelated calls were relayed').to.deep.equal(new Set([200]));
+  }
+
+  /** Previews an OpenAPI import with the scope what-if over the newest 20,000 calls while an API call is measured. */
+  async function measuredScopes(gateway: Gateway): Promise<void> {
+    const token = await as.issueToken('client1', 'client1-secret');
+    const probe = `${gateway.url}/gateway/Ente/PetStore/v1/pet/${doggie.id}?access_token=${encodeURIComponent(token)}`;
+    const ada = new OperatorClient(gateway.adminUrl);
+    expect((await ada.signIn('ada', PASSWORDS.ada)).status).to.equal(200);
+    const text = await readFile(SCOPES_DOCUMENT, 'utf8');
+    const preview = (signal: AbortSignal) =>
+      ada.fetch(OPENAPI_IMPORT, {
+        method: 'POST',
+        body: JSON.stringify({ text, dryRun: true, whatIf: { minutes: 60, limit: RECORDS } }),
+        headers: { 'content-type': 'application/json' },
+        signal,
+      });
+    const report = await latencyDuring(preview, probe, { patienceMs: 120_000, warmUp: true });
+    expect(report.attack, 'the operator got an answer').to.have.property('status', 200);
+    const answer = JSON.parse((report.attack as { body: string }).body) as {
+      scopeWhatIf: { read: number; checked: number; refused: number };
+    };
+    expect(answer.scopeWhatIf.read).to.equal(RECORDS);
+    // The recorded tokens hold pets:read and pets:write, not the document's read or write.
+    expect(answer.scopeWhatIf.refused).to.be.above(0);
+    expect(report.latencies.length, 'the unrelated calls ran').to.be.above(0);
+    console.log(
+      `      ${answer.scopeWhatIf.read} calls read, ${answer.scopeWhatIf.refused} refused: unrelated API call at most ${Math.max(...report.latencies).toFixed(1)} ms over ${report.latencies.length} calls`,
+    );
     const shown = report.latencies.map((l) => l.toFixed(1)).join(', ');
     expect(Math.max(...report.latencies), `unrelated API call latencies (ms): ${shown}`).to.be.at.most(BOUND_MS);
     expect(new Set(report.statuses), 'the unrelated calls were relayed').to.deep.equal(new Set([200]));
@@ -146,6 +182,10 @@ describe('security: a traffic what-if over 20,000 recorded transactions never st
 
     it('the what-if answers, and the API call waits at most 100 ms', async () => {
       await measured(gateway!);
+    });
+
+    it("an OpenAPI import's scope what-if over as many calls answers, and the API call waits at most 100 ms", async () => {
+      await measuredScopes(gateway!);
     });
   });
 
@@ -165,6 +205,10 @@ describe('security: a traffic what-if over 20,000 recorded transactions never st
 
     it('the what-if answers, and the API call waits at most 100 ms', async () => {
       await measured(gateway!);
+    });
+
+    it("an OpenAPI import's scope what-if over as many calls answers, and the API call waits at most 100 ms", async () => {
+      await measuredScopes(gateway!);
     });
   });
 });
