@@ -9,18 +9,24 @@
  */
 import { Type, type Static } from '@sinclair/typebox';
 import { NonEmptyString } from '../schema.js';
-import { MAX_SCOPE_ALTERNATIVES, SCOPE_TOKEN } from './scopes.js';
+import {
+  ACR_VALUE_MESSAGE,
+  MAX_RULE_SCOPES,
+  MAX_SCOPE_ALTERNATIVES,
+  MAX_SCOPE_LENGTH,
+  SCOPE_LIST_MESSAGE,
+  SCOPE_MESSAGE,
+  SCOPE_TOKEN,
+} from './scopes.js';
 import { MAX_AUTHENTICATION_AGE_LIMIT } from './step-up.js';
 
 /** `requiredScopes`: scopes the token must all hold. */
 export function requiredScopesSchema(description: string) {
-  return Type.Array(
-    Type.String({ pattern: SCOPE_TOKEN.source, errorMessage: 'must be a scope: printable ASCII characters, no space, " or \\' }),
-    {
-      errorMessage: 'must be an array of scopes',
-      description,
-    },
-  );
+  return Type.Array(Type.String({ pattern: SCOPE_TOKEN.source, maxLength: MAX_SCOPE_LENGTH, errorMessage: SCOPE_MESSAGE }), {
+    maxItems: MAX_RULE_SCOPES,
+    errorMessage: SCOPE_LIST_MESSAGE,
+    description,
+  });
 }
 
 /** `scopeAlternatives`: ways to pass, each an array of scopes the token must all hold (`[]`: none). */
@@ -47,10 +53,12 @@ export function requiredClaimsSchema(description: string) {
 
 /** `requiredAcrValues`: the `acr` values one of which the token's must be (step-up authentication). */
 export function requiredAcrValuesSchema(description: string) {
-  return Type.Array(
-    Type.String({ pattern: SCOPE_TOKEN.source, errorMessage: 'must be an acr value: printable ASCII characters, no space, " or \\' }),
-    { minItems: 1, errorMessage: 'must be a non-empty array of acr values', description },
-  );
+  return Type.Array(Type.String({ pattern: SCOPE_TOKEN.source, maxLength: MAX_SCOPE_LENGTH, errorMessage: ACR_VALUE_MESSAGE }), {
+    minItems: 1,
+    maxItems: MAX_RULE_SCOPES,
+    errorMessage: `must be a non-empty array of at most ${MAX_RULE_SCOPES} acr values`,
+    description,
+  });
 }
 
 /** `maxAuthenticationAge`: the most seconds since the user authenticated (step-up authentication). */

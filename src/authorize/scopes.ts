@@ -88,14 +88,28 @@ export const SCOPE_TOKEN = /^[\x21\x23-\x5b\x5d-\x7e]+$/;
 
 /** Most alternatives of one rule's `scopeAlternatives`. */
 export const MAX_SCOPE_ALTERNATIVES = 16;
+/**
+ * Most scopes of one list, and characters of one scope (an `acr` value's too): a rule (an imported
+ * document's as much as an operator's) is checked on every request and named in every refusal's
+ * challenge, so its size is bounded.
+ */
+export const MAX_RULE_SCOPES = 64;
+export const MAX_SCOPE_LENGTH = 256;
 
-const SCOPE_MESSAGE = 'must be a scope: printable ASCII characters, no space, " or \\';
+export const SCOPE_MESSAGE = `must be a scope: 1 to ${MAX_SCOPE_LENGTH} printable ASCII characters, no space, " or \\`;
+export const ACR_VALUE_MESSAGE = `must be an acr value: 1 to ${MAX_SCOPE_LENGTH} printable ASCII characters, no space, " or \\`;
+export const SCOPE_LIST_MESSAGE = `must be an array of at most ${MAX_RULE_SCOPES} scopes`;
+
+/** Whether `value` is a scope (or an `acr` value) a rule may hold. */
+export function isRuleScope(value: unknown): value is string {
+  return typeof value === 'string' && value.length <= MAX_SCOPE_LENGTH && SCOPE_TOKEN.test(value);
+}
 
 function scopeListIssues(scopes: unknown, at: string, issues: RuleIssue[]): void {
-  if (!Array.isArray(scopes)) issues.push({ path: at, message: 'must be an array of scopes' });
+  if (!Array.isArray(scopes) || scopes.length > MAX_RULE_SCOPES) issues.push({ path: at, message: SCOPE_LIST_MESSAGE });
   else
     scopes.forEach((scope: unknown, i) => {
-      if (typeof scope !== 'string' || !SCOPE_TOKEN.test(scope)) issues.push({ path: `${at}[${i}]`, message: SCOPE_MESSAGE });
+      if (!isRuleScope(scope)) issues.push({ path: `${at}[${i}]`, message: SCOPE_MESSAGE });
     });
 }
 

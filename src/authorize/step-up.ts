@@ -18,7 +18,7 @@ import { logger } from '../log.js';
 import { optionChecks, optionKeys, type OptionChecks } from '../options.js';
 import { validatingPolicy } from '../token/validated-by.js';
 import { issuePath, type RuleIssue } from '../issues.js';
-import { SCOPE_TOKEN } from './scopes.js';
+import { ACR_VALUE_MESSAGE, isRuleScope, MAX_RULE_SCOPES } from './scopes.js';
 
 const log = logger('authorize');
 
@@ -100,14 +100,14 @@ export function stepUpRuleIssues(rules: { readonly requiredAcrValues?: unknown; 
   const issues: RuleIssue[] = [];
   const values = rules.requiredAcrValues;
   if (values !== undefined) {
-    if (!Array.isArray(values) || values.length === 0)
-      issues.push({ path: 'requiredAcrValues', message: 'must be a non-empty array of acr values' });
+    if (!Array.isArray(values) || values.length === 0 || values.length > MAX_RULE_SCOPES)
+      issues.push({ path: 'requiredAcrValues', message: `must be a non-empty array of at most ${MAX_RULE_SCOPES} acr values` });
     else {
       const first = new Map<string, number>();
       values.forEach((value: unknown, i) => {
         const at = `requiredAcrValues[${i}]`;
-        if (typeof value !== 'string' || !SCOPE_TOKEN.test(value)) {
-          issues.push({ path: at, message: 'must be an acr value: printable ASCII characters, no space, " or \\' });
+        if (!isRuleScope(value)) {
+          issues.push({ path: at, message: ACR_VALUE_MESSAGE });
           return;
         }
         const seen = first.get(value);

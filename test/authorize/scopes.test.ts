@@ -131,12 +131,18 @@ describe('requireScopes', () => {
   it('checks its options at creation, each error naming requireScopes: options.<path> (code ERR_INVALID_OPTION)', () => {
     const cases: Array<[unknown, string]> = [
       [null, 'requireScopes: options must be an object'],
-      [{ requiredScopes: 'read' }, 'requireScopes: options.requiredScopes must be an array of scopes'],
+      [{ requiredScopes: 'read' }, 'requireScopes: options.requiredScopes must be an array of at most 64 scopes'],
       [
         { requiredScopes: ['read', 'a b'] },
-        'requireScopes: options.requiredScopes[1] must be a scope: printable ASCII characters, no space, " or \\',
+        'requireScopes: options.requiredScopes[1] must be a scope: 1 to 256 printable ASCII characters, no space, " or \\',
       ],
       [{ requiredScopes: ['a"b'] }, 'requireScopes: options.requiredScopes[0] must be a scope'],
+      // A rule is checked on every request and named in every challenge: its size is bounded.
+      [
+        { requiredScopes: Array.from({ length: 65 }, (_, i) => `s${i}`) },
+        'requireScopes: options.requiredScopes must be an array of at most 64 scopes',
+      ],
+      [{ requiredScopes: ['read', 'x'.repeat(257)] }, 'requireScopes: options.requiredScopes[1] must be a scope: 1 to 256'],
       [
         { requiredClaims: ['tenant'] },
         'requireScopes: options.requiredClaims must be an object mapping claim names to arrays of allowed values',
@@ -164,7 +170,7 @@ describe('requireScopes', () => {
         'requireScopes: options.anyOf is not an option (options: requiredScopes, scopeAlternatives, requiredClaims, operations)',
       ],
       [{ scopeAlternatives: [] }, 'requireScopes: options.scopeAlternatives must be an array of 1 to 16 alternatives'],
-      [{ scopeAlternatives: [['a'], 'b'] }, 'requireScopes: options.scopeAlternatives[1] must be an array of scopes'],
+      [{ scopeAlternatives: [['a'], 'b'] }, 'requireScopes: options.scopeAlternatives[1] must be an array of at most 64 scopes'],
       [
         { operations: [{ name: 'u', scopeAlternatives: [['a b']] }] },
         'requireScopes: options.operations[0].scopeAlternatives[0][0] must be a scope',
@@ -185,15 +191,15 @@ describe('requireScopes', () => {
 
   it('scopeRuleIssues reports every problem, for the configuration validator', () => {
     expect(scopeRuleIssues({ requiredScopes: ['ok', 'not ok', 3], requiredClaims: { a: [], b: ['x', 2] } })).to.deep.equal([
-      { path: 'requiredScopes[1]', message: 'must be a scope: printable ASCII characters, no space, " or \\' },
-      { path: 'requiredScopes[2]', message: 'must be a scope: printable ASCII characters, no space, " or \\' },
+      { path: 'requiredScopes[1]', message: 'must be a scope: 1 to 256 printable ASCII characters, no space, " or \\' },
+      { path: 'requiredScopes[2]', message: 'must be a scope: 1 to 256 printable ASCII characters, no space, " or \\' },
       { path: 'requiredClaims.a', message: 'must be a non-empty array of allowed values (strings)' },
       { path: 'requiredClaims.b[1]', message: 'must be a string' },
     ]);
     expect(scopeRuleIssues({})).to.deep.equal([]);
     expect(scopeRuleIssues({ scopeAlternatives: [['ok'], [], ['x y'], {}] })).to.deep.equal([
-      { path: 'scopeAlternatives[2][0]', message: 'must be a scope: printable ASCII characters, no space, " or \\' },
-      { path: 'scopeAlternatives[3]', message: 'must be an array of scopes' },
+      { path: 'scopeAlternatives[2][0]', message: 'must be a scope: 1 to 256 printable ASCII characters, no space, " or \\' },
+      { path: 'scopeAlternatives[3]', message: 'must be an array of at most 64 scopes' },
     ]);
   });
 });

@@ -150,10 +150,21 @@ describe('requireUserAuthentication', () => {
       [null, 'requireUserAuthentication: options must be an object'],
       [{}, 'requireUserAuthentication: options require nothing'],
       [{ operations: [{ name: 'list' }] }, 'requireUserAuthentication: options require nothing'],
-      [{ requiredAcrValues: [] }, 'requireUserAuthentication: options.requiredAcrValues must be a non-empty array of acr values'],
-      [{ requiredAcrValues: GOLD }, 'requireUserAuthentication: options.requiredAcrValues must be a non-empty array of acr values'],
+      [
+        { requiredAcrValues: [] },
+        'requireUserAuthentication: options.requiredAcrValues must be a non-empty array of at most 64 acr values',
+      ],
+      [
+        { requiredAcrValues: GOLD },
+        'requireUserAuthentication: options.requiredAcrValues must be a non-empty array of at most 64 acr values',
+      ],
       [{ requiredAcrValues: [GOLD, ''] }, 'requireUserAuthentication: options.requiredAcrValues[1] must be an acr value'],
       [{ requiredAcrValues: ['a b'] }, 'requireUserAuthentication: options.requiredAcrValues[0] must be an acr value'],
+      [
+        { requiredAcrValues: Array.from({ length: 65 }, (_, i) => `urn:acr:${i}`) },
+        'requireUserAuthentication: options.requiredAcrValues must be a non-empty array of at most 64 acr values',
+      ],
+      [{ requiredAcrValues: ['x'.repeat(257)] }, 'requireUserAuthentication: options.requiredAcrValues[0] must be an acr value: 1 to 256'],
       [
         { requiredAcrValues: [GOLD, SILVER, GOLD] },
         'requireUserAuthentication: options.requiredAcrValues[2] duplicates requiredAcrValues[0]',
@@ -196,7 +207,7 @@ describe('requireUserAuthentication', () => {
   it('stepUpRuleIssues reports every problem, for the configuration validator', () => {
     expect(stepUpRuleIssues({ requiredAcrValues: ['a', 'a', 3], maxAuthenticationAge: -1 })).to.deep.equal([
       { path: 'requiredAcrValues[1]', message: 'duplicates requiredAcrValues[0]' },
-      { path: 'requiredAcrValues[2]', message: 'must be an acr value: printable ASCII characters, no space, " or \\' },
+      { path: 'requiredAcrValues[2]', message: 'must be an acr value: 1 to 256 printable ASCII characters, no space, " or \\' },
       { path: 'maxAuthenticationAge', message: 'must be a whole number of seconds from 1 to 31536000 (one year)' },
     ]);
     expect(stepUpRuleIssues({})).to.deep.equal([]);

@@ -205,12 +205,19 @@ describe('gateway configuration', () => {
       operations: [{ name: 'updatePet', method: 'PUT', path: '/pet', requiredScopes: 'write', requiredClaim: {} }],
     });
     expect(await issuesOf(bad)).to.have.members([
-      'apis[0].requiredScopes[1]: must be a scope: printable ASCII characters, no space, " or \\',
-      'apis[0].requiredScopes[2]: must be a scope: printable ASCII characters, no space, " or \\',
+      'apis[0].requiredScopes[1]: must be a scope: 1 to 256 printable ASCII characters, no space, " or \\',
+      'apis[0].requiredScopes[2]: must be a scope: 1 to 256 printable ASCII characters, no space, " or \\',
       'apis[0].requiredClaims.tenant: must be a non-empty array of allowed values (strings)',
       'apis[0].requiredClaims["realm access"][0]: must be a string',
-      'apis[0].operations[0].requiredScopes: must be an array of scopes',
+      'apis[0].operations[0].requiredScopes: must be an array of at most 64 scopes',
       'apis[0].operations[0].requiredClaim: unknown field (did you mean "requiredClaims"?)',
+    ]);
+    // A rule is checked on every request and named in every challenge: its size is bounded.
+    const large = valid() as unknown as { apis: Array<Record<string, unknown>> };
+    Object.assign(large.apis[0]!, { requiredScopes: [...Array.from({ length: 64 }, (_, i) => `s${i}`), 'x'.repeat(257)] });
+    expect(await issuesOf(large)).to.have.members([
+      'apis[0].requiredScopes: must be an array of at most 64 scopes',
+      'apis[0].requiredScopes[64]: must be a scope: 1 to 256 printable ASCII characters, no space, " or \\',
     ]);
     const open = valid() as unknown as { apis: Array<Record<string, unknown>> };
     Object.assign(open.apis[0]!, {
@@ -251,8 +258,8 @@ describe('gateway configuration', () => {
     });
     expect(await issuesOf(bad)).to.have.members([
       'apis[0].scopeAlternatives: must be an array of 1 to 16 alternatives, each an array of scopes ([] for none)',
-      'apis[0].operations[0].scopeAlternatives[1]: must be an array of scopes',
-      'apis[0].operations[0].scopeAlternatives[2][0]: must be a scope: printable ASCII characters, no space, " or \\',
+      'apis[0].operations[0].scopeAlternatives[1]: must be an array of at most 64 scopes',
+      'apis[0].operations[0].scopeAlternatives[2][0]: must be a scope: 1 to 256 printable ASCII characters, no space, " or \\',
       'apis[0].operations[1].scopeAlternatives: must be an array of 1 to 16 alternatives, each an array of scopes ([] for none)',
     ]);
     const open = valid() as unknown as { apis: Array<Record<string, unknown>> };
@@ -293,7 +300,7 @@ describe('gateway configuration', () => {
         { name: 'deletePet', method: 'DELETE', path: '/pet', requiredAcrValues: 'gold' },
       ],
     });
-    const acrValue = 'must be an acr value: printable ASCII characters, no space, " or \\';
+    const acrValue = 'must be an acr value: 1 to 256 printable ASCII characters, no space, " or \\';
     const age = 'must be a whole number of seconds from 1 to 31536000 (one year)';
     expect(await issuesOf(bad)).to.have.members([
       `apis[0].requiredAcrValues[1]: ${acrValue}`,
@@ -301,11 +308,11 @@ describe('gateway configuration', () => {
       'apis[0].requiredAcrValues[3]: duplicates requiredAcrValues[0]',
       `apis[0].requiredAcrValues[4]: ${acrValue}`,
       `apis[0].maxAuthenticationAge: ${age}`,
-      'apis[0].operations[0].requiredAcrValues: must be a non-empty array of acr values',
+      'apis[0].operations[0].requiredAcrValues: must be a non-empty array of at most 64 acr values',
       `apis[0].operations[0].maxAuthenticationAge: ${age}`,
       `apis[0].operations[1].maxAuthenticationAge: ${age}`,
       'apis[0].operations[2]: operations[1] of the same name already has step-up rules: give them once',
-      'apis[0].operations[3].requiredAcrValues: must be a non-empty array of acr values',
+      'apis[0].operations[3].requiredAcrValues: must be a non-empty array of at most 64 acr values',
     ]);
 
     const open = valid() as unknown as { apis: Array<Record<string, unknown>> };
