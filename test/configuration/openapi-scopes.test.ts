@@ -93,6 +93,23 @@ describe('configuration API: scope rules from an OpenAPI document', function () 
     expect((await ada.json(IMPORT, 'POST', { text: yaml, dryRun: true, whatIf: 'yes' })).status).to.equal(400);
   });
 
+  it("refuses a document whose rule is larger than a rule may be (422 naming the operation's field and where it came from), saving nothing", async () => {
+    const before = await pet.onDisk();
+    const many = Array.from({ length: 65 }, (_, i) => `s${i}`).join(', ');
+    const large = yaml.replace('        - petstore_auth: [write]\n          oidc: [openid]', `        - petstore_auth: [${many}]`);
+    expect(large).to.not.equal(yaml);
+    const res = await ada.json(IMPORT, 'POST', { text: large });
+    expect(res.status).to.equal(422);
+    const body = (await res.json()) as { issues: Array<{ path: string; message: string }> };
+    expect(body.issues.map((issue) => issue.path)).to.satisfy((paths: string[]) =>
+      paths.some((path) => /^apis\[0\]\.operations\[\d+\]\.requiredScopes$/.test(path)),
+    );
+    expect(body.issues.find((issue) => issue.path.endsWith('.requiredScopes'))!.message).to.match(
+      /^must be an array of at most 64 scopes \(from paths\.\/pet\.put of the OpenAPI document\)$/,
+    );
+    expect(await pet.onDisk()).to.deep.equal(before);
+  });
+
   it('imported and in force: 403 insufficient_scope for a token short of both alternatives, 200 from the backend for either', async () => {
     const res = await ada.json(IMPORT, 'POST', { text: yaml });
     expect(res.status).to.equal(200);
