@@ -199,14 +199,24 @@ export function requiresSomething(...sets: ScopeRules[]): boolean {
 }
 
 /** The first way of `ways` whose scopes `held` all holds, or `undefined`. */
-export function heldWay(ways: ReadonlyArray<readonly string[]>, held: readonly string[]): readonly string[] | undefined {
-  return ways.find((way) => way.every((scope) => held.includes(scope)));
+export function heldWay(ways: ReadonlyArray<readonly string[]>, held: ReadonlySet<string>): readonly string[] | undefined {
+  return ways.find((way) => way.every((scope) => held.has(scope)));
 }
+
+/** Ways a refusal lists (the body's `scope_alternatives`), and names in its diagnostic: a rule's crossed alternatives can be many. */
+const LISTED_WAYS = 16;
+const NAMED_WAYS = 4;
+
+const NO_SCOPES: ReadonlySet<string> = new Set();
 
 /** A rule set ready to check: the ways of its scopes, the claims with their allowed values. */
 interface CompiledRule {
   /** At least one: `[[]]` when no scope is required. */
   readonly ways: readonly string[][];
+  /** The ways a refusal lists: the first {@link LISTED_WAYS}; `undefined` with one way. */
+  readonly listed: readonly string[][] | undefined;
+  /** What a token holding no way lacks, said once: the scopes of the one way, or the alternatives (the first few named). */
+  readonly lacking: (held: ReadonlySet<string>) => string[];
   /** Whether a scope is read at all (no way is empty). */
   readonly needsScope: boolean;
   readonly claims: ReadonlyArray<{
@@ -224,7 +234,19 @@ function compile(...sets: ScopeRules[]): CompiledRule {
       claims.push({ name, path: name.includes('.') ? name.split('.') : undefined, allowed: new Set(values) });
     }
   }
-  return { ways, needsScope: ways.every((way) => way.length > 0), claims };
+  const named = ways
+    .slice(0, NAMED_WAYS)
+    .map((way) => way.join(' '))
+    .join(' | ');
+  const alternatives = [`the scopes of any of ${ways.length} alternatives (${named}${ways.length > NAMED_WAYS ? ' | ...' : ''})`];
+  return {
+    ways,
+    listed: ways.length > 1 ? ways.slice(0, LISTED_WAYS) : undefined,
+    lacking:
+      ways.length === 1 ? (held) => ways[0]!.filter((scope) => !held.has(scope)).map((scope) => `scope ${scope}`) : () => alternatives,
+    needsScope: ways.every((way) => way.length > 0),
+    claims,
+  };
 }
 
 function checkRules(check: OptionChecks, rules: ScopeRules, path: string): void {
@@ -309,7 +331,7 @@ export function requireScopes(options: RequireScopesOptions): Middleware {
     }
     const operation = context.api?.operation;
     const rule = (operation === undefined ? undefined : operationRules.get(operation)) ?? apiRule;
-    const held = rule.needsScope ? tokenFacts(token).scopes : [];
+    const held = rule.needsScope ? new Set(tokenFacts(token).scopes) : NO_SCOPES;
     const way = rule.needsScope ? heldWay(rule.ways, held) : rule.ways[0];
     const missing = shortfall(rule, token, way, held);
     if (missing === undefined) {
@@ -323,7 +345,7 @@ export function requireScopes(options: RequireScopesOptions): Middleware {
       new InsufficientScopeError(named.length === 0 ? undefined : named.join(' '), {
         ...(token.policy === undefined ? {} : { realm: token.policy }),
         diagnostic: `the token lacks what the API requires: ${missing}`,
-        ...(rule.ways.length > 1 ? { scopeAlternatives: rule.ways } : {}),
+        ...(rule.listed === undefined ? {} : { scopeAlternatives: rule.listed }),
       }),
     );
   };
@@ -337,14 +359,10 @@ function shortfall(
   rule: CompiledRule,
   token: TokenContext,
   way: readonly string[] | undefined,
-  held: readonly string[],
+  held: ReadonlySet<string>,
 ): string | undefined {
   let missing: string[] | undefined;
-  if (way === undefined) {
-    if (rule.ways.length === 1) for (const scope of rule.ways[0]!) if (!held.includes(scope)) (missing ??= []).push(`scope ${scope}`);
-    if (rule.ways.length > 1)
-      missing = [`the scopes of any of ${rule.ways.length} alternatives (${rule.ways.map((w) => w.join(' ')).join(' | ')})`];
-  }
+  if (way === undefined) missing = [...rule.lacking(held)];
   for (const claim of rule.claims) {
     if (
       !holdsOneOf(claimValue(token.jwt, claim.name, claim.path), claim.allowed) &&

@@ -263,7 +263,7 @@ export function scopeWhatIf(
     const group = groupOf(operation);
     group.checked++;
     report.checked++;
-    const held = (text(rows[i + 8]!) ?? '').split(' ').filter((s) => s !== '');
+    const held = new Set((text(rows[i + 8]!) ?? '').split(' ').filter((s) => s !== ''));
     if (heldWay(group.ways, held) !== undefined) continue;
     group.refused++;
     report.refused++;
@@ -282,7 +282,7 @@ export function scopeWhatIf(
       path,
       ...(subject === undefined ? {} : { subject }),
       ...(clientId === undefined ? {} : { clientId }),
-      scopes: held,
+      scopes: [...held],
       status,
     });
   }

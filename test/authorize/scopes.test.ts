@@ -265,6 +265,27 @@ describe('requireScopes with scopeAlternatives (OpenAPI security: any one requir
     expect(renderProblem(single, messageSets.en).body).to.not.have.property('scope_alternatives');
   });
 
+  it('a rule of many crossed alternatives: the refusal lists 16 ways and its diagnostic names 4, whatever their number', () => {
+    // 16 alternatives of the API crossed with 16 of the operation, each of 32 scopes: 256 ways of 64.
+    const list = (tag: string, i: number) => Array.from({ length: 32 }, (_, k) => `${tag}${i}-${k}`);
+    const options: RequireScopesOptions = {
+      scopeAlternatives: Array.from({ length: 16 }, (_, i) => list('api', i)),
+      operations: [{ name: 'op', scopeAlternatives: Array.from({ length: 16 }, (_, i) => list('op', i)) }],
+    };
+    const many = Array.from({ length: 500 }, (_, k) => `held-${k}`);
+    const err = run(options, { info: info(many) }, 'op') as InsufficientScopeError;
+    expect(err).to.be.instanceOf(InsufficientScopeError);
+    expect(err.scopeAlternatives).to.have.length(16);
+    expect(renderProblem(err, messageSets.en).body.scope_alternatives).to.have.length(16);
+    expect(err.diagnostic).to.match(
+      /^the token lacks what the API requires: the scopes of any of 256 alternatives \(api0-0 .* \| \.\.\.\)$/,
+    );
+    expect(err.diagnostic!.split(' | ')).to.have.length(5);
+    // The passing way found among the 256 (the last of them).
+    const last = [...list('api', 15), ...list('op', 15)];
+    expect(run(options, { info: info([...many, ...last]) }, 'op')).to.equal(undefined);
+  });
+
   it('scopeWays and requiresSomething: the ways to pass of rule sets checked together', () => {
     expect(scopeWays({ requiredScopes: ['a'] })).to.deep.equal([['a']]);
     expect(scopeWays({})).to.deep.equal([[]]);
