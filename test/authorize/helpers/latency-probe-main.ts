@@ -10,7 +10,8 @@
  *
  * Usage: latency-probe-main.ts <url> <patienceMs>
  */
-import { Agent, request } from 'node:http';
+import { Agent } from 'node:http';
+import { statusOfGet } from '../../support/status-of-get.js';
 
 const [url, patienceArg] = process.argv.slice(2);
 const patienceMs = Number(patienceArg);
@@ -18,23 +19,10 @@ const agent = new Agent({ keepAlive: true, maxSockets: 1 });
 let stopping = false;
 process.stdin.on('end', () => (stopping = true)).resume();
 
-function get(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const req = request(url!, { agent, timeout: patienceMs }, (res) => {
-      res.resume();
-      res.on('end', () => resolve(res.statusCode ?? 0));
-      res.on('error', reject);
-    });
-    req.on('timeout', () => req.destroy(new Error('no answer in time')));
-    req.on('error', reject);
-    req.end();
-  });
-}
-
 async function probe(): Promise<void> {
   const started = performance.now();
   try {
-    const status = await get();
+    const status = await statusOfGet(url!, agent, patienceMs);
     process.stdout.write(`${(performance.now() - started).toFixed(2)} ${status}\n`);
   } catch {
     process.stdout.write('timeout\n');

@@ -9,25 +9,13 @@
  *
  * Usage: latency-probe.ts <url> <durationMs> <intervalMs> <localAddress>
  */
-import { Agent, request } from 'node:http';
+import { Agent } from 'node:http';
+import { statusOfGet } from '../../support/status-of-get.js';
 
 const [url, durationArg, intervalArg, localAddress] = process.argv.slice(2);
 const durationMs = Number(durationArg);
 const intervalMs = Number(intervalArg);
 const agent = new Agent({ keepAlive: true, maxSockets: 1, localAddress: localAddress! });
-
-function get(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const req = request(url!, { agent, timeout: 2_000 }, (res) => {
-      res.resume();
-      res.on('end', () => resolve(res.statusCode ?? 0));
-      res.on('error', reject);
-    });
-    req.on('timeout', () => req.destroy(new Error('no answer in time')));
-    req.on('error', reject);
-    req.end();
-  });
-}
 
 const latencies: Array<number | null> = [];
 const statuses: number[] = [];
@@ -35,7 +23,7 @@ const deadline = performance.now() + durationMs;
 while (performance.now() < deadline) {
   const started = performance.now();
   try {
-    statuses.push(await get());
+    statuses.push(await statusOfGet(url!, agent, 2_000));
     latencies.push(performance.now() - started);
   } catch {
     latencies.push(null);
