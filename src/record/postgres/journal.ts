@@ -19,7 +19,7 @@ import { closeSync, fsyncSync, openSync, unlinkSync, writeSync } from 'node:fs';
 import type { Logger } from '../../log.js';
 import type { TransactionRecord } from '../types.js';
 import { describe } from '../../postgres/failure.js';
-import { journaled, safeJson, type Journaled } from './rows.js';
+import { journaled, safeJsonText } from './rows.js';
 import { releaseSpillPath } from './spill.js';
 
 /** Settings of a {@link RecordJournal}. */
@@ -45,6 +45,8 @@ export interface JournalCounters {
   /** Records not written because the journal could not be written (their answers went out anyway). */
   failed: number;
 }
+
+const NEWLINE = 0x0a;
 
 /** One segment file. */
 class Segment {
@@ -124,8 +126,8 @@ export class RecordJournal {
     if (builds.length === 0) return;
     this.builds = [];
     this.sends = [];
-    const { lines, entries } = this.lines(builds);
-    if (lines.length > 0) this.write(lines, entries);
+    const { records, lines } = this.build(builds);
+    if (records.length > 0) this.write(records, lines);
     for (const send of sends) {
       try {
         send();
@@ -135,46 +137,54 @@ export class RecordJournal {
     }
   }
 
-  /** The records' lines, each record given its entry (its line, reused by the insert). */
-  private lines(builds: ReadonlyArray<() => TransactionRecord>): { lines: string[]; entries: Journaled[] } {
+  /** The turn's records and their JSON lines. */
+  private build(builds: ReadonlyArray<() => TransactionRecord>): { records: TransactionRecord[]; lines: string[] } {
+    const records: TransactionRecord[] = [];
     const lines: string[] = [];
-    const entries: Journaled[] = [];
     for (const build of builds) {
       try {
         const record = build();
-        const entry: Journaled = { json: safeJson(record), segment: undefined };
-        journaled.set(record, entry);
-        lines.push(entry.json);
-        entries.push(entry);
+        lines.push(JSON.stringify(record));
+        records.push(record);
       } catch (error) {
         this.counters.failed++;
         this.log('a record cannot be journaled: %s', describe(error));
       }
     }
-    return { lines, entries };
+    return { records, lines };
   }
 
-  /** Appends the lines in one write; on failure the answers go unjournaled. */
-  private write(lines: string[], entries: Journaled[]): void {
-    // Encoded once: its length is then known without a second pass over the text.
-    const data = Buffer.from(`${lines.join('\n')}\n`);
-    const length = data.length;
+  /**
+   * Appends the lines in one write, and gives each record its entry (where its line is in the
+   * bytes written); on failure the answers go unjournaled.
+   */
+  private write(records: readonly TransactionRecord[], lines: string[]): void {
+    // One text, made safe for PostgreSQL in one pass, encoded once; the lines are found again in
+    // the bytes by their newlines (JSON text holds none).
+    lines.push('');
+    const bytes = Buffer.from(safeJsonText(lines.join('\n')));
+    const length = bytes.length;
     try {
       const segment = this.segment();
-      let bytes = writeSync(segment.fd!, data);
+      let written = writeSync(segment.fd!, bytes);
       // A regular file takes the whole write; should one be short, the rest follows.
-      while (bytes < length) bytes += writeSync(segment.fd!, data, bytes);
+      while (written < length) written += writeSync(segment.fd!, bytes, written);
       if (this.settings.fsync) fsyncSync(segment.fd!);
       segment.bytes += length;
-      segment.outstanding += entries.length;
-      this.unconfirmed += entries.length;
-      for (const entry of entries) entry.segment = segment;
-      this.counters.written += entries.length;
+      segment.outstanding += records.length;
+      this.unconfirmed += records.length;
+      let start = 0;
+      for (const record of records) {
+        const end = bytes.indexOf(NEWLINE, start);
+        journaled.set(record, { bytes, start, end, segment });
+        start = end + 1;
+      }
+      this.counters.written += records.length;
       this.counters.bytes += length;
       this.counters.writes++;
       this.failing = false;
     } catch (error) {
-      this.counters.failed += entries.length;
+      this.counters.failed += records.length;
       if (!this.failing) this.log('journal cannot be written (%s): answers go out unjournaled', describe(error));
       this.failing = true;
       // A segment cut short: the next write starts a new one (a cut line is skipped at replay).

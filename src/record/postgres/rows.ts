@@ -43,12 +43,16 @@ export const ROW_COLUMNS = {
 const UNSAFE_ESCAPE = /(?<!\\)((?:\\\\)*)\\u(?:0000|[dD][89a-fA-F][0-9a-fA-F]{2})/g;
 
 /**
- * The journal entry of a record written to the record journal: its JSON line (the same text as
- * {@link safeJson}'s, reused by the insert) and the journal file holding it until it is stored
- * (the journal's). Records are frozen: the entry is kept beside them.
+ * The journal entry of a record written to the record journal: where its JSON line is in the
+ * bytes the journal wrote (the text of {@link safeJson}, UTF-8, reused by the insert), and the
+ * journal file holding it until it is stored (the journal's). Records are frozen: the entry is kept
+ * beside them. The bytes are outside the JavaScript heap, so that a record waiting for its batch
+ * costs the collector nothing for its text.
  */
 export interface Journaled {
-  readonly json: string;
+  readonly bytes: Buffer;
+  readonly start: number;
+  readonly end: number;
   segment: object | undefined;
 }
 
@@ -57,7 +61,11 @@ export const journaled = new WeakMap<object, Journaled>();
 
 /** The JSON text of values, with the strings PostgreSQL would refuse made safe (U+FFFD in their place). */
 export function safeJson(value: unknown): string {
-  const json = JSON.stringify(value);
+  return safeJsonText(JSON.stringify(value));
+}
+
+/** JSON text (one value, or lines of values) with the escapes PostgreSQL would refuse made safe. */
+export function safeJsonText(json: string): string {
   if (!json.includes('\\u0000') && !/\\u[dD][89a-fA-F]/.test(json)) return json;
   return json.replace(UNSAFE_ESCAPE, '$1\\ufffd');
 }
@@ -68,22 +76,45 @@ export class InvalidRecordError extends TypeError {
 }
 
 /**
- * The JSON array of `records` (the one parameter of a batch insert).
+ * The one parameter of a batch insert: the JSON array of `records`. Records written to the journal
+ * carry their JSON as bytes, and their batch is those bytes copied once into a `jsonb` value in
+ * PostgreSQL's binary form (a version byte, then the text); other batches are JSON text.
  *
  * @throws InvalidRecordError when a record cannot be written as JSON.
  */
-export function recordsJson(records: readonly TransactionRecord[]): string {
-  // Records written to the journal carry their JSON: the batch is those lines joined.
-  if (records.length > 0 && journaled.has(records[0]!)) {
-    try {
-      return `[${records.map((record) => journaled.get(record)?.json ?? safeJson(record)).join(',')}]`;
-    } catch (error) {
-      throw new InvalidRecordError(`A record cannot be stored: ${error instanceof Error ? error.message : String(error)}`);
-    }
-  }
+export function recordsParameter(records: readonly TransactionRecord[]): string | Buffer {
   try {
+    if (records.length > 0 && journaled.has(records[0]!)) return journaledArray(records);
     return safeJson(records);
   } catch (error) {
     throw new InvalidRecordError(`A record cannot be stored: ${error instanceof Error ? error.message : String(error)}`);
   }
+}
+
+/** Version 1 of `jsonb`'s binary form: this byte, then the JSON text. */
+const JSONB_VERSION = 1;
+const COMMA = 0x2c;
+
+/** The binary `jsonb` array of records, their journal lines copied once (a record not journaled made now). */
+function journaledArray(records: readonly TransactionRecord[]): Buffer {
+  const lines = records.map((record): Pick<Journaled, 'bytes' | 'start' | 'end'> => {
+    const entry = journaled.get(record);
+    if (entry !== undefined) return entry;
+    const bytes = Buffer.from(safeJson(record));
+    return { bytes, start: 0, end: bytes.length };
+  });
+  // The version byte, the brackets and a comma between lines.
+  let size = 2 + records.length;
+  for (const line of lines) size += line.end - line.start;
+  const array = Buffer.allocUnsafe(size);
+  array[0] = JSONB_VERSION;
+  array[1] = 0x5b; // [
+  let at = 2;
+  for (let i = 0; i < lines.length; i++) {
+    if (i > 0) array[at++] = COMMA;
+    const line = lines[i]!;
+    at += line.bytes.copy(array, at, line.start, line.end);
+  }
+  array[at] = 0x5d; // ]
+  return array;
 }

@@ -25,7 +25,7 @@ import { describe, isSchemaMissing, withTimeout } from '../../postgres/failure.j
 import { createOwnPool, type PgPoolLike } from '../../postgres/pool.js';
 import { bucketSql, insertSql, pageSql, statsOf, summarySql, topOfRows, topSql } from './queries.js';
 import { purgeOld } from './retention.js';
-import { recordsJson } from './rows.js';
+import { recordsParameter } from './rows.js';
 import { tableNames, type TableNames } from '../../postgres/schema.js';
 import { migrate } from './schema.js';
 import { claimOrphans, claimOrphansIn, claimSpillPath, journalSegmentPaths, releaseSpillPath, SpillFile } from './spill.js';
@@ -251,11 +251,11 @@ export class PostgresTransactionStore implements TransactionStore {
     this.writer = new RecordWriter(
       {
         insert: async (records) => {
-          const json = recordsJson(records);
+          const batch = recordsParameter(records);
           await withTimeout(this.ensureSchema(), this.timeoutMs, 'creating the table');
           const db = await this.poolPromise();
           try {
-            const { rowCount } = await withTimeout(db.query(insert, [json]), this.timeoutMs, 'insert');
+            const { rowCount } = await withTimeout(db.query(insert, [batch]), this.timeoutMs, 'insert');
             return rowCount ?? 0;
           } catch (error) {
             if (isSchemaMissing(error)) this.migrated = false;

@@ -12,6 +12,7 @@ import { expect } from 'chai';
 import type pg from 'pg';
 import { createGateway } from '../../../src/index.js';
 import { PostgresTransactionStore } from '../../../src/record/postgres/index.js';
+import { RECORD_JOURNAL, type JournalEntry, type TransactionRecord } from '../../../src/record/types.js';
 import { close, echoBackend, listen, openConfig } from '../../gateway/helpers.js';
 import { makeRecord } from '../helpers.js';
 import { adminPool, databaseUrl, dropSchema, testSchema, until } from '../../postgres/helpers.js';
@@ -110,6 +111,57 @@ describe('PostgresTransactionStore: the record journal', () => {
     const { rows } = await admin.query(`SELECT id FROM "${schema}".trimmed`);
     expect(rows.map((row: { id: string }) => row.id).sort()).to.deep.equal(ids.sort());
     expect(store.journalCounters!.written).to.equal(60);
+  });
+
+  it('stores journaled records whatever their text holds, beside records saved without the journal', async () => {
+    const store = new PostgresTransactionStore({
+      connectionString: databaseUrl(),
+      schema,
+      table: 'texts',
+      retentionDays: 0,
+      flushDelayMs: 60_000,
+      journal: { directory: dir },
+    });
+    stores.push(store);
+    await store.ready();
+    // Multi-byte characters move the lines' byte offsets; NUL and a lone surrogate are refused by
+    // PostgreSQL unless made safe; the journal writes a turn's records at once.
+    const texts = ['plain', 'été ünïcode 日本 😀', 'NUL \u0000 here', 'lone \ud800 surrogate', 'both \u0000 and \udfff, é'];
+    const records = texts.map((text) => makeRecord({ diagnostics: [{ source: 'test', message: text } as never] }));
+    const journal = (store as unknown as Record<symbol, JournalEntry>)[RECORD_JOURNAL]!;
+    await new Promise<void>((resolve) => {
+      let sent = 0;
+      for (const record of records) {
+        journal(
+          () => record,
+          () => {
+            store.save(record);
+            if (++sent === records.length) resolve();
+          },
+        );
+      }
+    });
+    // One record saved without passing through the journal, in the same batch.
+    const unjournaled = makeRecord({ diagnostics: [{ source: 'test', message: 'saved alone, ü \u0000' } as never] });
+    store.save(unjournaled);
+    const written = (await Promise.all((await segments()).map((name) => readFile(join(dir, name), 'utf8')))).join('');
+    expect(
+      written
+        .split('\n')
+        .filter(Boolean)
+        .map((line) => (JSON.parse(line) as { id: string }).id),
+    ).to.deep.equal(records.map((record) => record.id));
+    await store.flush();
+    const { rows } = await admin.query(`SELECT id, record FROM "${schema}".texts`);
+    const stored = new Map(rows.map((row: { id: string; record: TransactionRecord }) => [row.id, row.record]));
+    for (const record of [...records, unjournaled]) {
+      const safe = (record.diagnostics[0] as { message: string }).message
+        .replaceAll('\u0000', '\ufffd')
+        .replace(/[\ud800-\udfff]/gu, '\ufffd');
+      expect(stored.get(record.id), record.id).to.deep.include({ diagnostics: [{ source: 'test', message: safe }] });
+    }
+    expect(stored.size).to.equal(records.length + 1);
+    await until(async () => (await segments()).length === 0, 'the journal trimmed');
   });
 
   it('replays the journal of a process gone, each record once, then removes it', async () => {
