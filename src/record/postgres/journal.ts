@@ -11,7 +11,10 @@
  * loss can take what it had not yet put on disk.
  *
  * The journal is a series of segment files. A record confirmed (in the database, or in the spill
- * file, synced) is done; a segment whose records are all done is removed.
+ * file, synced) is done; a segment whose records are all done is removed. Records are known by
+ * their transaction id: the record saved for an exchange may not be the one written (its client
+ * went away before the answer's end: it is built again, cut short), and it confirms the line all
+ * the same.
  *
  * @module
  */
@@ -19,7 +22,7 @@ import { closeSync, fsyncSync, openSync, unlinkSync, writeSync } from 'node:fs';
 import type { Logger } from '../../log.js';
 import type { TransactionRecord } from '../types.js';
 import { describe } from '../../postgres/failure.js';
-import { journaled, safeJsonText } from './rows.js';
+import { safeJsonText, type JournalLine } from './rows.js';
 import { releaseSpillPath } from './spill.js';
 
 /** Settings of a {@link RecordJournal}. */
@@ -48,6 +51,15 @@ export interface JournalCounters {
 
 const NEWLINE = 0x0a;
 
+/** A record written to the journal: the record as written, where its line is, its segment. */
+interface JournalEntry extends JournalLine {
+  /** What the journal's `build` was given to write (the recorder's record, before the store's changes). */
+  readonly source: TransactionRecord;
+  /** The record as written. */
+  readonly record: TransactionRecord;
+  readonly segment: Segment;
+}
+
 /** One segment file. */
 class Segment {
   fd: number | undefined;
@@ -57,14 +69,20 @@ class Segment {
   constructor(readonly path: string) {}
 }
 
+/** What the journal writes for an exchange: the record, and what it was made from (see {@link JournalEntry}). */
+export interface Written {
+  readonly source: TransactionRecord;
+  readonly record: TransactionRecord;
+}
+
 export class RecordJournal {
   readonly counters: JournalCounters = { written: 0, bytes: 0, writes: 0, segments: 0, failed: 0 };
   private current: Segment | undefined;
   private next = 0;
-  /** Records written and not confirmed. */
-  private unconfirmed = 0;
+  /** Records written and not confirmed, by transaction id. */
+  private readonly entries = new Map<string, JournalEntry>();
   /** The records to build and the answer ends of this turn. */
-  private builds: Array<() => TransactionRecord> = [];
+  private builds: Array<() => Written> = [];
   private sends: Array<() => void> = [];
   private scheduled = false;
   private closed = false;
@@ -81,7 +99,7 @@ export class RecordJournal {
    * turn, then runs `send` (the end of its answer). When the record cannot be built or written, the
    * answer still goes (counted in `failed`). After `close`, `send` runs at once.
    */
-  append(build: () => TransactionRecord, send: () => void): void {
+  append(build: () => Written, send: () => void): void {
     if (this.closed) return send();
     this.builds.push(build);
     this.sends.push(send);
@@ -91,16 +109,25 @@ export class RecordJournal {
     }
   }
 
-  /** The records are in the database or the spill file: their lines are done. */
+  /** What the journal wrote for the exchange whose transaction id is `id`, while it is not confirmed. */
+  writtenFor(id: string): Written | undefined {
+    return this.entries.get(id);
+  }
+
+  /** Where `record`'s line is, when `record` is the one written and not confirmed (the insert reuses it). */
+  lineOf(record: TransactionRecord): JournalLine | undefined {
+    const entry = this.entries.get(record.id);
+    return entry?.record === record ? entry : undefined;
+  }
+
+  /** The records are in the database or the spill file: the lines of their exchanges are done. */
   confirm(records: readonly TransactionRecord[]): void {
-    if (this.unconfirmed === 0) return;
+    if (this.entries.size === 0) return;
     for (const record of records) {
-      const entry = journaled.get(record);
-      const segment = entry?.segment as Segment | undefined;
-      if (segment === undefined) continue;
-      entry!.segment = undefined;
-      this.unconfirmed--;
-      if (--segment.outstanding === 0) this.done(segment);
+      const entry = this.entries.get(record.id);
+      if (entry === undefined) continue;
+      this.entries.delete(record.id);
+      if (--entry.segment.outstanding === 0) this.done(entry.segment);
     }
   }
 
@@ -138,14 +165,14 @@ export class RecordJournal {
   }
 
   /** The turn's records and their JSON lines. */
-  private build(builds: ReadonlyArray<() => TransactionRecord>): { records: TransactionRecord[]; lines: string[] } {
-    const records: TransactionRecord[] = [];
+  private build(builds: ReadonlyArray<() => Written>): { records: Written[]; lines: string[] } {
+    const records: Written[] = [];
     const lines: string[] = [];
     for (const build of builds) {
       try {
-        const record = build();
-        lines.push(JSON.stringify(record));
-        records.push(record);
+        const written = build();
+        lines.push(JSON.stringify(written.record));
+        records.push(written);
       } catch (error) {
         this.counters.failed++;
         this.log('a record cannot be journaled: %s', describe(error));
@@ -158,7 +185,7 @@ export class RecordJournal {
    * Appends the lines in one write, and gives each record its entry (where its line is in the
    * bytes written); on failure the answers go unjournaled.
    */
-  private write(records: readonly TransactionRecord[], lines: string[]): void {
+  private write(records: readonly Written[], lines: string[]): void {
     // One text, made safe for PostgreSQL in one pass, encoded once; the lines are found again in
     // the bytes by their newlines (JSON text holds none).
     lines.push('');
@@ -172,11 +199,13 @@ export class RecordJournal {
       if (this.settings.fsync) fsyncSync(segment.fd!);
       segment.bytes += length;
       segment.outstanding += records.length;
-      this.unconfirmed += records.length;
       let start = 0;
-      for (const record of records) {
+      for (const { source, record } of records) {
         const end = bytes.indexOf(NEWLINE, start);
-        journaled.set(record, { bytes, start, end, segment });
+        const earlier = this.entries.get(record.id);
+        // An id written twice (a host's records): the earlier line is done once the later is.
+        if (earlier !== undefined && --earlier.segment.outstanding === 0 && earlier.segment !== segment) this.done(earlier.segment);
+        this.entries.set(record.id, { source, record, bytes, start, end, segment });
         start = end + 1;
       }
       this.counters.written += records.length;

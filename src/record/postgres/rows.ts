@@ -42,22 +42,12 @@ export const ROW_COLUMNS = {
 // An escape is one when an even number of backslashes (escaped backslashes) comes before it.
 const UNSAFE_ESCAPE = /(?<!\\)((?:\\\\)*)\\u(?:0000|[dD][89a-fA-F][0-9a-fA-F]{2})/g;
 
-/**
- * The journal entry of a record written to the record journal: where its JSON line is in the
- * bytes the journal wrote (the text of {@link safeJson}, UTF-8, reused by the insert), and the
- * journal file holding it until it is stored (the journal's). Records are frozen: the entry is kept
- * beside them. The bytes are outside the JavaScript heap, so that a record waiting for its batch
- * costs the collector nothing for its text.
- */
-export interface Journaled {
+/** Where a record's JSON line is in bytes written to the record journal (see `RecordJournal`). */
+export interface JournalLine {
   readonly bytes: Buffer;
   readonly start: number;
   readonly end: number;
-  segment: object | undefined;
 }
-
-/** The journal entries of records (see {@link Journaled}). */
-export const journaled = new WeakMap<object, Journaled>();
 
 /** The JSON text of values, with the strings PostgreSQL would refuse made safe (U+FFFD in their place). */
 export function safeJson(value: unknown): string {
@@ -77,14 +67,17 @@ export class InvalidRecordError extends TypeError {
 
 /**
  * The one parameter of a batch insert: the JSON array of `records`. Records written to the journal
- * carry their JSON as bytes, and their batch is those bytes copied once into a `jsonb` value in
+ * (`lineOf` finds their lines) are copied from the bytes written, once, into a `jsonb` value in
  * PostgreSQL's binary form (a version byte, then the text); other batches are JSON text.
  *
  * @throws InvalidRecordError when a record cannot be written as JSON.
  */
-export function recordsParameter(records: readonly TransactionRecord[]): string | Buffer {
+export function recordsParameter(
+  records: readonly TransactionRecord[],
+  lineOf: (record: TransactionRecord) => JournalLine | undefined = () => undefined,
+): string | Buffer {
   try {
-    if (records.length > 0 && journaled.has(records[0]!)) return journaledArray(records);
+    if (records.length > 0 && lineOf(records[0]!) !== undefined) return journaledArray(records, lineOf);
     return safeJson(records);
   } catch (error) {
     throw new InvalidRecordError(`A record cannot be stored: ${error instanceof Error ? error.message : String(error)}`);
@@ -96,10 +89,10 @@ const JSONB_VERSION = 1;
 const COMMA = 0x2c;
 
 /** The binary `jsonb` array of records, their journal lines copied once (a record not journaled made now). */
-function journaledArray(records: readonly TransactionRecord[]): Buffer {
-  const lines = records.map((record): Pick<Journaled, 'bytes' | 'start' | 'end'> => {
-    const entry = journaled.get(record);
-    if (entry !== undefined) return entry;
+function journaledArray(records: readonly TransactionRecord[], lineOf: (record: TransactionRecord) => JournalLine | undefined): Buffer {
+  const lines = records.map((record): JournalLine => {
+    const line = lineOf(record);
+    if (line !== undefined) return line;
     const bytes = Buffer.from(safeJson(record));
     return { bytes, start: 0, end: bytes.length };
   });

@@ -190,8 +190,6 @@ export class PostgresTransactionStore implements TransactionStore {
   private purging: Promise<number> | undefined;
   private closing: Promise<void> | undefined;
   private readonly journal: RecordJournal | undefined;
-  /** Journaled records given this store's `nodeId`: the copy written down, by the record the recorder saves. */
-  private readonly preparedOf = new WeakMap<TransactionRecord, TransactionRecord>();
   /** Where the recorder writes an answer's record down before the answer ends (with `journal`).  @internal */
   readonly [RECORD_JOURNAL]: JournalEntry | undefined;
 
@@ -238,11 +236,8 @@ export class PostgresTransactionStore implements TransactionStore {
       );
       const entry: JournalEntry = (build, send) =>
         this.journal!.append(() => {
-          const record = build();
-          const prepared = this.prepare(record);
-          // Saved later as `record`: the same object is stored (its journal line reused, its entry trimmed).
-          if (prepared !== record) this.preparedOf.set(record, prepared);
-          return prepared;
+          const source = build();
+          return { source, record: this.prepare(source) };
         }, send);
       this[RECORD_JOURNAL] = entry;
     }
@@ -251,7 +246,7 @@ export class PostgresTransactionStore implements TransactionStore {
     this.writer = new RecordWriter(
       {
         insert: async (records) => {
-          const batch = recordsParameter(records);
+          const batch = recordsParameter(records, this.journal === undefined ? undefined : (record) => this.journal!.lineOf(record));
           await withTimeout(this.ensureSchema(), this.timeoutMs, 'creating the table');
           const db = await this.poolPromise();
           try {
@@ -326,7 +321,9 @@ export class PostgresTransactionStore implements TransactionStore {
     if (this.closing !== undefined) throw new Error('PostgresTransactionStore: closed');
     if (record === null || typeof record !== 'object' || typeof record.id !== 'string')
       throw new TypeError('PostgresTransactionStore: a record needs a string id');
-    this.writer.save(this.preparedOf.get(record) ?? this.prepare(record));
+    // The record written to the journal, when it is the one the recorder saves: stored as written (its line reused).
+    const written = this.journal?.writtenFor(record.id);
+    this.writer.save(written?.source === record ? written.record : this.prepare(record));
   }
 
   /** Counters of the record journal (records, bytes and writes; files; records not journaled), when the store keeps one. */

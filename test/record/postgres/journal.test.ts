@@ -164,6 +164,36 @@ describe('PostgresTransactionStore: the record journal', () => {
     await until(async () => (await segments()).length === 0, 'the journal trimmed');
   });
 
+  it('removes the journal of an answer whose client went away after its record was written, and stores what happened', async () => {
+    const store = new PostgresTransactionStore({
+      connectionString: databaseUrl(),
+      schema,
+      table: 'cut',
+      retentionDays: 0,
+      flushDelayMs: 60_000,
+      journal: { directory: dir },
+    });
+    stores.push(store);
+    await store.ready();
+    // As the recorder does: the record written before the answer's end; the client gone before
+    // the end reached it, the record saved is the exchange's record built again, cut short.
+    const written = makeRecord();
+    const cut: TransactionRecord = { ...written, aborted: true, status: 0 };
+    const journal = (store as unknown as Record<symbol, JournalEntry>)[RECORD_JOURNAL]!;
+    await new Promise<void>((resolve) =>
+      journal(
+        () => written,
+        () => resolve(),
+      ),
+    );
+    expect(await segments()).to.have.length(1);
+    store.save(cut);
+    await store.flush();
+    const { rows } = await admin.query(`SELECT record FROM "${schema}".cut`);
+    expect(rows.map((row: { record: TransactionRecord }) => row.record)).to.deep.equal([cut]);
+    await until(async () => (await segments()).length === 0, 'the journal trimmed');
+  });
+
   it('replays the journal of a process gone, each record once, then removes it', async () => {
     const gone = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], { encoding: 'utf8' }).stdout;
     const host = hostname().replace(/[^A-Za-z0-9_.-]/g, '_');
