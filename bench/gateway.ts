@@ -18,7 +18,8 @@
  *  (d) gateway.handler with its Prometheus metrics on (the default) and off, no OpenTelemetry SDK;
  *  (e) gateway.handler with a traffic-control `requests` policy (sliding window, per client id, a
  *      limit never reached) against none: counts in the local store, and in Redis (against the same
- *      gateway on Redis without a policy);
+ *      gateway on Redis without a policy); a second server without a policy, measured like the
+ *      others, prints what two identical servers differ by in the run;
  *  (f) gateway.handler with a DPoP token policy (`dpop: allowed`): a DPoP request (a bound token,
  *      cached, with a fresh ES256 proof each request, made by the load generator) against a Bearer
  *      request of an unbound token of the same client on the same gateway (a bound token is never
@@ -26,6 +27,7 @@
  *      target: CPU per request ≤ 1.5x, with the proof checks' share printed.
  * BENCH_GROUPS (a comma list, default a,b,c,d,e,f) measures only some groups. BENCH_CPU_PROF=<dir> writes
  * a V8 CPU profile of each server under test into <dir> (summed by `bench/profile-summary.ts`).
+ * BENCH_NODE_FLAGS (space-separated) are given to every server's Node (`--trace-gc`, say).
  * Prints the targets: gateway.handler ≥ 0.90 of fastify's relay, and its CPU per request within
  * 1.5x of the dozen-line node:http + undici relay (the 3x-of-Express target is retired);
  * the CPU the chain adds per request inside Express ≤ 2x what it adds on plain node:http; with Redis
@@ -115,7 +117,12 @@ function startServer(kind: string, options: Record<string, unknown> = {}): Promi
   return new Promise((resolve, reject) => {
     const profileDir = process.env.BENCH_CPU_PROF;
     const child = fork(path.join(here, 'servers.ts'), [kind, JSON.stringify(options)], {
-      execArgv: ['--import', 'tsx', ...(profileDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${profileDir}`])],
+      execArgv: [
+        '--import',
+        'tsx',
+        ...(process.env.BENCH_NODE_FLAGS ?? '').split(' ').filter(Boolean),
+        ...(profileDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${profileDir}`]),
+      ],
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     });
     child.once('message', (message) => resolve({ child, port: (message as { port: number }).port }));
@@ -592,6 +599,11 @@ async function main(): Promise<void> {
       const groupE: Case[] = [];
       try {
         groupE.push(await startCase('gateway.handler, no traffic policy', 'gateway-handler', { configFile }, url, bearer(opaque)));
+        // The same server again, measured as the others: what two identical servers differ by in
+        // this run, beside which the policy's ratio is read.
+        groupE.push(
+          await startCase('gateway.handler, no traffic policy (a second server)', 'gateway-handler', { configFile }, url, bearer(opaque)),
+        );
         groupE.push(
           await startCase(
             'gateway.handler, a requests policy, local store',
@@ -618,13 +630,17 @@ async function main(): Promise<void> {
         for (const c of groupE) await stopServer(c.child);
       }
       unsaturated.push(...groupE);
-      const [none, local, redisNone, redisPolicy] = groupE as [Case, Case, Case, Case];
+      const [none, noneAgain, local, redisNone, redisPolicy] = groupE as [Case, Case, Case, Case, Case];
       console.log(`\n  ${'(e) traffic control, GET /pet/10'.padEnd(58)} ${HEADINGS}`);
       for (const c of groupE) console.log(row(c, none));
       const localRatio = ratios(local, none);
+      const noise = ratios(noneAgain, none);
       const redisRatio = ratios(redisPolicy, redisNone);
       // ratios().cpu is the baseline's µs/req over the case's: its inverse is the case's CPU per request relative to the baseline.
       const redisCpu = 1 / redisRatio.cpu;
+      console.log(
+        `  the same server twice (this run's noise)   ${noise.rps.toFixed(2)}  req/s ratio of two identical servers; CPU per request ratio ${noise.cpu.toFixed(2)}; rounds ${rounds(noise)}`,
+      );
       console.log(
         `  policy on the local store / none          ${localRatio.rps.toFixed(2)}  (target ≥ 0.97) ${localRatio.rps >= 0.97 ? 'met' : 'NOT MET'}; CPU per request ratio ${localRatio.cpu.toFixed(2)}; rounds ${rounds(localRatio)}`,
       );
