@@ -43,6 +43,24 @@ describe('PostgresTransactionStore: the record journal', () => {
 
   const segments = async (): Promise<string[]> => (await readdir(dir)).filter((name) => name.includes('-journal-'));
 
+  /** A store of `table` with its journal in the test's folder, ready (closed after the test). */
+  async function journaledStore(
+    table: string,
+    options: { flushDelayMs?: number; segmentBytes?: number } = {},
+  ): Promise<PostgresTransactionStore> {
+    const store = new PostgresTransactionStore({
+      connectionString: databaseUrl(),
+      schema,
+      table,
+      retentionDays: 0,
+      flushDelayMs: options.flushDelayMs ?? 60_000,
+      journal: { directory: dir, ...(options.segmentBytes === undefined ? {} : { segmentBytes: options.segmentBytes }) },
+    });
+    stores.push(store);
+    await store.ready();
+    return store;
+  }
+
   /** A gateway on node:http recording in `store`; runs `run` with its base URL. */
   async function withGateway(store: PostgresTransactionStore, run: (base: string) => Promise<void>): Promise<void> {
     const gateway = createGateway({ config: openConfig(echo.url), store });
@@ -57,16 +75,7 @@ describe('PostgresTransactionStore: the record journal', () => {
 
   it('writes the record of an answer (relayed or refused) before the answer arrives whole', async () => {
     // No insert within the test: what is in the journal was put there by the answer's end.
-    const store = new PostgresTransactionStore({
-      connectionString: databaseUrl(),
-      schema,
-      table: 'held',
-      retentionDays: 0,
-      flushDelayMs: 60_000,
-      journal: { directory: dir },
-    });
-    stores.push(store);
-    await store.ready();
+    const store = await journaledStore('held');
     await withGateway(store, async (base) => {
       for (const path of ['/pet/1', '/%zz']) {
         const res = await fetch(`${base}${path}`);
@@ -86,16 +95,7 @@ describe('PostgresTransactionStore: the record journal', () => {
   });
 
   it('removes the journal once its records are stored, and stores each record once', async () => {
-    const store = new PostgresTransactionStore({
-      connectionString: databaseUrl(),
-      schema,
-      table: 'trimmed',
-      retentionDays: 0,
-      flushDelayMs: 10,
-      journal: { directory: dir, segmentBytes: 4096 },
-    });
-    stores.push(store);
-    await store.ready();
+    const store = await journaledStore('trimmed', { flushDelayMs: 10, segmentBytes: 4096 });
     const ids: string[] = [];
     await withGateway(store, async (base) => {
       await Promise.all(
@@ -114,16 +114,7 @@ describe('PostgresTransactionStore: the record journal', () => {
   });
 
   it('stores journaled records whatever their text holds, beside records saved without the journal', async () => {
-    const store = new PostgresTransactionStore({
-      connectionString: databaseUrl(),
-      schema,
-      table: 'texts',
-      retentionDays: 0,
-      flushDelayMs: 60_000,
-      journal: { directory: dir },
-    });
-    stores.push(store);
-    await store.ready();
+    const store = await journaledStore('texts');
     // Multi-byte characters move the lines' byte offsets; NUL and a lone surrogate are refused by
     // PostgreSQL unless made safe; the journal writes a turn's records at once.
     const texts = ['plain', 'été ünïcode 日本 😀', 'NUL \u0000 here', 'lone \ud800 surrogate', 'both \u0000 and \udfff, é'];
@@ -165,16 +156,7 @@ describe('PostgresTransactionStore: the record journal', () => {
   });
 
   it('removes the journal of an answer whose client went away after its record was written, and stores what happened', async () => {
-    const store = new PostgresTransactionStore({
-      connectionString: databaseUrl(),
-      schema,
-      table: 'cut',
-      retentionDays: 0,
-      flushDelayMs: 60_000,
-      journal: { directory: dir },
-    });
-    stores.push(store);
-    await store.ready();
+    const store = await journaledStore('cut');
     // As the recorder does: the record written before the answer's end; the client gone before
     // the end reached it, the record saved is the exchange's record built again, cut short.
     const written = makeRecord();
