@@ -234,19 +234,24 @@ function compile(...sets: ScopeRules[]): CompiledRule {
       claims.push({ name, path: name.includes('.') ? name.split('.') : undefined, allowed: new Set(values) });
     }
   }
+  return {
+    ways,
+    listed: ways.length > 1 ? ways.slice(0, LISTED_WAYS) : undefined,
+    lacking: lackingOf(ways),
+    needsScope: ways.every((way) => way.length > 0),
+    claims,
+  };
+}
+
+/** The `lacking` of a rule of `ways`: the scopes missing from the one way, or the alternatives said once. */
+function lackingOf(ways: readonly string[][]): (held: ReadonlySet<string>) => string[] {
+  if (ways.length === 1) return (held) => ways[0]!.filter((scope) => !held.has(scope)).map((scope) => `scope ${scope}`);
   const named = ways
     .slice(0, NAMED_WAYS)
     .map((way) => way.join(' '))
     .join(' | ');
-  const alternatives = [`the scopes of any of ${ways.length} alternatives (${named}${ways.length > NAMED_WAYS ? ' | ...' : ''})`];
-  return {
-    ways,
-    listed: ways.length > 1 ? ways.slice(0, LISTED_WAYS) : undefined,
-    lacking:
-      ways.length === 1 ? (held) => ways[0]!.filter((scope) => !held.has(scope)).map((scope) => `scope ${scope}`) : () => alternatives,
-    needsScope: ways.every((way) => way.length > 0),
-    claims,
-  };
+  const alternatives = `the scopes of any of ${ways.length} alternatives (${named}${ways.length > NAMED_WAYS ? ' | ...' : ''})`;
+  return () => [alternatives];
 }
 
 function checkRules(check: OptionChecks, rules: ScopeRules, path: string): void {
@@ -362,7 +367,7 @@ function shortfall(
   held: ReadonlySet<string>,
 ): string | undefined {
   let missing: string[] | undefined;
-  if (way === undefined) missing = [...rule.lacking(held)];
+  if (way === undefined) missing = rule.lacking(held);
   for (const claim of rule.claims) {
     if (
       !holdsOneOf(claimValue(token.jwt, claim.name, claim.path), claim.allowed) &&

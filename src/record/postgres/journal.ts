@@ -51,12 +51,8 @@ export interface JournalCounters {
 
 const NEWLINE = 0x0a;
 
-/** A record written to the journal: the record as written, where its line is, its segment. */
-interface JournalEntry extends JournalLine {
-  /** What the journal's `build` was given to write (the recorder's record, before the store's changes). */
-  readonly source: TransactionRecord;
-  /** The record as written. */
-  readonly record: TransactionRecord;
+/** A record written to the journal: what was written, where its line is, its segment. */
+interface JournalEntry extends Written, JournalLine {
   readonly segment: Segment;
 }
 
@@ -69,9 +65,11 @@ class Segment {
   constructor(readonly path: string) {}
 }
 
-/** What the journal writes for an exchange: the record, and what it was made from (see {@link JournalEntry}). */
+/** What the journal writes for an exchange. */
 export interface Written {
+  /** The recorder's record, before the store's changes (what the recorder will save). */
   readonly source: TransactionRecord;
+  /** The record as written (and as stored). */
   readonly record: TransactionRecord;
 }
 
@@ -115,10 +113,10 @@ export class RecordJournal {
   }
 
   /** Where `record`'s line is, when `record` is the one written and not confirmed (the insert reuses it). */
-  lineOf(record: TransactionRecord): JournalLine | undefined {
+  readonly lineOf = (record: TransactionRecord): JournalLine | undefined => {
     const entry = this.entries.get(record.id);
     return entry?.record === record ? entry : undefined;
-  }
+  };
 
   /** The records are in the database or the spill file: the lines of their exchanges are done. */
   confirm(records: readonly TransactionRecord[]): void {
@@ -127,8 +125,13 @@ export class RecordJournal {
       const entry = this.entries.get(record.id);
       if (entry === undefined) continue;
       this.entries.delete(record.id);
-      if (--entry.segment.outstanding === 0) this.done(entry.segment);
+      this.release(entry.segment);
     }
+  }
+
+  /** One line of `segment` is done: the segment goes once none is outstanding. */
+  private release(segment: Segment): void {
+    if (--segment.outstanding === 0) this.done(segment);
   }
 
   /**
@@ -202,9 +205,10 @@ export class RecordJournal {
       let start = 0;
       for (const { source, record } of records) {
         const end = bytes.indexOf(NEWLINE, start);
+        // An id written twice (a host's records): the earlier line is done now (its segment is
+        // not this one when it reaches nothing outstanding: this one counts the later line).
         const earlier = this.entries.get(record.id);
-        // An id written twice (a host's records): the earlier line is done once the later is.
-        if (earlier !== undefined && --earlier.segment.outstanding === 0 && earlier.segment !== segment) this.done(earlier.segment);
+        if (earlier !== undefined) this.release(earlier.segment);
         this.entries.set(record.id, { source, record, bytes, start, end, segment });
         start = end + 1;
       }

@@ -74,10 +74,10 @@ export class InvalidRecordError extends TypeError {
  */
 export function recordsParameter(
   records: readonly TransactionRecord[],
-  lineOf: (record: TransactionRecord) => JournalLine | undefined = () => undefined,
+  lineOf?: (record: TransactionRecord) => JournalLine | undefined,
 ): string | Buffer {
   try {
-    if (records.length > 0 && lineOf(records[0]!) !== undefined) return journaledArray(records, lineOf);
+    if (lineOf !== undefined && records.length > 0 && lineOf(records[0]!) !== undefined) return journaledArray(records, lineOf);
     return safeJson(records);
   } catch (error) {
     throw new InvalidRecordError(`A record cannot be stored: ${error instanceof Error ? error.message : String(error)}`);

@@ -246,7 +246,7 @@ export class PostgresTransactionStore implements TransactionStore {
     this.writer = new RecordWriter(
       {
         insert: async (records) => {
-          const batch = recordsParameter(records, this.journal === undefined ? undefined : (record) => this.journal!.lineOf(record));
+          const batch = recordsParameter(records, this.journal?.lineOf);
           await withTimeout(this.ensureSchema(), this.timeoutMs, 'creating the table');
           const db = await this.poolPromise();
           try {
