@@ -17,7 +17,7 @@
  * @module
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { ANSWER_FIELDS, gatewayContext, type AnswerFields, type Middleware } from '../context.js';
+import { ANSWER_FIELDS, gatewayContext, type AnswerFields, type GatewayContext, type Middleware } from '../context.js';
 import { GatewayError } from '../errors.js';
 import { ConfigError } from '../config/errors.js';
 import type { ResolvedApi } from '../config/types.js';
@@ -26,7 +26,7 @@ import { apiKey } from '../record/types.js';
 import { compileTrafficPolicies, type CompiledTrafficPolicies } from '../traffic/compile.js';
 import { holdsSlots, type TrafficPolicyResult } from '../traffic/decision.js';
 import { TrafficControlError } from '../traffic/errors.js';
-import { factsOf } from '../traffic/facts.js';
+import { factsOf, type TrafficFactsOverride } from '../traffic/facts.js';
 import { trafficHeaders } from '../traffic/headers.js';
 import { InstanceCap } from '../traffic/instance-cap.js';
 import { createTrafficLimiter, type TrafficLimiter } from '../traffic/limiter.js';
@@ -160,6 +160,32 @@ function refusalOf(decision: TrafficDecision): GatewayError {
   });
 }
 
+/**
+ * Leaves a decision on the exchange (for the record, the answer's fields, the slots' release) and
+ * goes on, or refuses. A function of its own, not a closure made per request.
+ */
+function settle(
+  decision: TrafficDecision,
+  context: GatewayContext,
+  res: ServerResponse,
+  next: (err?: unknown) => void,
+  headers: TrafficSettings['headers'],
+): void {
+  context.traffic = decision;
+  if (holdsSlots(decision)) {
+    // The exchange ended (the client gone) while the decision was made: its slots go back now.
+    if (res.closed) return decision.release();
+    res.once('close', decision.release);
+  }
+  const fields = trafficHeaders(decision, headers);
+  if (fields.length > 0) {
+    const answer: AnswerFields = { fields, replaces: RATE_LIMIT_FIELDS };
+    (context as { [ANSWER_FIELDS]?: AnswerFields })[ANSWER_FIELDS] = answer;
+  }
+  if (decision.result === 'allowed') next();
+  else next(refusalOf(decision));
+}
+
 /** The middleware of one API's policies. */
 function trafficStep(
   limiter: TrafficLimiter,
@@ -169,28 +195,20 @@ function trafficStep(
   api: string,
 ): Middleware {
   const clientAddressOf = (req: IncomingMessage): string | undefined => environment.clientAddress(req);
+  // The step's API is the request's: its key made once, not from the context at each request.
+  const known: TrafficFactsOverride = Object.freeze({ api });
+  const { headers } = settings;
   return (req, res, next) => {
     const context = gatewayContext(req);
-    const settle = (decision: TrafficDecision): void => {
-      context.traffic = decision;
-      if (holdsSlots(decision)) {
-        // The exchange ended (the client gone) while the decision was made: its slots go back now.
-        if (res.closed) return decision.release();
-        res.once('close', decision.release);
-      }
-      const fields = trafficHeaders(decision, settings.headers);
-      if (fields.length > 0) {
-        const answer: AnswerFields = { fields, replaces: RATE_LIMIT_FIELDS };
-        (context as { [ANSWER_FIELDS]?: AnswerFields })[ANSWER_FIELDS] = answer;
-      }
-      if (decision.result === 'allowed') next();
-      else next(refusalOf(decision));
-    };
-    const facts = factsOf(req, context, clientAddressOf, api, undefined);
+    const facts = factsOf(req, context, clientAddressOf, api, known);
     // The local store decides in this turn; Redis answers in a later one.
     const atOnce = limiter.decideAtOnce(facts, policies);
-    if (atOnce !== undefined) settle(atOnce);
-    else limiter.decide(facts, policies).then(settle, (err: unknown) => next(err));
+    if (atOnce !== undefined) settle(atOnce, context, res, next, headers);
+    else
+      limiter.decide(facts, policies).then(
+        (decision) => settle(decision, context, res, next, headers),
+        (err: unknown) => next(err),
+      );
   };
 }
 

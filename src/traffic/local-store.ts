@@ -30,10 +30,14 @@ export const LOCAL_BYTES_PER_GROUP_BOUND = 400;
 /** Most groups one sweep forgets: a mass expiry is spread over several sweeps. */
 const SWEEP_BATCH = 100_000;
 
-type Counts =
+type Counts = (
   | { readonly kind: 'fixed'; readonly windowMs: number; readonly groups: Map<string, FixedCount> }
   | { readonly kind: 'sliding'; windowMs: number; readonly groups: Map<string, SlidingTimes> }
-  | { readonly kind: 'inFlight'; readonly groups: Map<string, { readonly label: string; count: number }> };
+  | { readonly kind: 'inFlight'; readonly groups: Map<string, { readonly label: string; count: number }> }
+) & {
+  /** False once the sweep dropped these counts (empty): a policy's cached reference to them is stale. */
+  live: boolean;
+};
 
 /** A policy's counts' identity: its store name and its scope. */
 function countsKey(policy: CompiledTrafficPolicy): string {
@@ -50,6 +54,11 @@ interface Looked {
 export class LocalTrafficStore {
   readonly #now: () => number;
   readonly #counts = new Map<string, Counts>();
+  /**
+   * Each compiled policy's counts, found once: the request path then builds no key string (the
+   * counts outlive a reload through {@link countsKey}; a reload's new policy objects find them there).
+   */
+  #countsByPolicy = new WeakMap<CompiledTrafficPolicy, Counts>();
   readonly #timer: NodeJS.Timeout | undefined;
 
   constructor(options: LocalTrafficStoreOptions = {}) {
@@ -69,18 +78,30 @@ export class LocalTrafficStore {
   /** Decides and counts one request over its checks (see {@link StoreVerdict}). */
   take(checks: readonly StoreCheck[]): StoreVerdict {
     const now = this.#now();
-    const looked = checks.map((check) => this.#look(check, now));
-    const allowed = checks.every((check, i) => check.policy.mode !== 'enforce' || looked[i]!.room);
-    const taken: StoreCheck[] = [];
-    const results = checks.map((check, i): CheckResult => {
-      const counts = this.#countsOf(check.policy);
+    const n = checks.length;
+    // Plain loops and arrays of the checks' length: this runs for every request a policy covers.
+    const counts = new Array<Counts>(n);
+    const looked = new Array<Looked>(n);
+    let allowed = true;
+    for (let i = 0; i < n; i++) {
+      const check = checks[i]!;
+      counts[i] = this.#countsOf(check.policy);
+      looked[i] = this.#look(counts[i]!, check, now);
+      if (check.policy.mode === 'enforce' && !looked[i]!.room) allowed = false;
+    }
+    let taken: StoreCheck[] | undefined;
+    const results = new Array<CheckResult>(n);
+    for (let i = 0; i < n; i++) {
+      const check = checks[i]!;
+      const policyCounts = counts[i]!;
       const counted = check.policy.metric === 'requests' ? allowed || check.policy.mode === 'warningOnly' : allowed;
-      if (counted && counts.kind === 'inFlight') taken.push(check);
-      const used = counted ? this.#count(counts, check, now) : looked[i]!.used;
+      if (counted && policyCounts.kind === 'inFlight') (taken ??= []).push(check);
+      const used = counted ? this.#count(policyCounts, check, now) : looked[i]!.used;
       const exceeded = counted ? used > check.limit : !looked[i]!.room;
-      return { used, exceeded, resetMs: used >= check.limit ? this.#resetMs(counts, check, used, now) : 0 };
-    });
-    if (taken.length === 0) return { allowed, results, release: NOTHING_TO_RELEASE };
+      results[i] = { used, exceeded, resetMs: used >= check.limit ? this.#resetMs(policyCounts, check, used, now) : 0 };
+    }
+    if (taken === undefined) return { allowed, results, release: NOTHING_TO_RELEASE };
+    const slots = taken;
     let released = false;
     return {
       allowed,
@@ -88,7 +109,7 @@ export class LocalTrafficStore {
       release: () => {
         if (released) return;
         released = true;
-        for (const check of taken) this.#free(check);
+        for (const check of slots) this.#free(check);
       },
     };
   }
@@ -100,7 +121,7 @@ export class LocalTrafficStore {
     const now = this.#now();
     const used: GroupUsage[] = [];
     for (const [hash, state] of counts.groups) {
-      const n = this.#look({ policy, hash, group: state.label, limit: policy.limit }, now).used;
+      const n = this.#look(counts, { policy, hash, group: state.label, limit: policy.limit }, now).used;
       if (n > 0) used.push({ group: state.label, used: n, limit: policy.limit });
     }
     return used.sort((a, b) => b.used - a.used || (a.group < b.group ? -1 : 1)).slice(0, top);
@@ -123,7 +144,10 @@ export class LocalTrafficStore {
         if (!expired(counts, state, now)) break;
         (counts.groups as Map<string, unknown>).delete(hash);
       }
-      if (counts.groups.size === 0) this.#counts.delete(key);
+      if (counts.groups.size === 0) {
+        counts.live = false;
+        this.#counts.delete(key);
+      }
     }
   }
 
@@ -131,23 +155,29 @@ export class LocalTrafficStore {
   close(): void {
     if (this.#timer !== undefined) clearInterval(this.#timer);
     this.#counts.clear();
+    this.#countsByPolicy = new WeakMap();
   }
 
   #countsOf(policy: CompiledTrafficPolicy): Counts {
-    const key = countsKey(policy);
-    let counts = this.#counts.get(key);
-    if (counts === undefined) {
-      if (policy.metric === 'concurrentRequests') counts = { kind: 'inFlight', groups: new Map() };
-      else if (policy.window === 'fixed') counts = { kind: 'fixed', windowMs: policy.windowSeconds! * 1000, groups: new Map() };
-      else counts = { kind: 'sliding', windowMs: policy.windowSeconds! * 1000, groups: new Map() };
-      this.#counts.set(key, counts);
+    let counts = this.#countsByPolicy.get(policy);
+    if (counts === undefined || !counts.live) {
+      const key = countsKey(policy);
+      counts = this.#counts.get(key);
+      if (counts === undefined) {
+        if (policy.metric === 'concurrentRequests') counts = { kind: 'inFlight', groups: new Map(), live: true };
+        else if (policy.window === 'fixed')
+          counts = { kind: 'fixed', windowMs: policy.windowSeconds! * 1000, groups: new Map(), live: true };
+        else counts = { kind: 'sliding', windowMs: policy.windowSeconds! * 1000, groups: new Map(), live: true };
+        this.#counts.set(key, counts);
+      }
+      this.#countsByPolicy.set(policy, counts);
     }
-    if (counts.kind === 'sliding') counts.windowMs = policy.windowSeconds! * 1000;
+    // A reload may change a sliding window's length under the same name: the latest policy's applies.
+    if (counts.kind === 'sliding' && counts.windowMs !== policy.windowSeconds! * 1000) counts.windowMs = policy.windowSeconds! * 1000;
     return counts;
   }
 
-  #look(check: StoreCheck, now: number): Looked {
-    const counts = this.#countsOf(check.policy);
+  #look(counts: Counts, check: StoreCheck, now: number): Looked {
     let used = 0;
     if (counts.kind === 'fixed') {
       const state = counts.groups.get(check.hash);
@@ -199,7 +229,7 @@ export class LocalTrafficStore {
   }
 
   #free(check: StoreCheck): void {
-    const counts = this.#counts.get(countsKey(check.policy));
+    const counts = this.#countsByPolicy.get(check.policy);
     if (counts?.kind !== 'inFlight') return;
     const state = counts.groups.get(check.hash);
     if (state === undefined) return;
