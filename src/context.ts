@@ -388,8 +388,8 @@ export const ANSWER_FIELDS: unique symbol = Symbol('express-access-gateway.answe
 export interface AnswerFields {
   /** `[name, value]` pairs, names as written on the wire. */
   readonly fields: ReadonlyArray<readonly [name: string, value: string]>;
-  /** The family the fields stand for, matching names in any case: an answer's other fields of it are dropped. */
-  readonly replaces: RegExp;
+  /** Whether a field name, in any case, is of the family the fields stand for: an answer's other fields of it are dropped. */
+  readonly replaces: (name: string) => boolean;
 }
 
 /** Returns the request's gateway context, creating it when no middleware did yet. */

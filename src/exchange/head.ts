@@ -37,7 +37,7 @@ function answerFieldsOf(context: GatewayContext | undefined): AnswerFields | und
 
 /** Puts the answer's fields into a header object, dropping the other members of their family. */
 function addAnswerFields(head: OutgoingHttpHeaders, answer: AnswerFields): void {
-  for (const name in head) if (answer.replaces.test(name)) delete head[name];
+  for (const name in head) if (answer.replaces(name)) delete head[name];
   for (const [name, value] of answer.fields) head[name] = value;
 }
 
@@ -72,7 +72,7 @@ export function setIdentityHead(res: ServerResponse, context: GatewayContext | u
   }
   const answer = answerFieldsOf(context);
   if (answer !== undefined) {
-    for (const name of res.getHeaderNames()) if (answer.replaces.test(name)) res.removeHeader(name);
+    for (const name of res.getHeaderNames()) if (answer.replaces(name)) res.removeHeader(name);
     for (const [name, value] of answer.fields) res.setHeader(name, value);
   }
 }

@@ -33,12 +33,18 @@ import { createTrafficLimiter, type TrafficLimiter } from '../traffic/limiter.js
 import type { TrafficDecision } from '../traffic/types.js';
 import type { TrafficSettings } from './traffic-settings.js';
 
+const RATE_LIMIT_NAME = /^(x-)?ratelimit(-|$)/i;
+
 /**
- * The rate-limit fields' family, in any case: `RateLimit`, `RateLimit-Policy` (and the
- * older drafts' `RateLimit-*`), `X-RateLimit-*`. A backend's are dropped from an answer that
- * carries the gateway's (docs/traffic-control.md).
+ * Whether a field is of the rate-limit family, in any case: `RateLimit`, `RateLimit-Policy` (and
+ * the older drafts' `RateLimit-*`), `X-RateLimit-*`. A backend's are dropped from an answer that
+ * carries the gateway's (docs/traffic-control.md). Asked of every field of every such answer: the
+ * first letter (`r` or `x`) settles most names without the expression.
  */
-const RATE_LIMIT_FIELDS = /^(x-)?ratelimit(-|$)/i;
+function isRateLimitField(name: string): boolean {
+  const first = name.charCodeAt(0) | 0x20;
+  return (first === 0x72 || first === 0x78) && RATE_LIMIT_NAME.test(name);
+}
 
 /** A cap no instance reaches: without `maxConcurrentRequests`, requests in flight are still counted (the gauge). */
 const UNCAPPED = Number.MAX_SAFE_INTEGER;
@@ -179,7 +185,7 @@ function settle(
   }
   const fields = trafficHeaders(decision, headers);
   if (fields.length > 0) {
-    const answer: AnswerFields = { fields, replaces: RATE_LIMIT_FIELDS };
+    const answer: AnswerFields = { fields, replaces: isRateLimitField };
     (context as { [ANSWER_FIELDS]?: AnswerFields })[ANSWER_FIELDS] = answer;
   }
   if (decision.result === 'allowed') next();

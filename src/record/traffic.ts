@@ -24,8 +24,12 @@ export function trafficSection(
   secret: string | undefined,
   limits: RecordLimits,
 ): TransactionTraffic | undefined {
-  if (decision.standings.length === 0) return undefined;
-  const policies = decision.standings.map((s): TransactionTrafficPolicy => {
+  const standings = decision.standings;
+  if (standings.length === 0) return undefined;
+  const policies: TransactionTrafficPolicy[] = [];
+  let warnings: string[] | undefined;
+  for (let i = 0; i < standings.length; i++) {
+    const s = standings[i]!;
     const policy: TransactionTrafficPolicy = {
       policy: s.policy,
       mode: s.mode,
@@ -36,8 +40,9 @@ export function trafficSection(
       exceeded: s.exceeded,
     };
     if (s.windowSeconds !== undefined) policy.windowSeconds = s.windowSeconds;
-    return Object.freeze(policy);
-  });
+    policies.push(Object.freeze(policy));
+    if (s.exceeded && s.mode === 'warningOnly') (warnings ??= []).push(s.policy);
+  }
   const section: TransactionTraffic = { result: decision.result, policies: Object.freeze(policies) as TransactionTrafficPolicy[] };
   const by = decision.limitedBy;
   if (decision.result === 'limited' && by !== undefined) {
@@ -45,7 +50,6 @@ export function trafficSection(
     section.group = groupOf(by.group, secret, limits);
   }
   if (decision.storeUnavailable && decision.fallback !== undefined) section.storeUnavailable = decision.fallback;
-  const warnings = decision.standings.filter((s) => s.exceeded && s.mode === 'warningOnly').map((s) => s.policy);
-  if (warnings.length > 0) section.warnings = Object.freeze(warnings) as string[];
+  if (warnings !== undefined) section.warnings = Object.freeze(warnings) as string[];
   return Object.freeze(section);
 }

@@ -37,7 +37,19 @@ type Counts = (
 ) & {
   /** False once the sweep dropped these counts (empty): a policy's cached reference to them is stale. */
   live: boolean;
+  /** The group counted last: already at the end of `groups`, not moved again. */
+  last: string | undefined;
 };
+
+/** Puts a counted group at the end of its policy's groups: the latest to expire. */
+function moveLast<T>(counts: { readonly groups: Map<string, T>; last: string | undefined }, hash: string, state: T, held: boolean): void {
+  if (!held) counts.groups.set(hash, state);
+  else if (counts.last !== hash) {
+    counts.groups.delete(hash);
+    counts.groups.set(hash, state);
+  }
+  counts.last = hash;
+}
 
 /** A policy's counts' identity: its store name and its scope. */
 function countsKey(policy: CompiledTrafficPolicy): string {
@@ -164,10 +176,10 @@ export class LocalTrafficStore {
       const key = countsKey(policy);
       counts = this.#counts.get(key);
       if (counts === undefined) {
-        if (policy.metric === 'concurrentRequests') counts = { kind: 'inFlight', groups: new Map(), live: true };
+        if (policy.metric === 'concurrentRequests') counts = { kind: 'inFlight', groups: new Map(), live: true, last: undefined };
         else if (policy.window === 'fixed')
-          counts = { kind: 'fixed', windowMs: policy.windowSeconds! * 1000, groups: new Map(), live: true };
-        else counts = { kind: 'sliding', windowMs: policy.windowSeconds! * 1000, groups: new Map(), live: true };
+          counts = { kind: 'fixed', windowMs: policy.windowSeconds! * 1000, groups: new Map(), live: true, last: undefined };
+        else counts = { kind: 'sliding', windowMs: policy.windowSeconds! * 1000, groups: new Map(), live: true, last: undefined };
         this.#counts.set(key, counts);
       }
       this.#countsByPolicy.set(policy, counts);
@@ -195,19 +207,19 @@ export class LocalTrafficStore {
     const { hash, group } = check;
     if (counts.kind === 'fixed') {
       const index = Math.floor(now / counts.windowMs);
-      const state = counts.groups.get(hash) ?? new FixedCount(group, index);
+      const held = counts.groups.get(hash);
+      const state = held ?? new FixedCount(group, index);
       state.at(index);
       state.count++;
-      counts.groups.delete(hash);
-      counts.groups.set(hash, state);
+      moveLast(counts, hash, state, held !== undefined);
       return state.count;
     }
     if (counts.kind === 'sliding') {
-      const state = counts.groups.get(hash) ?? new SlidingTimes(group);
+      const held = counts.groups.get(hash);
+      const state = held ?? new SlidingTimes(group);
       state.countAt(now, counts.windowMs);
       state.add(now);
-      counts.groups.delete(hash);
-      counts.groups.set(hash, state);
+      moveLast(counts, hash, state, held !== undefined);
       return state.countAt(now, counts.windowMs);
     }
     const state = counts.groups.get(hash);

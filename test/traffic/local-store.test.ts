@@ -139,6 +139,26 @@ describe('LocalTrafficStore', () => {
     expect(store.size).to.equal(0);
   });
 
+  it('forgets groups in the order of their last count, and counts one again after it was forgotten', () => {
+    const policies = compile({ name: 's', metric: 'requests', limit: 5, windowSeconds: 20, groupBy: ['clientId'] });
+    burst(policies, 2, 'a');
+    now += 5_000;
+    burst(policies, 1, 'b');
+    now += 5_000;
+    burst(policies, 1, 'a');
+    // b's last request left the window, a's (10 s ago) has not: b goes, a stays.
+    now += 16_000;
+    store.sweep();
+    expect(store.usage(policies[0]!, 10)).to.deep.equal([{ group: 'clientId=a', used: 1, limit: 5 }]);
+    expect(store.size).to.equal(1);
+    now += 5_000;
+    store.sweep();
+    expect(store.size).to.equal(0);
+    // The group counted last, forgotten, then counted again: held anew.
+    expect(store.take(checks(policies, 'a')).results[0]!.used).to.equal(1);
+    expect(store.size).to.equal(1);
+  });
+
   it('sweeps by itself on a timer that keeps no process alive', async () => {
     const timed = new LocalTrafficStore({ sweepMs: 20 });
     const [policy] = compile({ name: 's', metric: 'requests', limit: 5, windowSeconds: 1 });
