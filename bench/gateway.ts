@@ -18,8 +18,10 @@
  *  (d) gateway.handler with its Prometheus metrics on (the default) and off, no OpenTelemetry SDK;
  *  (e) gateway.handler with a traffic-control `requests` policy (sliding window, per client id, a
  *      limit never reached) against none: counts in the local store, and in Redis (against the same
- *      gateway on Redis without a policy); a second server without a policy, measured like the
- *      others, prints what two identical servers differ by in the run;
+ *      gateway on Redis without a policy); the local policy again with `headers: "none"` (the
+ *      decision without the five rate-limit fields on every answer, for reference); a second server
+ *      without a policy, measured like the others, prints what two identical servers differ by in
+ *      the run;
  *  (f) gateway.handler with a DPoP token policy (`dpop: allowed`): a DPoP request (a bound token,
  *      cached, with a fresh ES256 proof each request, made by the load generator) against a Bearer
  *      request of an unbound token of the same client on the same gateway (a bound token is never
@@ -590,10 +592,13 @@ async function main(): Promise<void> {
     // pays the decision and none is refused.
     if (GROUPS.has('e')) {
       const redisUrl = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
-      const withPolicy = async (store: 'local' | 'redis'): Promise<string> => {
-        const file = path.join(dir, `gateway.traffic-${store}.json`);
+      const withPolicy = async (store: 'local' | 'redis', headers?: 'none'): Promise<string> => {
+        const file = path.join(dir, `gateway.traffic-${store}${headers === undefined ? '' : `-${headers}`}.json`);
         const policy = { name: 'per-client', metric: 'requests', limit: 1_000_000_000, windowSeconds: 10, groupBy: ['clientId'] };
-        await writeFile(file, JSON.stringify({ ...config, trafficControl: { store, policies: [policy] } }));
+        await writeFile(
+          file,
+          JSON.stringify({ ...config, trafficControl: { store, ...(headers === undefined ? {} : { headers }), policies: [policy] } }),
+        );
         return file;
       };
       const groupE: Case[] = [];
@@ -609,6 +614,16 @@ async function main(): Promise<void> {
             'gateway.handler, a requests policy, local store',
             'gateway-handler',
             { configFile: await withPolicy('local') },
+            url,
+            bearer(opaque),
+          ),
+        );
+        // The same policy without its five rate-limit fields on the answers: the decision alone.
+        groupE.push(
+          await startCase(
+            'gateway.handler, the same policy, headers: "none"',
+            'gateway-handler',
+            { configFile: await withPolicy('local', 'none') },
             url,
             bearer(opaque),
           ),
@@ -630,10 +645,11 @@ async function main(): Promise<void> {
         for (const c of groupE) await stopServer(c.child);
       }
       unsaturated.push(...groupE);
-      const [none, noneAgain, local, redisNone, redisPolicy] = groupE as [Case, Case, Case, Case, Case];
+      const [none, noneAgain, local, localNoFields, redisNone, redisPolicy] = groupE as [Case, Case, Case, Case, Case, Case];
       console.log(`\n  ${'(e) traffic control, GET /pet/10'.padEnd(58)} ${HEADINGS}`);
       for (const c of groupE) console.log(row(c, none));
       const localRatio = ratios(local, none);
+      const noFieldsRatio = ratios(localNoFields, none);
       const noise = ratios(noneAgain, none);
       const redisRatio = ratios(redisPolicy, redisNone);
       // ratios().cpu is the baseline's µs/req over the case's: its inverse is the case's CPU per request relative to the baseline.
@@ -643,6 +659,9 @@ async function main(): Promise<void> {
       );
       console.log(
         `  policy on the local store / none          ${localRatio.rps.toFixed(2)}  (target ≥ 0.97) ${localRatio.rps >= 0.97 ? 'met' : 'NOT MET'}; CPU per request ratio ${localRatio.cpu.toFixed(2)}; rounds ${rounds(localRatio)}`,
+      );
+      console.log(
+        `  the same, headers: "none" / none            ${noFieldsRatio.rps.toFixed(2)}  the decision without its rate-limit fields, for reference; CPU per request ratio ${noFieldsRatio.cpu.toFixed(2)}; rounds ${rounds(noFieldsRatio)}`,
       );
       console.log(
         `  policy in Redis / none (both on Redis)    ${redisRatio.rps.toFixed(2)}  (target ≥ 0.90) ${redisRatio.rps >= 0.9 ? 'met' : 'NOT MET'}; CPU per request ${redisCpu.toFixed(2)}x (target ≤ 1.10) ${redisCpu <= 1.1 ? 'met' : 'NOT MET'}; rounds ${rounds(redisRatio)}`,
