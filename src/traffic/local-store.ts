@@ -56,12 +56,6 @@ function countsKey(policy: CompiledTrafficPolicy): string {
   return `${policy.scope}\n${policy.storeName}`;
 }
 
-/** How one check stands before the request is counted. */
-interface Looked {
-  readonly used: number;
-  readonly room: boolean;
-}
-
 /** The counts of one process (see the module comment). */
 export class LocalTrafficStore {
   readonly #now: () => number;
@@ -93,13 +87,14 @@ export class LocalTrafficStore {
     const n = checks.length;
     // Plain loops and arrays of the checks' length: this runs for every request a policy covers.
     const counts = new Array<Counts>(n);
-    const looked = new Array<Looked>(n);
+    // Each check's count before this request; it has room while that is below its limit.
+    const before = new Array<number>(n);
     let allowed = true;
     for (let i = 0; i < n; i++) {
       const check = checks[i]!;
       counts[i] = this.#countsOf(check.policy);
-      looked[i] = this.#look(counts[i]!, check, now);
-      if (check.policy.mode === 'enforce' && !looked[i]!.room) allowed = false;
+      before[i] = this.#used(counts[i]!, check.hash, now);
+      if (check.policy.mode === 'enforce' && before[i]! >= check.limit) allowed = false;
     }
     let taken: StoreCheck[] | undefined;
     const results = new Array<CheckResult>(n);
@@ -108,8 +103,8 @@ export class LocalTrafficStore {
       const policyCounts = counts[i]!;
       const counted = check.policy.metric === 'requests' ? allowed || check.policy.mode === 'warningOnly' : allowed;
       if (counted && policyCounts.kind === 'inFlight') (taken ??= []).push(check);
-      const used = counted ? this.#count(policyCounts, check, now) : looked[i]!.used;
-      const exceeded = counted ? used > check.limit : !looked[i]!.room;
+      const used = counted ? this.#count(policyCounts, check, now) : before[i]!;
+      const exceeded = counted ? used > check.limit : used >= check.limit;
       results[i] = { used, exceeded, resetMs: used >= check.limit ? this.#resetMs(policyCounts, check, used, now) : 0 };
     }
     if (taken === undefined) return { allowed, results, release: NOTHING_TO_RELEASE };
@@ -133,7 +128,7 @@ export class LocalTrafficStore {
     const now = this.#now();
     const used: GroupUsage[] = [];
     for (const [hash, state] of counts.groups) {
-      const n = this.#look(counts, { policy, hash, group: state.label, limit: policy.limit }, now).used;
+      const n = this.#used(counts, hash, now);
       if (n > 0) used.push({ group: state.label, used: n, limit: policy.limit });
     }
     return used.sort((a, b) => b.used - a.used || (a.group < b.group ? -1 : 1)).slice(0, top);
@@ -189,17 +184,14 @@ export class LocalTrafficStore {
     return counts;
   }
 
-  #look(counts: Counts, check: StoreCheck, now: number): Looked {
-    let used = 0;
+  /** A group's count now (requests in the window, or in flight). */
+  #used(counts: Counts, hash: string, now: number): number {
     if (counts.kind === 'fixed') {
-      const state = counts.groups.get(check.hash);
-      used = state === undefined ? 0 : state.at(Math.floor(now / counts.windowMs));
-    } else if (counts.kind === 'sliding') {
-      used = counts.groups.get(check.hash)?.countAt(now, counts.windowMs) ?? 0;
-    } else {
-      used = counts.groups.get(check.hash)?.count ?? 0;
+      const state = counts.groups.get(hash);
+      return state === undefined ? 0 : state.at(Math.floor(now / counts.windowMs));
     }
-    return { used, room: used < check.limit };
+    if (counts.kind === 'sliding') return counts.groups.get(hash)?.countAt(now, counts.windowMs) ?? 0;
+    return counts.groups.get(hash)?.count ?? 0;
   }
 
   /** Counts the request; returns the new count. The group moves to the end: the latest to expire. */
