@@ -16,6 +16,7 @@ import { expect } from 'chai';
 import type { AuditEntry } from '../../src/operators/audit.js';
 import { exampleCopy, openConfig } from '../gateway/helpers.js';
 import { freePort, serve, stop, type Served } from '../server/support.js';
+import { backendProcess, type BackendProcess } from './support/backend-process.js';
 
 const FLOOD_MS = 20_000;
 const FLOOD_CONCURRENCY = 64;
@@ -48,32 +49,6 @@ function call(
   });
 }
 
-/**
- * The echo backend in a process of its own (support/echo-process.ts), as the flood and the
- * unrelated client are: the latency measured is then the gateway's, not the test runner's.
- */
-async function echoProcess(): Promise<{ url: string; stop(): Promise<void> }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(new URL('support/echo-process.ts', import.meta.url))], {
-    stdio: ['pipe', 'pipe', 'inherit'],
-  });
-  let output = '';
-  child.stdout.setEncoding('utf8');
-  for await (const chunk of child.stdout) {
-    output += chunk as string;
-    if (output.includes('\n')) break;
-  }
-  const url = output.trim();
-  if (!url.startsWith('http://')) throw new Error(`the echo backend did not start: ${output}`);
-  return {
-    url,
-    async stop() {
-      const exited = once(child, 'exit');
-      child.stdin.end();
-      await exited;
-    },
-  };
-}
-
 /** CPU time a process has used, ms (Linux: utime + stime, in clock ticks of 10 ms). */
 function cpuMs(pid: number): number {
   const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
@@ -88,12 +63,12 @@ function rssMb(pid: number): number {
 
 describe('security: an anonymous flood of the admin routes cannot exhaust the gateway or its audit log (issue 25, finding 3)', function () {
   this.timeout(120_000);
-  let echo: { url: string; stop(): Promise<void> };
+  let echo: BackendProcess;
   let copy: Awaited<ReturnType<typeof exampleCopy>>;
   let served: Served | undefined;
 
   before(async () => {
-    [echo, copy] = await Promise.all([echoProcess(), exampleCopy()]);
+    [echo, copy] = await Promise.all([backendProcess('echo'), exampleCopy()]);
   });
   after(async () => {
     await stop(served);

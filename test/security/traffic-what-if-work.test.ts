@@ -13,13 +13,14 @@ import { fileURLToPath } from 'node:url';
 import { expect } from 'chai';
 import pg from 'pg';
 import { startDemoAuthServer, type DemoAuthServer } from '../../examples/petstore/auth-server.js';
-import { doggie, startPetstoreBackend, type PetstoreBackend } from '../../examples/petstore/backend.js';
+import { doggie } from '../../examples/petstore/backend.js';
 import { PostgresTransactionStore, type GatewayConfig } from '../../src/index.js';
 import { latencyDuring } from '../authorize/helpers/gateway-process.js';
 import { editJson, exampleCopy } from '../gateway/helpers.js';
 import { ADMIN_PASSWORD, OperatorClient, PASSWORDS, testUsers } from '../operators/helpers.js';
 import { freePort, serve, stop, type Served } from '../server/support.js';
 import { trafficRecords } from './support/traffic-records.js';
+import { backendProcess, type BackendProcess } from './support/backend-process.js';
 
 const WHAT_IF = '/gateway/configuration/api/traffic/what-if';
 const OPENAPI_IMPORT = '/gateway/configuration/api/apis/Ente/PetStore/1/operations/openapi';
@@ -88,13 +89,14 @@ async function postgresGateway(configFile: string, usersFile: string, schema: st
 describe('security: a what-if over 20,000 recorded transactions (a traffic draft, the scopes of an OpenAPI import) never stalls the APIs', function () {
   this.timeout(240_000);
   let as: DemoAuthServer;
-  let backend: PetstoreBackend;
+  let backend: BackendProcess;
   let copy: Awaited<ReturnType<typeof exampleCopy>>;
   let usersFile: string;
 
   before(async () => {
     as = await startDemoAuthServer({ port: 0 });
-    backend = await startPetstoreBackend({ port: 0 });
+    // In a process of its own: a collection pause of the test runner is not the gateway's delay.
+    backend = await backendProcess('petstore');
     copy = await exampleCopy();
     await editJson<GatewayConfig>(copy.configFile, (config) => {
       config.tokenPolicies!.DemoIdP!.issuer = as.issuer;
