@@ -14,7 +14,6 @@ import { xpathNodeCount, xpathNodeEqual, xpathNodeMatch } from '../xpath.js';
 import type { XmlElement } from '../xml.js';
 import {
   checkArguments,
-  compileExpression,
   eagerFunction,
   implementationFor,
   markDocumentUse,
@@ -22,18 +21,20 @@ import {
   typeName,
   valueType,
   xpathNamespaces,
-} from './expression.js';
-import type { CompileScope, Expr } from './expression.js';
+  type CompileExpression,
+  type CompileScope,
+  type Expr,
+} from './expr.js';
 
-type Compiler = (el: XmlElement, args: readonly XmlElement[], scope: CompileScope) => Expr;
+/** Compiles an `<Apply>` of one non-eager function: its arguments are compiled by `compile`, as the function needs them. */
+type Compiler = (el: XmlElement, args: readonly XmlElement[], scope: CompileScope, compile: CompileExpression) => Expr;
 
-// Literals, not valueType(): this module and expression.ts import each other.
 const BOOLEAN: ValueType = { dataType: XS_BOOLEAN, bag: false };
 const INTEGER: ValueType = { dataType: XS_INTEGER, bag: false };
 const STRING: ValueType = { dataType: XS_STRING, bag: false };
 
-function compileArgs(args: readonly XmlElement[], scope: CompileScope): Expr[] {
-  return args.map((a) => compileExpression(a, scope));
+function compileArgs(args: readonly XmlElement[], scope: CompileScope, compile: CompileExpression): Expr[] {
+  return args.map((a) => compile(a, scope));
 }
 
 function expectType(e: Expr, want: ValueType, fn: string, i: number, el: XmlElement): void {
@@ -46,18 +47,19 @@ function booleans(
   el: XmlElement,
   args: readonly XmlElement[],
   scope: CompileScope,
+  compile: CompileExpression,
   fn: string,
   from = 0,
 ): Array<(c: EvalContext) => boolean> {
-  const exprs = compileArgs(args, scope);
+  const exprs = compileArgs(args, scope, compile);
   exprs.forEach((e, i) => {
     if (i >= from) expectType(e, BOOLEAN, fn, i, el);
   });
   return exprs.map((e) => e.ev as (c: EvalContext) => boolean);
 }
 
-const and: Compiler = (el, args, scope) => {
-  const evs = booleans(el, args, scope, 'and');
+const and: Compiler = (el, args, scope, compile) => {
+  const evs = booleans(el, args, scope, compile, 'and');
   const n = evs.length;
   const ev = (ctx: EvalContext): boolean => {
     // First to last; the first False stops the evaluation.
@@ -67,8 +69,8 @@ const and: Compiler = (el, args, scope) => {
   return { type: BOOLEAN, ev, constant: false };
 };
 
-const or: Compiler = (el, args, scope) => {
-  const evs = booleans(el, args, scope, 'or');
+const or: Compiler = (el, args, scope, compile) => {
+  const evs = booleans(el, args, scope, compile, 'or');
   const n = evs.length;
   const ev = (ctx: EvalContext): boolean => {
     for (let i = 0; i < n; i++) if (evs[i]!(ctx)) return true;
@@ -77,15 +79,15 @@ const or: Compiler = (el, args, scope) => {
   return { type: BOOLEAN, ev, constant: false };
 };
 
-const not: Compiler = (el, args, scope) => {
+const not: Compiler = (el, args, scope, compile) => {
   if (args.length !== 1) throw new XacmlSyntaxError(`not takes 1 argument, got ${args.length}`, el.path);
-  const [a] = booleans(el, args, scope, 'not') as [(c: EvalContext) => boolean];
+  const [a] = booleans(el, args, scope, compile, 'not') as [(c: EvalContext) => boolean];
   return { type: BOOLEAN, ev: (ctx) => !a(ctx), constant: false };
 };
 
-const nOf: Compiler = (el, args, scope) => {
+const nOf: Compiler = (el, args, scope, compile) => {
   if (args.length < 1) throw new XacmlSyntaxError('n-of takes at least 1 argument', el.path);
-  const exprs = compileArgs(args, scope);
+  const exprs = compileArgs(args, scope, compile);
   expectType(exprs[0]!, INTEGER, 'n-of', 0, el);
   exprs.forEach((e, i) => {
     if (i > 0) expectType(e, BOOLEAN, 'n-of', i, el);
@@ -122,11 +124,11 @@ function functionArgument(el: XmlElement, args: readonly XmlElement[], name: str
 type BagMode = 'any-of' | 'all-of' | 'any-of-any' | 'all-of-any' | 'any-of-all' | 'all-of-all';
 
 function bagFunction(mode: BagMode): Compiler {
-  return (el, args, scope) => {
+  return (el, args, scope, compile) => {
     const name = `${FN1}${mode}`;
     if (args.length !== 3) throw new XacmlSyntaxError(`${mode} takes 3 arguments, got ${args.length}`, el.path);
     const fn = functionArgument(el, args, mode);
-    const [a, b] = compileArgs(args.slice(1), scope) as [Expr, Expr];
+    const [a, b] = compileArgs(args.slice(1), scope, compile) as [Expr, Expr];
     const firstIsBag = mode !== 'any-of' && mode !== 'all-of';
     if (a.type.bag !== firstIsBag)
       throw new XacmlSyntaxError(`Argument 2 of ${mode} must be ${firstIsBag ? 'a bag' : 'a single value'}`, el.path);
@@ -205,10 +207,10 @@ function bagFunction(mode: BagMode): Compiler {
   };
 }
 
-const map: Compiler = (el, args, scope) => {
+const map: Compiler = (el, args, scope, compile) => {
   if (args.length !== 2) throw new XacmlSyntaxError(`map takes 2 arguments, got ${args.length}`, el.path);
   const fn = functionArgument(el, args, 'map');
-  const bag = compileExpression(args[1]!, scope);
+  const bag = compile(args[1]!, scope);
   if (!bag.type.bag) throw new XacmlSyntaxError('Argument 2 of map must be a bag', el.path);
   checkArguments(fn, [valueType(bag.type.dataType, false)], el);
   if (fn.returns.bag) throw new XacmlSyntaxError(`The function given to map must return a single value, ${fn.id} returns a bag`, el.path);
@@ -229,10 +231,10 @@ const map: Compiler = (el, args, scope) => {
 };
 
 function xpathFunction(name: 'xpath-node-count' | 'xpath-node-equal' | 'xpath-node-match'): Compiler {
-  return (el, args, scope) => {
+  return (el, args, scope, compile) => {
     const arity = name === 'xpath-node-count' ? 1 : 2;
     if (args.length !== arity) throw new XacmlSyntaxError(`${name} takes ${arity} argument(s), got ${args.length}`, el.path);
-    const exprs = compileArgs(args, scope);
+    const exprs = compileArgs(args, scope, compile);
     exprs.forEach((e, i) => expectType(e, STRING, name, i, el));
     markDocumentUse(scope);
     const ns = xpathNamespaces(el);

@@ -14,8 +14,8 @@ import type { XmlElement } from '../xml.js';
 import { policyCombiners, ruleCombiners } from './combining.js';
 import type { Combinable, Combiner, ConditionPartInfo, ElementInfo } from './combining.js';
 import { describeElement } from './describe.js';
-import { compileExpression, compileVariable, dataTypeOf, required, typeName } from './expression.js';
-import type { CompileScope, VariableScope } from './expression.js';
+import { dataTypeOf, required, typeName, type CompileScope, type VariableScope } from './expr.js';
+import { compileExpression, compileVariable } from './expression.js';
 import { compileTarget } from './target.js';
 import type { IndexableTarget } from './target.js';
 

@@ -12,18 +12,8 @@ import { MATCH, NO_MATCH, toIndeterminate } from '../runtime.js';
 import type { Indeterminate } from '../runtime.js';
 import type { MatchOutcome } from '../runtime.js';
 import type { XmlElement } from '../xml.js';
-import {
-  checkArguments,
-  compileAttributeValue,
-  compileDesignator,
-  compileSelector,
-  eagerFunction,
-  implementationFor,
-  required,
-  typeName,
-  valueType,
-} from './expression.js';
-import type { CompileScope } from './expression.js';
+import { checkArguments, eagerFunction, implementationFor, required, typeName, valueType, type CompileScope } from './expr.js';
+import { compileAttributeValue, compileDesignator, compileSelector } from './expression.js';
 import type { TargetSectionInfo } from './combining.js';
 import { describeAlternatives } from './describe.js';
 
