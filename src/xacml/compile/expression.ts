@@ -38,7 +38,7 @@ import {
   type CompileScope,
   type Expr,
   type VariableScope,
-} from './expr.js';
+} from './expression-kit.js';
 import { nonEagerFunctions } from './higher-order.js';
 
 /** Parses `MustBePresent` (xs:boolean). */

@@ -24,7 +24,7 @@ import {
   type CompileExpression,
   type CompileScope,
   type Expr,
-} from './expr.js';
+} from './expression-kit.js';
 
 /** Compiles an `<Apply>` of one non-eager function: its arguments are compiled by `compile`, as the function needs them. */
 type Compiler = (el: XmlElement, args: readonly XmlElement[], scope: CompileScope, compile: CompileExpression) => Expr;

@@ -14,7 +14,7 @@ import type { XmlElement } from '../xml.js';
 import { policyCombiners, ruleCombiners } from './combining.js';
 import type { Combinable, Combiner, ConditionPartInfo, ElementInfo } from './combining.js';
 import { describeElement } from './describe.js';
-import { dataTypeOf, required, typeName, type CompileScope, type VariableScope } from './expr.js';
+import { dataTypeOf, required, typeName, type CompileScope, type VariableScope } from './expression-kit.js';
 import { compileExpression, compileVariable } from './expression.js';
 import { compileTarget } from './target.js';
 import type { IndexableTarget } from './target.js';

@@ -12,7 +12,7 @@ import { MATCH, NO_MATCH, toIndeterminate } from '../runtime.js';
 import type { Indeterminate } from '../runtime.js';
 import type { MatchOutcome } from '../runtime.js';
 import type { XmlElement } from '../xml.js';
-import { checkArguments, eagerFunction, implementationFor, required, typeName, valueType, type CompileScope } from './expr.js';
+import { checkArguments, eagerFunction, implementationFor, required, typeName, valueType, type CompileScope } from './expression-kit.js';
 import { compileAttributeValue, compileDesignator, compileSelector } from './expression.js';
 import type { TargetSectionInfo } from './combining.js';
 import { describeAlternatives } from './describe.js';
