@@ -7,7 +7,7 @@
  */
 import { hash } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
-import { createRemoteJWKSet, customFetch, errors as joseErrors, jwtVerify, type JWTVerifyGetKey } from 'jose';
+import { errors as joseErrors, jwtVerify } from 'jose';
 import * as client from 'openid-client';
 import type { Configuration, ServerMetadata } from 'openid-client';
 import { SharedTokenResults, type SharedLookup, type SharedTicket } from '../cluster/shared-token-results.js';
@@ -17,8 +17,9 @@ import { optionChecks } from '../options.js';
 import { boundedFetch } from './bounded-fetch.js';
 import { TokenCache, type Refusal } from './cache.js';
 import { checkAccessTokenType, checkClaims, checkTimeClaims, isExpired } from './checks.js';
-import { classifyClientError, classifyJwtError, KeySetUnavailableError, refusedClientAuthentication } from './classify.js';
+import { classifyClientError, classifyJwtError, refusedClientAuthentication } from './classify.js';
 import { BearerTokenSource, credentialsAuth, type ClientAuthMethod, type CredentialsAuthMethod } from './client-auth.js';
+import { createPolicyKeySet, type PolicyKeySet } from './key-set.js';
 import { CallLimiter } from './limiter.js';
 import type { TokenPolicyOptions } from './policy-options.js';
 import { normalizeTyp, tokenPolicySettings, type SignedIntrospectionSettings } from './policy-settings.js';
@@ -156,13 +157,10 @@ export class TokenPolicy {
   /** Shared deletions of `forget` under way: shared lookups wait for them. */
   private sharedForget: Promise<unknown> | undefined;
   private resolved: Promise<Resolved> | undefined;
-  private jwks: JWTVerifyGetKey | undefined;
+  /** The issuer's JWKS, made at its first use (after discovery). */
+  private keys: PolicyKeySet | undefined;
   /** Least time between two JWKS fetches for unknown keys (option `jwksCooldownSeconds`), ms. */
   private readonly jwksCooldownMs: number;
-  /** When the last JWKS fetch started (a failed one too): the cool-down counts from it. */
-  private jwksFetchedAt = Number.NEGATIVE_INFINITY;
-  /** Why the last use of the JWKS failed, until it works again. */
-  private jwksFailure: { cause: unknown } | undefined;
   private observer: TokenPolicyObserver | undefined;
   /** The DPoP checks, when `dpop` is on. */
   private readonly dpopGuard: DpopGuard | undefined;
@@ -388,8 +386,7 @@ export class TokenPolicy {
     this.cache.clear();
     if (options.discovery === true) {
       this.resolved = undefined;
-      this.jwks = undefined;
-      this.jwksFailure = undefined;
+      this.keys = undefined;
     }
     log('policy %s: cache cleared', this.name);
   }
@@ -735,7 +732,7 @@ export class TokenPolicy {
       seen.step = 'jwt';
       const keys = this.keySet(config);
       try {
-        const { payload, protectedHeader } = await jwtVerify(token, keys, {
+        const { payload, protectedHeader } = await jwtVerify(token, keys.getKey, {
           algorithms: this.algorithms,
           issuer,
           ...(this.audience.length > 0 ? { audience: this.audience } : {}),
@@ -751,7 +748,7 @@ export class TokenPolicy {
         }
         value.jwt = { ...payload };
       } catch (err) {
-        if (err instanceof joseErrors.JWKSNoMatchingKey) seen.keyUnknownUntil = this.jwksFetchedAt + this.jwksCooldownMs;
+        if (err instanceof joseErrors.JWKSNoMatchingKey) seen.keyUnknownUntil = keys.unknownKeyUntil();
         throw classifyJwtError(err, this.name);
       }
       checkTimeClaims(value.jwt, this.name, 'jwt');
@@ -854,7 +851,7 @@ export class TokenPolicy {
               algorithms,
               maxAgeSeconds: signed.maxAgeSeconds,
               clockSkew: this.clockSkew,
-              keys: () => this.keySet(config),
+              keys: () => this.keySet(config).getKey,
             });
       if (this.insecure) client.allowInsecureRequests(config);
       // openid-client counts in seconds; our options, like the configuration file, in milliseconds.
@@ -876,17 +873,9 @@ export class TokenPolicy {
     return { config: configure(bearer.auth()), issuer: metadata.issuer, bearer };
   }
 
-  /**
-   * The policy's key getter over the issuer's JWKS (one `createRemoteJWKSet` per policy). A JWT
-   * signed with a key the set lacks makes one fetch of the set when the last fetch (failed ones
-   * too) started at least `jwksCooldownSeconds` ago; concurrent ones share that fetch. jose's own
-   * cool-down is never used: it counts only from a successful fetch, so a failing server would be
-   * asked again for every unknown `kid`. Likewise, while the set has to be fetched (none yet, or
-   * older than jose's 10 minutes) and the last fetch failed within the cool-down, JWTs get that
-   * failure again (503) without a fetch.
-   */
-  private keySet(config: Configuration): JWTVerifyGetKey {
-    if (this.jwks === undefined) {
+  /** The policy's key set over the issuer's JWKS (one per policy until discovery is cleared; see `key-set.ts`). */
+  private keySet(config: Configuration): PolicyKeySet {
+    if (this.keys === undefined) {
       const uri = config.serverMetadata().jwks_uri;
       if (uri === undefined) {
         throw new GatewayError('ERR_AUTHORIZATION_SERVER_UNAVAILABLE', {
@@ -894,40 +883,15 @@ export class TokenPolicy {
           diagnostic: 'jwks: the issuer publishes no jwks_uri',
         });
       }
-      const remote = createRemoteJWKSet(new URL(uri), {
-        timeoutDuration: Math.round(this.timeoutMs),
-        cooldownDuration: Number.POSITIVE_INFINITY,
-        // Each fetch of the key set is a call to the authorization server (timed, traced).
-        [customFetch]: (...args: Parameters<typeof fetch>) => {
-          this.jwksFetchedAt = Date.now();
-          return this.call('jwks', () => fetch(...args));
-        },
+      this.keys = createPolicyKeySet({
+        realm: this.name,
+        uri: new URL(uri),
+        timeoutMs: this.timeoutMs,
+        cooldownMs: this.jwksCooldownMs,
+        call: (run) => this.call('jwks', run),
       });
-      this.jwks = async (header, token) => {
-        const failure = this.jwksFailure;
-        if (failure !== undefined && !remote.fresh && Date.now() < this.jwksFetchedAt + this.jwksCooldownMs)
-          throw new KeySetUnavailableError(failure.cause);
-        try {
-          try {
-            const key = await remote(header, token);
-            this.jwksFailure = undefined;
-            return key;
-          } catch (err) {
-            if (!(err instanceof joseErrors.JWKSNoMatchingKey) || Date.now() < this.jwksFetchedAt + this.jwksCooldownMs) throw err;
-            // A key the set lacks, past the cool-down: the server may have added it (key rotation).
-            if (!remote.reloading) log('policy %s: a JWT names a key the JWKS lacks: fetching the JWKS again', this.name);
-            await remote.reload();
-            return await remote(header, token);
-          }
-        } catch (err) {
-          // "No key for this token" is the token's fault; anything else is the key source's.
-          if (err instanceof joseErrors.JWKSNoMatchingKey || err instanceof joseErrors.JWKSMultipleMatchingKeys) throw err;
-          this.jwksFailure = { cause: err };
-          throw new KeySetUnavailableError(err);
-        }
-      };
     }
-    return this.jwks;
+    return this.keys;
   }
 }
 
