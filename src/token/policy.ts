@@ -9,7 +9,7 @@ import { hash } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { errors as joseErrors, jwtVerify } from 'jose';
 import * as client from 'openid-client';
-import type { Configuration, ServerMetadata } from 'openid-client';
+import type { Configuration } from 'openid-client';
 import { SharedTokenResults, type SharedLookup, type SharedTicket } from '../cluster/shared-token-results.js';
 import { GatewayError, type DpopChallenge } from '../errors.js';
 import { logger } from '../log.js';
@@ -18,14 +18,12 @@ import { boundedFetch } from './bounded-fetch.js';
 import { TokenCache, type Refusal } from './cache.js';
 import { checkAccessTokenType, checkClaims, checkTimeClaims, isExpired } from './checks.js';
 import { classifyClientError, classifyJwtError, refusedClientAuthentication } from './classify.js';
-import { BearerTokenSource, credentialsAuth, type ClientAuthMethod, type CredentialsAuthMethod } from './client-auth.js';
 import { createPolicyKeySet, type PolicyKeySet } from './key-set.js';
 import { CallLimiter } from './limiter.js';
 import type { TokenPolicyOptions } from './policy-options.js';
-import { normalizeTyp, tokenPolicySettings, type SignedIntrospectionSettings } from './policy-settings.js';
-import { introspectionAlgorithms, signedIntrospectionFetch } from './signed-introspection.js';
+import { resolvePolicyClient, type PolicyClient } from './policy-client.js';
+import { normalizeTyp, tokenPolicySettings, type TokenPolicySettings } from './policy-settings.js';
 import { toTokenInfo, type Claims } from './normalize.js';
-import { resolveMetadata, type ExplicitEndpoints } from './server-metadata.js';
 import { shareTokenData } from './shared.js';
 import { InvalidTokenThrottle } from './throttle.js';
 import { checkFailure, probeIntrospection, type TokenPolicyCheck } from './policy-check.js';
@@ -110,13 +108,6 @@ interface Seen {
 /** The step of a validation that failed, on its error (shared by the requests that waited for the same flight). */
 const failedSources = new WeakMap<object, TokenValidationSource>();
 
-/** The metadata resolved, the configuration built on it, and the gateway's bearer token source if any. */
-interface Resolved {
-  config: Configuration;
-  issuer: string;
-  bearer: BearerTokenSource | undefined;
-}
-
 /**
  * A token policy. Create it with {@link createTokenPolicy} (or `new TokenPolicy(options)`), once,
  * and pass it to `requireToken` and `introspect` on every route it protects.
@@ -125,22 +116,16 @@ export class TokenPolicy {
   /** The policy name (the realm). */
   readonly name: string;
   private readonly options: Readonly<TokenPolicyOptions>;
-  private readonly issuerUrl: URL;
-  private readonly explicit: ExplicitEndpoints;
+  private readonly settings: TokenPolicySettings;
   private readonly introspection: boolean;
   private readonly jwtValidation: boolean;
   private readonly userInfo: boolean;
-  private readonly authMethod: ClientAuthMethod;
-  private readonly bearerAuth: { scope: string | undefined; method: CredentialsAuthMethod } | undefined;
   private readonly algorithms: string[];
   private readonly audience: string[];
   private readonly jwtTypes: ReadonlySet<string> | undefined;
-  /** Signed introspection answers (RFC 9701, option `signedIntrospection`), `undefined` when off. */
-  private readonly signedIntrospection: SignedIntrospectionSettings | undefined;
   private readonly fetch: ReturnType<typeof boundedFetch>;
   private readonly clockSkew: number;
   private readonly timeoutMs: number;
-  private readonly insecure: boolean;
   private readonly staleIfError: number;
   /** What `introspect` does with certificate-bound tokens (option `certificateBoundTokens`). */
   readonly certificateBoundTokens: 'enforce' | 'ignore';
@@ -156,7 +141,7 @@ export class TokenPolicy {
   private readonly refusalTtlMs: number | undefined;
   /** Shared deletions of `forget` under way: shared lookups wait for them. */
   private sharedForget: Promise<unknown> | undefined;
-  private resolved: Promise<Resolved> | undefined;
+  private resolved: Promise<PolicyClient> | undefined;
   /** The issuer's JWKS, made at its first use (after discovery). */
   private keys: PolicyKeySet | undefined;
   /** Least time between two JWKS fetches for unknown keys (option `jwksCooldownSeconds`), ms. */
@@ -170,22 +155,17 @@ export class TokenPolicy {
     const { name, cache, negativeCache, throttle } = settings;
     this.name = name;
     this.options = { ...options, clientId: settings.clientId };
-    this.issuerUrl = settings.issuerUrl;
-    this.explicit = settings.explicit;
+    this.settings = settings;
     this.introspection = settings.introspection;
     this.jwtValidation = settings.jwtValidation;
     this.userInfo = settings.userInfo;
-    this.authMethod = settings.authMethod;
-    this.bearerAuth = settings.bearerAuth;
     this.algorithms = [...settings.algorithms];
     this.audience = [...settings.audience];
     this.jwtTypes = settings.jwtTypes;
-    this.signedIntrospection = settings.signedIntrospection;
     this.fetch = boundedFetch(settings.maxResponseSize);
     this.clockSkew = settings.clockSkew;
     this.timeoutMs = settings.timeoutMs;
     this.jwksCooldownMs = settings.jwksCooldownMs;
-    this.insecure = settings.insecure;
     this.staleIfError = settings.staleIfErrorSeconds;
     this.certificateBoundTokens = settings.certificateBoundTokens;
     this.cache = new TokenCache<CachedValidation>(
@@ -306,16 +286,16 @@ export class TokenPolicy {
   private fingerprint(): string {
     const { options } = this;
     const settings = {
-      issuer: this.issuerUrl.href,
+      issuer: this.settings.issuerUrl.href,
       metadataIssuer: options.metadata?.issuer,
-      explicit: this.explicit,
+      explicit: this.settings.explicit,
       clientId: options.clientId,
       switches: [this.introspection, this.jwtValidation, this.userInfo],
       algorithms: this.algorithms,
       audience: this.audience,
       jwtTypes: this.jwtTypes === undefined ? undefined : [...this.jwtTypes],
       clockSkew: this.clockSkew,
-      signedIntrospection: this.signedIntrospection,
+      signedIntrospection: this.settings.signedIntrospection,
     };
     return hash('sha256', JSON.stringify(settings), 'base64url').slice(0, 16);
   }
@@ -797,9 +777,15 @@ export class TokenPolicy {
   }
 
   /** The metadata and configuration: resolved once, shared, tried again after a failure. */
-  private discover(): Promise<Resolved> {
+  private discover(): Promise<PolicyClient> {
     if (this.resolved === undefined) {
-      const attempt = this.resolve();
+      const attempt = resolvePolicyClient({
+        settings: this.settings,
+        options: this.options,
+        fetch: this.fetch,
+        discovery: (run) => this.call('discovery', run),
+        keys: (config) => this.keySet(config).getKey,
+      });
       this.resolved = attempt;
       attempt.catch((err: unknown) => {
         log('policy %s: metadata unavailable: %s', this.name, err instanceof GatewayError ? err.diagnostic : String(err));
@@ -808,69 +794,6 @@ export class TokenPolicy {
       });
     }
     return this.resolved;
-  }
-
-  private async resolve(): Promise<Resolved> {
-    const { options } = this;
-    const needs: Array<keyof ExplicitEndpoints> = [];
-    if (this.introspection) needs.push('introspection_endpoint');
-    if (this.jwtValidation || this.signedIntrospection !== undefined) needs.push('jwks_uri');
-    if (this.userInfo) needs.push('userinfo_endpoint');
-    if (this.authMethod === 'bearer' && this.introspection) needs.push('token_endpoint');
-    const signed = this.signedIntrospection;
-    let algorithms: string[] = [];
-    const metadata = await this.call('discovery', async () => {
-      const found = await resolveMetadata({
-        realm: this.name,
-        issuer: this.issuerUrl,
-        issuerId: String(options.issuer ?? options.metadata?.issuer),
-        given: options.metadata as ServerMetadata | undefined,
-        explicit: this.explicit,
-        needs,
-        fetch: this.fetch,
-        timeout: this.timeoutMs / 1000,
-        insecure: this.insecure,
-      });
-      // Metadata that allows no algorithm the gateway accepts fails as discovery does (the server is unusable as it says).
-      if (signed !== undefined)
-        algorithms = introspectionAlgorithms(signed.algorithms, found.introspection_signing_alg_values_supported, this.name);
-      return found;
-    });
-    const clientMetadata = options.clientSecret !== undefined ? { client_secret: options.clientSecret } : {};
-    /** A configuration; `introspects`: the one of the introspection calls (signed answers asked and verified there). */
-    const configure = (auth: client.ClientAuth, introspects = true): Configuration => {
-      const config = new client.Configuration(metadata, options.clientId, clientMetadata, auth);
-      config[client.customFetch] =
-        signed === undefined || !introspects
-          ? this.fetch
-          : signedIntrospectionFetch(this.fetch, {
-              realm: this.name,
-              endpoint: new URL(metadata.introspection_endpoint!).href,
-              issuer: metadata.issuer,
-              clientId: options.clientId,
-              algorithms,
-              maxAgeSeconds: signed.maxAgeSeconds,
-              clockSkew: this.clockSkew,
-              keys: () => this.keySet(config).getKey,
-            });
-      if (this.insecure) client.allowInsecureRequests(config);
-      // openid-client counts in seconds; our options, like the configuration file, in milliseconds.
-      config.timeout = this.timeoutMs / 1000;
-      return config;
-    };
-    if (this.bearerAuth === undefined) {
-      return {
-        config: configure(credentialsAuth(this.authMethod as CredentialsAuthMethod, options.clientSecret, options.privateKey)),
-        issuer: metadata.issuer,
-        bearer: undefined,
-      };
-    }
-    const bearer = new BearerTokenSource(
-      configure(credentialsAuth(this.bearerAuth.method, options.clientSecret, options.privateKey), false),
-      this.bearerAuth.scope,
-      this.name,
-    );
-    return { config: configure(bearer.auth()), issuer: metadata.issuer, bearer };
   }
 
   /** The policy's key set over the issuer's JWKS (one per policy until discovery is cleared; see `key-set.ts`). */
