@@ -117,16 +117,9 @@ export class TokenPolicy {
   readonly name: string;
   private readonly options: Readonly<TokenPolicyOptions>;
   private readonly settings: TokenPolicySettings;
-  private readonly introspection: boolean;
-  private readonly jwtValidation: boolean;
-  private readonly userInfo: boolean;
   private readonly algorithms: string[];
   private readonly audience: string[];
-  private readonly jwtTypes: ReadonlySet<string> | undefined;
   private readonly fetch: ReturnType<typeof boundedFetch>;
-  private readonly clockSkew: number;
-  private readonly timeoutMs: number;
-  private readonly staleIfError: number;
   /** What `introspect` does with certificate-bound tokens (option `certificateBoundTokens`). */
   readonly certificateBoundTokens: 'enforce' | 'ignore';
   private readonly cache: TokenCache<CachedValidation>;
@@ -144,8 +137,6 @@ export class TokenPolicy {
   private resolved: Promise<PolicyClient> | undefined;
   /** The issuer's JWKS, made at its first use (after discovery). */
   private keys: PolicyKeySet | undefined;
-  /** Least time between two JWKS fetches for unknown keys (option `jwksCooldownSeconds`), ms. */
-  private readonly jwksCooldownMs: number;
   private observer: TokenPolicyObserver | undefined;
   /** The DPoP checks, when `dpop` is on. */
   private readonly dpopGuard: DpopGuard | undefined;
@@ -156,26 +147,23 @@ export class TokenPolicy {
     this.name = name;
     this.options = { ...options, clientId: settings.clientId };
     this.settings = settings;
-    this.introspection = settings.introspection;
-    this.jwtValidation = settings.jwtValidation;
-    this.userInfo = settings.userInfo;
     this.algorithms = [...settings.algorithms];
     this.audience = [...settings.audience];
-    this.jwtTypes = settings.jwtTypes;
     this.fetch = boundedFetch(settings.maxResponseSize);
-    this.clockSkew = settings.clockSkew;
-    this.timeoutMs = settings.timeoutMs;
-    this.jwksCooldownMs = settings.jwksCooldownMs;
-    this.staleIfError = settings.staleIfErrorSeconds;
     this.certificateBoundTokens = settings.certificateBoundTokens;
     this.cache = new TokenCache<CachedValidation>(
       cache === undefined
         ? undefined
-        : { ttl: cache.ttlSeconds, maxEntries: cache.maxEntries, maxBytes: cache.maxBytes, staleIfError: this.staleIfError },
+        : {
+            ttl: cache.ttlSeconds,
+            maxEntries: cache.maxEntries,
+            maxBytes: cache.maxBytes,
+            staleIfError: settings.staleIfErrorSeconds,
+          },
       negativeCache === undefined ? undefined : { ttl: negativeCache.ttlSeconds, maxEntries: negativeCache.maxEntries },
     );
     // Only validations that call the server per token need a slot.
-    this.limiter = this.introspection || this.userInfo ? new CallLimiter(settings.maxConcurrentCalls) : undefined;
+    this.limiter = settings.introspection || settings.userInfo ? new CallLimiter(settings.maxConcurrentCalls) : undefined;
     this.throttle = throttle === undefined ? undefined : new InvalidTokenThrottle(throttle);
     this.throttleText = throttle === undefined ? '' : `${throttle.maxRefusals} tokens refused within ${throttle.windowSeconds} s`;
     this.validTtlMs = cache === undefined ? undefined : cache.ttlSeconds * 1000;
@@ -184,7 +172,7 @@ export class TokenPolicy {
     this.shared = this.validTtlMs === undefined && this.refusalTtlMs === undefined ? undefined : settings.shared;
     this.sharedScope = `${encodeURIComponent(name)}:${this.fingerprint()}`;
     this.dpopGuard =
-      settings.dpop === undefined ? undefined : new DpopGuard(settings.dpop, name, this.clockSkew, options.clientSecret ?? undefined);
+      settings.dpop === undefined ? undefined : new DpopGuard(settings.dpop, name, settings.clockSkew, options.clientSecret ?? undefined);
   }
 
   /** DPoP (RFC 9449): `off`, `allowed` or `required` (option `dpop`). */
@@ -194,7 +182,7 @@ export class TokenPolicy {
 
   /** Tolerated clock difference, in seconds, for the token's times (option `clockSkew`, default 5). */
   get clockTolerance(): number {
-    return this.clockSkew;
+    return this.settings.clockSkew;
   }
 
   /**
@@ -290,11 +278,11 @@ export class TokenPolicy {
       metadataIssuer: options.metadata?.issuer,
       explicit: this.settings.explicit,
       clientId: options.clientId,
-      switches: [this.introspection, this.jwtValidation, this.userInfo],
+      switches: [this.settings.introspection, this.settings.jwtValidation, this.settings.userInfo],
       algorithms: this.algorithms,
       audience: this.audience,
-      jwtTypes: this.jwtTypes === undefined ? undefined : [...this.jwtTypes],
-      clockSkew: this.clockSkew,
+      jwtTypes: this.settings.jwtTypes === undefined ? undefined : [...this.settings.jwtTypes],
+      clockSkew: this.settings.clockSkew,
       signedIntrospection: this.settings.signedIntrospection,
     };
     return hash('sha256', JSON.stringify(settings), 'base64url').slice(0, 16);
@@ -309,7 +297,7 @@ export class TokenPolicy {
     /** Calls the UserInfo endpoint with the token (option `userInfo`, default `false`). */
     userInfo: boolean;
   } {
-    return { introspection: this.introspection, jwtValidation: this.jwtValidation, userInfo: this.userInfo };
+    return { introspection: this.settings.introspection, jwtValidation: this.settings.jwtValidation, userInfo: this.settings.userInfo };
   }
 
   /** Number of valid token results currently cached. */
@@ -334,7 +322,7 @@ export class TokenPolicy {
 
   /** Where an uncached validation's answer comes from when it succeeds: the step that decides. */
   private get serverSource(): TokenValidationSource {
-    return this.introspection ? 'introspection' : this.jwtValidation ? 'jwt' : 'userinfo';
+    return this.settings.introspection ? 'introspection' : this.settings.jwtValidation ? 'jwt' : 'userinfo';
   }
 
   /** A call to the authorization server, through the observer when there is one. */
@@ -417,7 +405,7 @@ export class TokenPolicy {
   async check(): Promise<TokenPolicyCheck> {
     try {
       const { config, bearer } = await this.discover();
-      if (this.introspection) {
+      if (this.settings.introspection) {
         try {
           await this.call('introspection', () => probeIntrospection(config));
         } catch (err) {
@@ -503,7 +491,7 @@ export class TokenPolicy {
     const now = Date.now();
     const hit = this.cache.fresh(key, now);
     if (hit !== undefined) {
-      if (isExpired(hit.exp, Math.floor(now / 1000), this.clockSkew)) {
+      if (isExpired(hit.exp, Math.floor(now / 1000), this.settings.clockSkew)) {
         this.cache.delete(key);
         this.observer?.validated('local_cache', 'invalid');
         throw new GatewayError('ERR_TOKEN_EXPIRED', { realm: this.name, diagnostic: 'cached token has expired (exp)' });
@@ -537,7 +525,7 @@ export class TokenPolicy {
     let ticket: SharedTicket | undefined;
     if (this.shared !== undefined) {
       if (this.sharedForget !== undefined) await this.sharedForget;
-      const found = await this.shared.lookup(this.sharedScope, key, this.validTtlMs === undefined ? undefined : this.timeoutMs);
+      const found = await this.shared.lookup(this.sharedScope, key, this.validTtlMs === undefined ? undefined : this.settings.timeoutMs);
       if (found.kind !== 'miss') return this.adoptShared(key, found, generation);
       ticket = found.ticket;
     }
@@ -572,7 +560,7 @@ export class TokenPolicy {
       );
     }
     const value = shareTokenData({ ...found.value } as CachedValidation);
-    if (isExpired(value.exp, Math.floor(now / 1000), this.clockSkew)) {
+    if (isExpired(value.exp, Math.floor(now / 1000), this.settings.clockSkew)) {
       throw sharedFailure(new GatewayError('ERR_TOKEN_EXPIRED', { realm: this.name, diagnostic: 'shared cached token has expired (exp)' }));
     }
     this.cache.set(key, value, generation, now, found.checkedAt);
@@ -612,7 +600,7 @@ export class TokenPolicy {
     let slot = false;
     try {
       if (this.limiter !== undefined) {
-        const waiting = this.limiter.acquire(this.timeoutMs, () => this.saturated());
+        const waiting = this.limiter.acquire(this.settings.timeoutMs, () => this.saturated());
         slot = waiting === undefined;
         if (waiting !== undefined) {
           await waiting;
@@ -648,7 +636,7 @@ export class TokenPolicy {
   private saturated(): GatewayError {
     return new GatewayError('ERR_AUTHORIZATION_SERVER_UNAVAILABLE', {
       realm: this.name,
-      diagnostic: `${this.introspection ? 'introspection' : 'userinfo'}: ${this.limiter!.max} calls already in flight to the authorization server; no slot freed within ${this.timeoutMs} ms`,
+      diagnostic: `${this.settings.introspection ? 'introspection' : 'userinfo'}: ${this.limiter!.max} calls already in flight to the authorization server; no slot freed within ${this.settings.timeoutMs} ms`,
     });
   }
 
@@ -663,7 +651,7 @@ export class TokenPolicy {
     const { claims, keyUnknownUntil } = seen;
     let answer = error;
     const known = this.cache.knownExpiry(key);
-    if (error.code === 'ERR_TOKEN_INVALID' && isExpired(known, Math.floor(Date.now() / 1000), this.clockSkew)) {
+    if (error.code === 'ERR_TOKEN_INVALID' && isExpired(known, Math.floor(Date.now() / 1000), this.settings.clockSkew)) {
       // Introspection only says "inactive"; we know this token and when it expired.
       answer = new GatewayError('ERR_TOKEN_EXPIRED', {
         realm: this.name,
@@ -690,11 +678,11 @@ export class TokenPolicy {
 
   /** The last result of a token, when `staleIfErrorSeconds` lets it serve while the server is down. */
   private staleResult(key: string, error: GatewayError): Flight | undefined {
-    if (this.staleIfError === 0) return undefined;
+    if (this.settings.staleIfErrorSeconds === 0) return undefined;
     const entry = this.cache.stale(key);
     const now = Date.now();
-    if (entry === undefined || now - entry.checkedAt > this.staleIfError * 1000) return undefined;
-    if (isExpired(entry.value.exp, Math.floor(now / 1000), this.clockSkew)) return undefined;
+    if (entry === undefined || now - entry.checkedAt > this.settings.staleIfErrorSeconds * 1000) return undefined;
+    if (isExpired(entry.value.exp, Math.floor(now / 1000), this.settings.clockSkew)) return undefined;
     log('policy %s: served a stale result (%s)', this.name, error.diagnostic);
     return {
       value: entry.value,
@@ -705,10 +693,10 @@ export class TokenPolicy {
   private async validateUncached(token: string, seen: Seen): Promise<CachedValidation> {
     seen.step = this.serverSource;
     const { config, issuer, bearer } = await this.discover();
-    const checks = { realm: this.name, clockSkew: this.clockSkew, audience: this.audience, issuer };
+    const checks = { realm: this.name, clockSkew: this.settings.clockSkew, audience: this.audience, issuer };
     const value: CachedValidation = { exp: undefined, info: toTokenInfo({}) };
 
-    if (this.jwtValidation) {
+    if (this.settings.jwtValidation) {
       seen.step = 'jwt';
       const keys = this.keySet(config);
       try {
@@ -716,13 +704,13 @@ export class TokenPolicy {
           algorithms: this.algorithms,
           issuer,
           ...(this.audience.length > 0 ? { audience: this.audience } : {}),
-          clockTolerance: this.clockSkew,
+          clockTolerance: this.settings.clockSkew,
           // A token that never expires is not one the gateway accepts.
           requiredClaims: ['exp'],
         });
         if (
-          this.jwtTypes !== undefined &&
-          !this.jwtTypes.has(typeof protectedHeader.typ === 'string' ? normalizeTyp(protectedHeader.typ) : '')
+          this.settings.jwtTypes !== undefined &&
+          !this.settings.jwtTypes.has(typeof protectedHeader.typ === 'string' ? normalizeTyp(protectedHeader.typ) : '')
         ) {
           throw new GatewayError('ERR_TOKEN_INVALID', { realm: this.name, diagnostic: 'jwt: typ is not one of options.jwtTypes' });
         }
@@ -734,7 +722,7 @@ export class TokenPolicy {
       checkTimeClaims(value.jwt, this.name, 'jwt');
     }
 
-    if (this.introspection) {
+    if (this.settings.introspection) {
       seen.step = 'introspection';
       let response: Claims;
       try {
@@ -754,7 +742,7 @@ export class TokenPolicy {
       value.introspection = response;
     }
 
-    if (this.userInfo) {
+    if (this.settings.userInfo) {
       seen.step = 'userinfo';
       const subject = value.introspection?.['sub'] ?? value.jwt?.['sub'];
       try {
@@ -809,8 +797,8 @@ export class TokenPolicy {
       this.keys = createPolicyKeySet({
         realm: this.name,
         uri: new URL(uri),
-        timeoutMs: this.timeoutMs,
-        cooldownMs: this.jwksCooldownMs,
+        timeoutMs: this.settings.timeoutMs,
+        cooldownMs: this.settings.jwksCooldownMs,
         call: (run) => this.call('jwks', run),
       });
     }
