@@ -117,6 +117,7 @@ export class TokenPolicy {
   readonly name: string;
   private readonly options: Readonly<TokenPolicyOptions>;
   private readonly settings: TokenPolicySettings;
+  // Copies of the settings' lists: jose's verify options take mutable arrays.
   private readonly algorithms: string[];
   private readonly audience: string[];
   private readonly fetch: ReturnType<typeof boundedFetch>;

@@ -2,7 +2,8 @@
  * The parts every expression compiler shares: the compiled expression and its scope, static types
  * and their checks, the slot registry, and eager function application. The compilers of
  * expression elements (`expression.ts`) and of the non-eager functions (`higher-order.ts`) both
- * build on it; neither imports the other's helpers from the other.
+ * build on it; `higher-order.ts` gets `compileExpression` from its caller, so neither imports the
+ * other.
  *
  * @module
  */
