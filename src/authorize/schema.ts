@@ -1,9 +1,9 @@
 /**
- * The schemas of authorization in the configuration file: an API's `authorization` (spec 2.2),
- * the scope and claim rules of an API or operation (`requireScopes`), its step-up rules
- * (`requireUserAuthentication`), and the registry of client
- * applications. Rules the schemas cannot say (a client id that is blank) stay in
- * `applicationIssues`, `scopeRuleIssues` and `stepUpRuleIssues`, run after them.
+ * The schemas of authorization in the configuration file: an API's `authorization`, the scope and
+ * claim rules of an API or operation (`requireScopes`), its step-up rules
+ * (`requireUserAuthentication`), and the registry of client applications. Rules the schemas cannot
+ * say (a client id that is blank) stay in `applicationIssues`, `scopeRuleIssues` and
+ * `stepUpRuleIssues`, run after them.
  *
  * @module
  */
@@ -93,7 +93,7 @@ export const AuthorizationSchema = Type.Union(
     ),
   ],
   {
-    description: 'Authorization (spec 2.2): `{ "mode": "none" }` (default) or `{ "mode": "xacml-Policy", "policy", "references"? }`.',
+    description: 'Authorization: `{ "mode": "none" }` (default) or `{ "mode": "xacml-Policy", "policy", "references"? }`.',
     errorMessage: 'mode must be "none" or "xacml-Policy"',
   },
 );

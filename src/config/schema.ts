@@ -79,7 +79,7 @@ export const OperationSchema = Type.Object(
   { additionalProperties: false },
 );
 
-/** `apis[i].tokenManagement` (spec 2.1). */
+/** `apis[i].tokenManagement` (docs/gateway.md, "apis[]"). */
 export const TokenManagementSchema = Type.Object(
   {
     enabled: Type.Boolean({ description: '"Stato": require and validate a token.' }),
@@ -91,7 +91,7 @@ export const TokenManagementSchema = Type.Object(
     userInfo: Type.Optional(Type.Boolean({ description: '"User Info". Default `false`.' })),
     tokenForward: Type.Optional(TokenForwardSchema),
   },
-  { additionalProperties: false, description: 'Token management (spec 2.1); absent means disabled.' },
+  { additionalProperties: false, description: 'Token management; absent means disabled.' },
 );
 
 /** `apis[i]`: a registered API ("erogazione"). */

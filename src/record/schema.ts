@@ -1,5 +1,5 @@
 /**
- * The schema of an API's message recording (spec 2.3) in the configuration file.
+ * The schema of an API's message recording in the configuration file (docs/gateway.md, "apis[]").
  *
  * @module
  */
@@ -35,7 +35,7 @@ export const RecordingSchema = Type.Object(
       OneOf(XACML_REQUEST_RECORDING, { description: 'Which decisions keep the XACML request: `denied` (default) or `all`.' }),
     ),
   },
-  { additionalProperties: false, description: 'Message recording (spec 2.3): what a record keeps besides its summary.' },
+  { additionalProperties: false, description: 'Message recording: what a record keeps besides its summary.' },
 );
 
 /** The file's recording section, as written. */

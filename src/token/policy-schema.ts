@@ -36,7 +36,10 @@ export const DEFAULT_JWT_ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS38
  */
 export const URL_OPTIONS = ['issuer', 'introspectionEndpoint', 'jwksUri', 'userinfoEndpoint', 'tokenEndpoint', 'publicBaseUrl'] as const;
 
-/** The DPoP proof algorithms accepted unless told otherwise (DESIGN: ES256, PS256, EdDSA). */
+/**
+ * The DPoP proof algorithms accepted unless told otherwise (docs/sender-constrained-tokens.md,
+ * "Switching it on").
+ */
 export const DEFAULT_DPOP_ALGORITHMS = ['ES256', 'PS256', 'EdDSA'];
 
 const Url = (description: string) => NonEmptyString({ description });
@@ -351,7 +354,7 @@ export const TokenPolicySchema = Type.Object(
   },
   {
     additionalProperties: false,
-    description: 'A token policy (spec 2.1): the authorization server that validates tokens. Its name is the realm.',
+    description: 'A token policy: the authorization server that validates tokens. Its name is the realm.',
   },
 );
 

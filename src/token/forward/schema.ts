@@ -63,7 +63,7 @@ export const TokenForwardSchema = Type.Union(
     ),
   ],
   {
-    description: 'Token Forward (spec 2.1): `true` for the headers mode, or `{ enabled, mode, originalToken }`. Default `false`.',
+    description: 'Token Forward: `true` for the headers mode, or `{ enabled, mode, originalToken }`. Default `false`.',
     errorMessage: 'must be a boolean or an object { enabled?, mode?, originalToken? }',
   },
 );
