@@ -259,8 +259,9 @@ export interface ApiContext {
 }
 
 /**
- * Message-recording settings of one request (spec 2.3), set by the gateway from the API's
- * configuration. They override the options of `recordTransaction` for that request.
+ * Message-recording settings of one request (docs/console.md, "Message recording per API"), set by
+ * the gateway from the API's configuration. They override the options of `recordTransaction` for
+ * that request.
  */
 export interface RecordingContext {
   /** Record the headers the client sent ("Richiesta - Ingresso": headers). */

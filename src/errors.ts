@@ -7,7 +7,7 @@
  */
 
 /**
- * Transaction outcomes shown in the monitoring console (spec 2.4 / 7).
+ * Transaction outcomes shown in the monitoring console (docs/console.md, "Outcomes").
  *
  * - `OK`: the request was relayed (or handled) successfully.
  * - `TOKEN_FAILED`: "Gestione Token Fallita" (token missing or invalid).
@@ -40,12 +40,12 @@ export type OutcomeCode =
   | 'BACKEND_5XX'
   | 'RATE_LIMITED';
 
-/** Labels of each {@link OutcomeCode}, in the spec's Italian and in English. */
+/** Labels of each {@link OutcomeCode}, in Italian and in English. */
 export const outcomeLabels: Readonly<
   Record<
     OutcomeCode,
     {
-      /** Italian label, as the spec's console shows it, for example `Autorizzazione Negata`. */
+      /** Italian label, for example `Autorizzazione Negata`. */
       readonly it: string;
       /** English label, for example `Authorization denied`. */
       readonly en: string;
@@ -341,7 +341,7 @@ const deniedEn: Message = (p) =>
   `(version:${p.serviceVersion ?? ''}) provided by ${p.providerType ?? 'gw'}/${p.providerName ?? ''}` +
   (p.decisionText ? ` (${p.decisionText})` : '');
 
-/** The spec's Italian messages (the default). */
+/** The Italian messages, the default (docs/errors.md, "The catalogue"). */
 export const messagesIt: MessageSet = {
   ERR_TOKEN_MISSING: 'Token non presente',
   ERR_TOKEN_MULTIPLE_METHODS: 'Token non presente: il token è stato inviato con più di un metodo',

@@ -1,6 +1,6 @@
 /**
  * The attribute identifiers of the XACML request the gateway builds from an invocation
- * (spec 4.3). Policies name them in their attribute designators.
+ * (docs/xacml-attributes.md, "Every attribute"). Policies name them in their attribute designators.
  *
  * @module
  */

@@ -18,7 +18,10 @@ export function addValues(bag: AttributeBag, attributeId: string, values: readon
   else existing.push(...values);
 }
 
-/** A claim name as an attribute id segment: `.` becomes `:` (spec 4.3). */
+/**
+ * A claim name as an attribute id segment: `.` becomes `:` (docs/xacml-attributes.md, "Rules for
+ * every attribute").
+ */
 export function claimSegment(name: string): string {
   return name.replaceAll('.', ':');
 }

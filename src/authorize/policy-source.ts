@@ -81,7 +81,7 @@ const POLICY_SOURCE_KEYS = optionKeys<XacmlPolicySourceOptions>({
  * import { XacmlPolicySource } from 'express-access-gateway';
  *
  * const source = new XacmlPolicySource({ policy: () => readFile('policies/petstore.xml', 'utf8') });
- * // after the file changed (the spec's ResetAllCaches):
+ * // after the file changed (as ResetAllCaches does):
  * source.reset();
  * ```
  */

@@ -1,6 +1,6 @@
 /**
- * Builds the XACML request context of an invocation (spec 4.3, DESIGN "XACML request built from
- * an invocation"). Pure: no Express, no I/O; the middleware gathers the inputs.
+ * Builds the XACML request context of an invocation (docs/xacml-attributes.md, "Every attribute").
+ * Pure: no Express, no I/O; the middleware gathers the inputs.
  *
  * @module
  */
@@ -142,12 +142,12 @@ export function excludedHeaders(options: BuildXacmlRequestOptions = {}): Readonl
 }
 
 /**
- * Builds the XACML 2.0 request context of an invocation: every attribute of spec 4.3 that the
- * invocation and its token can supply, `xs:string`-typed, multi-valued items as bags (the three
- * standard environment attributes use their standard types `xs:time`, `xs:date`, `xs:dateTime`).
- * The token itself never appears: the `Authorization` header and the `access_token` URL
- * parameter are left out, and as a last guard any value containing the raw token is dropped.
- * See `docs/xacml-attributes.md` for every attribute id with an example.
+ * Builds the XACML 2.0 request context of an invocation: every attribute that the invocation and
+ * its token can supply, `xs:string`-typed, multi-valued items as bags (the three standard
+ * environment attributes use their standard types `xs:time`, `xs:date`, `xs:dateTime`). The token
+ * itself never appears: the `Authorization` header and the `access_token` URL parameter are left
+ * out, and as a last guard any value containing the raw token is dropped. See
+ * `docs/xacml-attributes.md` for every attribute id with an example.
  *
  * @param invocation - what was invoked, how and by whom.
  * @param context - the request's gateway context; its `token` supplies the token attributes.

@@ -1,8 +1,8 @@
 /**
- * The configuration cache of spec 1.7 / 8: the configuration and what is compiled from it are
- * loaded at first access and kept for a while (2 hours by default); a change takes effect only
- * after a reset (ResetAllCaches) or expiry. A configuration that fails at reload never replaces a
- * working one.
+ * The configuration cache (docs/gateway.md, "The configuration cache and ResetAllCaches"): the
+ * configuration and what is compiled from it are loaded at first access and kept for a while (two
+ * hours by default); a change takes effect only after a reset (ResetAllCaches) or expiry. A
+ * configuration that fails at reload never replaces a working one.
  *
  * @module
  */
@@ -22,7 +22,7 @@ export interface ConfigCacheOptions<T> {
   source: ConfigSource;
   /** Folder that relative paths resolve from, for an object or loader source. */
   baseDir?: string;
-  /** Lifetime of a loaded configuration, in seconds. Default `7200` (spec 8). */
+  /** Lifetime of a loaded configuration, in seconds. Default `7200` (two hours). */
   ttlSeconds?: number;
   /**
    * Seconds to wait before trying again when a reload at expiry failed (the previous

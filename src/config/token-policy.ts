@@ -12,7 +12,7 @@ import type { TokenPolicyOptions } from '../token/policy-options.js';
 import { FILE_AUTH_METHODS, FLATTENED_FILE_KEYS, TokenPolicyOptionsSchema } from '../token/policy-schema.js';
 import type { TokenPolicyConfig } from './types.js';
 
-/** The API's switches (spec 2.1), which the file sets per API rather than per token policy. */
+/** The API's validation switches, which the file sets per API rather than per token policy. */
 export interface TokenPolicySwitches {
   introspection: boolean;
   jwtValidation: boolean;

@@ -21,7 +21,7 @@ import type { ApiTrafficControlSection } from '../traffic/schema.js';
 export type HttpMethod = 'GET' | 'HEAD' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'OPTIONS';
 
 /**
- * A token policy (spec 2.1 "Policy"): the authorization server whose introspection endpoint
+ * A token policy (docs/token-policies.md): the authorization server whose introspection endpoint
  * validates tokens. Its name, the key in {@link GatewayConfig.tokenPolicies}, is the realm of
  * token errors.
  */
@@ -136,7 +136,7 @@ export interface TokenPolicyConfig {
  */
 export type FileForwardInfoMode = Extract<ForwardInfoMode, 'headers' | 'json'>;
 
-/** An API's token forwarding in the configuration file (spec 2.1 "Token Forward"), as an object. */
+/** An API's token forwarding in the configuration file (docs/forwarding.md), as an object. */
 export interface TokenForwardSection {
   /** Forward token information. Default `true` when the section is given. */
   enabled?: boolean;
@@ -149,7 +149,7 @@ export interface TokenForwardSection {
   originalToken?: 'none' | OriginalTokenMode;
 }
 
-/** Token forwarding to the backend (spec 2.1 "Token Forward") as the gateway runs it, its defaults applied; see `forwardTokenHeaders`. */
+/** Token forwarding to the backend (docs/forwarding.md) as the gateway runs it, its defaults applied; see `forwardTokenHeaders`. */
 export interface TokenForwardConfig {
   /** Forward token information. */
   enabled: boolean;
@@ -159,7 +159,7 @@ export interface TokenForwardConfig {
   originalToken?: 'none' | OriginalTokenMode;
 }
 
-/** Token management of an API (spec 2.1). */
+/** Token management of an API (docs/gateway.md, "apis[]"). */
 export interface TokenManagementConfig {
   /** "Stato": require and validate a token. */
   enabled: boolean;
@@ -175,7 +175,7 @@ export interface TokenManagementConfig {
   tokenForward?: boolean | TokenForwardSection;
 }
 
-/** Authorization of an API (spec 2.2). */
+/** Authorization of an API (docs/xacml-attributes.md). */
 export type AuthorizationConfig =
   | {
       /** No authorization: a validated token (when token management is on) is enough. */
@@ -191,8 +191,9 @@ export type AuthorizationConfig =
     };
 
 /**
- * Message recording of an API (spec 2.3): what a transaction record keeps besides its summary.
- * Credential-bearing header values are recorded as `[redacted]`, and the client's token never.
+ * Message recording of an API (docs/console.md, "Message recording per API"): what a transaction
+ * record keeps besides its summary. Credential-bearing header values are recorded as `[redacted]`,
+ * and the client's token never.
  */
 export interface RecordingConfig {
   /** "Richiesta - Ingresso - headers": record the headers the client sent. Default `false`. */
@@ -318,9 +319,9 @@ export interface ApiConfig {
 }
 
 /**
- * The gateway configuration, as written in `gateway.config.json`: what the spec calls the
- * configuration (token policies and registered APIs), cached and reset as a whole. Settings of the
- * host (base path, `Server` header, cache lifetime, admin credentials) are options of `createGateway`.
+ * The gateway configuration, as written in `gateway.config.json`: the configuration proper (token
+ * policies and registered APIs), cached and reset as a whole. Settings of the host (base path,
+ * `Server` header, cache lifetime, admin credentials) are options of `createGateway`.
  */
 export interface GatewayConfig {
   /** Token policies by name. */
@@ -434,7 +435,7 @@ export interface ResolvedApi {
   readonly recording: {
     /** Record the headers the client sent. */
     readonly incomingHeaders: boolean;
-    /** Record the headers the backend received (spec 2.3, outgoing contents). */
+    /** Record the headers the backend received (the console's "outgoing contents"). */
     readonly outgoingHeaders: boolean;
     /** Record the request body the backend received. */
     readonly requestBody: boolean;

@@ -1,9 +1,9 @@
 /**
- * Message contents kept for a record as the relay streams them (spec 2.3): the headers it handed
- * to the HTTP client, the client's headers before any step edited them, and the first bytes of the
- * request and response bodies. Nothing is buffered beyond the kept bytes and nothing waits on the
- * recording: a chunk is copied (its kept part only) and passed on as it came. The record's copies
- * of them (headers as sent, bodies redacted) are `record/messages.ts`.
+ * Message contents kept for a record as the relay streams them (docs/console.md, "Message recording
+ * per API"): the headers it handed to the HTTP client, the client's headers before any step edited
+ * them, and the first bytes of the request and response bodies. Nothing is buffered beyond the kept
+ * bytes and nothing waits on the recording: a chunk is copied (its kept part only) and passed on as
+ * it came. The record's copies of them (headers as sent, bodies redacted) are `record/messages.ts`.
  *
  * @module
  */

@@ -1,9 +1,9 @@
 /**
  * The head of every gateway response: `Gateway-Transaction-ID` (always), `Gateway-Message-ID`
- * (status below 400 only, spec 2.5), `Server`, and the fields the exchange asks for on its answer
- * whatever it is ({@link ANSWER_FIELDS}: traffic control's `RateLimit` fields), which replace any
- * field of their family already in the head (a backend's `X-RateLimit-*`). The one place that
- * decides these headers; the relay, `sendProblem` and `recordTransaction` call it.
+ * (status below 400 only), `Server`, and the fields the exchange asks for on its answer whatever it
+ * is ({@link ANSWER_FIELDS}: traffic control's `RateLimit` fields), which replace any field of
+ * their family already in the head (a backend's `X-RateLimit-*`). The one place that decides these
+ * headers; the relay, `sendProblem` and `recordTransaction` call it.
  *
  * - {@link addIdentityHead}: into the header object a handler passes to `writeHead` (the relay:
  *   Node then writes the head in one pass, without a `setHeader` per header);

@@ -1,7 +1,8 @@
 /**
- * Compiling a resolved configuration into what serves requests: per API, the steps of spec 4.2 as
- * middleware, built once per configuration load (token policies reused while their settings stay
- * the same, XACML policies compiled here), so that the request path does no configuration work.
+ * Compiling a resolved configuration into what serves requests: per API, the steps a request goes
+ * through (docs/gateway.md, "What a request goes through") as middleware, built once per
+ * configuration load (token policies reused while their settings stay the same, XACML policies
+ * compiled here), so that the request path does no configuration work.
  *
  * @module
  */
@@ -38,7 +39,7 @@ import type { RedisConnection } from '../cluster/redis.js';
 /** One registered API, ready to serve. */
 export interface CompiledApi {
   readonly api: ResolvedApi;
-  /** Its steps, in the order of spec 4.2. */
+  /** Its steps, in the order they run. */
   readonly chain: readonly Middleware[];
   /** Its protected resource metadata (RFC 9728), when the API opts in. */
   readonly metadata?: ResourceMetadata | undefined;
@@ -114,10 +115,10 @@ interface ApiCompilation {
   tokenPolicy(name: string, options: [key: string, options: TokenPolicyOptions]): TokenPolicy;
 }
 
-/** A step of spec 4.2: the middleware it adds to an API's chain (none when the API does not use it). */
+/** A step: the middleware it adds to an API's chain (none when the API does not use it). */
 type Step = (compilation: ApiCompilation) => readonly Middleware[];
 
-/** Token management (spec 4.2.1-2): 400 without a token, 401 for an invalid one. */
+/** Token management: 400 without a token, 401 for an invalid one. */
 const tokenManagement: Step = ({ api, config, settings, tokenPolicy }) => {
   const tm = api.tokenManagement;
   if (!tm.enabled) return [];
@@ -194,7 +195,7 @@ const callerRules: Step = ({ api, applications }) => {
   return steps;
 };
 
-/** Authorization `xacml-Policy` (spec 4.2.3), compiled here: the request path does no XML work. */
+/** Authorization `xacml-Policy` (403 unless Permit), compiled here: the request path does no XML work. */
 const authorization: Step = ({ api, at, applications, settings, warnings }) => {
   const az = api.authorization;
   if (az.mode !== 'xacml-Policy') return [];
@@ -223,7 +224,7 @@ const authorization: Step = ({ api, at, applications, settings, warnings }) => {
   }
 };
 
-/** Token Forward (spec 4.2.4); the client's token and spoofed gateway headers go in every case. */
+/** Token Forward (docs/forwarding.md); the client's token and spoofed gateway headers go in every case. */
 const tokenForward: Step = ({ api }) => {
   const tm = api.tokenManagement;
   const forward = tm.enabled && tm.tokenForward.enabled;
@@ -238,7 +239,7 @@ const tokenForward: Step = ({ api }) => {
   ];
 };
 
-/** The relay to the API's backend (spec 4.2.4). */
+/** The relay to the API's backend (docs/gateway.md, "The relay"). */
 const relay: Step = ({ api, config, settings }) => {
   const prefix = `/${apiKey(api)}`;
   const certificateHeader = config.listener.clientCertificateHeader;
@@ -270,7 +271,7 @@ const relay: Step = ({ api, config, settings }) => {
   ];
 };
 
-/** The steps of spec 4.2, in order, by name. */
+/** The steps, in the order they run, by name. */
 export const STEPS: ReadonlyArray<readonly [name: string, step: Step]> = [
   ['token management', tokenManagement],
   ['traffic control', trafficControl],

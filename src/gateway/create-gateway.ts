@@ -1,5 +1,6 @@
 /**
- * `createGateway`: the whole gateway of the spec from one configuration.
+ * `createGateway`: the whole gateway (every registered API, its chain and its relay) from one
+ * configuration.
  *
  * @module
  */
@@ -130,8 +131,9 @@ export interface Gateway {
 }
 
 /**
- * Creates the gateway of the spec: every registered API ("erogazione") of the configuration served
- * at `{basePath}/<provider>/<api>/v<version>/<resource path>` with the processing order of spec 4.2:
+ * Creates the gateway: every registered API ("erogazione") of the configuration served at
+ * `{basePath}/<provider>/<api>/v<version>/<resource path>` with this processing order
+ * (docs/gateway.md, "What a request goes through"):
  *
  * 1. `recordTransaction` (ids, `Gateway-Transaction-ID`, the record; outgoing headers when the API's
  *    `recording.outgoingHeaders` is on);

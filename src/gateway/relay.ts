@@ -2,7 +2,7 @@
  * The relay: streams a request to a backend and the backend's answer back to the client, over
  * keep-alive connections kept by an undici `Agent`.
  *
- * undici was chosen over http-proxy-middleware by measurement (see docs/gateway.md, "Relay"):
+ * undici was chosen over http-proxy-middleware by measurement (see docs/gateway.md, "Why undici"):
  * higher throughput through the same Express app, per-request read timeouts that distinguish
  * "unreachable" from "too slow", and a maintained HTTP client from the Node.js project.
  *

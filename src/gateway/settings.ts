@@ -62,10 +62,10 @@ export interface CreateGatewayOptions {
   maxRequestTargetBytes?: number;
   /** Value of the `Server` header of every gateway response. Default `Gateway`. */
   server?: string;
-  /** Message set of error details: `it` (the spec's, default), `en` or your own. */
+  /** Message set of error details: `it` (Italian, the default), `en` or your own. */
   messages?: 'it' | 'en' | MessageSet;
   /**
-   * Lifetime of the cached configuration and compiled policies, in seconds. Default `7200` (spec 8).
+   * Lifetime of the cached configuration and compiled policies, in seconds. Default `7200` (two hours).
    * (Token results have their own lifetime: `cacheTtlSeconds` of each token policy in the file.)
    */
   configCacheTtlSeconds?: number;

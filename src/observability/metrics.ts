@@ -1,9 +1,10 @@
 /**
  * The gateway's Prometheus metrics: one prom-client `Registry` per gateway (never the global one,
- * so that two gateways in one process do not collide), the families of the spec's metrics, and the
- * hooks the request path calls. Label values come from the configuration (API, operation, token
- * policy) or from fixed sets (outcome, status, source, result, decision): nothing a client sends
- * becomes a label, and no subject or client unless `clientLabel` asks for the client.
+ * so that two gateways in one process do not collide), the metric families of
+ * docs/observability.md, and the hooks the request path calls. Label values come from the
+ * configuration (API, operation, token policy) or from fixed sets (outcome, status, source, result,
+ * decision): nothing a client sends becomes a label, and no subject or client unless `clientLabel`
+ * asks for the client.
  *
  * @module
  */

@@ -8,7 +8,10 @@
 
 /** The started SDK. */
 export interface TracingExport {
-  /** Where spans go (the traces endpoint, as configured: no credentials are in it by the spec's variables). */
+  /**
+   * Where spans go: the traces endpoint, as configured. OpenTelemetry's variables put credentials
+   * in `OTEL_EXPORTER_OTLP_HEADERS`, not here.
+   */
   readonly endpoint: string;
   /** `service.name` of the spans. */
   readonly serviceName: string;

@@ -14,7 +14,7 @@ import { endAnswer } from '../exchange/answer-end.js';
 /** The media type of every problem answer (RFC 9457).  @internal */
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
 
-/** The problem+json body (spec 2.5). */
+/** The problem+json body (docs/errors.md). */
 export interface ProblemBody {
   /** `https://httpstatuses.com/<status>`. */
   type: string;
@@ -36,7 +36,7 @@ export interface ProblemBody {
 /** Options shared by {@link sendProblem} and `problemJsonErrorHandler`. */
 export interface ProblemOptions {
   /**
-   * Message set of the `detail` field: `'it'` (the spec's Italian, default), `'en'`, or a custom
+   * Message set of the `detail` field: `'it'` (Italian, the default), `'en'`, or a custom
    * {@link MessageSet}.
    */
   messages?: 'it' | 'en' | MessageSet;

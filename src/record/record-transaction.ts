@@ -28,8 +28,8 @@ export interface RecordTransactionOptions {
   store?: TransactionStore;
   /**
    * Record the headers the backend received (as `createRelay` sent them; without the relay, the
-   * headers the gateway produced for it, `req.gateway.outgoing.headers`), as the message recording
-   * of spec 2.3 does. A function decides per request, when the request arrives. A recording set on
+   * headers the gateway produced for it, `req.gateway.outgoing.headers`), as the API's message
+   * recording does. A function decides per request, when the request arrives. A recording set on
    * the request (`req.gateway.recording`, by `createGateway` from the API's configuration, or by a
    * middleware of yours: incoming headers, bodies) overrides it. Default `false`.
    */

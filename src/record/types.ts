@@ -7,11 +7,11 @@ import type { AuthorizationContext, Diagnostic, TokenMethod } from '../context.j
 import type { OutcomeCode } from '../errors.js';
 import type { XacmlExplanation } from '../xacml/explain.js';
 
-/** The outcome of a transaction: a stable code and its labels (spec 2.4 / 7). */
+/** The outcome of a transaction: a stable code and its labels (docs/console.md, "Outcomes"). */
 export interface TransactionOutcome {
   /** Stable code, for example `AUTHORIZATION_DENIED`. */
   code: OutcomeCode;
-  /** The spec's (Italian) label, for example `Autorizzazione Negata`. */
+  /** The Italian label, for example `Autorizzazione Negata`. */
   label: string;
   /** The English label, for example `Authorization denied`. */
   en: string;
@@ -27,7 +27,7 @@ export interface TransactionApi {
   version: number;
 }
 
-/** Who called: the main data taken from the token (spec 2.4, "sender information"). */
+/** Who called: the main data taken from the token (docs/console.md, "The record"). */
 export interface TransactionSender {
   /** `sub` of the token. */
   subject?: string;
@@ -228,8 +228,8 @@ export interface TransactionRecord {
   diagnostics: Diagnostic[];
   /**
    * What the gateway sent to the backend, only when the API's message recording asks for the
-   * outgoing headers (spec 2.3) and the gateway produced headers for the backend (a request
-   * stopped by a 4xx has none). Credential-bearing headers are redacted.
+   * outgoing headers and the gateway produced headers for the backend (a request stopped by a 4xx
+   * has none). Credential-bearing headers are redacted.
    */
   outgoing?: {
     /**

@@ -1,5 +1,6 @@
 /**
- * `xacmlAuthorize`: the XACML policy enforcement point of the gateway (spec 4.2 step 3).
+ * `xacmlAuthorize`: the XACML policy enforcement point of the gateway (docs/gateway.md,
+ * "What a request goes through", step 5).
  *
  * @module
  */

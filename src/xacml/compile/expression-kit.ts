@@ -157,7 +157,8 @@ export function applyEager(fn: FunctionSpec, args: readonly Expr[], where: strin
       const value = impl(args.map((a) => a.value));
       return { type: fn.returns, ev: () => value, constant: true, value };
     } catch {
-      // A constant expression that fails is a runtime processing error, as the spec wants.
+      // A constant expression that fails is left to fail at evaluation (Indeterminate, XACML 2.0's
+      // processing error), not when the policy loads.
     }
   }
   const evs = args.map((a) => a.ev);
