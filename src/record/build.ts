@@ -253,7 +253,8 @@ export function buildRecord(req: IncomingMessage, res: ServerResponse, context: 
     authorization.decision !== 'Permit' &&
     !diagnostics.some((d) => d.message.includes(authorization.text))
   ) {
-    // The decision text of a denial belongs in the diagnostics (spec 7) even if no middleware wrote it.
+    // The decision text of a denial belongs in the diagnostics (docs/console.md, "Diagnostics")
+    // even if no middleware wrote it.
     diagnostics.push(Object.freeze({ time: facts.endedAt, level: 'warn', code: 'XACML_DECISION', message: authorization.text } as const));
   }
   if (clientAborted) {

@@ -1,7 +1,7 @@
 /**
- * Token policies: which authorization server validates a token and how (spec 2.1). A policy is an
- * object the app creates once and passes to every route that uses it; it owns its discovery state,
- * its JWKS, its token caches and the bounds that protect its authorization server.
+ * Token policies (docs/token-policies.md): which authorization server validates a token and how.
+ * A policy is an object the app creates once and passes to every route that uses it; it owns its
+ * discovery state, its JWKS, its token caches and the bounds that protect its authorization server.
  *
  * @module
  */
@@ -289,7 +289,7 @@ export class TokenPolicy {
     return hash('sha256', JSON.stringify(settings), 'base64url').slice(0, 16);
   }
 
-  /** Which validations the policy performs (spec 2.1 switches). */
+  /** Which validations the policy performs: introspection, JWT validation, UserInfo. */
   get switches(): {
     /** Validates by RFC 7662 introspection (option `introspection`, default `true`). */
     introspection: boolean;

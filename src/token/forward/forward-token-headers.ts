@@ -122,7 +122,7 @@ class TokenForwarder {
 }
 
 /**
- * Token forwarding (spec 4.2 step 4, docs/forwarding.md). Edits the incoming request in place
+ * Token forwarding (docs/forwarding.md). Edits the incoming request in place
  * so that whatever relays it (`createGateway`'s relay, `http-proxy-middleware`, your own handler
  * copying `req.headers` and `req.url`) sends the right thing:
  *
