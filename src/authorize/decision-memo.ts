@@ -9,7 +9,7 @@
  * @module
  */
 import type { TokenContext } from '../context.js';
-import { memoPerToken } from '../token/shared.js';
+import { memoPerToken } from '../token/validated-data.js';
 import type { Pdp } from '../xacml/index.js';
 import { XacmlAttributes as A } from './attributes.js';
 import type { AttributeSelection } from './request-builder.js';

@@ -15,7 +15,7 @@ import {
 } from '../context.js';
 import { outcomeLabels, type OutcomeCode } from '../errors.js';
 import { tokenFacts } from '../token/facts.js';
-import { deepFreeze, memoPerToken, sharedTokenData } from '../token/shared.js';
+import { deepFreeze, memoPerToken, sharedTokenData } from '../token/validated-data.js';
 import { budgetOf, copyBounded, fit, truncate, type Budget, type RecordLimits } from './bounds.js';
 import { REDACTED, redactHeaders, scrubSecret } from './redact.js';
 import { rememberSize } from './size.js';

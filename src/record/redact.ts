@@ -6,7 +6,7 @@
  */
 
 import { removeQueryParameter } from '../url/parameters.js';
-import { REDACTED } from '../token/shared.js';
+import { REDACTED } from '../token/validated-data.js';
 import { detach } from './detach.js';
 
 /** Replacement of a removed secret: the one the forwarder also records for a token value. */

@@ -12,7 +12,7 @@
  */
 import { hash } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
-import type { SharedTokenData } from './shared.js';
+import type { SharedTokenData } from './validated-data.js';
 
 /** Settings of the valid-result cache. */
 export interface ValidCacheSettings {

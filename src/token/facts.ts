@@ -8,7 +8,7 @@
  * @module
  */
 import type { TokenContext, TokenInfo } from '../context.js';
-import { deepFreeze } from './shared.js';
+import { deepFreeze } from './validated-data.js';
 import { toTokenInfo, type Claims } from './normalize.js';
 
 /**

@@ -24,7 +24,7 @@ import type { TokenPolicyOptions } from './policy-options.js';
 import { resolvePolicyClient, type PolicyClient } from './policy-client.js';
 import { normalizeTyp, tokenPolicySettings, type TokenPolicySettings } from './policy-settings.js';
 import { toTokenInfo, type Claims } from './normalize.js';
-import { shareTokenData } from './shared.js';
+import { shareTokenData } from './validated-data.js';
 import { InvalidTokenThrottle } from './throttle.js';
 import { checkFailure, probeIntrospection, type TokenPolicyCheck } from './policy-check.js';
 import type { BindingRefusalReason, TokenBinding, TokenContext, TokenInfo } from '../context.js';

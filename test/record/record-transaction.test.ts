@@ -3,7 +3,7 @@ import { expect } from 'chai';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { createTokenContext, gatewayContext, addDiagnostic, type DiagnosticCode } from '../../src/context.js';
 import { MemoryTransactionStore, recordTransaction, type TransactionRecord, type TransactionStore } from '../../src/index.js';
-import { shareTokenData } from '../../src/token/shared.js';
+import { shareTokenData } from '../../src/token/validated-data.js';
 import { express4 } from '../support/express4.js';
 import { close, eventually, listen } from './helpers.js';
 

@@ -7,7 +7,7 @@ import { createTokenContext, type TokenContext } from '../../src/context.js';
 import { TokenCache, estimateSize } from '../../src/token/cache.js';
 import { tokenFacts } from '../../src/token/facts.js';
 import { createTokenPolicy, type TokenPolicy } from '../../src/token/policy.js';
-import { memoPerToken, shareTokenData, type SharedTokenData } from '../../src/token/shared.js';
+import { memoPerToken, shareTokenData, type SharedTokenData } from '../../src/token/validated-data.js';
 import { toTokenInfo } from '../../src/token/normalize.js';
 import { InvalidOptionError } from '../../src/options.js';
 import { json, nowSeconds, startPeer, tokenOf, type Peer } from './peer.js';

@@ -9,7 +9,7 @@ import { addDiagnostic, gatewayContext } from '../../context.js';
 import type { ApiContext, AuthorizationContext, GatewayContext } from '../../context.js';
 import { GatewayError } from '../../errors.js';
 import { logger } from '../../log.js';
-import { deepFreeze, memoPerToken, sharedTokenData } from '../../token/shared.js';
+import { deepFreeze, memoPerToken, sharedTokenData } from '../../token/validated-data.js';
 import type { RequestContext } from '../../xacml/request-context.js';
 import type { Pdp, XacmlExplanation, XacmlObligation, XacmlResponse } from '../../xacml/index.js';
 import { decisionText, explanationText } from '../decision.js';

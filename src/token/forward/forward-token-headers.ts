@@ -8,7 +8,7 @@ import type { IncomingMessage } from 'node:http';
 import { CompactSign } from 'jose';
 import { gatewayContext } from '../../context.js';
 import type { GatewayContext, Middleware, TokenContext } from '../../context.js';
-import { memoPerToken, REDACTED } from '../shared.js';
+import { memoPerToken, REDACTED } from '../validated-data.js';
 import { GatewayError } from '../../errors.js';
 import { appendQueryParameter } from '../../url/parameters.js';
 import { collectItems, headerValue, itemsDocument } from './items.js';

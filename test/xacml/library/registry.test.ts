@@ -8,7 +8,7 @@ interface Manifest {
 }
 
 const manifest = JSON.parse(
-  readFileSync(new URL('../../../../shared/xacml2-conformance/manifest.json', import.meta.url), 'utf8'),
+  readFileSync(new URL('../../fixtures/xacml2-conformance/manifest.json', import.meta.url), 'utf8'),
 ) as Manifest;
 
 describe('xacml library registries', () => {
