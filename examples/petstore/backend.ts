@@ -1,19 +1,19 @@
 /**
- * The petstore backend of the example: the API the gateway protects, with the payload of spec 2.6
+ * The petstore backend of the example: the API the gateway protects, with the pet payload
  * (`id`, `category`, `name`, `photoUrls`, `tags`, `status`). In memory, plain `node:http`, so that it
  * costs little in benchmarks.
  *
  * - `POST /pet` adds a pet, `PUT /pet` updates (or adds) one: both answer the pet as stored;
  * - `GET /pet/{petId}` answers it (404 when unknown), `DELETE /pet/{petId}` removes it;
  * - every answer carries `Access-Control-Allow-Origin: *`, the "cross-origin headers that the
- *   backend adds" of spec 4.1, which the gateway relays unchanged.
+ *   backend adds", which the gateway relays unchanged.
  *
  * @module
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
-/** A pet (spec 2.6). */
+/** A pet. */
 export interface Pet {
   id: number;
   category?: { id: number; name: string };
@@ -44,7 +44,7 @@ export interface PetstoreBackend {
   stop(): Promise<void>;
 }
 
-/** The pet of the spec's scenario. */
+/** The pet of the reference scenario. */
 export const doggie: Pet = {
   id: 10,
   category: { id: 1, name: 'Dogs' },

@@ -21,7 +21,7 @@ const NS = 'urn:oasis:names:tc:xacml:2.0:policy:schema:os';
 const FN = 'urn:oasis:names:tc:xacml:1.0:function:';
 const STRING = 'http://www.w3.org/2001/XMLSchema#string';
 
-/** Permits the organization `Comune di Pisa` only (its designator: the consuming subject of spec 4.3). */
+/** Permits the organization `Comune di Pisa` only (its designator: the consuming subject, docs/xacml-attributes.md). */
 const ORGANIZATION_POLICY = `<Policy xmlns="${NS}" PolicyId="by-organization" RuleCombiningAlgId="urn:oasis:names:tc:xacml:1.0:rule-combining-algorithm:first-applicable">
   <Target/>
   <Rule RuleId="pisa" Effect="Permit">
@@ -121,7 +121,7 @@ describe('xacmlAuthorize applications (registry of client applications)', functi
     expect(subjectValues(requests[1]!, A.organization)).to.equal(undefined);
   });
 
-  it('a policy decides on org:gateway:subject:organization: the registered organization passes, others get the spec 403 (decisions reused per token)', async () => {
+  it('a policy decides on org:gateway:subject:organization: the registered organization passes, others get the 403 of docs/errors.md (decisions reused per token)', async () => {
     const url = await start({ applications: APPLICATIONS }, false);
     const pisa = await as.issueToken('client1', 'client1-secret');
     const lucca = await as.issueToken('client2', 'client2-secret');

@@ -1,6 +1,6 @@
 /**
  * xacmlAuthorize in the real chain: the demo authorization server (oidc-provider, port 0), the
- * token chain (requireToken + introspect), the spec 4.4 policy, forwardTokenHeaders and a real
+ * token chain (requireToken + introspect), the scenario policy, forwardTokenHeaders and a real
  * backend reached through http-proxy-middleware.
  */
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
@@ -45,7 +45,7 @@ export function normalizeRequestXml(xml: string): string {
     .replace(/(claim:jti" [^>]*>\s*<AttributeValue>)[^<]+/g, '$1<jti>');
 }
 
-describe('xacmlAuthorize (real token chain, spec 4.4 policy)', () => {
+describe('xacmlAuthorize (real token chain, scenario policy)', () => {
   let as: DemoAuthServer;
   let backend: { url: string; close: () => Promise<void> };
   let backendCalls = 0;
@@ -137,7 +137,7 @@ describe('xacmlAuthorize (real token chain, spec 4.4 policy)', () => {
     });
   });
 
-  it('an unlisted client gets exactly the spec 403, and the backend is not called', async () => {
+  it('an unlisted client gets exactly the documented 403, and the backend is not called', async () => {
     const { app, seen } = gateway(scenarioAuthorize());
     const token = await as.issueToken('client3', 'client3-secret', { scope: 'read' });
     const res = await supertest(app).put(`${BASE}/pet?access_token=${token}`).send({ id: 1 }).expect(403);
@@ -362,7 +362,7 @@ describe('xacmlAuthorize (real token chain, spec 4.4 policy)', () => {
   });
 
   describe('the XACML request of an invocation', () => {
-    it('holds every spec 4.3 attribute the invocation supplies, never the token (fixture)', async () => {
+    it('holds every docs/xacml-attributes.md attribute the invocation supplies, never the token (fixture)', async () => {
       const withUserInfo = createTokenPolicy({
         name: 'demo-idp',
         issuer: as.issuer,

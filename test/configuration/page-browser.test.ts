@@ -312,7 +312,7 @@ describe('configuration console in headless Chromium', function () {
     await waitFor(async () => (await nodeState(admin)) === 'in force', 'in force after the reset');
   });
 
-  it('sets message recording as spec 2.3 has it (headers each way, bodies up to a size): a bad size names its field and saves nothing', async () => {
+  it('sets message recording as docs/console.md has it (headers each way, bodies up to a size): a bad size names its field and saves nothing', async () => {
     const versionsBefore = (await readdir(`${pet.copy.configFile}.versions`)).length;
     await admin.check('#f-rec-incoming');
     await admin.check('#f-rec-request-body');

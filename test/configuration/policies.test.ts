@@ -1,7 +1,7 @@
 /**
  * XACML policies through the configuration API: an upload is validated as the gateway compiles
  * it (syntax and compile errors with the element's path and line; nothing saved), a valid one is a
- * new version, in force only after ResetAllCaches: client3's 403 becomes 200 then (spec 4.4).
+ * new version, in force only after ResetAllCaches: client3's 403 becomes 200 then.
  */
 import { readdir, readFile } from 'node:fs/promises';
 import { expect } from 'chai';

@@ -51,7 +51,7 @@ function schemaFields(schema: TSchema, documented: readonly string[], prefix = '
 
 describe('docs/gateway.md: the configuration file, field by field', () => {
   it('tokenPolicies.<name>: one row per field of the token policy schema', async () => {
-    const documented = await documentedFields('### `tokenPolicies.<name>` (spec 2.1 "Policy")');
+    const documented = await documentedFields('### `tokenPolicies.<name>`');
     expect(documented).to.have.members(schemaFields(TokenPolicySchema, documented));
   });
 

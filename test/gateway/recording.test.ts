@@ -1,5 +1,5 @@
 /**
- * Message recording per API (spec 2.3) over real HTTP: the headers the client sent, every header
+ * Message recording per API (docs/console.md) over real HTTP: the headers the client sent, every header
  * the backend received (as the relay sent them), and the first bytes of the request and response
  * bodies, credentials redacted and the token never recorded.
  */
@@ -23,7 +23,7 @@ interface Received {
 
 const BINARY = Buffer.from(Array.from({ length: 256 }, (_, i) => i));
 
-describe('message recording per API (spec 2.3)', function () {
+describe('message recording per API', function () {
   this.timeout(60_000);
   let backend: Server;
   let backendUrl: string;

@@ -2,7 +2,7 @@
  * OAuth 2.0 Protected Resource Metadata (RFC 9728), per API, opt-in (`protectedResourceMetadata`):
  * the document at `/.well-known/oauth-protected-resource<basePath>/<provider>/<name>/v<version>`
  * on the API listener, answered by the gateway (never a backend), and `resource_metadata` in that
- * API's 401 challenges; other APIs keep the spec's exact challenges. Real listeners, the demo
+ * API's 401 challenges; other APIs keep the exact challenges of docs/errors.md. Real listeners, the demo
  * authorization server (oidc-provider), a real backend, and the `serve` command.
  */
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -108,7 +108,7 @@ describe('protected resource metadata (RFC 9728)', function () {
       expect(short.headers.get('www-authenticate')).to.not.include('resource_metadata');
     });
 
-    it("leaves the spec's exact challenge to an API that does not opt in, and answers 404 problem+json for its metadata", async () => {
+    it('leaves the documented exact challenge to an API that does not opt in, and answers 404 problem+json for its metadata', async () => {
       const refused = await fetch(`${server.url}/gateway/Ente/Plain/v1/pet/1`, { headers: { authorization: 'Bearer not-a-token' } });
       expect(refused.status).to.equal(401);
       expect(refused.headers.get('www-authenticate')).to.equal(INVALID);

@@ -172,7 +172,7 @@ describe('the README scenario, end to end', () => {
     expect(seen.headers?.['gateway-transaction-id']).to.equal(transactionId);
     expect(JSON.stringify(seen)).to.not.contain(token);
 
-    // The console shows the transaction with the outgoing headers (recording of spec 2.3).
+    // The console shows the transaction with the outgoing headers (message recording, docs/console.md).
     const record = await fetch(`${gateway.adminUrl}/gateway/console/api/transactions/${transactionId}`, { headers: admin });
     expect(record.status).to.equal(200);
     const body = (await record.json()) as TransactionRecord;

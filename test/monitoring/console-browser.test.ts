@@ -1,6 +1,6 @@
 /**
  * The console page in a real headless Chromium (Debian's /usr/bin/chromium driven by
- * playwright-core) after a scripted traffic mix over the spec scenario: every outcome the scenario
+ * playwright-core) after a scripted traffic mix over the reference scenario: every outcome the scenario
  * can give (token refused, denied, Ok, backend 4xx and 5xx), two APIs, three clients, more records
  * than one page. Fails, never skips, when Chromium is missing: CI installs it (`.ci/run`).
  */

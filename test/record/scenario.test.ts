@@ -5,7 +5,7 @@ import { CONSOLE_USER, PET, runFourOutcomes, startScenario, type Scenario } from
 
 const DECISION = 'result-1 DENY code:urn:oasis:names:tc:xacml:1.0:status:ok';
 
-describe('transaction records of the spec scenario (real oidc-provider, real HTTP)', function () {
+describe('transaction records of the reference scenario (real oidc-provider, real HTTP)', function () {
   this.timeout(30_000);
   let scenario: Scenario;
   let responses: Awaited<ReturnType<typeof runFourOutcomes>>;

@@ -1,5 +1,5 @@
 /**
- * The spec's scenario over real HTTP, shared by the record and browser tests: a demo authorization
+ * The reference scenario over real HTTP, shared by the record and browser tests: a demo authorization
  * server (oidc-provider), a backend, and a gateway chain (recordTransaction, requireToken,
  * introspect, xacmlAuthorize, forwardTokenHeaders, relay, problemJsonErrorHandler) with the
  * monitoring console mounted beside it.
@@ -40,7 +40,7 @@ export interface Scenario {
   consoleUrl: string;
   as: DemoAuthServer;
   store: MemoryTransactionStore;
-  /** Per-API message recording (spec 2.3): the gateway puts it on each request. */
+  /** Per-API message recording (docs/console.md): the gateway puts it on each request. */
   settings: { recordOutgoingHeaders: boolean };
   /** Headers the backend received, by transaction id. */
   backendSaw: Map<string, IncomingHttpHeaders>;
@@ -139,7 +139,7 @@ export async function startScenario(): Promise<Scenario> {
   };
 }
 
-/** The spec's four exchanges (400, 401, 403, 200); returns the responses by status. */
+/** The scenario's four exchanges (400, 401, 403, 200); returns the responses by status. */
 export async function runFourOutcomes(scenario: Scenario): Promise<Record<'400' | '401' | '403' | '200', Response>> {
   const client1 = await scenario.as.issueToken('client1', 'client1-secret', { scope: 'read write' });
   const client3 = await scenario.as.issueToken('client3', 'client3-secret', { scope: 'read write' });

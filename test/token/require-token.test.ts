@@ -53,7 +53,7 @@ for (const [label, factory] of [
       expect(res.body.method).to.equal('query');
     });
 
-    it('answers 400 problem+json with the spec headers when there is no token', async () => {
+    it('answers 400 problem+json with the documented headers when there is no token', async () => {
       const res = await request(app.url).get('/pets').set('Authorization', 'Basic dXNlcjpwdw==');
       expect(res.status).to.equal(400);
       expect(res.headers['content-type']).to.equal('application/problem+json');

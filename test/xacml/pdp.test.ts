@@ -32,7 +32,7 @@ const gatewayRequest = (clientId: string, audience = ['test-tool-app']): Request
   });
 
 describe('xacml PDP', () => {
-  describe('the scenario policy of spec 4.4', () => {
+  describe('the scenario policy', () => {
     it('permits a listed client with the right audience, denies others', () => {
       const pdp = createPdp({ policies: [scenario] });
       assert.equal(pdp.evaluate(gatewayRequest('client1')).results[0]!.decision, 'Permit');
