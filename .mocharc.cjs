@@ -1,0 +1,38 @@
+'use strict';
+// Mocha's settings for `npm test`. The files run in parallel, two more than the machine's cores
+// (most of a file's time is spent waiting on its servers), the known slow ones first so that no
+// long file starts last. Each file starts its own servers on port 0 and keeps its own PostgreSQL
+// schema, Redis key prefix and temporary folder, so files never see each other's state.
+//
+// `npx mocha test/some.test.ts` runs that file alone: the spec list applies only when no test
+// file is named on the command line.
+const { readdirSync } = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
+
+/** Every test file under `dir`, as a path relative to the project's root. */
+function testFiles(dir) {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const file = path.posix.join(dir, entry.name);
+    if (entry.isDirectory()) return testFiles(file);
+    return entry.name.endsWith('.test.ts') ? [file] : [];
+  });
+}
+
+/** Files that take a minute or more: started first. */
+const SLOW_FIRST = [];
+
+const named = process.argv.slice(2).some((arg) => /\.test\.ts$/.test(arg) || arg.includes('*'));
+const all = testFiles('test').sort();
+const spec = named ? undefined : [...SLOW_FIRST.filter((file) => all.includes(file)), ...all.filter((file) => !SLOW_FIRST.includes(file))];
+
+module.exports = {
+  'node-option': ['import=tsx'],
+  extension: ['ts'],
+  ...(spec === undefined ? {} : { spec }),
+  parallel: true,
+  jobs: os.availableParallelism() + 2,
+  reporter: './scripts/mocha-reporter.cjs',
+  timeout: 20000,
+  exit: true,
+};
