@@ -7,9 +7,7 @@ interface Manifest {
   cases: { id: string; functions: string[]; datatypes: string[] }[];
 }
 
-const manifest = JSON.parse(
-  readFileSync(new URL('../../fixtures/xacml2-conformance/manifest.json', import.meta.url), 'utf8'),
-) as Manifest;
+const manifest = JSON.parse(readFileSync(new URL('../../fixtures/xacml2-conformance/manifest.json', import.meta.url), 'utf8')) as Manifest;
 
 describe('xacml library registries', () => {
   it('cover every function the conformance suite uses (or leave it to the evaluator)', () => {
