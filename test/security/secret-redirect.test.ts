@@ -6,6 +6,7 @@
  * leaves it out) while moving the issuer or an endpoint had the gateway send it to the new server
  * after ResetAllCaches; `clientSecretEnv` could name any variable of the gateway's environment.
  */
+import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { copyFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -22,7 +23,7 @@ import { freePort, serve, stop, type Served } from '../server/support.js';
 const API = '/gateway/configuration/api';
 const SESSION_SECRET = 'session-secret-of-the-gateway-0123456789abcdef';
 const DATABASE_PASSWORD = 'database-password-9f8e7d';
-const SCHEMA = `eag_secret_redirect_${process.pid}`;
+const SCHEMA = `eag_secret_redirect_${process.pid}_${randomBytes(4).toString('hex')}`;
 const DATABASE_URL = `postgres://postgres:${DATABASE_PASSWORD}@127.0.0.1:5432/test`;
 /** The secret of the example's token policy, in the configuration file. */
 const SAVED_SECRET = 'gateway-secret';

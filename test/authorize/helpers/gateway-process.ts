@@ -1,7 +1,8 @@
 /**
  * Starts {@link ./gateway-process-main.ts} (xacmlAuthorize with a given policy, relaying to a
- * backend) in a child process, and measures how long unrelated requests wait while an attack
- * request is being answered.
+ * backend) in a child process, and measures how much an attack request delays the gateway while it
+ * is being answered: the gateway's own event-loop delay over that time (read from the gateway
+ * process), and what an unrelated client (a process of its own) sees meanwhile.
  */
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
@@ -9,16 +10,42 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { expect } from 'chai';
+import {
+  describeFigures,
+  probeFigures,
+  probeWithinBounds,
+  routeLoopDelay,
+  type LoopDelay,
+  type LoopDelaySource,
+} from '../../security/support/loop-delay.js';
 
 /** Where the child gateway serves the PetStore API. */
 export const GATEWAY_BASE = '/gateway/Ente/PetStore/v1';
+
+/** Where the child gateway answers its event-loop delay (see loop-delay.ts), outside the APIs. */
+export const LOOP_DELAY_PATH = '/test/loop-delay';
 
 /** A running child gateway. */
 export interface GatewayProcess {
   /** Its base URL, `http://127.0.0.1:<port>`. */
   readonly url: string;
+  /** Its event-loop delay, read from the process. */
+  readonly loopDelay: LoopDelaySource;
   /** Kills it (SIGKILL: it may be frozen) and removes its policy file. */
   stop(): Promise<void>;
+}
+
+/** The options of {@link startGatewayProcess}. */
+export interface GatewayProcessOptions {
+  /** The server's `maxHeadersCount`; Node's default unless given. */
+  maxHeadersCount?: number;
+  /**
+   * A control for the measure: a regular expression that the process matches, with JavaScript's
+   * own (backtracking) engine, against each request's X-Tenant header on its event loop, before
+   * the gateway: what a vulnerable gateway would do.
+   */
+  tenantPatternOnTheLoop?: string;
 }
 
 /**
@@ -29,20 +56,33 @@ export interface GatewayProcess {
 export async function startGatewayProcess(
   policyXml: string,
   backend: string,
-  { maxHeadersCount }: { maxHeadersCount?: number } = {},
+  options: GatewayProcessOptions = {},
 ): Promise<GatewayProcess> {
   const dir = await mkdtemp(path.join(tmpdir(), 'eag-xacml-attack-'));
   const policyFile = path.join(dir, 'policy.xml');
   await writeFile(policyFile, policyXml);
   const main = fileURLToPath(new URL('gateway-process-main.ts', import.meta.url));
-  const args = ['--import', 'tsx', main, policyFile, backend, ...(maxHeadersCount === undefined ? [] : [String(maxHeadersCount)])];
-  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] });
+  return startTestGateway(main, [policyFile, backend, JSON.stringify(options)], () => rm(dir, { recursive: true, force: true }));
+}
+
+/**
+ * Starts a test's gateway process, `node --import tsx <main> ...args`, that prints
+ * `{"url":"http://127.0.0.1:<port>"}` as its first line once it listens, and answers its
+ * event-loop delay at {@link LOOP_DELAY_PATH} (loop-delay.ts's `loopDelayHandler`). Its `stop`
+ * kills it (SIGKILL: it may be frozen), then calls `cleanUp`.
+ */
+export async function startTestGateway(
+  main: string,
+  args: string[],
+  cleanUp: () => Promise<void> = async () => {},
+): Promise<GatewayProcess> {
+  const child = spawn(process.execPath, ['--import', 'tsx', main, ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
   const stop = async (): Promise<void> => {
     if (child.exitCode === null && child.signalCode === null) {
       child.kill('SIGKILL');
       await once(child, 'exit');
     }
-    await rm(dir, { recursive: true, force: true });
+    await cleanUp();
   };
   try {
     const url = await new Promise<string>((resolve, reject) => {
@@ -56,7 +96,7 @@ export async function startGatewayProcess(
       child.once('exit', (code) => reject(new Error(`gateway process exited with ${code}`)));
       child.once('error', reject);
     });
-    return { url, stop };
+    return { url, loopDelay: routeLoopDelay(`${url}${LOOP_DELAY_PATH}`), stop };
   } catch (e) {
     await stop();
     throw e;
@@ -65,8 +105,10 @@ export async function startGatewayProcess(
 
 /** What {@link latencyDuring} saw. */
 export interface LatencyReport {
-  /** The attack's response (status and body), or why it failed. */
-  attack: { status: number; body: string } | { error: string };
+  /** The attack's response (status, content type and body), or why it failed. */
+  attack: { status: number; contentType: string | null; body: string } | { error: string };
+  /** The gateway's event-loop delay from just before the attack was sent until it was answered. */
+  loopDelay: LoopDelay;
   /** The latency of each unrelated request, in ms (`Infinity` for one not answered in time). */
   latencies: number[];
   /** The statuses of the unrelated requests that were answered. */
@@ -78,23 +120,30 @@ export interface LatencyReport {
  * least three), from a process of its own (latency-probe-main.ts: timed from this one, a
  * collection pause of the test runner would count as the gateway's delay); each unrelated request
  * is given `patienceMs` before it counts as not answered (`Infinity`). Returns once the attack is
- * answered or the patience ran out while an unrelated request waited. Five unrelated requests go
- * first, unmeasured: the first requests of a new process are slow (code loaded and compiled on
- * first use) whatever the attack. With `warmUp`, the attack is also sent once first, unmeasured,
- * for the same reason (the first request with 1,500 headers takes some 100 ms in any Express app);
- * if that one is not answered within `patienceMs`, the report says so.
+ * answered or the patience ran out while an unrelated request waited. The gateway's event-loop
+ * delay (`loopDelay`) is read just before the attack is sent, which starts its window, and once it
+ * is answered. Five unrelated requests go first, unmeasured: the first requests of a new process
+ * are slow (code loaded and compiled on first use) whatever the attack. With `warmUp`, the attack
+ * is also sent once first, unmeasured, for the same reason (the first request with 1,500 headers
+ * takes some 100 ms in any Express app); if that one is not answered within `patienceMs`, the
+ * report says so.
  */
 export async function latencyDuring(
   attack: (signal: AbortSignal) => Promise<Response>,
   probeUrl: string,
-  { patienceMs = 2000, warmUp = false }: { patienceMs?: number; warmUp?: boolean } = {},
+  { patienceMs = 2000, warmUp = false, loopDelay }: { patienceMs?: number; warmUp?: boolean; loopDelay: LoopDelaySource },
 ): Promise<LatencyReport> {
   for (let i = 0; i < 5; i++) await (await fetch(probeUrl)).arrayBuffer();
   if (warmUp) {
     try {
       await (await attack(AbortSignal.timeout(patienceMs))).arrayBuffer();
     } catch (e) {
-      return { attack: { error: `the first attack request: ${(e as Error).message}` }, latencies: [Infinity], statuses: [] };
+      return {
+        attack: { error: `the first attack request: ${(e as Error).message}` },
+        loopDelay: await loopDelay(),
+        latencies: [Infinity],
+        statuses: [],
+      };
     }
   }
   const main = fileURLToPath(new URL('latency-probe-main.ts', import.meta.url));
@@ -132,10 +181,12 @@ export async function latencyDuring(
     });
   try {
     await nextLine();
+    // The window of the gateway's measure starts here.
+    await loopDelay();
     counting = true;
     let attackDone = false;
     const attackResult = attack(attackAbort.signal).then(
-      async (res) => ({ status: res.status, body: await res.text() }),
+      async (res) => ({ status: res.status, contentType: res.headers.get('content-type'), body: await res.text() }),
       (e: unknown) => ({ error: (e as Error).message }),
     );
     void attackResult.then(() => {
@@ -144,9 +195,41 @@ export async function latencyDuring(
     });
     while ((latencies.length < 3 || !attackDone) && !latencies.includes(Infinity)) await nextLine();
     if (!attackDone) attackAbort.abort();
-    return { attack: await attackResult, latencies, statuses };
+    const answer = await attackResult;
+    return { attack: answer, loopDelay: await loopDelay(), latencies, statuses };
   } finally {
     prober.stdin.end();
     await exited;
   }
+}
+
+/** The report's figures on one line. */
+export function latencyFigures(report: LatencyReport): string {
+  return describeFigures(report.loopDelay, probeFigures(report.latencies));
+}
+
+/**
+ * The attack did not delay the gateway: its event loop was never held for more than `boundMs` (what
+ * an unrelated request waited for the gateway, whatever the machine: loop-delay.ts), and the
+ * unrelated client, whose figures hold the machine's scheduling too, saw every request within
+ * loop-delay.ts's PROBE_WORST_MS and nine in ten within its PROBE_P90_MS. Prints the figures.
+ */
+export function expectNotDelayed(report: LatencyReport, boundMs: number): void {
+  const figures = latencyFigures(report);
+  console.log(`      ${figures}`);
+  expect(report.loopDelay.maxMs, `the gateway's event-loop delay over the attack (ms): ${figures}`).to.be.at.most(boundMs);
+  const shown = report.latencies.map((l) => l.toFixed(1)).join(', ');
+  expect(probeWithinBounds(probeFigures(report.latencies)), `${figures}; unrelated request latencies (ms): ${shown}`).to.equal(true);
+}
+
+/**
+ * The control of {@link expectNotDelayed}: work that holds the gateway's event loop is caught, both
+ * by the gateway's event-loop delay (past `boundMs`) and by the unrelated client (past its bounds).
+ * Prints the figures.
+ */
+export function expectDelayed(report: LatencyReport, boundMs: number): void {
+  const figures = latencyFigures(report);
+  console.log(`      ${figures}`);
+  expect(report.loopDelay.maxMs, `the gateway's event-loop delay over the attack (ms): ${figures}`).to.be.above(boundMs);
+  expect(probeWithinBounds(probeFigures(report.latencies)), `the unrelated client: ${figures}`).to.equal(false);
 }

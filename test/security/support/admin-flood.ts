@@ -2,16 +2,20 @@
  * An anonymous client flooding the admin listener's state-changing routes, run in a process of
  * its own (so that the test's probes do not wait behind it): POSTs without credentials, without
  * the console header, with wrong Basic credentials and wrong sign-ins, `concurrency` at a time
- * over keep-alive connections, for `durationMs`. Prints `{ sent, statuses, errors }` as JSON.
+ * over keep-alive connections, for `durationMs`, and then on until it has sent `minSent` (if given),
+ * for `maxMs` at most: a busy machine gives it less of the CPU. Prints `{ sent, statuses, errors,
+ * ms }` as JSON.
  *
- * Usage: admin-flood.ts <admin base URL> <durationMs> <concurrency>
+ * Usage: admin-flood.ts <admin base URL> <durationMs> <concurrency> [minSent maxMs]
  */
 import { Agent, request } from 'node:http';
 
-const [base, durationArg, concurrencyArg] = process.argv.slice(2);
+const [base, durationArg, concurrencyArg, minSentArg, maxArg] = process.argv.slice(2);
 const url = new URL(base!);
 const durationMs = Number(durationArg);
 const concurrency = Number(concurrencyArg);
+const minSent = Number(minSentArg ?? 0);
+const maxMs = Number(maxArg ?? durationMs);
 const agent = new Agent({ keepAlive: true, maxSockets: concurrency });
 const wrongBasic = `Basic ${Buffer.from('admin:not-the-password').toString('base64')}`;
 
@@ -30,7 +34,11 @@ const variants: Array<{ path: string; headers: Record<string, string>; body?: st
 const statuses: Record<string, number> = {};
 let sent = 0;
 let errors = 0;
-const deadline = Date.now() + durationMs;
+const started = Date.now();
+const going = (): boolean => {
+  const elapsed = Date.now() - started;
+  return elapsed < durationMs || (sent < minSent && elapsed < maxMs);
+};
 
 function post(i: number): Promise<void> {
   const variant = variants[i % variants.length]!;
@@ -53,7 +61,7 @@ function post(i: number): Promise<void> {
 }
 
 async function worker(): Promise<void> {
-  while (Date.now() < deadline) {
+  while (going()) {
     await post(sent++);
     // A dead gateway refuses connections at once: do not spin.
     if (errors > 0 && errors % 100 === 0) await new Promise((r) => setTimeout(r, 10));
@@ -62,4 +70,4 @@ async function worker(): Promise<void> {
 
 await Promise.all(Array.from({ length: concurrency }, worker));
 agent.destroy();
-process.stdout.write(`${JSON.stringify({ sent, statuses, errors })}\n`);
+process.stdout.write(`${JSON.stringify({ sent, statuses, errors, ms: Date.now() - started })}\n`);
