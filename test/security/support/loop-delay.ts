@@ -1,27 +1,30 @@
 /**
  * How long a gateway kept its requests waiting, measured in the gateway process itself: the
- * longest delay of its event loop over a window, less the time its thread waited for a CPU.
+ * longest delay of its event loop over a window, less the machine's share of it.
  *
  * A request that arrives while the loop is held waits that long before the gateway reads it. A
  * client's own timing adds the scheduling of every process of the machine (its own, the backend's,
  * another test file's under `--parallel`, whatever else the machine runs); so does the plain
- * event-loop delay (Node's `monitorEventLoopDelay`, prom-client's `nodejs_eventloop_lag_*`): on a
- * 2-core machine running two CPU-bound processes beside the test, the gateway's thread was seen
- * waiting 143 ms for a CPU in one 154 ms turn while it used 2 ms of CPU. So the monitor here
- * samples the loop every {@link RESOLUTION_MS} ms (a timer, as Node's does) and, on Linux, reads
- * how long the thread waited on a run queue (`/proc/self/task/<tid>/schedstat`, second field) in
- * each interval: the gateway's own delay is the interval less that wait, which keeps what the
- * gateway did on its thread (its own work, its collection pauses) and what it waited for
- * otherwise (a synchronous read), and leaves the machine's share out. Elsewhere it is the interval.
- * A figure is an interval, so it is never below the resolution, and a loop held for 300 ms shows
- * as about 300 ms.
+ * event-loop delay (Node's `monitorEventLoopDelay`, prom-client's `nodejs_eventloop_lag_*` at
+ * /gateway/metrics): on a 2-core machine running two CPU-bound processes beside the test, the
+ * gateway's main thread was seen waiting 143 ms for a CPU in one 154 ms turn in which it used 2 ms
+ * of CPU, and blocked for 100 ms in another, neither on a CPU nor waiting for one, while its
+ * operators' worker thread (which holds locks the main thread takes too) waited for a CPU.
  *
- * The gateway processes of the latency tests run the monitor (loop-monitor.mjs): theirs by
- * `loopDelayHandler` at a route of their own, `serve` by loop-monitor-preload.mjs given by
- * {@link loopMonitorEnv}.
- * Also the bounds of the unrelated client of those tests, a process of its own: what it sees holds
+ * So the monitor (loop-monitor.mjs) samples the loop every 10 ms (a timer, as Node's does) and, on
+ * Linux, reads the scheduler's account of each thread of the process (`/proc/self/task/<tid>/
+ * schedstat`: time on a CPU, time waiting for one). The gateway's own delay in an interval is the
+ * interval less the main thread's waits for a CPU, and less the time it was blocked while another
+ * of its threads waited for a CPU (up to that wait): its time on a CPU always counts, so work on the
+ * event loop is never left out. Elsewhere it is the interval. A figure is an interval, so it is
+ * never below the 10 ms of the timer, and a loop held for 300 ms of CPU shows as about 300 ms.
+ *
+ * The gateway processes of the latency tests run the monitor: theirs by `loopDelayHandler` at a
+ * route of their own, `serve` by loop-monitor-preload.mjs given by {@link loopMonitorEnv}. Also
+ * here: the bounds of the unrelated client of those tests, a process of its own (what it sees holds
  * the machine's scheduling, so its bounds allow for a busy machine and still fail when the gateway
- * holds its loop for a second.
+ * holds its loop for a second), and a stopwatch of the test process's own time, for code under test
+ * that runs in the test's process.
  */
 import { readFileSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
@@ -42,7 +45,7 @@ export interface LoopDelay {
 /** Reads a gateway's event-loop delay since the previous read, and starts a new window. */
 export type LoopDelaySource = () => Promise<LoopDelay>;
 
-export { loopDelayHandler, monitorLoop, RESOLUTION_MS } from './loop-monitor.mjs';
+export { loopDelayHandler } from './loop-monitor.mjs';
 
 /**
  * The most the unrelated client may see of one request (its whole exchange, in a process of its
