@@ -93,7 +93,7 @@ describe('security: an anonymous flood of the admin routes cannot exhaust the ga
       ADMIN_PASSWORD,
       ...monitor.env,
     });
-    const [, api] = await served.waitFor(/serving APIs at (http:\/\/[^\s,]+), admin/);
+    const [, api] = await served.waitFor(/serving APIs at (http:\/\/[^\s,]+), admin/, 60_000);
     const loopDelay = await monitor.source();
     const admin = `http://127.0.0.1:${adminPort}`;
     const pid = served.child.pid!;

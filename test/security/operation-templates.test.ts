@@ -76,7 +76,7 @@ describe('security: operation templates cannot stall the gateway (issue 25, find
       ADMIN_PASSWORD: 'templates-admin',
       ...monitor.env,
     });
-    [, api] = (await served.waitFor(/serving APIs at (http:\/\/[^\s,]+), admin/)) as unknown as [string, string];
+    [, api] = (await served.waitFor(/serving APIs at (http:\/\/[^\s,]+), admin/, 40_000)) as unknown as [string, string];
     admin = `http://127.0.0.1:${adminPort}`;
     loopDelay = await monitor.source();
   });

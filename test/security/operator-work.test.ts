@@ -99,7 +99,7 @@ describe("security: operators' work never stalls the APIs (finding 6)", function
         ['serve', '--config', copy.configFile, '--port', String(port), '--admin-port', String(adminPort), '--users', usersFile],
         { ADMIN_PASSWORD, ...monitor.env },
       );
-      await served.waitFor(/serving APIs at/);
+      await served.waitFor(/serving APIs at/, 60_000);
       loopDelay = await monitor.source();
       const token = await as.issueToken('client1', 'client1-secret');
       const api = `http://127.0.0.1:${port}/gateway/Ente/PetStore/v1`;

@@ -15,7 +15,7 @@ import pg from 'pg';
 import { startDemoAuthServer, type DemoAuthServer } from '../../examples/petstore/auth-server.js';
 import { doggie } from '../../examples/petstore/backend.js';
 import { PostgresTransactionStore, type GatewayConfig } from '../../src/index.js';
-import { expectNotDelayed, latencyDuring } from '../authorize/helpers/gateway-process.js';
+import { expectNotDelayed, latencyDuring, type LatencyReport } from '../authorize/helpers/gateway-process.js';
 import { editJson, exampleCopy } from '../gateway/helpers.js';
 import { ADMIN_PASSWORD, OperatorClient, PASSWORDS, testUsers } from '../operators/helpers.js';
 import { freePort, serve, stop, type Served } from '../server/support.js';
@@ -63,7 +63,7 @@ async function postgresGateway(configFile: string, usersFile: string, schema: st
     ['serve', '--config', configFile, '--port', String(port), '--admin-port', String(adminPort), '--users', usersFile],
     { ADMIN_PASSWORD, DATABASE_URL, DATABASE_SCHEMA: schema, ...monitor.env },
   );
-  await served.waitFor(/serving APIs at/);
+  await served.waitFor(/serving APIs at/, 60_000);
   return {
     url: `http://127.0.0.1:${port}`,
     adminUrl: `http://127.0.0.1:${adminPort}`,
@@ -122,14 +122,27 @@ describe('security: a what-if over 20,000 recorded transactions (a traffic draft
       });
     // Once unmeasured: the first run loads the worker's code.
     const report = await latencyDuring(whatIf, probe, { patienceMs: 120_000, warmUp: true, loopDelay: gateway.loopDelay });
+    expect(report.latencies.length, 'the unrelated calls ran').to.be.above(0);
+    expectNotDelayed(report, BOUND_MS);
+    expect(new Set(report.statuses), 'the unrelated calls were relayed').to.deep.equal(new Set([200]));
+    if (overBudget(report)) return;
     expect(report.attack, 'the operator got an answer').to.have.property('status', 200);
     const answer = JSON.parse((report.attack as { body: string }).body) as Record<string, unknown>;
     expect(answer).to.include({ read: RECORDS, truncated: true });
     expect(answer['covered']).to.equal(RECORDS - (answer['beforeTrafficControl'] as number));
     expect(answer['refused']).to.be.above(0);
-    expect(report.latencies.length, 'the unrelated calls ran').to.be.above(0);
-    expectNotDelayed(report, BOUND_MS);
-    expect(new Set(report.statuses), 'the unrelated calls were relayed').to.deep.equal(new Set([200]));
+  }
+
+  /**
+   * Whether the work went past its time budget (10 s), as it may on a crowded machine: the operator
+   * is told so (422, ERR_OPERATOR_WORK_OVER_BUDGET), and the bound on the APIs still holds.
+   */
+  function overBudget(report: LatencyReport): boolean {
+    const attack = report.attack as { status?: number; body?: string };
+    if (attack.status !== 422) return false;
+    expect(JSON.parse(attack.body!)).to.include({ status: 422, code: 'ERR_OPERATOR_WORK_OVER_BUDGET' });
+    console.log('      (the work went past its budget on this machine: 422, as the operator is told)');
+    return true;
   }
 
   /** Previews an OpenAPI import with the scope what-if over the newest 20,000 calls while an API call is measured. */
@@ -147,6 +160,10 @@ describe('security: a what-if over 20,000 recorded transactions (a traffic draft
         signal,
       });
     const report = await latencyDuring(preview, probe, { patienceMs: 120_000, warmUp: true, loopDelay: gateway.loopDelay });
+    expect(report.latencies.length, 'the unrelated calls ran').to.be.above(0);
+    expectNotDelayed(report, BOUND_MS);
+    expect(new Set(report.statuses), 'the unrelated calls were relayed').to.deep.equal(new Set([200]));
+    if (overBudget(report)) return;
     expect(report.attack, 'the operator got an answer').to.have.property('status', 200);
     const answer = JSON.parse((report.attack as { body: string }).body) as {
       scopeWhatIf: { read: number; checked: number; refused: number };
@@ -154,10 +171,7 @@ describe('security: a what-if over 20,000 recorded transactions (a traffic draft
     expect(answer.scopeWhatIf.read).to.equal(RECORDS);
     // The recorded tokens hold pets:read and pets:write, not the document's read or write.
     expect(answer.scopeWhatIf.refused).to.be.above(0);
-    expect(report.latencies.length, 'the unrelated calls ran').to.be.above(0);
     console.log(`      ${answer.scopeWhatIf.read} calls read, ${answer.scopeWhatIf.refused} refused`);
-    expectNotDelayed(report, BOUND_MS);
-    expect(new Set(report.statuses), 'the unrelated calls were relayed').to.deep.equal(new Set([200]));
   }
 
   describe('the memory store (a gateway process)', () => {
