@@ -23,7 +23,7 @@
  * route of their own, `serve` by loop-monitor-preload.mjs given by {@link loopMonitorEnv}. Also
  * here: the bounds of the unrelated client of those tests, a process of its own (what it sees holds
  * the machine's scheduling, so its bounds allow for a busy machine and still fail when the gateway
- * holds its loop for a second), and a stopwatch of the test process's own time, for code under test
+ * holds its loop for two seconds), and a stopwatch of the test process's own time, for code under test
  * that runs in the test's process.
  */
 import { readFileSync } from 'node:fs';
@@ -49,11 +49,13 @@ export { loopDelayHandler } from './loop-monitor.mjs';
 
 /**
  * The most the unrelated client may see of one request (its whole exchange, in a process of its
- * own) on a busy machine: a gateway that holds its loop for a second fails it.
+ * own) on a busy machine: a gateway that holds its loop for two seconds fails it. (On a 2-core
+ * machine running two CPU-bound processes beside the test, the client saw at most 220 ms; with
+ * other test runs besides, up to 2 s, while the gateway's own delay stayed under 100 ms.)
  */
-export const PROBE_WORST_MS = 1000;
+export const PROBE_WORST_MS = 2000;
 /** The most nine requests in ten may take as the client sees them (with at least ten requests). */
-export const PROBE_P90_MS = 250;
+export const PROBE_P90_MS = 500;
 
 /** The event-loop delay {@link loopDelayHandler} answers at `url`. */
 export function routeLoopDelay(url: string, timeoutMs = 60_000): LoopDelaySource {
