@@ -31,6 +31,7 @@ import { apiKey } from '../record/types.js';
 import type { SharedTokenResults } from '../cluster/shared-token-results.js';
 import type { TrustFunction } from '../trust-proxy.js';
 import type { TrafficControlSection } from '../traffic/schema.js';
+import type { GroupLabelKey } from '../traffic/group-key.js';
 import { trafficSettings } from './traffic-settings.js';
 import { runtimeTraffic, trafficSteps, type RuntimeTraffic, type TrafficEnvironment } from './traffic.js';
 import { resourceMetadata, type ResourceMetadata } from './resource-metadata.js';
@@ -87,6 +88,8 @@ export interface CompileSettings {
   readonly watchTokenPolicy?: ((policy: TokenPolicy, observer: TokenPolicyObserver) => TokenPolicyObserver) | undefined;
   /** `createGateway`'s `trafficControl` option, checked. */
   readonly trafficOption: TrafficControlSection | undefined;
+  /** The key traffic groups' labels hash credentials under (the cluster secret's, else this process's). */
+  readonly trafficLabelKey?: GroupLabelKey | undefined;
   /** Whether the gateway has Redis (a store `redis` needs it). */
   readonly hasRedis: boolean;
   /** `createGateway`'s `publicBaseUrl` (the file's wins). */
@@ -324,6 +327,7 @@ export function compileRuntime(config: ResolvedConfig, previous: Runtime | undef
     liveInstances: settings.liveInstances ?? (() => undefined),
     onPolicyResult: metrics === undefined ? undefined : (api, policy, result) => metrics.trafficDecided(api, policy, result),
     clientAddress: settings.clientAddress,
+    labelKey: settings.trafficLabelKey,
   };
   const { traffic, created: createdLimiter } = runtimeTraffic(
     trafficSettings(config, settings.trafficOption, settings.hasRedis),

@@ -17,6 +17,7 @@ import type { RequestTargetRules } from '../url/request-target.js';
 import { defaultNodeId, NODE_ID, NODE_ID_RULE } from '../cluster/node-id.js';
 import type { RedisClientLike } from '../cluster/redis.js';
 import { clusterSecrets } from '../cluster/seal.js';
+import { groupLabelKey } from '../traffic/group-key.js';
 import type { AdminAuthOptions } from '../admin/gate.js';
 import type { OperatorsOptions } from '../operators/access.js';
 import { operatorWorkLimits, type OperatorWorkLimits, type OperatorWorkOptions } from '../configuration/work/pool.js';
@@ -429,6 +430,7 @@ export function gatewaySettings(options: CreateGatewayOptions): GatewaySettings 
     basePath,
     dpopReplay,
     trafficOption: trafficControl,
+    trafficLabelKey: groupLabelKey(secrets),
     hasRedis: options.redis !== undefined,
     server,
     trustProxy,

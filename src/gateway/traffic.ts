@@ -30,6 +30,7 @@ import { factsOf, type TrafficFactsOverride } from '../traffic/facts.js';
 import { trafficHeaders } from '../traffic/headers.js';
 import { InstanceCap } from '../traffic/instance-cap.js';
 import { createTrafficLimiter, type TrafficLimiter } from '../traffic/limiter.js';
+import type { GroupLabelKey } from '../traffic/group-key.js';
 import type { TrafficDecision } from '../traffic/types.js';
 import type { TrafficSettings } from './traffic-settings.js';
 
@@ -59,6 +60,8 @@ export interface TrafficEnvironment {
   readonly onPolicyResult: ((api: string, policy: string, result: TrafficPolicyResult) => void) | undefined;
   /** The client's address as `trustProxy` lets the gateway believe it (`clientAddress`). */
   clientAddress(req: IncomingMessage): string | undefined;
+  /** The key groups' labels hash credential headers under; absent: this process's own. */
+  readonly labelKey?: GroupLabelKey | undefined;
 }
 
 /** Traffic control of one compiled configuration. */
@@ -234,6 +237,7 @@ export function trafficSteps(traffic: RuntimeTraffic, api: ResolvedApi, at: stri
       api: key,
       ...(api.operations === undefined ? {} : { apiOperations: api.operations.map((op) => op.name) }),
       apiPath: `${at}.trafficControl.policies`,
+      ...(environment.labelKey === undefined ? {} : { labelKey: environment.labelKey }),
     });
   } catch (err) {
     if (err instanceof TrafficControlError) throw new ConfigError([...err.issues], undefined, { cause: err });

@@ -14,18 +14,10 @@ export { REDACTED };
 
 /**
  * Headers redacted by default in recorded outgoing contents: they carry credentials of the client
- * or of the gateway (`Gateway-JWT` is a signed assertion the backend trusts; `DPoP` a proof of
- * possession, usable until its `jti` is used).
+ * or of the gateway. The list is traffic control's too (a group of one of them is labelled by a
+ * keyed hash), so it is defined once, below both, in `src/traffic/credential-headers.ts`.
  */
-export const DEFAULT_REDACTED_HEADERS: readonly string[] = [
-  'authorization',
-  'dpop',
-  'proxy-authorization',
-  'cookie',
-  'set-cookie',
-  'x-api-key',
-  'gateway-jwt',
-];
+export { DEFAULT_REDACTED_HEADERS } from '../traffic/credential-headers.js';
 
 /**
  * The URL (path and query) without any `access_token` query parameter (RFC 6750 section 2.3), in

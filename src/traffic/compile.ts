@@ -9,7 +9,7 @@
 import { schemaIssues } from '../schema.js';
 import type { RuleIssue } from '../issues.js';
 import { TrafficControlError } from './errors.js';
-import { compileGroupKey, type GroupKeyFunction } from './group-key.js';
+import { compileGroupKey, type GroupKeyFunction, type GroupLabelKey } from './group-key.js';
 import { TrafficPolicySchema, trafficPolicyIssues, type TrafficPolicy } from './schema.js';
 import { Type } from '@sinclair/typebox';
 
@@ -60,6 +60,11 @@ export interface CompileTrafficPoliciesOptions {
   topPath?: string;
   /** Path of the API's list in issues. Default `apis[].trafficControl.policies`. */
   apiPath?: string;
+  /**
+   * The key a group's label hashes a credential header's value under (`groupLabelKey`: the cluster
+   * secret's, so that instances agree). Default: this process's own.
+   */
+  labelKey?: GroupLabelKey;
 }
 
 const PolicyList = Type.Array(TrafficPolicySchema);
@@ -69,7 +74,7 @@ function storeNameOf(policy: TrafficPolicy): string {
   return (policy.window ?? 'sliding') === 'sliding' ? `${policy.name}:s` : `${policy.name}:f${policy.windowSeconds!}`;
 }
 
-function compileOne(policy: TrafficPolicy, scope: string): CompiledTrafficPolicy {
+function compileOne(policy: TrafficPolicy, scope: string, labelKey: GroupLabelKey | undefined): CompiledTrafficPolicy {
   const requests = policy.metric === 'requests';
   const groupBy = Object.freeze([...(policy.groupBy ?? [])]);
   return Object.freeze({
@@ -83,7 +88,7 @@ function compileOne(policy: TrafficPolicy, scope: string): CompiledTrafficPolicy
     groupBy,
     operations: policy.operations === undefined ? undefined : new Set(policy.operations),
     storeName: storeNameOf(policy),
-    group: compileGroupKey(groupBy, scope),
+    group: compileGroupKey(groupBy, scope, labelKey),
     source: Object.freeze(structuredClone(policy)),
   });
 }
@@ -140,8 +145,8 @@ export function compileTrafficPolicies(
   }
   if (issues.length > 0) throw new TrafficControlError(issues);
   const all = Object.freeze([
-    ...topList.map((p) => compileOne(p, '')),
-    ...((apiPolicies as TrafficPolicy[] | undefined) ?? []).map((p) => compileOne(p, options.api!)),
+    ...topList.map((p) => compileOne(p, '', options.labelKey)),
+    ...((apiPolicies as TrafficPolicy[] | undefined) ?? []).map((p) => compileOne(p, options.api!, options.labelKey)),
   ]);
   return policySet(all);
 }

@@ -5,9 +5,17 @@
  * tagged: a missing fact, a value), so that no two lists of values (nor a value and a missing
  * fact) meet by concatenation or by encoding. Everything but the hashing itself is done at compile time.
  *
+ * A credential never becomes a label: the value of a header that carries one (every header the
+ * records redact, `DEFAULT_REDACTED_HEADERS`: `X-Api-Key`, `Authorization`, `Cookie`...) is shown
+ * as `hmac:` and 16 hex digits of its HMAC-SHA256 under a {@link GroupLabelKey}, a key the gateway
+ * holds: this process's own (random, made at start), or one derived from the cluster secret, so that
+ * instances given the same secret show one key by one label. Counting is unchanged: the group's
+ * hash is still that of the value itself, so each key keeps its own exact count.
+ *
  * @module
  */
-import { hash } from 'node:crypto';
+import { createHmac, hash, hkdfSync, randomBytes } from 'node:crypto';
+import { DEFAULT_REDACTED_HEADERS } from './credential-headers.js';
 import type { TrafficFacts } from './types.js';
 
 /** The longest value a label shows, in characters. */
@@ -16,6 +24,53 @@ export const LABEL_VALUE_CHARS = 64;
 export const WHOLE_GROUP = '*';
 /** A missing fact's value in a label (its hash differs from a sent `-`). */
 export const MISSING_VALUE = '-';
+/** What a credential's label starts with, before the hex digits of its keyed hash. */
+export const CREDENTIAL_LABEL_PREFIX = 'hmac:';
+/** Hex digits of a credential's keyed hash a label shows (64 bits: the label tells groups apart; counting does not read it). */
+const CREDENTIAL_LABEL_DIGITS = 16;
+
+/** The headers whose values are credentials, in lower case (the records' redaction list). */
+const CREDENTIAL_HEADERS: ReadonlySet<string> = new Set(DEFAULT_REDACTED_HEADERS.map((name) => name.toLowerCase()));
+
+const LABEL_KEY_SALT = 'express-access-gateway traffic group label';
+
+/**
+ * The key credentials' labels are hashed under (see the module comment). Make it with
+ * {@link groupLabelKey}; it never shows its key.
+ */
+export class GroupLabelKey {
+  readonly #key: Buffer;
+
+  /** @internal Use {@link groupLabelKey}. */
+  constructor(key: Buffer) {
+    this.#key = key;
+  }
+
+  /** `hmac:` and the first 16 hex digits of the value's HMAC-SHA256 under this key. */
+  label(value: string): string {
+    const digest = createHmac('sha256', this.#key).update(value, 'utf8').digest('hex');
+    return `${CREDENTIAL_LABEL_PREFIX}${digest.slice(0, CREDENTIAL_LABEL_DIGITS)}`;
+  }
+}
+
+/** This process's key: random, made once; labels under it hold for the process's life only. */
+const PROCESS_LABEL_KEY = new GroupLabelKey(randomBytes(32));
+
+/**
+ * The key of credentials' labels: derived from the cluster secret (the first of a list, the one
+ * that signs: HKDF-SHA256 under a label of its own, so that it is no other key the secret makes),
+ * or this process's own without one.
+ */
+export function groupLabelKey(clusterSecret?: string | readonly string[]): GroupLabelKey {
+  const secret = typeof clusterSecret === 'string' ? clusterSecret : clusterSecret?.[0];
+  if (secret === undefined || secret === '') return PROCESS_LABEL_KEY;
+  return new GroupLabelKey(Buffer.from(hkdfSync('sha256', secret, LABEL_KEY_SALT, 'express-access-gateway traffic group label v1', 32)));
+}
+
+/** Whether a `groupBy` member reads a header whose values are credentials. */
+function isCredentialFact(by: string): boolean {
+  return by.startsWith('header:') && CREDENTIAL_HEADERS.has(by.slice('header:'.length).toLowerCase());
+}
 
 /** One group of one request. */
 export interface GroupKey {
@@ -93,6 +148,14 @@ export function labelValue(value: string | undefined): string {
   return cut.replace(UNSHOWABLE, '\uFFFD');
 }
 
+/** How a fact's value is shown: cut and cleaned, or a credential's keyed hash. */
+type Shower = (value: string | undefined) => string;
+
+function showerOf(by: string, key: GroupLabelKey): Shower {
+  if (!isCredentialFact(by)) return labelValue;
+  return (value) => (value === undefined ? MISSING_VALUE : key.label(value));
+}
+
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
 /**
@@ -115,20 +178,22 @@ function hashOf(scope: string, values: readonly (string | undefined)[]): string 
 
 /**
  * The group function of a policy: `scope` keeps apart the counters of policies of the same name
- * in different lists (`''` for the top-level list, the API's key for an API's).
+ * in different lists (`''` for the top-level list, the API's key for an API's); `labelKey` hashes
+ * the credentials its labels would show (default: this process's key).
  */
-export function compileGroupKey(groupBy: readonly string[], scope: string): GroupKeyFunction {
+export function compileGroupKey(groupBy: readonly string[], scope: string, labelKey: GroupLabelKey = PROCESS_LABEL_KEY): GroupKeyFunction {
   if (groupBy.length === 0) {
     const whole: GroupKey = Object.freeze({ label: WHOLE_GROUP, hash: hashOf(scope, []) });
     return () => whole;
   }
   const readers = groupBy.map(factReader);
   const names = groupBy.map((by) => `${by}=`);
-  if (readers.length === 1) return oneFactGroupKey(readers[0]!, names[0]!, scope);
+  const showers = groupBy.map((by) => showerOf(by, labelKey));
+  if (readers.length === 1) return oneFactGroupKey(readers[0]!, names[0]!, showers[0]!, scope);
   return (facts) => {
     const values = readers.map((read) => read(facts));
     let label = '';
-    for (let i = 0; i < values.length; i++) label += `${i === 0 ? '' : ', '}${names[i]!}${labelValue(values[i])}`;
+    for (let i = 0; i < values.length; i++) label += `${i === 0 ? '' : ', '}${names[i]!}${showers[i]!(values[i])}`;
     return { label, hash: hashOf(scope, values) };
   };
 }
@@ -142,13 +207,13 @@ const REMEMBERED_VALUE_CHARS = 256;
  * The group function of a policy grouping by one fact: the group of a value seen lately is
  * remembered, so that the usual request (the same client again) costs a lookup, not a hash.
  */
-function oneFactGroupKey(read: Reader, name: string, scope: string): GroupKeyFunction {
+function oneFactGroupKey(read: Reader, name: string, show: Shower, scope: string): GroupKeyFunction {
   const remembered = new Map<string | undefined, GroupKey>();
   return (facts) => {
     const value = read(facts);
     let key = remembered.get(value);
     if (key === undefined) {
-      key = Object.freeze({ label: `${name}${labelValue(value)}`, hash: hashOf(scope, [value]) });
+      key = Object.freeze({ label: `${name}${show(value)}`, hash: hashOf(scope, [value]) });
       if (value === undefined || value.length <= REMEMBERED_VALUE_CHARS) {
         if (remembered.size >= REMEMBERED_GROUPS) remembered.clear();
         remembered.set(value, key);
