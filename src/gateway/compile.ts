@@ -382,7 +382,10 @@ export function compileRuntime(config: ResolvedConfig, previous: Runtime | undef
       // The resolved configuration allows the metadata only with token management (so a policy).
       const metadata =
         api.protectedResourceMetadata && used !== undefined
-          ? resourceMetadata(api, at, used, config.listener.publicBaseUrl ?? settings.publicBaseUrl, settings.basePath ?? '/')
+          ? resourceMetadata(api, at, used, config.listener.publicBaseUrl ?? settings.publicBaseUrl, settings.basePath ?? '/', {
+              header: config.listener.clientCertificateHeader,
+              trust: settings.trustProxy,
+            })
           : undefined;
       apis.set(apiKey(api), { api, chain, metadata });
     });

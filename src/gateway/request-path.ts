@@ -18,7 +18,7 @@ import { apiKey } from '../record/types.js';
 import { keepReceivedHeaders } from '../exchange/capture.js';
 import { findOperation, parseInvocation } from './routing.js';
 import { challengeResourceMetadata } from '../problem/render.js';
-import { metadataAnswer, RESOURCE_METADATA_PATH } from './resource-metadata.js';
+import { metadataAnswer, RESOURCE_METADATA_PATH, resourceMetadataUrl } from './resource-metadata.js';
 
 const log = logger('gateway');
 
@@ -176,8 +176,8 @@ export function createRequestPath(settings: RequestPathSettings): GatewayHandler
       }
       operation = found.name;
     }
-    // RFC 9728 section 5.1: the API's 401 challenges name its metadata.
-    if (compiled.metadata !== undefined) challengeResourceMetadata(req, compiled.metadata.url);
+    // RFC 9728 sections 3.3 and 5.1: the API's challenges name the metadata of the URL requested.
+    if (compiled.metadata !== undefined) challengeResourceMetadata(req, resourceMetadataUrl(compiled.metadata, url));
     const context = gatewayContext(req);
     context.api = { provider: api.provider, name: api.name, version: api.version, resourcePath: parsed.resourcePath };
     if (operation !== undefined) context.api.operation = operation;

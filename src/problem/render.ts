@@ -89,7 +89,8 @@ export function quoteAuthParam(value: string): string {
  * An error of a token policy with DPoP on ({@link GatewayError.dpop}) is challenged with
  * `DPoP realm="<realm>", algs="<algs>", error="…", error_description="…"` (RFC 9449 section 7.1),
  * after a Bearer challenge when the policy still accepts Bearer tokens. With `resourceMetadata`,
- * every challenge of a 401 ends with `resource_metadata="<url>"` (RFC 9728 section 5.1).
+ * every challenge of a 401, and of the 400 of a missing token (`ERR_TOKEN_MISSING`), ends with
+ * `resource_metadata="<url>"` (RFC 9728 section 5.1).
  */
 export function bearerChallenge(error: GatewayError, resourceMetadata?: string): string | undefined {
   const challenge = error.definition.challenge;
@@ -101,8 +102,12 @@ export function bearerChallenge(error: GatewayError, resourceMetadata?: string):
   if (challenge.error === 'insufficient_scope' && typeof scope === 'string' && scope !== '') told.push(`scope=${quoteAuthParam(scope)}`);
   if (challenge.error === 'insufficient_user_authentication') told.push(...stepUpParams(error, challenge.description));
   else told.push(`error_description=${quoteAuthParam(challenge.description)}`);
-  // RFC 9728 section 5.1: every challenge of a 401 names the resource's metadata.
-  const meta = resourceMetadata !== undefined && error.status === 401 ? [`resource_metadata=${quoteAuthParam(resourceMetadata)}`] : [];
+  // RFC 9728 section 5.1: every challenge of a 401 names the resource's metadata, and so does the
+  // 400 of a request without any token (the client's first step of section 5).
+  const meta =
+    resourceMetadata !== undefined && (error.status === 401 || error.code === 'ERR_TOKEN_MISSING')
+      ? [`resource_metadata=${quoteAuthParam(resourceMetadata)}`]
+      : [];
   const realmParams = realm === undefined ? [] : [realm];
   const scheme = (name: string, params: readonly string[]): string => (params.length === 0 ? name : `${name} ${params.join(', ')}`);
   const dpopOnly = challenge.error === 'invalid_dpop_proof' || challenge.error === 'use_dpop_nonce';
@@ -140,12 +145,12 @@ const CANONICAL_NAMES: Readonly<Record<string, string>> = {
 };
 
 /**
- * The URL of the protected resource metadata (RFC 9728) of the API a request is for, when it has
- * one: its 401 challenges name it. Set by the gateway's routing.
+ * The URL of the protected resource metadata (RFC 9728) of the URL a request is for, when its API
+ * has one: its 401 challenges, and the 400 of a missing token, name it. Set by the gateway's routing.
  */
 const resourceMetadataUrls = new WeakMap<IncomingMessage, string>();
 
-/** Names the protected resource metadata of the request's API in its 401 challenges.  @internal */
+/** Names the protected resource metadata of the request's URL in its challenges (see {@link bearerChallenge}).  @internal */
 export function challengeResourceMetadata(req: IncomingMessage, url: string): void {
   resourceMetadataUrls.set(req, url);
 }

@@ -173,12 +173,12 @@ describe('createGateway: step-up authentication (RFC 9470)', function () {
     expect((await call('/Payments/v1/payments', await token('gold-stale'))).status).to.equal(201);
   });
 
-  it('reads auth_time from a validated JWT: an old authentication gets max_age, with the resource metadata of the API', async () => {
+  it('reads auth_time from a validated JWT: an old authentication gets max_age, with the resource metadata of the URL', async () => {
     const stale = await call('/Profile/v1/me', await token('gold-stale', 'jwt'));
     expect(stale.status).to.equal(401);
     expect(stale.headers.get('www-authenticate')).to.equal(
       'Bearer realm="DemoJwt", error="insufficient_user_authentication", error_description="More recent authentication is required", max_age="900", ' +
-        `resource_metadata="${PUBLIC}/.well-known/oauth-protected-resource/gateway/Ente/Profile/v1"`,
+        `resource_metadata="${PUBLIC}/.well-known/oauth-protected-resource/gateway/Ente/Profile/v1/me"`,
     );
     const none = await call('/Profile/v1/me', await token('plain', 'jwt'));
     expect(none.status).to.equal(401);

@@ -53,7 +53,7 @@ export function serve(args: string[], env: Record<string, string> = {}): Served 
     child,
     output: () => text,
     exited: () => exit,
-    async waitFor(pattern, timeoutMs = 20_000) {
+    async waitFor(pattern, timeoutMs = 60_000) {
       const deadline = Date.now() + timeoutMs;
       for (;;) {
         const found = pattern.exec(text);
