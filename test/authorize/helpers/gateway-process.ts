@@ -32,7 +32,7 @@ export interface GatewayProcess {
   readonly url: string;
   /** Its event-loop delay, read from the process. */
   readonly loopDelay: LoopDelaySource;
-  /** Kills it (SIGKILL: it may be frozen) and removes its policy file. */
+  /** Kills it (SIGKILL: it may be frozen), and removes what it was given (its policy file). */
   stop(): Promise<void>;
 }
 
