@@ -18,6 +18,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ANSWER_FIELDS, gatewayContext, type AnswerFields, type GatewayContext, type Middleware } from '../context.js';
+import { exchangeEnded, onExchangeEnd } from '../exchange/answer-end.js';
 import { GatewayError } from '../errors.js';
 import { ConfigError } from '../config/errors.js';
 import type { ResolvedApi } from '../config/types.js';
@@ -28,7 +29,7 @@ import { holdsSlots, type TrafficPolicyResult } from '../traffic/decision.js';
 import { TrafficControlError } from '../traffic/errors.js';
 import { factsOf, type TrafficFactsOverride } from '../traffic/facts.js';
 import { trafficHeaders } from '../traffic/headers.js';
-import { InstanceCap } from '../traffic/instance-cap.js';
+import { admitExchange, InstanceCap } from '../traffic/instance-cap.js';
 import { createTrafficLimiter, type TrafficLimiter } from '../traffic/limiter.js';
 import type { GroupLabelKey } from '../traffic/group-key.js';
 import type { TrafficDecision } from '../traffic/types.js';
@@ -114,13 +115,7 @@ export function runtimeTraffic(
  * exchange ends, whatever ends it), or the refusal to answer at once.
  */
 export function admitRequest(cap: InstanceCap, res: ServerResponse): GatewayError | undefined {
-  const release = cap.admit();
-  if (release === undefined)
-    return new GatewayError('ERR_INSTANCE_BUSY', {
-      diagnostic: `refused before any work: ${cap.max} requests in flight on this instance (trafficControl.maxConcurrentRequests)`,
-    });
-  res.once('close', release);
-  return undefined;
+  return admitExchange(cap, res);
 }
 
 /**
@@ -135,7 +130,7 @@ export class RequestsInFlight {
   /** The cap of the configuration now in force. */
   use(cap: InstanceCap): void {
     if (cap === this.#current) return;
-    if (this.#current.inFlight > 0) this.#draining.add(this.#current);
+    if (this.#current.admitted > 0) this.#draining.add(this.#current);
     this.#current = cap;
   }
 
@@ -148,7 +143,7 @@ export class RequestsInFlight {
   get count(): number {
     let count = this.#current.inFlight;
     for (const cap of this.#draining) {
-      if (cap.inFlight === 0) this.#draining.delete(cap);
+      if (cap.admitted === 0) this.#draining.delete(cap);
       else count += cap.inFlight;
     }
     return count;
@@ -182,9 +177,9 @@ function settle(
 ): void {
   context.traffic = decision;
   if (holdsSlots(decision)) {
-    // The exchange ended (the client gone) while the decision was made: its slots go back now.
-    if (res.closed) return decision.release();
-    res.once('close', decision.release);
+    // Given back once the exchange ends; at once when it ended (the client gone) while the decision was made.
+    onExchangeEnd(res, decision.release);
+    if (exchangeEnded(res)) return;
   }
   const fields = trafficHeaders(decision, headers);
   if (fields.length > 0) {
@@ -214,10 +209,12 @@ function trafficStep(
     const atOnce = limiter.decideAtOnce(facts, policies);
     if (atOnce !== undefined) settle(atOnce, context, res, next, headers);
     else
-      limiter.decide(facts, policies).then(
-        (decision) => settle(decision, context, res, next, headers),
-        (err: unknown) => next(err),
-      );
+      limiter
+        .decide(facts, policies, () => !exchangeEnded(res))
+        .then(
+          (decision) => settle(decision, context, res, next, headers),
+          (err: unknown) => next(err),
+        );
   };
 }
 

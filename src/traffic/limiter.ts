@@ -90,13 +90,15 @@ export class TrafficLimiter {
   /**
    * Decides a request over the policies of `policies` that cover its operation, and counts it.
    * Never rejects: a store that cannot be reached gives a decision by `onStoreUnavailable`.
-   * Call the decision's `release()` once the exchange ends.
+   * Call the decision's `release()` once the exchange ends. `alive` says whether the exchange
+   * still exists: the Redis store renews the lease of its in-flight slots only while it does (and
+   * frees them when it no longer does, should `release()` never come).
    */
-  async decide(facts: TrafficFacts, policies: CompiledTrafficPolicies): Promise<TrafficDecision> {
+  async decide(facts: TrafficFacts, policies: CompiledTrafficPolicies, alive?: () => boolean): Promise<TrafficDecision> {
     const covering = policies.covering(facts.operation);
     if (covering.length === 0 || this.#shared === undefined) return this.#atOnce(facts, covering);
     const checks = checksOf(facts, covering);
-    const verdict = await this.#shared.take(checks);
+    const verdict = await this.#shared.take(checks, alive);
     return this.#reported(facts, verdict === undefined ? this.#withoutStore(checks) : decisionOf(checks, verdict));
   }
 

@@ -12,10 +12,13 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { connectRedis, RedisConnection, type RedisClientLike } from '../cluster/redis.js';
 import { gatewayContext, type Middleware } from '../context.js';
 import { GatewayError } from '../errors.js';
+import { exchangeEnded, onExchangeEnd } from '../exchange/answer-end.js';
 import { optionChecks, optionKeys } from '../options.js';
 import { clientAddressOf, compileTrust, type TrustProxy } from '../trust-proxy.js';
+import { holdsSlots } from './decision.js';
 import { factsOf, type TrafficFactsOverride } from './facts.js';
 import { trafficHeaders } from './headers.js';
+import { admitExchange } from './instance-cap.js';
 import { createTrafficLimiter, type TrafficLimiter, type TrafficLimiterOptions } from './limiter.js';
 import type { TrafficControlSection } from './schema.js';
 import type { TrafficControlSettings } from './types.js';
@@ -161,26 +164,22 @@ export function trafficControl(options: TrafficControlOptions = {}): TrafficCont
   }) as TrafficControlMiddleware;
 
   function decideFor(ready: TrafficLimiter, req: IncomingMessage, res: ServerResponse, next: (err?: unknown) => void): void {
-    const release = ready.instanceCap?.admit();
-    if (ready.instanceCap !== undefined && release === undefined) return next(new GatewayError('ERR_INSTANCE_BUSY'));
-    let closed = false;
-    let releaseDecision: (() => void) | undefined;
-    res.once('close', () => {
-      closed = true;
-      release?.();
-      releaseDecision?.();
-    });
+    // The instance's slot and the decision's slots go back once the exchange ends, whatever ends it.
+    const busy = ready.instanceCap === undefined ? undefined : admitExchange(ready.instanceCap, res);
+    if (busy !== undefined) return next(busy);
     const context = gatewayContext(req);
     const facts = factsOf(req, context, clientAddress, fallbackApi, override?.(req));
-    ready.decide(facts, ready.policies).then(
-      (decision) => {
-        releaseDecision = decision.release;
-        // The client went away while the decision was made: nothing to answer, nothing held.
-        if (closed) return decision.release();
-        apply(req, res, next, ready, decision);
-      },
-      (err: unknown) => next(err),
-    );
+    ready
+      .decide(facts, ready.policies, () => !exchangeEnded(res))
+      .then(
+        (decision) => {
+          if (holdsSlots(decision)) onExchangeEnd(res, decision.release);
+          // The client went away while the decision was made: nothing to answer, nothing held.
+          if (exchangeEnded(res)) return;
+          apply(req, res, next, ready, decision);
+        },
+        (err: unknown) => next(err),
+      );
   }
 
   Object.defineProperty(middleware, 'limiter', { value: limiter, enumerable: true });

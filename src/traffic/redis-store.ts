@@ -6,7 +6,9 @@
  *
  * In-flight slots are leases: this instance renews the slots of its requests still in flight in
  * one command every third of the lease, and frees a request's slots in one command when its
- * exchange ends; a crashed instance's slots come back after the lease.
+ * exchange ends; a crashed instance's slots come back after the lease. A lease is renewed only for
+ * an exchange that still exists: one whose end was never reported (its `alive` says it is gone)
+ * has its slots freed at the next renewal instead.
  *
  * @module
  */
@@ -67,7 +69,15 @@ interface Pending {
   readonly checks: readonly StoreCheck[];
   readonly keys: string[];
   readonly wires: PolicyWire[];
+  readonly alive: (() => boolean) | undefined;
   readonly resolve: (verdict: StoreVerdict | undefined) => void;
+}
+
+/** The in-flight slots of one of this instance's exchanges. */
+interface HeldSlots {
+  readonly keys: string[];
+  /** Whether the exchange still exists; `undefined`: until its release. */
+  readonly alive: (() => boolean) | undefined;
 }
 
 /** The shared store (see the module comment). */
@@ -79,7 +89,7 @@ export class RedisTrafficStore implements SharedStore {
   readonly #instance = randomBytes(9).toString('base64url');
   #sequence = 0;
   /** Slot keys of this instance's requests in flight, by slot id. */
-  readonly #inFlight = new Map<string, string[]>();
+  readonly #inFlight = new Map<string, HeldSlots>();
   /** Per policy (scope and store name), the latest groups decided here: hash to label. */
   readonly #seen = new Map<string, Map<string, string>>();
   /** What each compiled policy sends with every decision, made once (see {@link RedisTrafficStore.take}). */
@@ -109,7 +119,7 @@ export class RedisTrafficStore implements SharedStore {
    * Counts a decision: sent with the other decisions of this event-loop turn in one command (a
    * round trip's CPU shared by them), answered as if alone. `undefined` when Redis did not answer.
    */
-  take(checks: readonly StoreCheck[]): Promise<StoreVerdict | undefined> {
+  take(checks: readonly StoreCheck[], alive?: () => boolean): Promise<StoreVerdict | undefined> {
     return new Promise((resolve) => {
       const id = `${this.#instance}.${(this.#sequence++).toString(36)}`;
       const keys: string[] = [];
@@ -119,7 +129,7 @@ export class RedisTrafficStore implements SharedStore {
         wires.push(wire);
         keys.push(wire.keyPrefix + check.hash);
       }
-      this.#pending.push({ id, checks, keys, wires, resolve });
+      this.#pending.push({ id, checks, keys, wires, alive, resolve });
       this.#pendingKeys += keys.length;
       if (this.#pendingKeys >= BATCH_KEYS) this.#flush();
       else if (this.#pending.length === 1) setImmediate(this.#flushSoon);
@@ -157,7 +167,7 @@ export class RedisTrafficStore implements SharedStore {
   }
 
   #verdict(pending: Pending, parsed: NonNullable<ReturnType<typeof verdictOf>>): StoreVerdict {
-    const { id, checks, keys, wires } = pending;
+    const { id, checks, keys, wires, alive } = pending;
     const slots: string[] = [];
     const results = parsed.results.map((result, i): CheckResult => {
       const check = checks[i]!;
@@ -168,7 +178,7 @@ export class RedisTrafficStore implements SharedStore {
       return { ...result, exceeded };
     });
     if (slots.length === 0) return { allowed: parsed.allowed, results, release: NOTHING_TO_RELEASE };
-    this.#inFlight.set(id, slots);
+    this.#inFlight.set(id, { keys: slots, alive });
     return { allowed: parsed.allowed, results, release: () => this.#release(id) };
   }
 
@@ -197,7 +207,7 @@ export class RedisTrafficStore implements SharedStore {
   }
 
   #release(id: string): void {
-    const keys = this.#inFlight.get(id);
+    const keys = this.#inFlight.get(id)?.keys;
     if (keys === undefined) return;
     this.#inFlight.delete(id);
     // Not awaited: a slot Redis did not free expires with its lease.
@@ -214,7 +224,12 @@ export class RedisTrafficStore implements SharedStore {
       [keys, ids] = [[], []];
       await this.#redis.evalScript(RENEW, k, [String(this.#leaseMs), ...a]);
     };
-    for (const [id, slots] of this.#inFlight) {
+    for (const [id, { keys: slots, alive }] of this.#inFlight) {
+      // Its exchange is gone without a release: freed now rather than renewed.
+      if (alive !== undefined && !alive()) {
+        this.#release(id);
+        continue;
+      }
       for (const key of slots) {
         keys.push(key);
         ids.push(id);

@@ -50,7 +50,8 @@ export const NOTHING_TO_RELEASE = (): void => undefined;
  * could not be reached in time: the decision then follows `onStoreUnavailable`.
  */
 export interface SharedStore {
-  take(checks: readonly StoreCheck[]): Promise<StoreVerdict | undefined>;
+  /** `alive`: whether the exchange still exists (its in-flight slots' leases are renewed only while it does). */
+  take(checks: readonly StoreCheck[], alive?: () => boolean): Promise<StoreVerdict | undefined>;
   usage(policy: CompiledTrafficPolicy, top: number): Promise<GroupUsage[] | undefined>;
   close(): Promise<void>;
 }
