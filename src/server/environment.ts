@@ -12,6 +12,7 @@ import { MIN_CLUSTER_SECRET_LENGTH } from '../cluster/seal.js';
 import { accessSync, constants, statSync } from 'node:fs';
 import { PostgresConfigSource } from '../configuration/postgres-source.js';
 import { PostgresTransactionStore } from '../record/postgres/store.js';
+import { journalDirectoryProblem } from '../record/postgres/trust.js';
 
 /** What the environment adds to `createGateway`'s options, and the store to close at the end. */
 export interface InstanceSettings {
@@ -53,7 +54,8 @@ function clusterSecret(env: NodeJS.ProcessEnv): string[] {
 
 /**
  * The record journal of the PostgreSQL store: `RECORD_JOURNAL` `on` (default), `fsync` (each write
- * synced to the disk) or `off`; in `RECORD_JOURNAL_DIR` (default: the temporary directory).
+ * synced to the disk) or `off`; in `RECORD_JOURNAL_DIR` (default: a directory of the user's own in
+ * the temporary directory), which must be the process's own and writable by nobody else.
  */
 function recordJournal(env: NodeJS.ProcessEnv): false | { directory?: string; fsync: boolean } {
   const mode = set(env, 'RECORD_JOURNAL') ?? 'on';
@@ -71,6 +73,12 @@ function recordJournal(env: NodeJS.ProcessEnv): false | { directory?: string; fs
         `RECORD_JOURNAL_DIR must be a directory this process can write to: ${JSON.stringify(directory.slice(0, 200))} (${error instanceof Error ? error.message : String(error)})`,
       );
     }
+    // A directory others may write to could hold planted records, or links at the journal's names.
+    const problem = journalDirectoryProblem(directory, true);
+    if (problem !== undefined)
+      throw new EnvironmentError(
+        `RECORD_JOURNAL_DIR must be a directory of this process's own, writable by it alone (mode 0700): ${JSON.stringify(directory.slice(0, 200))} ${problem}`,
+      );
   }
   return { ...(directory === undefined ? {} : { directory }), fsync: mode === 'fsync' };
 }

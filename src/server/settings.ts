@@ -95,7 +95,8 @@ Environment:
   RECORD_JOURNAL          with DATABASE_URL: on (default), each answer's record written to a local
                           journal before the answer's last byte leaves, replayed at the next start
                           after a crash; fsync: each write also synced to the disk; off
-  RECORD_JOURNAL_DIR      directory of the journal (default: the temporary directory)
+  RECORD_JOURNAL_DIR      directory of the journal, the process's own and writable by it alone
+                          (default: express-access-gateway-journal-<uid> in the temporary directory)
   GATEWAY_SECRET_*        the client secrets that token policies name with clientSecretEnv (no other
                           variable can be named)
   OTEL_EXPORTER_OTLP_ENDPOINT, OTEL_EXPORTER_OTLP_TRACES_ENDPOINT

@@ -18,7 +18,7 @@
  *
  * @module
  */
-import { closeSync, fsyncSync, openSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, constants, fsyncSync, openSync, unlinkSync, writeSync } from 'node:fs';
 import type { Logger } from '../../log.js';
 import type { TransactionRecord } from '../types.js';
 import { describe } from '../../postgres/failure.js';
@@ -27,7 +27,7 @@ import { releaseSpillPath } from './spill.js';
 
 /** Settings of a {@link RecordJournal}. */
 export interface JournalSettings {
-  /** Path of segment `n` (claimed: no other store of this process uses it). */
+  /** Path of segment `n` (claimed: no other store of this process uses it), in a directory of the process's own. */
   segmentPath(n: number): string;
   /** Sync each write to the disk (a power loss then loses nothing written). */
   fsync: boolean;
@@ -50,6 +50,14 @@ export interface JournalCounters {
 }
 
 const NEWLINE = 0x0a;
+
+/**
+ * A segment is a new file, or none: created here (`O_EXCL`), never an existing file or whatever a
+ * link at its name points to (`O_EXCL` fails on a link, `O_NOFOLLOW` says so twice).
+ */
+const CREATE_NEW = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_APPEND | (constants.O_NOFOLLOW ?? 0);
+/** Names in a row found taken before a segment gives up (its records then go unjournaled, logged). */
+const MAX_TAKEN = 16;
 
 /** A record written to the journal: what was written, where its line is, its segment. */
 interface JournalEntry extends Written, JournalLine {
@@ -240,12 +248,30 @@ export class RecordJournal {
       segment = undefined;
     }
     if (segment === undefined) {
-      segment = new Segment(this.settings.segmentPath(this.next++));
-      segment.fd = openSync(segment.path, 'a', 0o600);
+      segment = this.create();
       this.counters.segments++;
       this.current = segment;
     }
     return segment;
+  }
+
+  /**
+   * A new segment file, mode 0600. A name already taken (a file left by an earlier process of the
+   * same pid, replayed by the spill files' replay, or one planted) is passed over, its file left
+   * as it is.
+   */
+  private create(): Segment {
+    for (let taken = 0; ; taken++) {
+      const segment = new Segment(this.settings.segmentPath(this.next++));
+      try {
+        segment.fd = openSync(segment.path, CREATE_NEW, 0o600);
+        return segment;
+      } catch (error) {
+        releaseSpillPath(segment.path);
+        if ((error as NodeJS.ErrnoException).code !== 'EEXIST' || taken + 1 >= MAX_TAKEN) throw error;
+        this.log('journal segment %s: the name is taken by a file this journal did not make; left as it is', segment.path);
+      }
+    }
   }
 
   /**

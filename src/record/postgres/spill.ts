@@ -4,10 +4,12 @@
  *
  * @module
  */
-import { open, readdir, rename, stat, unlink, type FileHandle } from 'node:fs/promises';
+import { lstatSync } from 'node:fs';
+import { lstat, open, readdir, rename, stat, unlink, type FileHandle } from 'node:fs/promises';
 import { hostname, tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import type { TransactionRecord } from '../types.js';
+import { fileProblem, warnUntrusted } from './trust.js';
 
 /** What an append did. */
 export interface AppendResult {
@@ -246,11 +248,26 @@ export function claimSpillPath(explicit: string | undefined, schema: string, tab
   const base = join(tmpdir(), `${defaultPrefix(schema, table)}${process.pid}`);
   for (let n = 0; ; n++) {
     const path = `${base}${n === 0 ? '' : `-${n}`}.jsonl`;
-    if (!inUse.has(path)) {
+    if (!inUse.has(path) && trustedOrAbsent(path)) {
       inUse.add(path);
       return path;
     }
   }
+}
+
+/**
+ * Whether a default spill path may be this store's: nothing there, or a file this process's user
+ * left (replayed). A file planted there by anyone else is neither replayed nor written to.
+ */
+function trustedOrAbsent(path: string): boolean {
+  let problem: string | undefined;
+  try {
+    problem = fileProblem(lstatSync(path));
+  } catch {
+    return true;
+  }
+  if (problem !== undefined) warnUntrusted(path, problem);
+  return problem === undefined;
 }
 
 /** Gives a spill path back (its store is closed). */
@@ -302,6 +319,17 @@ export async function claimOrphansIn(dir: string, schema: string, table: string,
     // A file being replayed by a live process is its; one claimed by a process now gone is free.
     if (claimedBy !== null ? alive(Number(claimedBy[1])) && Number(claimedBy[1]) !== process.pid : pid !== process.pid && alive(pid))
       continue;
+    // Only what this process's user made is replayed: a file planted by anyone else is left alone.
+    let problem: string | undefined;
+    try {
+      problem = fileProblem(await lstat(path));
+    } catch {
+      continue; // Gone: another process claimed it.
+    }
+    if (problem !== undefined) {
+      warnUntrusted(path, problem);
+      continue;
+    }
     const target = `${join(dir, name.replace(/\.claimed-\d+-\d+$/, ''))}.claimed-${process.pid}-${claimCounter++}`;
     try {
       await rename(path, target);
@@ -318,12 +346,13 @@ let claimCounter = 0;
 let journalCounter = 0;
 
 /**
- * The segment paths of a new journal of `schema`.`table` in `dir` (default: the system's temporary
- * directory): `...-<pid>-journal-<journal>-<n>.jsonl`, each claimed when asked for (given back when
- * the segment is removed), so that the spill files' replay takes them over once this process is gone.
+ * The segment paths of a new journal of `schema`.`table` in `dir` (the journal's directory, checked):
+ * `...-<pid>-journal-<journal>-<n>.jsonl`, each claimed when asked for (given back when the segment
+ * is removed, or when its name is taken), so that the spill files' replay takes them over once this
+ * process is gone.
  */
-export function journalSegmentPaths(dir: string | undefined, schema: string, table: string): (n: number) => string {
-  const base = join(dir ?? tmpdir(), `${defaultPrefix(schema, table)}${process.pid}-journal-${journalCounter++}-`);
+export function journalSegmentPaths(dir: string, schema: string, table: string): (n: number) => string {
+  const base = join(dir, `${defaultPrefix(schema, table)}${process.pid}-journal-${journalCounter++}-`);
   return (n) => {
     const path = `${base}${n}.jsonl`;
     inUse.add(path);

@@ -4,7 +4,6 @@
  *
  * @module
  */
-import { tmpdir } from 'node:os';
 import { logger, type Logger } from '../../log.js';
 import { optionChecks, optionKeys } from '../../options.js';
 import { statsWindow } from '../stats.js';
@@ -30,6 +29,7 @@ import { tableNames, type TableNames } from '../../postgres/schema.js';
 import { migrate } from './schema.js';
 import { claimOrphans, claimOrphansIn, claimSpillPath, journalSegmentPaths, releaseSpillPath, SpillFile } from './spill.js';
 import { RecordJournal, type JournalCounters } from './journal.js';
+import { journalDirectory } from './trust.js';
 import { RecordWriter, type PostgresStoreCounters } from './writer.js';
 
 const log: Logger = logger('record:postgres');
@@ -71,10 +71,14 @@ export interface PostgresTransactionStoreOptions {
    * relayed or refused) is appended to a local file before the answer's last byte leaves, and
    * removed from it once in the database (or the spill file); the next start replays what it still
    * holds, each record once (its transaction id is the key). A crash of the process then loses no
-   * record of an answered exchange. `true`, or the journal's settings: `directory` (default: the
-   * system's temporary directory; the spill files' replay takes over the journals of processes gone
-   * found there), `fsync` (sync each write to the disk, for a power loss too; default `false`),
-   * `segmentBytes` (size of a journal file before the next, default 4 MiB). Default `false`.
+   * record of an answered exchange. `true`, or the journal's settings: `directory` (default:
+   * `express-access-gateway-journal-<uid>` in the system's temporary directory; the spill files'
+   * replay takes over the journals of processes gone found there), `fsync` (sync each write to the
+   * disk, for a power loss too; default `false`), `segmentBytes` (size of a journal file before the
+   * next, default 4 MiB). Default `false`. The directory must be the process's own, writable by
+   * nobody else (made with mode 0700 when missing; anything else throws), segments are new files
+   * of mode 0600 (never an existing file, nor a link's target), and only files of the process's
+   * user that grant nothing to group or others are replayed (others are left, named in a warning).
    */
   journal?: boolean | RecordJournalOptions;
   /** Largest size of the spill file; records beyond it are dropped (counted). Default 256 MiB. */
@@ -94,7 +98,11 @@ export interface PostgresTransactionStoreOptions {
 
 /** Settings of the record journal ({@link PostgresTransactionStoreOptions.journal}). */
 export interface RecordJournalOptions {
-  /** Directory of the journal's files. Default: the system's temporary directory. */
+  /**
+   * Directory of the journal's files: the process's user's, writable by it alone (made with mode
+   * 0700 when missing). Default: `express-access-gateway-journal-<uid>` in the system's temporary
+   * directory.
+   */
   directory?: string;
   /** Sync every write to the disk (a power loss then loses no record written). Default `false`. */
   fsync?: boolean;
@@ -216,6 +224,8 @@ export class PostgresTransactionStore implements TransactionStore {
     this.nodeId = options.nodeId === undefined ? undefined : check.string(options.nodeId, 'nodeId');
     this.timeoutMs = check.positive(options.queryTimeoutMs, 'queryTimeoutMs', 10_000, true);
     const retryMaxDelayMs = check.positive(options.retryMaxDelayMs, 'retryMaxDelayMs', 5_000, true);
+    // Before the spill path is claimed: a journal refused leaves nothing claimed.
+    const journal = journalSettings(check, options.journal);
     const spillPath =
       claimSpillPath(explicitSpill, this.schema, this.table) ??
       check.fail('spillFile', 'is in use by another PostgresTransactionStore of this process');
@@ -224,7 +234,6 @@ export class PostgresTransactionStore implements TransactionStore {
 
     this.hostPool = pool;
     this.connectionString = connectionString;
-    const journal = journalSettings(check, options.journal);
     if (journal !== undefined) {
       this.journal = new RecordJournal(
         {
@@ -269,7 +278,7 @@ export class PostgresTransactionStore implements TransactionStore {
       async () => {
         const paths = await claimOrphans(spillPath, this.schema, this.table);
         // The journals of processes gone: in their directory (already searched when the spill file's).
-        if (journal !== undefined) paths.push(...(await claimOrphansIn(journal.directory ?? tmpdir(), this.schema, this.table)));
+        if (journal !== undefined) paths.push(...(await claimOrphansIn(journal.directory, this.schema, this.table)));
         return paths.map((path) => new SpillFile(path, Number.MAX_SAFE_INTEGER));
       },
       this.journal === undefined ? undefined : (records) => this.journal!.confirm(records),
@@ -474,20 +483,26 @@ export class PostgresTransactionStore implements TransactionStore {
   }
 }
 
-/** The journal's settings, checked; `undefined` without a journal. */
+/**
+ * The journal's settings, checked, its directory made and checked (the process's own, writable by
+ * nobody else: docs/security.md); `undefined` without a journal.
+ */
 function journalSettings(
   check: ReturnType<typeof optionChecks>,
   value: boolean | RecordJournalOptions | undefined,
-): { directory: string | undefined; fsync: boolean; segmentBytes: number } | undefined {
+): { directory: string; fsync: boolean; segmentBytes: number } | undefined {
   if (value === undefined || value === false) return undefined;
-  if (value === true) return { directory: undefined, fsync: false, segmentBytes: 4 * MiB };
-  check.object(value, 'journal');
-  check.known(value, 'journal', JOURNAL_KEYS);
-  return {
-    directory: value.directory === undefined ? undefined : check.string(value.directory, 'journal.directory'),
-    fsync: check.boolean(value.fsync, 'journal.fsync', false),
-    segmentBytes: check.positive(value.segmentBytes, 'journal.segmentBytes', 4 * MiB, true),
-  };
+  const given = value === true ? {} : value;
+  check.object(given, 'journal');
+  check.known(given, 'journal', JOURNAL_KEYS);
+  const directory = given.directory === undefined ? undefined : check.string(given.directory, 'journal.directory');
+  const fsync = check.boolean(given.fsync, 'journal.fsync', false);
+  const segmentBytes = check.positive(given.segmentBytes, 'journal.segmentBytes', 4 * MiB, true);
+  try {
+    return { directory: journalDirectory(directory), fsync, segmentBytes };
+  } catch (error) {
+    return check.fail(directory === undefined ? 'journal' : 'journal.directory', `directory ${(error as Error).message}`);
+  }
 }
 
 const JOURNAL_KEYS = optionKeys<RecordJournalOptions>({ directory: true, fsync: true, segmentBytes: true });

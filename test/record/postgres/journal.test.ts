@@ -186,8 +186,8 @@ describe('PostgresTransactionStore: the record journal', () => {
     for (const record of left.slice(0, 10)) first.save(record);
     await first.flush();
     const orphan = join(dir, `express-access-gateway-${host}-${schema}.replayed-${gone}-journal-0-3.jsonl`);
-    // The last line cut short by the crash.
-    await writeFile(orphan, `${left.map((r) => JSON.stringify(r)).join('\n')}\n{"id":"cut`);
+    // The last line cut short by the crash; mode 0600, as the journal makes its files.
+    await writeFile(orphan, `${left.map((r) => JSON.stringify(r)).join('\n')}\n{"id":"cut`, { mode: 0o600 });
     const store = new PostgresTransactionStore({
       connectionString: databaseUrl(),
       schema,

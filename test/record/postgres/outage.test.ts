@@ -256,7 +256,8 @@ describe('PostgresTransactionStore: database outages', () => {
     const orphan = join(tmpdir(), `express-access-gateway-${host}-${schema}.orphaned-${gone}.jsonl`);
     files.push(orphan);
     const left = Array.from({ length: 120 }, () => makeRecord());
-    await writeFile(orphan, left.map((r) => `${JSON.stringify(r)}\n`).join(''));
+    // Mode 0600, as the store makes its spill files (a file others may write to is not replayed).
+    await writeFile(orphan, left.map((r) => `${JSON.stringify(r)}\n`).join(''), { mode: 0o600 });
     const store = new PostgresTransactionStore({ connectionString: databaseUrl(), schema, table: 'orphaned', retentionDays: 0 });
     stores.push(store);
     files.push(store.spillFile);
