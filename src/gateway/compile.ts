@@ -138,7 +138,7 @@ const tokenManagement: Step = ({ api, config, settings, tokenPolicy }) => {
   const observer = metrics?.tokenObserver(policy.name) ?? tracingTokenObserver(tracing, policy.name);
   policy.observe(settings.watchTokenPolicy?.(policy, observer) ?? observer);
   return [
-    requireToken({ policy }),
+    requireToken({ policy, clientAddress: settings.clientAddress }),
     tracing.step(
       'gateway token validation',
       introspect({

@@ -3,11 +3,17 @@
  * `access_token` in it (RFC 6750 section 2.2) without the app mounting a body parser, and without
  * losing the body for the handlers and relays after it.
  *
+ * Reading a body is waiting on the client, and a client may send it a byte at a time: the read
+ * has a deadline of its own, one client address has only so many bodies read at once, and the
+ * exchange holds no instance slot meanwhile (see `whileWaitingOnClient`), so that clients
+ * sending slowly cannot take the slots everyone else needs.
+ *
  * @module
  */
 import type { IncomingMessage } from 'node:http';
 import { gatewayContext } from '../context.js';
 import { GatewayError } from '../errors.js';
+import { whileWaitingOnClient } from '../exchange/answer-end.js';
 
 /** A request as body parsers leave it. */
 type ParsedRequest = IncomingMessage & { body?: unknown; _body?: boolean; rawBody?: Buffer };
@@ -32,6 +38,31 @@ export interface FormBounds {
   maxBodySize: number;
   /** Most fields a body may have (more: 413 `ERR_REQUEST_TOO_LARGE`), as body-parser's `parameterLimit`. */
   maxFields: number;
+  /** Longest time the body may take to arrive once its reading starts, ms (more: 400 `ERR_BAD_REQUEST`). */
+  timeoutMs: number;
+  /** Bodies of one client address read at once (more: 429 `ERR_INSTANCE_BUSY`, the body unread). */
+  maxReadsPerAddress: number;
+  /** The client's address, for `maxReadsPerAddress`. */
+  clientAddress: (req: IncomingMessage) => string | undefined;
+  /** Bodies being read now, by client address (shared by the middleware of one token policy). */
+  reading: Map<string, number>;
+}
+
+/** Errors answered with the body left unread: their connection closes after the answer. */
+const unread = new WeakSet<object>();
+
+/**
+ * Whether `err` was answered with the request's body left unread (a body that did not arrive in
+ * time, or was not read at all): its connection cannot carry another request, and is closed after
+ * the answer rather than drained while the client trickles the rest.
+ */
+export function leavesBodyUnread(err: unknown): boolean {
+  return typeof err === 'object' && err !== null && unread.has(err);
+}
+
+function unreadError(error: GatewayError): GatewayError {
+  unread.add(error);
+  return error;
 }
 
 /**
@@ -47,6 +78,11 @@ export interface FormBounds {
  *   parse that follows costs at most `maxFields` fields and is linear in the body size.
  * - Bodies with a `Content-Encoding` other than `identity` are not read (RFC 6750 asks for a
  *   single-part urlencoded body; decoding is the app's choice): no token is taken from them.
+ * - The read is waiting on the client: at most `maxReadsPerAddress` bodies of one client address
+ *   are read at once (another is refused at once with 429 `ERR_INSTANCE_BUSY`, unread), each
+ *   within `timeoutMs` (else 400 `ERR_BAD_REQUEST`), and the exchange gives back its instance
+ *   slot meanwhile (taken again once the body has arrived: 429 `ERR_INSTANCE_BUSY` when the cap
+ *   is reached by then). Both refusals leave the body unread ({@link leavesBodyUnread}).
  */
 export async function formTokens(req: IncomingMessage, bounds: FormBounds): Promise<string[]> {
   const parsed = req as ParsedRequest;
@@ -55,7 +91,24 @@ export async function formTokens(req: IncomingMessage, bounds: FormBounds): Prom
   const encoding = req.headers['content-encoding'];
   if (encoding !== undefined && encoding.toLowerCase() !== 'identity') return [];
 
-  const raw = await readBounded(req, bounds.maxBodySize);
+  const address = bounds.clientAddress(req) ?? '';
+  const reading = bounds.reading.get(address) ?? 0;
+  if (reading >= bounds.maxReadsPerAddress) {
+    throw unreadError(
+      new GatewayError('ERR_INSTANCE_BUSY', {
+        diagnostic: `refused unread: ${reading} form bodies of this client address are being read for access_token (maxBodyReadsPerAddress)`,
+      }),
+    );
+  }
+  bounds.reading.set(address, reading + 1);
+  let raw: Buffer;
+  try {
+    raw = await whileWaitingOnClient(gatewayContext(req), () => readBounded(req, bounds.maxBodySize, bounds.timeoutMs));
+  } finally {
+    const left = (bounds.reading.get(address) ?? 1) - 1;
+    if (left > 0) bounds.reading.set(address, left);
+    else bounds.reading.delete(address);
+  }
   // Marked as read before any refusal below: the stream has ended either way.
   parsed._body = true;
   parsed.rawBody = raw;
@@ -110,7 +163,7 @@ function parseForm(raw: Buffer): Record<string, string | string[]> {
   return fields;
 }
 
-function readBounded(req: IncomingMessage, limit: number): Promise<Buffer> {
+function readBounded(req: IncomingMessage, limit: number, timeoutMs: number): Promise<Buffer> {
   const declared = Number(req.headers['content-length']);
   if (Number.isFinite(declared) && declared > limit) {
     // Do not read what we will refuse; drain it so the connection can answer.
@@ -124,6 +177,7 @@ function readBounded(req: IncomingMessage, limit: number): Promise<Buffer> {
     const finish = (err: Error | undefined, value?: Buffer) => {
       if (done) return;
       done = true;
+      clearTimeout(deadline);
       req.off('data', onData);
       req.off('end', onEnd);
       req.off('error', onError);
@@ -144,6 +198,18 @@ function readBounded(req: IncomingMessage, limit: number): Promise<Buffer> {
     const onError = (err: Error) =>
       finish(new GatewayError('ERR_BAD_REQUEST', { diagnostic: `error reading the request body: ${err.message}`, cause: err }));
     const onAborted = () => finish(new GatewayError('ERR_BAD_REQUEST', { diagnostic: 'the client aborted the request body' }));
+    // The client sends too slowly (or not at all): answered now, the rest never read.
+    const deadline = setTimeout(() => {
+      const declared = req.headers['content-length'];
+      finish(
+        unreadError(
+          new GatewayError('ERR_BAD_REQUEST', {
+            diagnostic: `the urlencoded body did not arrive within ${timeoutMs} ms (${size}${declared === undefined ? '' : ` of ${declared}`} bytes received): not read for access_token`,
+          }),
+        ),
+      );
+    }, timeoutMs);
+    deadline.unref();
     req.on('data', onData);
     req.on('end', onEnd);
     req.on('error', onError);

@@ -211,14 +211,52 @@ export interface RequireTokenOptions {
    * token that could come in a header is refused in a body).
    */
   maxTokenLength?: number;
+  /**
+   * Longest time, in milliseconds, an `application/x-www-form-urlencoded` body read to look for
+   * `access_token` may take to arrive, from the moment its reading starts. Past it the request is
+   * answered 400 (`ERR_BAD_REQUEST`) and its connection closed, the rest of the body unread: a
+   * client that sends a byte every few seconds is answered then, not at the server's
+   * `requestTimeout`. Default 10000. At most 2147483647.
+   */
+  bodyTimeoutMs?: number;
+  /**
+   * Most form bodies of one client address read at once to look for `access_token` (counted per
+   * token policy: the middleware given one `TokenPolicy` share the count). One more is answered
+   * at once with 429 (`ERR_INSTANCE_BUSY`, `Retry-After: 1`) and its connection closed, its body
+   * unread. Default 16.
+   */
+  maxBodyReadsPerAddress?: number;
+  /**
+   * The client's address, for `maxBodyReadsPerAddress`. Default: the connection's peer
+   * (`req.socket.remoteAddress`). Behind a reverse proxy every caller has the proxy's address:
+   * give the caller's here (as `createGateway` does with `trustProxy`'s).
+   */
+  clientAddress?: (req: IncomingMessage) => string | undefined;
 }
 
 /** Every place RFC 6750 lets a token be sent: the default of `requireToken`.  @internal */
 export const ALL_METHODS: readonly TokenMethod[] = ['header', 'body', 'query'];
 
+/** The longest timer Node keeps (a longer one fires at once). */
+const LONGEST_TIMER_MS = 2_147_483_647;
+
+const peerAddress = (req: IncomingMessage): string | undefined => req.socket?.remoteAddress;
+
+/** The form bodies being read, by client address, of each token policy's middleware. */
+const readingByPolicy = new WeakMap<object, Map<string, number>>();
+
+function readingOf(owner: object | undefined): Map<string, number> {
+  if (owner === undefined) return new Map();
+  let reading = readingByPolicy.get(owner);
+  if (reading === undefined) readingByPolicy.set(owner, (reading = new Map()));
+  return reading;
+}
+
 /**
  * Checks the token-finding options (at `prefix` below `options`: `''` for `requireToken`'s own,
- * `'extraction.'` for `introspect`'s) and turns them into {@link ExtractOptions}.
+ * `'extraction.'` for `introspect`'s) and turns them into {@link ExtractOptions}. `owner` (the
+ * token policy) shares the count of form bodies being read by client address between the
+ * middleware made for it; without one the middleware counts alone.
  */
 export function extractOptions(
   check: OptionChecks,
@@ -226,17 +264,26 @@ export function extractOptions(
   realm: string | undefined,
   prefix = '',
   dpop = false,
+  owner?: object,
 ): ExtractOptions {
   const methods = options.methods ?? ALL_METHODS;
   if (!Array.isArray(methods) || methods.length === 0 || methods.some((m) => !ALL_METHODS.includes(m))) {
     check.fail(`${prefix}methods`, "must be a non-empty array of 'header', 'body', 'query'");
   }
+  const timeoutMs = check.positive(options.bodyTimeoutMs, `${prefix}bodyTimeoutMs`, 10_000, true);
+  if (timeoutMs > LONGEST_TIMER_MS) check.fail(`${prefix}bodyTimeoutMs`, `must be at most ${LONGEST_TIMER_MS}`);
   return {
     realm,
     methods: new Set(methods),
     form: {
       maxBodySize: check.positive(options.maxBodySize, `${prefix}maxBodySize`, 1024 * 1024, true),
       maxFields: check.positive(options.maxBodyFields, `${prefix}maxBodyFields`, 1000, true),
+      timeoutMs,
+      maxReadsPerAddress: check.positive(options.maxBodyReadsPerAddress, `${prefix}maxBodyReadsPerAddress`, 16, true),
+      clientAddress:
+        check.optionalFunction<(req: IncomingMessage) => string | undefined>(options.clientAddress, `${prefix}clientAddress`) ??
+        peerAddress,
+      reading: readingOf(owner),
     },
     maxTokenLength: check.positive(options.maxTokenLength, `${prefix}maxTokenLength`, 16 * 1024, true),
     dpop,

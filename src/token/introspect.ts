@@ -60,6 +60,9 @@ const EXTRACTION_KEYS = optionKeys<NonNullable<IntrospectOptions['extraction']>>
   maxBodySize: true,
   maxBodyFields: true,
   maxTokenLength: true,
+  bodyTimeoutMs: true,
+  maxBodyReadsPerAddress: true,
+  clientAddress: true,
 });
 
 /**
@@ -96,12 +99,17 @@ export function introspect(options: IntrospectOptions): TokenMiddleware {
   check.known(options.extraction, 'extraction', EXTRACTION_KEYS);
   if (!(options.policy instanceof TokenPolicy)) check.fail('policy', 'must be a TokenPolicy (see createTokenPolicy)');
   const { policy } = options;
+  const extraction = check.object<NonNullable<IntrospectOptions['extraction']>>(options.extraction, 'extraction', {});
   const extract: ExtractOptions = extractOptions(
     check,
-    check.object(options.extraction, 'extraction', {}),
+    // The client's address of the throttle counts form bodies too, unless the extraction names its own.
+    extraction.clientAddress === undefined && typeof options.clientAddress === 'function'
+      ? { ...extraction, clientAddress: options.clientAddress }
+      : extraction,
     policy.name,
     'extraction.',
     policy.dpop !== 'off',
+    policy,
   );
   const clientAddress =
     check.optionalFunction<(req: IncomingMessage) => string | undefined>(options.clientAddress, 'clientAddress') ?? socketAddress;

@@ -6,6 +6,7 @@
 import type { IncomingMessage } from 'node:http';
 import { gatewayContext } from '../context.js';
 import { optionChecks, optionKeys } from '../options.js';
+import { leavesBodyUnread } from './body.js';
 import { acceptToken, extractOptions, extractToken, type ExtractedToken, type RequireTokenOptions } from './extract.js';
 import type { TokenMiddleware } from './middleware.js';
 import { TokenPolicy } from './policy.js';
@@ -19,6 +20,9 @@ const REQUIRE_TOKEN_KEYS = optionKeys<RequireTokenOptions>({
   maxBodySize: true,
   maxBodyFields: true,
   maxTokenLength: true,
+  bodyTimeoutMs: true,
+  maxBodyReadsPerAddress: true,
+  clientAddress: true,
 });
 
 /**
@@ -33,7 +37,13 @@ const REQUIRE_TOKEN_KEYS = optionKeys<RequireTokenOptions>({
  * - more than one method: 400 `ERR_TOKEN_MULTIPLE_METHODS`;
  * - malformed (empty, longer than `maxTokenLength`, bad characters, two `Authorization` headers,
  *   repeated parameter): 400 `ERR_TOKEN_MALFORMED`;
- * - a form body larger than `maxBodySize` or with more fields than `maxBodyFields`: 413 `ERR_REQUEST_TOO_LARGE`.
+ * - a form body larger than `maxBodySize` or with more fields than `maxBodyFields`: 413 `ERR_REQUEST_TOO_LARGE`;
+ * - a form body that has not arrived within `bodyTimeoutMs`: 400 `ERR_BAD_REQUEST`; one more than
+ *   `maxBodyReadsPerAddress` of one client address read at once: 429 `ERR_INSTANCE_BUSY` (both
+ *   close the connection after the answer, the body unread).
+ *
+ * While a form body is read the exchange holds no slot of `maxConcurrentRequests`: reading it is
+ * waiting on the client.
  *
  * Does nothing when a token was already found for the request. Options are checked here: a bad
  * one throws an `InvalidOptionError` whose message starts with `requireToken: options.<path>`.
@@ -61,12 +71,12 @@ export function requireToken(options: RequireTokenOptions = {}): TokenMiddleware
   else if (policy !== undefined) check.fail('policy', 'must be a TokenPolicy or a policy name');
   // A policy with DPoP on: `Authorization: DPoP` is accepted too, and refusals carry its challenge.
   const dpopPolicy = policy instanceof TokenPolicy && policy.dpop !== 'off' ? policy : undefined;
-  const extract = extractOptions(check, options, realm, '', dpopPolicy !== undefined);
+  const extract = extractOptions(check, options, realm, '', dpopPolicy !== undefined, policy instanceof TokenPolicy ? policy : undefined);
   const fail =
     dpopPolicy === undefined
       ? (_req: IncomingMessage, next: (err?: unknown) => void, err: unknown): void => next(err)
       : (req: IncomingMessage, next: (err?: unknown) => void, err: unknown): void => next(dpopPolicy.withChallenge(req, err));
-  return function requireTokenMiddleware(req, _res, next) {
+  return function requireTokenMiddleware(req, res, next) {
     const context = gatewayContext(req);
     if (context.token !== undefined) {
       next();
@@ -89,7 +99,11 @@ export function requireToken(options: RequireTokenOptions = {}): TokenMiddleware
       .then((token) => acceptToken(req, token, extract))
       .then(
         () => next(),
-        (err: unknown) => fail(req, next, err),
+        (err: unknown) => {
+          // The rest of the body is not read: the connection cannot carry another request.
+          if (leavesBodyUnread(err) && !res.headersSent) res.setHeader('Connection', 'close');
+          fail(req, next, err);
+        },
       );
   };
 }
