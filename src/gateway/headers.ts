@@ -8,6 +8,7 @@ import type { IncomingHttpHeaders, IncomingMessage, OutgoingHttpHeaders } from '
 import { isHeaderName } from '../options.js';
 import type { TraceHeaders } from '../observability/trace-context.js';
 import { withoutGatewayCookies } from '../operators/session-cookie.js';
+import { SENDER_PROOF_HEADERS } from '../token/forward/request-edits.js';
 import type { TrustFunction } from '../trust-proxy.js';
 
 /** Hop-by-hop headers: meaningful for one connection only, never relayed (RFC 9110 7.6.1). */
@@ -24,17 +25,12 @@ const HOP_BY_HOP = new Set([
 ]);
 
 /**
- * Proofs of possession the gateway checks and the backend has no use for: the DPoP proof (RFC
- * 9449), bound to the gateway's public URL and single-use, never relayed.
- */
-const SENDER_PROOFS = ['dpop'];
-
-/**
  * Headers of the client's request that the relay does not pass on: hop-by-hop ones, `host` (the
  * backend's own is sent), `expect` (Node answers `100-continue` itself; undici refuses it) and
- * the sender proofs.
+ * the sender proofs (the DPoP proof: `forwardTokenHeaders` takes it off the request already; a
+ * relay without it never sends it either).
  */
-const REQUEST_DROPPED = new Set([...HOP_BY_HOP, 'host', 'expect', ...SENDER_PROOFS]);
+const REQUEST_DROPPED = new Set([...HOP_BY_HOP, 'host', 'expect', ...SENDER_PROOF_HEADERS]);
 
 /**
  * Headers of the backend's response that the gateway replaces with its own: `server` and the

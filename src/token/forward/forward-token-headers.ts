@@ -128,9 +128,9 @@ class TokenForwarder {
  *
  * 1. removes every client-sent `Gateway-*` header and every header this middleware may set (from
  *    `req.headers` and `req.rawHeaders`), so a client cannot spoof token information;
- * 2. removes the token: a `Bearer` `Authorization` header and the `access_token` URL parameter
- *    (from `req.url` and `req.originalUrl`); a form-body token is left in the body (see
- *    `docs/forwarding.md`);
+ * 2. removes the token: an `Authorization` header of the `Bearer` or `DPoP` scheme, the `DPoP`
+ *    proof, and the `access_token` URL parameter (from `req.url` and `req.originalUrl`); a
+ *    form-body token is left in the body (see `docs/forwarding.md`);
  * 3. sets `Gateway-Transaction-ID` and the token information (`headers`: `Gateway-Token-Subject`,
  *    `-Issuer`, …; `json`: base64 JSON in `Gateway-Token`; `jws`: a compact JWS in `Gateway-JWT`);
  * 4. puts the original token back if `originalToken` says so;

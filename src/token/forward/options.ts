@@ -8,7 +8,7 @@ import type { KeyInput } from 'jose';
 import { optionChecks, optionKeys, type OptionChecks } from '../../options.js';
 import { defaultForwardedHeaderNames } from './items.js';
 import type { ForwardDateFormat, ForwardedItem } from './items.js';
-import { firstLetter, isBearer, type HeaderFilter } from './request-edits.js';
+import { firstLetter, isTokenCredential, SENDER_PROOF_HEADERS, type HeaderFilter } from './request-edits.js';
 import { issuePath } from '../../issues.js';
 import { schemaIssues } from '../../schema.js';
 import type { Static } from '@sinclair/typebox';
@@ -88,7 +88,7 @@ export interface ForwardSettings {
   readonly jsonHeader: string;
   readonly jwsHeader: string;
   readonly transactionIdHeader: string | false;
-  /** The client headers to strip: spoofable names and a Bearer `Authorization`. */
+  /** The client headers to strip: spoofable names, the token's `Authorization` (Bearer or DPoP) and the DPoP proof. */
   readonly strip: HeaderFilter;
   /** Lower-case names this middleware sets that a plain append may add to `rawHeaders`. */
   readonly appendable: ReadonlySet<string>;
@@ -153,10 +153,13 @@ export function forwardSettings(options: ForwardTokenHeadersOptions): ForwardSet
     const name = lowerName.includes('_') ? lowerName.replaceAll('_', '-') : lowerName;
     return name.startsWith('gateway-') || spoofable.has(name);
   };
-  const dropHeader = (lower: string, value: string): boolean => isSpoofable(lower) || (lower === 'authorization' && isBearer(value));
+  // The token goes in every case (an original-token mode puts back what it defines), and so does
+  // the proof of possession of a sender-constrained one: neither is the backend's.
+  const dropHeader = (lower: string, value: string): boolean =>
+    isSpoofable(lower) || (lower === 'authorization' && isTokenCredential(value)) || SENDER_PROOF_HEADERS.has(lower);
   // The first letters (lower-cased) of every name that may be dropped: most headers are passed
   // over on their first character, without lower-casing their name.
-  const dropFirst = new Set([...spoofable, 'gateway-', 'authorization'].map(firstLetter));
+  const dropFirst = new Set([...spoofable, 'gateway-', 'authorization', ...SENDER_PROOF_HEADERS].map(firstLetter));
   const strip: HeaderFilter = { mayDrop: (name) => dropFirst.has(firstLetter(name)), drop: dropHeader };
   // Names this middleware sets, lower-cased once. When they are all distinct, each one was just
   // stripped from rawHeaders, so setting it is a plain append (no scan of rawHeaders per header).

@@ -10,12 +10,19 @@ import type { IncomingMessage } from 'node:http';
 import type { GatewayContext } from '../../context.js';
 import { removeFormParameter, removeQueryParameter } from '../../url/parameters.js';
 
-const BEARER = /^\s*bearer(\s|$)/i;
+/** The `Authorization` schemes that carry an access token: Bearer (RFC 6750) and DPoP (RFC 9449). */
+const TOKEN_SCHEME = /^\s*(?:bearer|dpop)(\s|$)/i;
 
-/** Whether an `Authorization` value is a Bearer credential. */
-export function isBearer(value: string): boolean {
-  return BEARER.test(value);
+/** Whether an `Authorization` value carries an access token: the Bearer or the DPoP scheme. */
+export function isTokenCredential(value: string): boolean {
+  return TOKEN_SCHEME.test(value);
 }
+
+/**
+ * Headers that prove possession of a sender-constrained token: the DPoP proof (RFC 9449), bound to
+ * the gateway's public URL and single-use, which a backend could replay. Never relayed.
+ */
+export const SENDER_PROOF_HEADERS: ReadonlySet<string> = new Set(['dpop']);
 
 /** Removes `access_token` from a URL property of the request, writing it only when it changes. */
 export function stripTokenParameter<K extends 'url' | 'originalUrl'>(req: { [P in K]?: string }, property: K): void {
