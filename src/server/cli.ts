@@ -129,7 +129,10 @@ function reloadOnHangup(gateway: Gateway, log: GatewayLogger): () => void {
   return reload;
 }
 
-/** Reads the TLS files again (SIGHUP), logging the outcome; `undefined` without TLS. */
+/**
+ * Reads the TLS files again (SIGHUP), logging the outcome; `undefined` without TLS. Files that
+ * cannot be used are refused as a bad configuration file is (`config_error`): the ones in force stay.
+ */
 function tlsReloader(server: GatewayServer, log: GatewayLogger): (() => void) | undefined {
   if (!server.url.startsWith('https:')) return undefined;
   return () => {
@@ -137,7 +140,7 @@ function tlsReloader(server: GatewayServer, log: GatewayLogger): (() => void) | 
       () => log.info({ event: 'tls_reload' }, 'TLS certificate, key and client CA read again'),
       (err: unknown) =>
         log.error(
-          { event: 'tls_reload', error: (err as Error)?.message ?? String(err) },
+          { event: 'config_error', when: 'the TLS reload (SIGHUP)', error: (err as Error)?.message ?? String(err) },
           'the TLS files cannot be used; the ones in force stay',
         ),
     );

@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { createPrivateKey, X509Certificate } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { createSecureContext, type SecureContextOptions } from 'node:tls';
 import { optionKeys, type OptionChecks } from '../options.js';
@@ -85,13 +86,64 @@ async function pem(value: string | Buffer, path: string): Promise<Buffer> {
   }
 }
 
-/** Reads the certificate, key and client CA, and checks that they make a secure context (the key matches the certificate). */
+const PEM_CERTIFICATE = /-----BEGIN CERTIFICATE-----[\s\S]*?-----END CERTIFICATE-----/g;
+
+/** Where a part comes from, for a message: its file, or PEM text given as such. */
+function origin(value: string | Buffer): string {
+  return typeof value === 'string' && !value.startsWith('-----BEGIN') ? value : 'the PEM text given';
+}
+
+/**
+ * Checks that `text` holds PEM certificates, one at least, each of which can be read. OpenSSL
+ * takes a client CA file with none (empty, or garbage) as a list of no CA at all: every client
+ * certificate would then be refused.
+ */
+function checkCertificates(text: Buffer, value: string | Buffer, path: string): void {
+  const blocks = text.toString('latin1').match(PEM_CERTIFICATE);
+  if (blocks === null) throw new TlsMaterialError(`serveGateway: ${path}: ${origin(value)} holds no PEM certificate`);
+  for (const block of blocks) {
+    try {
+      new X509Certificate(block);
+    } catch (err) {
+      throw new TlsMaterialError(
+        `serveGateway: ${path}: ${origin(value)} holds a certificate that cannot be read (${(err as Error).message})`,
+        {
+          cause: err,
+        },
+      );
+    }
+  }
+}
+
+/** Checks that `text` is a private key that can be read (the message never holds the key). */
+function checkKey(text: Buffer, value: string | Buffer): void {
+  try {
+    createPrivateKey(text);
+  } catch (err) {
+    throw new TlsMaterialError(
+      `serveGateway: tls.key: ${origin(value)} holds no private key that can be read (${(err as Error).message})`,
+      {
+        cause: err,
+      },
+    );
+  }
+}
+
+/**
+ * Reads the certificate, key and client CA, and checks each (certificates that can be read, one at
+ * least in each file; a key that can be read) and that they make a secure context (the key
+ * matches the certificate). The same checks at start and at every reload: a file that cannot be
+ * used is refused, never put in force.
+ */
 export async function readTls(settings: TlsSettings): Promise<TlsMaterial> {
   const [cert, key, clientCa] = await Promise.all([
     pem(settings.cert, 'tls.cert'),
     pem(settings.key, 'tls.key'),
     settings.clientCa === undefined ? undefined : pem(settings.clientCa, 'tls.clientCa'),
   ]);
+  checkCertificates(cert, settings.cert, 'tls.cert');
+  checkKey(key, settings.key);
+  if (clientCa !== undefined) checkCertificates(clientCa, settings.clientCa!, 'tls.clientCa');
   try {
     createSecureContext({ cert, key, ...(clientCa === undefined ? {} : { ca: clientCa }) });
   } catch (err) {
