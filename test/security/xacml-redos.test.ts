@@ -80,7 +80,6 @@ describe('security: a policy regular expression cannot freeze the gateway (findi
       patienceMs: 60_000,
     });
     expectDelayed(report, BOUND_MS);
-    expect(report.attack).to.have.property('status', 403);
   });
 
   it('the same pattern still permits a matching header, and matches it the XPath way (anchors honoured)', async () => {
