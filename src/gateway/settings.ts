@@ -348,6 +348,17 @@ function checkedDpopReplay(check: OptionChecks, value: unknown): DpopReplayStore
   return value as DpopReplayStore | undefined;
 }
 
+/** The `metrics` option with its defaults, or `undefined` when metrics are off (`false`). */
+function checkedMetrics(check: OptionChecks, given: CreateGatewayOptions['metrics']): GatewaySettings['metrics'] {
+  if (given === false) return undefined;
+  const metrics = given === true ? {} : check.known(check.object<GatewayMetricsOptions>(given, 'metrics', {}), 'metrics', METRICS_KEYS);
+  return {
+    auth: check.boolean(metrics.auth, 'metrics.auth', true),
+    clientLabel: check.boolean(metrics.clientLabel, 'metrics.clientLabel', false),
+    processMetrics: check.boolean(metrics.processMetrics, 'metrics.processMetrics', true),
+  };
+}
+
 /** Checks the options of {@link createGateway}, throwing `InvalidOptionError` that names the option. */
 export function gatewaySettings(options: CreateGatewayOptions): GatewaySettings {
   const check = optionChecks('createGateway');
@@ -408,20 +419,7 @@ export function gatewaySettings(options: CreateGatewayOptions): GatewaySettings 
   // The file's top-level trustProxy may replace it when a configuration is put in force.
   const listenerTrust = new ListenerTrust(compileTrust(options.trustProxy, check, 'trustProxy'), options.trustProxy !== undefined);
   const trustProxy = listenerTrust.trust;
-  const metricsOptions =
-    options.metrics === false
-      ? undefined
-      : options.metrics === true
-        ? {}
-        : check.known(check.object<GatewayMetricsOptions>(options.metrics, 'metrics', {}), 'metrics', METRICS_KEYS);
-  const metrics =
-    metricsOptions === undefined
-      ? undefined
-      : {
-          auth: check.boolean(metricsOptions.auth, 'metrics.auth', true),
-          clientLabel: check.boolean(metricsOptions.clientLabel, 'metrics.clientLabel', false),
-          processMetrics: check.boolean(metricsOptions.processMetrics, 'metrics.processMetrics', true),
-        };
+  const metrics = checkedMetrics(check, options.metrics);
   const trafficControl = checkedTrafficOption(options.trafficControl, check, options.redis !== undefined);
   const publicBaseUrl = options.publicBaseUrl === undefined ? undefined : checkedPublicBaseUrl(check, options.publicBaseUrl);
   const dpopReplay = checkedDpopReplay(check, options.dpopReplay);
