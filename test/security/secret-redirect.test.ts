@@ -129,6 +129,13 @@ describe('security: secrets sent where an operator points (issue 25, finding 9)'
     await client.end();
   });
 
+  /**
+   * The issues less the one that says compiling the API's policy took more than 100 ms
+   * (operatorWork.maxCompileMs): timed by the wall clock, the example's small policy takes that long
+   * on a crowded machine; the issues looked at here are the secret's.
+   */
+  const withoutCompileTime = <T extends { message: string }>(issues: T[]): T[] =>
+    issues.filter((issue) => !/^compiling this policy took \d+ ms; /.test(issue.message));
   const savedPolicy = async (): Promise<TokenPolicyConfig> => {
     const body = (await (await ada.fetch(`${API}/config`)).json()) as { document: GatewayConfig };
     return body.document.tokenPolicies!['DemoIdP']!;
@@ -138,7 +145,7 @@ describe('security: secrets sent where an operator points (issue 25, finding 9)'
   ): Promise<{ status: number; issues: Array<{ path: string; message: string }> }> => {
     const res = await ada.json(`${API}/token-policies/DemoIdP`, 'PUT', { policy });
     const body = (await res.json()) as { issues?: Array<{ path: string; message: string }> };
-    return { status: res.status, issues: body.issues ?? [] };
+    return { status: res.status, issues: withoutCompileTime(body.issues ?? []) };
   };
   /** ResetAllCaches, then one invocation with a valid token: the gateway introspects with the policy in force. */
   const resetAndInvoke = async (): Promise<number> => {
@@ -178,9 +185,9 @@ describe('security: secrets sent where an operator points (issue 25, finding 9)'
       },
     ]);
     expect(whole.status).to.equal(422);
-    expect(((await whole.json()) as { issues: Array<{ path: string }> }).issues.map((i) => i.path)).to.deep.equal([
-      'tokenPolicies.DemoIdP.clientSecret',
-    ]);
+    expect(
+      withoutCompileTime(((await whole.json()) as { issues: Array<{ path: string; message: string }> }).issues).map((i) => i.path),
+    ).to.deep.equal(['tokenPolicies.DemoIdP.clientSecret']);
     // The API still works with the legitimate authorization server.
     expect(status).to.equal(200);
     expect((await savedPolicy()).issuer).to.equal(as.issuer);
