@@ -311,7 +311,7 @@ describe('what-if with recording.xacmlRequests "all": a Permit that the draft wo
       comment: 'keep the requests of Permits',
       baseVersion: version.version,
     });
-    expect(saved.status).to.equal(200);
+    expect(saved.status, await saved.clone().text()).to.equal(200);
     expect((await ada.fetch('/gateway/admin/reset-caches', { method: 'POST' })).status).to.equal(200);
 
     const token = await pet.as.issueToken('client1', 'client1-secret');
