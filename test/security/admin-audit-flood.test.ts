@@ -17,7 +17,7 @@ import { fileURLToPath } from 'node:url';
 import { expect } from 'chai';
 import type { AuditEntry } from '../../src/operators/audit.js';
 import { exampleCopy, openConfig } from '../gateway/helpers.js';
-import { freePort, serve, stop, type Served } from '../server/support.js';
+import { serve, stop, type Served } from '../server/support.js';
 import { backendProcess, type BackendProcess } from './support/backend-process.js';
 import { describeFigures, loopMonitorEnv, probeFigures, probeWithinBounds, type LoopMonitorEnv } from './support/loop-delay.js';
 
@@ -87,15 +87,16 @@ describe('security: an anonymous flood of the admin routes cannot exhaust the ga
     const config = path.join(copy.dir, 'open.json');
     const auditFile = path.join(copy.dir, 'audit', 'audit.jsonl');
     await writeFile(config, JSON.stringify(openConfig(echo.url)));
-    const adminPort = await freePort();
     monitor = await loopMonitorEnv();
-    served = serve(['serve', '--config', config, '--port', '0', '--admin-port', String(adminPort), '--audit-file', auditFile], {
+    served = serve(['serve', '--config', config, '--port', '0', '--admin-port', '0', '--audit-file', auditFile], {
       ADMIN_PASSWORD,
       ...monitor.env,
     });
-    const [, api] = await served.waitFor(/serving APIs at (http:\/\/[^\s,]+), admin/, 60_000);
+    const [, api, admin] = (await served.waitFor(
+      /serving APIs at (http:\/\/[^\s,;]+), admin and console at (http:\/\/[^\s,;]+)/,
+      60_000,
+    )) as unknown as [string, string, string];
     const loopDelay = await monitor.source();
-    const admin = `http://127.0.0.1:${adminPort}`;
     const pid = served.child.pid!;
 
     // The operator's action, before the flood.

@@ -23,7 +23,7 @@ import {
 import { startPetstore, type PetstoreGateway } from '../configuration/helpers.js';
 import { editJson, exampleCopy, openConfig } from '../gateway/helpers.js';
 import { ADMIN_PASSWORD, OperatorClient, PASSWORDS, testUsers } from '../operators/helpers.js';
-import { freePort, serve, stop, type Served } from '../server/support.js';
+import { serve, stop, type Served } from '../server/support.js';
 import { doublingRefsOpenApi, manyOperationsOpenApi, PERMIT_ALL, regexHeavyPolicy } from './support/operator-documents.js';
 import { backendProcess, type BackendProcess } from './support/backend-process.js';
 import { loopMonitorEnv, type LoopDelaySource, type LoopMonitorEnv } from './support/loop-delay.js';
@@ -92,17 +92,19 @@ describe("security: operators' work never stalls the APIs (finding 6)", function
       });
       const usersFile = path.join(copy.dir, 'users.json');
       await writeFile(usersFile, JSON.stringify({ users: await testUsers() }));
-      const [port, adminPort] = [await freePort(), await freePort()];
       // The gateway's own measure of its event loop (support/loop-delay.ts).
       monitor = await loopMonitorEnv();
-      served = serve(
-        ['serve', '--config', copy.configFile, '--port', String(port), '--admin-port', String(adminPort), '--users', usersFile],
-        { ADMIN_PASSWORD, ...monitor.env },
-      );
-      await served.waitFor(/serving APIs at/, 60_000);
+      served = serve(['serve', '--config', copy.configFile, '--port', '0', '--admin-port', '0', '--users', usersFile], {
+        ADMIN_PASSWORD,
+        ...monitor.env,
+      });
+      const [, base, admin] = (await served.waitFor(
+        /serving APIs at (http:\/\/[^\s,;]+), admin and console at (http:\/\/[^\s,;]+)/,
+        60_000,
+      )) as unknown as [string, string, string];
       loopDelay = await monitor.source();
       const token = await as.issueToken('client1', 'client1-secret');
-      const api = `http://127.0.0.1:${port}/gateway/Ente/PetStore/v1`;
+      const api = `${base}/gateway/Ente/PetStore/v1`;
       const put = await fetch(`${api}/pet?access_token=${encodeURIComponent(token)}`, {
         method: 'PUT',
         headers: { 'content-type': 'application/json' },
@@ -110,7 +112,6 @@ describe("security: operators' work never stalls the APIs (finding 6)", function
       });
       expect(put.status).to.equal(200);
       probe = `${api}/pet/${doggie.id}?access_token=${encodeURIComponent(token)}`;
-      const admin = `http://127.0.0.1:${adminPort}`;
       vera = new OperatorClient(admin);
       ada = new OperatorClient(admin);
       expect((await vera.signIn('vera', PASSWORDS.vera)).status).to.equal(200);

@@ -18,7 +18,7 @@ import type { GatewayConfig, TokenPolicyConfig } from '../../src/index.js';
 import { hashPassword } from '../../src/operators/passwords.js';
 import { close, editJson, exampleCopy, listen } from '../gateway/helpers.js';
 import { OperatorClient } from '../operators/helpers.js';
-import { freePort, serve, stop, type Served } from '../server/support.js';
+import { serve, stop, type Served } from '../server/support.js';
 
 const API = '/gateway/configuration/api';
 const SESSION_SECRET = 'session-secret-of-the-gateway-0123456789abcdef';
@@ -103,8 +103,7 @@ describe('security: secrets sent where an operator points (issue 25, finding 9)'
       users,
       JSON.stringify({ users: [{ username: 'ada', role: 'admin', passwordHash: await hashPassword('ada-pass-123') }] }),
     );
-    const adminPort = await freePort();
-    served = serve(['serve', '--config', copy.configFile, '--port', '0', '--admin-port', String(adminPort), '--users', users], {
+    served = serve(['serve', '--config', copy.configFile, '--port', '0', '--admin-port', '0', '--users', users], {
       GATEWAY_SESSION_SECRET: SESSION_SECRET,
       DATABASE_URL,
       DATABASE_SCHEMA: SCHEMA,

@@ -18,7 +18,7 @@ import { PostgresTransactionStore, type GatewayConfig } from '../../src/index.js
 import { expectNotDelayed, latencyDuring, type LatencyReport } from '../authorize/helpers/gateway-process.js';
 import { editJson, exampleCopy } from '../gateway/helpers.js';
 import { ADMIN_PASSWORD, OperatorClient, PASSWORDS, testUsers } from '../operators/helpers.js';
-import { freePort, serve, stop, type Served } from '../server/support.js';
+import { serve, stop, type Served } from '../server/support.js';
 import { trafficRecords } from './support/traffic-records.js';
 import { backendProcess, type BackendProcess } from './support/backend-process.js';
 import { loopMonitorEnv, type LoopDelaySource } from './support/loop-delay.js';
@@ -57,16 +57,20 @@ async function postgresGateway(configFile: string, usersFile: string, schema: st
     await store.flush();
   }
   await store.close();
-  const [port, adminPort] = [await freePort(), await freePort()];
   const monitor = await loopMonitorEnv();
-  const served: Served = serve(
-    ['serve', '--config', configFile, '--port', String(port), '--admin-port', String(adminPort), '--users', usersFile],
-    { ADMIN_PASSWORD, DATABASE_URL, DATABASE_SCHEMA: schema, ...monitor.env },
-  );
-  await served.waitFor(/serving APIs at/, 60_000);
+  const served: Served = serve(['serve', '--config', configFile, '--port', '0', '--admin-port', '0', '--users', usersFile], {
+    ADMIN_PASSWORD,
+    DATABASE_URL,
+    DATABASE_SCHEMA: schema,
+    ...monitor.env,
+  });
+  const [, url, adminUrl] = (await served.waitFor(
+    /serving APIs at (http:\/\/[^\s,;]+), admin and console at (http:\/\/[^\s,;]+)/,
+    60_000,
+  )) as unknown as [string, string, string];
   return {
-    url: `http://127.0.0.1:${port}`,
-    adminUrl: `http://127.0.0.1:${adminPort}`,
+    url,
+    adminUrl,
     loopDelay: await monitor.source(),
     async stop() {
       await stop(served);

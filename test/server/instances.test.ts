@@ -13,7 +13,7 @@ import { startDemoAuthServer, type DemoAuthServer } from '../../examples/petstor
 import type { GatewayConfig, TransactionRecord } from '../../src/index.js';
 import { echoBackend, editJson, exampleCopy } from '../gateway/helpers.js';
 import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.js';
-import { dropSharedState, freePort, serve, stop, type Served } from './support.js';
+import { dropSharedState, serve, stop, type Served } from './support.js';
 
 const PASSWORD = 'instances-admin';
 const basic = `Basic ${Buffer.from(`admin:${PASSWORD}`).toString('base64')}`;
@@ -53,8 +53,8 @@ describe('several instances behave as one (Redis and PostgreSQL)', function () {
   const instances: Instance[] = [];
 
   async function start(id: string): Promise<Instance> {
-    const [port, adminPort] = [await freePort(), await freePort()];
-    const served = serve(['serve', '--config', copy.configFile, '--port', String(port), '--admin-port', String(adminPort)], {
+    // Port 0 for both listeners: a port found free and bound later can be taken meanwhile by a test running beside this one.
+    const served = serve(['serve', '--config', copy.configFile, '--port', '0', '--admin-port', '0'], {
       ADMIN_PASSWORD: PASSWORD,
       GATEWAY_NODE_ID: id,
       REDIS_URL: `redis://127.0.0.1:${redisProxy.port}`,
@@ -72,8 +72,11 @@ describe('several instances behave as one (Redis and PostgreSQL)', function () {
       // Shown only when a test fails (see afterEach): what each instance saw of Redis and PostgreSQL.
       DEBUG: 'express-access-gateway:*',
     });
-    await served.waitFor(/serving APIs at/);
-    return { id, api: `http://127.0.0.1:${port}`, admin: `http://127.0.0.1:${adminPort}`, served };
+    const [, api, admin] = (await served.waitFor(
+      /serving APIs at (http:\/\/[^\s,;]+), admin and console at (http:\/\/[^\s,;]+)/,
+      60_000,
+    )) as unknown as [string, string, string];
+    return { id, api, admin, served };
   }
 
   before(async () => {
@@ -121,7 +124,7 @@ describe('several instances behave as one (Redis and PostgreSQL)', function () {
     expect(as.stats.introspections - before).to.equal(1);
   });
 
-  it('ResetAllCaches on A: B and C apply the changed policy within 1 s, and the answer lists the three', async () => {
+  it('ResetAllCaches on A: B and C apply the changed policy before A answers (told through Redis), and the answer lists the three', async () => {
     const token = await as.issueToken('client1', 'client1-secret');
     for (const instance of instances) expect(await get(instance, token)).to.equal(RELAYED);
     const original = path.join(copy.dir, 'policies', 'petstore.xml');
@@ -130,15 +133,16 @@ describe('several instances behave as one (Redis and PostgreSQL)', function () {
       config.apis[0]!.authorization = { mode: 'xacml-Policy', policy: 'policies/deny-all.xml' };
     });
     try {
-      const started = Date.now();
       const res = await fetch(`${a().admin}/gateway/admin/reset-caches`, { method: 'POST', headers: adminHeaders });
       expect(res.status).to.equal(200);
       const answer = (await res.json()) as { cluster: { nodes: Array<{ nodeId: string; applied: boolean }>; missing: string[] } };
       expect(answer.cluster.nodes.map((n) => n.nodeId).sort()).to.deep.equal(['A', 'B', 'C']);
+      // B and C reported their reset to A while A waited for them (resetWaitMs, 2 s by A's clock, a
+      // wall-clock time this test's would only stretch on a busy machine): told through Redis at
+      // once, not at a heartbeat. And they refuse the next request.
       expect(answer.cluster.nodes.every((n) => n.applied)).to.equal(true);
       expect(answer.cluster.missing).to.deep.equal([]);
       for (const instance of [b(), c()]) expect(await get(instance, token)).to.equal(403);
-      expect(Date.now() - started).to.be.below(1000);
       const status = (await (await fetch(`${c().admin}/gateway/admin/status`, { headers: adminHeaders })).json()) as {
         cluster: { nodes: Array<{ id: string }> };
       };
@@ -153,7 +157,7 @@ describe('several instances behave as one (Redis and PostgreSQL)', function () {
     for (const instance of instances) expect(await get(instance, token)).to.equal(RELAYED);
   });
 
-  it('an operator signed out on A is refused by B and C within 1 s (published on Redis), and by an instance started later', async () => {
+  it('an operator signed out on A is refused by B and C once it is published on Redis, and by an instance started later', async () => {
     const signIn = await fetch(`${a().admin}/gateway/operators/session`, {
       method: 'POST',
       headers: { 'x-gateway-console': '1', 'content-type': 'application/json' },
@@ -170,9 +174,11 @@ describe('several instances behave as one (Redis and PostgreSQL)', function () {
       headers: { cookie, 'x-gateway-console': '1', 'x-csrf-token': csrfToken },
     });
     expect(signOut.status).to.equal(204);
+    // Published on Redis, heard within milliseconds on a quiet machine; nothing else would tell B
+    // and C (no sign-out is read again but when an instance subscribes): 5 s is for a busy machine.
     const started = Date.now();
     let statuses: number[] = [];
-    while (Date.now() - started < 1000) {
+    while (Date.now() - started < 5000) {
       statuses = [await status(a()), await status(b()), await status(c())];
       if (statuses.every((s) => s === 401)) break;
       await sleep(50);
@@ -195,11 +201,15 @@ describe('several instances behave as one (Redis and PostgreSQL)', function () {
       await res.arrayBuffer();
       ids.push(res.headers.get('gateway-transaction-id')!);
     }
-    // Written off the request path: within the store's flush delay.
-    await sleep(800);
+    // Written off the request path: within the store's flush delay (a little later on a busy machine).
     const nodes: string[] = [];
     for (const id of ids) {
-      const res = await fetch(`${c().admin}/gateway/console/api/transactions/${id}`, { headers: adminHeaders });
+      let res = await fetch(`${c().admin}/gateway/console/api/transactions/${id}`, { headers: adminHeaders });
+      for (let i = 0; i < 50 && res.status === 404; i++) {
+        await res.arrayBuffer();
+        await sleep(200);
+        res = await fetch(`${c().admin}/gateway/console/api/transactions/${id}`, { headers: adminHeaders });
+      }
       expect(res.status, id).to.equal(200);
       nodes.push(((await res.json()) as TransactionRecord).nodeId!);
     }
@@ -277,10 +287,17 @@ describe('several instances behave as one (Redis and PostgreSQL)', function () {
     const statuses = await load;
     expect(statuses.length).to.be.above(10);
     expect(statuses.every((s) => s === RELAYED)).to.equal(true);
-    // The others still answer ResetAllCaches, and say that B is gone (its heartbeat expires).
-    await sleep(3500);
-    const res = await fetch(`${a().admin}/gateway/admin/reset-caches`, { method: 'POST', headers: adminHeaders });
-    const answer = (await res.json()) as { cluster: { nodes: Array<{ nodeId: string }> } };
-    expect(answer.cluster.nodes.map((n) => n.nodeId).sort()).to.deep.equal(['A', 'C']);
+    // The others still answer ResetAllCaches, and say that B is gone once its heartbeat expires
+    // (3 s: asked again until then, for 15 s on a busy machine).
+    await sleep(3000);
+    let nodes: string[] = [];
+    for (let i = 0; i < 25; i++) {
+      const res = await fetch(`${a().admin}/gateway/admin/reset-caches`, { method: 'POST', headers: adminHeaders });
+      expect(res.status).to.equal(200);
+      nodes = ((await res.json()) as { cluster: { nodes: Array<{ nodeId: string }> } }).cluster.nodes.map((n) => n.nodeId).sort();
+      if (nodes.length === 2) break;
+      await sleep(500);
+    }
+    expect(nodes).to.deep.equal(['A', 'C']);
   });
 });
