@@ -17,9 +17,10 @@ import { fileURLToPath } from 'node:url';
 import { expect } from 'chai';
 import type { AuditEntry } from '../../src/operators/audit.js';
 import { exampleCopy, openConfig } from '../gateway/helpers.js';
-import { serve, stop, type Served } from '../server/support.js';
+import { stop, type Served } from '../server/support.js';
 import { backendProcess, type BackendProcess } from './support/backend-process.js';
 import { describeFigures, loopMonitorEnv, probeFigures, probeWithinBounds, type LoopMonitorEnv } from './support/loop-delay.js';
+import { serveOnFreePorts } from './support/serve-ports.js';
 
 const FLOOD_MS = 20_000;
 const FLOOD_CONCURRENCY = 64;
@@ -88,14 +89,9 @@ describe('security: an anonymous flood of the admin routes cannot exhaust the ga
     const auditFile = path.join(copy.dir, 'audit', 'audit.jsonl');
     await writeFile(config, JSON.stringify(openConfig(echo.url)));
     monitor = await loopMonitorEnv();
-    served = serve(['serve', '--config', config, '--port', '0', '--admin-port', '0', '--audit-file', auditFile], {
-      ADMIN_PASSWORD,
-      ...monitor.env,
-    });
-    const [, api, admin] = (await served.waitFor(
-      /serving APIs at (http:\/\/[^\s,;]+), admin and console at (http:\/\/[^\s,;]+)/,
-      60_000,
-    )) as unknown as [string, string, string];
+    const started = await serveOnFreePorts(['serve', '--config', config, '--audit-file', auditFile], { ADMIN_PASSWORD, ...monitor.env });
+    served = started.served;
+    const { api, admin } = started;
     const loopDelay = await monitor.source();
     const pid = served.child.pid!;
 

@@ -23,7 +23,8 @@ import path from 'node:path';
 import { expect } from 'chai';
 import { chromium, type Browser, type BrowserContext } from 'playwright-core';
 import { close, listen } from '../gateway/helpers.js';
-import { freePort, serve, stop, type Served } from '../server/support.js';
+import { serve, stop, type Served } from '../server/support.js';
+import { serveOnFreePorts } from './support/serve-ports.js';
 
 const CHROMIUM = process.env['CHROMIUM_PATH'] ?? '/usr/bin/chromium';
 const ADMIN_PASSWORD = 'operator-password-25';
@@ -78,12 +79,8 @@ interface Gateway {
 async function startServe(dir: string, config: object, flags: string[] = []): Promise<Gateway> {
   const configFile = path.join(dir, `gateway-${Math.random().toString(36).slice(2)}.config.json`);
   await writeFile(configFile, JSON.stringify(config, null, 2));
-  const apiPort = await freePort();
-  const adminPort = await freePort();
-  const served = serve(['serve', '--config', configFile, '--port', String(apiPort), '--admin-port', String(adminPort), ...flags], {
-    ADMIN_PASSWORD,
-  });
-  await served.waitFor(/serving APIs at/);
+  const { served, api, adminPort } = await serveOnFreePorts(['serve', '--config', configFile, ...flags], { ADMIN_PASSWORD });
+  const apiPort = Number(new URL(api).port);
   return { served, configFile, api: `http://127.0.0.1:${apiPort}`, admin: `http://127.0.0.1:${adminPort}`, apiPort, adminPort };
 }
 

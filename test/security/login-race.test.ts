@@ -11,7 +11,8 @@ import path from 'node:path';
 import { expect } from 'chai';
 import { hashPassword } from '../../src/operators/passwords.js';
 import { echoBackend, exampleCopy, openConfig } from '../gateway/helpers.js';
-import { freePort, serve, stop, type Served } from '../server/support.js';
+import { stop, type Served } from '../server/support.js';
+import { serveOnFreePorts } from './support/serve-ports.js';
 
 interface Answer {
   status: number;
@@ -82,12 +83,9 @@ describe('security: concurrent or spread password guesses meet the login throttl
     );
     const config = path.join(copy.dir, 'open.json');
     await writeFile(config, JSON.stringify(openConfig(echo.url)));
-    const adminPort = await freePort();
-    served = serve(['serve', '--config', config, '--port', '0', '--admin-port', String(adminPort), '--users', users], {
+    ({ served, admin } = await serveOnFreePorts(['serve', '--config', config, '--users', users], {
       ADMIN_PASSWORD: 'race-admin-password',
-    });
-    await served.waitFor(/serving APIs at/);
-    admin = `http://127.0.0.1:${adminPort}`;
+    }));
   });
   after(async () => {
     await stop(served);

@@ -15,9 +15,10 @@ import { startDemoAuthServer, type DemoAuthServer } from '../../examples/petstor
 import type { GatewayConfig } from '../../src/index.js';
 import { expectNotDelayed, latencyDuring } from '../authorize/helpers/gateway-process.js';
 import { OperatorClient, PASSWORDS, startPetstore, type PetstoreGateway } from '../configuration/helpers.js';
-import { serve, stop, type Served } from '../server/support.js';
+import { stop, type Served } from '../server/support.js';
 import { backendProcess, type BackendProcess } from './support/backend-process.js';
 import { loopMonitorEnv, type LoopDelaySource, type LoopMonitorEnv } from './support/loop-delay.js';
+import { serveOnFreePorts } from './support/serve-ports.js';
 
 const CALENDAR = '/gateway/Ente/Calendar/v1';
 const ECHO = '/gateway/Ente/Echo/v1';
@@ -71,15 +72,11 @@ describe('security: operation templates cannot stall the gateway (issue 25, find
   // A gateway per test: on a vulnerable gateway the attack freezes it for minutes.
   beforeEach(async () => {
     monitor = await loopMonitorEnv();
-    // Port 0 for both listeners: a port found free and bound later can be taken meanwhile by a test running beside this one.
-    served = serve(['serve', '--config', configFile, '--port', '0', '--admin-port', '0'], {
-      ADMIN_PASSWORD: 'templates-admin',
-      ...monitor.env,
-    });
-    [, api, admin] = (await served.waitFor(
-      /serving APIs at (http:\/\/[^\s,;]+), admin and console at (http:\/\/[^\s,;]+)/,
+    ({ served, api, admin } = await serveOnFreePorts(
+      ['serve', '--config', configFile],
+      { ADMIN_PASSWORD: 'templates-admin', ...monitor.env },
       40_000,
-    )) as unknown as [string, string, string];
+    ));
     loopDelay = await monitor.source();
   });
   afterEach(async () => {

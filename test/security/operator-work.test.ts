@@ -23,11 +23,12 @@ import {
 import { startPetstore, type PetstoreGateway } from '../configuration/helpers.js';
 import { editJson, exampleCopy, openConfig } from '../gateway/helpers.js';
 import { ADMIN_PASSWORD, OperatorClient, PASSWORDS, testUsers } from '../operators/helpers.js';
-import { serve, stop, type Served } from '../server/support.js';
+import { stop, type Served } from '../server/support.js';
 import { doublingRefsOpenApi, manyOperationsOpenApi, PERMIT_ALL, regexHeavyPolicy } from './support/operator-documents.js';
 import { backendProcess, type BackendProcess } from './support/backend-process.js';
 import { loopMonitorEnv, type LoopDelaySource, type LoopMonitorEnv } from './support/loop-delay.js';
 import { recordedGateway, type RecordedGateway } from './support/recorded-gateway-process.js';
+import { serveOnFreePorts } from './support/serve-ports.js';
 
 const API = '/gateway/configuration/api';
 const CHECK = `${API}/policies/check`;
@@ -94,14 +95,16 @@ describe("security: operators' work never stalls the APIs (finding 6)", function
       await writeFile(usersFile, JSON.stringify({ users: await testUsers() }));
       // The gateway's own measure of its event loop (support/loop-delay.ts).
       monitor = await loopMonitorEnv();
-      served = serve(['serve', '--config', copy.configFile, '--port', '0', '--admin-port', '0', '--users', usersFile], {
+      let base: string;
+      let admin: string;
+      ({
+        served,
+        api: base,
+        admin,
+      } = await serveOnFreePorts(['serve', '--config', copy.configFile, '--users', usersFile], {
         ADMIN_PASSWORD,
         ...monitor.env,
-      });
-      const [, base, admin] = (await served.waitFor(
-        /serving APIs at (http:\/\/[^\s,;]+), admin and console at (http:\/\/[^\s,;]+)/,
-        60_000,
-      )) as unknown as [string, string, string];
+      }));
       loopDelay = await monitor.source();
       const token = await as.issueToken('client1', 'client1-secret');
       const api = `${base}/gateway/Ente/PetStore/v1`;

@@ -12,7 +12,8 @@ import { createClient } from 'redis';
 import { startDemoAuthServer, type DemoAuthServer } from '../../examples/petstore/auth-server.js';
 import type { GatewayConfig } from '../../src/index.js';
 import { echoBackend, editJson, exampleCopy } from '../gateway/helpers.js';
-import { dropSharedState, freePort, serve, stop, type Served } from '../server/support.js';
+import { dropSharedState, stop, type Served } from '../server/support.js';
+import { serveOnFreePorts } from './support/serve-ports.js';
 
 const PASSWORD = 'redis-forgery-admin';
 const adminHeaders = { authorization: `Basic ${Buffer.from(`admin:${PASSWORD}`).toString('base64')}`, 'x-gateway-console': '1' };
@@ -42,8 +43,7 @@ describe('security: what another Redis client writes is not trusted (forged toke
   const b = (): Instance => instances[1]!;
 
   async function start(id: string): Promise<Instance> {
-    const [port, adminPort] = [await freePort(), await freePort()];
-    const served = serve(['serve', '--config', copy.configFile, '--port', String(port), '--admin-port', String(adminPort)], {
+    const { served, api, admin } = await serveOnFreePorts(['serve', '--config', copy.configFile], {
       ADMIN_PASSWORD: PASSWORD,
       GATEWAY_NODE_ID: id,
       REDIS_URL: 'redis://127.0.0.1:6379',
@@ -53,8 +53,7 @@ describe('security: what another Redis client writes is not trusted (forged toke
       GATEWAY_SESSION_SECRET: 'redis-forgery-test-session-secret-0123456789',
       DEBUG: 'express-access-gateway:cluster',
     });
-    await served.waitFor(/serving APIs at/);
-    return { id, api: `http://127.0.0.1:${port}`, admin: `http://127.0.0.1:${adminPort}`, served };
+    return { id, api, admin, served };
   }
 
   async function get(instance: Instance, token: string): Promise<number> {

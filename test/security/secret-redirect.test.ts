@@ -18,6 +18,7 @@ import type { GatewayConfig, TokenPolicyConfig } from '../../src/index.js';
 import { hashPassword } from '../../src/operators/passwords.js';
 import { close, editJson, exampleCopy, listen } from '../gateway/helpers.js';
 import { OperatorClient } from '../operators/helpers.js';
+import { serveOnFreePorts } from './support/serve-ports.js';
 import { serve, stop, type Served } from '../server/support.js';
 
 const API = '/gateway/configuration/api';
@@ -103,15 +104,15 @@ describe('security: secrets sent where an operator points (issue 25, finding 9)'
       users,
       JSON.stringify({ users: [{ username: 'ada', role: 'admin', passwordHash: await hashPassword('ada-pass-123') }] }),
     );
-    served = serve(['serve', '--config', copy.configFile, '--port', '0', '--admin-port', '0', '--users', users], {
+    const started = await serveOnFreePorts(['serve', '--config', copy.configFile, '--users', users], {
       GATEWAY_SESSION_SECRET: SESSION_SECRET,
       DATABASE_URL,
       DATABASE_SCHEMA: SCHEMA,
       GATEWAY_SECRET_X: SAVED_SECRET,
     });
-    const [, apiUrl, adminUrl] = await served.waitFor(/serving APIs at (http:\/\/[^\s,]+), admin and console at (http:\/\/\S+)/);
-    api = `${apiUrl}/gateway/Ente/PetStore/v1`;
-    admin = adminUrl!;
+    served = started.served;
+    api = `${started.api}/gateway/Ente/PetStore/v1`;
+    admin = started.admin;
     ada = new OperatorClient(admin);
     expect((await ada.signIn('ada', 'ada-pass-123')).status).to.equal(200);
   });

@@ -18,11 +18,12 @@ import { PostgresTransactionStore, type GatewayConfig } from '../../src/index.js
 import { expectNotDelayed, latencyDuring, type LatencyReport } from '../authorize/helpers/gateway-process.js';
 import { editJson, exampleCopy } from '../gateway/helpers.js';
 import { ADMIN_PASSWORD, OperatorClient, PASSWORDS, testUsers } from '../operators/helpers.js';
-import { serve, stop, type Served } from '../server/support.js';
+import { stop } from '../server/support.js';
 import { trafficRecords } from './support/traffic-records.js';
 import { backendProcess, type BackendProcess } from './support/backend-process.js';
 import { loopMonitorEnv, type LoopDelaySource } from './support/loop-delay.js';
 import { recordedGateway } from './support/recorded-gateway-process.js';
+import { serveOnFreePorts } from './support/serve-ports.js';
 
 const WHAT_IF = '/gateway/configuration/api/traffic/what-if';
 const OPENAPI_IMPORT = '/gateway/configuration/api/apis/Ente/PetStore/1/operations/openapi';
@@ -58,16 +59,16 @@ async function postgresGateway(configFile: string, usersFile: string, schema: st
   }
   await store.close();
   const monitor = await loopMonitorEnv();
-  const served: Served = serve(['serve', '--config', configFile, '--port', '0', '--admin-port', '0', '--users', usersFile], {
+  const {
+    served,
+    api: url,
+    admin: adminUrl,
+  } = await serveOnFreePorts(['serve', '--config', configFile, '--users', usersFile], {
     ADMIN_PASSWORD,
     DATABASE_URL,
     DATABASE_SCHEMA: schema,
     ...monitor.env,
   });
-  const [, url, adminUrl] = (await served.waitFor(
-    /serving APIs at (http:\/\/[^\s,;]+), admin and console at (http:\/\/[^\s,;]+)/,
-    60_000,
-  )) as unknown as [string, string, string];
   return {
     url,
     adminUrl,

@@ -13,7 +13,8 @@ import { startDemoAuthServer, type DemoAuthServer } from '../../examples/petstor
 import type { GatewayConfig, TransactionRecord } from '../../src/index.js';
 import { echoBackend, editJson, exampleCopy } from '../gateway/helpers.js';
 import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.js';
-import { dropSharedState, serve, stop, type Served } from './support.js';
+import { serveOnFreePorts } from '../security/support/serve-ports.js';
+import { dropSharedState, stop, type Served } from './support.js';
 
 const PASSWORD = 'instances-admin';
 const basic = `Basic ${Buffer.from(`admin:${PASSWORD}`).toString('base64')}`;
@@ -53,8 +54,7 @@ describe('several instances behave as one (Redis and PostgreSQL)', function () {
   const instances: Instance[] = [];
 
   async function start(id: string): Promise<Instance> {
-    // Port 0 for both listeners: a port found free and bound later can be taken meanwhile by a test running beside this one.
-    const served = serve(['serve', '--config', copy.configFile, '--port', '0', '--admin-port', '0'], {
+    const { served, api, admin } = await serveOnFreePorts(['serve', '--config', copy.configFile], {
       ADMIN_PASSWORD: PASSWORD,
       GATEWAY_NODE_ID: id,
       REDIS_URL: `redis://127.0.0.1:${redisProxy.port}`,
@@ -72,10 +72,6 @@ describe('several instances behave as one (Redis and PostgreSQL)', function () {
       // Shown only when a test fails (see afterEach): what each instance saw of Redis and PostgreSQL.
       DEBUG: 'express-access-gateway:*',
     });
-    const [, api, admin] = (await served.waitFor(
-      /serving APIs at (http:\/\/[^\s,;]+), admin and console at (http:\/\/[^\s,;]+)/,
-      60_000,
-    )) as unknown as [string, string, string];
     return { id, api, admin, served };
   }
 
