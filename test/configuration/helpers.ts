@@ -39,6 +39,9 @@ export async function startPetstore(options: Partial<CreateGatewayOptions> = {})
     admin: { basicAuth: { username: 'admin', password: ADMIN_PASSWORD }, loginThrottle: { maxFailures: 1000 } },
     operators: { users: await testUsers() },
     ...options,
+    // A crowded machine's wall clock can take an ordinary policy's compile past the default
+    // 100 ms, and the save would be refused; the tests of that bound set it themselves.
+    operatorWork: { maxCompileMs: 10_000, ...options.operatorWork },
   });
   await gateway.ready();
   const server = await serveGateway(gateway, { port: 0, adminPort: 0 });
