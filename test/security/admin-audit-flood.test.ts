@@ -19,7 +19,7 @@ import type { AuditEntry } from '../../src/operators/audit.js';
 import { exampleCopy, openConfig } from '../gateway/helpers.js';
 import { stop, type Served } from '../server/support.js';
 import { backendProcess, type BackendProcess } from './support/backend-process.js';
-import { describeFigures, loopMonitorEnv, probeFigures, probeWithinBounds, type LoopMonitorEnv } from './support/loop-delay.js';
+import { describeFigures, loopMonitorEnv, probeFigures, PROBE_WORST_MS, type LoopMonitorEnv } from './support/loop-delay.js';
 import { serveOnFreePorts } from './support/serve-ports.js';
 
 const FLOOD_MS = 20_000;
@@ -160,11 +160,12 @@ describe('security: an anonymous flood of the admin routes cannot exhaust the ga
     expect(probe.count, `probes answered or timed out: ${figures}`).to.be.above(FLOOD_MS / 200);
     // The gateway's own measure (support/loop-delay.ts): its event loop, busy with the flood, let an
     // unrelated request wait at most 100 ms but for one turn in a hundred, and never held it for
-    // 200 ms. The unrelated client, whose figures also hold the scheduling of every process on the
-    // machine (the flood's among them), within the bounds of a busy machine.
+    // 200 ms. The unrelated client's figures hold the machine's scheduling too, and here the flood's
+    // share of it (the flood's process and the gateway serving it take both cores): no request of
+    // it waited 2 s, which a gateway that held its loop that long would break.
     expect(loop.p99Ms, figures).to.be.at.most(100);
     expect(loop.maxMs, figures).to.be.at.most(200);
-    expect(probeWithinBounds(probe), figures).to.equal(true);
+    expect(probe.worst, figures).to.be.at.most(PROBE_WORST_MS);
     expect(
       probeStatuses.every((s) => s === 201),
       `probe statuses ${[...new Set(probeStatuses)].join(', ')}`,
