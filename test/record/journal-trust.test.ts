@@ -6,6 +6,7 @@
  * others. The tests run as root: "another user's file" is one given to uid 65534 (nobody).
  */
 import { spawnSync } from 'node:child_process';
+import { readdirSync } from 'node:fs';
 import { chmod, chown, lstat, mkdir, mkdtemp, readdir, readFile, readlink, rm, symlink, writeFile } from 'node:fs/promises';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -29,12 +30,13 @@ function deadPid(): string {
 const lines = (records: readonly TransactionRecord[]): string => records.map((r) => `${JSON.stringify(r)}\n`).join('');
 
 /** As the recorder does: writes `record` through the store's journal, then (the answer's end) saves it. */
-function journal(store: PostgresTransactionStore, record: TransactionRecord): Promise<void> {
+function journal(store: PostgresTransactionStore, record: TransactionRecord, beforeSave?: () => void): Promise<void> {
   const entry = (store as unknown as Record<symbol, JournalEntry>)[RECORD_JOURNAL]!;
   return new Promise((resolve) =>
     entry(
       () => record,
       () => {
+        beforeSave?.();
         store.save(record);
         resolve();
       },
@@ -158,13 +160,17 @@ describe('the record journal trusts only what it made', function () {
     expect(await readFile(mine, 'utf8')).to.equal(lines(forged.slice(2)));
     expect(replaying.spillFile).to.not.equal(mine);
     // The journal itself went to a directory of its own in the temporary directory, mode 0700.
-    await journal(replaying, makeRecord());
-    const own = (await readdir(shared)).filter((name) => name.startsWith('express-access-gateway-journal-'));
-    expect(own).to.have.length(1);
-    const info = await lstat(join(shared, own[0]!));
+    // Its segment is looked for before the record is saved: once saved, the segment is removed.
+    let segments: string[] = [];
+    const own = (): string[] => readdirSync(shared).filter((name) => name.startsWith('express-access-gateway-journal-'));
+    await journal(replaying, makeRecord(), () => {
+      segments = own().flatMap((name) => readdirSync(join(shared, name)));
+    });
+    expect(own()).to.have.length(1);
+    const info = await lstat(join(shared, own()[0]!));
     expect(info.isDirectory()).to.equal(true);
     expect(info.mode & 0o777).to.equal(0o700);
-    expect((await readdir(join(shared, own[0]!))).some((name) => name.includes('-journal-'))).to.equal(true);
+    expect(segments.some((name) => name.includes('-journal-')), segments.join(', ')).to.equal(true);
   });
 
   it('does not follow a link planted at the next segment name: the file it points to is unchanged', async () => {
