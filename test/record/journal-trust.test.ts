@@ -170,7 +170,10 @@ describe('the record journal trusts only what it made', function () {
     const info = await lstat(join(shared, own()[0]!));
     expect(info.isDirectory()).to.equal(true);
     expect(info.mode & 0o777).to.equal(0o700);
-    expect(segments.some((name) => name.includes('-journal-')), segments.join(', ')).to.equal(true);
+    expect(
+      segments.some((name) => name.includes('-journal-')),
+      segments.join(', '),
+    ).to.equal(true);
   });
 
   it('does not follow a link planted at the next segment name: the file it points to is unchanged', async () => {
