@@ -9,7 +9,7 @@ import { lstat, open, readdir, rename, stat, unlink, type FileHandle } from 'nod
 import { hostname, tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import type { TransactionRecord } from '../types.js';
-import { fileProblem, warnUntrusted } from './trust.js';
+import { fileProblem, journalDirectory, warnUntrusted } from './trust.js';
 
 /** What an append did. */
 export interface AppendResult {
@@ -234,10 +234,12 @@ function defaultPrefix(schema: string, table: string): string {
 
 /**
  * Takes a spill path for a store: `explicit` when given (refused when another store of this process
- * uses it), else a file in the temporary directory named after the host, the table and this
- * process (`...-<pid>.jsonl`, `...-<pid>-<n>.jsonl` for further stores of the table).
+ * uses it), else a file in the user's own record directory (the journal's default one, mode 0700:
+ * no other user can plant a file or a link at a name there) named after the host, the table and
+ * this process (`...-<pid>.jsonl`, `...-<pid>-<n>.jsonl` for further stores of the table).
  *
  * @returns the path, or `undefined` when `explicit` is in use.
+ * @throws Error when the default directory cannot be used (see {@link journalDirectory}).
  */
 export function claimSpillPath(explicit: string | undefined, schema: string, table: string): string | undefined {
   if (explicit !== undefined) {
@@ -245,7 +247,7 @@ export function claimSpillPath(explicit: string | undefined, schema: string, tab
     inUse.add(explicit);
     return explicit;
   }
-  const base = join(tmpdir(), `${defaultPrefix(schema, table)}${process.pid}`);
+  const base = join(journalDirectory(undefined), `${defaultPrefix(schema, table)}${process.pid}`);
   for (let n = 0; ; n++) {
     const path = `${base}${n === 0 ? '' : `-${n}`}.jsonl`;
     if (!inUse.has(path) && trustedOrAbsent(path)) {
@@ -291,7 +293,10 @@ function alive(pid: number): boolean {
  */
 export async function claimOrphans(ownPath: string, schema: string, table: string): Promise<string[]> {
   if (!basename(ownPath).startsWith(defaultPrefix(schema, table))) return [];
-  return claimOrphansIn(dirname(ownPath), schema, table, ownPath);
+  // And where default spill files were before: the temporary directory itself (only what this
+  // process's user left there, as everywhere).
+  const before = await claimOrphansIn(tmpdir(), schema, table);
+  return [...(await claimOrphansIn(dirname(ownPath), schema, table, ownPath)), ...before];
 }
 
 /**

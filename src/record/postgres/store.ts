@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { dirname } from 'node:path';
 import { logger, type Logger } from '../../log.js';
 import { optionChecks, optionKeys } from '../../options.js';
 import { statsWindow } from '../stats.js';
@@ -62,8 +63,10 @@ export interface PostgresTransactionStoreOptions {
   /**
    * Local file (JSON lines, appended and synced per batch) holding the records while the database
    * is unusable; replayed in order once it answers, then removed. One file per store: give each
-   * process its own. Default: a file in the system's temporary directory named after the host,
-   * the table and the process; a new process replays the default files of processes gone.
+   * process its own. Default: a file in the user's own directory of record files (the journal's
+   * default, `express-access-gateway-journal-<uid>` in the system's temporary directory, mode
+   * 0700) named after the host, the table and the process; a new process replays the default files
+   * of processes gone.
    */
   spillFile?: string;
   /**
@@ -277,8 +280,9 @@ export class PostgresTransactionStore implements TransactionStore {
       log,
       async () => {
         const paths = await claimOrphans(spillPath, this.schema, this.table);
-        // The journals of processes gone: in their directory (already searched when the spill file's).
-        if (journal !== undefined) paths.push(...(await claimOrphansIn(journal.directory, this.schema, this.table)));
+        // The journals of processes gone: in their directory, unless it is the spill file's (searched).
+        if (journal !== undefined && journal.directory !== dirname(spillPath))
+          paths.push(...(await claimOrphansIn(journal.directory, this.schema, this.table)));
         return paths.map((path) => new SpillFile(path, Number.MAX_SAFE_INTEGER));
       },
       this.journal === undefined ? undefined : (records) => this.journal!.confirm(records),

@@ -4,13 +4,14 @@
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { readFile, writeFile } from 'node:fs/promises';
+import { lstat, readFile, writeFile } from 'node:fs/promises';
 import { hostname, tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { expect } from 'chai';
 import type pg from 'pg';
 import type { TransactionRecord } from '../../../src/index.js';
 import { PostgresTransactionStore, type PostgresTransactionStoreOptions } from '../../../src/record/postgres/index.js';
+import { journalDirectory } from '../../../src/record/postgres/trust.js';
 import { ownStopwatch } from '../../security/support/loop-delay.js';
 import { startTcpProxy, type TcpProxy } from '../../support/tcp-proxy.js';
 import { makeRecord } from '../helpers.js';
@@ -249,23 +250,41 @@ describe('PostgresTransactionStore: database outages', () => {
     expect(existsSync(spillFile)).to.equal(false);
   });
 
-  it('finds the default spill file of a process gone and replays it', async () => {
+  it('finds the default spill files of a process gone (in the private directory, and in the temporary one as before) and replays them', async () => {
     // The pid of a process that has ended.
     const gone = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], { encoding: 'utf8' }).stdout;
     const host = hostname().replace(/[^A-Za-z0-9_.-]/g, '_');
-    const orphan = join(tmpdir(), `express-access-gateway-${host}-${schema}.orphaned-${gone}.jsonl`);
-    files.push(orphan);
+    const name = `express-access-gateway-${host}-${schema}.orphaned-${gone}.jsonl`;
+    const orphans = [join(journalDirectory(undefined), name), join(tmpdir(), name)];
+    files.push(...orphans);
     const left = Array.from({ length: 120 }, () => makeRecord());
     // Mode 0600, as the store makes its spill files (a file others may write to is not replayed).
-    await writeFile(orphan, left.map((r) => `${JSON.stringify(r)}\n`).join(''), { mode: 0o600 });
+    await writeFile(
+      orphans[0]!,
+      left
+        .slice(0, 60)
+        .map((r) => `${JSON.stringify(r)}\n`)
+        .join(''),
+      { mode: 0o600 },
+    );
+    await writeFile(
+      orphans[1]!,
+      left
+        .slice(60)
+        .map((r) => `${JSON.stringify(r)}\n`)
+        .join(''),
+      { mode: 0o600 },
+    );
     const store = new PostgresTransactionStore({ connectionString: databaseUrl(), schema, table: 'orphaned', retentionDays: 0 });
     stores.push(store);
     files.push(store.spillFile);
-    expect(store.spillFile).to.not.equal(orphan);
+    // Its own spill file is in the user's private directory (mode 0700), not the shared one.
+    expect(dirname(store.spillFile)).to.equal(journalDirectory(undefined));
+    expect((await lstat(dirname(store.spillFile))).mode & 0o777).to.equal(0o700);
     await store.ready();
-    await until(() => store.counters.replayed === 120, 'the orphaned file replayed');
-    expect(await storedIds('orphaned')).to.deep.equal(left.map((r) => r.id));
-    await until(() => !existsSync(orphan) && store.counters.spillBytes === 0, 'the orphaned file removed');
+    await until(() => store.counters.replayed === 120, 'the orphaned files replayed');
+    expect((await storedIds('orphaned')).sort()).to.deep.equal(left.map((r) => r.id).sort());
+    await until(() => orphans.every((orphan) => !existsSync(orphan)) && store.counters.spillBytes === 0, 'the orphaned files removed');
   });
 
   it('drops a record the database refuses, alone, and stores the rest of its batch', async () => {
