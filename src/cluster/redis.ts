@@ -14,6 +14,7 @@
  *
  * @module
  */
+import { createHash } from 'node:crypto';
 import { InvalidOptionError, optionChecks, optionKeys, type OptionChecks } from '../options.js';
 import { log } from './log.js';
 
@@ -59,6 +60,11 @@ export interface RedisScript {
   readonly source: string;
   /** SHA-1 of `source`, lower-case hex. */
   readonly sha: string;
+}
+
+/** A {@link RedisScript} of `source`. */
+export function redisScript(source: string): RedisScript {
+  return Object.freeze({ source, sha: createHash('sha1').update(source).digest('hex') });
 }
 
 /** Options of {@link connectRedis}. */

@@ -101,6 +101,7 @@ export function resolvedTrafficControl(section: TrafficControlSection | undefine
     store: section?.store,
     onStoreUnavailable: section?.onStoreUnavailable,
     headers: section?.headers,
+    groups: section?.groups === undefined ? undefined : { ...section.groups },
     policies: resolvedTrafficPolicies(section?.policies),
   };
 }

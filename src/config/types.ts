@@ -125,6 +125,8 @@ export interface TokenPolicyConfig {
   dpopSigningAlgs?: string[];
   /** Oldest DPoP proof accepted, seconds since its `iat`. Default `300`. */
   dpopProofMaxAgeSeconds?: number;
+  /** Most proofs of one key remembered within their lifetime (past it, 429 for that key). Default `20000`. */
+  dpopMaxProofsPerKey?: number;
   /** `true`: the gateway issues DPoP nonces (`use_dpop_nonce`, `DPoP-Nonce`). Default `false`. */
   dpopNonce?: boolean;
 }
@@ -489,6 +491,8 @@ export interface ResolvedTrafficControl {
   readonly onStoreUnavailable: TrafficControlSettings['onStoreUnavailable'];
   /** Which rate-limit headers answers carry, as written. */
   readonly headers: TrafficControlSettings['headers'];
+  /** The bound on the groups an instance keeps, as written. */
+  readonly groups: TrafficControlSettings['groups'];
   /** Policies of every API, in file order, defaults applied. */
   readonly policies: readonly ResolvedTrafficPolicy[];
 }

@@ -33,12 +33,14 @@ export interface TrafficSettings {
   readonly onStoreUnavailable: NonNullable<TrafficControlSection['onStoreUnavailable']>;
   /** Which rate-limit headers answers carry. Default `both`. */
   readonly headers: NonNullable<TrafficControlSection['headers']>;
+  /** The bound on the groups an instance keeps, as written (the engine applies the defaults). */
+  readonly groups: TrafficControlSection['groups'];
   /** Policies of every API: the option's, then the file's top-level ones. */
   readonly policies: readonly ResolvedTrafficPolicy[];
 }
 
 /** The settings the section's defaults and the gateway's Redis give when none is written. */
-const SETTINGS = ['maxConcurrentRequests', 'store', 'onStoreUnavailable', 'headers'] as const;
+const SETTINGS = ['maxConcurrentRequests', 'store', 'onStoreUnavailable', 'headers', 'groups'] as const;
 
 /**
  * Checks `createGateway`'s `trafficControl` option (the configuration file's top-level shape),
@@ -98,6 +100,7 @@ export function trafficSettings(config: ResolvedConfig, option: TrafficControlSe
     store,
     onStoreUnavailable: option?.onStoreUnavailable ?? file.onStoreUnavailable ?? 'localShare',
     headers: option?.headers ?? file.headers ?? 'both',
+    groups: option?.groups ?? file.groups,
     policies: [...resolvedTrafficPolicies(option?.policies), ...file.policies],
   };
 }

@@ -25,12 +25,12 @@ import type { ResolvedApi } from '../config/types.js';
 import type { RedisConnection } from '../cluster/redis.js';
 import { apiKey } from '../record/types.js';
 import { compileTrafficPolicies, type CompiledTrafficPolicies } from '../traffic/compile.js';
-import { holdsSlots, type TrafficPolicyResult } from '../traffic/decision.js';
+import { holdsSlots, limitedDiagnostic, type TrafficPolicyResult } from '../traffic/decision.js';
 import { TrafficControlError } from '../traffic/errors.js';
 import { factsOf, type TrafficFactsOverride } from '../traffic/facts.js';
 import { trafficHeaders } from '../traffic/headers.js';
 import { admitExchange, InstanceCap } from '../traffic/instance-cap.js';
-import { createTrafficLimiter, type TrafficLimiter } from '../traffic/limiter.js';
+import { createTrafficLimiter, groupBounds, type TrafficLimiter } from '../traffic/limiter.js';
 import type { GroupLabelKey } from '../traffic/group-key.js';
 import type { TrafficDecision } from '../traffic/types.js';
 import type { TrafficSettings } from './traffic-settings.js';
@@ -95,10 +95,12 @@ export function runtimeTraffic(
   const anyPolicy = settings.policies.length > 0 || apis.some((api) => api.trafficControl.policies.length > 0);
   // Kept while the settings stay, even with no policy for now: counts outlive a reload that drops them.
   if (anyPolicy || previous?.limiter !== undefined) {
-    if (previous?.limiter !== undefined && previous.limiterKey === limiterKey) limiter = previous.limiter;
-    else {
+    if (previous?.limiter !== undefined && previous.limiterKey === limiterKey) {
+      limiter = previous.limiter;
+      limiter.groups.bounds = groupBounds(settings.groups);
+    } else {
       limiter = created = createTrafficLimiter(
-        { store: settings.store, onStoreUnavailable: settings.onStoreUnavailable, headers: settings.headers },
+        { store: settings.store, onStoreUnavailable: settings.onStoreUnavailable, headers: settings.headers, groups: settings.groups },
         {
           ...(settings.store === 'redis' && environment.redis !== undefined ? { redis: environment.redis } : {}),
           liveInstances: () => environment.liveInstances(),
@@ -153,11 +155,7 @@ export class RequestsInFlight {
 /** The error a decision that is not `allowed` answers with. */
 function refusalOf(decision: TrafficDecision): GatewayError {
   if (decision.result === 'limited') {
-    const by = decision.limitedBy;
-    return new GatewayError('ERR_RATE_LIMITED', {
-      retryAfter: decision.retryAfterSeconds,
-      diagnostic: by === undefined ? 'traffic control refused' : `policy ${by.policy}, group ${by.group}: limit ${by.limit} reached`,
-    });
+    return new GatewayError('ERR_RATE_LIMITED', { retryAfter: decision.retryAfterSeconds, diagnostic: limitedDiagnostic(decision) });
   }
   return new GatewayError('ERR_TRAFFIC_STORE_UNAVAILABLE', {
     diagnostic: 'traffic control: Redis cannot be reached (onStoreUnavailable: deny)',

@@ -6,7 +6,7 @@
  * @module
  */
 import cluster from 'node:cluster';
-import { MemoryReplayStore, type DpopReplayStore } from '../token/binding/replay.js';
+import { MemoryReplayStore, type DpopReplayStore, type ProofMemory, type ProofOwner } from '../token/binding/replay.js';
 
 const ASK = 'express-access-gateway:dpop-proof';
 const ANSWER = 'express-access-gateway:dpop-proof-answer';
@@ -18,12 +18,13 @@ interface Ask {
   id: number;
   key: string;
   ttlMs: number;
+  owner?: ProofOwner;
 }
 
 interface Answer {
   type: typeof ANSWER;
   id: number;
-  fresh: boolean | null;
+  fresh: boolean | 'overShare' | null;
 }
 
 function isAsk(message: unknown): message is Ask {
@@ -35,7 +36,14 @@ function isAsk(message: unknown): message is Ask {
     m.key.length <= 128 &&
     typeof m.ttlMs === 'number' &&
     m.ttlMs > 0 &&
-    m.ttlMs <= 86_400_000
+    m.ttlMs <= 86_400_000 &&
+    (m.owner === undefined ||
+      (typeof m.owner === 'object' &&
+        m.owner !== null &&
+        typeof m.owner.thumbprint === 'string' &&
+        m.owner.thumbprint.length <= 128 &&
+        Number.isSafeInteger(m.owner.maxProofs) &&
+        m.owner.maxProofs > 0))
   );
 }
 
@@ -49,24 +57,24 @@ export function answerWorkerProofs(): void {
   const store = new MemoryReplayStore();
   cluster.on('message', (from, message: unknown) => {
     if (!isAsk(message) || !from.isConnected()) return;
-    const fresh = store.remember(message.key, message.ttlMs);
+    const fresh = store.remember(message.key, message.ttlMs, message.owner);
     from.send({ type: ANSWER, id: message.id, fresh: fresh ?? null } satisfies Answer);
   });
 }
 
 /** In a worker: the proof identifiers remembered by the primary. */
 export function workerProofs(): DpopReplayStore {
-  const pending = new Map<number, (fresh: boolean | undefined) => void>();
+  const pending = new Map<number, (fresh: ProofMemory) => void>();
   let next = 0;
   process.on('message', (message: unknown) => {
     if (!isAnswer(message)) return;
     const settle = pending.get(message.id);
     pending.delete(message.id);
-    settle?.(message.fresh === null ? undefined : message.fresh === true);
+    settle?.(message.fresh === null ? undefined : message.fresh === 'overShare' ? 'overShare' : message.fresh === true);
   });
   return {
-    remember(key, ttlMs) {
-      return new Promise<boolean | undefined>((resolve) => {
+    remember(key, ttlMs, owner) {
+      return new Promise<ProofMemory>((resolve) => {
         const id = ++next;
         const timer = setTimeout(() => {
           pending.delete(id);
@@ -77,7 +85,7 @@ export function workerProofs(): DpopReplayStore {
           clearTimeout(timer);
           resolve(fresh);
         });
-        if (process.send?.({ type: ASK, id, key, ttlMs } satisfies Ask) !== true) {
+        if (process.send?.({ type: ASK, id, key, ttlMs, ...(owner === undefined ? {} : { owner }) } satisfies Ask) !== true) {
           pending.delete(id);
           clearTimeout(timer);
           resolve(undefined);

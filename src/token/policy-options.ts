@@ -259,6 +259,12 @@ export interface TokenPolicyOptions {
   /** Oldest DPoP proof accepted, seconds since its `iat` (also how long its `jti` is remembered). Default 300. */
   dpopProofMaxAgeSeconds?: number;
   /**
+   * Most proofs of one key (one client) remembered within their lifetime; past it that key's proofs
+   * are refused with 429 until some expire, and every other key's still pass. Default 20000 (a tenth
+   * of what a process keeps).
+   */
+  dpopMaxProofsPerKey?: number;
+  /**
    * `true`: the gateway issues DPoP nonces (RFC 9449 section 9): a proof without a current one is
    * refused with `error="use_dpop_nonce"` and a `DPoP-Nonce` header. Default `false`.
    */

@@ -266,6 +266,12 @@ export const TokenPolicyOptionsSchema = Type.Object(
         default: 300,
       }),
     ),
+    dpopMaxProofsPerKey: Type.Optional(
+      PositiveInteger({
+        description: 'Most proofs of one key remembered within their lifetime; past it that key gets 429 until some expire.',
+        default: 20_000,
+      }),
+    ),
     dpopNonce: Type.Optional(Type.Boolean({ description: 'Issue DPoP nonces (`use_dpop_nonce`, `DPoP-Nonce`).', default: false })),
     publicBaseUrl: Type.Optional(
       Url('The origin (and path prefix, if any) clients call the gateway at (DPoP `htu`); the gateway gives its own `publicBaseUrl`.'),
@@ -350,6 +356,7 @@ export const TokenPolicySchema = Type.Object(
     dpop: options.dpop,
     dpopSigningAlgs: options.dpopSigningAlgs,
     dpopProofMaxAgeSeconds: options.dpopProofMaxAgeSeconds,
+    dpopMaxProofsPerKey: options.dpopMaxProofsPerKey,
     dpopNonce: options.dpopNonce,
   },
   {

@@ -307,6 +307,7 @@ function dpopSettingsOf(options: TokenPolicyOptions): DpopSettings | undefined {
     mode,
     algorithms: [...(options.dpopSigningAlgs ?? defaultOf<string[]>(OPTIONS.dpopSigningAlgs))],
     maxAgeSeconds: options.dpopProofMaxAgeSeconds ?? defaultOf(OPTIONS.dpopProofMaxAgeSeconds),
+    maxProofsPerKey: options.dpopMaxProofsPerKey ?? defaultOf(OPTIONS.dpopMaxProofsPerKey),
     nonce: options.dpopNonce ?? defaultOf(OPTIONS.dpopNonce),
     publicBaseUrl: new URL(String(options.publicBaseUrl)),
     replay: options.dpopReplay,

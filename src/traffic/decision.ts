@@ -4,6 +4,7 @@
  *
  * @module
  */
+import type { GroupRefusal } from './group-budget.js';
 import { NOTHING_TO_RELEASE, type StoreCheck, type StoreVerdict } from './store.js';
 import type { PolicyStanding, TrafficDecision } from './types.js';
 
@@ -84,4 +85,31 @@ export function policyResult(decision: TrafficDecision, standing: PolicyStanding
   if (decision.storeUnavailable) return 'store_unavailable';
   if (!standing.exceeded) return 'allowed';
   return standing.mode === 'enforce' ? 'limited' : 'warning';
+}
+
+/** Seconds a client refused a new group is told to wait: groups free as their windows pass. */
+export const GROUP_REFUSAL_RETRY_SECONDS = 60;
+
+/** The decision of a request whose new group the bound on groups refused: nothing was counted. */
+export function groupRefusedDecision(checks: readonly StoreCheck[], refusal: GroupRefusal): TrafficDecision {
+  const standings = checks.map((check) =>
+    check === refusal.check ? standingOf(check, check.limit, GROUP_REFUSAL_RETRY_SECONDS * 1000, true) : standingOf(check, 0, 0, false),
+  );
+  return {
+    result: 'limited',
+    limitedBy: standings[checks.indexOf(refusal.check)],
+    standings,
+    storeUnavailable: false,
+    retryAfterSeconds: GROUP_REFUSAL_RETRY_SECONDS,
+    groupRefusal: refusal.diagnostic,
+    release: NOTHING_TO_RELEASE,
+  };
+}
+
+/** What the record says of a `limited` decision: the policy and group, and why. */
+export function limitedDiagnostic(decision: TrafficDecision): string {
+  const by = decision.limitedBy;
+  if (by === undefined) return 'traffic control refused';
+  if (decision.groupRefusal !== undefined) return `policy ${by.policy}, group ${by.group}: ${decision.groupRefusal}`;
+  return `policy ${by.policy}, group ${by.group}: limit ${by.limit} reached`;
 }

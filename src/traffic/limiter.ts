@@ -9,7 +9,8 @@ import type { RedisConnection } from '../cluster/redis.js';
 import { optionChecks, optionKeys } from '../options.js';
 import { schemaIssues } from '../schema.js';
 import { compileTrafficPolicies, type CompiledTrafficPolicies, type CompiledTrafficPolicy } from './compile.js';
-import { decisionOf, policyResult, uncountedDecision, UNCOVERED, type TrafficPolicyResult } from './decision.js';
+import { decisionOf, groupRefusedDecision, policyResult, uncountedDecision, UNCOVERED, type TrafficPolicyResult } from './decision.js';
+import { GROUP_BUDGET_DEFAULTS, GroupBudget, type GroupBudgetBounds } from './group-budget.js';
 import { TrafficControlError, TrafficStoreError } from './errors.js';
 import type { TrafficHeaderSet } from './headers.js';
 import { InstanceCap } from './instance-cap.js';
@@ -64,6 +65,10 @@ export class TrafficLimiter {
   readonly policies: CompiledTrafficPolicies;
   /** The instance's cap, when `maxConcurrentRequests` is set. */
   readonly instanceCap: InstanceCap | undefined;
+  /** The bound on the groups this instance keeps, and each client's share of them. */
+  readonly groups: GroupBudget;
+  readonly #now: () => number;
+  readonly #sweep: NodeJS.Timeout | undefined;
   readonly #local: LocalTrafficStore;
   readonly #shared: SharedStore | undefined;
   readonly #liveInstances: () => number | undefined;
@@ -76,6 +81,13 @@ export class TrafficLimiter {
     this.headers = section.headers ?? 'both';
     this.policies = policies;
     this.instanceCap = section.maxConcurrentRequests === undefined ? undefined : new InstanceCap(section.maxConcurrentRequests);
+    this.groups = new GroupBudget(groupBounds(section.groups), leaseMs);
+    this.#now = options.now ?? Date.now;
+    const sweepMs = options.sweepMs ?? 1000;
+    if (sweepMs > 0) {
+      this.#sweep = setInterval(() => this.groups.sweep(this.#now()), sweepMs);
+      this.#sweep.unref();
+    }
     this.#local = new LocalTrafficStore({ now: options.now, sweepMs: options.sweepMs });
     this.#shared = this.store === 'redis' ? new RedisTrafficStore(options.redis!, { leaseMs }) : undefined;
     this.#liveInstances = options.liveInstances ?? (() => 1);
@@ -98,6 +110,8 @@ export class TrafficLimiter {
     const covering = policies.covering(facts.operation);
     if (covering.length === 0 || this.#shared === undefined) return this.#atOnce(facts, covering);
     const checks = checksOf(facts, covering);
+    const refusal = this.groups.admit(checks, facts, this.#now());
+    if (refusal !== undefined) return this.#reported(facts, groupRefusedDecision(checks, refusal));
     const verdict = await this.#shared.take(checks, alive);
     return this.#reported(facts, verdict === undefined ? this.#withoutStore(checks) : decisionOf(checks, verdict));
   }
@@ -116,6 +130,8 @@ export class TrafficLimiter {
   #atOnce(facts: TrafficFacts, covering: readonly CompiledTrafficPolicy[]): TrafficDecision {
     if (covering.length === 0) return UNCOVERED;
     const checks = checksOf(facts, covering);
+    const refusal = this.groups.admit(checks, facts, this.#now());
+    if (refusal !== undefined) return this.#reported(facts, groupRefusedDecision(checks, refusal));
     return this.#reported(facts, decisionOf(checks, this.#local.take(checks)));
   }
 
@@ -130,6 +146,7 @@ export class TrafficLimiter {
 
   /** Stops the timers and frees the counts (Redis keys expire by themselves). */
   async close(): Promise<void> {
+    if (this.#sweep !== undefined) clearInterval(this.#sweep);
     this.#local.close();
     await this.#shared?.close();
   }
@@ -150,6 +167,15 @@ export class TrafficLimiter {
     const shared = checks.map((check) => ({ ...check, limit: Math.ceil(check.limit / share) }));
     return decisionOf(shared, this.#local.take(shared), 'localShare');
   }
+}
+
+/** `trafficControl.groups` with its defaults, in bytes. */
+export function groupBounds(groups: TrafficControlSection['groups'] = {}): GroupBudgetBounds {
+  return {
+    max: groups.max ?? GROUP_BUDGET_DEFAULTS.max,
+    maxBytes: groups.maxMegabytes === undefined ? GROUP_BUDGET_DEFAULTS.maxBytes : groups.maxMegabytes * 1024 * 1024,
+    perClient: groups.perClient ?? GROUP_BUDGET_DEFAULTS.perClient,
+  };
 }
 
 /** One check per covering policy: the request's group in it. */

@@ -15,7 +15,7 @@ import { GatewayError } from '../errors.js';
 import { exchangeEnded, onExchangeEnd } from '../exchange/answer-end.js';
 import { optionChecks, optionKeys } from '../options.js';
 import { clientAddressOf, compileTrust, type TrustProxy } from '../trust-proxy.js';
-import { holdsSlots } from './decision.js';
+import { holdsSlots, limitedDiagnostic } from './decision.js';
 import { factsOf, type TrafficFactsOverride } from './facts.js';
 import { trafficHeaders } from './headers.js';
 import { admitExchange } from './instance-cap.js';
@@ -66,6 +66,7 @@ const KEYS = optionKeys<TrafficControlOptions>({
   store: true,
   onStoreUnavailable: true,
   headers: true,
+  groups: true,
   policies: true,
   redis: true,
   redisKeyPrefix: true,
@@ -78,12 +79,7 @@ const KEYS = optionKeys<TrafficControlOptions>({
   onPolicyResult: true,
   concurrencyLeaseMs: true,
 });
-const SECTION_KEYS = ['maxConcurrentRequests', 'store', 'onStoreUnavailable', 'headers', 'policies'] as const;
-
-function diagnosticOf(decision: TrafficDecision): string {
-  const by = decision.limitedBy;
-  return by === undefined ? 'traffic control refused' : `policy ${by.policy}, group ${by.group}`;
-}
+const SECTION_KEYS = ['maxConcurrentRequests', 'store', 'onStoreUnavailable', 'headers', 'groups', 'policies'] as const;
 
 /** Sends the decision's header fields (when the answer has not started) and what it asks for. */
 function apply(
@@ -97,7 +93,7 @@ function apply(
   if (!res.headersSent) for (const [name, value] of trafficHeaders(decision, limiter.headers)) res.setHeader(name, value);
   if (decision.result === 'allowed') return next();
   if (decision.result === 'limited') {
-    return next(new GatewayError('ERR_RATE_LIMITED', { retryAfter: decision.retryAfterSeconds, diagnostic: diagnosticOf(decision) }));
+    return next(new GatewayError('ERR_RATE_LIMITED', { retryAfter: decision.retryAfterSeconds, diagnostic: limitedDiagnostic(decision) }));
   }
   next(
     new GatewayError('ERR_TRAFFIC_STORE_UNAVAILABLE', {

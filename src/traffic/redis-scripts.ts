@@ -15,12 +15,7 @@
  *
  * @module
  */
-import { createHash } from 'node:crypto';
-import type { RedisScript } from '../cluster/redis.js';
-
-function script(source: string): RedisScript {
-  return Object.freeze({ source, sha: createHash('sha1').update(source).digest('hex') });
-}
+import { redisScript as script } from '../cluster/redis.js';
 
 const NOW = `local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)

@@ -92,6 +92,26 @@ export const TrafficPolicySchema = Type.Object(
 /** A list of policies. */
 const PoliciesSchema = Type.Array(TrafficPolicySchema, { description: 'Every policy is checked; all must allow.' });
 
+/** `trafficControl.groups`: how many groups an instance keeps, and one client's share of them. */
+export const TrafficGroupsSchema = Type.Object(
+  {
+    max: Type.Optional(
+      PositiveInteger({ maximum: 100_000_000, description: 'Groups one instance keeps at once, over every policy. Default 200000.' }),
+    ),
+    maxMegabytes: Type.Optional(
+      PositiveInteger({ maximum: 1_048_576, description: 'The worst-case heap of those groups, MiB. Default 128.' }),
+    ),
+    perClient: Type.Optional(
+      PositiveInteger({
+        maximum: 100_000_000,
+        description:
+          "Groups one client (the token's client and subject, else its address) may have made and still held; past it that client's new groups are refused (429). Default 1000.",
+      }),
+    ),
+  },
+  { additionalProperties: false, description: 'The bound on the groups an instance keeps (docs/traffic-control.md).' },
+);
+
 /** `trafficControl` at the top of the configuration (every API). */
 export const TrafficControlSchema = Type.Object(
   {
@@ -114,6 +134,7 @@ export const TrafficControlSchema = Type.Object(
         description: '`both` (default), `ietf` (`RateLimit`, `RateLimit-Policy`), `legacy` (`X-RateLimit-*`) or `none`.',
       }),
     ),
+    groups: Type.Optional(TrafficGroupsSchema),
     policies: Type.Optional(PoliciesSchema),
   },
   { additionalProperties: false, description: 'Traffic control: rate limits and quotas for every API.' },
@@ -129,6 +150,8 @@ export const ApiTrafficControlSchema = Type.Object(
 export type TrafficPolicy = Static<typeof TrafficPolicySchema>;
 /** The top-level section, as written (also `createGateway`'s and `trafficControl`'s options). */
 export type TrafficControlSection = Static<typeof TrafficControlSchema>;
+/** `trafficControl.groups`, as written. */
+export type TrafficGroupsSection = Static<typeof TrafficGroupsSchema>;
 /** An API's section, as written. */
 export type ApiTrafficControlSection = Static<typeof ApiTrafficControlSchema>;
 

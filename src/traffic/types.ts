@@ -74,6 +74,11 @@ export interface TrafficDecision {
   /** Whole seconds for `Retry-After`, when refused. */
   readonly retryAfterSeconds?: number | undefined;
   /**
+   * With `result: 'limited'`: why the request's new group was refused (the client's share of the
+   * instance's groups, or the instance's bound, was used up) rather than a policy's limit.
+   */
+  readonly groupRefusal?: string | undefined;
+  /**
    * Frees the request's `concurrentRequests` slots: call once the exchange ends (answered,
    * failed or aborted). Idempotent; nothing to free after a refusal.
    */
@@ -114,6 +119,16 @@ export interface TrafficPolicyDefinition {
   mode?: 'enforce' | 'warningOnly';
 }
 
+/** `trafficControl.groups`: the documented twin of the schema's `TrafficGroupsSection`. */
+export interface TrafficGroupBounds {
+  /** Groups one instance keeps at once, over every policy. Default 200000. */
+  max?: number;
+  /** Their worst-case heap, MiB. Default 128. */
+  maxMegabytes?: number;
+  /** Groups one client (the token's client and subject, else its address) may have made and still held. Default 1000. */
+  perClient?: number;
+}
+
 /** Traffic control's top-level settings: the documented twin of the schema's `TrafficControlSection`. */
 export interface TrafficControlSettings {
   /** Requests in flight on one instance; past it 429 at once, before any other work. Absent: no cap. */
@@ -124,6 +139,8 @@ export interface TrafficControlSettings {
   onStoreUnavailable?: 'localShare' | 'allow' | 'deny';
   /** `both` (default), `ietf` (`RateLimit`, `RateLimit-Policy`), `legacy` (`X-RateLimit-*`) or `none`. */
   headers?: 'both' | 'ietf' | 'legacy' | 'none';
+  /** The bound on the groups an instance keeps (docs/traffic-control.md). */
+  groups?: TrafficGroupBounds;
   /** Every policy is checked; all must allow. */
   policies?: TrafficPolicyDefinition[];
 }

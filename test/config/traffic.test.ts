@@ -65,6 +65,7 @@ describe('configuration: trafficControl', () => {
       store: undefined,
       onStoreUnavailable: undefined,
       headers: 'ietf',
+      groups: undefined,
       policies: [
         {
           name: 'per-client',
@@ -93,6 +94,17 @@ describe('configuration: trafficControl', () => {
     expect(config.apis[1]!.trafficControl.policies).to.deep.equal([]);
     const none = await resolveConfig({ apis: [] });
     expect(none.trafficControl.policies).to.deep.equal([]);
+    const bounded = await resolveConfig({ apis: [], trafficControl: { groups: { max: 5000, perClient: 50 } } });
+    expect(bounded.trafficControl.groups).to.deep.equal({ max: 5000, perClient: 50 });
+  });
+
+  it('refuses groups bounds that are not whole numbers above 0, or unknown, each with its path', async () => {
+    const error = await resolveConfig({ apis: [], trafficControl: { groups: { max: 0, perClient: 2.5, maxBytes: 10 } } } as never).then(
+      () => undefined,
+      (e: unknown) => e as Error,
+    );
+    expect(error?.message).to.include('trafficControl.groups.max').and.include('trafficControl.groups.perClient');
+    expect(error?.message).to.match(/trafficControl\.groups[.:\s].*maxBytes|maxBytes.*(unknown|not allowed|maxMegabytes)/s);
   });
 
   it('refuses a zero, negative or fractional limit, an unknown groupBy and a misspelt key, each with its path', async () => {

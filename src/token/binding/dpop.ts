@@ -21,6 +21,8 @@ export interface DpopSettings {
   readonly mode: 'allowed' | 'required';
   readonly algorithms: readonly string[];
   readonly maxAgeSeconds: number;
+  /** Most proofs of one key remembered within their lifetime (`dpopMaxProofsPerKey`). */
+  readonly maxProofsPerKey: number;
   readonly nonce: boolean;
   readonly publicBaseUrl: URL;
   readonly replay: DpopReplayStore | undefined;
@@ -210,7 +212,12 @@ export class DpopGuard {
     if (thumbprint !== jkt) this.#refuse('key_mismatch', 'the proof is signed by a key other than the one the token is bound to (cnf.jkt)');
     const ttlMs = (this.#settings.maxAgeSeconds + 2 * this.#clockSkew) * 1000;
     const key = hash('sha256', `${thumbprint}\n${payload['jti'] as string}`, 'base64url');
-    const fresh = await this.#replay.remember(key, ttlMs);
+    const fresh = await this.#replay.remember(key, ttlMs, { thumbprint, maxProofs: this.#settings.maxProofsPerKey });
+    if (fresh === 'overShare')
+      throw new GatewayError('ERR_RATE_LIMITED', {
+        retryAfter: Math.ceil(ttlMs / 1000),
+        diagnostic: `dpop: this key has ${this.#settings.maxProofsPerKey} proofs within their lifetime (dpopMaxProofsPerKey); its proofs are refused until some expire`,
+      });
     if (fresh === undefined)
       throw new GatewayError('ERR_AUTHORIZATION_SERVER_UNAVAILABLE', {
         realm: this.#realm,
