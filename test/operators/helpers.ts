@@ -1,4 +1,5 @@
 /** The operator tests' pieces: users with hashed passwords, a gateway's admin listener on loopback, a signed-in client. */
+import { randomBytes, scryptSync } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import express from 'express';
 import { createGateway, type CreateGatewayOptions, type Gateway } from '../../src/index.js';
@@ -18,6 +19,17 @@ export function testUsers(): Promise<OperatorUser[]> {
     hashPassword(PASSWORDS.ada).then((passwordHash) => ({ username: 'ada', role: 'admin' as const, passwordHash })),
   ]);
   return users;
+}
+
+/**
+ * A hash of the users file's format at scrypt's lowest cost the gateway accepts (N = 1024, r = 8,
+ * p = 1: about a thirtieth of the default's work), for tests that sign in thousands of times and
+ * are about sessions, not about the hash.
+ */
+export function lowCostPasswordHash(password: string): string {
+  const salt = randomBytes(16);
+  const hash = scryptSync(password.normalize('NFC'), salt, 32, { N: 1024, r: 8, p: 1 });
+  return `scrypt$1024$8$1$${salt.toString('base64url')}$${hash.toString('base64url')}`;
 }
 
 export function basic(username: string, password: string): string {
