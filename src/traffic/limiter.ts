@@ -11,6 +11,7 @@ import { schemaIssues } from '../schema.js';
 import { compileTrafficPolicies, type CompiledTrafficPolicies, type CompiledTrafficPolicy } from './compile.js';
 import { decisionOf, groupRefusedDecision, policyResult, uncountedDecision, UNCOVERED, type TrafficPolicyResult } from './decision.js';
 import { GROUP_BUDGET_DEFAULTS, GroupBudget, type GroupBudgetBounds } from './group-budget.js';
+import { groupLabelKey } from './group-key.js';
 import { TrafficControlError, TrafficStoreError } from './errors.js';
 import type { TrafficHeaderSet } from './headers.js';
 import { InstanceCap } from './instance-cap.js';
@@ -40,6 +41,12 @@ export interface TrafficLimiterOptions {
   now?: () => number;
   /** Interval of the local store's sweep of expired groups, milliseconds. Default 1000. */
   sweepMs?: number;
+  /**
+   * The cluster secret (or a rotation list, the first signing): a credential header's group label
+   * is hashed under a key derived from it, so that instances sharing it show one key by one label.
+   * Absent: this process's own key.
+   */
+  clusterSecret?: string | readonly string[];
 }
 
 const LIMITER_KEYS = optionKeys<TrafficLimiterOptions>({
@@ -49,6 +56,7 @@ const LIMITER_KEYS = optionKeys<TrafficLimiterOptions>({
   concurrencyLeaseMs: true,
   now: true,
   sweepMs: true,
+  clusterSecret: true,
 });
 
 type StoreUnavailableMode = (typeof STORE_UNAVAILABLE_MODES)[number];
@@ -212,7 +220,11 @@ export function createTrafficLimiter(
   // The section's shape; its policies' own rules are checked as they compile.
   const issues = schemaIssues(TrafficControlSchema, section, path);
   if (issues.length > 0) throw new TrafficControlError(issues);
-  const policies = compileTrafficPolicies(section.policies ?? [], undefined, { topPath: `${path}.policies` });
+  const secret = options.clusterSecret;
+  if (secret !== undefined && !(typeof secret === 'string' || (Array.isArray(secret) && secret.every((s) => typeof s === 'string'))))
+    check.fail('clusterSecret', 'must be a string or an array of strings');
+  const labelKey = groupLabelKey(secret);
+  const policies = compileTrafficPolicies(section.policies ?? [], undefined, { topPath: `${path}.policies`, labelKey });
   if (section.store === 'redis' && options.redis === undefined) throw new TrafficStoreError();
   return new TrafficLimiter(section, policies, options, leaseMs);
 }

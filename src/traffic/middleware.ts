@@ -50,6 +50,12 @@ export interface TrafficControlOptions extends TrafficControlSettings {
   onPolicyResult?: TrafficLimiterOptions['onPolicyResult'];
   /** Lease of an in-flight slot in Redis, milliseconds. Default 15000. */
   concurrencyLeaseMs?: number;
+  /**
+   * The instances' shared secret (or a rotation list, the first signing): a credential header's
+   * group label (`header:x-api-key=hmac:…`) is hashed under a key derived from it, so that every
+   * instance given it shows one key by one label. Absent: this process's own key.
+   */
+  clusterSecret?: string | string[];
 }
 
 /** The middleware, with its engine and a way to stop it. */
@@ -78,6 +84,7 @@ const KEYS = optionKeys<TrafficControlOptions>({
   liveInstances: true,
   onPolicyResult: true,
   concurrencyLeaseMs: true,
+  clusterSecret: true,
 });
 const SECTION_KEYS = ['maxConcurrentRequests', 'store', 'onStoreUnavailable', 'headers', 'groups', 'policies'] as const;
 
@@ -130,6 +137,7 @@ export function trafficControl(options: TrafficControlOptions = {}): TrafficCont
     liveInstances: options.liveInstances,
     onPolicyResult: options.onPolicyResult,
     concurrencyLeaseMs: options.concurrencyLeaseMs,
+    clusterSecret: options.clusterSecret,
   };
   let owned: RedisConnection | undefined;
   let limiter: Promise<TrafficLimiter>;

@@ -19,7 +19,8 @@ import { createClient } from 'redis';
 import { doggie } from '../../examples/petstore/backend.js';
 import { createGateway, DEFAULT_REDACTED_HEADERS, serveGateway, type GatewayConfig, type TransactionRecord } from '../../src/index.js';
 import { compileTrafficPolicies } from '../../src/traffic/compile.js';
-import { compileGroupKey } from '../../src/traffic/group-key.js';
+import { compileGroupKey, groupLabelKey } from '../../src/traffic/group-key.js';
+import { trafficControl } from '../../src/traffic/middleware.js';
 import type { TrafficFacts } from '../../src/traffic/types.js';
 import { OperatorClient, PASSWORDS, startPetstore, type PetstoreGateway } from '../configuration/helpers.js';
 import { echoBackend } from '../gateway/helpers.js';
@@ -66,6 +67,28 @@ describe('traffic control: credentials never become group labels', function () {
     const [mixed, tenant] = policies.all.map((policy) => policy.group(facts({ 'x-api-key': one, 'x-tenant': 'acme' }, 'client1')));
     expect(mixed!.label).to.match(/^clientId=client1, header:X-Api-Key=hmac:[0-9a-f]{16}, header:x-tenant=acme$/);
     expect(tenant!.label).to.equal('header:x-tenant=acme');
+  });
+
+  it('the trafficControl middleware labels under the clusterSecret it is given: two instances sharing it agree', async () => {
+    const key = apiKey('shared');
+    const secret = randomBytes(32).toString('base64');
+    const section = { policies: [{ ...PER_KEY, groupBy: [...PER_KEY.groupBy] }] };
+    const middlewares = [
+      trafficControl({ ...section, clusterSecret: secret }),
+      trafficControl({ ...section, clusterSecret: [secret, 'older'] }),
+      trafficControl(section),
+    ];
+    try {
+      const labels = await Promise.all(
+        middlewares.map(async (middleware) => (await middleware.limiter).policies.all[0]!.group(facts({ 'x-api-key': key })).label),
+      );
+      expect(labels[0]).to.equal(`header:X-Api-Key=${groupLabelKey(secret).label(key)}`);
+      expect(labels[1], 'a rotation list: the first secret').to.equal(labels[0]);
+      expect(labels[2], "without one, this process's own key").to.not.equal(labels[0]);
+      expect(() => trafficControl({ ...section, clusterSecret: 42 as never })).to.throw(/clusterSecret/);
+    } finally {
+      await Promise.all(middlewares.map((middleware) => middleware.close()));
+    }
   });
 
   describe('the example gateway: records, 429, console list and export, usage', () => {
