@@ -68,7 +68,7 @@ export type {
   SignedIntrospectionOptions,
   TokenPolicyOptions,
 } from './token/policy-options.js';
-export type { DpopReplayStore } from './token/binding/replay.js';
+export type { DpopReplayStore, ProofMemory, ProofOwner } from './token/binding/replay.js';
 export type { ClientAuthMethod, ClientPrivateKey } from './token/client-auth.js';
 export { defaultForwardedHeaderNames, forwardTokenHeaders } from './token/forward/index.js';
 export type {
@@ -224,6 +224,7 @@ export type {
   TrafficDecision,
   TrafficFacts,
   TrafficFactsOverride,
+  TrafficGroupBounds,
   TrafficHeaderSet,
   TrafficPolicyDefinition,
   TrafficPolicyResult,

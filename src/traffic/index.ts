@@ -25,6 +25,7 @@ export type {
   TrafficControlSettings,
   TrafficDecision,
   TrafficFacts,
+  TrafficGroupBounds,
   TrafficPolicyDefinition,
 } from './types.js';
 export { simulateTrafficPolicy } from './simulate.js';
