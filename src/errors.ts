@@ -16,6 +16,9 @@
  * - `INSUFFICIENT_USER_AUTHENTICATION`: the user authentication behind the token is not the one the
  *   API requires (`acr`) or is too old (`auth_time`): step-up authentication (RFC 9470).
  * - `AUTHORIZATION_SERVER_ERROR`: the authorization server could not be used.
+ * - `DEPENDENCY_UNAVAILABLE`: another dependency of the gateway could not be used: the store of
+ *   DPoP proof identifiers (Redis, or the primary of `serve --workers`), the record journal under
+ *   `onUnavailable: "refuse"`.
  * - `CONNECTION_ERROR`: "Errore di Connessione" (backend unreachable or timing out).
  * - `NOT_FOUND`: no registered API at that path.
  * - `GENERIC_ERROR`: "Errore Generico" (anything unexpected).
@@ -32,6 +35,7 @@ export type OutcomeCode =
   | 'INSUFFICIENT_SCOPE'
   | 'INSUFFICIENT_USER_AUTHENTICATION'
   | 'AUTHORIZATION_SERVER_ERROR'
+  | 'DEPENDENCY_UNAVAILABLE'
   | 'CONNECTION_ERROR'
   | 'NOT_FOUND'
   | 'GENERIC_ERROR'
@@ -58,6 +62,7 @@ export const outcomeLabels: Readonly<
   INSUFFICIENT_SCOPE: { it: 'Scope Insufficienti', en: 'Insufficient scope' },
   INSUFFICIENT_USER_AUTHENTICATION: { it: 'Autenticazione Utente Insufficiente', en: 'Insufficient user authentication' },
   AUTHORIZATION_SERVER_ERROR: { it: 'Authorization Server Non Disponibile', en: 'Authorization server unavailable' },
+  DEPENDENCY_UNAVAILABLE: { it: 'Servizio del Gateway Non Disponibile', en: 'Gateway dependency unavailable' },
   CONNECTION_ERROR: { it: 'Errore di Connessione', en: 'Connection error' },
   NOT_FOUND: { it: 'API Non Trovata', en: 'API not found' },
   GENERIC_ERROR: { it: 'Errore Generico', en: 'Generic error' },
@@ -107,6 +112,8 @@ export type GatewayErrorCode =
   | 'ERR_INSUFFICIENT_USER_AUTHENTICATION'
   | 'ERR_AUTHORIZATION_DENIED'
   | 'ERR_AUTHORIZATION_SERVER_UNAVAILABLE'
+  | 'ERR_PROOF_STORE_UNAVAILABLE'
+  | 'ERR_RECORDING_UNAVAILABLE'
   | 'ERR_API_NOT_FOUND'
   | 'ERR_BACKEND_UNAVAILABLE'
   | 'ERR_BACKEND_TIMEOUT'
@@ -234,6 +241,20 @@ export const errorCatalogue: Readonly<Record<GatewayErrorCode, ErrorDefinition>>
     outcome: 'AUTHORIZATION_SERVER_ERROR',
     retryAfter: 5,
   },
+  // Dependencies other than the authorization server, named apart so that an operator looks at the
+  // right one: the store of DPoP proof identifiers, the record journal that refuses.
+  ERR_PROOF_STORE_UNAVAILABLE: {
+    status: 503,
+    gatewayStatus: 'integration:GATEWAY-1375',
+    outcome: 'DEPENDENCY_UNAVAILABLE',
+    retryAfter: 5,
+  },
+  ERR_RECORDING_UNAVAILABLE: {
+    status: 503,
+    gatewayStatus: 'integration:GATEWAY-1376',
+    outcome: 'DEPENDENCY_UNAVAILABLE',
+    retryAfter: 5,
+  },
   ERR_API_NOT_FOUND: {
     status: 404,
     gatewayStatus: 'protocol:GATEWAY-404',
@@ -355,6 +376,8 @@ export const messagesIt: MessageSet = {
   ERR_INSUFFICIENT_USER_AUTHENTICATION: "L'autenticazione dell'utente non è del livello richiesto dal servizio o non è abbastanza recente",
   ERR_AUTHORIZATION_DENIED: deniedIt,
   ERR_AUTHORIZATION_SERVER_UNAVAILABLE: 'Servizio di validazione del token temporaneamente non disponibile',
+  ERR_PROOF_STORE_UNAVAILABLE: 'Verifica delle prove DPoP temporaneamente non disponibile: riprovare più tardi',
+  ERR_RECORDING_UNAVAILABLE: 'Registrazione delle transazioni temporaneamente non disponibile: riprovare più tardi',
   ERR_API_NOT_FOUND: 'Nessuna API registrata corrisponde alla richiesta',
   ERR_BACKEND_UNAVAILABLE: 'Servizio temporaneamente non disponibile',
   ERR_BACKEND_TIMEOUT: 'Il servizio non ha risposto in tempo',
@@ -388,6 +411,8 @@ export const messagesEn: MessageSet = {
   ERR_INSUFFICIENT_USER_AUTHENTICATION: "The user's authentication is not of the level the service requires, or not recent enough",
   ERR_AUTHORIZATION_DENIED: deniedEn,
   ERR_AUTHORIZATION_SERVER_UNAVAILABLE: 'Token validation service temporarily unavailable',
+  ERR_PROOF_STORE_UNAVAILABLE: 'DPoP proof checking temporarily unavailable: try again later',
+  ERR_RECORDING_UNAVAILABLE: 'Transaction recording temporarily unavailable: try again later',
   ERR_API_NOT_FOUND: 'No registered API matches the request',
   ERR_BACKEND_UNAVAILABLE: 'Service temporarily unavailable',
   ERR_BACKEND_TIMEOUT: 'The service did not answer in time',

@@ -64,6 +64,8 @@ export interface GatewayLogger {
  * - `reload`, `reset`: a SIGHUP, a ResetAllCaches (who, which nodes);
  * - `authorization_server_discovered`, `authorization_server_down`, `authorization_server_up`:
  *   each token policy's authorization server, at each change of its health (with the `cause`);
+ * - `dependency_down`, `dependency_up`: PostgreSQL, Redis, the record journal, at each change of
+ *   their availability (`dependency`, and `cause` and `action` when down, `downMs` when back);
  * - `operator_sign_in`, `operator_refused`, `operator_action`: the operators of the admin listener;
  * - `worker_exit`, `worker_started`: `--workers`' processes;
  * - `unexpected_error`: an exception answered 500;
@@ -83,6 +85,8 @@ export type LogEvent =
   | 'authorization_server_discovered'
   | 'authorization_server_down'
   | 'authorization_server_up'
+  | 'dependency_down'
+  | 'dependency_up'
   | 'operator_sign_in'
   | 'operator_refused'
   | 'operator_action'

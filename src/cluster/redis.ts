@@ -162,10 +162,15 @@ export class RedisConnection {
   readonly #onReady = (): void => {
     this.#failing = false;
     log('redis: ready');
+    this.#said(true);
   };
   readonly #onError = (err: Error): void => {
     log('redis: %s', err.message);
+    if (!this.#client.isReady) this.#said(false, err.message);
   };
+  readonly #watchers = new Set<(available: boolean, cause?: string) => void>();
+  /** What the watchers were last told: `undefined` before anything was known. */
+  #available: boolean | undefined;
   #subscriber: RedisClientLike | undefined;
   #failing = false;
   #retryAt = 0;
@@ -181,6 +186,23 @@ export class RedisConnection {
     this.#retryAfterMs = settings.retryAfterMs;
     client.on('ready', this.#onReady);
     client.on('error', this.#onError);
+  }
+
+  /**
+   * Calls `listener` at each change of Redis's availability (a failed connection or command: false,
+   * with its cause; the connection ready, or a command answered after a failure: true), and at
+   * once with what is known now. Returns the function that stops it.
+   */
+  onAvailability(listener: (available: boolean, cause?: string) => void): () => void {
+    this.#watchers.add(listener);
+    if (this.#available !== undefined) listener(this.#available, this.#available ? undefined : this.#lastError);
+    return () => this.#watchers.delete(listener);
+  }
+
+  #said(available: boolean, cause?: string): void {
+    if (this.#available === available || this.#closed) return;
+    this.#available = available;
+    for (const watcher of this.#watchers) watcher(available, cause);
   }
 
   /** Whether Redis answers: connected, and the last command did not fail. */
@@ -262,6 +284,7 @@ export class RedisConnection {
           settled = true;
           clearTimeout(timer);
           this.#failing = false;
+          this.#said(true);
           resolve(value);
         },
         (err: unknown) => {
@@ -341,6 +364,7 @@ export class RedisConnection {
     this.#failing = true;
     this.#retryAt = Date.now() + this.#retryAfterMs;
     this.#lastError = message;
+    this.#said(false, `${command}: ${message}`);
   }
 
   #pubSub(): RedisClientLike {

@@ -12,6 +12,7 @@ import { throttleFor } from '../admin/throttle.js';
 import { logger } from '../log.js';
 import type { ClusterResetResult } from '../cluster/reset.js';
 import type { ClusterStatus } from '../cluster/cluster.js';
+import type { DependencyState } from '../observability/dependencies.js';
 import { setAuditDetail } from '../admin/audit-detail.js';
 import { ConfigError } from '../config/errors.js';
 import { operatorOf } from '../operators/access.js';
@@ -74,6 +75,8 @@ export interface AdminTarget {
   readonly configState: GatewayConfigState;
   /** The instances of the gateway and their Redis, for `GET <admin>/status` (with Redis only). */
   clusterStatus?(): Promise<ClusterStatus | undefined>;
+  /** Each dependency's state, for `GET <admin>/status`. */
+  dependencies?(): Record<string, DependencyState>;
 }
 
 /** Longest `POST /forget` body read, in bytes: a selector is one short string. */
@@ -248,6 +251,7 @@ export function adminRouter(target: AdminTarget, options: AdminAuthOptions): Rou
       expiresAt: state.expiresAt,
       apis: state.apis,
       lastError: state.lastError === undefined ? undefined : { message: state.lastError.message, issues: state.lastError.issues },
+      ...(target.dependencies === undefined ? {} : { dependencies: target.dependencies() }),
     };
     if (target.clusterStatus === undefined) {
       res.status(200).json(body);

@@ -6,7 +6,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Router, type NextFunction, type Request, type Response } from 'express';
-import { messagesEn } from '../errors.js';
+import { GatewayError, messagesEn } from '../errors.js';
 import { errorFields, logger, type GatewayLogger } from '../log.js';
 import { problemJsonErrorHandler } from '../problem/handler.js';
 import { monitoringConsole } from '../monitoring/router.js';
@@ -22,6 +22,7 @@ import { adminAuthenticator, adminReadGate } from '../admin/gate.js';
 import { adminRouter, type AdminForgetSelector, type GatewayConfigState, type ResetResult } from './admin.js';
 import { GatewayMetricsRecorder, metricsHandler, type GatewayMetrics, type MetricsSources } from '../observability/metrics.js';
 import { GatewayTracing } from '../observability/tracing.js';
+import { DependencyStates, type DependencyState } from '../observability/dependencies.js';
 import { compileRuntime, type CompileSettings, type Runtime } from './compile.js';
 import { ConfigCache } from '../config/cache.js';
 import { createRequestPath } from './request-path.js';
@@ -100,6 +101,12 @@ export interface Gateway {
    */
   health(): GatewayHealth;
   /**
+   * Each dependency's state now (PostgreSQL, the record journal, Redis, each token policy's
+   * authorization server), once the gateway used it: `up` or `down` since when, and while down
+   * the cause and what the gateway does meanwhile. Also in `GET <basePath>/admin/status`.
+   */
+  dependencies(): Record<string, DependencyState>;
+  /**
    * Loads the configuration (rejects with a {@link ConfigError}) and checks every token policy in
    * force now; resolves with the results and the configuration's warnings (what
    * `serve --check-config` prints).
@@ -170,6 +177,7 @@ export function createGateway(options: CreateGatewayOptions): Gateway {
     settings;
   const tracing = new GatewayTracing();
   const events = settings.logger;
+  const dependencies = watchStore(new DependencyStates(events), store);
   // The instance cap's count lives as long as the gateway: configurations come and go under it.
   const inFlight = new RequestsInFlight();
   // The recorder reads the metrics when an exchange ends, after they are made below.
@@ -180,10 +188,11 @@ export function createGateway(options: CreateGatewayOptions): Gateway {
     recorderStats: () => record.stats,
     clusterRejections: () => link?.cluster?.rejected,
     concurrentRequests: () => inFlight.count,
+    dependencies: () => dependencies.gauge(),
     ...(options.admin === undefined ? {} : { auditStats: () => access?.auditStats() }),
   });
   const checks = new TokenPolicyChecks(events, CHECK_BACKOFF);
-  const watch = events === undefined ? undefined : new AuthorizationServerWatch(events, (policy) => checks.recheck(policy));
+  const watch = events === undefined ? undefined : new AuthorizationServerWatch(events, (policy) => checks.recheck(policy), dependencies);
   const compileSettings = { ...settings.compileSettings, tracing, metrics, watchTokenPolicy: watch?.observer.bind(watch) };
   const errorHandler = problemJsonErrorHandler({ messages, server, ...(events === undefined ? {} : { onError: unexpectedError(events) }) });
   const access = operatorAccess(options, settings);
@@ -195,11 +204,17 @@ export function createGateway(options: CreateGatewayOptions): Gateway {
   /** The digest of the configuration `latest` was compiled from. */
   let latestDigest: string | undefined;
   // Joined once, at the first load; the configuration is compiled with its shared token results.
-  const link = clusterLink(options, settings, access, {
-    // This instance's part of its own cluster-wide reset is asked by whoever asked that one.
-    onReset: () => resetLocal(askedBy.shift() ?? 'another instance'),
-    describe: () => nodeDescription(cache.state, apisOf(latest), latestDigest),
-  });
+  const link = clusterLink(
+    options,
+    settings,
+    access,
+    {
+      // This instance's part of its own cluster-wide reset is asked by whoever asked that one.
+      onReset: () => resetLocal(askedBy.shift() ?? 'another instance'),
+      describe: () => nodeDescription(cache.state, apisOf(latest), latestDigest),
+    },
+    dependencies,
+  );
   const cluster = (): Promise<GatewayCluster> | undefined => link?.join();
   const cache = new ConfigCache<Runtime>({
     source,
@@ -227,7 +242,7 @@ export function createGateway(options: CreateGatewayOptions): Gateway {
     record,
     errorHandler,
     server: settings.server,
-    admit: (res) => inFlight.admit(res),
+    admit: (res) => refusedByStore(store) ?? inFlight.admit(res),
     runtime: () => {
       const entry = cache.get();
       return entry instanceof Promise ? entry.then((loaded) => loaded.compiled) : entry.compiled;
@@ -265,6 +280,7 @@ export function createGateway(options: CreateGatewayOptions): Gateway {
       await checks.start(latest?.tokenPolicies.values() ?? []);
     },
     health: () => ({ ready: latest !== undefined && checks.ok(), tokenPolicies: checks.results() }),
+    dependencies: () => dependencies.snapshot(),
     check: async () => checkNow((await cache.get()).compiled),
     async resetAllCaches(resetOptions) {
       const by = typeof resetOptions?.by === 'string' && resetOptions.by !== '' ? resetOptions.by.slice(0, 200) : 'the host';
@@ -287,16 +303,8 @@ export function createGateway(options: CreateGatewayOptions): Gateway {
       return forgotten;
     },
     async close() {
-      checks.close();
-      await work.close();
-      await link?.close();
-      // The audit's pending summaries and queued lines, written before the process ends.
-      await access?.close();
-      await cache.close();
-      for (const policy of latest?.tokenPolicies.values() ?? []) policy.close();
-      await latest?.traffic.limiter?.close();
+      await closeParts([checks, work, link, access, cache], latest, ownDispatcher ? compileSettings.dispatcher : undefined);
       latest = undefined;
-      if (ownDispatcher) await compileSettings.dispatcher.close();
     },
   };
 
@@ -314,6 +322,42 @@ export function createGateway(options: CreateGatewayOptions): Gateway {
 }
 
 type GatewaySettings = ReturnType<typeof gatewaySettings>;
+
+/**
+ * Closes a gateway's parts in order (the token checks, the operators' work, the cluster link, the
+ * operators, whose audit writes its pending summaries, the configuration cache), then what the
+ * runtime in force holds, then its own backend connections.
+ */
+async function closeParts(
+  parts: ReadonlyArray<{ close(): void | Promise<void> } | undefined>,
+  runtime: Runtime | undefined,
+  dispatcher: { close(): Promise<void> } | undefined,
+): Promise<void> {
+  for (const part of parts) await part?.close();
+  for (const policy of runtime?.tokenPolicies.values() ?? []) policy.close();
+  await runtime?.traffic.limiter?.close();
+  await dispatcher?.close();
+}
+
+/**
+ * `states` (every dependency's state: said once per change, shown by the metrics and the admin
+ * status), told of the store's dependencies (the database, the journal) when it has any.
+ */
+function watchStore(states: DependencyStates, store: TransactionStore): DependencyStates {
+  if (store.onAvailability === undefined) return states;
+  // Assumed up until a failure says otherwise, as the store itself does.
+  states.up('postgresql');
+  store.onAvailability((dependency, available, cause, action) =>
+    available ? states.up(dependency) : states.down(dependency, cause ?? 'unknown', action ?? ''),
+  );
+  return states;
+}
+
+/** The refusal of a new exchange while the store refuses (a journal that cannot write under `refuse`). */
+function refusedByStore(store: TransactionStore): GatewayError | undefined {
+  const cause = store.refusing;
+  return cause === undefined ? undefined : new GatewayError('ERR_RECORDING_UNAVAILABLE', { diagnostic: cause });
+}
 
 /** The compile settings with what the cluster shares, once joined: token results, Redis, the live instances. */
 function withCluster(settings: CompileSettings, joined: GatewayCluster | undefined): CompileSettings {
@@ -405,6 +449,7 @@ function clusterLink(
   settings: GatewaySettings,
   access: OperatorAccess | undefined,
   hooks: Pick<ClusterLinkOptions, 'onReset' | 'describe'>,
+  dependencies: DependencyStates,
 ): ClusterLink | undefined {
   if (options.redis === undefined) return undefined;
   const { nodeId, clusterSecrets, redisKeyPrefix, redisCommandTimeoutMs } = settings;
@@ -419,6 +464,7 @@ function clusterLink(
       ...hooks,
     },
     access,
+    dependencies,
   );
 }
 

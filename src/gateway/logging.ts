@@ -8,6 +8,7 @@
 import { ConfigError, type ConfigIssue } from '../config/errors.js';
 import { GatewayError } from '../errors.js';
 import { errorFields, type GatewayLogger } from '../log.js';
+import type { DependencyStates } from '../observability/dependencies.js';
 import { apiKey, type TransactionRecord } from '../record/types.js';
 import { classifyClientError } from '../token/classify.js';
 import type { AuthorizationServerEndpoint, TokenPolicy, TokenPolicyObserver } from '../token/policy.js';
@@ -41,15 +42,23 @@ function serverFault(err: unknown, policy: string, endpoint: AuthorizationServer
  * Watches the calls of each token policy to its authorization server and logs each change of its
  * health: discovered, down (with the cause), back. A policy kept across reloads keeps its state.
  */
+/** What the gateway does while a token policy's authorization server cannot be used. */
+const WITHOUT_SERVER = 'tokens not cached get 503 (a cached result within staleIfErrorSeconds still serves)';
+
 export class AuthorizationServerWatch {
   readonly #log: GatewayLogger;
   readonly #health = new Map<TokenPolicy, Health>();
   readonly #onUp: ((policy: TokenPolicy) => void) | undefined;
+  readonly #states: DependencyStates | undefined;
 
-  /** `onUp`: told when a policy's server answers after a failure or for the first time (its check runs again). */
-  constructor(log: GatewayLogger, onUp?: (policy: TokenPolicy) => void) {
+  /**
+   * `onUp`: told when a policy's server answers after a failure or for the first time (its check
+   * runs again). `states`: where each server's state is kept too (its records are this watch's own).
+   */
+  constructor(log: GatewayLogger, onUp?: (policy: TokenPolicy) => void, states?: DependencyStates) {
     this.#log = log;
     this.#onUp = onUp;
+    this.#states = states;
   }
 
   /** The health of each policy watched (what a readiness check can read). */
@@ -65,7 +74,12 @@ export class AuthorizationServerWatch {
   /** Forgets the policies no longer in force. */
   retain(live: Iterable<TokenPolicy>): void {
     const keep = new Set(live);
-    for (const policy of this.#health.keys()) if (!keep.has(policy)) this.#health.delete(policy);
+    const names = new Set([...keep].map((policy) => policy.name));
+    for (const policy of this.#health.keys()) {
+      if (keep.has(policy)) continue;
+      this.#health.delete(policy);
+      if (!names.has(policy.name)) this.#states?.forget(`authorization_server:${policy.name}`);
+    }
   }
 
   /** `inner` (metrics, traces), with each call's end watched. */
@@ -107,6 +121,7 @@ export class AuthorizationServerWatch {
 
   #up(policy: TokenPolicy, health: Health, endpoint: AuthorizationServerEndpoint): void {
     if (health.state === 'up') return;
+    this.#states?.up(`authorization_server:${policy.name}`, { quiet: true });
     const downMs = Date.now() - health.since;
     const back = health.state === 'down';
     Object.assign(health, { state: 'up', cause: undefined, since: Date.now() });
@@ -121,6 +136,7 @@ export class AuthorizationServerWatch {
   #down(policy: TokenPolicy, health: Health, endpoint: AuthorizationServerEndpoint, cause: string): void {
     if (health.state === 'down' && health.cause === cause) return;
     Object.assign(health, { state: 'down', cause, since: Date.now() });
+    this.#states?.down(`authorization_server:${policy.name}`, cause, WITHOUT_SERVER, { quiet: true });
     this.#log.error(
       { event: 'authorization_server_down', policy: policy.name, endpoint, cause },
       `token policy ${policy.name}: authorization server unavailable: ${cause}`,

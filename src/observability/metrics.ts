@@ -101,6 +101,8 @@ export interface MetricsSources {
   clusterRejections(): Readonly<Record<string, number>> | undefined;
   /** Requests of the API listener in flight on this instance (what `maxConcurrentRequests` caps). */
   concurrentRequests(): number;
+  /** Each dependency's state: 1 up, 0 down. */
+  dependencies?(): Array<{ labels: { dependency: string }; value: number }>;
 }
 
 /** The PostgreSQL store's write-path counters (any store with this shape queues its records). */
@@ -214,6 +216,13 @@ export class GatewayMetricsRecorder implements GatewayMetrics {
       'Requests of the API listener in flight on this instance (what maxConcurrentRequests caps).',
       'gauge',
       () => [{ labels: {}, value: sources.concurrentRequests() }],
+      registry,
+    );
+    new CollectedFamily(
+      'gateway_dependency_up',
+      'Whether each dependency of the gateway can be used now (1) or not (0): postgresql, redis, record_journal, authorization_server:<policy>. A dependency appears once used.',
+      'gauge',
+      () => sources.dependencies?.() ?? [],
       registry,
     );
     new CollectedFamily(

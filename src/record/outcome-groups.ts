@@ -18,6 +18,6 @@ export const outcomeGroups: Readonly<Record<OutcomeGroup, readonly OutcomeCode[]
   token: Object.freeze(['TOKEN_FAILED', 'INSUFFICIENT_SCOPE', 'INSUFFICIENT_USER_AUTHENTICATION'] as const),
   denied: Object.freeze(['AUTHORIZATION_DENIED'] as const),
   limited: Object.freeze(['RATE_LIMITED'] as const),
-  gateway: Object.freeze(['AUTHORIZATION_SERVER_ERROR', 'NOT_FOUND', 'GENERIC_ERROR', 'ABORTED'] as const),
+  gateway: Object.freeze(['AUTHORIZATION_SERVER_ERROR', 'DEPENDENCY_UNAVAILABLE', 'NOT_FOUND', 'GENERIC_ERROR', 'ABORTED'] as const),
   backend: Object.freeze(['CONNECTION_ERROR', 'BACKEND_4XX', 'BACKEND_5XX'] as const),
 });

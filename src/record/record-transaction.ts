@@ -214,7 +214,17 @@ export function recordTransaction(options: RecordTransactionOptions = {}): Recor
     // endAnswer); that record is saved as it is once the answer is sent.
     let answered: TransactionRecord | undefined;
     if (journal !== undefined) {
-      setAnswerGate(context, (send) => journal(() => (answered = build(false)), send));
+      // Cut, the answer's end never leaves: its client sees no complete answer, and its record says
+      // so. The refusal of a journal that cannot be written is not journaled: it could not be.
+      setAnswerGate(context, (send) =>
+        context.error?.code === 'ERR_RECORDING_UNAVAILABLE'
+          ? send()
+          : journal(
+              () => (answered = build(false)),
+              send,
+              () => res.destroy(),
+            ),
+      );
     }
     // A server response always emits 'close': right after 'finish' (on the next tick) when it was
     // sent, or alone when the client went away first. One listener covers both (no 'once'

@@ -354,8 +354,22 @@ export interface TransactionPage {
  */
 export const RECORD_JOURNAL = Symbol.for('express-access-gateway.recordJournal');
 
-/** The journal entry point of a store (see {@link RECORD_JOURNAL}).  @internal */
-export type JournalEntry = (build: () => TransactionRecord, send: () => void) => void;
+/**
+ * The journal entry point of a store (see {@link RECORD_JOURNAL}): `cut` ends the answer without
+ * its last bytes, instead of `send`, when the record cannot be journaled and the journal refuses.
+ * @internal
+ */
+export type JournalEntry = (build: () => TransactionRecord, send: () => void, cut: () => void) => void;
+
+/**
+ * A dependency of a store that can be unavailable: the database, the record journal. Told by
+ * `onAvailability` of a store that has it (`PostgresTransactionStore`), with what the store does
+ * meanwhile.
+ */
+export type StoreDependency = 'postgresql' | 'record_journal';
+
+/** A listener of a store's dependencies (see {@link StoreDependency}). */
+export type StoreAvailabilityListener = (dependency: StoreDependency, available: boolean, cause?: string, action?: string) => void;
 
 /**
  * Where records go. Implement it to keep records elsewhere (a database, a log pipeline); every
@@ -377,6 +391,16 @@ export interface TransactionStore {
    * @throws TypeError when the window is not bounded or has too many buckets.
    */
   stats?(query: TransactionStatsQuery): TransactionStats | Promise<TransactionStats>;
+  /**
+   * Calls `listener` at each change of the store's dependencies (optional: a store with none has
+   * none to tell). Returns the function that stops it.
+   */
+  onAvailability?(listener: StoreAvailabilityListener): () => void;
+  /**
+   * Why the store refuses new exchanges now (optional): a journal that cannot be written under
+   * `onUnavailable: "refuse"`. `undefined` while it does not.
+   */
+  readonly refusing?: string | undefined;
 }
 
 /**

@@ -55,13 +55,17 @@ function clusterSecret(env: NodeJS.ProcessEnv): string[] {
 /**
  * The record journal of the PostgreSQL store: `RECORD_JOURNAL` `on` (default), `fsync` (each write
  * synced to the disk) or `off`; in `RECORD_JOURNAL_DIR` (default: a directory of the user's own in
- * the temporary directory), which must be the process's own and writable by nobody else.
+ * the temporary directory), which must be the process's own and writable by nobody else; while it
+ * cannot be written, `RECORD_JOURNAL_ON_UNAVAILABLE` `answer` (default) or `refuse`.
  */
-function recordJournal(env: NodeJS.ProcessEnv): false | { directory?: string; fsync: boolean } {
+function recordJournal(env: NodeJS.ProcessEnv): false | { directory?: string; fsync: boolean; onUnavailable: 'answer' | 'refuse' } {
   const mode = set(env, 'RECORD_JOURNAL') ?? 'on';
   if (mode !== 'on' && mode !== 'off' && mode !== 'fsync')
     throw new EnvironmentError(`RECORD_JOURNAL must be on, fsync or off, got ${JSON.stringify(mode.slice(0, 40))}`);
   if (mode === 'off') return false;
+  const onUnavailable = set(env, 'RECORD_JOURNAL_ON_UNAVAILABLE') ?? 'answer';
+  if (onUnavailable !== 'answer' && onUnavailable !== 'refuse')
+    throw new EnvironmentError(`RECORD_JOURNAL_ON_UNAVAILABLE must be answer or refuse, got ${JSON.stringify(onUnavailable.slice(0, 40))}`);
   const directory = set(env, 'RECORD_JOURNAL_DIR');
   if (directory !== undefined) {
     // Checked now: a journal that cannot be written would let answers go unjournaled.
@@ -80,7 +84,7 @@ function recordJournal(env: NodeJS.ProcessEnv): false | { directory?: string; fs
         `RECORD_JOURNAL_DIR must be a directory of this process's own, writable by it alone (mode 0700): ${JSON.stringify(directory.slice(0, 200))} ${problem}`,
       );
   }
-  return { ...(directory === undefined ? {} : { directory }), fsync: mode === 'fsync' };
+  return { ...(directory === undefined ? {} : { directory }), fsync: mode === 'fsync', onUnavailable };
 }
 
 function set(env: NodeJS.ProcessEnv, name: string): string | undefined {

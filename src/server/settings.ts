@@ -97,6 +97,9 @@ Environment:
                           after a crash; fsync: each write also synced to the disk; off
   RECORD_JOURNAL_DIR      directory of the journal, the process's own and writable by it alone
                           (default: express-access-gateway-journal-<uid> in the temporary directory)
+  RECORD_JOURNAL_ON_UNAVAILABLE
+                          while the journal cannot be written (a full disk): answer (default: answers
+                          go out unjournaled, said at error) or refuse (503 until it can be written)
   GATEWAY_SECRET_*        the client secrets that token policies name with clientSecretEnv (no other
                           variable can be named)
   OTEL_EXPORTER_OTLP_ENDPOINT, OTEL_EXPORTER_OTLP_TRACES_ENDPOINT

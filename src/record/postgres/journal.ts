@@ -33,7 +33,22 @@ export interface JournalSettings {
   fsync: boolean;
   /** A segment this large takes no more records: the next goes to a new one. */
   segmentBytes: number;
+  /**
+   * What an answer does while the journal cannot be written: `answer` (it goes out, its record
+   * not journaled) or `refuse` (it is cut: nothing is answered whose record a crash could lose).
+   */
+  onUnavailable: JournalUnavailableMode;
+  /** A file of the journal's directory that a probe writes and removes while the journal fails. */
+  probePath: string;
 }
+
+/** What an answer does while the journal cannot be written (see {@link JournalSettings.onUnavailable}). */
+export type JournalUnavailableMode = 'answer' | 'refuse';
+
+/** How often the journal tries its directory again while it cannot write, milliseconds. */
+const PROBE_INTERVAL_MS = 1000;
+/** What a probe writes: enough to need a block of a full disk. */
+const PROBE_BYTES = Buffer.alloc(4096, 0x0a);
 
 /** Counters of a journal. */
 export interface JournalCounters {
@@ -45,8 +60,10 @@ export interface JournalCounters {
   writes: number;
   /** Journal files opened. */
   segments: number;
-  /** Records not written because the journal could not be written (their answers went out anyway). */
+  /** Records not written because the journal could not be written (their answers went out, or were cut under `refuse`). */
   failed: number;
+  /** Answers cut because their record could not be journaled (`onUnavailable: "refuse"`). */
+  refused: number;
 }
 
 const NEWLINE = 0x0a;
@@ -82,7 +99,9 @@ export interface Written {
 }
 
 export class RecordJournal {
-  readonly counters: JournalCounters = { written: 0, bytes: 0, writes: 0, segments: 0, failed: 0 };
+  readonly counters: JournalCounters = { written: 0, bytes: 0, writes: 0, segments: 0, failed: 0, refused: 0 };
+  /** Told at each change of the journal's availability (with the failure's cause when it went). */
+  onAvailability: ((up: boolean, cause?: string) => void) | undefined;
   private current: Segment | undefined;
   private next = 0;
   /** Records written and not confirmed, by transaction id. */
@@ -90,9 +109,12 @@ export class RecordJournal {
   /** The records to build and the answer ends of this turn. */
   private builds: Array<() => Written> = [];
   private sends: Array<() => void> = [];
+  private cuts: Array<() => void> = [];
   private scheduled = false;
   private closed = false;
-  private failing = false;
+  /** Why the journal cannot be written now; `undefined` while it can. */
+  private failing: string | undefined;
+  private probeTimer: NodeJS.Timeout | undefined;
   private readonly flushNow = (): void => this.flush();
 
   constructor(
@@ -102,17 +124,27 @@ export class RecordJournal {
 
   /**
    * At the end of this turn, builds a record with `build`, writes it down with the others of the
-   * turn, then runs `send` (the end of its answer). When the record cannot be built or written, the
-   * answer still goes (counted in `failed`). After `close`, `send` runs at once.
+   * turn, then runs `send` (the end of its answer). When the record cannot be built, the answer
+   * still goes (counted in `failed`); when it cannot be written, the answer goes too, or under
+   * `onUnavailable: "refuse"` `cut` runs instead. After `close`, `send` runs at once.
    */
-  append(build: () => Written, send: () => void): void {
+  append(build: () => Written, send: () => void, cut: () => void = send): void {
     if (this.closed) return send();
     this.builds.push(build);
     this.sends.push(send);
+    this.cuts.push(cut);
     if (!this.scheduled) {
       this.scheduled = true;
       setImmediate(this.flushNow);
     }
+  }
+
+  /**
+   * Why new exchanges are refused now: the journal cannot be written and `onUnavailable` is
+   * `refuse`; `undefined` otherwise.
+   */
+  get refusing(): string | undefined {
+    return this.settings.onUnavailable === 'refuse' ? this.failing : undefined;
   }
 
   /** What the journal wrote for the exchange whose transaction id is `id`, while it is not confirmed. */
@@ -149,6 +181,7 @@ export class RecordJournal {
   close(): void {
     this.flush();
     this.closed = true;
+    if (this.probeTimer !== undefined) clearInterval(this.probeTimer);
     const segment = this.current;
     this.current = undefined;
     if (segment !== undefined) {
@@ -160,15 +193,18 @@ export class RecordJournal {
   /** Builds the turn's records, writes their lines in one write, then ends their answers. */
   private flush(): void {
     this.scheduled = false;
-    const { builds, sends } = this;
+    const { builds, sends, cuts } = this;
     if (builds.length === 0) return;
     this.builds = [];
     this.sends = [];
+    this.cuts = [];
     const { records, lines } = this.build(builds);
-    if (records.length > 0) this.write(records, lines);
-    for (const send of sends) {
+    const written = records.length === 0 || this.write(records, lines);
+    const cut = !written && this.settings.onUnavailable === 'refuse';
+    if (cut) this.counters.refused += sends.length;
+    for (const end of cut ? cuts : sends) {
       try {
-        send();
+        end();
       } catch (error) {
         this.log('ending an answer failed: %s', describe(error));
       }
@@ -194,9 +230,9 @@ export class RecordJournal {
 
   /**
    * Appends the lines in one write, and gives each record its entry (where its line is in the
-   * bytes written); on failure the answers go unjournaled.
+   * bytes written). Returns whether they were written.
    */
-  private write(records: readonly Written[], lines: string[]): void {
+  private write(records: readonly Written[], lines: string[]): boolean {
     // One text, made safe for PostgreSQL in one pass, encoded once; the lines are found again in
     // the bytes by their newlines (JSON text holds none).
     lines.push('');
@@ -223,11 +259,11 @@ export class RecordJournal {
       this.counters.written += records.length;
       this.counters.bytes += length;
       this.counters.writes++;
-      this.failing = false;
+      this.available();
+      return true;
     } catch (error) {
       this.counters.failed += records.length;
-      if (!this.failing) this.log('journal cannot be written (%s): answers go out unjournaled', describe(error));
-      this.failing = true;
+      this.unavailable(describe(error));
       // A segment cut short: the next write starts a new one (a cut line is skipped at replay).
       if (this.current !== undefined) {
         const segment = this.current;
@@ -235,6 +271,53 @@ export class RecordJournal {
         this.closeFile(segment);
         if (segment.outstanding === 0) this.remove(segment);
       }
+      return false;
+    }
+  }
+
+  /** The journal could not write: said once, then its directory is tried every second. */
+  private unavailable(cause: string): void {
+    if (this.failing !== undefined) return;
+    this.failing = cause;
+    this.log(
+      'journal cannot be written (%s): %s',
+      cause,
+      this.settings.onUnavailable === 'refuse' ? 'answers are refused' : 'answers go out unjournaled',
+    );
+    this.onAvailability?.(false, cause);
+    this.probeTimer = setInterval(() => this.probe(), PROBE_INTERVAL_MS);
+    this.probeTimer.unref();
+  }
+
+  private available(): void {
+    if (this.failing === undefined) return;
+    this.failing = undefined;
+    if (this.probeTimer !== undefined) clearInterval(this.probeTimer);
+    this.probeTimer = undefined;
+    this.log('journal written again');
+    this.onAvailability?.(true);
+  }
+
+  /** Writes and removes a probe file in the journal's directory: its success ends the outage. */
+  private probe(): void {
+    const path = this.settings.probePath;
+    let fd: number | undefined;
+    try {
+      fd = openSync(path, constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | (constants.O_NOFOLLOW ?? 0), 0o600);
+      writeSync(fd, PROBE_BYTES);
+      if (this.settings.fsync) fsyncSync(fd);
+      closeSync(fd);
+      fd = undefined;
+      unlinkSync(path);
+      this.available();
+    } catch (error) {
+      try {
+        if (fd !== undefined) closeSync(fd);
+        unlinkSync(path);
+      } catch {
+        // Not made, or gone.
+      }
+      this.failing = describe(error);
     }
   }
 

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { dirname } from 'node:path';
+import { dirname, join } from 'node:path';
 import { logger, type Logger } from '../../log.js';
 import { optionChecks, optionKeys } from '../../options.js';
 import { statsWindow } from '../stats.js';
@@ -19,6 +19,8 @@ import {
   type TransactionStore,
   RECORD_JOURNAL,
   type JournalEntry,
+  type StoreAvailabilityListener,
+  type StoreDependency,
 } from '../types.js';
 import { postgresConnection } from '../../postgres/connection.js';
 import { describe, isSchemaMissing, withTimeout } from '../../postgres/failure.js';
@@ -29,7 +31,7 @@ import { recordsParameter } from './rows.js';
 import { tableNames, type TableNames } from '../../postgres/schema.js';
 import { migrate } from './schema.js';
 import { claimOrphans, claimOrphansIn, claimSpillPath, journalSegmentPaths, releaseSpillPath, SpillFile } from './spill.js';
-import { RecordJournal, type JournalCounters } from './journal.js';
+import { RecordJournal, type JournalCounters, type JournalUnavailableMode } from './journal.js';
 import { journalDirectory } from './trust.js';
 import { RecordWriter, type PostgresStoreCounters } from './writer.js';
 
@@ -111,6 +113,13 @@ export interface RecordJournalOptions {
   fsync?: boolean;
   /** Size of a journal file past which the next records go to a new one. Default 4 MiB. */
   segmentBytes?: number;
+  /**
+   * While the journal cannot be written (a full or failing disk): `answer` (default: answers go
+   * out, their records not journaled, said at `error`) or `refuse` (new requests get 503 with
+   * `Retry-After`, and answers ending meanwhile are cut: nothing is answered whose record a crash
+   * could lose). See docs/deployment.md, "Dependencies: what the operator sees".
+   */
+  onUnavailable?: JournalUnavailableMode;
 }
 
 /** Counters of the record journal ({@link PostgresTransactionStore.journalCounters}). */
@@ -120,6 +129,8 @@ export type { JournalCounters } from './journal.js';
 export type { PostgresStoreCounters, PostgresStoreDropCounts } from './writer.js';
 
 const MiB = 1024 * 1024;
+/** Tells the probe files of this process's journals apart. */
+let probeCounter = 0;
 /** First wait before checking an unavailable database again. */
 const RETRY_DELAY_MS = 100;
 /** Retention runs this often (and once when the table is ready). */
@@ -193,6 +204,7 @@ export class PostgresTransactionStore implements TransactionStore {
   /** The pool made from `connectionString`, once asked for. */
   private ownPool: Promise<PgPoolLike> | undefined;
   private readonly writer: RecordWriter;
+  private readonly listeners = new Set<StoreAvailabilityListener>();
   private readonly timeoutMs: number;
   private migrated = false;
   private purgedAtStart = false;
@@ -243,15 +255,26 @@ export class PostgresTransactionStore implements TransactionStore {
           segmentPath: journalSegmentPaths(journal.directory, this.schema, this.table),
           fsync: journal.fsync,
           segmentBytes: journal.segmentBytes,
+          onUnavailable: journal.onUnavailable,
+          probePath: join(journal.directory, `express-access-gateway-probe-${process.pid}-${probeCounter++}.tmp`),
         },
         log,
       );
-      const entry: JournalEntry = (build, send) =>
-        this.journal!.append(() => {
-          const source = build();
-          return { source, record: this.prepare(source) };
-        }, send);
+      const entry: JournalEntry = (build, send, cut) =>
+        this.journal!.append(
+          () => {
+            const source = build();
+            return { source, record: this.prepare(source) };
+          },
+          send,
+          cut,
+        );
       this[RECORD_JOURNAL] = entry;
+      const action =
+        journal.onUnavailable === 'refuse'
+          ? 'new requests are refused (503) and answers ending meanwhile are cut, until the journal can be written (onUnavailable: refuse)'
+          : 'answers go out without their journal line: a crash now loses their records (onUnavailable: answer)';
+      this.journal.onAvailability = (available, cause) => this.tell('record_journal', available, cause, action);
     }
 
     const insert = insertSql(this.names);
@@ -287,6 +310,8 @@ export class PostgresTransactionStore implements TransactionStore {
       },
       this.journal === undefined ? undefined : (records) => this.journal!.confirm(records),
     );
+    const spilling = `records go to the spill file ${spillPath} (at most ${maxSpillBytes} bytes), replayed once the database answers`;
+    this.writer.onAvailability = (available, cause) => this.tell('postgresql', available, cause, spilling);
     if (this.retentionDays > 0) {
       this.retentionTimer = setInterval(() => void this.purgeQuietly(), RETENTION_INTERVAL_MS);
       this.retentionTimer.unref();
@@ -317,6 +342,28 @@ export class PostgresTransactionStore implements TransactionStore {
    */
   ready(): Promise<void> {
     return this.ensureSchema();
+  }
+
+  /** Calls `listener` at each change of the database's or the journal's availability (see `TransactionStore`). */
+  onAvailability(listener: StoreAvailabilityListener): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /** Why new exchanges are refused now: the journal cannot be written under `onUnavailable: "refuse"`. */
+  get refusing(): string | undefined {
+    const cause = this.journal?.refusing;
+    return cause === undefined ? undefined : `the record journal cannot be written (${cause})`;
+  }
+
+  private tell(dependency: StoreDependency, available: boolean, cause?: string, action?: string): void {
+    for (const listener of this.listeners) {
+      try {
+        listener(dependency, available, cause, action);
+      } catch (error) {
+        log('an availability listener failed: %s', describe(error));
+      }
+    }
   }
 
   /** Counters of the write path (saved, queued, spilled, replayed, dropped by reason). */
@@ -494,7 +541,7 @@ export class PostgresTransactionStore implements TransactionStore {
 function journalSettings(
   check: ReturnType<typeof optionChecks>,
   value: boolean | RecordJournalOptions | undefined,
-): { directory: string; fsync: boolean; segmentBytes: number } | undefined {
+): { directory: string; fsync: boolean; segmentBytes: number; onUnavailable: JournalUnavailableMode } | undefined {
   if (value === undefined || value === false) return undefined;
   const given = value === true ? {} : value;
   check.object(given, 'journal');
@@ -502,11 +549,13 @@ function journalSettings(
   const directory = given.directory === undefined ? undefined : check.string(given.directory, 'journal.directory');
   const fsync = check.boolean(given.fsync, 'journal.fsync', false);
   const segmentBytes = check.positive(given.segmentBytes, 'journal.segmentBytes', 4 * MiB, true);
+  const onUnavailable = check.oneOf(given.onUnavailable, 'journal.onUnavailable', JOURNAL_UNAVAILABLE_MODES, 'answer');
   try {
-    return { directory: journalDirectory(directory), fsync, segmentBytes };
+    return { directory: journalDirectory(directory), fsync, segmentBytes, onUnavailable };
   } catch (error) {
     return check.fail(directory === undefined ? 'journal' : 'journal.directory', `directory ${(error as Error).message}`);
   }
 }
 
-const JOURNAL_KEYS = optionKeys<RecordJournalOptions>({ directory: true, fsync: true, segmentBytes: true });
+const JOURNAL_KEYS = optionKeys<RecordJournalOptions>({ directory: true, fsync: true, segmentBytes: true, onUnavailable: true });
+const JOURNAL_UNAVAILABLE_MODES = ['answer', 'refuse'] as const;

@@ -110,6 +110,8 @@ export class RecordWriter {
   /** Spill files of processes gone, to replay before this store's own. */
   private orphans: SpillFile[] = [];
   private up = true;
+  /** Told at each change of the database's availability (with the failure's cause when it went). */
+  onAvailability: ((up: boolean, cause?: string) => void) | undefined;
   private spillFailing = false;
   /** Records on their way to the spill file because the queue overflowed. */
   private overflowing = 0;
@@ -491,6 +493,7 @@ export class RecordWriter {
       this.up = true;
       this.retryDelay = this.settings.retryDelayMs;
       this.log('database available again');
+      this.onAvailability?.(true);
     } catch (error) {
       this.log('database still unavailable: %s', describe(error));
       // Try the spill file again too, if it was failing.
@@ -500,7 +503,10 @@ export class RecordWriter {
   }
 
   private down(error: unknown): void {
-    if (this.up) this.log('database unavailable (%s): spilling to %s', describe(error), this.own.path);
+    if (this.up) {
+      this.log('database unavailable (%s): spilling to %s', describe(error), this.own.path);
+      this.onAvailability?.(false, describe(error));
+    }
     this.up = false;
     this.scheduleRetry();
   }

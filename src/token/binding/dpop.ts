@@ -219,7 +219,7 @@ export class DpopGuard {
         diagnostic: `dpop: this key has ${this.#settings.maxProofsPerKey} proofs within their lifetime (dpopMaxProofsPerKey); its proofs are refused until some expire`,
       });
     if (fresh === undefined)
-      throw new GatewayError('ERR_AUTHORIZATION_SERVER_UNAVAILABLE', {
+      throw new GatewayError('ERR_PROOF_STORE_UNAVAILABLE', {
         realm: this.#realm,
         diagnostic: `dpop: the store of proof identifiers (jti) did not answer${this.#replay.unavailable === undefined ? '' : ` (${this.#replay.unavailable})`}`,
       });
