@@ -69,9 +69,20 @@ export function proposalIssues(
       }
       texts.push(text);
     }
-    const started = performance.now();
-    const compiled = policyIssues(texts[0]!, texts.slice(1), az.policy, `${at}.policy`);
-    const took = Math.round(performance.now() - started);
+    const timed = (): { compiled: ProposalIssue[]; took: number } => {
+      const wall = performance.now();
+      const cpu = process.cpuUsage();
+      const compiled = policyIssues(texts[0]!, texts.slice(1), az.policy, `${at}.policy`);
+      const used = process.cpuUsage(cpu);
+      // The compile's own time: the process's CPU time leaves out the waits of a crowded machine,
+      // the wall clock the other threads' work; the smaller of the two is nearer to its own.
+      return { compiled, took: Math.round(Math.min(performance.now() - wall, (used.user + used.system) / 1000)) };
+    };
+    const first = timed();
+    const compiled = first.compiled;
+    let took = first.took;
+    // Over the bound: the best of three, so that one slow moment does not refuse an ordinary policy.
+    for (let tries = 1; compiled.length === 0 && took > maxCompileMs && tries < 3; tries++) took = Math.min(took, timed().took);
     issues.push(...compiled);
     if (compiled.length === 0 && took > maxCompileMs) {
       issues.push({
