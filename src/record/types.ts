@@ -359,7 +359,7 @@ export const RECORD_JOURNAL = Symbol.for('express-access-gateway.recordJournal')
  * its last bytes, instead of `send`, when the record cannot be journaled and the journal refuses.
  * @internal
  */
-export type JournalEntry = (build: () => TransactionRecord, send: () => void, cut: () => void) => void;
+export type JournalEntry = (build: () => TransactionRecord, send: () => void, cut?: () => void) => void;
 
 /**
  * A dependency of a store that can be unavailable: the database, the record journal. Told by
