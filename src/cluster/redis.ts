@@ -2,11 +2,13 @@
  * The Redis connection of a gateway cluster: a thin wrapper over the official `redis` client
  * (node-redis), loaded only when a URL is given, that never lets Redis hurt a request:
  *
- * - every command is bounded by a short timeout (default 100 ms): a slow Redis counts as down;
+ * - every command is bounded by a timeout (default 100 ms): past it, that command gives up;
  * - a command never throws: a failure gives `undefined` to the caller and counts;
- * - after a failure, commands are skipped at once for a short while, then one goes through again
- *   (and a reconnection ends the pause at once), so that a Redis that hangs costs one timeout,
- *   not one per request;
+ * - Redis is judged down (a circuit opened) by a failed connection or command, or by
+ *   {@link TIMEOUTS_TO_OPEN} timeouts in a row, not by one slow reply of a busy host: commands are
+ *   then skipped at once for a short while, then one alone goes through as a probe (and a
+ *   reconnection ends the pause at once), so that a Redis that hangs costs a few timeouts, not
+ *   one per request;
  * - while disconnected, commands fail at once (`disableOfflineQueue`) and the client reconnects
  *   by itself with a capped backoff.
  *
@@ -66,6 +68,12 @@ export interface RedisScript {
 export function redisScript(source: string): RedisScript {
   return Object.freeze({ source, sha: createHash('sha1').update(source).digest('hex') });
 }
+
+/**
+ * Timeouts in a row that open the circuit: one slow reply (a host busy for a moment) fails its own
+ * command only; a Redis that hangs fails every command, and is judged down after these.
+ */
+export const TIMEOUTS_TO_OPEN = 3;
 
 /** Options of {@link connectRedis}. */
 export interface RedisConnectionOptions {
@@ -161,6 +169,8 @@ export class RedisConnection {
   readonly #subscribing = new Set<string>();
   readonly #onReady = (): void => {
     this.#failing = false;
+    this.#timeoutsInRow = 0;
+    this.#probing = false;
     log('redis: ready');
     this.#said(true);
   };
@@ -174,6 +184,10 @@ export class RedisConnection {
   #subscriber: RedisClientLike | undefined;
   #failing = false;
   #retryAt = 0;
+  /** Commands timed out since the last reply. */
+  #timeoutsInRow = 0;
+  /** While the circuit is open: the one command let through to probe Redis is under way. */
+  #probing = false;
   #lastError: string | undefined;
   #closed = false;
 
@@ -241,10 +255,13 @@ export class RedisConnection {
 
   #send(args: string[], whenNoScript: string[] | undefined): Promise<unknown> {
     if (this.#closed) return Promise.resolve(undefined);
-    if (!this.#client.isReady || (this.#failing && Date.now() < this.#retryAt)) {
+    if (!this.#client.isReady || (this.#failing && (Date.now() < this.#retryAt || this.#probing))) {
       this.#stats.skipped++;
       return Promise.resolve(undefined);
     }
+    // Past the pause, one command alone probes Redis; the others are skipped until it answers.
+    const probe = this.#failing;
+    if (probe) this.#probing = true;
     this.#stats.commands++;
     const name = args[0] ?? '';
     return new Promise((resolve) => {
@@ -264,8 +281,15 @@ export class RedisConnection {
         setImmediate(() => {
           if (settled) return;
           settled = true;
+          if (probe) this.#probing = false;
           this.#stats.timeouts++;
-          this.#fail(name, `no reply within ${this.commandTimeoutMs} ms`);
+          const message = `no reply within ${this.commandTimeoutMs} ms`;
+          // One slow reply fails its command; several in a row (or a probe's) open the circuit.
+          if (++this.#timeoutsInRow >= TIMEOUTS_TO_OPEN || this.#failing) this.#fail(name, message);
+          else {
+            this.#stats.failures++;
+            this.#lastError = message;
+          }
           resolve(undefined);
         });
       };
@@ -283,6 +307,8 @@ export class RedisConnection {
           if (settled) return;
           settled = true;
           clearTimeout(timer);
+          if (probe) this.#probing = false;
+          this.#timeoutsInRow = 0;
           this.#failing = false;
           this.#said(true);
           resolve(value);
@@ -291,6 +317,7 @@ export class RedisConnection {
           if (settled) return;
           settled = true;
           clearTimeout(timer);
+          if (probe) this.#probing = false;
           this.#fail(name, messageOf(err));
           resolve(undefined);
         },

@@ -79,6 +79,7 @@ export class TrafficLimiter {
   readonly #sweep: NodeJS.Timeout | undefined;
   readonly #local: LocalTrafficStore;
   readonly #shared: SharedStore | undefined;
+  readonly #lastShared = new LastSharedCounts();
   readonly #liveInstances: () => number | undefined;
   readonly #onPolicyResult: TrafficLimiterOptions['onPolicyResult'];
 
@@ -121,7 +122,9 @@ export class TrafficLimiter {
     const refusal = this.groups.admit(checks, facts, this.#now());
     if (refusal !== undefined) return this.#reported(facts, groupRefusedDecision(checks, refusal));
     const verdict = await this.#shared.take(checks, alive);
-    return this.#reported(facts, verdict === undefined ? this.#withoutStore(checks) : decisionOf(checks, verdict));
+    if (verdict === undefined) return this.#reported(facts, this.#withoutStore(checks));
+    this.#lastShared.note(checks, verdict, this.#now());
+    return this.#reported(facts, decisionOf(checks, verdict));
   }
 
   /**
@@ -172,8 +175,52 @@ export class TrafficLimiter {
     if (mode !== 'localShare') return uncountedDecision(checks, mode);
     const live = this.#liveInstances();
     const share = live === undefined || !Number.isSafeInteger(live) || live < 1 ? 1 : live;
-    const shared = checks.map((check) => ({ ...check, limit: Math.ceil(check.limit / share) }));
+    const now = this.#now();
+    // What the window had already used in Redis is not allowed again: each instance's share is of what was left.
+    const shared = checks.map((check) => ({
+      ...check,
+      limit: Math.ceil(Math.max(0, check.limit - this.#lastShared.used(check, now)) / share),
+    }));
     return decisionOf(shared, this.#local.take(shared), 'localShare');
+  }
+}
+
+/** Groups whose last count in Redis is kept, for `localShare` (past it, every one is forgotten and the count starts again). */
+const LAST_SHARED_MAX = 100_000;
+
+/**
+ * The last count Redis gave each group of a `requests` policy, so that `localShare` starts from
+ * what the window had used rather than from zero: a fixed window's count holds until the window
+ * ends; a sliding window's is taken to fall evenly to zero over the window.
+ */
+class LastSharedCounts {
+  #byPolicy = new WeakMap<CompiledTrafficPolicy, Map<string, { used: number; at: number }>>();
+  #size = 0;
+
+  note(checks: readonly StoreCheck[], verdict: { readonly results: ReadonlyArray<{ readonly used: number }> }, now: number): void {
+    for (let i = 0; i < checks.length; i++) {
+      const check = checks[i]!;
+      if (check.policy.metric !== 'requests') continue;
+      let groups = this.#byPolicy.get(check.policy);
+      if (groups === undefined) this.#byPolicy.set(check.policy, (groups = new Map()));
+      if (!groups.has(check.hash) && ++this.#size > LAST_SHARED_MAX) {
+        // Bounded: forgotten all at once (a switch then starts those groups from zero, as before).
+        this.#byPolicy = new WeakMap([[check.policy, (groups = new Map())]]);
+        this.#size = 1;
+      }
+      groups.set(check.hash, { used: verdict.results[i]!.used, at: now });
+    }
+  }
+
+  /** What the group had used of its window at `now`, as far as Redis last said. */
+  used(check: StoreCheck, now: number): number {
+    const last = this.#byPolicy.get(check.policy)?.get(check.hash);
+    const policy = check.policy;
+    if (last === undefined || policy.windowSeconds === undefined) return 0;
+    const windowMs = policy.windowSeconds * 1000;
+    if (policy.window === 'fixed') return Math.floor(now / windowMs) === Math.floor(last.at / windowMs) ? last.used : 0;
+    const elapsed = now - last.at;
+    return elapsed >= windowMs ? 0 : Math.ceil(last.used * (1 - elapsed / windowMs));
   }
 }
 

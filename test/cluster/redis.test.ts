@@ -80,7 +80,7 @@ describe('connectRedis', function () {
     expect(await redis.command(['GET', `${prefix}k`])).to.equal(null);
   });
 
-  it('stalled: a command gives up after its timeout, and the next ones are skipped at once for a while', async () => {
+  it('stalled: a command gives up after its timeout; three in a row judge Redis down, the next ones are skipped at once, then one probe alone', async () => {
     const proxy = await proxied();
     const redis = await connect(`redis://127.0.0.1:${proxy.port}`, 100);
     proxy.stall();
@@ -90,14 +90,39 @@ describe('connectRedis', function () {
     // Not before the timeout (wall-clock time: a busy machine only makes it later), and not long after it (own time).
     expect(Date.now() - started).to.be.at.least(90);
     expect(elapsed()).to.be.lessThan(300);
-    expect(redis.healthy).to.equal(false);
-    expect(redis.stats.timeouts).to.equal(1);
     expect(redis.lastError).to.match(/no reply within 100 ms/);
+    // One slow reply (a busy host's) fails its own command only: Redis is not judged down by it.
+    expect(redis.healthy, 'after one timeout').to.equal(true);
+    expect(await redis.command(['GET', `${prefix}k`])).to.equal(undefined);
+    expect(redis.healthy, 'after two').to.equal(true);
+    expect(await redis.command(['GET', `${prefix}k`])).to.equal(undefined);
+    expect(redis.healthy, 'after three in a row').to.equal(false);
+    expect(redis.stats.timeouts).to.equal(3);
     const next = ownStopwatch();
     expect(await redis.command(['GET', `${prefix}k`])).to.equal(undefined);
     expect(next()).to.be.lessThan(20);
+    // Past the pause (1 s): one command alone probes, the others are skipped at once.
+    await new Promise((resolve) => setTimeout(resolve, 1100));
+    const sent = redis.stats.commands;
+    await Promise.all(Array.from({ length: 10 }, () => redis.command(['GET', `${prefix}k`])));
+    expect(redis.stats.commands - sent, 'one probe').to.equal(1);
     proxy.restore();
     await until(() => redis.healthy, 5000, 'reconnected after the stall');
+  });
+
+  it('a slow reply among answered ones fails its own command only: Redis stays up, nothing is skipped', async () => {
+    const proxy = await proxied();
+    const redis = await connect(`redis://127.0.0.1:${proxy.port}`, 100);
+    expect(await redis.command(['SET', `${prefix}k`, 'v', 'PX', '10000'])).to.equal('OK');
+    // Two slow replies, each followed by an answered one: never three in a row.
+    for (let i = 0; i < 2; i++) {
+      proxy.stall();
+      expect(await redis.command(['GET', `${prefix}k`])).to.equal(undefined);
+      proxy.restore();
+      await until(async () => (await redis.command(['GET', `${prefix}k`])) === 'v', 5000, 'an answer after the slow one');
+    }
+    expect(redis.healthy).to.equal(true);
+    expect(redis.stats.skipped).to.equal(0);
   });
 
   it('subscribes on its own connection, and again after that connection was cut', async () => {

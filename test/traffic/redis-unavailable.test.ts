@@ -6,7 +6,7 @@
  * (test/security/support/loop-delay.ts): the time it waited for a CPU, the machine's, left out.
  */
 import { expect } from 'chai';
-import { connectRedis, type RedisConnection } from '../../src/cluster/redis.js';
+import { connectRedis, TIMEOUTS_TO_OPEN, type RedisConnection } from '../../src/cluster/redis.js';
 import { compileTrafficPolicies } from '../../src/traffic/compile.js';
 import { createTrafficLimiter, type TrafficLimiter } from '../../src/traffic/limiter.js';
 import type { TrafficControlSection } from '../../src/traffic/schema.js';
@@ -119,7 +119,8 @@ describe('traffic control with Redis unavailable', function () {
 
   it('localShare: each instance allows its share of the limit while Redis is down, then Redis again', async () => {
     const { limiter } = await instance({ onStoreUnavailable: 'localShare' }, () => 3);
-    for (let i = 0; i < 2; i++) expect((await timed(limiter)).decision.storeUnavailable).to.equal(false);
+    const before = [(await timed(limiter)).decision, (await timed(limiter)).decision];
+    for (const decision of before) expect(decision.storeUnavailable).to.equal(false);
     // Killed under load: decisions in flight and after get an answer all the same.
     const load = Array.from({ length: 20 }, (_, i) => sleep(i * 5).then(() => timed(limiter)));
     await sleep(20);
@@ -129,13 +130,34 @@ describe('traffic control with Redis unavailable', function () {
     const fallback = during.filter((d) => d.decision.storeUnavailable).map((d) => d.decision);
     expect(fallback.length).to.be.above(0);
     for (const d of fallback) expect(d.fallback).to.equal('localShare');
-    // ceil(10 / 3) = 4 for this instance, whatever it counted in Redis before.
+    // This instance's share of what the window had left in Redis: ceil((10 - counted there) / 3).
+    // (what Redis said the window had used, in the last decision it made: earlier tests counted there too).
+    const inRedis = [...before, ...during.map((d) => d.decision)].filter((d) => !d.storeUnavailable);
+    const counted = Math.max(...inRedis.map((d) => (d.result === 'allowed' ? 10 - d.standings[0]!.remaining : 10)));
+    const share = Math.ceil((10 - counted) / 3);
     const more = await Promise.all(Array.from({ length: 10 }, () => timed(limiter)));
     const allowedLocally = [...fallback, ...more.map((m) => m.decision)].filter((d) => d.result === 'allowed').length;
-    expect(allowedLocally).to.equal(4);
-    expect(more[0]!.decision.standings[0]).to.include({ limit: 4 });
+    expect(allowedLocally, `${counted} counted in Redis`).to.equal(share);
+    expect(more[0]!.decision.standings[0]).to.include({ limit: share });
     await server.restart();
     await until(async () => !(await timed(limiter)).decision.storeUnavailable, 5_000, 'Redis used again');
+  });
+
+  it('localShare starts from what the window had used in Redis, not from zero', async () => {
+    const fixed = compileTrafficPolicies([
+      { name: 'per-client-fixed', metric: 'requests', limit: 10, windowSeconds: 3600, window: 'fixed', groupBy: ['clientId'] },
+    ]);
+    const { limiter } = await instance({ onStoreUnavailable: 'localShare' }, () => 1);
+    const one = facts({ clientId: 'seeded' });
+    for (let i = 0; i < 6; i++) expect((await limiter.decide(one, fixed)).result).to.equal('allowed');
+    await server.kill();
+    const during = [];
+    for (let i = 0; i < 10; i++) during.push(await limiter.decide(one, fixed));
+    expect(during.every((d) => d.storeUnavailable)).to.equal(true);
+    // 6 of 10 used in Redis: 4 left for the one live instance (before: 10 more, 16 in the window).
+    expect(during.filter((d) => d.result === 'allowed')).to.have.length(4);
+    await server.restart();
+    await until(async () => !(await limiter.decide(facts({ clientId: 'probe' }), fixed)).storeUnavailable, 5_000, 'Redis used again');
   });
 
   it('allow: allowed, counted nowhere; deny: 503 material; each within the command timeout', async () => {
@@ -157,9 +179,12 @@ describe('traffic control with Redis unavailable', function () {
     const { limiter, redis } = await instance({ onStoreUnavailable: 'allow' });
     expect((await timed(limiter)).decision.storeUnavailable).to.equal(false);
     server.freeze();
-    const first = await timed(limiter);
-    expect(first.decision.storeUnavailable).to.equal(true);
-    expect(first.ms, `${first.ms.toFixed(1)} ms`).to.be.below(TIMEOUT_MS + MARGIN_MS);
+    // One slow reply fails its own decision; three in a row judge Redis down (TIMEOUTS_TO_OPEN).
+    for (let i = 0; i < TIMEOUTS_TO_OPEN; i++) {
+      const first = await timed(limiter);
+      expect(first.decision.storeUnavailable).to.equal(true);
+      expect(first.ms, `${first.ms.toFixed(1)} ms`).to.be.below(TIMEOUT_MS + MARGIN_MS);
+    }
     const sent = redis.stats.commands;
     const next = await Promise.all(Array.from({ length: 50 }, () => timed(limiter)));
     // Not one of them waited for a command timeout: each answered within a few milliseconds of the process's own time.
