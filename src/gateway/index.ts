@@ -9,6 +9,7 @@ export type { CreateGatewayOptions, Gateway, GatewayCheck, GatewayHealth, ResetO
 export type { GatewayLogger, LogEvent, LogFields } from '../log.js';
 export { adminRouter } from './admin.js';
 export type { AdminAuthOptions, AdminForgetSelector, AdminTarget, GatewayConfigState, ResetResult } from './admin.js';
+export type { DependencyName, DependencyState } from '../observability/dependencies.js';
 export { createRelay } from './relay.js';
 export type { Relay, RelayOptions } from './relay.js';
 export type { TrustProxy } from '../trust-proxy.js';

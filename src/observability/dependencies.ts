@@ -15,6 +15,7 @@ export type DependencyName = 'postgresql' | 'redis' | 'record_journal' | `author
 
 /** One dependency's state. */
 export interface DependencyState {
+  /** `up`: it can be used; `down`: it cannot. */
   readonly state: 'up' | 'down';
   /** When it entered that state, ISO 8601. */
   readonly since: string;

@@ -17,6 +17,7 @@ export type {
   PostgresStoreDropCounts,
   PostgresTransactionStoreOptions,
   RecordJournalOptions,
+  JournalUnavailableMode,
 } from './postgres/index.js';
 export { apiKey } from './types.js';
 export { toXacmlRequest, xacmlRequestOf } from './xacml-request.js';
@@ -43,6 +44,8 @@ export type {
   TransactionStatsTotals,
   OutcomeCounts,
   TransactionStore,
+  StoreAvailabilityListener,
+  StoreDependency,
   TransactionTokenInfo,
   TransactionTraffic,
   TransactionTrafficPolicy,

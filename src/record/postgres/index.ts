@@ -11,4 +11,5 @@ export type {
   PostgresTransactionStoreOptions,
   RecordJournalOptions,
 } from './store.js';
+export type { JournalUnavailableMode } from './journal.js';
 export type { PgClientLike, PgPoolLike, PgResultLike } from '../../postgres/pool.js';

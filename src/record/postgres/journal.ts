@@ -42,7 +42,10 @@ export interface JournalSettings {
   probePath: string;
 }
 
-/** What an answer does while the journal cannot be written (see {@link JournalSettings.onUnavailable}). */
+/**
+ * What an answer does while the journal cannot be written: `answer` (it goes out, its record not
+ * journaled) or `refuse` (it is cut, and new requests get 503).
+ */
 export type JournalUnavailableMode = 'answer' | 'refuse';
 
 /** How often the journal tries its directory again while it cannot write, milliseconds. */
