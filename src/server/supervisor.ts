@@ -116,6 +116,11 @@ function logDeath(log: GatewayLogger, slot: Slot, worker: Worker, exit: { code: 
 
 /** The primary of `--workers n`: forks the workers, replaces those that die, stops them all on a signal. */
 export function superviseWorkers(settings: ServeSettings, adminPassword: string, log: GatewayLogger, hangup: Hangup): void {
+  // The workers accept their connections from the shared socket themselves. Node's round-robin
+  // scheduling accepts them here and hands each to a worker, keeping it open until that worker
+  // says it took it: one handed to a worker that has just died stays open, unanswered, until its
+  // client gives up. Accepted by the worker, it dies with the worker, and the system resets it.
+  cluster.schedulingPolicy = cluster.SCHED_NONE;
   let stopping = false;
   // The workers share the port of the admin listener: they sign sessions with one secret.
   const sessionSecret = process.env.GATEWAY_SESSION_SECRET || randomBytes(32).toString('base64url');
