@@ -21,6 +21,7 @@ function testFiles(dir) {
 
 /** Files that take a minute or more (the reporter's list of a run): started first. */
 const SLOW_FIRST = [
+  'test/server/worker-crash.test.ts',
   'test/security/operator-work.test.ts',
   'test/server/record-journal.test.ts',
   'test/monitoring/console-browser.test.ts',
