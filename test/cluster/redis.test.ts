@@ -10,6 +10,7 @@ import { connectRedis, type RedisConnection } from '../../src/cluster/redis.js';
 import { InvalidOptionError } from '../../src/options.js';
 import { ownStopwatch } from '../security/support/loop-delay.js';
 import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.js';
+import { ThrowawayRedis } from '../traffic/redis-server.js';
 import { REDIS_URL, cleanPrefix, plainClient, testPrefix, until } from './helpers.js';
 
 describe('connectRedis', function () {
@@ -111,19 +112,23 @@ describe('connectRedis', function () {
   });
 
   it('a slow reply among answered ones fails its own command only: Redis stays up, nothing is skipped', async () => {
-    const proxy = await proxied();
-    // A second's timeout: on a crowded machine only the stalled commands take that long.
-    const redis = await connect(`redis://127.0.0.1:${proxy.port}`, 1000);
-    expect(await redis.command(['SET', `${prefix}k`, 'v', 'PX', '10000'])).to.equal('OK');
-    // Two slow replies, each followed by an answered one: never three in a row.
-    for (let i = 0; i < 2; i++) {
-      proxy.stall();
-      expect(await redis.command(['GET', `${prefix}k`])).to.equal(undefined);
-      proxy.restore();
-      await until(async () => (await redis.command(['GET', `${prefix}k`])) === 'v', 5000, 'an answer after the slow one');
+    // A Redis of the test's own, stopped (SIGSTOP) and continued: replies come late, on the same connection.
+    const server = await ThrowawayRedis.start();
+    try {
+      const redis = await connect(server.url, 100);
+      expect(await redis.command(['SET', `${prefix}k`, 'v', 'PX', '10000'])).to.equal('OK');
+      // Two slow replies, each followed by an answered one: never three in a row.
+      for (let i = 0; i < 2; i++) {
+        server.freeze();
+        expect(await redis.command(['GET', `${prefix}k`])).to.equal(undefined);
+        server.thaw();
+        expect(redis.healthy, `after slow reply ${i + 1}`).to.equal(true);
+        expect(await redis.command(['GET', `${prefix}k`])).to.equal('v');
+      }
+      expect(redis.stats).to.deep.include({ timeouts: 2, skipped: 0 });
+    } finally {
+      await server.kill();
     }
-    expect(redis.healthy).to.equal(true);
-    expect(redis.stats.skipped).to.equal(0);
   });
 
   it('subscribes on its own connection, and again after that connection was cut', async () => {

@@ -7,7 +7,8 @@
  * socket themselves instead: one that dies takes only what it had accepted with it, and those
  * connections are reset by the system.
  *
- * 20 runs of real `serve --workers 2` under a load of new connections, a worker killed in each.
+ * 20 kills of a worker of real `serve --workers 2` (four instances, five kills each) under a load of
+ * new connections.
  */
 import { request } from 'node:http';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -27,7 +28,7 @@ describe('serve --workers: a worker killed under load leaves no client hanging',
   this.timeout(300_000);
   let echo: Awaited<ReturnType<typeof echoBackend>>;
   let dir: string;
-  let served: Served | undefined;
+  const running: Served[] = [];
 
   before(async () => {
     echo = await echoBackend();
@@ -35,7 +36,7 @@ describe('serve --workers: a worker killed under load leaves no client hanging',
     await writeFile(path.join(dir, 'open.json'), JSON.stringify(openConfig(echo.url)));
   });
   after(async () => {
-    await stop(served);
+    await Promise.all(running.map((one) => stop(one)));
     await echo?.stop();
     await rm(dir, { recursive: true, force: true });
   });
@@ -66,36 +67,41 @@ describe('serve --workers: a worker killed under load leaves no client hanging',
     });
   }
 
-  /** One run: serve with two workers under load, one worker killed, until its replacement serves. */
-  async function run(outcomes: Outcome[]): Promise<void> {
+  /**
+   * One instance of serve with two workers under load, killed `kills` times, a slot after the
+   * other (each kill of a slot that served under 10 s counts toward its start limit of 5, and its
+   * restart waits 1, 2, 4 s), each time until the replacement serves.
+   */
+  async function run(kills: number, outcomes: Outcome[]): Promise<void> {
     const one = serve(['serve', '--config', path.join(dir, 'open.json'), '--port', '0', '--admin-port', '0', '--workers', '2']);
-    served = one;
+    running.push(one);
+    await one.waitFor(/(worker \d+ serving[\s\S]*){2}/);
+    const port = Number(/worker \d+ serving APIs at http:\/\/[^:]+:(\d+)/.exec(one.output())![1]);
+    let loading = true;
+    // Four clients making new connections one after the other, for the whole run.
+    const clients = Array.from({ length: 4 }, async () => {
+      while (loading) outcomes.push(await call(port));
+    });
     try {
-      await one.waitFor(/(worker \d+ serving[\s\S]*){2}/);
-      const port = Number(/worker \d+ serving APIs at http:\/\/[^:]+:(\d+)/.exec(one.output())![1]);
-      let running = true;
-      // Four clients making new connections one after the other, around the kill.
-      const clients = Array.from({ length: 4 }, async () => {
-        while (running) outcomes.push(await call(port));
-      });
-      try {
-        await new Promise((resolve) => setTimeout(resolve, 300));
-        const victim = Number(/worker (\d+) serving/.exec(one.output())![1]);
-        process.kill(victim, 'SIGKILL');
-        await one.waitFor(/(worker \d+ serving[\s\S]*){3}/, 60_000);
-        await new Promise((resolve) => setTimeout(resolve, 300));
-      } finally {
-        running = false;
-        await Promise.all(clients);
+      for (let kill = 1; kill <= kills; kill++) {
+        await new Promise((resolve) => setTimeout(resolve, 200));
+        // The worker that has served longest: the slots take turns.
+        const serving = [...one.output().matchAll(/worker (\d+) serving/g)].map((m) => Number(m[1]));
+        process.kill(serving[serving.length - 2]!, 'SIGKILL');
+        await one.waitFor(new RegExp(`(worker \\d+ serving[\\s\\S]*){${2 + kill}}`), 120_000);
       }
+      await new Promise((resolve) => setTimeout(resolve, 200));
     } finally {
+      loading = false;
+      await Promise.all(clients);
       await stop(one);
     }
   }
 
   it(`${KILLS} kills of a worker under load: every connection answered or reset`, async () => {
     const outcomes: Outcome[] = [];
-    for (let kill = 1; kill <= KILLS; kill++) await run(outcomes);
+    // Four instances of five kills, two at a time.
+    for (let pair = 0; pair < 2; pair++) await Promise.all([run(KILLS / 4, outcomes), run(KILLS / 4, outcomes)]);
     const count = (outcome: Outcome): number => outcomes.filter((o) => o === outcome).length;
     console.log(
       `      ${KILLS} kills: ${outcomes.length} connections, ${count('answered')} answered, ${count('reset')} reset, ${count('hanging')} left hanging`,
