@@ -56,7 +56,7 @@ export interface GatewayClusterOptions {
   nodeId?: string;
   /** Prefix of every key and channel (with a URL or a client). Default `eag:`. */
   keyPrefix?: string;
-  /** Longest wait for a Redis reply, milliseconds (with a URL or a client). Default 100. */
+  /** Longest wait for a Redis reply, milliseconds (with a URL or a client). Default 1000. */
   commandTimeoutMs?: number;
   /** Interval of heartbeats and generation checks, milliseconds. Default 1000. */
   heartbeatMs?: number;

@@ -88,7 +88,7 @@ Environment:
                           a rotation several, separated by commas, the first signing
   REDIS_KEY_PREFIX        prefix of the gateway's Redis keys, one per group of instances (default eag:)
   REDIS_COMMAND_TIMEOUT_MS
-                          longest wait for a Redis reply, ms, before going on without Redis (default 100)
+                          longest wait for a Redis reply, ms, before going on without Redis (default 1000)
   DATABASE_URL            PostgreSQL for the transaction records (table created and migrated at start),
                           and for the configuration with --config-source postgres
   DATABASE_SCHEMA         schema of the records and configuration tables (default public)

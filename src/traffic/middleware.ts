@@ -34,7 +34,7 @@ export interface TrafficControlOptions extends TrafficControlSettings {
   redis?: string | RedisClientLike | RedisConnection;
   /** Prefix of the keys in Redis, with a URL or a client. Default `eag:` (counts under `eag:traffic:`). */
   redisKeyPrefix?: string;
-  /** Longest wait for Redis, milliseconds, with a URL or a client. Default 100. */
+  /** Longest wait for Redis, milliseconds, with a URL or a client. Default 1000. */
   redisCommandTimeoutMs?: number;
   /** Who may speak for the client in `X-Forwarded-For` (`clientAddress`): Express's `trust proxy` values. Default none. */
   trustProxy?: TrustProxy;
