@@ -17,7 +17,7 @@ import { operatorGate } from '../operators/router.js';
 import type { ClusterStatus } from '../cluster/cluster.js';
 import type { TransactionStore } from '../record/types.js';
 import type { OperatorWorkPool } from './work/pool.js';
-import { readWhatIfRecords, WHAT_IF_DEFAULT, WHAT_IF_MAX, whatIfSummary } from './what-if.js';
+import { readWhatIfRecords, WHAT_IF_DEFAULT, WHAT_IF_MAX } from './what-if.js';
 import {
   readScopeWhatIfRecords,
   SCOPE_WHAT_IF_DEFAULT,
@@ -513,21 +513,19 @@ function policyRoutes(
           log('what-if: the transaction store failed: %s', (err as Error)?.message ?? String(err));
           throw new RequestError(503, 'the recorded transactions could not be read');
         });
+        const answer = { ...(asked !== limit ? { requestedLimit: asked } : {}), file: az.policy, saved: false };
         const ran = await work.run(
           'whatIf',
-          { draft: { text, references, file: az.policy, at: `${at}.policy` }, api: apiKeyOf(api), limit, read },
+          { draft: { text, references, file: az.policy, at: `${at}.policy` }, api: apiKeyOf(api), limit, read, answer },
           signal,
         );
         if ('issues' in ran) throw refused(ran.issues);
-        const report = ran.report;
-        await access.record(req, {
-          action: 'policy.what-if',
-          target: targetName,
-          result: 'ok',
-          status: 200,
-          detail: whatIfSummary(report),
-        });
-        res.status(200).json({ ...report, ...(asked !== limit ? { requestedLimit: asked } : {}), file: az.policy, saved: false });
+        await access.record(req, { action: 'policy.what-if', target: targetName, result: 'ok', status: 200, detail: ran.summary });
+        // The worker's bytes as they are: no report is parsed or serialized on the APIs' thread.
+        res
+          .status(200)
+          .type('application/json')
+          .end(Buffer.from(ran.body.buffer, ran.body.byteOffset, ran.body.byteLength));
       })
       .catch(async (err: unknown) => {
         const code = err instanceof RequestError || err instanceof BodyError || isGatewayError(err) ? err.status : 500;

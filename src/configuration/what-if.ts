@@ -24,6 +24,8 @@ export const WHAT_IF_MAX = 2000;
  * are read and left out; past this many the run stops with what it found.
  */
 const SCAN_FACTOR = 5;
+/** Records read per page: each page's serialization is one turn of the gateway's event loop. */
+const READ_PAGE = Math.min(MAX_PAGE_SIZE, 200);
 
 /** Why a transaction was not evaluated. */
 export type WhatIfSkipReason = 'permit' | 'noAuthorization' | 'noRequest' | 'unreadable';
@@ -179,6 +181,22 @@ export interface WhatIfRecords {
   scanLimited: boolean;
 }
 
+/**
+ * {@link WhatIfRecords} on their way to the worker: the records as the UTF-8 bytes of their JSON
+ * array, moved rather than copied (work/transfer.ts).
+ */
+export interface WhatIfRecordBytes {
+  /** The JSON array of the records, UTF-8. */
+  records: Uint8Array;
+  /** As {@link WhatIfRecords.scanLimited}. */
+  scanLimited: boolean;
+}
+
+/** The records of {@link WhatIfRecordBytes}, read back (in the worker). */
+export function whatIfRecordsOf(bytes: WhatIfRecordBytes): WhatIfRecords {
+  return { records: JSON.parse(new TextDecoder().decode(bytes.records)) as WhatIfRecord[], scanLimited: bytes.scanLimited };
+}
+
 function whatIfRecordOf(record: TransactionRecord): WhatIfRecord {
   const sender: WhatIfRecord['sender'] = {};
   if (record.sender.subject !== undefined) sender.subject = record.sender.subject;
@@ -192,10 +210,13 @@ function whatIfRecordOf(record: TransactionRecord): WhatIfRecord {
 
 /**
  * Reads `api`'s last `limit` transactions from `store` (newest first), one page at a time, keeping
- * only what a what-if reads: the records are handed to another thread, which evaluates them.
+ * only what a what-if reads, as the bytes the worker that evaluates them reads (see
+ * {@link WhatIfRecordBytes}).
  */
-export async function readWhatIfRecords(store: TransactionStore, api: string, limit: number): Promise<WhatIfRecords> {
-  const records: WhatIfRecord[] = [];
+export async function readWhatIfRecords(store: TransactionStore, api: string, limit: number): Promise<WhatIfRecordBytes> {
+  // Each page's records as JSON bytes, made in that page's turn: no turn holds the whole work.
+  const chunks: Uint8Array[] = [];
+  let count = 0;
   const maxScanned = limit * SCAN_FACTOR;
   let scanned = 0;
   let cursor: string | undefined;
@@ -203,18 +224,34 @@ export async function readWhatIfRecords(store: TransactionStore, api: string, li
     // One page at a time: the event loop gets a turn between pages.
     const page = await store.query({
       api,
-      limit: Math.min(MAX_PAGE_SIZE, Math.max(limit - records.length, 1)),
+      limit: Math.min(READ_PAGE, Math.max(limit - count, 1)),
       ...(cursor === undefined ? {} : { cursor }),
     });
+    const lines: string[] = [];
     for (const record of page.items) {
-      if (records.length >= limit) break;
+      if (count >= limit) break;
       scanned++;
       if (record.api === undefined || apiKey(record.api) !== api) continue;
-      records.push(whatIfRecordOf(record));
+      lines.push(JSON.stringify(whatIfRecordOf(record)));
+      count++;
     }
+    if (lines.length > 0) chunks.push(new TextEncoder().encode(`${chunks.length === 0 ? '' : ','}${lines.join(',')}`));
     cursor = page.next;
-  } while (cursor !== undefined && records.length < limit && scanned < maxScanned);
-  return { records, scanLimited: cursor !== undefined && records.length < limit };
+  } while (cursor !== undefined && count < limit && scanned < maxScanned);
+  return { records: jsonArray(chunks), scanLimited: cursor !== undefined && count < limit };
+}
+
+/** The JSON array `[` chunks `]`, in one buffer of its own. */
+function jsonArray(chunks: readonly Uint8Array[]): Uint8Array {
+  const out = new Uint8Array(chunks.reduce((sum, chunk) => sum + chunk.length, 2));
+  out[0] = 0x5b;
+  let at = 1;
+  for (const chunk of chunks) {
+    out.set(chunk, at);
+    at += chunk.length;
+  }
+  out[at] = 0x5d;
+  return out;
 }
 
 /**

@@ -12,7 +12,8 @@ import { mergeOperations, operationsFromOpenApi, type ImportMode, type OpenApiIm
 import { compilePolicy, policyIssues } from '../policy-check.js';
 import { proposalIssues, type ProposalGateway, type ProposalIssue } from '../proposal.js';
 import type { ConfigProposal, ConfigSnapshot } from '../store.js';
-import { evaluateWhatIf, type WhatIfRecords, type WhatIfReport } from '../what-if.js';
+import { evaluateWhatIf, whatIfRecordsOf, whatIfSummary, type WhatIfRecordBytes } from '../what-if.js';
+import { encodeText } from './transfer.js';
 import type { TrafficSimulation } from '../../traffic/simulate.js';
 import type { TransactionRows } from '../traffic-rows.js';
 import { trafficWhatIf, type TrafficDraft } from '../traffic-what-if.js';
@@ -55,8 +56,9 @@ export interface Jobs {
   };
   /** A draft compiled and evaluated against recorded transactions: the report, or the draft's issues. */
   whatIf: {
-    input: { draft: PolicyDraft; api: string; limit: number; read: WhatIfRecords };
-    output: { report: WhatIfReport } | { issues: ProposalIssue[] };
+    input: { draft: PolicyDraft; api: string; limit: number; read: WhatIfRecordBytes; answer: Record<string, unknown> };
+    /** The answer's body (the report and `answer`'s members) as UTF-8 JSON, and its summary for the audit. */
+    output: { body: Uint8Array; summary: string } | { issues: ProposalIssue[] };
   };
   /** A draft traffic policy checked with the configuration and simulated over recorded transactions, or its issues. */
   trafficWhatIf: {
@@ -90,12 +92,14 @@ export const jobs: { [K in JobKind]: (input: Jobs[K]['input']) => Jobs[K]['outpu
       throw err;
     }
   },
-  whatIf({ draft, api, limit, read }) {
+  whatIf({ draft, api, limit, read, answer }) {
     // The draft's clock: each transaction is evaluated at the time it was made.
     const clock = { at: Date.now() };
     const compiled = compilePolicy(draft.text, draft.references, draft.file, draft.at, { now: () => new Date(clock.at) });
     if (compiled.issues !== undefined) return { issues: compiled.issues };
-    return { report: evaluateWhatIf(compiled.pdp, clock, api, limit, read) };
+    const report = evaluateWhatIf(compiled.pdp, clock, api, limit, whatIfRecordsOf(read));
+    // Serialized here: the gateway's thread sends these bytes as they are.
+    return { body: encodeText(JSON.stringify({ ...report, ...answer })), summary: whatIfSummary(report) };
   },
   trafficWhatIf: ({ draft, rows }) => trafficWhatIf(draft, rows),
   scopeWhatIf: ({ api, operations, calls }) => scopeWhatIf(api, operations, calls),

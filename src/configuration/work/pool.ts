@@ -15,6 +15,7 @@ import { GatewayError } from '../../errors.js';
 import { logger } from '../../log.js';
 import { optionKeys, type OptionChecks } from '../../options.js';
 import type { JobKind, Jobs } from './jobs.js';
+import { transferablesOf } from './transfer.js';
 
 const log = logger('configuration');
 
@@ -236,7 +237,7 @@ export class OperatorWorkPool {
       void this.#end(slot, new GatewayError('ERR_OPERATOR_WORK_OVER_BUDGET', { params: { limit: `${this.limits.timeoutMs} ms` } }));
     }, this.limits.timeoutMs);
     try {
-      slot.worker.postMessage({ kind: job.kind, input: job.input });
+      slot.worker.postMessage({ kind: job.kind, input: job.input }, transferablesOf(job.input));
     } catch (err) {
       // An input structured clone cannot carry: a bug of the caller, answered as such.
       this.#finish(slot);

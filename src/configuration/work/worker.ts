@@ -6,6 +6,7 @@
  */
 import { parentPort } from 'node:worker_threads';
 import { jobs, type JobKind } from './jobs.js';
+import { transferablesOf } from './transfer.js';
 
 const port = parentPort;
 if (port === null) throw new Error('configuration/work/worker.js runs in a worker thread');
@@ -17,7 +18,7 @@ port.on('message', ({ kind, input }: { kind: JobKind; input: never }) => {
   Promise.resolve()
     .then(() => jobs[kind](input))
     .then(
-      (value) => port.postMessage({ ok: true, value }),
+      (value) => port.postMessage({ ok: true, value }, transferablesOf(value)),
       (err: unknown) => port.postMessage({ ok: false, message: String((err as Error)?.message ?? err) }),
     );
 });
