@@ -1,5 +1,5 @@
 'use strict';
-// Mocha's settings for `npm test`. The files run in parallel, one more than the machine's cores
+// Mocha's settings for `npm test`. The files run in parallel, two more than the machine's cores
 // (most of a file's time is spent waiting on its servers), the known slow ones first so that no
 // long file starts last. Each file starts its own servers on port 0 and keeps its own PostgreSQL
 // schema, Redis key prefix and temporary folder, so files never see each other's state.
@@ -56,7 +56,7 @@ module.exports = {
   extension: ['ts'],
   ...(spec === undefined ? {} : { spec }),
   parallel: true,
-  jobs: os.availableParallelism() + 1,
+  jobs: os.availableParallelism() + 2,
   reporter: './scripts/mocha-reporter.cjs',
   // How long a test or hook may run before it is given up: room for a busy machine, where a
   // process takes seconds to start. A test's own bounds are assertions, never this.
