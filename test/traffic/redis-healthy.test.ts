@@ -13,7 +13,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
-import { createClient } from 'redis';
+import { cleanPrefix } from '../cluster/helpers.js';
 import { echoBackend } from '../gateway/helpers.js';
 import { serve, stop, type Served } from '../server/support.js';
 
@@ -55,10 +55,7 @@ describe('traffic control on a healthy Redis: no decision refused for want of it
     await stop(served);
     await echo?.stop();
     await rm(dir, { recursive: true, force: true });
-    const redis = createClient({ url: 'redis://127.0.0.1:6379' });
-    await redis.connect();
-    for await (const keys of redis.scanIterator({ MATCH: `${keyPrefix}*`, COUNT: 500 })) if (keys.length > 0) await redis.del(keys);
-    await redis.close();
+    await cleanPrefix(keyPrefix);
   });
 
   const get = (): Promise<number> =>

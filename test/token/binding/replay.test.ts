@@ -9,9 +9,9 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
-import { createClient } from 'redis';
 import { startDemoAuthServer, type DemoAuthServer } from '../../../examples/petstore/auth-server.js';
-import { connectRedis } from '../../../src/cluster/redis.js';
+import { connectRedis, type RedisConnection } from '../../../src/cluster/redis.js';
+import { cleanPrefix } from '../../cluster/helpers.js';
 import { MemoryReplayStore, RedisReplayStore } from '../../../src/token/binding/replay.js';
 import { echoBackend } from '../../gateway/helpers.js';
 import { serve, stop, type Served } from '../../server/support.js';
@@ -46,13 +46,23 @@ describe('DPoP proof identifiers', () => {
     expect(store.remember('m4', 50, mallory), 'its proofs expired: room again').to.equal(true);
   });
 
-  it("Redis: one key's share, counted over every connection", async () => {
+  /** Two connections to the machine's Redis under a key prefix of their own, closed and cleaned after `run`. */
+  async function withTwoConnections(run: (one: RedisConnection, two: RedisConnection) => Promise<void>): Promise<void> {
     const prefix = `eagtest-replay-${randomBytes(4).toString('hex')}:`;
     const [one, two] = await Promise.all([
       connectRedis('redis://127.0.0.1:6379', { keyPrefix: prefix }),
       connectRedis('redis://127.0.0.1:6379', { keyPrefix: prefix }),
     ]);
     try {
+      await run(one, two);
+    } finally {
+      await Promise.all([one.close(), two.close()]);
+      await cleanPrefix(prefix);
+    }
+  }
+
+  it("Redis: one key's share, counted over every connection", () =>
+    withTwoConnections(async (one, two) => {
       const mallory = { thumbprint: 'mallory', maxProofs: 3 };
       const stores = [new RedisReplayStore(one), new RedisReplayStore(two)];
       const results = [];
@@ -61,22 +71,10 @@ describe('DPoP proof identifiers', () => {
       expect(await stores[0]!.remember('a0', 5000, { thumbprint: 'alice', maxProofs: 3 })).to.equal(true);
       // A refused proof's jti is not kept: it was not accepted.
       expect(await stores[1]!.remember('m3', 5000)).to.equal(true);
-    } finally {
-      await Promise.all([one.close(), two.close()]);
-      const client = createClient({ url: 'redis://127.0.0.1:6379' });
-      await client.connect();
-      for await (const keys of client.scanIterator({ MATCH: `${prefix}*`, COUNT: 100 })) if (keys.length > 0) await client.del(keys);
-      await client.close();
-    }
-  });
+    }));
 
-  it('Redis: a key remembered through one connection is known through another, for its lifetime', async () => {
-    const prefix = `eagtest-replay-${randomBytes(4).toString('hex')}:`;
-    const [one, two] = await Promise.all([
-      connectRedis('redis://127.0.0.1:6379', { keyPrefix: prefix }),
-      connectRedis('redis://127.0.0.1:6379', { keyPrefix: prefix }),
-    ]);
-    try {
+  it('Redis: a key remembered through one connection is known through another, for its lifetime', () =>
+    withTwoConnections(async (one, two) => {
       const a = new RedisReplayStore(one);
       const b = new RedisReplayStore(two);
       expect(await a.remember('proof', 300)).to.equal(true);
@@ -86,14 +84,7 @@ describe('DPoP proof identifiers', () => {
       expect(results.filter((r) => r === true)).to.have.length(1);
       await new Promise((resolve) => setTimeout(resolve, 350));
       expect(await b.remember('proof', 300)).to.equal(true);
-    } finally {
-      await Promise.all([one.close(), two.close()]);
-      const client = createClient({ url: 'redis://127.0.0.1:6379' });
-      await client.connect();
-      for await (const keys of client.scanIterator({ MATCH: `${prefix}*`, COUNT: 100 })) if (keys.length > 0) await client.del(keys);
-      await client.close();
-    }
-  });
+    }));
 
   it('Redis down: no answer (the proof is then refused with 503)', async () => {
     // Nothing listens on port 1: the connection is made, and keeps trying.
