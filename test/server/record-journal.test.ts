@@ -177,7 +177,7 @@ describe('serve: the record journal keeps the records of answered exchanges thro
       },
     );
     running.push(served);
-    await served.waitFor(workers === undefined ? /serving APIs at/ : new RegExp(`(worker \\d+ serving[\\s\\S]*){${workers}}`), 30_000);
+    await served.waitFor(workers === undefined ? /serving APIs at/ : new RegExp(`(worker \\d+ serving[\\s\\S]*){${workers}}`));
     return served;
   }
 
