@@ -173,49 +173,51 @@ describe('dependencies degraded loudly', function () {
       return out;
     }
 
-    it('PostgreSQL cut off, then back: one error with the spill file, the gauge, the status, one line at its end', async () => {
-      const instance = await start();
-      expect(await calls(instance, 3)).to.deep.equal([201, 201, 201]);
-      await until(async () => (await gauge(instance, 'postgresql')) === 1, 'postgresql up in the metrics');
-      pgProxy.cut();
-      const during = await calls(instance, 20);
-      await until(() => events(instance.served, 'dependency_down').length > 0, 'the dependency_down record');
-      expect(
-        during.every((s) => s === 201),
-        'answers are not affected',
-      ).to.equal(true);
-      const [down, ...more] = events(instance.served, 'dependency_down');
-      expect(more, 'once per outage').to.deep.equal([]);
-      expect(down).to.deep.include({ level: 'error', dependency: 'postgresql' });
-      expect(String(down!['action'])).to.match(/^records go to the spill file \S+\.jsonl/);
-      expect(await gauge(instance, 'postgresql')).to.equal(0);
-      expect((await status(instance))['postgresql']).to.deep.include({ state: 'down' });
-      pgProxy.restore();
-      await until(() => events(instance.served, 'dependency_up').length > 0, 'the dependency_up record');
-      const [up] = events(instance.served, 'dependency_up');
-      console.log(`      postgresql: ${String(down!['msg'])}; back after ${String(up!['downMs'])} ms`);
-      expect(up).to.deep.include({ level: 'info', dependency: 'postgresql' });
-      expect(up!['downMs']).to.be.a('number');
-      expect(await gauge(instance, 'postgresql')).to.equal(1);
-      expect(events(instance.served, 'dependency_down')).to.have.length(1);
-    });
+    for (const fault of ['cut', 'stall'] as const)
+      it(`PostgreSQL ${fault === 'cut' ? 'refusing connections' : 'black-holed'}, then back: one error with the spill file, the gauge, the status, one line at its end`, async () => {
+        const instance = await start();
+        expect(await calls(instance, 3)).to.deep.equal([201, 201, 201]);
+        await until(async () => (await gauge(instance, 'postgresql')) === 1, 'postgresql up in the metrics');
+        pgProxy[fault]();
+        const during = await calls(instance, 20);
+        await until(() => events(instance.served, 'dependency_down').length > 0, 'the dependency_down record');
+        expect(
+          during.every((s) => s === 201),
+          'answers are not affected',
+        ).to.equal(true);
+        const [down, ...more] = events(instance.served, 'dependency_down');
+        expect(more, 'once per outage').to.deep.equal([]);
+        expect(down).to.deep.include({ level: 'error', dependency: 'postgresql' });
+        expect(String(down!['action'])).to.match(/^records go to the spill file \S+\.jsonl/);
+        expect(await gauge(instance, 'postgresql')).to.equal(0);
+        expect((await status(instance))['postgresql']).to.deep.include({ state: 'down' });
+        pgProxy.restore();
+        await until(() => events(instance.served, 'dependency_up').length > 0, 'the dependency_up record');
+        const [up] = events(instance.served, 'dependency_up');
+        console.log(`      postgresql ${fault}: ${String(down!['msg'])}; back after ${String(up!['downMs'])} ms`);
+        expect(up).to.deep.include({ level: 'info', dependency: 'postgresql' });
+        expect(up!['downMs']).to.be.a('number');
+        expect(await gauge(instance, 'postgresql')).to.equal(1);
+        expect(events(instance.served, 'dependency_down')).to.have.length(1);
+      });
 
-    it('Redis cut off, then back: one error naming what the gateway does without it, one line at its end', async () => {
-      const instance = await start({}, { redis: true });
-      await until(async () => (await gauge(instance, 'redis')) === 1, 'redis up in the metrics');
-      redisProxy.cut();
-      await calls(instance, 5);
-      await until(() => events(instance.served, 'dependency_down').some((e) => e['dependency'] === 'redis'), 'the redis dependency_down');
-      await calls(instance, 5);
-      const downs = events(instance.served, 'dependency_down').filter((e) => e['dependency'] === 'redis');
-      expect(downs).to.have.length(1);
-      expect(String(downs[0]!['action'])).to.include('onStoreUnavailable').and.include('DPoP proofs are refused');
-      expect(await gauge(instance, 'redis')).to.equal(0);
-      redisProxy.restore();
-      await until(() => events(instance.served, 'dependency_up').some((e) => e['dependency'] === 'redis'), 'the redis dependency_up');
-      expect(await gauge(instance, 'redis')).to.equal(1);
-      console.log(`      redis: ${String(downs[0]!['msg']).slice(0, 160)}`);
-    });
+    for (const fault of ['cut', 'stall'] as const)
+      it(`Redis ${fault === 'cut' ? 'refusing connections' : 'black-holed'}, then back: one error naming what the gateway does without it, one line at its end`, async () => {
+        const instance = await start({}, { redis: true });
+        await until(async () => (await gauge(instance, 'redis')) === 1, 'redis up in the metrics');
+        redisProxy[fault]();
+        await calls(instance, 5);
+        await until(() => events(instance.served, 'dependency_down').some((e) => e['dependency'] === 'redis'), 'the redis dependency_down');
+        await calls(instance, 5);
+        const downs = events(instance.served, 'dependency_down').filter((e) => e['dependency'] === 'redis');
+        expect(downs).to.have.length(1);
+        expect(String(downs[0]!['action'])).to.include('onStoreUnavailable').and.include('DPoP proofs are refused');
+        expect(await gauge(instance, 'redis')).to.equal(0);
+        redisProxy.restore();
+        await until(() => events(instance.served, 'dependency_up').some((e) => e['dependency'] === 'redis'), 'the redis dependency_up');
+        expect(await gauge(instance, 'redis')).to.equal(1);
+        console.log(`      redis ${fault}: ${String(downs[0]!['msg']).slice(0, 160)}`);
+      });
 
     /** A 2 MiB tmpfs of mode 0700 for the journal, and a file that fills it; `free()` removes the file. */
     async function fullDisk(): Promise<{ journalDir: string; free(): Promise<void> }> {

@@ -10,6 +10,7 @@ import { startDemoAuthServer, type DemoAuthServer } from '../../examples/petstor
 import type { GatewayConfig } from '../../src/index.js';
 import { echoBackend, editJson, exampleCopy } from '../gateway/helpers.js';
 import { dpopKey, proof, type DpopKey } from '../token/binding/support.js';
+import { startTcpProxy } from '../support/tcp-proxy.js';
 import { dropSharedState, freePort, serve, stop, type Served } from './support.js';
 
 const PUBLIC = 'https://api.example.org';
@@ -30,7 +31,7 @@ describe('serve: DPoP-bound tokens over several instances (Redis)', function () 
   let key: DpopKey;
   const instances: Instance[] = [];
 
-  async function start(configFile: string, env: Record<string, string> = {}): Promise<Instance> {
+  async function start(configFile: string, env: Record<string, string> = {}): Promise<Instance & { admin: string }> {
     const [port, adminPort] = [await freePort(), await freePort()];
     const served = serve(['serve', '--config', configFile, '--port', String(port), '--admin-port', String(adminPort)], {
       ADMIN_PASSWORD: 'dpop-admin',
@@ -40,7 +41,7 @@ describe('serve: DPoP-bound tokens over several instances (Redis)', function () 
       REDIS_COMMAND_TIMEOUT_MS: '2000',
       ...env,
     });
-    return { api: `http://127.0.0.1:${port}`, served };
+    return { api: `http://127.0.0.1:${port}`, admin: `http://127.0.0.1:${adminPort}/gateway`, served };
   }
 
   before(async () => {
@@ -134,6 +135,74 @@ describe('serve: DPoP-bound tokens over several instances (Redis)', function () 
       await stop(served);
     }
   });
+
+  for (const fault of ['cut', 'stall'] as const)
+    it(`the proof store (Redis) ${fault === 'cut' ? 'refusing connections' : 'black-holed'}: 503 ERR_PROOF_STORE_UNAVAILABLE recorded as DEPENDENCY_UNAVAILABLE, one error line, then proofs pass again`, async () => {
+      const redisProxy = await startTcpProxy({ port: 6379 });
+      const { api, admin, served } = await start(copy.configFile, {
+        REDIS_URL: `redis://127.0.0.1:${redisProxy.port}`,
+        LOG_FORMAT: 'json',
+      });
+      const adminHeaders = { authorization: `Basic ${Buffer.from('admin:dpop-admin').toString('base64')}` };
+      const events = (event: string): Array<Record<string, unknown>> =>
+        served
+          .output()
+          .split('\n')
+          .filter((line) => line.includes(`"event":"${event}"`))
+          .map((line) => JSON.parse(line) as Record<string, unknown>);
+      const until = async (check: () => Promise<boolean> | boolean, what: string): Promise<void> => {
+        const deadline = Date.now() + 30_000;
+        while (!(await check())) {
+          if (Date.now() > deadline) throw new Error(`${what}: not within 30 s`);
+          await new Promise((resolve) => setTimeout(resolve, 100));
+        }
+      };
+      try {
+        await served.waitFor(/serving APIs at/);
+        const instance: Instance = { api, served };
+        const token = await as.issueToken('client1', 'client1-secret', { dpop: key });
+        const fresh = async () => call(instance, token, await proof(key, { method: 'GET', url: `${PUBLIC}${PATH}`, token }));
+        expect((await fresh()).status).to.equal(201);
+
+        redisProxy[fault]();
+        const during = [];
+        for (let i = 0; i < 5; i++) {
+          const res = await fetch(`${api}${PATH}`, {
+            headers: { authorization: `DPoP ${token}`, dpop: await proof(key, { method: 'GET', url: `${PUBLIC}${PATH}`, token }) },
+          });
+          during.push({
+            status: res.status,
+            retryAfter: res.headers.get('retry-after'),
+            body: (await res.json()) as Record<string, unknown>,
+          });
+        }
+        expect(
+          during.map((one) => one.status),
+          'no proof accepted without its store, none answered as a token failure',
+        ).to.deep.equal([503, 503, 503, 503, 503]);
+        expect(during[0]!.body).to.deep.include({ status: 503, gateway_status: 'integration:GATEWAY-1375' });
+        expect(during[0]!.retryAfter).to.equal('5');
+        const metrics = await (await fetch(`${admin}/metrics`, { headers: adminHeaders })).text();
+        expect(metrics).to.match(/gateway_requests_total\{[^}]*outcome="DEPENDENCY_UNAVAILABLE"[^}]*status="503"[^}]*\} 5$/m);
+        expect(metrics, 'never blamed on the authorization server').to.not.match(/outcome="AUTHORIZATION_SERVER_ERROR"/);
+        await until(() => events('dependency_down').some((e) => e['dependency'] === 'redis'), 'the redis dependency_down');
+        const downs = events('dependency_down').filter((e) => e['dependency'] === 'redis');
+        expect(downs).to.have.length(1);
+        expect(downs[0]).to.deep.include({ level: 'error' });
+        expect(String(downs[0]!['action'])).to.include('DPoP proofs are refused');
+
+        redisProxy.restore();
+        await until(async () => (await fresh()).status === 201, 'a proof accepted again');
+        await until(() => events('dependency_up').some((e) => e['dependency'] === 'redis'), 'the redis dependency_up');
+        expect(events('dependency_down').filter((e) => e['dependency'] === 'redis')).to.have.length(1);
+        console.log(
+          `      proof store ${fault}: ${during.length} × 503 ${String(during[0]!.body['gateway_status'])}; ${String(downs[0]!['msg']).slice(0, 120)}`,
+        );
+      } finally {
+        await stop(served);
+        await redisProxy.close();
+      }
+    });
 
   it('refuses to load dpop without publicBaseUrl', async () => {
     const broken = await exampleCopy();
