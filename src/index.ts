@@ -68,6 +68,7 @@ export type {
   SignedIntrospectionOptions,
   TokenPolicyOptions,
 } from './token/policy-options.js';
+export { MemoryReplayStore } from './token/binding/replay.js';
 export type { DpopReplayStore, ProofMemory, ProofOwner } from './token/binding/replay.js';
 export type { ClientAuthMethod, ClientPrivateKey } from './token/client-auth.js';
 export { defaultForwardedHeaderNames, forwardTokenHeaders } from './token/forward/index.js';

@@ -24,6 +24,8 @@ import { GatewayMetricsRecorder, metricsHandler, type GatewayMetrics, type Metri
 import { GatewayTracing } from '../observability/tracing.js';
 import { DependencyStates, type DependencyState } from '../observability/dependencies.js';
 import { compileRuntime, type CompileSettings, type Runtime } from './compile.js';
+import { watchedProofStore } from './proof-store.js';
+import { MemoryReplayStore } from '../token/binding/replay.js';
 import { ConfigCache } from '../config/cache.js';
 import { createRequestPath } from './request-path.js';
 import { OperatorAccess } from '../operators/access.js';
@@ -193,7 +195,14 @@ export function createGateway(options: CreateGatewayOptions): Gateway {
   });
   const checks = new TokenPolicyChecks(events, CHECK_BACKOFF);
   const watch = events === undefined ? undefined : new AuthorizationServerWatch(events, (policy) => checks.recheck(policy), dependencies);
-  const compileSettings = { ...settings.compileSettings, tracing, metrics, watchTokenPolicy: watch?.observer.bind(watch) };
+  const compileSettings = {
+    ...settings.compileSettings,
+    // One store of proof identifiers for the process's policies (on Redis, the cluster's instead).
+    dpopReplay: watchedProofStore(settings.compileSettings.dpopReplay ?? new MemoryReplayStore(), dependencies),
+    tracing,
+    metrics,
+    watchTokenPolicy: watch?.observer.bind(watch),
+  };
   const errorHandler = problemJsonErrorHandler({ messages, server, ...(events === undefined ? {} : { onError: unexpectedError(events) }) });
   const access = operatorAccess(options, settings);
   // The configuration console's heavy work, in worker threads started at its first job.

@@ -160,7 +160,8 @@ export interface CreateGatewayOptions {
   publicBaseUrl?: string;
   /**
    * Where the token policies with DPoP on remember proof `jti`s when the gateway has no Redis
-   * (with `redis`, they are remembered there). Default: each policy in this process's memory.
+   * (with `redis`, they are remembered there). Default: one store in this process's memory, for
+   * all its token policies (watched as the dependency `proof_store`).
    * `serve --workers` gives one kept by the primary process.
    */
   dpopReplay?: DpopReplayStore;

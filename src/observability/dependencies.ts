@@ -11,7 +11,7 @@
 import type { GatewayLogger } from '../log.js';
 
 /** The dependencies the gateway watches; `authorization_server:<policy>` per token policy. */
-export type DependencyName = 'postgresql' | 'redis' | 'record_journal' | `authorization_server:${string}`;
+export type DependencyName = 'postgresql' | 'redis' | 'record_journal' | 'proof_store' | `authorization_server:${string}`;
 
 /** One dependency's state. */
 export interface DependencyState {

@@ -25,6 +25,8 @@ interface Answer {
   type: typeof ANSWER;
   id: number;
   fresh: boolean | 'overShare' | null;
+  /** With `fresh: null`: why the primary's store could not remember it. */
+  unavailable?: string;
 }
 
 function isAsk(message: unknown): message is Ask {
@@ -58,7 +60,9 @@ export function answerWorkerProofs(): void {
   cluster.on('message', (from, message: unknown) => {
     if (!isAsk(message) || !from.isConnected()) return;
     const fresh = store.remember(message.key, message.ttlMs, message.owner);
-    from.send({ type: ANSWER, id: message.id, fresh: fresh ?? null } satisfies Answer);
+    const answer: Answer = { type: ANSWER, id: message.id, fresh: fresh ?? null };
+    if (fresh === undefined && store.unavailable !== undefined) answer.unavailable = `the primary's store is ${store.unavailable}`;
+    from.send(answer);
   });
 }
 
@@ -66,18 +70,31 @@ export function answerWorkerProofs(): void {
 export function workerProofs(): DpopReplayStore {
   const pending = new Map<number, (fresh: ProofMemory) => void>();
   let next = 0;
+  /** Why the last proof could not be remembered, until one is. */
+  let unavailable: string | undefined;
   process.on('message', (message: unknown) => {
     if (!isAnswer(message)) return;
     const settle = pending.get(message.id);
+    if (settle === undefined) return;
     pending.delete(message.id);
-    settle?.(message.fresh === null ? undefined : message.fresh === 'overShare' ? 'overShare' : message.fresh === true);
+    unavailable =
+      message.fresh === null
+        ? typeof message.unavailable === 'string'
+          ? message.unavailable.slice(0, 512)
+          : 'the primary could not remember it'
+        : undefined;
+    settle(message.fresh === null ? undefined : message.fresh === 'overShare' ? 'overShare' : message.fresh === true);
   });
   return {
+    get unavailable() {
+      return unavailable;
+    },
     remember(key, ttlMs, owner) {
       return new Promise<ProofMemory>((resolve) => {
         const id = ++next;
         const timer = setTimeout(() => {
           pending.delete(id);
+          unavailable = `the primary did not answer within ${ANSWER_TIMEOUT_MS} ms`;
           resolve(undefined);
         }, ANSWER_TIMEOUT_MS);
         timer.unref();
@@ -88,6 +105,7 @@ export function workerProofs(): DpopReplayStore {
         if (process.send?.({ type: ASK, id, key, ttlMs, ...(owner === undefined ? {} : { owner }) } satisfies Ask) !== true) {
           pending.delete(id);
           clearTimeout(timer);
+          unavailable = 'the primary cannot be reached';
           resolve(undefined);
         }
       });

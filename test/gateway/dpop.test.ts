@@ -10,7 +10,14 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
 import { startDemoAuthServer, type DemoAuthServer } from '../../examples/petstore/auth-server.js';
-import { createGateway, MemoryTransactionStore, type Gateway, type GatewayConfig, type TransactionRecord } from '../../src/index.js';
+import {
+  createGateway,
+  MemoryReplayStore,
+  MemoryTransactionStore,
+  type Gateway,
+  type GatewayConfig,
+  type TransactionRecord,
+} from '../../src/index.js';
 import { parsePrometheusText } from '../observability/prometheus-text.js';
 import { dpopKey, proof, type DpopKey } from '../token/binding/support.js';
 import { close, echoBackend, listen } from './helpers.js';
@@ -129,5 +136,91 @@ describe('createGateway: DPoP in the record, XACML, forwarding and metrics', fun
     expect(
       metrics.value('gateway_token_binding_refusals_total', { policy: 'DemoIdP', kind: 'jkt', reason: 'bearer_for_bound_token' }),
     ).to.equal(1);
+  });
+});
+
+describe('createGateway: the store of DPoP proof identifiers as a dependency (proof_store)', function () {
+  this.timeout(60_000);
+
+  it('full: proofs refused with 503 ERR_PROOF_STORE_UNAVAILABLE (DEPENDENCY_UNAVAILABLE), one error line, then one line when it remembers again', async () => {
+    const [as, echo] = await Promise.all([startDemoAuthServer({ port: 0 }), echoBackend()]);
+    const lines: Array<{ level: string; fields: Record<string, unknown>; msg?: string }> = [];
+    const at =
+      (level: string) =>
+      (fields: Record<string, unknown>, msg?: string): void =>
+        void lines.push({ level, fields, msg });
+    const logger = { error: at('error'), warn: at('warn'), info: at('info'), debug: at('debug'), child: () => logger };
+    const store = new MemoryTransactionStore();
+    const config: GatewayConfig = {
+      tokenPolicies: {
+        DemoIdP: {
+          issuer: as.issuer,
+          clientId: 'gateway',
+          clientSecret: 'gateway-secret',
+          dpop: 'required',
+          dpopProofMaxAgeSeconds: 1,
+        },
+      },
+      apis: [
+        {
+          provider: 'Ente',
+          name: 'Pets',
+          version: 1,
+          backend: { url: echo.url },
+          tokenManagement: { enabled: true, policy: 'DemoIdP', introspection: true },
+        },
+      ],
+    };
+    // Room for two proofs within their lifetime (1 s, no clock skew).
+    const gateway = createGateway({
+      config,
+      store,
+      publicBaseUrl: PUBLIC,
+      dpopReplay: new MemoryReplayStore(2),
+      tokenPolicyOptions: (options) => ({ ...options, clockSkew: 0 }),
+      logger: logger as never,
+    });
+    const server = createServer((req, res) => gateway.handler(req, res));
+    const base = await listen(server);
+    try {
+      const key = await dpopKey();
+      const token = await as.issueToken('client1', 'client1-secret', { dpop: key });
+      const PATH = '/gateway/Ente/Pets/v1/pets/1';
+      const call = async () => {
+        const res = await fetch(`${base}${PATH}`, {
+          headers: { authorization: `DPoP ${token}`, dpop: await proof(key, { method: 'GET', url: `${PUBLIC}${PATH}`, token }) },
+        });
+        return { status: res.status, retryAfter: res.headers.get('retry-after'), body: await res.text() };
+      };
+      const statuses = [];
+      for (let i = 0; i < 4; i++) statuses.push(await call());
+      expect(statuses.map((one) => one.status)).to.deep.equal([201, 201, 503, 503]);
+      expect(JSON.parse(statuses[2]!.body)).to.deep.include({ status: 503, gateway_status: 'integration:GATEWAY-1375' });
+      expect(statuses[2]!.retryAfter).to.equal('5');
+      const { items } = await store.query({ limit: 1 });
+      expect(items[0]!.outcome.code).to.equal('DEPENDENCY_UNAVAILABLE');
+      expect(JSON.stringify(items[0]!.diagnostics)).to.include('full: 2 proofs within their lifetime');
+
+      const downs = lines.filter((line) => line.fields['event'] === 'dependency_down');
+      expect(downs).to.have.length(1);
+      expect(downs[0]).to.deep.include({ level: 'error' });
+      expect(downs[0]!.fields).to.deep.include({ dependency: 'proof_store' });
+      expect(String(downs[0]!.fields['action'])).to.include('DPoP proofs are refused with 503');
+      expect(gateway.dependencies()['proof_store']).to.deep.include({ state: 'down' });
+      const metrics = parsePrometheusText(await gateway.metrics!.registry.metrics());
+      expect(metrics.value('gateway_dependency_up', { dependency: 'proof_store' })).to.equal(0);
+
+      // Once the first proofs' lifetime is over, the store has room again.
+      await new Promise((resolve) => setTimeout(resolve, 1_100));
+      expect((await call()).status).to.equal(201);
+      const ups = lines.filter((line) => line.fields['event'] === 'dependency_up');
+      expect(ups.map((line) => [line.level, line.fields['dependency']])).to.deep.equal([['info', 'proof_store']]);
+      expect(gateway.dependencies()['proof_store']).to.deep.include({ state: 'up' });
+      expect(lines.filter((line) => line.fields['event'] === 'dependency_down')).to.have.length(1);
+    } finally {
+      await close(server);
+      await gateway.close();
+      await Promise.all([as.stop(), echo.stop()]);
+    }
   });
 });

@@ -18,6 +18,7 @@ const PUBLIC_VALUES = [
   'InsufficientUserAuthenticationError',
   'InvalidOptionError',
   'MemoryAuditLog',
+  'MemoryReplayStore',
   'MemoryTransactionStore',
   'PostgresConfigSource',
   'PostgresTransactionStore',
