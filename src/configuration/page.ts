@@ -11,21 +11,21 @@
  * @module
  */
 import { Router, type Request, type Response } from 'express';
-import { fillPlaceholders, PAGE_ICON, readPageFile } from '../page-assets/files.js';
+import { fillPlaceholders, moduleFile, PAGE_ICON, readPageFile } from '../page-assets/files.js';
 import { readPageTexts, type PageLanguage } from '../page-assets/texts.js';
 import { CONSOLE_CSS } from '../monitoring/page.js';
 import { CONSOLE_REQUEST_HEADER } from '../admin/guard.js';
 import { pageHeaders } from '../admin/headers.js';
 import { CSRF_HEADER } from '../operators/sessions.js';
 
-const file = (name: string): string => readPageFile(new URL(`./page/${name}`, import.meta.url));
+const file = (name: string): string => readPageFile(moduleFile(`configuration/page/${name}`));
 
 const CONFIGURATION_HTML = file('configuration.html');
 const CONFIGURATION_CSS = `${CONSOLE_CSS}\n${file('configuration.css')}`;
 const CONFIGURATION_JS = fillPlaceholders(
   file('configuration.js'),
   {
-    TEXTS: JSON.stringify(readPageTexts(new URL('./page/texts.json', import.meta.url))),
+    TEXTS: JSON.stringify(readPageTexts(moduleFile('configuration/page/texts.json'))),
     CONSOLE_HEADER: CONSOLE_REQUEST_HEADER,
     CSRF_HEADER,
   },

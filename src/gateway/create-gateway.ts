@@ -195,14 +195,7 @@ export function createGateway(options: CreateGatewayOptions): Gateway {
   });
   const checks = new TokenPolicyChecks(events, CHECK_BACKOFF);
   const watch = events === undefined ? undefined : new AuthorizationServerWatch(events, (policy) => checks.recheck(policy), dependencies);
-  const compileSettings = {
-    ...settings.compileSettings,
-    // One store of proof identifiers for the process's policies (on Redis, the cluster's instead).
-    dpopReplay: watchedProofStore(settings.compileSettings.dpopReplay ?? new MemoryReplayStore(), dependencies),
-    tracing,
-    metrics,
-    watchTokenPolicy: watch?.observer.bind(watch),
-  };
+  const compileSettings = compileSettingsOf(settings, dependencies, { tracing, metrics, watchTokenPolicy: watch?.observer.bind(watch) });
   const errorHandler = problemJsonErrorHandler({ messages, server, ...(events === undefined ? {} : { onError: unexpectedError(events) }) });
   const access = operatorAccess(options, settings);
   // The configuration console's heavy work, in worker threads started at its first job.
@@ -366,6 +359,17 @@ function watchStore(states: DependencyStates, store: TransactionStore): Dependen
 function refusedByStore(store: TransactionStore): GatewayError | undefined {
   const cause = store.refusing;
   return cause === undefined ? undefined : new GatewayError('ERR_RECORDING_UNAVAILABLE', { diagnostic: cause });
+}
+
+/** The compile settings of `settings` with the gateway's parts, and its store of DPoP proof identifiers watched. */
+function compileSettingsOf(
+  settings: GatewaySettings,
+  dependencies: DependencyStates,
+  parts: Pick<CompileSettings, 'tracing' | 'metrics' | 'watchTokenPolicy'>,
+): CompileSettings {
+  // One store of proof identifiers for the process's policies (on Redis, the cluster's instead).
+  const dpopReplay = watchedProofStore(settings.compileSettings.dpopReplay ?? new MemoryReplayStore(), dependencies);
+  return { ...settings.compileSettings, ...parts, dpopReplay };
 }
 
 /** The compile settings with what the cluster shares, once joined: token results, Redis, the live instances. */

@@ -7,13 +7,13 @@
  * @module
  */
 import { outcomeLabels } from '../errors.js';
-import { fillPlaceholders, PAGE_ICON, readPageFile } from '../page-assets/files.js';
+import { fillPlaceholders, moduleFile, PAGE_ICON, readPageFile } from '../page-assets/files.js';
 import { readPageTexts, type PageLanguage } from '../page-assets/texts.js';
 import { outcomeGroups } from '../record/outcome-groups.js';
 import { DEFAULT_EXPORT_COLUMNS, EXPORT_COLUMNS } from './export.js';
 import { CONSOLE_REQUEST_HEADER } from '../admin/guard.js';
 
-const file = (name: string): string => readPageFile(new URL(`./page/${name}`, import.meta.url));
+const file = (name: string): string => readPageFile(moduleFile(`monitoring/page/${name}`));
 
 /** The console's icon (`GET <mount>/favicon.svg`). */
 export const CONSOLE_ICON = PAGE_ICON;
@@ -27,7 +27,7 @@ export const CONSOLE_JS = fillPlaceholders(
   {
     OUTCOME_LABELS: JSON.stringify(outcomeLabels),
     OUTCOME_GROUPS: JSON.stringify(outcomeGroups),
-    TEXTS: JSON.stringify(readPageTexts(new URL('./page/texts.json', import.meta.url))),
+    TEXTS: JSON.stringify(readPageTexts(moduleFile('monitoring/page/texts.json'))),
     EXPORT_COLUMNS: JSON.stringify(Object.keys(EXPORT_COLUMNS)),
     DEFAULT_COLUMNS: JSON.stringify(DEFAULT_EXPORT_COLUMNS),
     CONSOLE_HEADER: CONSOLE_REQUEST_HEADER,

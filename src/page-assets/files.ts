@@ -13,7 +13,17 @@
  */
 import { readFileSync } from 'node:fs';
 
-/** The text of a page file, e.g. `readPageFile(new URL('./page/console.css', import.meta.url))`. */
+/**
+ * A file of the built package (or of the sources, under tsx) named from its root, `dist/` (or
+ * `src/`): `moduleFile('monitoring/page/console.css')`. Resolved from this module, one folder
+ * deep, so that the name holds in the modules and in the bundled command (dist/server/cli.js, one
+ * folder deep too): never `./` from a module of another depth.
+ */
+export function moduleFile(path: string): URL {
+  return new URL(`../${path}`, import.meta.url);
+}
+
+/** The text of a page file, e.g. `readPageFile(moduleFile('monitoring/page/console.css'))`. */
 export function readPageFile(url: URL): string {
   return readFileSync(url, 'utf8');
 }
@@ -40,4 +50,4 @@ export function fillPlaceholders(text: string, values: Readonly<Record<string, s
 }
 
 /** The consoles' icon (`favicon.svg` of each page): a shield, so the browser asks the host for no `/favicon.ico`. */
-export const PAGE_ICON = readPageFile(new URL('./icon.svg', import.meta.url));
+export const PAGE_ICON = readPageFile(moduleFile('page-assets/icon.svg'));

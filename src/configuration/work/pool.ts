@@ -16,6 +16,7 @@ import { logger } from '../../log.js';
 import { optionKeys, type OptionChecks } from '../../options.js';
 import type { JobKind, Jobs } from './jobs.js';
 import { transferablesOf } from './transfer.js';
+import { moduleFile } from '../../page-assets/files.js';
 
 const log = logger('configuration');
 
@@ -77,8 +78,8 @@ export function operatorWorkLimits(value: unknown, check: OptionChecks, at = 'op
   };
 }
 
-/** The worker's entry, beside this file. */
-const ENTRY = new URL('./worker.js', import.meta.url);
+/** The worker's entry, beside this file (named from the package's root: see moduleFile). */
+const ENTRY = moduleFile('configuration/work/worker.js');
 
 /**
  * How a worker starts: from `worker.js`; or, when this file runs from the TypeScript sources
