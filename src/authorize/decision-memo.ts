@@ -9,7 +9,8 @@
  * @module
  */
 import type { TokenContext } from '../context.js';
-import { memoPerToken } from '../token/validated-data.js';
+import { heapBytes } from '../token/heap-bytes.js';
+import { chargeTokenData, memoPerToken } from '../token/validated-data.js';
 import type { Pdp } from '../xacml/index.js';
 import { XacmlAttributes as A } from './attributes.js';
 import type { AttributeSelection } from './request-builder.js';
@@ -32,6 +33,9 @@ export interface DecisionKeyPlan {
 
 /** Most decisions remembered per token (different operations, paths...); then they start over. */
 const MAX_KEYS_PER_TOKEN = 256;
+
+/** A decision's map entry (three words and a bucket share); the decision itself is shared. */
+const DECISION_ENTRY_BYTES = 32;
 
 /**
  * The key plan of a compiled policy, or `undefined` when its decisions cannot be reused: it reads
@@ -94,9 +98,13 @@ export class DecisionMemo<T> {
     return slots(token);
   }
 
-  /** Remembers a decision, starting the slot over when it is full. */
-  static remember<T>(slot: Map<string, T>, key: string, value: T): void {
+  /**
+   * Remembers a decision, starting the slot over when it is full; its key is counted in the token
+   * cache's byte bound (a slot started over keeps its count: the bound errs high).
+   */
+  static remember<T>(token: TokenContext | undefined, slot: Map<string, T>, key: string, value: T): void {
     if (slot.size >= MAX_KEYS_PER_TOKEN) slot.clear();
+    else if (!slot.has(key)) chargeTokenData(token, DECISION_ENTRY_BYTES + heapBytes(key));
     slot.set(key, value);
   }
 }

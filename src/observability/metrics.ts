@@ -232,6 +232,13 @@ export class GatewayMetricsRecorder implements GatewayMetrics {
       () => this.cacheEntries(sources),
       registry,
     );
+    new CollectedFamily(
+      'gateway_token_cache_bytes',
+      'Estimated heap bytes of the valid token results cached, what the requests derived from them included, by token policy (bounded by cacheMaxBytes).',
+      'gauge',
+      () => this.cacheBytes(sources),
+      registry,
+    );
     const store = queueing(sources.store);
     new CollectedFamily(
       'gateway_records_saved_total',
@@ -312,6 +319,12 @@ export class GatewayMetricsRecorder implements GatewayMetrics {
       out.push({ labels: { policy, kind: 'valid' }, value: valid }, { labels: { policy, kind: 'negative' }, value: negative });
     }
     return out;
+  }
+
+  private cacheBytes(sources: MetricsSources): Array<{ labels: Record<string, string>; value: number }> {
+    const byName = new Map<string, number>();
+    for (const policy of sources.tokenPolicies()) byName.set(policy.name, (byName.get(policy.name) ?? 0) + policy.cacheSizes.bytes);
+    return [...byName].map(([policy, value]) => ({ labels: { policy }, value }));
   }
 
   /** The exchange is over and recorded: counts it. `seconds` from the request's arrival. */

@@ -12,7 +12,8 @@
  */
 import { hash } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
-import type { SharedTokenData } from './validated-data.js';
+import { heapBytes } from './heap-bytes.js';
+import { accountTokenData, type SharedTokenData } from './validated-data.js';
 
 /** Settings of the valid-result cache. */
 export interface ValidCacheSettings {
@@ -64,16 +65,24 @@ interface Stored<T> extends CachedEntry<T> {
   readonly size: number;
 }
 
-// What an entry costs besides its claims: the key, the entry and info objects, lru-cache's slots.
-const ENTRY_OVERHEAD = 600;
+// What an entry costs besides its data: the key, the entry and `exp` objects, lru-cache's slots in
+// both caches, the shared data's own object.
+const ENTRY_OVERHEAD = 360;
 
-/** Estimated heap bytes of a validation: two bytes a character of its JSON, plus the objects. */
+/**
+ * Estimated heap bytes of a validation as cached ({@link heapBytes} of its parts). What the
+ * requests then derive from it (XACML attributes, forwarded headers, the record's token part,
+ * remembered decisions) is added to its entry as it is made (`accountTokenData`).
+ */
 export function estimateSize(value: SharedTokenData): number {
-  let characters = JSON.stringify(value.info).length;
-  if (value.introspection !== undefined) characters += JSON.stringify(value.introspection).length;
-  if (value.jwt !== undefined) characters += JSON.stringify(value.jwt).length;
-  if (value.userInfo !== undefined) characters += JSON.stringify(value.userInfo).length;
-  return ENTRY_OVERHEAD + 2 * characters;
+  const seen = new Set<unknown>();
+  return (
+    ENTRY_OVERHEAD +
+    heapBytes(value.info, seen) +
+    heapBytes(value.introspection, seen) +
+    heapBytes(value.jwt, seen) +
+    heapBytes(value.userInfo, seen)
+  );
 }
 
 function matches(selector: ForgetSelector, subject: string | undefined, clientId: string | undefined): boolean {
@@ -135,6 +144,16 @@ export class TokenCache<T extends SharedTokenData> {
     return this.valid?.peek(key);
   }
 
+  /**
+   * Counts `bytes` more in the entry of `value` (what requests derived from it), evicting the least
+   * recently used entries past the bound; nothing when the entry is no longer `value`'s.
+   */
+  private grow(key: string, value: T, bytes: number): void {
+    const entry = this.valid?.peek(key);
+    if (entry === undefined || entry.value !== value) return;
+    this.valid!.set(key, { ...entry, size: entry.size + bytes }, { noUpdateTTL: true });
+  }
+
   /** Forgets one valid result (for example when a hit turned out to be expired). */
   delete(key: string): void {
     this.valid?.delete(key);
@@ -158,8 +177,10 @@ export class TokenCache<T extends SharedTokenData> {
     const keepUntil = Math.min(at + Math.max(ttl, staleIfError) * 1000, expiry);
     if (freshUntil > now) {
       const size = estimateSize(value);
-      if (size <= this.settings.maxBytes)
+      if (size <= this.settings.maxBytes) {
         this.valid.set(key, { value, checkedAt: at, freshUntil, size }, { ttl: Math.ceil(keepUntil - now) });
+        accountTokenData(value, (bytes) => this.grow(key, value, bytes));
+      }
     }
     // Remembered for one TTL past expiry: long enough to explain the next "inactive".
     if (value.exp !== undefined) this.expiries!.set(key, value.exp, { ttl: Math.ceil(Math.max(expiry - now, 0) + ttl * 1000) });

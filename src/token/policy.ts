@@ -306,9 +306,9 @@ export class TokenPolicy {
     return this.cache.size;
   }
 
-  /** Valid results and refusals cached now.  @internal */
-  get cacheSizes(): { valid: number; negative: number } {
-    return { valid: this.cache.size, negative: this.cache.refusalCount };
+  /** Valid results and refusals cached now, and the estimated bytes of the valid ones.  @internal */
+  get cacheSizes(): { valid: number; negative: number; bytes: number } {
+    return { valid: this.cache.size, negative: this.cache.refusalCount, bytes: this.cache.bytes };
   }
 
   /** Sets (or removes) the observer of validations and authorization server calls.  @internal */

@@ -11,6 +11,7 @@
  * @module
  */
 import type { TokenContext, TokenInfo } from '../context.js';
+import { heapBytes } from './heap-bytes.js';
 
 /** What a token policy keeps for a valid token, once frozen by {@link shareTokenData}. */
 export interface SharedTokenData {
@@ -54,6 +55,24 @@ export function sharedTokenData(token: TokenContext | undefined): SharedTokenDat
 }
 
 /**
+ * Who is told the heap a shared result's derived values hold: the token policy's cache, which
+ * counts them in its byte bound (`cacheMaxBytes`) with the result itself, so that the bound is the
+ * memory the cached tokens hold, not only their claims.
+ */
+const accountants = new WeakMap<SharedTokenData, (bytes: number) => void>();
+
+/** Registers the cache that holds `shared` (see {@link chargeTokenData}). */
+export function accountTokenData(shared: SharedTokenData, account: (bytes: number) => void): void {
+  accountants.set(shared, account);
+}
+
+/** Counts `bytes` more held because of the shared result behind `token` (nothing when it has none). */
+export function chargeTokenData(token: TokenContext | SharedTokenData | undefined, bytes: number): void {
+  const shared = token === undefined ? undefined : 'raw' in token ? sharedTokenData(token) : token;
+  if (shared !== undefined) accountants.get(shared)?.(bytes);
+}
+
+/**
  * A function of the request's token memoized per validated token: `compute` runs once per shared
  * token result (so once per cached validation, whatever the number of requests that carry it),
  * and its value is kept as long as the token policy keeps that result (a `WeakMap` keyed by the
@@ -64,6 +83,9 @@ export function sharedTokenData(token: TokenContext | undefined): SharedTokenDat
  * @param reusable - whether a memoized value may serve this request too (for a value that also
  *   depends on something of the request besides the shared result, such as the raw token or the
  *   method it came by). Default: always.
+ * @param bytesOf - the heap a value holds of its own, counted in the token cache's byte bound.
+ *   Default: {@link heapBytes} of all it holds (give one that leaves out what the value shares
+ *   with every token, such as configured names).
  * @example
  * ```ts
  * const attributesOf = memoPerToken((token) => deepFreeze(tokenAttributes(token)));
@@ -73,6 +95,7 @@ export function sharedTokenData(token: TokenContext | undefined): SharedTokenDat
 export function memoPerToken<T>(
   compute: (token: TokenContext | undefined) => T,
   reusable?: (value: T, token: TokenContext) => boolean,
+  bytesOf: (value: T) => number = heapBytes,
 ): (token: TokenContext | undefined) => T {
   const values = new WeakMap<SharedTokenData, T>();
   return (token) => {
@@ -82,9 +105,13 @@ export function memoPerToken<T>(
     if (known !== undefined && (reusable === undefined || reusable(known, token!))) return known;
     const value = compute(token);
     values.set(shared, value);
+    accountants.get(shared)?.(MEMO_ENTRY_BYTES + bytesOf(value));
     return value;
   };
 }
+
+/** A memo's WeakMap entry (an ephemeron: key, value, and the table's slots). */
+const MEMO_ENTRY_BYTES = 64;
 
 /** What replaces a value that contains the raw token, wherever the gateway writes one out. */
 export const REDACTED = '[redacted]';

@@ -126,7 +126,7 @@ export class Authorizer<R extends IncomingMessage> {
     let decided = slot.get(key);
     if (decided === undefined) {
       decided = this.#evaluate(req, gateway, state, plan, evaluated);
-      DecisionMemo.remember(slot, key, decided);
+      DecisionMemo.remember(token, slot, key, decided);
     }
     return decided;
   }

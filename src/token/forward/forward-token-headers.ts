@@ -8,6 +8,7 @@ import type { IncomingMessage } from 'node:http';
 import { CompactSign } from 'jose';
 import { gatewayContext } from '../../context.js';
 import type { GatewayContext, Middleware, TokenContext } from '../../context.js';
+import { heapBytes } from '../heap-bytes.js';
 import { memoPerToken, REDACTED } from '../validated-data.js';
 import { GatewayError } from '../../errors.js';
 import { appendQueryParameter } from '../../url/parameters.js';
@@ -31,7 +32,7 @@ class TokenForwarder {
     this.#tokenForwardOf =
       typeof settings.dateFormat === 'function'
         ? tokenForward
-        : memoPerToken(tokenForward, (known, token) => known.items.get('binding') === provenKind(token));
+        : memoPerToken(tokenForward, (known, token) => known.items.get('binding') === provenKind(token), ownBytes);
   }
 
   /** One header to set: its name, lower-case name, value, and the value recorded (token redacted). */
@@ -194,6 +195,15 @@ type HeaderEntry = readonly [name: string, lower: string, value: string, recorde
 interface TokenForward {
   readonly items: Map<ForwardedItem, ForwardedValue>;
   readonly headers: readonly HeaderEntry[];
+}
+
+/** The heap a {@link TokenForward} holds of its own: its items and values, not the configured header names. */
+function ownBytes(forward: TokenForward): number {
+  const seen = new Set<unknown>();
+  let bytes = heapBytes(forward.items, seen) + 48 + 8 * forward.headers.length;
+  // Each entry: its array (a JSArray and four words), its value and recorded value.
+  for (const [, , value, recorded] of forward.headers) bytes += 80 + heapBytes(value, seen) + heapBytes(recorded, seen);
+  return bytes;
 }
 
 /** The kind of the sender constraint the request proved, as the `binding` item says it. */
