@@ -3,7 +3,7 @@
  * `xacml-eval --policy P.xml [--policy P2.xml ...] [--reference R.xml ...] --request Q.xml`:
  * evaluates one request against the policies and prints the XACML 2.0 response XML.
  * Exit code 0 when a response was printed; 2 for bad usage, an unreadable file or an invalid
- * policy/request (XacmlSyntaxError), with the reason on stderr.
+ * policy/request (XacmlSyntaxError), with the reason on stderr (and the usage, for bad usage only).
  *
  * @module
  */
@@ -16,8 +16,8 @@ import { toResponseXml } from './response.js';
 
 const USAGE = 'Usage: xacml-eval --policy P.xml [--policy P2.xml ...] [--reference R.xml ...] --request Q.xml';
 
-function fail(message: string): never {
-  process.stderr.write(`xacml-eval: ${message}\n${USAGE}\n`);
+function fail(message: string, usage = false): never {
+  process.stderr.write(`xacml-eval: ${message}\n${usage ? `${USAGE}\n` : ''}`);
   process.exit(2);
 }
 
@@ -44,14 +44,14 @@ function main(argv: string[]): void {
       allowPositionals: false,
     }));
   } catch (e) {
-    fail((e as Error).message);
+    fail((e as Error).message, true);
   }
   if (values.help) {
     process.stdout.write(`${USAGE}\n`);
     return;
   }
-  if (!values.policy?.length) fail('missing --policy');
-  if (!values.request) fail('missing --request');
+  if (!values.policy?.length) fail('missing --policy', true);
+  if (!values.request) fail('missing --request', true);
   const policies = values.policy.map(read);
   const references = (values.reference ?? []).map(read);
   const requestXml = read(values.request);
