@@ -2,12 +2,12 @@
  * `express-access-gateway serve`, run as a user runs it: the built command in a child process on
  * loopback, with the demo authorization server and an echo backend.
  */
-import { writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { expect } from 'chai';
 import { startDemoAuthServer, type DemoAuthServer } from '../../examples/petstore/auth-server.js';
 import type { GatewayConfig } from '../../src/index.js';
-import { echoBackend, editJson, exampleCopy, openConfig } from '../gateway/helpers.js';
+import { echoBackend, editJson, exampleCopy, openConfig, repoRoot } from '../gateway/helpers.js';
 import { freePort, serve, stop } from './support.js';
 
 describe('express-access-gateway serve', function () {
@@ -71,6 +71,49 @@ describe('express-access-gateway serve', function () {
     expect(await short.exited()).to.equal(2);
     expect(short.output()).to.include('GATEWAY_CLUSTER_SECRET must be a secret of at least 32 characters');
     expect(short.output()).not.to.include('short-cluster-secret');
+  });
+
+  it('a configuration refused at start: the records docs/traffic-control.md shows, on stdout; stderr empty', async () => {
+    const guide = await readFile(path.join(repoRoot, 'docs', 'traffic-control.md'), 'utf8');
+    const shown = /```text\n(invalid gateway configuration \(([^)]+)\): [^\n]*)\n```/.exec(guide);
+    expect(shown, "the guide's refusal line").to.not.equal(null);
+    const bad = path.join(copy.dir, 'bad-traffic.json');
+    await writeFile(
+      bad,
+      JSON.stringify({
+        trafficControl: { policies: [{ name: 'per-client', metric: 'requests', limit: 0, windowSeconds: 60, groupBy: ['clientId'] }] },
+        apis: [
+          {
+            provider: 'Ente',
+            name: 'X',
+            version: 1,
+            backend: { url: 'http://127.0.0.1:1' },
+            trafficControl: {
+              policies: [
+                { name: 'burst', metric: 'concurrentRequests', limit: 5 },
+                { name: 'per-minute', metric: 'requests', limit: 100 },
+              ],
+            },
+          },
+        ],
+      }),
+    );
+    const served = serve(['serve', '--config', bad, '--port', '0', '--admin-port', '0'], {
+      LOG_FORMAT: 'json',
+      ADMIN_PASSWORD: 'cli-admin',
+    });
+    expect(await served.exited()).to.equal(2);
+    const { stdout, stderr } = served.streams();
+    expect(stderr).to.equal('');
+    const records = stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { event?: string; issues?: unknown; cause?: string });
+    expect(records.find((r) => r.event === 'config_error')?.issues).to.deep.equal([
+      { path: 'trafficControl.policies[0].limit', message: 'must be a positive integer' },
+      { path: 'apis[0].trafficControl.policies[1].windowSeconds', message: 'is required for a requests policy' },
+    ]);
+    expect(records.find((r) => r.event === 'not_ready')?.cause).to.equal(shown![1]!.replace(shown![2]!, bad));
   });
 
   it('serves the scenario, with admin, console and health on their own port, and stops on SIGTERM with exit 0', async () => {

@@ -15,6 +15,8 @@ export const cli = path.join(repoRoot, 'dist', 'server', 'cli.js');
 export interface Served {
   readonly child: ChildProcess;
   output(): string;
+  /** What it wrote to each stream apart (the first 64 kB of each), where the stream matters. */
+  streams(): { stdout: string; stderr: string };
   waitFor(pattern: RegExp, timeoutMs?: number): Promise<RegExpExecArray>;
   exited(): Promise<number | null>;
 }
@@ -46,12 +48,19 @@ export function serve(args: string[], env: Record<string, string> = {}): Served 
     text += c.toString('utf8');
     if (text.length > 2_000_000) text = `${text.slice(0, 64_000)}\n…\n${text.slice(-1_000_000)}`;
   };
+  const apart = { stdout: '', stderr: '' };
+  const keepApart = (stream: 'stdout' | 'stderr') => (c: Buffer) => {
+    if (apart[stream].length < 64_000) apart[stream] += c.toString('utf8');
+  };
   child.stdout!.on('data', keep);
   child.stderr!.on('data', keep);
+  child.stdout!.on('data', keepApart('stdout'));
+  child.stderr!.on('data', keepApart('stderr'));
   const exit = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   return {
     child,
     output: () => text,
+    streams: () => ({ ...apart }),
     exited: () => exit,
     async waitFor(pattern, timeoutMs = 60_000) {
       const deadline = Date.now() + timeoutMs;
