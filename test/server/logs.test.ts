@@ -3,12 +3,12 @@
  * lines on stdout, each with an `event`; the causes of an authorization server's failure; the
  * access log, which holds no token, cookie or query string value.
  */
-import { writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { expect } from 'chai';
 import { startDemoAuthServer, type DemoAuthServer } from '../../examples/petstore/auth-server.js';
 import type { GatewayConfig } from '../../src/index.js';
-import { echoBackend, exampleCopy, openConfig } from '../gateway/helpers.js';
+import { echoBackend, exampleCopy, openConfig, repoRoot } from '../gateway/helpers.js';
 import { freePort, serve, stop, type Served } from './support.js';
 
 /** The JSON records of a run's stdout (and stderr): every line must parse. */
@@ -161,7 +161,11 @@ describe('express-access-gateway serve: logs', function () {
       const first = lines[0]!;
       expect(first).to.include({ api: 'Ente/Echo/v1', operation: 'getPet', method: 'GET', status: 201, clientId: 'client1', traceId });
       expect(first['transactionId']).to.equal(sent[0]!.headers.get('gateway-transaction-id'));
-      expect(first['outcome']).to.be.a('string');
+      // docs/deployment.md's example: the same fields, in the same order, and the outcome of a success.
+      const guide = await readFile(path.join(repoRoot, 'docs', 'deployment.md'), 'utf8');
+      const shown = JSON.parse(/```json\n(\{"level[^\n]*"event":"access"[^\n]*)\n```/.exec(guide)![1]!) as Record<string, unknown>;
+      expect(Object.keys(first)).to.deep.equal(Object.keys(shown));
+      expect(first['outcome']).to.equal(shown['outcome']).and.to.equal('OK');
       expect(first['durationMs']).to.be.a('number');
       expect(lines[3]).to.include({ status: 401 });
       const output = served.output();
