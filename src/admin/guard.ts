@@ -87,15 +87,34 @@ export function csrfRefusal(req: Request, isJson: boolean): string | undefined {
 }
 
 /**
+ * Whether a request shows that a page of another origin sent it: an `Origin` other than the
+ * request's own, or `Sec-Fetch-Site` `same-site` or `cross-site` (`none` is the user's own
+ * navigation: a typed address or a bookmark).
+ */
+function fromAnotherOrigin(req: Request): boolean {
+  const origin = req.headers.origin;
+  if (origin !== undefined && !sameOrigin(origin, req)) return true;
+  const site = req.headers['sec-fetch-site'];
+  return site !== undefined && site !== 'same-origin' && site !== 'none';
+}
+
+/**
  * The middleware in front of the console's or the admin's routes, in this order: an address
  * blocked by the throttle gets 429 (`ERR_TOO_MANY_REQUESTS`, with `Retry-After`) before anything
- * else is looked at; a request the CSRF defence refuses gets 403 (`ERR_ADMIN_ORIGIN_REFUSED`); then
- * the credentials, counted as a failed login before they are checked (429 when the address or the
- * account has no attempt left): 401 with a Basic challenge (logged), or on (the attempt given back).
+ * else is looked at; a request the CSRF defence refuses gets 403 (`ERR_ADMIN_ORIGIN_REFUSED`),
+ * unless it carries no credentials at all (no `Authorization`, no cookie) and comes from no other
+ * origin: that one gets the 401 challenge, which says what it lacks first (with credentials but
+ * still without the header, the next try gets the 403); then the credentials, counted as a failed
+ * login before they are checked (429 when the address or the account has no attempt left): 401
+ * with a Basic challenge (logged), or on (the attempt given back).
  */
 export function guard(options: GuardOptions): RequestHandler {
   const { check, countsWithoutCredentials, realm, throttle, isJson, log } = options;
   const challenge = `Basic realm="${realm}", charset="UTF-8"`;
+  const askForCredentials = (res: Response): void => {
+    res.setHeader('WWW-Authenticate', challenge);
+    problem(res, 401, 'Unauthorized', 'Authentication required');
+  };
   return (req: Request, res: Response, next: NextFunction) => {
     const address = req.socket.remoteAddress ?? 'unknown';
     const wait = throttle.blockedFor(address);
@@ -106,6 +125,14 @@ export function guard(options: GuardOptions): RequestHandler {
     }
     const refusal = csrfRefusal(req, isJson(req));
     if (refusal !== undefined) {
+      // With nothing sent to sign in with, nothing could have been done in an operator's name. A
+      // check of the host's own may admit requests without credentials: its callers get the 403.
+      const anonymous = !countsWithoutCredentials && req.headers.authorization === undefined && req.headers.cookie === undefined;
+      if (anonymous && !fromAnotherOrigin(req)) {
+        log('challenged %s %s from %s: no credentials (and %s)', req.method, req.originalUrl, address, refusal);
+        askForCredentials(res);
+        return;
+      }
       log('refused %s %s from %s: %s', req.method, req.originalUrl, address, refusal);
       refuse(res, 'ERR_ADMIN_ORIGIN_REFUSED');
       return;
@@ -137,8 +164,7 @@ export function guard(options: GuardOptions): RequestHandler {
           // Never the credentials themselves: only who, where, and how many times.
           log('failed login from %s to %s %s (%d of %d)', address, req.method, req.originalUrl, attempt.failures, throttle.maxFailures);
         }
-        res.setHeader('WWW-Authenticate', challenge);
-        problem(res, 401, 'Unauthorized', 'Authentication required');
+        askForCredentials(res);
       },
       (error: unknown) => {
         log('authenticate failed: %s', (error as Error)?.message ?? String(error));

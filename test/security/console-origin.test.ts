@@ -125,6 +125,37 @@ describe('security: console and admin are out of reach of relayed content', func
       expect((await fetch(`${server.adminUrl}/gateway/console/api/transactions`, { headers: own })).status).to.equal(200);
     });
 
+    it('a call with neither credentials nor the console header gets the 401 challenge; one from another origin or site, 403', async () => {
+      const admin = server.adminUrl;
+      for (const [method, route] of [
+        ['GET', '/gateway/console/api/transactions'],
+        ['GET', '/gateway/operators/audit'],
+        ['GET', '/gateway/admin/status'],
+        ['POST', '/gateway/admin/reset-caches'],
+      ] as const) {
+        // As curl sends it: no Origin, no Sec-Fetch-Site, no cookie.
+        const bare = await send(`${admin}${route}`, { method });
+        expect(bare.status, `${method} ${route}`).to.equal(401);
+        expect(bare.headers['www-authenticate'], `${method} ${route}`).to.match(/^Basic realm="[^"]+", charset="UTF-8"$/);
+        expect(bare.headers['content-type']).to.match(/^application\/problem\+json/);
+        // The user's own navigation (a typed address) is no other origin either.
+        expect((await send(`${admin}${route}`, { method, headers: { 'sec-fetch-site': 'none' } })).status).to.equal(401);
+        for (const headers of [
+          { origin: 'http://attacker.example' },
+          { origin: 'null' },
+          { 'sec-fetch-site': 'cross-site' },
+          { 'sec-fetch-site': 'same-site' },
+          // Credentials (a cached Basic login, a cookie) without the header: the CSRF refusal as before.
+          { authorization: OPERATOR },
+          { cookie: 'theme=dark' },
+        ]) {
+          const refused = await send(`${admin}${route}`, { method, headers });
+          expect(refused.status, `${method} ${route} ${JSON.stringify(headers)}`).to.equal(403);
+          expect((JSON.parse(refused.body) as { gateway_status: string }).gateway_status).to.equal('protocol:GATEWAY-403');
+        }
+      }
+    });
+
     it('(d) in headless Chromium, the relayed page can neither read records nor reset the caches, here or on the admin origin', async () => {
       if (!existsSync(CHROMIUM)) throw new Error(`Chromium not found at ${CHROMIUM} (install it or set CHROMIUM_PATH)`);
       browser = await chromium.launch({
