@@ -606,8 +606,10 @@ function mountAdmin(
   // Metrics: behind the operators' credentials (none without `admin`: no open default), or open when asked.
   const metrics = gateway.metrics;
   if (metrics !== undefined && metricsAuth === false) adminApp.get(`${prefix}/metrics`, serverHeader, metricsHandler(metrics));
-  else if (metrics !== undefined && access !== undefined)
+  else if (metrics !== undefined && access !== undefined) {
+    adminApp.use(`${prefix}/metrics`, access.signInTrail('metrics'));
     adminApp.get(`${prefix}/metrics`, serverHeader, adminReadGate(access.routerOptions()), metricsHandler(metrics));
+  }
   if (access === undefined) return;
   // Past health and metrics (programs that address an instance by its own name), the operators'
   // routes answer under the admin host name only.
@@ -619,11 +621,12 @@ function mountAdmin(
     );
   // Every router of the listener: the same operators (session or Basic), roles and throttle.
   adminApp.use(`${prefix}/admin`, serverHeader, access.auditTrail('admin'), adminRouter(gateway, access.routerOptions()));
-  adminApp.use(`${prefix}/operators`, serverHeader, operatorsRouter(access));
+  adminApp.use(`${prefix}/operators`, serverHeader, access.signInTrail('operators'), operatorsRouter(access));
   if (configStore !== undefined) {
     adminApp.use(
       `${prefix}/configuration/api`,
       serverHeader,
+      access.signInTrail('configuration/api'),
       configurationRouter(access, configStore, gateway, work, trafficInForce, { hasRedis: settings.compileSettings.hasRedis }),
     );
     adminApp.use(`${prefix}/configuration`, serverHeader, configurationPage(language));
@@ -633,6 +636,7 @@ function mountAdmin(
   adminApp.use(
     `${prefix}/console`,
     serverHeader,
+    access.signInTrail('console'),
     monitoringConsole({
       store: gateway.store,
       authenticate,

@@ -68,6 +68,8 @@ export interface Operator extends OperatorIdentity {
 
 const SAFE: ReadonlySet<string> = new Set(['GET', 'HEAD', 'OPTIONS']);
 const operators = new WeakMap<Request, Operator>();
+/** Requests an audit entry was made for (or counted): the trails add none of their own. */
+const audited = new WeakSet<Request>();
 
 /** The operator a request was authenticated as (by {@link OperatorAccess.authenticate}). */
 export function operatorOf(req: Request): Operator | undefined {
@@ -259,20 +261,38 @@ export class OperatorAccess {
    * state-changing request, and every refused Basic login, is logged when its answer ends.
    */
   auditTrail(area: string): RequestHandler {
+    return this.#trail(area, true);
+  }
+
+  /**
+   * Middleware in front of routes that audit their own changes (the console, the operators' and
+   * the configuration's routes): every refused Basic login (401 or 429 to a request with an
+   * `Authorization` header), whatever its method, is logged when its answer ends, once.
+   */
+  signInTrail(area: string): RequestHandler {
+    return this.#trail(area, false);
+  }
+
+  #trail(area: string, changesToo: boolean): RequestHandler {
     return (req: Request, res: Response, next: NextFunction) => {
-      const changes = !SAFE.has(req.method);
+      const changes = changesToo && !SAFE.has(req.method);
       const credentials = req.headers.authorization !== undefined;
       if (!changes && !credentials) return next();
+      // Read now, below the mount: when the answer ends, Express may have given req.url back whole.
+      const path = req.path;
+      const target = `${area}${path === '/' ? '' : path}`;
       res.on('finish', () => {
+        // A route that audited the request itself (a sign-in's own refusal) said it already.
+        if (audited.has(req)) return;
         const operator = operatorOf(req);
         if (!changes && !(res.statusCode === 401 || res.statusCode === 429)) return;
-        const action = changes && operator !== undefined ? req.path.replace(/^\/+|\/+$/g, '') || area : 'sign-in';
+        const action = changes && operator !== undefined ? path.replace(/^\/+|\/+$/g, '') || area : 'sign-in';
         void this.record(req, {
           action,
-          target: `${area}${req.path}`,
+          target,
           result: resultOf(res.statusCode),
           status: res.statusCode,
-          ...(operator === undefined ? { detail: `${req.method} ${area}${req.path} without valid credentials` } : detailOf(res)),
+          ...(operator === undefined ? { detail: `${req.method} ${target} without valid credentials` } : detailOf(res)),
         }).catch(() => undefined);
       });
       next();
@@ -287,6 +307,7 @@ export class OperatorAccess {
     req: Request,
     entry: { action: string; target?: string; result: AuditResult; status?: number; detail?: string; actor?: string | null },
   ): Promise<unknown> {
+    audited.add(req);
     const operator = operatorOf(req);
     const input: AuditInput = {
       actor: entry.actor !== undefined ? entry.actor : (operator?.username ?? null),
