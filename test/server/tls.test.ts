@@ -224,7 +224,26 @@ describe('serve over HTTPS (--tls-*)', function () {
       other.keyFile,
     ]);
     expect(await mismatch.exited()).to.equal(2);
-    expect(mismatch.output()).to.include('tls: the certificate, key or client CA cannot be used');
+    // Nothing says ok before everything is checked, and the line names the part once.
+    const lines = mismatch.output().trimEnd().split('\n');
+    expect(lines[0]).to.equal(`configuration not usable: ${configFile}: 1 problem(s)`);
+    expect(lines).to.include('  token policy Strict: ok');
+    expect(lines.at(-1)).to.match(/^ {2}tls: the certificate, key or client CA cannot be used \(.+\)$/);
+    expect(mismatch.output()).not.to.include('configuration ok').and.not.to.include('tls: tls:');
+    // A key file that cannot be read is named by its part, with the configuration's own checks beside it.
+    const unread = serve([
+      'serve',
+      '--config',
+      configFile,
+      '--check-config',
+      '--tls-cert',
+      pki.server.certFile,
+      '--tls-key',
+      path.join(dir, 'none.pem'),
+    ]);
+    expect(await unread.exited()).to.equal(2);
+    expect(unread.output()).to.include(`configuration not usable: ${configFile}: 1 problem(s)`);
+    expect(unread.output()).to.include(`  tls.key: cannot read ${path.join(dir, 'none.pem')} (ENOENT)`);
   });
 
   it('a certificate file that cannot be read stops the start, naming it', async () => {
