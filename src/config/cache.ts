@@ -10,7 +10,7 @@ import { optionChecks } from '../options.js';
 import NodeCache from 'node-cache';
 import { logger } from '../log.js';
 import { ConfigError } from './errors.js';
-import { loadConfig, type ConfigSource } from './load.js';
+import { configSourceLabel, loadConfig, type ConfigSource } from './load.js';
 import type { ResolvedConfig } from './types.js';
 
 const log = logger('config');
@@ -64,9 +64,13 @@ export interface ConfigCacheState {
   lastError?: ConfigError;
 }
 
-function asConfigError(err: unknown): ConfigError {
-  if (err instanceof ConfigError) return err;
-  return new ConfigError([{ path: '', message: err instanceof Error ? err.message : String(err) }], undefined, { cause: err });
+/**
+ * A failed load as a {@link ConfigError} naming the configuration `source`: what compiling refuses
+ * (a policy file, a token policy) belongs to the configuration as much as what loading refuses.
+ */
+function asConfigError(err: unknown, source: string): ConfigError {
+  if (err instanceof ConfigError) return err.source === undefined ? new ConfigError(err.issues, source, { cause: err.cause }) : err;
+  return new ConfigError([{ path: '', message: err instanceof Error ? err.message : String(err) }], source, { cause: err });
 }
 
 /**
@@ -165,7 +169,7 @@ export class ConfigCache<T> {
       const compiled = await this.#options.compile(config);
       next = { config, compiled, loadedAt: Date.now() };
     } catch (err) {
-      const error = asConfigError(err);
+      const error = asConfigError(err, configSourceLabel(this.#options.source));
       this.#lastError = error;
       const previous = this.#current;
       if (previous === undefined) throw error;

@@ -75,6 +75,17 @@ async function parseYaml(text: string, label: string): Promise<unknown> {
   }
 }
 
+/**
+ * How errors name a configuration source (`ConfigError.source`): its file's absolute path, the
+ * document source's label, `loader` or `object`.  @internal
+ */
+export function configSourceLabel(source: ConfigSource): string {
+  if (typeof source === 'string' || source instanceof URL) return path.resolve(source instanceof URL ? fileURLToPath(source) : source);
+  if (typeof source === 'function') return 'loader';
+  if (isDocumentSource(source)) return typeof source.label === 'string' && source.label !== '' ? source.label : 'configuration source';
+  return 'object';
+}
+
 /** Options of {@link loadConfig}. */
 export interface LoadConfigOptions {
   /**
@@ -101,7 +112,7 @@ const LOAD_CONFIG_KEYS = optionKeys<LoadConfigOptions>({ baseDir: true });
 export async function loadConfig(source: ConfigSource, options: LoadConfigOptions = {}): Promise<ResolvedConfig> {
   refuseUnknownKeys('loadConfig: options', options, LOAD_CONFIG_KEYS);
   if (typeof source === 'string' || source instanceof URL) {
-    const file = path.resolve(source instanceof URL ? fileURLToPath(source) : source);
+    const file = configSourceLabel(source);
     const label = file;
     let text: string;
     try {
@@ -126,7 +137,7 @@ export async function loadConfig(source: ConfigSource, options: LoadConfigOption
     return resolveConfig(document, { ...options, source: 'loader' });
   }
   if (isDocumentSource(source)) {
-    const label = typeof source.label === 'string' && source.label !== '' ? source.label : 'configuration source';
+    const label = configSourceLabel(source);
     let saved: { document: GatewayConfig; policies: Record<string, string> };
     try {
       saved = await source.current();

@@ -176,6 +176,33 @@ describe('express-access-gateway serve: readiness checks', function () {
     expect((await checkConfig(okFile, { GATEWAY_CHECK_CONFIG: '1' })).code).to.equal(0);
   });
 
+  it('a policy file that does not compile: the configuration file and the policy file named, by --check-config and in the config_error record', async () => {
+    const policy = path.join(copy.dir, 'policies', 'unclosed.xml');
+    await writeFile(policy, '<Policy');
+    const file = path.join(copy.dir, 'check-unclosed.json');
+    await writeFile(
+      file,
+      JSON.stringify(
+        configWith(
+          { issuer: as.issuer, clientId: 'gateway', clientSecret: 'gateway-secret' },
+          { mode: 'xacml-Policy', policy: 'policies/unclosed.xml' },
+        ),
+      ),
+    );
+    const checked = await checkConfig(file);
+    expect(checked.code, checked.out).to.equal(2);
+    const [head, problem] = checked.out.split('\n');
+    expect(head).to.equal(`configuration not usable: ${file}: 1 problem(s)`);
+    expect(problem).to.match(new RegExp(`^ {2}apis\\[0\\]\\.authorization\\.policy: ${policy}: Malformed XML`));
+
+    const run = serve(['serve', '--config', file, '--port', '0', '--admin-port', '0'], { LOG_FORMAT: 'json', ADMIN_PASSWORD: 'x' });
+    expect(await run.exited()).to.equal(2);
+    const refused = records(run).find((r) => r['event'] === 'config_error');
+    expect(refused, run.output()).to.include({ source: file });
+    expect(refused?.['msg']).to.include(`(${file})`).and.include(policy);
+    expect(records(run).find((r) => r['event'] === 'not_ready')?.['cause']).to.include(`invalid gateway configuration (${file})`);
+  });
+
   it('a designator of an org:gateway id the gateway never fills: a warning naming the nearest id, in the log and in --check-config', async () => {
     const typo = path.join(copy.dir, 'policies', 'typo.xml');
     await writeFile(
