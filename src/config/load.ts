@@ -9,6 +9,7 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ConfigError } from './errors.js';
+import { parseJsonText } from './json-syntax.js';
 import type { GatewayConfig, ResolvedConfig } from './types.js';
 import { resolveConfig } from './validate.js';
 
@@ -54,9 +55,9 @@ const MAX_YAML_ALIASES = 100;
 
 function parseJson(text: string, label: string): unknown {
   try {
-    return JSON.parse(text);
+    return parseJsonText(text);
   } catch (err) {
-    throw new ConfigError([{ path: '', message: `not valid JSON: ${(err as Error).message}` }], label, { cause: err });
+    throw new ConfigError([{ path: '', message: `not valid JSON ${(err as Error).message}` }], label, { cause: err });
   }
 }
 

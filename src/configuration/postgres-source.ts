@@ -7,6 +7,7 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { ConfigError, type ConfigIssue } from '../config/errors.js';
+import { JsonSyntaxError, parseJsonText } from '../config/json-syntax.js';
 import type { GatewayConfig } from '../config/types.js';
 import { logger } from '../log.js';
 import { optionChecks, optionKeys } from '../options.js';
@@ -408,11 +409,11 @@ VALUES ($1, $2, $3, $4, $5, $6::json, $7::json) RETURNING ${META_COLUMNS}`,
 async function readInitialFile(file: string): Promise<{ document: GatewayConfig; policies: Record<string, string> }> {
   let document: GatewayConfig;
   try {
-    document = JSON.parse(await readFile(file, 'utf8')) as GatewayConfig;
+    document = parseJsonText(await readFile(file, 'utf8')) as GatewayConfig;
   } catch (err) {
     const reason =
-      err instanceof SyntaxError
-        ? `not valid JSON: ${err.message}`
+      err instanceof JsonSyntaxError
+        ? `not valid JSON ${err.message}`
         : `cannot read the file (${(err as { code?: string }).code ?? String(err)})`;
     throw new ConfigError([{ path: '', message: reason }], file, { cause: err });
   }

@@ -10,6 +10,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { mkdir, open, readdir, readFile, rename, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import { ConfigError } from '../config/errors.js';
+import { parseJsonText } from '../config/json-syntax.js';
 import type { GatewayConfig } from '../config/types.js';
 import { resolveConfig, type ResolveConfigOptions } from '../config/validate.js';
 import { logger } from '../log.js';
@@ -207,9 +208,9 @@ export class FileConfigStore implements ConfigStore {
     }
     let document: GatewayConfig;
     try {
-      document = JSON.parse(text) as GatewayConfig;
+      document = parseJsonText(text) as GatewayConfig;
     } catch (err) {
-      throw new ConfigError([{ path: '', message: `not valid JSON: ${(err as Error).message}` }], this.label, { cause: err });
+      throw new ConfigError([{ path: '', message: `not valid JSON ${(err as Error).message}` }], this.label, { cause: err });
     }
     const policies: Record<string, string> = {};
     for (const file of policyPaths(document)) {

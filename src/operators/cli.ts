@@ -9,6 +9,7 @@ import { randomBytes } from 'node:crypto';
 import { readFile, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
+import { parseJsonText } from '../config/json-syntax.js';
 import { hashPassword, MAX_PASSWORD_LENGTH } from './passwords.js';
 import { isRole, OPERATOR_ROLES } from './roles.js';
 import { USERNAME, usersIssues, type UsersDocument } from './users.js';
@@ -82,7 +83,12 @@ async function readUsers(file: string): Promise<UsersDocument> {
     if ((err as { code?: string }).code === 'ENOENT') return { users: [] };
     throw err;
   }
-  const document = JSON.parse(text) as unknown;
+  let document: unknown;
+  try {
+    document = parseJsonText(text);
+  } catch (err) {
+    throw new UsageError(`${file} is not a valid users file: not valid JSON ${(err as Error).message}`);
+  }
   const issues = usersIssues(document);
   if (issues.length > 0)
     throw new UsageError(`${file} is not a valid users file: ${issues.map((i) => `${i.path}: ${i.message}`).join('; ')}`);

@@ -10,6 +10,7 @@ import { readFileSync, statSync } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { ConfigError, type ConfigIssue } from '../config/errors.js';
+import { parseJsonText } from '../config/json-syntax.js';
 import { logger } from '../log.js';
 import type { BasicCredentials } from '../admin/credentials.js';
 import { parsePasswordHash, verifyPassword } from './passwords.js';
@@ -144,9 +145,9 @@ export class UserDirectory {
   #parse(text: string): Map<string, OperatorUser> {
     let document: unknown;
     try {
-      document = JSON.parse(text);
+      document = parseJsonText(text);
     } catch (err) {
-      throw new ConfigError([{ path: '', message: `not valid JSON: ${(err as Error).message}` }], this.#file);
+      throw new ConfigError([{ path: '', message: `not valid JSON ${(err as Error).message}` }], this.#file);
     }
     const issues = usersIssues(document);
     if (issues.length > 0) throw new ConfigError(issues, this.#file);

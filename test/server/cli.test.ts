@@ -116,6 +116,21 @@ describe('express-access-gateway serve', function () {
     expect(records.find((r) => r.event === 'not_ready')?.cause).to.equal(shown![1]!.replace(shown![2]!, bad));
   });
 
+  it('a configuration file that is not JSON: the file, the line and the column of the problem, and what it is', async () => {
+    const cut = path.join(copy.dir, 'cut.json');
+    await writeFile(cut, '{\n  "apis": [\n    { "provider": "Ente",\n');
+    const checked = serve(['serve', '--config', cut, '--check-config']);
+    expect(await checked.exited()).to.equal(2);
+    expect(checked.output()).to.equal(
+      `configuration not usable: ${cut}: 1 problem(s)\n  (document): not valid JSON at line 4, column 1: the file ends where a property name in double quotes was expected\n`,
+    );
+    const comma = path.join(copy.dir, 'comma.json');
+    await writeFile(comma, '{\n  "apis": [],\n}\n');
+    const served = serve(['serve', '--config', comma, '--port', '0', '--admin-port', '0']);
+    expect(await served.exited()).to.equal(2);
+    expect(served.output()).to.include(`(${comma})`).and.include('not valid JSON at line 3, column 1: "}" after a comma');
+  });
+
   it('serves the scenario, with admin, console and health on their own port, and stops on SIGTERM with exit 0', async () => {
     // --admin-port 0 serves no admin listener: take a free port.
     const adminPort = await freePort();
