@@ -6,6 +6,7 @@
  *
  * @module
  */
+import { parseArgs, type ParseArgsConfig } from 'node:util';
 
 /** The code of every {@link InvalidOptionError}. */
 export const INVALID_OPTION = 'ERR_INVALID_OPTION';
@@ -198,6 +199,41 @@ export function nearestKey(given: string, known: readonly string[]): string | un
     if (score !== Infinity && (best === undefined || score < best.score)) best = { key, score };
   }
   return best?.key;
+}
+
+/** A command's flags, as `parseArgs` takes them. */
+type Flags = NonNullable<ParseArgsConfig['options']>;
+
+/** A flag as typed, for a message: bounded, and quoted when it holds anything but visible ASCII. */
+function typedFlag(raw: string): string {
+  const bounded = raw.length > 40 ? `${raw.slice(0, 40)}…` : raw;
+  return /^[\x21-\x7e…]+$/.test(bounded) ? bounded : JSON.stringify(bounded);
+}
+
+/**
+ * What is wrong with command-line `args` that `parseArgs` refused with `err` (strict), said for an
+ * operator in one line: an unknown flag with the nearest valid one (`unknown option --prot (did you
+ * mean --port?)`), a flag without its value, a switch given one. Flags are compared as option keys
+ * are (`admin-port` as `adminPort`), so that `--adminport` finds `--admin-port`.  @internal
+ */
+export function commandLineProblem(err: unknown, args: string[], flags: Flags): string {
+  const { tokens } = parseArgs({ args, options: flags, strict: false, allowPositionals: true, tokens: true });
+  const names = Object.keys(flags);
+  const asKey = (flag: string): string => flag.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
+  for (const token of tokens) {
+    if (token.kind !== 'option') continue;
+    const flag = typedFlag(token.rawName);
+    const spec = Object.hasOwn(flags, token.name) ? flags[token.name] : undefined;
+    if (spec === undefined) {
+      const nearest = token.rawName.startsWith('--') ? nearestKey(asKey(token.name), names.map(asKey)) : undefined;
+      const meant = nearest === undefined ? undefined : names.find((name) => asKey(name) === nearest);
+      return `unknown option ${flag}${meant === undefined ? '' : ` (did you mean --${meant}?)`}`;
+    }
+    if (spec.type === 'string' && (token.value === undefined || (!token.inlineValue && token.value.startsWith('-'))))
+      return `${flag} needs a value${token.value === undefined ? '' : ` (got the flag ${typedFlag(token.value)} after it)`}`;
+    if (spec.type === 'boolean' && token.inlineValue === true) return `${flag} takes no value`;
+  }
+  return (err as Error)?.message ?? String(err);
 }
 
 /** A plural key as its singular (`policies` → `policy`, `maxRecords` → `maxrecord`), for comparing. */

@@ -10,6 +10,7 @@ import { readFile, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { parseJsonText } from '../config/json-syntax.js';
+import { commandLineProblem, nearestKey } from '../options.js';
 import { hashPassword, MAX_PASSWORD_LENGTH } from './passwords.js';
 import { isRole, OPERATOR_ROLES } from './roles.js';
 import { USERNAME, usersIssues, type UsersDocument } from './users.js';
@@ -32,6 +33,20 @@ Commands:
 
 Roles: viewer (monitoring console), operator (also ResetAllCaches, forget, the audit log),
 admin (also the configuration).`;
+
+/** The first line of {@link USERS_USAGE}: what `users` prints when run without arguments. */
+const USERS_SHORT_USAGE = `${USERS_USAGE.slice(0, USERS_USAGE.indexOf('\n'))}
+
+express-access-gateway users --help lists the commands and their options.`;
+
+const FLAGS = {
+  file: { type: 'string' },
+  username: { type: 'string' },
+  role: { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
+const COMMANDS = ['add', 'remove', 'list', 'hash'];
 
 class UsageError extends Error {}
 
@@ -104,18 +119,30 @@ async function writeUsers(file: string, document: UsersDocument): Promise<void> 
 
 /** Runs `users <argv>`; resolves with the exit code. */
 export async function usersMain(argv: string[], out: (line: string) => void = (l) => process.stdout.write(`${l}\n`)): Promise<number> {
+  if (argv.length === 0) {
+    process.stderr.write(`${USERS_SHORT_USAGE}\n`);
+    return 2;
+  }
   try {
-    const { values, positionals } = parseArgs({
-      args: argv,
-      allowPositionals: true,
-      options: { file: { type: 'string' }, username: { type: 'string' }, role: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
-    });
+    let parsed;
+    try {
+      parsed = parseArgs({ args: argv, allowPositionals: true, options: FLAGS });
+    } catch (err) {
+      throw new UsageError(commandLineProblem(err, argv, FLAGS));
+    }
+    const { values, positionals } = parsed;
     if (values.help === true) {
       out(USERS_USAGE);
       return 0;
     }
     const command = positionals[0];
-    if (positionals.length !== 1) throw new UsageError('expected one command: add, remove, list or hash');
+    if (command !== undefined && !COMMANDS.includes(command)) {
+      const nearest = nearestKey(command, COMMANDS);
+      throw new UsageError(
+        `unknown command ${JSON.stringify(command.slice(0, 40))} (${nearest === undefined ? `commands: ${COMMANDS.join(', ')}` : `did you mean ${nearest}?`})`,
+      );
+    }
+    if (positionals.length !== 1) throw new UsageError(`expected one command: ${COMMANDS.join(', ')}`);
     if (command === 'hash') {
       const password = await readPassword();
       if (password === '' || password.length > MAX_PASSWORD_LENGTH)
@@ -123,7 +150,6 @@ export async function usersMain(argv: string[], out: (line: string) => void = (l
       out(await hashPassword(password));
       return 0;
     }
-    if (command !== 'add' && command !== 'remove' && command !== 'list') throw new UsageError(`unknown command ${JSON.stringify(command)}`);
     if (values.file === undefined || values.file === '') throw new UsageError('--file <users.json> is required');
     const file = path.resolve(values.file);
     const document = await readUsers(file);
@@ -153,7 +179,7 @@ export async function usersMain(argv: string[], out: (line: string) => void = (l
     return 0;
   } catch (err) {
     process.stderr.write(
-      `express-access-gateway users: ${(err as Error).message}\n${err instanceof UsageError ? `\n${USERS_USAGE}\n` : ''}`,
+      `express-access-gateway users: ${(err as Error).message}${err instanceof UsageError ? '; see express-access-gateway users --help' : ''}\n`,
     );
     return 2;
   }

@@ -22,7 +22,7 @@ import { exposeMetricsText } from '../observability/metrics.js';
 import { EnvironmentError, instanceSettings, postgresConfigSource } from './environment.js';
 import { serveLoggers } from './logging.js';
 import { serveGateway, type GatewayServer } from './serve.js';
-import { settingsOf, USAGE, UsageError, type ServeSettings } from './settings.js';
+import { settingsOf, SHORT_USAGE, USAGE, UsageError, type ServeSettings } from './settings.js';
 import { packageVersion } from './version.js';
 import { exitAfterStartFailure, onReloadFromPrimary, superviseWorkers, workerSlot } from './supervisor.js';
 import { workerMetricsText } from './worker-metrics.js';
@@ -248,7 +248,12 @@ async function main(argv: string[]): Promise<void> {
     settings = settingsOf(argv, process.env);
   } catch (err) {
     if (!(err instanceof UsageError)) throw err;
-    process.stderr.write(`express-access-gateway: ${err.message}\n\n${USAGE}\n`);
+    // One line an operator acts on; the 100 lines of --help would push it off the screen.
+    process.stderr.write(`express-access-gateway: ${err.message}; see express-access-gateway --help\n`);
+    process.exit(2);
+  }
+  if (settings === 'usage') {
+    process.stderr.write(`${SHORT_USAGE}\n`);
     process.exit(2);
   }
   if (settings === 'help' || settings === 'version') {

@@ -9,6 +9,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import proxyAddr from 'proxy-addr';
 import { HOST_NAME } from '../admin/host.js';
+import { commandLineProblem, nearestKey } from '../options.js';
 
 export const USAGE = `Usage: express-access-gateway serve --config <file> [options]
        express-access-gateway serve --config-source postgres [--config <file>] [options]
@@ -148,10 +149,18 @@ export interface ServeSettings {
   readonly checkConfig: boolean;
 }
 
-/** Bad usage: the command exits 2 with the usage. */
+/** The first lines of {@link USAGE}: what the command prints when run without arguments. */
+export const SHORT_USAGE = `${USAGE.slice(0, USAGE.indexOf('\n\n'))}
+
+express-access-gateway --help lists every option.`;
+
+/** Bad usage: the command exits 2 with the problem in one line and a pointer to `--help`. */
 export class UsageError extends Error {
   override readonly name = 'UsageError';
 }
+
+/** The commands of `express-access-gateway`. */
+const COMMANDS = ['serve', 'users'];
 
 const OPTIONS = {
   config: { type: 'string' },
@@ -279,20 +288,31 @@ function configOf(lookup: Lookup, env: NodeJS.ProcessEnv): Pick<ServeSettings, '
  * The settings of `argv` (the arguments after the command's name) and `env`: `help` or `version`
  * when asked for.
  *
+ * `usage` without any argument.
+ *
  * @throws UsageError for an unknown flag, a missing command or a value that cannot be used.
  */
-export function settingsOf(argv: string[], env: NodeJS.ProcessEnv): ServeSettings | 'help' | 'version' {
+export function settingsOf(argv: string[], env: NodeJS.ProcessEnv): ServeSettings | 'help' | 'version' | 'usage' {
+  if (argv.length === 0) return 'usage';
   let parsed;
   try {
     parsed = parseArgs({ args: argv, allowPositionals: true, options: OPTIONS });
   } catch (err) {
-    throw new UsageError((err as Error).message);
+    throw new UsageError(commandLineProblem(err, argv, OPTIONS));
   }
   const { values, positionals } = parsed;
   if (values.help === true) return 'help';
   if (values.version === true) return 'version';
-  if (positionals.length !== 1 || positionals[0] !== 'serve')
-    throw new UsageError(`expected the command "serve", got ${JSON.stringify(positionals.join(' '))}`);
+  const [command, ...extra] = positionals;
+  if (command === undefined) throw new UsageError('the command serve is missing (express-access-gateway serve --config <file> [options])');
+  if (command !== 'serve') {
+    const nearest = nearestKey(command, COMMANDS);
+    throw new UsageError(
+      `unknown command ${JSON.stringify(command.slice(0, 40))}${nearest === undefined ? ` (commands: ${COMMANDS.join(', ')})` : ` (did you mean ${nearest}?)`}`,
+    );
+  }
+  if (extra.length > 0)
+    throw new UsageError(`unexpected argument ${JSON.stringify(extra[0]!.slice(0, 40))} after serve (flags start with --)`);
   const lookup = lookupOf(values, env);
   const workers = lookup('workers', 'WORKERS');
   const adminHostName = lookup('admin-host-name', 'ADMIN_HOST_NAME');

@@ -116,6 +116,33 @@ describe('express-access-gateway serve', function () {
     expect(records.find((r) => r.event === 'not_ready')?.cause).to.equal(shown![1]!.replace(shown![2]!, bad));
   });
 
+  it('a usage error is one line naming the problem, the nearest flag and --help; no arguments print the short usage; all exit 2', async () => {
+    const said = async (args: string[]): Promise<string> => {
+      const run = serve(args);
+      expect(await run.exited(), run.output()).to.equal(2);
+      return run.output();
+    };
+    expect(await said(['serve', '--prot', '8080'])).to.equal(
+      'express-access-gateway: unknown option --prot (did you mean --port?); see express-access-gateway --help\n',
+    );
+    expect(await said(['serve', '--config', copy.configFile, '--adminport', '0'])).to.equal(
+      'express-access-gateway: unknown option --adminport (did you mean --admin-port?); see express-access-gateway --help\n',
+    );
+    expect(await said(['serve', '--config', copy.configFile, '--port'])).to.equal(
+      'express-access-gateway: --port needs a value; see express-access-gateway --help\n',
+    );
+    expect(await said(['serv', '--config', copy.configFile])).to.equal(
+      'express-access-gateway: unknown command "serv" (did you mean serve?); see express-access-gateway --help\n',
+    );
+    expect(await said(['users', 'add', '--fiel', 'users.json'])).to.equal(
+      'express-access-gateway users: unknown option --fiel (did you mean --file?); see express-access-gateway users --help\n',
+    );
+    const bare = await said([]);
+    expect(bare).to.match(/^Usage: express-access-gateway serve --config <file> \[options\]\n/);
+    expect(bare).to.include('express-access-gateway --help lists every option.');
+    expect(bare.split('\n').length).to.be.below(8);
+  });
+
   it('a configuration file that is not JSON: the file, the line and the column of the problem, and what it is', async () => {
     const cut = path.join(copy.dir, 'cut.json');
     await writeFile(cut, '{\n  "apis": [\n    { "provider": "Ente",\n');
