@@ -28,6 +28,8 @@ export interface AuthorizationServerStatus {
 interface Health {
   state: 'unknown' | 'up' | 'down';
   cause: string | undefined;
+  /** The endpoint whose failure put it down. */
+  endpoint?: AuthorizationServerEndpoint | undefined;
   since: number;
 }
 
@@ -38,13 +40,14 @@ function serverFault(err: unknown, policy: string, endpoint: AuthorizationServer
   return error.diagnostic ?? error.code;
 }
 
-/**
- * Watches the calls of each token policy to its authorization server and logs each change of its
- * health: discovered, down (with the cause), back. A policy kept across reloads keeps its state.
- */
 /** What the gateway does while a token policy's authorization server cannot be used. */
 const WITHOUT_SERVER = 'tokens not cached get 503 (a cached result within staleIfErrorSeconds still serves)';
 
+/**
+ * Watches the calls of each token policy to its authorization server and logs each change of its
+ * health: discovered, down (with the cause), back. A policy kept across reloads keeps its state,
+ * and one a reload replaces passes it on to the new policy of its name.
+ */
 export class AuthorizationServerWatch {
   readonly #log: GatewayLogger;
   readonly #health = new Map<TokenPolicy, Health>();
@@ -85,7 +88,7 @@ export class AuthorizationServerWatch {
   /** `inner` (metrics, traces), with each call's end watched. */
   observer(policy: TokenPolicy, inner: TokenPolicyObserver): TokenPolicyObserver {
     let health = this.#health.get(policy);
-    if (health === undefined) this.#health.set(policy, (health = { state: 'unknown', cause: undefined, since: Date.now() }));
+    if (health === undefined) this.#health.set(policy, (health = this.#successorHealth(policy.name)));
     const watched = health;
     return {
       validated: (source, result) => inner.validated(source, result),
@@ -110,6 +113,16 @@ export class AuthorizationServerWatch {
     };
   }
 
+  /**
+   * The health a new policy starts with: that of a policy of the same name it replaces (a reload
+   * compiles a new one when, say, its client secret changed) while that one's server is down, so
+   * that its first call answered says the server is back (`authorization_server_up`), once.
+   */
+  #successorHealth(name: string): Health {
+    for (const [policy, health] of this.#health) if (policy.name === name && health.state === 'down') return { ...health };
+    return { state: 'unknown', cause: undefined, since: Date.now() };
+  }
+
   #discovered(policy: TokenPolicy, health: Health, metadata: { issuer?: unknown }): void {
     const issuer = typeof metadata?.issuer === 'string' ? metadata.issuer : undefined;
     this.#log.info(
@@ -121,10 +134,12 @@ export class AuthorizationServerWatch {
 
   #up(policy: TokenPolicy, health: Health, endpoint: AuthorizationServerEndpoint): void {
     if (health.state === 'up') return;
+    // Metadata read again proves nothing of the endpoint that failed (a refused client secret).
+    if (health.state === 'down' && endpoint === 'discovery' && health.endpoint !== 'discovery') return;
     this.#states?.up(`authorization_server:${policy.name}`, { quiet: true });
     const downMs = Date.now() - health.since;
     const back = health.state === 'down';
-    Object.assign(health, { state: 'up', cause: undefined, since: Date.now() });
+    Object.assign(health, { state: 'up', cause: undefined, endpoint: undefined, since: Date.now() });
     if (back)
       this.#log.info(
         { event: 'authorization_server_up', policy: policy.name, endpoint, downMs },
@@ -135,7 +150,7 @@ export class AuthorizationServerWatch {
 
   #down(policy: TokenPolicy, health: Health, endpoint: AuthorizationServerEndpoint, cause: string): void {
     if (health.state === 'down' && health.cause === cause) return;
-    Object.assign(health, { state: 'down', cause, since: Date.now() });
+    Object.assign(health, { state: 'down', cause, endpoint, since: Date.now() });
     this.#states?.down(`authorization_server:${policy.name}`, cause, WITHOUT_SERVER, { quiet: true });
     this.#log.error(
       { event: 'authorization_server_down', policy: policy.name, endpoint, cause },

@@ -46,6 +46,8 @@ export interface CheckBackoff {
 
 interface Entry {
   result: TokenPolicyCheck | undefined;
+  /** It replaced a policy of the same name whose last check failed (a reload that fixes it). */
+  replacesFailing: boolean;
   running: Promise<void> | undefined;
   timer: NodeJS.Timeout | undefined;
   delayMs: number;
@@ -82,8 +84,12 @@ export class TokenPolicyChecks {
   async track(policies: Iterable<TokenPolicy>): Promise<void> {
     if (!this.#on || this.#closed) return;
     const live = new Set(policies);
+    // A policy a reload replaced (a new secret makes a new policy of the same name): its successor
+    // passing is the recovery docs/deployment.md ("Readiness") promises a line for.
+    const failing = new Set<string>();
     for (const [policy, entry] of this.#entries)
       if (!live.has(policy)) {
+        if (entry.result?.ok === false || entry.replacesFailing) failing.add(policy.name);
         clearTimeout(entry.timer);
         this.#entries.delete(policy);
       }
@@ -91,7 +97,14 @@ export class TokenPolicyChecks {
     for (const policy of live) {
       let entry = this.#entries.get(policy);
       if (entry === undefined) {
-        this.#entries.set(policy, (entry = { result: undefined, running: undefined, timer: undefined, delayMs: this.#backoff.minMs }));
+        entry = {
+          result: undefined,
+          replacesFailing: failing.has(policy.name),
+          running: undefined,
+          timer: undefined,
+          delayMs: this.#backoff.minMs,
+        };
+        this.#entries.set(policy, entry);
         this.#run(policy, entry);
       }
       waits.push(entry.running);
@@ -142,10 +155,12 @@ export class TokenPolicyChecks {
     entry.result = result;
     if (result.ok) {
       entry.delayMs = this.#backoff.minMs;
-      if (before?.ok === false)
+      if (before?.ok === false || (before === undefined && entry.replacesFailing))
         this.#log?.info({ event: 'token_policy_ready', policy: policy.name }, `token policy ${policy.name}: check passed`);
+      entry.replacesFailing = false;
       return;
     }
+    entry.replacesFailing = false;
     if (before?.ok !== false || before.cause !== result.cause)
       this.#log?.error(
         { event: 'not_ready', policy: policy.name, cause: result.cause },

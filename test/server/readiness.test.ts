@@ -143,6 +143,32 @@ describe('express-access-gateway serve: readiness checks', function () {
     }
   });
 
+  it('a wrong client secret fixed and SIGHUP: one token_policy_ready, one authorization_server_up', async () => {
+    const { run, health, file } = await served(configWith({ issuer: as.issuer, clientId: 'gateway', clientSecret: 'not-the-secret' }));
+    const count = (event: string): number => records(run).filter((r) => r['event'] === event && r['policy'] === 'DemoIdP').length;
+    try {
+      await until(() => notReady(run), 'not_ready', run);
+      expect(count('authorization_server_down'), run.output()).to.equal(1);
+      await writeFile(file, JSON.stringify(configWith({ issuer: as.issuer, clientId: 'gateway', clientSecret: 'gateway-secret' })));
+      run.child.kill('SIGHUP');
+      await until(async () => ((await health()) === 200 ? true : undefined), 'ready 200 after the fix', run);
+      expect(count('token_policy_ready'), run.output()).to.equal(1);
+      const up = records(run).filter((r) => r['event'] === 'authorization_server_up' && r['policy'] === 'DemoIdP');
+      expect(up, run.output()).to.have.length(1);
+      expect(up[0]).to.include({ level: 'info', endpoint: 'introspection' });
+      expect(up[0]!['downMs']).to.be.a('number');
+      // Once: a request after the fix says nothing more.
+      const token = await as.issueToken('client1', 'client1-secret');
+      const api = String(records(run).find((r) => r['event'] === 'ready')!['url']);
+      expect((await fetch(`${api}/gateway/Ente/Echo/v1/x`, { headers: { authorization: `Bearer ${token}` } })).status).to.equal(201);
+      expect(count('token_policy_ready') + count('authorization_server_up')).to.equal(2);
+      expect(count('authorization_server_down')).to.equal(1);
+      expect(run.output()).not.to.include('not-the-secret');
+    } finally {
+      await stop(run);
+    }
+  });
+
   it('--check-config: exit 0 with "configuration ok" and each policy; exit 2 with each problem and its path or policy; nothing served', async () => {
     const okFile = path.join(copy.dir, 'check-ok.json');
     await writeFile(okFile, JSON.stringify(configWith({ issuer: as.issuer, clientId: 'gateway', clientSecret: 'gateway-secret' })));
