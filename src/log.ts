@@ -57,7 +57,8 @@ export interface GatewayLogger {
 /**
  * The `event` of the gateway's structured records. Stable: dashboards and alerts key on them.
  *
- * - `start`, `ready`, `not_ready`, `shutdown`, `stopped`: the life of a `serve` process;
+ * - `start`, `listening`, `ready`, `not_ready`, `shutdown`, `stopped`: the life of a `serve` process
+ *   (`listening` once its ports are open, `ready` once its readiness check passes, later if need be);
  * - `config_error`: a configuration refused (at start or at a reload), with its `issues`;
  * - `config_warning`: a configuration loaded holds something likely wrong (`path`, `message`);
  * - `not_ready` with a `policy`, `token_policy_ready`: a token policy failed its check (`cause`), passed it again;
@@ -73,6 +74,7 @@ export interface GatewayLogger {
  */
 export type LogEvent =
   | 'start'
+  | 'listening'
   | 'ready'
   | 'not_ready'
   | 'shutdown'

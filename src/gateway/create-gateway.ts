@@ -103,6 +103,13 @@ export interface Gateway {
    */
   health(): GatewayHealth;
   /**
+   * Resolves the first time {@link Gateway.health} says ready, at once when it does now: after
+   * {@link Gateway.ready}, once every token policy passes its check (a reload that fixes a policy,
+   * its server back). Never rejects; stays pending when the gateway closes first. What
+   * `serve` waits on to log `ready`.
+   */
+  whenReady(): Promise<void>;
+  /**
    * Each dependency's state now (PostgreSQL, the record journal, Redis, each token policy's
    * authorization server), once the gateway used it: `up` or `down` since when, and while down
    * the cause and what the gateway does meanwhile. Also in `GET <basePath>/admin/status`.
@@ -193,7 +200,15 @@ export function createGateway(options: CreateGatewayOptions): Gateway {
     dependencies: () => dependencies.gauge(),
     ...(options.admin === undefined ? {} : { auditStats: () => access?.auditStats() }),
   });
-  const checks = new TokenPolicyChecks(events, CHECK_BACKOFF);
+  let waitingReady: Array<() => void> = [];
+  const isReady = (): boolean => latest !== undefined && checks.ok();
+  const readinessChanged = (): void => {
+    if (waitingReady.length === 0 || !isReady()) return;
+    const waiting = waitingReady;
+    waitingReady = [];
+    for (const resolve of waiting) resolve();
+  };
+  const checks = new TokenPolicyChecks(events, CHECK_BACKOFF, readinessChanged);
   const watch = events === undefined ? undefined : new AuthorizationServerWatch(events, (policy) => checks.recheck(policy), dependencies);
   const compileSettings = compileSettingsOf(settings, dependencies, { tracing, metrics, watchTokenPolicy: watch?.observer.bind(watch) });
   const errorHandler = problemJsonErrorHandler({ messages, server, ...(events === undefined ? {} : { onError: unexpectedError(events) }) });
@@ -229,6 +244,7 @@ export function createGateway(options: CreateGatewayOptions): Gateway {
       latestDigest = configDigest(config);
       inFlight.use(latest.traffic.cap);
       compiled(latest, events, checks);
+      readinessChanged();
       return latest;
     },
     dispose: (old) => disposeRuntime(old, latest, watch),
@@ -281,7 +297,8 @@ export function createGateway(options: CreateGatewayOptions): Gateway {
       await Promise.resolve(cache.get()).catch((err: unknown) => refused(events, err, 'the first load'));
       await checks.start(latest?.tokenPolicies.values() ?? []);
     },
-    health: () => ({ ready: latest !== undefined && checks.ok(), tokenPolicies: checks.results() }),
+    health: () => ({ ready: isReady(), tokenPolicies: checks.results() }),
+    whenReady: () => (isReady() ? Promise.resolve() : new Promise<void>((resolve) => waitingReady.push(resolve))),
     dependencies: () => dependencies.snapshot(),
     check: async () => checkNow((await cache.get()).compiled),
     async resetAllCaches(resetOptions) {
@@ -310,13 +327,7 @@ export function createGateway(options: CreateGatewayOptions): Gateway {
     },
   };
 
-  mountAdmin(
-    gateway,
-    options,
-    settings,
-    { ready: () => latest !== undefined && checks.ok(), metricsAuth: metrics?.auth, access, work },
-    () => latest,
-  );
+  mountAdmin(gateway, options, settings, { ready: isReady, metricsAuth: metrics?.auth, access, work }, () => latest);
   // One router layer: the handler decides which requests are the gateway's (Express's own mount
   // matching ignores case) and passes the others on.
   gateway.router.use((req: Request, res: Response, next: NextFunction) => handler(req, res, next));

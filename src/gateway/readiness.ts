@@ -58,12 +58,15 @@ export class TokenPolicyChecks {
   readonly #log: GatewayLogger | undefined;
   readonly #backoff: CheckBackoff;
   readonly #entries = new Map<TokenPolicy, Entry>();
+  readonly #changed: (() => void) | undefined;
   #on = false;
   #closed = false;
 
-  constructor(log: GatewayLogger | undefined, backoff: CheckBackoff) {
+  /** `changed`: told after each result and each change of the policies tracked (readiness may have changed). */
+  constructor(log: GatewayLogger | undefined, backoff: CheckBackoff, changed?: () => void) {
     this.#log = log;
     this.#backoff = backoff;
+    this.#changed = changed;
   }
 
   /** Whether the checks run (after `ready()`). */
@@ -109,6 +112,7 @@ export class TokenPolicyChecks {
       }
       waits.push(entry.running);
     }
+    this.#changed?.();
     await Promise.all(waits);
   }
 
@@ -158,6 +162,7 @@ export class TokenPolicyChecks {
       if (before?.ok === false || (before === undefined && entry.replacesFailing))
         this.#log?.info({ event: 'token_policy_ready', policy: policy.name }, `token policy ${policy.name}: check passed`);
       entry.replacesFailing = false;
+      this.#changed?.();
       return;
     }
     entry.replacesFailing = false;

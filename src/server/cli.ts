@@ -187,12 +187,16 @@ async function serveOne(settings: ServeSettings, adminPassword: string, loggers:
     await closeAll(closing);
     throw err;
   }
-  // Serving even when a token policy fails its check: health/ready says 503 until it passes.
+  // Serving even when a token policy fails its check: health/ready says 503 until it passes, and
+  // `ready` waits for it, so that an alert keyed on the event never sees an instance that is not
+  // (docs/deployment.md, "Readiness").
+  const urls = { url: server.url, ...(server.adminUrl === undefined ? {} : { adminUrl: server.adminUrl }) };
   const checked = gateway.health().ready ? '' : '; not ready until the token policies logged not_ready pass their checks';
   log.info(
-    { event: 'ready', url: server.url, ...(server.adminUrl === undefined ? {} : { adminUrl: server.adminUrl }) },
+    { event: 'listening', ...urls },
     `${who} serving APIs at ${server.url}${server.adminUrl === undefined ? '' : `, admin and console at ${server.adminUrl}`}${checked}`,
   );
+  void gateway.whenReady().then(() => log.info({ event: 'ready', ...urls }, `${who} ready: health/ready answers 200`));
   const reloadTls = tlsReloader(server, log);
   const reset = reloadOnHangup(gateway, log);
   hangup.run = () => {

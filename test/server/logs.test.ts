@@ -49,7 +49,7 @@ describe('express-access-gateway serve: logs', function () {
     await Promise.all([as.stop(), echo.stop(), copy.remove()]);
   });
 
-  it('JSON lines with start and ready; a wrong issuer, a wrong client secret and an unreachable server each log the policy and the cause, and the server back', async () => {
+  it('JSON lines with start and listening; a wrong issuer, a wrong client secret and an unreachable server each log the policy and the cause, and the server back', async () => {
     const downPort = await freePort();
     const api = (name: string, policy: string): GatewayConfig['apis'][number] => ({
       provider: 'Ente',
@@ -71,7 +71,7 @@ describe('express-access-gateway serve: logs', function () {
     const served = serve(['serve', '--config', file, '--port', '0', '--admin-port', '0'], { LOG_FORMAT: 'json', ADMIN_PASSWORD: 'x' });
     let back: DemoAuthServer | undefined;
     try {
-      const ready = await until(() => records(served).find((r) => r['event'] === 'ready'), 'ready record', served);
+      const ready = await until(() => records(served).find((r) => r['event'] === 'listening'), 'listening record', served);
       const start = records(served).find((r) => r['event'] === 'start')!;
       expect(start['version']).to.match(/^\d+\.\d+\.\d+/);
       expect(start).to.include({ port: 0, adminPort: null, workers: 1, level: 'info' });
@@ -206,7 +206,7 @@ describe('express-access-gateway serve: logs', function () {
     };
     const plain = await run({});
     expect(plain.some((r) => r['event'] === 'access')).to.equal(false);
-    expect(plain.map((r) => r['event'])).to.include.members(['start', 'ready', 'shutdown', 'stopped']);
+    expect(plain.map((r) => r['event'])).to.include.members(['start', 'listening', 'ready', 'shutdown', 'stopped']);
     const on = await run({ GATEWAY_ACCESS_LOG: '1' });
     expect(on.filter((r) => r['event'] === 'access').length).to.be.greaterThan(0);
     const quiet = await run({ GATEWAY_ACCESS_LOG: 'true', LOG_LEVEL: 'warn' });

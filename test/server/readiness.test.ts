@@ -65,7 +65,7 @@ describe('express-access-gateway serve: readiness checks', function () {
     ],
   });
 
-  /** Serves `config`; resolves with the run and its health URL once it listens. */
+  /** Serves `config`; resolves with the run and its health URL once it listens (ready or not). */
   async function served(config: GatewayConfig): Promise<{ run: Served; health: () => Promise<number>; file: string }> {
     const file = path.join(copy.dir, `readiness-${Date.now()}.json`);
     await writeFile(file, JSON.stringify(config));
@@ -74,7 +74,7 @@ describe('express-access-gateway serve: readiness checks', function () {
       LOG_FORMAT: 'json',
       ADMIN_PASSWORD: 'x',
     });
-    await until(() => records(run).find((r) => r['event'] === 'ready'), 'ready record', run);
+    await until(() => records(run).find((r) => r['event'] === 'listening'), 'listening record', run);
     const health = async (): Promise<number> => (await fetch(`http://127.0.0.1:${adminPort}/gateway/health/ready`)).status;
     return { run, health, file };
   }
@@ -99,7 +99,7 @@ describe('express-access-gateway serve: readiness checks', function () {
       expect(line['cause']).to.match(/^discovery: .*HTTP 404/);
       expect(line['msg']).to.include('DemoIdP');
       expect(await health()).to.equal(503);
-      const answer = await fetch(`${String(records(run).find((r) => r['event'] === 'ready')!['adminUrl'])}/gateway/health/ready`);
+      const answer = await fetch(`${String(records(run).find((r) => r['event'] === 'listening')!['adminUrl'])}/gateway/health/ready`);
       expect(await answer.text()).to.equal('{"status":"unavailable"}');
       await writeFile(file, JSON.stringify(configWith(good)));
       run.child.kill('SIGHUP');
@@ -143,7 +143,50 @@ describe('express-access-gateway serve: readiness checks', function () {
     }
   });
 
-  it('a wrong client secret fixed and SIGHUP: one token_policy_ready, one authorization_server_up', async () => {
+  it('listening once the ports are open; ready only once health/ready answers 200: at once when the server answers, later when it comes up', async () => {
+    const events = (run: Served): unknown[] => records(run).map((r) => r['event']);
+    const port = await freePort();
+    const down = await served(configWith({ issuer: `http://127.0.0.1:${port}`, clientId: 'gateway', clientSecret: 'gateway-secret' }));
+    let back: DemoAuthServer | undefined;
+    try {
+      const listening = records(down.run).find((r) => r['event'] === 'listening')!;
+      expect(listening).to.include({ level: 'info' });
+      expect(listening['url']).to.match(/^http:\/\/127\.0\.0\.1:\d+$/);
+      expect(listening['adminUrl']).to.match(/^http:\/\/127\.0\.0\.1:\d+$/);
+      expect(listening['msg']).to.include('not ready');
+      expect(await down.health()).to.equal(503);
+      expect(events(down.run), down.run.output()).not.to.include('ready');
+      back = await startDemoAuthServer({ port });
+      const ready = await until(
+        () => records(down.run).find((r) => r['event'] === 'ready'),
+        'ready once the server is up',
+        down.run,
+        15_000,
+      );
+      expect(ready).to.include({ level: 'info', url: listening['url'], adminUrl: listening['adminUrl'] });
+      expect(await down.health()).to.equal(200);
+      const order = events(down.run);
+      expect(order.indexOf('token_policy_ready')).to.be.greaterThan(-1).and.lessThan(order.indexOf('ready'));
+      expect(order.filter((event) => event === 'ready')).to.have.length(1);
+    } finally {
+      await stop(down.run);
+      await back?.stop();
+    }
+
+    const up = await served(configWith({ issuer: as.issuer, clientId: 'gateway', clientSecret: 'gateway-secret' }));
+    try {
+      await until(() => records(up.run).find((r) => r['event'] === 'ready'), 'ready', up.run);
+      const order = events(up.run);
+      expect(order.indexOf('listening')).to.be.greaterThan(-1).and.lessThan(order.indexOf('ready'));
+      expect(records(up.run).find((r) => r['event'] === 'listening')!['msg']).not.to.include('not ready');
+      expect(order).not.to.include('not_ready');
+      expect(await up.health()).to.equal(200);
+    } finally {
+      await stop(up.run);
+    }
+  });
+
+  it('a wrong client secret fixed and SIGHUP: one token_policy_ready, one authorization_server_up, then ready', async () => {
     const { run, health, file } = await served(configWith({ issuer: as.issuer, clientId: 'gateway', clientSecret: 'not-the-secret' }));
     const count = (event: string): number => records(run).filter((r) => r['event'] === event && r['policy'] === 'DemoIdP').length;
     try {
@@ -151,7 +194,8 @@ describe('express-access-gateway serve: readiness checks', function () {
       expect(count('authorization_server_down'), run.output()).to.equal(1);
       await writeFile(file, JSON.stringify(configWith({ issuer: as.issuer, clientId: 'gateway', clientSecret: 'gateway-secret' })));
       run.child.kill('SIGHUP');
-      await until(async () => ((await health()) === 200 ? true : undefined), 'ready 200 after the fix', run);
+      await until(() => records(run).find((r) => r['event'] === 'ready'), 'ready after the fix', run);
+      expect(await health()).to.equal(200);
       expect(count('token_policy_ready'), run.output()).to.equal(1);
       const up = records(run).filter((r) => r['event'] === 'authorization_server_up' && r['policy'] === 'DemoIdP');
       expect(up, run.output()).to.have.length(1);
@@ -159,7 +203,7 @@ describe('express-access-gateway serve: readiness checks', function () {
       expect(up[0]!['downMs']).to.be.a('number');
       // Once: a request after the fix says nothing more.
       const token = await as.issueToken('client1', 'client1-secret');
-      const api = String(records(run).find((r) => r['event'] === 'ready')!['url']);
+      const api = String(records(run).find((r) => r['event'] === 'listening')!['url']);
       expect((await fetch(`${api}/gateway/Ente/Echo/v1/x`, { headers: { authorization: `Bearer ${token}` } })).status).to.equal(201);
       expect(count('token_policy_ready') + count('authorization_server_up')).to.equal(2);
       expect(count('authorization_server_down')).to.equal(1);
