@@ -174,6 +174,15 @@ export function logConfigRefused(events: GatewayLogger, err: unknown, when: stri
   }
 }
 
+/**
+ * The path of a record's URL: the canonical path the gateway routed on (docs/gateway.md), without
+ * the query, which may carry a token (`access_token`) or other secrets.
+ */
+function pathOf(record: TransactionRecord): string {
+  const query = record.url.indexOf('?');
+  return query === -1 ? record.url : record.url.slice(0, query);
+}
+
 /** One access log record: what the exchange was and how it ended, never a token, cookie or query string. */
 export function accessRecord(record: TransactionRecord): Record<string, unknown> {
   return {
@@ -182,6 +191,9 @@ export function accessRecord(record: TransactionRecord): Record<string, unknown>
     ...(record.api === undefined ? {} : { api: apiKey(record.api) }),
     ...(record.operation === undefined ? {} : { operation: record.operation }),
     method: record.method,
+    path: pathOf(record),
+    // As trustProxy resolved it: the client behind the proxies the gateway believes.
+    ...(record.clientAddress === undefined ? {} : { clientAddress: record.clientAddress }),
     status: record.status,
     outcome: record.outcome.code,
     ...(record.errorCode === undefined ? {} : { errorCode: record.errorCode }),
@@ -194,8 +206,7 @@ export function accessRecord(record: TransactionRecord): Record<string, unknown>
 
 /** Writes each exchange's access record to `log`. */
 export function accessLog(log: GatewayLogger): (record: TransactionRecord) => void {
-  return (record) =>
-    log.info(accessRecord(record), `${record.method} ${record.api === undefined ? '-' : apiKey(record.api)} ${record.status ?? '-'}`);
+  return (record) => log.info(accessRecord(record), `${record.method} ${pathOf(record)} ${record.status ?? '-'}`);
 }
 
 /** Logs what a configuration just loaded holds that is likely wrong (warnings, with their path). */

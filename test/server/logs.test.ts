@@ -116,7 +116,7 @@ describe('express-access-gateway serve: logs', function () {
     }
   });
 
-  it('--access-log: a line per exchange with its facts, and no token, cookie or access_token value anywhere in the output', async () => {
+  it('--access-log: a line per exchange with its facts (the canonical path, the client address trustProxy believes), and no token, cookie or access_token value anywhere in the output', async () => {
     await writeFile(
       copy.configFile,
       JSON.stringify({
@@ -133,10 +133,13 @@ describe('express-access-gateway serve: logs', function () {
         ],
       }),
     );
-    const served = serve(['serve', '--config', copy.configFile, '--port', '0', '--admin-port', '0', '--access-log'], {
-      LOG_FORMAT: 'json',
-      ADMIN_PASSWORD: 'x',
-    });
+    const served = serve(
+      ['serve', '--config', copy.configFile, '--port', '0', '--admin-port', '0', '--access-log', '--trust-proxy', '127.0.0.1'],
+      {
+        LOG_FORMAT: 'json',
+        ADMIN_PASSWORD: 'x',
+      },
+    );
     try {
       const ready = await until(() => records(served).find((r) => r['event'] === 'ready'), 'ready record', served);
       const base = `${String(ready['url'])}/gateway/Ente/Echo/v1/pet/7`;
@@ -144,7 +147,10 @@ describe('express-access-gateway serve: logs', function () {
       const traceId = '4bf92f3577b34da6a3ce929d0e0e4736';
       const sent = [
         await fetch(base, { headers: { authorization: `Bearer ${header!}`, traceparent: `00-${traceId}-00f067aa0ba902b7-01` } }),
-        await fetch(`${base}?access_token=${query!}&other=1`),
+        // Through a proxy the gateway trusts, with a path the canonical form rewrites.
+        await fetch(`${String(ready['url'])}/gateway/Ente/Echo/v1/pet/./7?access_token=${query!}&other=1`, {
+          headers: { 'x-forwarded-for': '203.0.113.7' },
+        }),
         await fetch(base, { headers: { authorization: `Bearer ${cookie!}`, cookie: `session=${cookie!}; theme=cookie-value-x` } }),
         await fetch(base, { headers: { authorization: 'Bearer not-a-valid-token-value-xyz' } }),
       ];
@@ -168,6 +174,9 @@ describe('express-access-gateway serve: logs', function () {
       expect(first['outcome']).to.equal(shown['outcome']).and.to.equal('OK');
       expect(first['durationMs']).to.be.a('number');
       expect(lines[3]).to.include({ status: 401 });
+      expect(lines.map((r) => r['path'])).to.deep.equal(Array(4).fill('/gateway/Ente/Echo/v1/pet/7'));
+      expect(lines.map((r) => r['clientAddress'])).to.deep.equal(['127.0.0.1', '203.0.113.7', '127.0.0.1', '127.0.0.1']);
+      expect(lines[1]!['msg']).to.equal(`GET /gateway/Ente/Echo/v1/pet/7 ${statuses[1]!}`);
       const output = served.output();
       for (const secret of [header!, query!, cookie!, 'cookie-value-x', 'not-a-valid-token-value-xyz', 'access_token=', 'other=1'])
         expect(output, secret).not.to.include(secret);
