@@ -29,6 +29,7 @@ export type {
   OutcomeCode,
 } from './errors.js';
 export { InvalidOptionError } from './options.js';
+export type { InvalidOptionIssue } from './options.js';
 
 // The per-request state
 export { addDiagnostic, diagnosticCodes, gatewayContext } from './context.js';

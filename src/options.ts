@@ -11,8 +11,18 @@ import { parseArgs, type ParseArgsConfig } from 'node:util';
 /** The code of every {@link InvalidOptionError}. */
 export const INVALID_OPTION = 'ERR_INVALID_OPTION';
 
+/** One bad option of an {@link InvalidOptionError}. */
+export interface InvalidOptionIssue {
+  /** The option, as `<factory>: options.<path>`, for example `createTokenPolicy: options.timeoutMs`. */
+  readonly option: string;
+  /** What is wrong with it, for example `must be a positive integer`. */
+  readonly message: string;
+}
+
 /**
- * A factory was given an option it cannot use. Thrown at creation, never on a request.
+ * A factory was given an option it cannot use (or several: a factory that checks its options
+ * against a schema reports every problem at once, in {@link InvalidOptionError.issues}). Thrown
+ * at creation, never on a request.
  *
  * @example
  * ```ts
@@ -26,13 +36,22 @@ export const INVALID_OPTION = 'ERR_INVALID_OPTION';
 export class InvalidOptionError extends TypeError {
   /** Always `ERR_INVALID_OPTION`. */
   readonly code: typeof INVALID_OPTION = INVALID_OPTION;
-  /** The option, as `<factory>: options.<path>`, for example `createRelay: options.timeoutMs`. */
+  /** The (first) bad option, as `<factory>: options.<path>`, for example `createRelay: options.timeoutMs`. */
   readonly option: string;
+  /** Every bad option found, the first one first; the message lists them all, each with its path. */
+  readonly issues: readonly InvalidOptionIssue[];
 
-  constructor(option: string, message: string) {
-    super(`${option} ${message}`);
+  /** `option` and `message`: the first bad option; `more`: the others found with it. */
+  constructor(option: string, message: string, more: readonly InvalidOptionIssue[] = []) {
+    // `createTokenPolicy: options.issuer must be ...; options.timeoutMs must be ...`: the factory said once.
+    const factory = option.slice(0, option.indexOf(': ') + 2);
+    const others = more.map(
+      (issue) => `${issue.option.startsWith(factory) ? issue.option.slice(factory.length) : issue.option} ${issue.message}`,
+    );
+    super([`${option} ${message}`, ...others].join('; '));
     this.name = 'InvalidOptionError';
     this.option = option;
+    this.issues = Object.freeze([{ option, message }, ...more]);
   }
 }
 
@@ -63,7 +82,22 @@ export class OptionChecks {
 
   /** Throws the error of the option at `path` (below `options`; `''` for `options` itself). */
   fail(path: string, message: string): never {
-    throw new InvalidOptionError(`${this.#factory}: options${path === '' ? '' : `.${path}`}`, message);
+    throw new InvalidOptionError(this.#option(path), message);
+  }
+
+  /** Throws one error naming every issue (paths below `options`), when there is any. */
+  failAll(issues: ReadonlyArray<{ readonly path: string; readonly message: string }>): void {
+    const [first, ...more] = issues;
+    if (first === undefined) return;
+    throw new InvalidOptionError(
+      this.#option(first.path),
+      first.message,
+      more.map((issue) => ({ option: this.#option(issue.path), message: issue.message })),
+    );
+  }
+
+  #option(path: string): string {
+    return `${this.#factory}: options${path === '' ? '' : `.${path}`}`;
   }
 
   /** An object (not `null`, not an array); `fallback` when undefined and one is given. */

@@ -12,6 +12,7 @@ import {
   forwardTokenHeaders,
   GatewayError,
   InvalidOptionError,
+  type InvalidOptionIssue,
   recordTransaction,
   requireScopes,
   requireUserAuthentication,
@@ -60,6 +61,7 @@ expectTypeOf<GatewayMetricsOptions>().toEqualTypeOf<{ auth?: boolean; clientLabe
 expectTypeOf<GatewayError['code']>().toEqualTypeOf<GatewayErrorCode>();
 expectTypeOf<InvalidOptionError['code']>().toEqualTypeOf<'ERR_INVALID_OPTION'>();
 expectTypeOf<InvalidOptionError>().toMatchTypeOf<TypeError>();
+expectTypeOf<InvalidOptionError['issues']>().toEqualTypeOf<readonly InvalidOptionIssue[]>();
 expectTypeOf<'ERR_TOKEN_INVALID'>().toMatchTypeOf<DiagnosticCode>();
 expectTypeOf<'XACML_DECISION'>().toMatchTypeOf<DiagnosticCode>();
 expectTypeOf<'not a code'>().not.toMatchTypeOf<DiagnosticCode>();

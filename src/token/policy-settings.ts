@@ -229,22 +229,29 @@ export function tokenPolicyRuleIssues(options: UncheckedTokenPolicyOptions): Rul
   return issues;
 }
 
-/** Every problem of the options of a token policy, paths below `options`: the schema's, then the rules'.  @internal */
+/**
+ * Every problem of the options of a token policy, paths below `options`: the schema's, then the
+ * rules' (and DPoP's `publicBaseUrl`, which a file's policy gets from the gateway).  @internal
+ */
 export function tokenPolicyOptionIssues(options: unknown): RuleIssue[] {
   const given = urlsAsText(options);
   const fromSchema = schemaIssues(TokenPolicyOptionsSchema, given, '', 'option');
-  return isObject(given) ? mergeIssues(fromSchema, tokenPolicyRuleIssues(given)) : fromSchema;
+  if (!isObject(given)) return fromSchema;
+  const rules = tokenPolicyRuleIssues(given);
+  const dpop = given.dpop;
+  if ((dpop === 'allowed' || dpop === 'required') && given.publicBaseUrl === undefined)
+    rules.push({ path: 'publicBaseUrl', message: `is required with dpop '${dpop}' (the origin clients call, for the proofs' htu)` });
+  return mergeIssues(fromSchema, rules);
 }
 
 /**
  * Checks the options of a token policy and applies their defaults (the schema's).
  *
- * @throws InvalidOptionError naming the first bad option (`createTokenPolicy: options.<path> ...`).
+ * @throws InvalidOptionError naming every bad option (`createTokenPolicy: options.<path> ...; options.<path> ...`).
  * @internal
  */
 export function tokenPolicySettings(options: TokenPolicyOptions): TokenPolicySettings {
-  const [issue] = tokenPolicyOptionIssues(options);
-  if (issue !== undefined) optionChecks(FACTORY).fail(issue.path, issue.message);
+  optionChecks(FACTORY).failAll(tokenPolicyOptionIssues(options));
   const issuerUrl = new URL(String(options.issuer ?? options.metadata!.issuer));
   const explicit: ExplicitEndpoints = {};
   for (const [option, field] of Object.entries(ENDPOINT_OPTIONS) as Array<[keyof typeof ENDPOINT_OPTIONS, keyof ExplicitEndpoints]>) {
@@ -301,8 +308,6 @@ function signedIntrospectionOf(options: TokenPolicyOptions): SignedIntrospection
 function dpopSettingsOf(options: TokenPolicyOptions): DpopSettings | undefined {
   const mode = options.dpop ?? defaultOf<'off'>(OPTIONS.dpop);
   if (mode === 'off') return undefined;
-  if (options.publicBaseUrl === undefined)
-    optionChecks(FACTORY).fail('publicBaseUrl', `is required with dpop '${mode}' (the origin clients call, for the proofs' htu)`);
   return {
     mode,
     algorithms: [...(options.dpopSigningAlgs ?? defaultOf<string[]>(OPTIONS.dpopSigningAlgs))],

@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import { InvalidOptionError } from '../../src/options.js';
+import { createTokenPolicy } from '../../src/token/policy.js';
 import { tokenPolicyOptionIssues, tokenPolicySettings } from '../../src/token/policy-settings.js';
 import type { TokenPolicyOptions } from '../../src/token/policy-options.js';
 
@@ -101,6 +102,40 @@ describe('token policy settings (the rules createTokenPolicy and the configurati
       'staleIfErrorSeconds: needs the cache (options.cache is false)',
       'shared: must be a SharedTokenResults (see GatewayCluster.tokenResults)',
     ]);
+  });
+
+  it('createTokenPolicy reports every bad option at once: one InvalidOptionError, its message listing each with its path', () => {
+    let error: unknown;
+    try {
+      createTokenPolicy({
+        ...base,
+        issuer: 'ftp://idp.example.org',
+        timeoutMs: -1,
+        cache: { ttlSeconds: 'soon' },
+      } as unknown as TokenPolicyOptions);
+    } catch (caught) {
+      error = caught;
+    }
+    expect(error).to.be.instanceOf(InvalidOptionError);
+    const refused = error as InvalidOptionError;
+    expect(refused.code).to.equal('ERR_INVALID_OPTION');
+    expect(refused.issues.map((i) => `${i.option} ${i.message}`)).to.have.members([
+      'createTokenPolicy: options.issuer must be an http(s) URL',
+      'createTokenPolicy: options.timeoutMs must be a positive number',
+      'createTokenPolicy: options.cache.ttlSeconds must be a positive number',
+    ]);
+    expect(refused.option).to.equal(refused.issues[0]!.option);
+    const [first, ...others] = refused.issues;
+    expect(refused.message).to.equal(
+      [`${first!.option} ${first!.message}`, ...others.map((i) => `${i.option.replace('createTokenPolicy: ', '')} ${i.message}`)].join(
+        '; ',
+      ),
+    );
+    for (const path of ['options.issuer', 'options.timeoutMs', 'options.cache.ttlSeconds']) expect(refused.message).to.include(path);
+    // DPoP's public origin is one of them, not a refusal of its own after the others are fixed.
+    expect(refusal({ dpop: 'required', timeoutMs: 0 })).to.equal(
+      "createTokenPolicy: options.timeoutMs must be a positive number; options.publicBaseUrl is required with dpop 'required' (the origin clients call, for the proofs' htu)",
+    );
   });
 
   it('takes URL objects where a URL goes, checked as their href', () => {
