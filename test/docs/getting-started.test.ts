@@ -293,7 +293,7 @@ describe('docs/getting-started.md, followed as written', function () {
       });
       expect(onApiPort.status, 'no console on the API port').to.equal(404);
       // Without the credentials, with or without the console header: the challenge the guide promises.
-      for (const headers of [{ 'x-gateway-console': '1' }, {}]) {
+      for (const headers of [{ 'x-gateway-console': '1' }, {}] as Array<Record<string, string>>) {
         const refused = await fetch(`${consoleUrl}/console/api/transactions`, { headers });
         expect(refused.status, JSON.stringify(headers)).to.equal(401);
         expect(refused.headers.get('www-authenticate')).to.match(/^Basic /);

@@ -148,7 +148,7 @@ describe('security: console and admin are out of reach of relayed content', func
           // Credentials (a cached Basic login, a cookie) without the header: the CSRF refusal as before.
           { authorization: OPERATOR },
           { cookie: 'theme=dark' },
-        ]) {
+        ] as Array<Record<string, string>>) {
           const refused = await send(`${admin}${route}`, { method, headers });
           expect(refused.status, `${method} ${route} ${JSON.stringify(headers)}`).to.equal(403);
           expect((JSON.parse(refused.body) as { gateway_status: string }).gateway_status).to.equal('protocol:GATEWAY-403');
