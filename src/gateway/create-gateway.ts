@@ -38,7 +38,7 @@ import { configurationPage } from '../configuration/page.js';
 import { OperatorWorkPool } from '../configuration/work/pool.js';
 import { gatewaySettings, type CreateGatewayOptions } from './settings.js';
 import { accessLog, AuthorizationServerWatch, logConfigRefused, logConfigWarnings } from './logging.js';
-import { CHECK_BACKOFF, checkNow, TokenPolicyChecks, type GatewayCheck, type GatewayHealth } from './readiness.js';
+import { CHECK_BACKOFF, checkNow, Readiness, TokenPolicyChecks, type GatewayCheck, type GatewayHealth } from './readiness.js';
 import { operatorEvent } from './operator-log.js';
 import { RequestsInFlight } from './traffic.js';
 
@@ -200,15 +200,8 @@ export function createGateway(options: CreateGatewayOptions): Gateway {
     dependencies: () => dependencies.gauge(),
     ...(options.admin === undefined ? {} : { auditStats: () => access?.auditStats() }),
   });
-  let waitingReady: Array<() => void> = [];
-  const isReady = (): boolean => latest !== undefined && checks.ok();
-  const readinessChanged = (): void => {
-    if (waitingReady.length === 0 || !isReady()) return;
-    const waiting = waitingReady;
-    waitingReady = [];
-    for (const resolve of waiting) resolve();
-  };
-  const checks = new TokenPolicyChecks(events, CHECK_BACKOFF, readinessChanged);
+  const readiness = new Readiness(() => latest !== undefined && checks.ok());
+  const checks = new TokenPolicyChecks(events, CHECK_BACKOFF, () => readiness.changed());
   const watch = events === undefined ? undefined : new AuthorizationServerWatch(events, (policy) => checks.recheck(policy), dependencies);
   const compileSettings = compileSettingsOf(settings, dependencies, { tracing, metrics, watchTokenPolicy: watch?.observer.bind(watch) });
   const errorHandler = problemJsonErrorHandler({ messages, server, ...(events === undefined ? {} : { onError: unexpectedError(events) }) });
@@ -244,7 +237,7 @@ export function createGateway(options: CreateGatewayOptions): Gateway {
       latestDigest = configDigest(config);
       inFlight.use(latest.traffic.cap);
       compiled(latest, events, checks);
-      readinessChanged();
+      readiness.changed();
       return latest;
     },
     dispose: (old) => disposeRuntime(old, latest, watch),
@@ -297,8 +290,8 @@ export function createGateway(options: CreateGatewayOptions): Gateway {
       await Promise.resolve(cache.get()).catch((err: unknown) => refused(events, err, 'the first load'));
       await checks.start(latest?.tokenPolicies.values() ?? []);
     },
-    health: () => ({ ready: isReady(), tokenPolicies: checks.results() }),
-    whenReady: () => (isReady() ? Promise.resolve() : new Promise<void>((resolve) => waitingReady.push(resolve))),
+    health: () => ({ ready: readiness.now(), tokenPolicies: checks.results() }),
+    whenReady: () => readiness.reached(),
     dependencies: () => dependencies.snapshot(),
     check: async () => checkNow((await cache.get()).compiled),
     async resetAllCaches(resetOptions) {
@@ -327,7 +320,7 @@ export function createGateway(options: CreateGatewayOptions): Gateway {
     },
   };
 
-  mountAdmin(gateway, options, settings, { ready: isReady, metricsAuth: metrics?.auth, access, work }, () => latest);
+  mountAdmin(gateway, options, settings, { ready: () => readiness.now(), metricsAuth: metrics?.auth, access, work }, () => latest);
   // One router layer: the handler decides which requests are the gateway's (Express's own mount
   // matching ignores case) and passes the others on.
   gateway.router.use((req: Request, res: Response, next: NextFunction) => handler(req, res, next));

@@ -88,7 +88,7 @@ export class TokenPolicyChecks {
     if (!this.#on || this.#closed) return;
     const live = new Set(policies);
     // A policy a reload replaced (a new secret makes a new policy of the same name): its successor
-    // passing is the recovery docs/deployment.md ("Readiness") promises a line for.
+    // passing is the recovery docs/deployment.md ("Readiness: the token policies' checks") promises a line for.
     const failing = new Set<string>();
     for (const [policy, entry] of this.#entries)
       if (!live.has(policy)) {
@@ -174,6 +174,34 @@ export class TokenPolicyChecks {
     entry.timer = setTimeout(() => this.#run(policy, entry), entry.delayMs);
     entry.timer.unref();
     entry.delayMs = Math.min(entry.delayMs * 2, this.#backoff.maxMs);
+  }
+}
+
+/** The gateway's readiness, and the promises of `Gateway.whenReady` waiting for it. */
+export class Readiness {
+  readonly #ready: () => boolean;
+  #waiting: Array<() => void> = [];
+
+  /** `ready`: whether the gateway is ready now (a configuration in force, every check passing). */
+  constructor(ready: () => boolean) {
+    this.#ready = ready;
+  }
+
+  now(): boolean {
+    return this.#ready();
+  }
+
+  /** Resolves the first time the gateway is ready: at once when it is now. */
+  reached(): Promise<void> {
+    return this.#ready() ? Promise.resolve() : new Promise((resolve) => this.#waiting.push(resolve));
+  }
+
+  /** Told when readiness may have changed (a check's result, a configuration compiled). */
+  changed(): void {
+    if (this.#waiting.length === 0 || !this.#ready()) return;
+    const waiting = this.#waiting;
+    this.#waiting = [];
+    for (const resolve of waiting) resolve();
   }
 }
 

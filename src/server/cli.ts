@@ -189,7 +189,7 @@ async function serveOne(settings: ServeSettings, adminPassword: string, loggers:
   }
   // Serving even when a token policy fails its check: health/ready says 503 until it passes, and
   // `ready` waits for it, so that an alert keyed on the event never sees an instance that is not
-  // (docs/deployment.md, "Readiness").
+  // (docs/deployment.md, "Readiness: the token policies' checks").
   const urls = { url: server.url, ...(server.adminUrl === undefined ? {} : { adminUrl: server.adminUrl }) };
   const checked = gateway.health().ready ? '' : '; not ready until the token policies logged not_ready pass their checks';
   log.info(
