@@ -20,7 +20,7 @@
  *   DPoP proof identifiers (Redis, or the primary of `serve --workers`), the record journal under
  *   `onUnavailable: "refuse"`.
  * - `CONNECTION_ERROR`: "Errore di Connessione" (backend unreachable or timing out).
- * - `NOT_FOUND`: no registered API at that path.
+ * - `NOT_FOUND`: no registered API at that path, or no operation of the API for its method and path.
  * - `GENERIC_ERROR`: "Errore Generico" (anything unexpected).
  * - `ABORTED`: the client went away before the response was complete.
  * - `BACKEND_4XX`: "Risposta HTTP 4xx": the backend (or the app's own handler) answered a 4xx, relayed as it was.
@@ -115,6 +115,7 @@ export type GatewayErrorCode =
   | 'ERR_PROOF_STORE_UNAVAILABLE'
   | 'ERR_RECORDING_UNAVAILABLE'
   | 'ERR_API_NOT_FOUND'
+  | 'ERR_OPERATION_NOT_FOUND'
   | 'ERR_BACKEND_UNAVAILABLE'
   | 'ERR_BACKEND_TIMEOUT'
   | 'ERR_BAD_REQUEST'
@@ -260,6 +261,14 @@ export const errorCatalogue: Readonly<Record<GatewayErrorCode, ErrorDefinition>>
     gatewayStatus: 'protocol:GATEWAY-404',
     outcome: 'NOT_FOUND',
   },
+  // The API exists and lists its operations, none of which has the request's method and path: a
+  // status of its own, so that a client (or an operator reading records) tells a wrong path or
+  // method from a wrong API or version.
+  ERR_OPERATION_NOT_FOUND: {
+    status: 404,
+    gatewayStatus: 'protocol:GATEWAY-1377',
+    outcome: 'NOT_FOUND',
+  },
   ERR_BACKEND_UNAVAILABLE: {
     status: 503,
     gatewayStatus: 'integration:GATEWAY-516',
@@ -379,6 +388,9 @@ export const messagesIt: MessageSet = {
   ERR_PROOF_STORE_UNAVAILABLE: 'Verifica delle prove DPoP temporaneamente non disponibile: riprovare più tardi',
   ERR_RECORDING_UNAVAILABLE: 'Registrazione delle transazioni temporaneamente non disponibile: riprovare più tardi',
   ERR_API_NOT_FOUND: 'Nessuna API registrata corrisponde alla richiesta',
+  ERR_OPERATION_NOT_FOUND: (p) =>
+    `Il servizio ${p.serviceType ?? 'gw'}/${p.serviceName ?? ''} (versione:${p.serviceVersion ?? ''}) erogato da ` +
+    `${p.providerType ?? 'gw'}/${p.providerName ?? ''} non ha un'operazione per il metodo e il percorso della richiesta`,
   ERR_BACKEND_UNAVAILABLE: 'Servizio temporaneamente non disponibile',
   ERR_BACKEND_TIMEOUT: 'Il servizio non ha risposto in tempo',
   ERR_BAD_REQUEST: 'Richiesta non valida',
@@ -414,6 +426,9 @@ export const messagesEn: MessageSet = {
   ERR_PROOF_STORE_UNAVAILABLE: 'DPoP proof checking temporarily unavailable: try again later',
   ERR_RECORDING_UNAVAILABLE: 'Transaction recording temporarily unavailable: try again later',
   ERR_API_NOT_FOUND: 'No registered API matches the request',
+  ERR_OPERATION_NOT_FOUND: (p) =>
+    `The service ${p.serviceType ?? 'gw'}/${p.serviceName ?? ''} (version:${p.serviceVersion ?? ''}) provided by ` +
+    `${p.providerType ?? 'gw'}/${p.providerName ?? ''} has no operation for the request's method and path`,
   ERR_BACKEND_UNAVAILABLE: 'Service temporarily unavailable',
   ERR_BACKEND_TIMEOUT: 'The service did not answer in time',
   ERR_BAD_REQUEST: 'Bad request',

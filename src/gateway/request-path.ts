@@ -165,22 +165,24 @@ export function createRequestPath(settings: RequestPathSettings): GatewayHandler
       return;
     }
     const { api } = compiled;
-    let operation: string | undefined;
+    const context = gatewayContext(req);
+    // Set before the operation is looked for: a request no operation takes is recorded under its API.
+    context.api = { provider: api.provider, name: api.name, version: api.version, resourcePath: parsed.resourcePath };
     if (api.operations !== undefined) {
       const found = findOperation(api.operations, req.method ?? 'GET', parsed.resourcePath);
       if (found === undefined) {
         next(
-          new GatewayError('ERR_API_NOT_FOUND', { diagnostic: `${parsed.prefix} has no operation ${req.method} ${parsed.resourcePath}` }),
+          new GatewayError('ERR_OPERATION_NOT_FOUND', {
+            params: { serviceName: api.name, serviceVersion: api.version, providerName: api.provider },
+            diagnostic: `${parsed.prefix} has no operation ${req.method} ${parsed.resourcePath}`,
+          }),
         );
         return;
       }
-      operation = found.name;
+      context.api.operation = found.name;
     }
     // RFC 9728 sections 3.3 and 5.1: the API's challenges name the metadata of the URL requested.
     if (compiled.metadata !== undefined) challengeResourceMetadata(req, resourceMetadataUrl(compiled.metadata, url));
-    const context = gatewayContext(req);
-    context.api = { provider: api.provider, name: api.name, version: api.version, resourcePath: parsed.resourcePath };
-    if (operation !== undefined) context.api.operation = operation;
     const recording = recordingOf(api.recording);
     if (recording !== undefined) {
       context.recording = recording;

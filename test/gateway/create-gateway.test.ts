@@ -188,12 +188,41 @@ for (const [how, mount] of MOUNTS) {
             gateway_status: 'protocol:GATEWAY-404',
           });
         }
-        const wrongMethod = await fetch(`${base}/gateway/Ente/Ops/v2/pet/7`, { method: 'DELETE' });
-        expect(wrongMethod.status).to.equal(404);
-        const undeclared = await fetch(`${base}/gateway/Ente/Ops/v2/store/inventory`);
-        expect(undeclared.status).to.equal(404);
         const page = await store.query({ outcome: 'NOT_FOUND' });
-        expect(page.items.length).to.be.greaterThanOrEqual(6);
+        expect(page.items.length).to.be.greaterThanOrEqual(4);
+      });
+
+      it('answers 404 ERR_OPERATION_NOT_FOUND for an existing API without that operation: the API named, recorded under it', async () => {
+        const wrongMethod = await fetch(`${base}/gateway/Ente/Ops/v2/pet/7`, { method: 'DELETE' });
+        const undeclared = await fetch(`${base}/gateway/Ente/Ops/v2/store/inventory`);
+        for (const res of [wrongMethod, undeclared]) {
+          expect(res.status).to.equal(404);
+          expect(res.headers.get('content-type')).to.match(/^application\/problem\+json/);
+          expect(await res.json()).to.deep.equal({
+            type: 'https://httpstatuses.com/404',
+            title: 'Not Found',
+            status: 404,
+            detail: "The service gw/Ops (version:2) provided by gw/Ente has no operation for the request's method and path",
+            gateway_status: 'protocol:GATEWAY-1377',
+          });
+        }
+        const record = await store.get(undeclared.headers.get('gateway-transaction-id')!);
+        expect(record).to.deep.include({ errorCode: 'ERR_OPERATION_NOT_FOUND', gatewayStatus: 'protocol:GATEWAY-1377' });
+        expect(record?.outcome.code).to.equal('NOT_FOUND');
+        expect(record?.api).to.deep.equal({ provider: 'Ente', name: 'Ops', version: 2 });
+        expect(record?.operation).to.equal(undefined);
+        // The Italian message says the same.
+        const it = createGateway({ config: () => config, messages: 'it' });
+        const mounted = await mount(it);
+        try {
+          const answer = await fetch(`${mounted.base}/gateway/Ente/Ops/v2/pet/7`, { method: 'POST' });
+          expect(((await answer.json()) as { detail: string }).detail).to.equal(
+            "Il servizio gw/Ops (versione:2) erogato da gw/Ente non ha un'operazione per il metodo e il percorso della richiesta",
+          );
+        } finally {
+          await close(mounted.server);
+          await it.close();
+        }
       });
 
       it('leaves paths outside the base path to the app', async () => {

@@ -97,7 +97,7 @@ describe('security: operation templates cannot stall the gateway (issue 25, find
         `statuses ${report.statuses.join(', ')}`,
       ).to.equal(true);
       expect(report.attack).to.have.property('status', 404);
-      expect(JSON.parse((report.attack as { body: string }).body)).to.include({ status: 404, gateway_status: 'protocol:GATEWAY-404' });
+      expect(JSON.parse((report.attack as { body: string }).body)).to.include({ status: 404, gateway_status: 'protocol:GATEWAY-1377' });
       const seen = await echo.seen();
       expect(
         seen.some((one) => one.url === '/ping'),
