@@ -25,11 +25,16 @@ export class ConfigError extends Error {
   /** The configuration's origin (file path, `object` or `loader`), when known. */
   readonly source: string | undefined;
 
-  constructor(issues: readonly ConfigIssue[], source?: string, options?: { cause?: unknown }) {
+  /**
+   * @param options.document What the source holds, as the message names it (`invalid users file
+   * (users.json): ...`). Default `gateway configuration`.
+   */
+  constructor(issues: readonly ConfigIssue[], source?: string, options?: { cause?: unknown; document?: string }) {
     const lines = issues.map((i) => (i.path === '' ? i.message : `${i.path}: ${i.message}`));
+    const document = options?.document ?? 'gateway configuration';
     super(
-      `${source === undefined ? 'invalid gateway configuration' : `invalid gateway configuration (${source})`}: ${lines.join('; ')}`,
-      options,
+      `${source === undefined ? `invalid ${document}` : `invalid ${document} (${source})`}: ${lines.join('; ')}`,
+      options?.cause === undefined ? undefined : { cause: options.cause },
     );
     this.name = 'ConfigError';
     this.issues = issues;

@@ -11,7 +11,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { parseJsonText } from '../config/json-syntax.js';
 import { commandLineProblem, nearestKey } from '../options.js';
-import { hashPassword, MAX_PASSWORD_LENGTH } from './passwords.js';
+import { hashPassword, MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH } from './passwords.js';
 import { isRole, OPERATOR_ROLES } from './roles.js';
 import { USERNAME, usersIssues, type UsersDocument } from './users.js';
 
@@ -20,7 +20,7 @@ export const USERS_USAGE = `Usage: express-access-gateway users <command> [optio
 
 Edits the users file of the operators of the admin listener (serve --users <file>, or
 GATEWAY_USERS_FILE). Passwords are read from standard input (without echo on a terminal) and
-stored as scrypt hashes only.
+stored as scrypt hashes only; a password has at least ${MIN_PASSWORD_LENGTH} characters.
 
 Commands:
   add --file <users.json> --username <name> --role <viewer|operator|admin>
@@ -90,6 +90,18 @@ async function readPassword(): Promise<string> {
     .replace(/\r?\n$/, '');
 }
 
+/** The password read, refused when too short or too long; the message never holds it. */
+async function newPassword(): Promise<string> {
+  const password = await readPassword();
+  const length = [...password].length;
+  if (length < MIN_PASSWORD_LENGTH)
+    throw new UsageError(
+      `the password must be at least ${MIN_PASSWORD_LENGTH} characters, got ${length === 0 ? 'none' : length}: operators sign in with it alone (a few words make one easily)`,
+    );
+  if (password.length > MAX_PASSWORD_LENGTH) throw new UsageError(`the password must be at most ${MAX_PASSWORD_LENGTH} characters`);
+  return password;
+}
+
 async function readUsers(file: string): Promise<UsersDocument> {
   let text: string;
   try {
@@ -144,10 +156,7 @@ export async function usersMain(argv: string[], out: (line: string) => void = (l
     }
     if (positionals.length !== 1) throw new UsageError(`expected one command: ${COMMANDS.join(', ')}`);
     if (command === 'hash') {
-      const password = await readPassword();
-      if (password === '' || password.length > MAX_PASSWORD_LENGTH)
-        throw new UsageError(`the password must be 1 to ${MAX_PASSWORD_LENGTH} characters`);
-      out(await hashPassword(password));
+      out(await hashPassword(await newPassword()));
       return 0;
     }
     if (values.file === undefined || values.file === '') throw new UsageError('--file <users.json> is required');
@@ -168,10 +177,7 @@ export async function usersMain(argv: string[], out: (line: string) => void = (l
       return 0;
     }
     if (!isRole(values.role)) throw new UsageError(`--role must be one of ${OPERATOR_ROLES.join(', ')}`);
-    const password = await readPassword();
-    if (password === '' || password.length > MAX_PASSWORD_LENGTH)
-      throw new UsageError(`the password must be 1 to ${MAX_PASSWORD_LENGTH} characters`);
-    const user = { username, role: values.role, passwordHash: await hashPassword(password) };
+    const user = { username, role: values.role, passwordHash: await hashPassword(await newPassword()) };
     if (index === -1) document.users.push(user);
     else document.users[index] = user;
     await writeUsers(file, document);

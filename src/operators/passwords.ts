@@ -16,6 +16,12 @@ const MAX_N = 1 << 20;
 const FORMAT = /^scrypt\$(\d{1,8})\$(\d{1,3})\$(\d{1,3})\$([A-Za-z0-9_-]{16,128})\$([A-Za-z0-9_-]{32,128})$/;
 /** Longest password hashed: longer is no one's password and only costs time. */
 export const MAX_PASSWORD_LENGTH = 1024;
+/**
+ * Shortest password `users add` and `users hash` accept, in characters: an operator signs in with
+ * the password alone, and NIST SP 800-63B-4 asks at least 15 characters of a password that is the
+ * only factor (docs/configuration-console.md, "Operators and roles").
+ */
+export const MIN_PASSWORD_LENGTH = 15;
 
 interface Parsed {
   N: number;

@@ -42,6 +42,9 @@ export interface OperatorIdentity {
   readonly role: OperatorRole;
 }
 
+/** What errors of the users file call it: `invalid users file (<file>): ...`. */
+const USERS_FILE = 'users file';
+
 /** A user name: what a Basic header can carry and a log line can show as is. */
 export const USERNAME = /^[A-Za-z0-9._@-]{1,64}$/;
 
@@ -69,7 +72,11 @@ export function usersIssues(document: unknown): ConfigIssue[] {
       issues.push({ path: `${at}.username`, message: 'must be 1 to 64 letters, digits or ._@-' });
     else if (seen.has(u.username.toLowerCase())) issues.push({ path: `${at}.username`, message: `"${u.username}" is listed twice` });
     else seen.add(u.username.toLowerCase());
-    if (!isRole(u.role)) issues.push({ path: `${at}.role`, message: `must be one of ${OPERATOR_ROLES.join(', ')}` });
+    if (!isRole(u.role)) {
+      const given = u.role === undefined ? 'no role' : `the role ${JSON.stringify(u.role)?.slice(0, 40) ?? String(u.role)}`;
+      const who = typeof u.username === 'string' && USERNAME.test(u.username) ? `user ${u.username}` : 'this user';
+      issues.push({ path: `${at}.role`, message: `${who} has ${given}: must be one of ${OPERATOR_ROLES.join(', ')}` });
+    }
     if (typeof u.passwordHash !== 'string' || parsePasswordHash(u.passwordHash) === undefined) {
       issues.push({
         path: `${at}.passwordHash`,
@@ -134,8 +141,9 @@ export class UserDirectory {
         this.#mtime = statSync(this.#file).mtimeMs;
       } catch (err) {
         throw new ConfigError(
-          [{ path: '', message: `cannot read the users file (${(err as { code?: string }).code ?? String(err)})` }],
+          [{ path: '', message: `cannot read the file (${(err as { code?: string }).code ?? String(err)})` }],
           this.#file,
+          { document: USERS_FILE },
         );
       }
       this.#fromFile = this.#parse(text);
@@ -147,10 +155,10 @@ export class UserDirectory {
     try {
       document = parseJsonText(text);
     } catch (err) {
-      throw new ConfigError([{ path: '', message: `not valid JSON ${(err as Error).message}` }], this.#file);
+      throw new ConfigError([{ path: '', message: `not valid JSON ${(err as Error).message}` }], this.#file, { document: USERS_FILE });
     }
     const issues = usersIssues(document);
-    if (issues.length > 0) throw new ConfigError(issues, this.#file);
+    if (issues.length > 0) throw new ConfigError(issues, this.#file, { document: USERS_FILE });
     const users = new Map<string, OperatorUser>();
     for (const user of (document as UsersDocument).users) users.set(user.username.toLowerCase(), user);
     return users;

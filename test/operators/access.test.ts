@@ -297,21 +297,21 @@ describe('operators: sessions, roles and the audit log', function () {
           child.on('close', (code) => resolve({ code, out, err }));
           child.stdin.end(input);
         });
-      const added = await run(['add', '--file', file, '--username', 'carla', '--role', 'operator'], 'carla-pass-9\n');
+      const added = await run(['add', '--file', file, '--username', 'carla', '--role', 'operator'], 'carla-pass-9-long\n');
       expect(added.code, added.err).to.equal(0);
       expect(added.out).to.include('added carla (operator)');
       const text = await readFile(file, 'utf8');
-      expect(text).not.to.include('carla-pass-9');
+      expect(text).not.to.include('carla-pass-9-long');
       expect(JSON.parse(text).users[0]).to.include({ username: 'carla', role: 'operator' });
       const bad = await run(['add', '--file', file, '--username', 'x', '--role', 'root'], 'p\n');
       expect(bad.code).to.equal(2);
       expect(bad.err).to.include('--role must be one of viewer, operator, admin');
-      const hashed = await run(['hash'], 'abc\n');
+      const hashed = await run(['hash'], 'a passphrase of words\n');
       expect(hashed.out).to.match(/^scrypt\$/);
       const listener = await startAdmin({ operators: { usersFile: file } });
       try {
         const carla = new OperatorClient(listener.url);
-        const res = await carla.signIn('carla', 'carla-pass-9');
+        const res = await carla.signIn('carla', 'carla-pass-9-long');
         expect(res.status).to.equal(200);
         expect(((await res.json()) as { role: string }).role).to.equal('operator');
       } finally {

@@ -53,7 +53,12 @@ describe('operator passwords', () => {
       'users[1].password',
       'users[2].username',
     ]);
-    expect(issues.find((i) => i.path === 'users[1].role')!.message).to.equal('must be one of viewer, operator, admin');
+    expect(issues.find((i) => i.path === 'users[1].role')!.message).to.equal(
+      'this user has the role "root": must be one of viewer, operator, admin',
+    );
+    expect(usersIssues({ users: [{ username: 'ada', passwordHash: 'nope' }] }).find((i) => i.path === 'users[0].role')!.message).to.equal(
+      'user ada has no role: must be one of viewer, operator, admin',
+    );
     expect(usersIssues([])).to.deep.equal([{ path: '', message: 'must be an object { "users": [...] }' }]);
   });
 
@@ -76,11 +81,11 @@ describe('operator passwords', () => {
   it('refuses a users file that cannot be read or is invalid, naming the file and the field', () => {
     expect(() => new UserDirectory({ file: '/nonexistent/users.json' })).to.throw(
       ConfigError,
-      /users\.json.*cannot read the users file \(ENOENT\)/,
+      'invalid users file (/nonexistent/users.json): cannot read the file (ENOENT)',
     );
     expect(() => new UserDirectory({ users: [{ username: 'x', role: 'boss', passwordHash: '' }] as never })).to.throw(
       ConfigError,
-      /users\[0\]\.role: must be one of/,
+      'users[0].role: user x has the role "boss": must be one of viewer, operator, admin',
     );
   });
 });

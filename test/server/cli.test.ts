@@ -2,13 +2,14 @@
  * `express-access-gateway serve`, run as a user runs it: the built command in a child process on
  * loopback, with the demo authorization server and an echo backend.
  */
+import { spawn } from 'node:child_process';
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { expect } from 'chai';
 import { startDemoAuthServer, type DemoAuthServer } from '../../examples/petstore/auth-server.js';
 import type { GatewayConfig } from '../../src/index.js';
 import { echoBackend, editJson, exampleCopy, openConfig, repoRoot } from '../gateway/helpers.js';
-import { freePort, serve, stop } from './support.js';
+import { cli, freePort, serve, stop } from './support.js';
 
 describe('express-access-gateway serve', function () {
   this.timeout(60_000);
@@ -298,7 +299,32 @@ describe('express-access-gateway serve', function () {
     await writeFile(users, JSON.stringify({ users: [{ username: 'ada', role: 'root', passwordHash: 'x' }] }));
     const served = serve(['serve', '--config', copy.configFile, '--port', '0', '--admin-port', '0', '--users', users]);
     expect(await served.exited()).to.equal(2);
-    expect(served.output()).to.include('users.json').and.include('users[0].role: must be one of viewer, operator, admin');
+    expect(served.output()).to.include(
+      `invalid users file (${users}): users[0].role: user ada has the role "root": must be one of viewer, operator, admin`,
+    );
+    expect(served.output()).not.to.include('invalid gateway configuration');
+  });
+
+  it('users add refuses a password shorter than 15 characters, saying the minimum, and writes nothing', async () => {
+    const users = path.join(copy.dir, 'users-short.json');
+    const add = (password: string): Promise<{ code: number | null; err: string }> =>
+      new Promise((resolve) => {
+        const child = spawn(process.execPath, [cli, 'users', 'add', '--file', users, '--username', 'ada', '--role', 'admin']);
+        let err = '';
+        child.stderr.on('data', (chunk: Buffer) => (err += chunk.toString('utf8')));
+        child.once('close', (code) => resolve({ code, err }));
+        child.stdin.end(`${password}\n`);
+      });
+    const short = await add('hunt2');
+    expect(short.code).to.equal(2);
+    expect(short.err).to.equal(
+      'express-access-gateway users: the password must be at least 15 characters, got 5: operators sign in with it alone (a few words make one easily); see express-access-gateway users --help\n',
+    );
+    expect(short.err).not.to.include('hunt2');
+    expect(await readFile(users, 'utf8').catch(() => 'none')).to.equal('none');
+    const long = await add('correct horse battery');
+    expect(long.code, long.err).to.equal(0);
+    expect(JSON.parse(await readFile(users, 'utf8'))).to.have.nested.property('users[0].username', 'ada');
   });
 
   it('--workers 2 with --users: a session opened on the shared admin port holds whichever worker answers, and a sign-out ends it on both', async () => {
