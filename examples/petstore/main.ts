@@ -21,6 +21,7 @@ import { fileURLToPath } from 'node:url';
 import { startDemoAuthServer, type DemoAuthServer } from './auth-server.js';
 import { startPetstoreBackend } from './backend.js';
 import { startGatewayServer, type IdentityProvider } from './gateway-server.js';
+import { policiesInForce } from './policies-in-force.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 
@@ -65,12 +66,17 @@ async function main(): Promise<void> {
   });
 
   const api = `${gateway.url}/gateway/Ente/PetStore/v1`;
+  const policies = await policiesInForce(configFile);
+  const petstorePolicy = policies.find((policy) => policy.api === 'Ente/PetStore/v1')?.file;
   const admin = `admin:${gateway.adminPassword}`;
   const lines = [
     '',
     'express-access-gateway — petstore example',
     '',
     `  configuration          ${configFile}`,
+    ...(policies.length === 0
+      ? ['  XACML policies         none (no API of the configuration has xacml-Policy authorization)']
+      : policies.map(({ api: name, file }, i) => `  ${i === 0 ? 'XACML policies  ' : '                '}       ${file}  (${name})`)),
     authServer === undefined
       ? `  identity provider      ${idp!.issuer} (introspection as ${idp!.clientId})`
       : `  authorization server   ${authServer.issuer}  (demo; clients client1, client2, client3 with secret <id>-secret)`,
@@ -87,8 +93,7 @@ async function main(): Promise<void> {
       'Get a token as client1 and read the pet (paste it in a shell):',
       '',
       `  TOKEN=$(curl -s -u client1:client1-secret -d grant_type=client_credentials ${authServer.issuer}/token | node -pe 'JSON.parse(require("fs").readFileSync(0, "utf8")).access_token') && curl -s "${api}/pet/10?access_token=$TOKEN"; echo`,
-      '',
-      'client3 gets 403 until it is added to examples/petstore/policies/petstore.xml and the caches are reset.',
+      ...(petstorePolicy === undefined ? [] : ['', `client3 gets 403 until it is added to ${petstorePolicy} and the caches are reset.`]),
     );
   } else {
     lines.push(
