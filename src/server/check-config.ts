@@ -3,7 +3,7 @@
  * loaded and compiled (every problem with its path), each token policy's authorization server
  * reached (`TokenPolicy.check`), the TLS files read (with `--tls-*`), the warnings listed. Prints to
  * stdout once everything is checked, so that "configuration ok" is never followed by a problem;
- * exit 0 or 2 (docs/deployment.md, "Checking a configuration").
+ * exit 0 or 2 (docs/deployment.md, "Checking a configuration: `--check-config`").
  *
  * @module
  */
