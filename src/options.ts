@@ -218,14 +218,14 @@ export function nearestKey(given: string, known: readonly string[]): string | un
   const wanted = given.toLowerCase();
   let best: { key: string; score: number } | undefined;
   for (const key of known) {
-    const whole = Math.min(editDistance(wanted, key.toLowerCase()), editDistance(singular(wanted), singular(key.toLowerCase())));
+    const whole = Math.min(keyDistance(wanted, key.toLowerCase()), keyDistance(singular(wanted), singular(key.toLowerCase())));
     let score = whole <= Math.max(1, Math.floor(wanted.length / 3)) ? whole : Infinity;
     const words = key.split(/(?=[A-Z])/).map((w) => w.toLowerCase());
     for (let from = 0; from < words.length; from++) {
       for (let to = from + 1; to <= words.length; to++) {
         if (from === 0 && to === words.length) continue;
         const joined = words.slice(from, to).join('');
-        const part = Math.min(editDistance(wanted, joined), editDistance(singular(wanted), singular(joined)));
+        const part = Math.min(keyDistance(wanted, joined), keyDistance(singular(wanted), singular(joined)));
         // A part of a key is a weaker match than the whole key at the same distance.
         if (part <= Math.floor(wanted.length / 4)) score = Math.min(score, part + 0.5);
       }
@@ -275,20 +275,31 @@ function singular(key: string): string {
   return key.replace(/ies$/, 'y').replace(/s$/, '');
 }
 
-/** Optimal string alignment distance: insertions, deletions, substitutions, adjacent swaps. */
-function editDistance(a: string, b: string): number {
-  if (Math.abs(a.length - b.length) > 8) return Infinity;
+/**
+ * Optimal string alignment distance: insertions, deletions, substitutions, adjacent swaps, each 1;
+ * a substitution that changes only the case costs `caseCost` (default 1: case counts fully; the
+ * XACML designator check gives ½, so that `clientID` is nearer to `clientId` than `clientIx`).
+ * The one edit distance of the project.  @internal
+ */
+export function editDistance(a: string, b: string, caseCost = 1): number {
   const rows: number[][] = Array.from({ length: a.length + 1 }, (_, i) => [i, ...Array<number>(b.length).fill(0)]);
   for (let j = 1; j <= b.length; j++) rows[0]![j] = j;
   for (let i = 1; i <= a.length; i++) {
     for (let j = 1; j <= b.length; j++) {
-      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      const ca = a[i - 1]!;
+      const cb = b[j - 1]!;
+      const cost = ca === cb ? 0 : caseCost !== 1 && ca.toLowerCase() === cb.toLowerCase() ? caseCost : 1;
       let d = Math.min(rows[i - 1]![j]! + 1, rows[i]![j - 1]! + 1, rows[i - 1]![j - 1]! + cost);
-      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) d = Math.min(d, rows[i - 2]![j - 2]! + 1);
+      if (i > 1 && j > 1 && ca === b[j - 2] && a[i - 2] === cb) d = Math.min(d, rows[i - 2]![j - 2]! + 1);
       rows[i]![j] = d;
     }
   }
   return rows[a.length]![b.length]!;
+}
+
+/** {@link editDistance} for keys: past 8 characters of difference in length, none is close. */
+function keyDistance(a: string, b: string): number {
+  return Math.abs(a.length - b.length) > 8 ? Infinity : editDistance(a, b);
 }
 
 /** The option checks of `factory` (for example `createRelay`).  @internal */

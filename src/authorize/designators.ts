@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { editDistance } from '../options.js';
 import { XacmlAttributes } from './attributes.js';
 
 /** One designator naming an attribute the gateway never fills. */
@@ -28,29 +29,14 @@ export function isKnownGatewayAttribute(id: string): boolean {
   return exact.has(id) || prefixes.some((prefix) => id.length > prefix.length && id.startsWith(prefix));
 }
 
-/** Edit distance, case differences counted as half (`clientID` is nearer to `clientId` than `clientIx`). */
-function distance(a: string, b: string): number {
-  let row = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    const next = [i];
-    for (let j = 1; j <= b.length; j++) {
-      const ca = a[i - 1]!;
-      const cb = b[j - 1]!;
-      const cost = ca === cb ? 0 : ca.toLowerCase() === cb.toLowerCase() ? 0.5 : 1;
-      next.push(Math.min(row[j]! + 1, next[j - 1]! + 1, row[j - 1]! + cost));
-    }
-    row = next;
-  }
-  return row[b.length]!;
-}
-
 /** The known identifier, or prefix, nearest to `id`. */
 export function nearestGatewayAttribute(id: string): string {
   let best = ids[0]!;
   let bestDistance = Infinity;
   for (const known of ids) {
     // A prefix is compared with as much of the id as it covers.
-    const d = known.endsWith(':') && id.length > known.length ? distance(id.slice(0, known.length), known) : distance(id, known);
+    const d =
+      known.endsWith(':') && id.length > known.length ? editDistance(id.slice(0, known.length), known, 0.5) : editDistance(id, known, 0.5);
     if (d < bestDistance) [best, bestDistance] = [known, d];
   }
   return best;
