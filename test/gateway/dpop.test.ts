@@ -19,6 +19,7 @@ import {
   type TransactionRecord,
 } from '../../src/index.js';
 import { parsePrometheusText } from '../observability/prometheus-text.js';
+import { memoryLog } from '../support/memory-log.js';
 import { dpopKey, proof, type DpopKey } from '../token/binding/support.js';
 import { close, echoBackend, listen } from './helpers.js';
 
@@ -144,12 +145,7 @@ describe('createGateway: the store of DPoP proof identifiers as a dependency (pr
 
   it('full: proofs refused with 503 ERR_PROOF_STORE_UNAVAILABLE (DEPENDENCY_UNAVAILABLE), one error line, then one line when it remembers again', async () => {
     const [as, echo] = await Promise.all([startDemoAuthServer({ port: 0 }), echoBackend()]);
-    const lines: Array<{ level: string; fields: Record<string, unknown>; msg?: string }> = [];
-    const at =
-      (level: string) =>
-      (fields: Record<string, unknown>, msg?: string): void =>
-        void lines.push({ level, fields, msg });
-    const logger = { error: at('error'), warn: at('warn'), info: at('info'), debug: at('debug'), child: () => logger };
+    const { lines, log: logger } = memoryLog();
     const store = new MemoryTransactionStore();
     const config: GatewayConfig = {
       tokenPolicies: {
@@ -178,7 +174,7 @@ describe('createGateway: the store of DPoP proof identifiers as a dependency (pr
       publicBaseUrl: PUBLIC,
       dpopReplay: new MemoryReplayStore(2),
       tokenPolicyOptions: (options) => ({ ...options, clockSkew: 0 }),
-      logger: logger as never,
+      logger,
     });
     const server = createServer((req, res) => gateway.handler(req, res));
     const base = await listen(server);

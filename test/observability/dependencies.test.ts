@@ -18,22 +18,12 @@ import pg from 'pg';
 import { DependencyStates } from '../../src/observability/dependencies.js';
 import { echoBackend, openConfig } from '../gateway/helpers.js';
 import { freePort, serve, stop, type Served } from '../server/support.js';
+import { memoryLog } from '../support/memory-log.js';
 import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.js';
 
 const PASSWORD = 'dependencies-admin';
 const adminHeaders = { authorization: `Basic ${Buffer.from(`admin:${PASSWORD}`).toString('base64')}`, 'x-gateway-console': '1' };
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** A logger that keeps what it is given. */
-function memoryLog(): { lines: Array<{ level: string; fields: Record<string, unknown>; msg?: string }>; log: never } {
-  const lines: Array<{ level: string; fields: Record<string, unknown>; msg?: string }> = [];
-  const at =
-    (level: string) =>
-    (fields: Record<string, unknown>, msg?: string): void =>
-      void lines.push({ level, fields, msg });
-  const log = { error: at('error'), warn: at('warn'), info: at('info'), debug: at('debug'), child: () => log };
-  return { lines, log: log as never };
-}
 
 describe('dependencies degraded loudly', function () {
   this.timeout(120_000);
